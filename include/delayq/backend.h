@@ -1,0 +1,304 @@
+// Copyright delayq authors.
+//
+// backend.h — the storage interface every delayq store implements.
+//
+// A Backend holds jobs and moves them between states. The Scheduler owns the
+// clock, the timing wheel, validation and events; the Backend owns the data.
+// Every method is ONE atomic transition of the store: a crash of any process
+// at any point leaves each job either before or after the call, never half
+// way. A job leaves the store only through Ack() or Cancel().
+//
+// Backends never read a clock. Every call that depends on time takes `now`,
+// so a store behaves the same under a SimulatedClock as under the real one
+// (the Redis backend may be configured to use the server's TIME instead).
+//
+// Errors (codes are part of the contract; the conformance suite checks them):
+//   NotFound            the id names no live job
+//   AlreadyExists       Add() with the id of a live job
+//   FailedPrecondition  a token that is not the current reservation of a live
+//                       job, or KickJob() of a job that is not dead
+//   InvalidArgument     a malformed argument the store itself rejects
+//   Unavailable         the store cannot be reached; nothing was changed, or
+//                       (for a lost reply) the change may or may not have
+//                       happened — callers retry idempotent calls
+//   DeadlineExceeded    the store did not answer within its timeout
+// Backends do not validate topics, payload sizes or option ranges; the
+// Scheduler does that before calling them.
+//
+// Thread-safety: every method may be called concurrently from many threads,
+// and (for SQLite and Redis) from many processes on the same store.
+//
+// Implementations hide behind factories (see open.h): `NewMemoryBackend()`,
+// `OpenSqliteBackend()`, `OpenRedisBackend()`, or `OpenBackend(url)`.
+
+#ifndef DELAYQ_BACKEND_H_
+#define DELAYQ_BACKEND_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "delayq/job.h"
+
+namespace delayq {
+
+// NewJob
+//
+// A job as handed to Backend::Add(): every field already validated and
+// resolved (id generated, run_at absolute).
+struct NewJob {
+  std::string id;
+  std::string topic;
+  std::string payload;
+  int priority = 0;
+  int max_attempts = 3;
+  absl::Duration ttr = absl::Seconds(60);
+  Backoff backoff;
+  absl::Time run_at = absl::UnixEpoch();
+};
+
+// Transition
+//
+// One job moved by Backend::PromoteDue().
+struct Transition {
+  enum class Kind {
+    kPromoted,  // delayed -> ready: its run_at came
+    kExpired,   // reserved -> ready: its lease deadline passed, attempts left
+    kDead,      // reserved -> dead: its lease deadline passed, no attempts left
+  };
+  Kind kind;
+  std::string id;
+  std::string topic;
+  int attempts = 0;
+};
+
+// PromoteResult
+//
+// What one Backend::PromoteDue() call did.
+struct PromoteResult {
+  std::vector<Transition> transitions;
+  // True when the call stopped at its limit and more due jobs may remain.
+  bool more = false;
+};
+
+// FailOutcome
+//
+// Where Backend::Fail() sent the job.
+enum class FailOutcome {
+  kRetry,  // delayed until the given retry time (or ready if it has passed)
+  kDead,   // attempts used up; dead with the error kept
+};
+
+// Backend
+class Backend {
+ public:
+  Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  virtual ~Backend() = default;
+
+  // Name()
+  //
+  // A short name for logs and benchmarks: "memory", "sqlite", "redis".
+  virtual std::string Name() const = 0;
+
+  // Add()
+  //
+  // Stores `jobs` with attempts 0: each one kDelayed when its run_at is after
+  // `now`, kReady otherwise; enqueued_at = `now`. All or nothing: if any id
+  // is live (or appears twice in `jobs`) returns AlreadyExists naming it and
+  // stores none. Among jobs due at the same time and priority, the order of
+  // `jobs` (and of Add() calls) is the order they are reserved in.
+  virtual absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) = 0;
+
+  // Reserve()
+  //
+  // Reserves up to `max` jobs of `topic` and returns their leases in reserve
+  // order (empty when none is due). Sees every job due at `now`: delayed jobs
+  // with run_at <= now and reservations whose deadline is <= now count as
+  // ready even if PromoteDue() has not run (an expired reservation of a job
+  // with no attempts left goes dead instead). Each reserved job gets
+  // attempts + 1, deadline = now + ttr and a fresh token never issued before
+  // for that job.
+  // REQUIRES: max >= 1.
+  virtual absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic,
+                                                     int max,
+                                                     absl::Time now) = 0;
+
+  // Ack()
+  //
+  // Deletes the job reserved under `token`. FailedPrecondition, changing
+  // nothing, if `token` is not the current reservation of a live job — also
+  // when the job no longer exists (a lease always named a job once).
+  virtual absl::Status Ack(absl::string_view id, uint64_t token,
+                           absl::Time now) = 0;
+
+  // Fail()
+  //
+  // Ends the reservation `token` as failed, keeping `error` as last_error. If
+  // attempts < max_attempts the job becomes delayed until `retry_at` (ready
+  // if retry_at <= now) and kRetry is returned; otherwise it goes dead and
+  // kDead is returned. Errors as for Ack().
+  virtual absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
+                                           absl::string_view error,
+                                           absl::Time retry_at,
+                                           absl::Time now) = 0;
+
+  // Release()
+  //
+  // Ends the reservation `token` without counting it: attempts - 1, the job
+  // delayed until `run_at` (ready if run_at <= now). Errors as for Ack().
+  virtual absl::Status Release(absl::string_view id, uint64_t token,
+                               absl::Time run_at, absl::Time now) = 0;
+
+  // Touch()
+  //
+  // Extends the reservation `token` to now + ttr and returns the new
+  // deadline. Errors as for Ack(); a reservation whose deadline already
+  // passed but that nobody took over is still current and may be touched.
+  virtual absl::StatusOr<absl::Time> Touch(absl::string_view id,
+                                           uint64_t token, absl::Time now) = 0;
+
+  // Cancel()
+  //
+  // Deletes the job in any state. A lease on it becomes stale. NotFound if
+  // the id names no live job.
+  virtual absl::Status Cancel(absl::string_view id, absl::Time now) = 0;
+
+  // Get()
+  //
+  // A snapshot of the job. NotFound if the id names no live job. The state
+  // is as stored: a delayed job whose run_at passed is still kDelayed until
+  // it is promoted or reserved.
+  virtual absl::StatusOr<Job> Get(absl::string_view id) = 0;
+
+  // List()
+  //
+  // Up to `limit` jobs of `topic` in `state`, in the order they would be
+  // reserved (ready), become due (delayed), expire (reserved), or died in
+  // (dead, oldest first).
+  virtual absl::StatusOr<std::vector<Job>> List(absl::string_view topic,
+                                                JobState state, int limit) = 0;
+
+  // Stats()
+  //
+  // Counts of the topic's jobs per stored state. An unknown topic has all
+  // zeros (not an error).
+  virtual absl::StatusOr<TopicStats> Stats(absl::string_view topic) = 0;
+
+  // Topics()
+  //
+  // Every topic that has at least one live job, sorted.
+  virtual absl::StatusOr<std::vector<std::string>> Topics() = 0;
+
+  // Kick()
+  //
+  // Moves up to `max` dead jobs of `topic` (oldest death first) back to
+  // ready with attempts reset to 0 and returns how many moved.
+  virtual absl::StatusOr<int> Kick(absl::string_view topic, int max,
+                                   absl::Time now) = 0;
+
+  // KickJob()
+  //
+  // Moves one dead job back to ready with attempts reset to 0. NotFound if
+  // the id names no live job; FailedPrecondition if the job is not dead.
+  virtual absl::Status KickJob(absl::string_view id, absl::Time now) = 0;
+
+  // PromoteDue()
+  //
+  // Moves up to `limit` due jobs, across all topics: delayed jobs with
+  // run_at <= now become ready; reservations with deadline <= now become
+  // ready again (kExpired) or, when their attempts are used up, dead with
+  // last_error "lease expired" (kDead). Sets `more` when it stopped at
+  // `limit`. Callers loop while `more` is set.
+  // REQUIRES: limit >= 1.
+  virtual absl::StatusOr<PromoteResult> PromoteDue(absl::Time now,
+                                                   int limit) = 0;
+
+  // NextDue()
+  //
+  // The earliest time at which PromoteDue() will have work: the smallest
+  // run_at of a delayed job or deadline of a reservation, across all topics.
+  // absl::InfiniteFuture() when there is none.
+  virtual absl::StatusOr<absl::Time> NextDue() = 0;
+};
+
+// BackendWrapper
+//
+// Forwards every call to a target backend. Override some methods to inject
+// faults or observe calls in tests. Does not own the target.
+class BackendWrapper : public Backend {
+ public:
+  explicit BackendWrapper(Backend* target) : target_(target) {}
+
+  Backend* target() const { return target_; }
+
+  std::string Name() const override { return target_->Name(); }
+  absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
+    return target_->Add(jobs, now);
+  }
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now) override {
+    return target_->Reserve(topic, max, now);
+  }
+  absl::Status Ack(absl::string_view id, uint64_t token,
+                   absl::Time now) override {
+    return target_->Ack(id, token, now);
+  }
+  absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
+                                   absl::string_view error,
+                                   absl::Time retry_at,
+                                   absl::Time now) override {
+    return target_->Fail(id, token, error, retry_at, now);
+  }
+  absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
+                       absl::Time now) override {
+    return target_->Release(id, token, run_at, now);
+  }
+  absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
+                                   absl::Time now) override {
+    return target_->Touch(id, token, now);
+  }
+  absl::Status Cancel(absl::string_view id, absl::Time now) override {
+    return target_->Cancel(id, now);
+  }
+  absl::StatusOr<Job> Get(absl::string_view id) override {
+    return target_->Get(id);
+  }
+  absl::StatusOr<std::vector<Job>> List(absl::string_view topic,
+                                        JobState state, int limit) override {
+    return target_->List(topic, state, limit);
+  }
+  absl::StatusOr<TopicStats> Stats(absl::string_view topic) override {
+    return target_->Stats(topic);
+  }
+  absl::StatusOr<std::vector<std::string>> Topics() override {
+    return target_->Topics();
+  }
+  absl::StatusOr<int> Kick(absl::string_view topic, int max,
+                           absl::Time now) override {
+    return target_->Kick(topic, max, now);
+  }
+  absl::Status KickJob(absl::string_view id, absl::Time now) override {
+    return target_->KickJob(id, now);
+  }
+  absl::StatusOr<PromoteResult> PromoteDue(absl::Time now,
+                                           int limit) override {
+    return target_->PromoteDue(now, limit);
+  }
+  absl::StatusOr<absl::Time> NextDue() override { return target_->NextDue(); }
+
+ private:
+  Backend* target_;
+};
+
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKEND_H_

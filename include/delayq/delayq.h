@@ -1,0 +1,22 @@
+// Copyright delayq authors.
+//
+// delayq.h — everything a program needs to embed delayq.
+//
+// delayq runs jobs later or elsewhere: "cancel this unpaid order in 30
+// minutes", "retry this payment call with backoff", "respawn this boss in
+// 90 s". One Scheduler API runs over three stores: in memory, SQLite (one
+// machine, durable; the embedded default) and Redis (many processes on many
+// machines). Start with scheduler.h.
+
+#ifndef DELAYQ_DELAYQ_H_
+#define DELAYQ_DELAYQ_H_
+
+#include "delayq/backend.h"         // IWYU pragma: export
+#include "delayq/clock.h"           // IWYU pragma: export
+#include "delayq/event.h"           // IWYU pragma: export
+#include "delayq/job.h"             // IWYU pragma: export
+#include "delayq/memory_backend.h"  // IWYU pragma: export
+#include "delayq/open.h"            // IWYU pragma: export
+#include "delayq/scheduler.h"       // IWYU pragma: export
+
+#endif  // DELAYQ_DELAYQ_H_

@@ -1,0 +1,66 @@
+// Copyright delayq authors.
+//
+// event.h — what a Scheduler reports to its listeners.
+//
+// A listener sees the transitions this scheduler made or observed: jobs it
+// enqueued, promoted, reserved, acknowledged, failed, cancelled, and the
+// expired or dead reservations its promotion found. Transitions made by other
+// processes on a shared store are reported there, not here.
+//
+//   scheduler->AddListener([](const delayq::Event& e) {
+//     if (e.type == delayq::EventType::kDead) Alert(e.id, e.error);
+//   });
+
+#ifndef DELAYQ_EVENT_H_
+#define DELAYQ_EVENT_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace delayq {
+
+// EventType
+enum class EventType {
+  kEnqueued,   // stored (delayed or ready)
+  kPromoted,   // delayed -> ready by promotion
+  kReserved,   // leased to a worker
+  kSucceeded,  // acknowledged and deleted
+  kFailed,     // a reservation ended with an error (kRetried or kDead follows)
+  kRetried,    // a failed job is scheduled to run again after its backoff
+  kDead,       // attempts used up (by failures or by lease expiry)
+  kExpired,    // a lease deadline passed; the job is ready again
+  kCancelled,  // deleted by Cancel()
+};
+
+// EventTypeName()
+//
+// "enqueued", "promoted", ... as spelled above without the k.
+absl::string_view EventTypeName(EventType type);
+
+// Event
+struct Event {
+  EventType type;
+  std::string id;
+  std::string topic;
+  // The clock's time when the scheduler made or saw the transition.
+  absl::Time at;
+  // The job's attempts after the transition, where the scheduler knows them
+  // (0 otherwise).
+  int attempts = 0;
+  // kFailed, kDead: the error kept with the job.
+  std::string error;
+};
+
+// EventListener
+//
+// Called synchronously on the thread that made the transition, after the
+// store committed it and with no scheduler lock held. It must be quick and
+// thread-safe; it may call the scheduler.
+using EventListener = std::function<void(const Event&)>;
+
+}  // namespace delayq
+
+#endif  // DELAYQ_EVENT_H_

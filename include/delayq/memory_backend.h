@@ -1,0 +1,28 @@
+// Copyright delayq authors.
+//
+// memory_backend.h — a Backend that keeps everything in this process's memory.
+//
+// For unit tests (with a SimulatedClock it makes queue logic deterministic and
+// needs no server) and for game servers whose jobs need not survive a restart.
+// Nothing is durable: the jobs die with the object. Thread-safe.
+//
+//   auto scheduler = delayq::Scheduler::Create(delayq::NewMemoryBackend());
+
+#ifndef DELAYQ_MEMORY_BACKEND_H_
+#define DELAYQ_MEMORY_BACKEND_H_
+
+#include <memory>
+
+#include "delayq/backend.h"
+
+namespace delayq {
+
+// NewMemoryBackend()
+//
+// An empty in-memory store. Every operation is O(log n) in the number of
+// jobs (O(k log n) for calls that move k jobs).
+std::unique_ptr<Backend> NewMemoryBackend();
+
+}  // namespace delayq
+
+#endif  // DELAYQ_MEMORY_BACKEND_H_

@@ -1,0 +1,269 @@
+// Copyright delayq authors.
+//
+// scheduler.h — the delayq API: enqueue jobs to run later, reserve and finish
+// them, or register handlers and let worker threads run them.
+//
+// A Scheduler sits in front of one Backend (the store). It validates input,
+// writes through the store, and keeps a hierarchical timing wheel of the
+// store's upcoming deadlines (delayed jobs, lease deadlines, retry backoffs)
+// so that due jobs are promoted on time without polling the store in a loop.
+// The wheel is only a cache: every `poll_interval` the scheduler asks the store
+// for its next due time, so jobs added by other processes, or left by a
+// process that died, are promoted too.
+//
+// Two ways to drive it:
+//   * A host loop (a game server) calls Tick() from its own loop and
+//     Reserve() with no wait; no threads are started.
+//   * Start() runs a timer thread and worker threads for the handlers
+//     registered with Handle(); Stop() ends them.
+//
+//   auto scheduler = delayq::Scheduler::Create(
+//       *delayq::OpenBackend("sqlite:jobs.db")).value();
+//   delayq::JobOptions in_30_minutes;
+//   in_30_minutes.delay = absl::Minutes(30);
+//   scheduler->Enqueue("orders.expire", order_id, in_30_minutes);
+//   scheduler->Handle("orders.expire", [](const delayq::Job& job) {
+//     return CancelUnpaidOrder(job.payload);   // OK acks; an error retries
+//   });
+//   scheduler->Start();
+//
+// Guarantees: at-least-once (a job leaves the store only by Ack or Cancel);
+// fencing (a lease whose job was reserved again, finished, released or
+// cancelled is refused with FailedPrecondition and changes nothing); ordering
+// among ready jobs of a topic by priority, then due time, then enqueue order.
+//
+// Thread-safety: every method may be called from any thread at any time,
+// except that Create() must return before any other call and the Scheduler
+// must outlive every call made on it.
+
+#ifndef DELAYQ_SCHEDULER_H_
+#define DELAYQ_SCHEDULER_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "delayq/backend.h"
+#include "delayq/clock.h"
+#include "delayq/event.h"
+#include "delayq/job.h"
+
+namespace delayq {
+
+// SchedulerOptions
+struct SchedulerOptions {
+  // Where time comes from. nullptr means RealClock(). Not owned; must outlive
+  // the scheduler.
+  Clock* clock = nullptr;
+  // The timing wheel's resolution. Deadlines are rounded up to a tick, so a
+  // job is never promoted early and at most one tick late.
+  absl::Duration tick = absl::Milliseconds(1);
+  // How often the timer thread asks the store for its next due time, to see
+  // jobs other processes added. Also the longest a blocked Reserve() sleeps
+  // between looks at the store.
+  absl::Duration poll_interval = absl::Seconds(1);
+  // Payloads larger than this are refused with InvalidArgument.
+  size_t max_payload_bytes = 1 << 20;
+  // Most jobs one PromoteDue() call of the store moves; promotion loops until
+  // nothing due is left, so this only bounds how long one store call takes.
+  int promote_batch = 1000;
+};
+
+// HandlerOptions
+struct HandlerOptions {
+  // Worker threads for this topic.
+  int concurrency = 1;
+  // Most leases one worker reserves in one store call.
+  int batch = 1;
+  // While a handler runs, its lease is touched whenever less than this
+  // fraction of the job's ttr remains.
+  double renew_fraction = 0.5;
+};
+
+// Handler
+//
+// Runs one job. OK acknowledges it; any other status (or a thrown exception)
+// fails it with the message as its error.
+using Handler = std::function<absl::Status(const Job&)>;
+
+// Scheduler
+class Scheduler {
+ public:
+  // Create()
+  //
+  // A scheduler over `backend`. Asks the store for its next due time, so a
+  // restarted process picks up where the store left off. InvalidArgument for
+  // a null backend or options out of range (tick <= 0, poll_interval <= 0,
+  // promote_batch < 1); a store error if the store cannot be read.
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
+      std::unique_ptr<Backend> backend, SchedulerOptions options = {});
+
+  // Stops worker threads (as Stop(absl::ZeroDuration())) and closes the store.
+  ~Scheduler();
+
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Enqueue()
+  //
+  // Stores a job for `topic` and returns its id. InvalidArgument for a topic
+  // that is empty, longer than 200 bytes or has characters outside
+  // [A-Za-z0-9._:-]; an id longer than 200 bytes; a negative delay; ttr <= 0;
+  // max_attempts < 1; a payload over max_payload_bytes. AlreadyExists when
+  // the id names a live job. Store errors as the store returns them.
+  absl::StatusOr<std::string> Enqueue(absl::string_view topic,
+                                      absl::string_view payload,
+                                      const JobOptions& options = {});
+
+  // EnqueueBatch()
+  //
+  // Enqueues every payload with the same options in one store call, all or
+  // nothing, and returns the ids in order. With a non-empty options.id the
+  // ids are options.id + "-" + index. Errors as Enqueue().
+  absl::StatusOr<std::vector<std::string>> EnqueueBatch(
+      absl::string_view topic, absl::Span<const std::string> payloads,
+      const JobOptions& options = {});
+
+  // Reserve()
+  //
+  // Leases the next due job of `topic`: the ready job of lowest priority,
+  // then earliest due time, then earliest enqueue; a delayed job whose time
+  // has come counts, whether or not Tick() has run. When none is due, waits
+  // up to `wait` (on the scheduler's clock) for one to be enqueued or become
+  // due, then returns std::nullopt. InvalidArgument for a bad topic.
+  absl::StatusOr<std::optional<Lease>> Reserve(
+      absl::string_view topic, absl::Duration wait = absl::ZeroDuration());
+
+  // ReserveBatch()
+  //
+  // As Reserve(), for up to `max` jobs in one store call. Returns as soon as
+  // at least one job was reserved, or empty after `wait`.
+  absl::StatusOr<std::vector<Lease>> ReserveBatch(
+      absl::string_view topic, int max,
+      absl::Duration wait = absl::ZeroDuration());
+
+  // Ack()
+  //
+  // The job is done: deletes it. FailedPrecondition if the lease is stale.
+  absl::Status Ack(const Lease& lease);
+
+  // Fail()
+  //
+  // The attempt failed with `error`. With attempts left the job runs again
+  // after its backoff; otherwise it goes dead with `error` kept.
+  // FailedPrecondition if the lease is stale.
+  absl::Status Fail(const Lease& lease, absl::string_view error);
+
+  // Release()
+  //
+  // Puts the job back without counting the attempt, due after `delay`.
+  // InvalidArgument for a negative delay; FailedPrecondition if stale.
+  absl::Status Release(const Lease& lease, absl::Duration delay);
+
+  // Touch()
+  //
+  // Extends the lease to now + ttr and updates lease.deadline.
+  // FailedPrecondition if the lease is stale.
+  absl::Status Touch(Lease& lease);
+
+  // Cancel()
+  //
+  // Deletes the job in whatever state it is. NotFound for an unknown id.
+  absl::Status Cancel(absl::string_view id);
+
+  // Get()
+  //
+  // A snapshot of the job. NotFound for an unknown id.
+  absl::StatusOr<Job> Get(absl::string_view id);
+
+  // List()
+  //
+  // Up to `limit` jobs of `topic` in `state` (see Backend::List()).
+  absl::StatusOr<std::vector<Job>> List(absl::string_view topic,
+                                        JobState state, int limit = 100);
+
+  // Stats()
+  //
+  // Counts per state for `topic`. InvalidArgument for a bad topic.
+  absl::StatusOr<TopicStats> Stats(absl::string_view topic);
+
+  // Topics()
+  //
+  // Every topic with at least one live job, sorted.
+  absl::StatusOr<std::vector<std::string>> Topics();
+
+  // Kick()
+  //
+  // Moves up to `max` dead jobs of `topic` back to ready (attempts reset) and
+  // returns how many moved. InvalidArgument for a bad topic or max < 0.
+  absl::StatusOr<int> Kick(absl::string_view topic, int max);
+
+  // KickJob()
+  //
+  // Moves one dead job back to ready. NotFound for an unknown id,
+  // FailedPrecondition if it is not dead.
+  absl::Status KickJob(absl::string_view id);
+
+  // Tick()
+  //
+  // Promotes everything due at the clock's now: fires the wheel's expired
+  // timers and asks the store to promote until nothing due is left. Returns
+  // how many jobs moved. For a host loop that runs no threads, and for tests.
+  absl::StatusOr<int> Tick();
+
+  // Handle()
+  //
+  // Registers `handler` for `topic`; Start() runs its workers. Registering a
+  // topic again replaces the handler (takes effect for jobs reserved after).
+  void Handle(absl::string_view topic, Handler handler,
+              HandlerOptions options = {});
+
+  // Start()
+  //
+  // Starts the timer thread and the workers of every handler. Worker threads
+  // reserve jobs, run the handler, and ack or fail; a lease is extended while
+  // its handler runs. FailedPrecondition if already started.
+  absl::Status Start();
+
+  // Stop()
+  //
+  // Stops reserving, waits up to `grace` for running handlers, and joins all
+  // threads. A handler still running after `grace` is waited for all the
+  // same (a thread cannot be killed safely), but its lease is no longer
+  // extended, so another worker may get the job after its ttr. Idempotent.
+  void Stop(absl::Duration grace = absl::Seconds(30));
+
+  // AddListener()
+  //
+  // Registers `listener` for every event and returns a handle for
+  // RemoveListener().
+  int AddListener(EventListener listener);
+
+  // RemoveListener()
+  //
+  // Unregisters a listener. When it returns, the listener is not running and
+  // will not be called again.
+  void RemoveListener(int handle);
+
+  // clock(), backend()
+  Clock& clock() const;
+  Backend& backend() const;
+
+ private:
+  class Impl;
+  explicit Scheduler(std::unique_ptr<Impl> impl);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace delayq
+
+#endif  // DELAYQ_SCHEDULER_H_

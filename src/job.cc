@@ -1,0 +1,89 @@
+// Copyright delayq authors.
+
+#include "delayq/job.h"
+
+#include <algorithm>
+
+#include "delayq/event.h"
+
+namespace delayq {
+
+absl::string_view JobStateName(JobState state) {
+  switch (state) {
+    case JobState::kDelayed:
+      return "delayed";
+    case JobState::kReady:
+      return "ready";
+    case JobState::kReserved:
+      return "reserved";
+    case JobState::kDead:
+      return "dead";
+  }
+  return "unknown";
+}
+
+bool ParseJobState(absl::string_view text, JobState* state) {
+  for (JobState s : {JobState::kDelayed, JobState::kReady, JobState::kReserved,
+                     JobState::kDead}) {
+    if (text == JobStateName(s)) {
+      *state = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+Backoff Backoff::Fixed(absl::Duration delay) {
+  Backoff b;
+  b.kind = Kind::kFixed;
+  b.base = delay;
+  b.max = delay;
+  return b;
+}
+
+Backoff Backoff::Exponential(absl::Duration base, absl::Duration max) {
+  Backoff b;
+  b.kind = Kind::kExponential;
+  b.base = base;
+  b.max = max;
+  return b;
+}
+
+absl::Duration Backoff::Delay(int attempt) const {
+  absl::Duration d = std::max(base, absl::ZeroDuration());
+  if (kind == Kind::kFixed) return d;
+  const absl::Duration cap = std::max(max, absl::ZeroDuration());
+  // Doubling past the cap is pointless; stopping there also avoids overflow.
+  for (int i = 1; i < attempt && d < cap; ++i) d *= 2;
+  return std::min(d, cap);
+}
+
+bool operator==(const Backoff& a, const Backoff& b) {
+  return a.kind == b.kind && a.base == b.base && a.max == b.max;
+}
+
+absl::string_view EventTypeName(EventType type) {
+  switch (type) {
+    case EventType::kEnqueued:
+      return "enqueued";
+    case EventType::kPromoted:
+      return "promoted";
+    case EventType::kReserved:
+      return "reserved";
+    case EventType::kSucceeded:
+      return "succeeded";
+    case EventType::kFailed:
+      return "failed";
+    case EventType::kRetried:
+      return "retried";
+    case EventType::kDead:
+      return "dead";
+    case EventType::kExpired:
+      return "expired";
+    case EventType::kCancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+}  // namespace delayq
