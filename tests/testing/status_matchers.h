@@ -51,6 +51,19 @@ MATCHER(IsOk, negation ? "is not OK" : "is OK") {
   return status.ok();
 }
 
+// IsOkAndHolds(matcher)
+//
+// Matches an OK StatusOr whose value matches `matcher`.
+MATCHER_P(IsOkAndHolds, matcher,
+          negation ? "is not OK or holds a value that does not match"
+                   : "is OK and holds a matching value") {
+  if (!arg.ok()) {
+    *result_listener << "whose status is " << arg.status();
+    return false;
+  }
+  return ::testing::ExplainMatchResult(matcher, *arg, result_listener);
+}
+
 }  // namespace testing
 }  // namespace delayq
 
@@ -64,9 +77,8 @@ MATCHER(IsOk, negation ? "is not OK" : "is OK") {
 //
 // Evaluates `rexpr` (a StatusOr), fails the test if it is not OK, otherwise
 // moves its value into `lhs` (which may be a declaration).
-#define ASSERT_OK_AND_ASSIGN(lhs, rexpr)                                   \
-  ASSERT_OK_AND_ASSIGN_IMPL_(DELAYQ_CONCAT_(status_or_, __LINE__), lhs, \
-                             rexpr)
+#define ASSERT_OK_AND_ASSIGN(lhs, rexpr) \
+  ASSERT_OK_AND_ASSIGN_IMPL_(DELAYQ_CONCAT_(status_or_, __LINE__), lhs, rexpr)
 #define ASSERT_OK_AND_ASSIGN_IMPL_(statusor, lhs, rexpr) \
   auto statusor = (rexpr);                               \
   ASSERT_TRUE(statusor.ok()) << statusor.status();       \

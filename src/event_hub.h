@@ -1,0 +1,42 @@
+// Copyright delayq authors.
+//
+// EventHub — the scheduler's listeners. Thread-safe.
+
+#ifndef DELAYQ_SRC_EVENT_HUB_H_
+#define DELAYQ_SRC_EVENT_HUB_H_
+
+#include <atomic>
+#include <map>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "delayq/event.h"
+
+namespace delayq {
+namespace internal {
+
+class EventHub {
+ public:
+  int Add(EventListener listener);
+
+  // When Remove() returns, the listener is not running and never runs again.
+  void Remove(int handle);
+
+  // Whether anyone listens; lets callers skip building events.
+  bool active() const { return count_.load(std::memory_order_relaxed) > 0; }
+
+  // Calls every listener with `event`. Listeners run under a reader lock, so
+  // they must not call Add() or Remove().
+  void Emit(const Event& event);
+
+ private:
+  absl::Mutex mu_;
+  std::map<int, EventListener> listeners_ ABSL_GUARDED_BY(mu_);
+  int next_handle_ ABSL_GUARDED_BY(mu_) = 1;
+  std::atomic<int> count_{0};
+};
+
+}  // namespace internal
+}  // namespace delayq
+
+#endif  // DELAYQ_SRC_EVENT_HUB_H_

@@ -1,0 +1,537 @@
+// Copyright delayq authors.
+
+#include "delayq/scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "src/scheduler_impl.h"
+#include "src/validation.h"
+
+namespace delayq {
+namespace {
+
+std::string RandomIdPrefix() {
+  absl::BitGen gen;
+  return absl::StrFormat("%012x",
+                         absl::Uniform<uint64_t>(gen) & 0xffffffffffffULL);
+}
+
+absl::Status ValidateSchedulerOptions(const SchedulerOptions& options) {
+  if (options.tick <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "SchedulerOptions::tick must be positive");
+  }
+  if (options.poll_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "SchedulerOptions::poll_interval must be positive");
+  }
+  if (options.promote_batch < 1) {
+    return absl::InvalidArgumentError(
+        "SchedulerOptions::promote_batch must be at least 1");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
+                      const SchedulerOptions& options, Clock* clock)
+    : backend_(std::move(backend)),
+      options_(options),
+      clock_(clock),
+      id_prefix_(RandomIdPrefix()),
+      timers_(clock->Now(), options.tick) {}
+
+Scheduler::Impl::~Impl() { Stop(absl::ZeroDuration()); }
+
+absl::Status Scheduler::Impl::Init() {
+  absl::StatusOr<absl::Time> next = backend_->NextDue();
+  if (!next.ok()) return next.status();
+  absl::MutexLock lock(&mu_);
+  timers_.ArmPoll(*next);
+  next_refresh_ = clock_->Now() + options_.poll_interval;
+  return absl::OkStatus();
+}
+
+// --- Producing -------------------------------------------------------------
+
+absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
+    absl::string_view topic, absl::Span<const absl::string_view> payloads,
+    const JobOptions& options) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (absl::Status s = internal::ValidateOptions(options); !s.ok()) return s;
+  for (absl::string_view payload : payloads) {
+    absl::Status s =
+        internal::ValidatePayload(payload, options_.max_payload_bytes);
+    if (!s.ok()) return s;
+  }
+  const absl::Time now = clock_->Now();
+  const absl::Time run_at = options.run_at != absl::InfinitePast()
+                                ? options.run_at
+                                : now + options.delay;
+  std::vector<NewJob> jobs(payloads.size());
+  std::vector<std::string> ids;
+  ids.reserve(payloads.size());
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    NewJob& job = jobs[i];
+    if (options.id.empty()) {
+      job.id = absl::StrCat(id_prefix_, "-", id_counter_.fetch_add(1) + 1);
+    } else {
+      job.id =
+          payloads.size() == 1 ? options.id : absl::StrCat(options.id, "-", i);
+    }
+    job.topic = std::string(topic);
+    job.payload = std::string(payloads[i]);
+    job.priority = options.priority;
+    job.max_attempts = options.max_attempts;
+    job.ttr = options.ttr;
+    job.backoff = options.backoff;
+    job.run_at = run_at;
+    ids.push_back(job.id);
+  }
+  if (absl::Status s = backend_->Add(jobs, now); !s.ok()) return s;
+
+  if (run_at > now) {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& id : ids) ArmLocked(id, run_at);
+  } else {
+    WakeTopic(topic);
+  }
+  if (events_.active()) {
+    for (const std::string& id : ids) Emit(EventType::kEnqueued, id, topic);
+  }
+  return ids;
+}
+
+// --- Consuming -------------------------------------------------------------
+
+absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
+    absl::string_view topic, int max, absl::Time now) {
+  absl::StatusOr<std::vector<Lease>> leases =
+      backend_->Reserve(topic, max, now);
+  if (!leases.ok() || leases->empty()) return leases;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const Lease& lease : *leases) ArmLocked(lease.job.id, lease.deadline);
+  }
+  if (events_.active()) {
+    for (const Lease& lease : *leases) {
+      Emit(EventType::kReserved, lease.job.id, topic, lease.job.attempts);
+    }
+  }
+  return leases;
+}
+
+absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
+    absl::string_view topic, int max, absl::Duration wait, bool for_worker) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (max < 1) return absl::InvalidArgumentError("max must be at least 1");
+  if (wait < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("wait must not be negative");
+  }
+  absl::Time now = clock_->Now();
+  const absl::Time deadline = now + wait;
+  for (;;) {
+    absl::StatusOr<std::vector<Lease>> leases = ReserveOnce(topic, max, now);
+    if (!leases.ok() || !leases->empty() || now >= deadline) return leases;
+
+    absl::MutexLock lock(&mu_);
+    if (for_worker && stopping_) return leases;
+    const absl::Time next_timer = timers_.NextWake();
+    if (next_timer <= now) {
+      // A timer is due and nobody ticked: promote here, so a host that runs
+      // no threads still sees jobs become ready while it waits.
+      mu_.Unlock();
+      absl::StatusOr<int> ticked = Tick();
+      mu_.Lock();
+      if (!ticked.ok()) return ticked.status();
+      now = clock_->Now();
+      continue;
+    }
+    struct WakeArgs {
+      Impl* impl;
+      const std::string* topic;
+      uint64_t seen;
+      bool for_worker;
+    };
+    const std::string key(topic);
+    auto it = topic_signal_.find(key);
+    WakeArgs args{this, &key, it == topic_signal_.end() ? 0 : it->second,
+                  for_worker};
+    const absl::Time wake =
+        std::min({deadline, now + options_.poll_interval, next_timer});
+    reserve_waiters_.fetch_add(1);
+    clock_->AwaitWithDeadline(
+        &mu_,
+        absl::Condition(
+            +[](WakeArgs* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+              if (a->for_worker && a->impl->stopping_) return true;
+              auto it = a->impl->topic_signal_.find(*a->topic);
+              return (it == a->impl->topic_signal_.end() ? 0 : it->second) !=
+                     a->seen;
+            },
+            &args),
+        wake);
+    reserve_waiters_.fetch_sub(1);
+    now = clock_->Now();
+  }
+}
+
+absl::Status Scheduler::Impl::Ack(const Lease& lease) {
+  const absl::Time now = clock_->Now();
+  if (absl::Status s = backend_->Ack(lease.job.id, lease.token, now); !s.ok()) {
+    return s;
+  }
+  Disarm(lease.job.id);
+  Emit(EventType::kSucceeded, lease.job.id, lease.job.topic,
+       lease.job.attempts);
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Impl::Fail(const Lease& lease,
+                                   absl::string_view error) {
+  const absl::Time now = clock_->Now();
+  const absl::Time retry_at = now + lease.job.backoff.Delay(lease.job.attempts);
+  absl::StatusOr<FailOutcome> outcome =
+      backend_->Fail(lease.job.id, lease.token, error, retry_at, now);
+  if (!outcome.ok()) return outcome.status();
+  const Job& job = lease.job;
+  Emit(EventType::kFailed, job.id, job.topic, job.attempts, error);
+  if (*outcome == FailOutcome::kDead) {
+    Disarm(job.id);
+    Emit(EventType::kDead, job.id, job.topic, job.attempts, error);
+    return absl::OkStatus();
+  }
+  if (retry_at > now) {
+    Arm(job.id, retry_at);
+  } else {
+    Disarm(job.id);
+    WakeTopic(job.topic);
+  }
+  Emit(EventType::kRetried, job.id, job.topic, job.attempts, error);
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Impl::Release(const Lease& lease,
+                                      absl::Duration delay) {
+  if (delay < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("release delay must not be negative");
+  }
+  const absl::Time now = clock_->Now();
+  const absl::Time run_at = now + delay;
+  if (absl::Status s =
+          backend_->Release(lease.job.id, lease.token, run_at, now);
+      !s.ok()) {
+    return s;
+  }
+  if (run_at > now) {
+    Arm(lease.job.id, run_at);
+  } else {
+    Disarm(lease.job.id);
+    WakeTopic(lease.job.topic);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Impl::Touch(Lease& lease) {
+  absl::StatusOr<absl::Time> deadline =
+      backend_->Touch(lease.job.id, lease.token, clock_->Now());
+  if (!deadline.ok()) return deadline.status();
+  lease.deadline = *deadline;
+  lease.job.deadline = *deadline;
+  Arm(lease.job.id, *deadline);
+  return absl::OkStatus();
+}
+
+// --- Managing --------------------------------------------------------------
+
+absl::Status Scheduler::Impl::Cancel(absl::string_view id) {
+  std::string topic;
+  if (events_.active()) {
+    // Only listeners need the topic; skip the extra read otherwise.
+    absl::StatusOr<Job> job = backend_->Get(id);
+    if (job.ok()) topic = job->topic;
+  }
+  if (absl::Status s = backend_->Cancel(id, clock_->Now()); !s.ok()) return s;
+  Disarm(id);
+  Emit(EventType::kCancelled, id, topic);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> Scheduler::Impl::Kick(absl::string_view topic, int max) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (max < 0) return absl::InvalidArgumentError("max must not be negative");
+  if (max == 0) return 0;
+  absl::StatusOr<int> kicked = backend_->Kick(topic, max, clock_->Now());
+  if (kicked.ok() && *kicked > 0) WakeTopic(topic);
+  return kicked;
+}
+
+absl::Status Scheduler::Impl::KickJob(absl::string_view id) {
+  if (absl::Status s = backend_->KickJob(id, clock_->Now()); !s.ok()) return s;
+  if (reserve_waiters_.load() > 0) {
+    absl::StatusOr<Job> job = backend_->Get(id);
+    if (job.ok()) WakeTopic(job->topic);
+  }
+  return absl::OkStatus();
+}
+
+// --- Promotion -------------------------------------------------------------
+
+absl::StatusOr<int> Scheduler::Impl::Tick() {
+  const absl::Time now = clock_->Now();
+  bool refresh;
+  internal::DueTimers::Fired fired;
+  {
+    absl::MutexLock lock(&mu_);
+    refresh = now >= next_refresh_;
+    if (refresh) next_refresh_ = now + options_.poll_interval;
+    fired = timers_.Advance(now);
+  }
+  int moved = 0;
+  if (refresh || fired.timers > 0) {
+    if (absl::Status s = PromoteAll(now, &moved); !s.ok()) return s;
+  }
+  // The store's next due time is the only news of other processes' jobs.
+  if (refresh || fired.poll) RefreshFromStore(now);
+  return moved;
+}
+
+absl::Status Scheduler::Impl::PromoteAll(absl::Time now, int* moved) {
+  PromoteResult result;
+  do {
+    absl::StatusOr<PromoteResult> step =
+        backend_->PromoteDue(now, options_.promote_batch);
+    if (!step.ok()) return step.status();
+    result = *std::move(step);
+    *moved += static_cast<int>(result.transitions.size());
+    std::vector<std::string> topics;
+    {
+      absl::MutexLock lock(&mu_);
+      for (const Transition& t : result.transitions) {
+        timers_.Disarm(t.id);
+        if (t.kind != Transition::Kind::kDead) topics.push_back(t.topic);
+      }
+    }
+    std::sort(topics.begin(), topics.end());
+    topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
+    WakeTopics(topics);
+    if (!events_.active()) continue;
+    for (const Transition& t : result.transitions) {
+      switch (t.kind) {
+        case Transition::Kind::kPromoted:
+          Emit(EventType::kPromoted, t.id, t.topic, t.attempts);
+          break;
+        case Transition::Kind::kExpired:
+          Emit(EventType::kExpired, t.id, t.topic, t.attempts);
+          break;
+        case Transition::Kind::kDead:
+          Emit(EventType::kExpired, t.id, t.topic, t.attempts);
+          Emit(EventType::kDead, t.id, t.topic, t.attempts, "lease expired");
+          break;
+      }
+    }
+  } while (result.more);
+  return absl::OkStatus();
+}
+
+void Scheduler::Impl::RefreshFromStore(absl::Time now) {
+  absl::StatusOr<absl::Time> next = backend_->NextDue();
+  if (!next.ok()) return;  // the next refresh tries again
+  absl::MutexLock lock(&mu_);
+  timers_.ArmPoll(*next);
+  if (*next < timer_thread_wake_) ++rearm_;
+}
+
+void Scheduler::Impl::TimerLoop() {
+  bool failing = false;
+  for (;;) {
+    const bool ok = Tick().ok();
+    absl::MutexLock lock(&mu_);
+    if (timer_stopping_) return;
+    const absl::Time now = clock_->Now();
+    absl::Time wake = std::min(timers_.NextWake(), next_refresh_);
+    // A store that keeps failing is retried at the poll interval, not in a
+    // busy loop.
+    failing = !ok;
+    if (failing) wake = std::max(wake, now + options_.poll_interval);
+    timer_thread_wake_ = wake;
+    const uint64_t seen = rearm_;
+    struct Args {
+      Impl* impl;
+      uint64_t seen;
+    } args{this, seen};
+    clock_->AwaitWithDeadline(&mu_,
+                              absl::Condition(
+                                  +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                    return a->impl->timer_stopping_ ||
+                                           a->impl->rearm_ != a->seen;
+                                  },
+                                  &args),
+                              wake);
+    timer_thread_wake_ = absl::InfiniteFuture();
+    if (timer_stopping_) return;
+  }
+}
+
+// --- Bookkeeping -----------------------------------------------------------
+
+void Scheduler::Impl::WakeTopic(absl::string_view topic) {
+  if (reserve_waiters_.load() == 0) return;
+  absl::MutexLock lock(&mu_);
+  ++topic_signal_[topic];
+}
+
+void Scheduler::Impl::WakeTopics(const std::vector<std::string>& topics) {
+  if (topics.empty() || reserve_waiters_.load() == 0) return;
+  absl::MutexLock lock(&mu_);
+  for (const std::string& topic : topics) ++topic_signal_[topic];
+}
+
+void Scheduler::Impl::Arm(absl::string_view id, absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  ArmLocked(id, at);
+}
+
+void Scheduler::Impl::ArmLocked(absl::string_view id, absl::Time at) {
+  timers_.Arm(id, at);
+  if (at < timer_thread_wake_) ++rearm_;
+}
+
+void Scheduler::Impl::Disarm(absl::string_view id) {
+  absl::MutexLock lock(&mu_);
+  timers_.Disarm(id);
+}
+
+void Scheduler::Impl::Emit(EventType type, absl::string_view id,
+                           absl::string_view topic, int attempts,
+                           absl::string_view error) {
+  if (!events_.active()) return;
+  Event event;
+  event.type = type;
+  event.id = std::string(id);
+  event.topic = std::string(topic);
+  event.at = clock_->Now();
+  event.attempts = attempts;
+  event.error = std::string(error);
+  events_.Emit(event);
+}
+
+// --- The public class --------------------------------------------------------
+
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
+    std::unique_ptr<Backend> backend, SchedulerOptions options) {
+  if (backend == nullptr) {
+    return absl::InvalidArgumentError("Scheduler::Create: backend is null");
+  }
+  if (absl::Status s = ValidateSchedulerOptions(options); !s.ok()) return s;
+  Clock* clock = options.clock != nullptr ? options.clock : &RealClock();
+  auto impl = std::make_unique<Impl>(std::move(backend), options, clock);
+  if (absl::Status s = impl->Init(); !s.ok()) return s;
+  return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
+}
+
+Scheduler::Scheduler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Scheduler::~Scheduler() = default;
+
+absl::StatusOr<std::string> Scheduler::Enqueue(absl::string_view topic,
+                                               absl::string_view payload,
+                                               const JobOptions& options) {
+  absl::StatusOr<std::vector<std::string>> ids =
+      impl_->Enqueue(topic, {payload}, options);
+  if (!ids.ok()) return ids.status();
+  return std::move(ids->front());
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::EnqueueBatch(
+    absl::string_view topic, absl::Span<const std::string> payloads,
+    const JobOptions& options) {
+  std::vector<absl::string_view> views(payloads.begin(), payloads.end());
+  return impl_->Enqueue(topic, views, options);
+}
+
+absl::StatusOr<std::optional<Lease>> Scheduler::Reserve(absl::string_view topic,
+                                                        absl::Duration wait) {
+  absl::StatusOr<std::vector<Lease>> leases = impl_->Reserve(topic, 1, wait);
+  if (!leases.ok()) return leases.status();
+  if (leases->empty()) return std::optional<Lease>();
+  return std::optional<Lease>(std::move(leases->front()));
+}
+
+absl::StatusOr<std::vector<Lease>> Scheduler::ReserveBatch(
+    absl::string_view topic, int max, absl::Duration wait) {
+  return impl_->Reserve(topic, max, wait);
+}
+
+absl::Status Scheduler::Ack(const Lease& lease) { return impl_->Ack(lease); }
+
+absl::Status Scheduler::Fail(const Lease& lease, absl::string_view error) {
+  return impl_->Fail(lease, error);
+}
+
+absl::Status Scheduler::Release(const Lease& lease, absl::Duration delay) {
+  return impl_->Release(lease, delay);
+}
+
+absl::Status Scheduler::Touch(Lease& lease) { return impl_->Touch(lease); }
+
+absl::Status Scheduler::Cancel(absl::string_view id) {
+  return impl_->Cancel(id);
+}
+
+absl::StatusOr<Job> Scheduler::Get(absl::string_view id) {
+  return impl_->backend().Get(id);
+}
+
+absl::StatusOr<std::vector<Job>> Scheduler::List(absl::string_view topic,
+                                                 JobState state, int limit) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (limit < 0)
+    return absl::InvalidArgumentError("limit must not be negative");
+  return impl_->backend().List(topic, state, limit);
+}
+
+absl::StatusOr<TopicStats> Scheduler::Stats(absl::string_view topic) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  return impl_->backend().Stats(topic);
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::Topics() {
+  return impl_->backend().Topics();
+}
+
+absl::StatusOr<int> Scheduler::Kick(absl::string_view topic, int max) {
+  return impl_->Kick(topic, max);
+}
+
+absl::Status Scheduler::KickJob(absl::string_view id) {
+  return impl_->KickJob(id);
+}
+
+absl::StatusOr<int> Scheduler::Tick() { return impl_->Tick(); }
+
+void Scheduler::Handle(absl::string_view topic, Handler handler,
+                       HandlerOptions options) {
+  impl_->Handle(topic, std::move(handler), options);
+}
+
+absl::Status Scheduler::Start() { return impl_->Start(); }
+
+void Scheduler::Stop(absl::Duration grace) { impl_->Stop(grace); }
+
+int Scheduler::AddListener(EventListener listener) {
+  return impl_->events().Add(std::move(listener));
+}
+
+void Scheduler::RemoveListener(int handle) { impl_->events().Remove(handle); }
+
+Clock& Scheduler::clock() const { return impl_->clock(); }
+
+Backend& Scheduler::backend() const { return impl_->backend(); }
+
+}  // namespace delayq

@@ -1,0 +1,497 @@
+// Copyright delayq authors.
+//
+// Scheduler behaviour on the memory backend and a simulated clock: nothing
+// here depends on real time, so every test is deterministic.
+
+#include "delayq/scheduler.h"
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "delayq/memory_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::IsOkAndHolds;
+using ::delayq::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+const absl::Time kStart = absl::FromUnixSeconds(1'700'000'000);
+
+JobOptions Delayed(absl::Duration delay) {
+  JobOptions options;
+  options.delay = delay;
+  return options;
+}
+
+// Records every event, in order.
+class EventLog {
+ public:
+  void Attach(Scheduler& scheduler) {
+    scheduler.AddListener([this](const Event& e) {
+      absl::MutexLock lock(&mu_);
+      events_.push_back(std::string(EventTypeName(e.type)) + ":" + e.id);
+    });
+  }
+  std::vector<std::string> Take() {
+    absl::MutexLock lock(&mu_);
+    return std::move(events_);
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> events_;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SchedulerOptions options;
+    options.clock = &clock_;
+    ASSERT_OK_AND_ASSIGN(scheduler_,
+                         Scheduler::Create(NewMemoryBackend(), options));
+  }
+
+  Lease MustReserve(absl::string_view topic) {
+    absl::StatusOr<std::optional<Lease>> lease = scheduler_->Reserve(topic);
+    EXPECT_TRUE(lease.ok()) << lease.status();
+    EXPECT_TRUE(lease.ok() && lease->has_value()) << "nothing to reserve";
+    return lease.ok() && lease->has_value() ? **lease : Lease{};
+  }
+
+  bool NothingReady(absl::string_view topic) {
+    absl::StatusOr<std::optional<Lease>> lease = scheduler_->Reserve(topic);
+    return lease.ok() && !lease->has_value();
+  }
+
+  SimulatedClock clock_{kStart};
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerTest, CreateRejectsBadArguments) {
+  EXPECT_THAT(Scheduler::Create(nullptr),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  SchedulerOptions options;
+  options.tick = absl::ZeroDuration();
+  EXPECT_THAT(Scheduler::Create(NewMemoryBackend(), options),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  options = SchedulerOptions();
+  options.poll_interval = -absl::Seconds(1);
+  EXPECT_THAT(Scheduler::Create(NewMemoryBackend(), options),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  options = SchedulerOptions();
+  options.promote_batch = 0;
+  EXPECT_THAT(Scheduler::Create(NewMemoryBackend(), options),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_F(SchedulerTest, EnqueueValidatesInput) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_THAT(scheduler_->Enqueue("", "p"), StatusIs(kInvalid));
+  EXPECT_THAT(scheduler_->Enqueue(std::string(201, 'a'), "p"),
+              StatusIs(kInvalid));
+  EXPECT_OK(scheduler_->Enqueue(std::string(200, 'a'), "p"));
+  EXPECT_THAT(scheduler_->Enqueue("has space", "p"), StatusIs(kInvalid));
+  EXPECT_THAT(scheduler_->Enqueue("slash/no", "p"), StatusIs(kInvalid));
+  EXPECT_OK(scheduler_->Enqueue("Ok.topic_name:v1-2", "p"));
+
+  JobOptions options;
+  options.delay = -absl::Seconds(1);
+  EXPECT_THAT(scheduler_->Enqueue("t", "p", options), StatusIs(kInvalid));
+  options = JobOptions();
+  options.ttr = absl::ZeroDuration();
+  EXPECT_THAT(scheduler_->Enqueue("t", "p", options), StatusIs(kInvalid));
+  options = JobOptions();
+  options.max_attempts = 0;
+  EXPECT_THAT(scheduler_->Enqueue("t", "p", options), StatusIs(kInvalid));
+  options = JobOptions();
+  options.id = std::string(201, 'x');
+  EXPECT_THAT(scheduler_->Enqueue("t", "p", options), StatusIs(kInvalid));
+
+  EXPECT_THAT(scheduler_->Enqueue("t", std::string((1 << 20) + 1, 'x')),
+              StatusIs(kInvalid));
+  EXPECT_OK(scheduler_->Enqueue("t", std::string(1 << 20, 'x')));
+}
+
+TEST_F(SchedulerTest, PayloadLimitIsConfigurable) {
+  SchedulerOptions options;
+  options.clock = &clock_;
+  options.max_payload_bytes = 4;
+  ASSERT_OK_AND_ASSIGN(auto small,
+                       Scheduler::Create(NewMemoryBackend(), options));
+  EXPECT_OK(small->Enqueue("t", "1234"));
+  EXPECT_THAT(small->Enqueue("t", "12345"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_F(SchedulerTest, LiveIdCannotBeReused) {
+  JobOptions options;
+  options.id = "order-1";
+  ASSERT_OK_AND_ASSIGN(std::string id, scheduler_->Enqueue("t", "p", options));
+  EXPECT_EQ(id, "order-1");
+  EXPECT_THAT(scheduler_->Enqueue("other", "p", options),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  ASSERT_OK(scheduler_->Ack(MustReserve("t")));
+  EXPECT_OK(scheduler_->Enqueue("t", "p", options));  // not live any more
+}
+
+TEST_F(SchedulerTest, GeneratedIdsAreUnique) {
+  std::set<std::string> ids;
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::string id, scheduler_->Enqueue("t", "p"));
+    ids.insert(id);
+  }
+  EXPECT_EQ(ids.size(), 1000u);
+}
+
+TEST_F(SchedulerTest, ImmediateJobRoundTrip) {
+  ASSERT_OK_AND_ASSIGN(std::string id, scheduler_->Enqueue("mail", "hello"));
+  Lease lease = MustReserve("mail");
+  EXPECT_EQ(lease.job.id, id);
+  EXPECT_EQ(lease.job.payload, "hello");
+  EXPECT_EQ(lease.job.attempts, 1);
+  EXPECT_EQ(lease.deadline, kStart + absl::Seconds(60));
+  EXPECT_TRUE(NothingReady("mail"));
+  ASSERT_OK(scheduler_->Ack(lease));
+  EXPECT_THAT(scheduler_->Get(id), StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(SchedulerTest, ReserveSeesDueJobsWithoutTick) {
+  ASSERT_OK(scheduler_->Enqueue("t", "later", Delayed(absl::Seconds(30))));
+  EXPECT_TRUE(NothingReady("t"));
+  clock_.Advance(absl::Seconds(29));
+  EXPECT_TRUE(NothingReady("t"));
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_EQ(MustReserve("t").job.payload, "later");
+}
+
+TEST_F(SchedulerTest, RunAtOverridesDelay) {
+  JobOptions options;
+  options.delay = absl::Hours(1);
+  options.run_at = kStart + absl::Seconds(5);
+  ASSERT_OK_AND_ASSIGN(std::string id, scheduler_->Enqueue("t", "p", options));
+  ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get(id));
+  EXPECT_EQ(job.state, JobState::kDelayed);
+  EXPECT_EQ(job.run_at, kStart + absl::Seconds(5));
+  options.id = "past";
+  options.run_at = kStart - absl::Hours(1);
+  ASSERT_OK(scheduler_->Enqueue("t", "p", options));
+  EXPECT_EQ(MustReserve("t").job.id, "past");
+}
+
+TEST_F(SchedulerTest, TickPromotesExactlyWhenDue) {
+  EventLog log;
+  log.Attach(*scheduler_);
+  JobOptions options = Delayed(absl::Milliseconds(1500));
+  options.id = "a";
+  ASSERT_OK(scheduler_->Enqueue("t", "p", options));
+  EXPECT_THAT(log.Take(), ElementsAre("enqueued:a"));
+
+  clock_.Advance(absl::Milliseconds(1499));
+  EXPECT_THAT(scheduler_->Tick(), IsOkAndHolds(0));
+  ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get("a"));
+  EXPECT_EQ(job.state, JobState::kDelayed);
+
+  clock_.Advance(absl::Milliseconds(1));
+  EXPECT_THAT(scheduler_->Tick(), IsOkAndHolds(1));
+  ASSERT_OK_AND_ASSIGN(job, scheduler_->Get("a"));
+  EXPECT_EQ(job.state, JobState::kReady);
+  EXPECT_THAT(log.Take(), ElementsAre("promoted:a"));
+}
+
+TEST_F(SchedulerTest, TickPromotesEverythingDueNotABatch) {
+  SchedulerOptions options;
+  options.clock = &clock_;
+  options.promote_batch = 7;  // much smaller than the backlog
+  ASSERT_OK_AND_ASSIGN(auto scheduler,
+                       Scheduler::Create(NewMemoryBackend(), options));
+  std::vector<std::string> payloads(100, "p");
+  ASSERT_OK(scheduler->EnqueueBatch("t", payloads, Delayed(absl::Seconds(1))));
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_THAT(scheduler->Tick(), IsOkAndHolds(100));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler->Stats("t"));
+  EXPECT_EQ(stats.ready, 100);
+  EXPECT_EQ(stats.delayed, 0);
+}
+
+TEST_F(SchedulerTest, PriorityThenDueTimeThenEnqueueOrder) {
+  JobOptions low;
+  low.priority = 5;
+  JobOptions high;
+  high.priority = -1;
+  ASSERT_OK_AND_ASSIGN(std::string a, scheduler_->Enqueue("t", "a", low));
+  ASSERT_OK_AND_ASSIGN(std::string b, scheduler_->Enqueue("t", "b"));
+  ASSERT_OK_AND_ASSIGN(std::string c, scheduler_->Enqueue("t", "c", high));
+  ASSERT_OK_AND_ASSIGN(std::string d, scheduler_->Enqueue("t", "d"));
+  std::vector<std::string> order;
+  for (int i = 0; i < 4; ++i) order.push_back(MustReserve("t").job.payload);
+  EXPECT_THAT(order, ElementsAre("c", "b", "d", "a"));
+}
+
+TEST_F(SchedulerTest, StaleLeaseIsFenced) {
+  JobOptions options;
+  options.id = "j";
+  options.ttr = absl::Seconds(10);
+  ASSERT_OK(scheduler_->Enqueue("t", "p", options));
+  Lease first = MustReserve("t");
+  clock_.Advance(absl::Seconds(10));
+  Lease second = MustReserve("t");  // the first lease expired
+  EXPECT_NE(first.token, second.token);
+  EXPECT_EQ(second.job.attempts, 2);
+  const auto kStale = absl::StatusCode::kFailedPrecondition;
+  EXPECT_THAT(scheduler_->Ack(first), StatusIs(kStale));
+  EXPECT_THAT(scheduler_->Fail(first, "late"), StatusIs(kStale));
+  EXPECT_THAT(scheduler_->Release(first, absl::ZeroDuration()),
+              StatusIs(kStale));
+  EXPECT_THAT(scheduler_->Touch(first), StatusIs(kStale));
+  ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get("j"));
+  EXPECT_EQ(job.state, JobState::kReserved);
+  EXPECT_OK(scheduler_->Ack(second));
+  EXPECT_THAT(scheduler_->Ack(second), StatusIs(kStale));
+}
+
+TEST_F(SchedulerTest, FailRetriesWithBackoffThenDies) {
+  EventLog log;
+  log.Attach(*scheduler_);
+  JobOptions options;
+  options.id = "pay";
+  options.max_attempts = 3;
+  options.backoff = Backoff::Exponential(absl::Seconds(2), absl::Seconds(3));
+  ASSERT_OK(scheduler_->Enqueue("t", "p", options));
+
+  ASSERT_OK(scheduler_->Fail(MustReserve("t"), "timeout 1"));
+  clock_.Advance(absl::Milliseconds(1999));
+  EXPECT_TRUE(NothingReady("t"));  // backoff after attempt 1: 2 s
+  clock_.Advance(absl::Milliseconds(1));
+  Lease second = MustReserve("t");
+  EXPECT_EQ(second.job.attempts, 2);
+  EXPECT_EQ(second.job.last_error, "timeout 1");
+
+  ASSERT_OK(scheduler_->Fail(second, "timeout 2"));
+  clock_.Advance(absl::Milliseconds(2999));
+  EXPECT_TRUE(NothingReady("t"));  // 4 s capped at 3 s
+  clock_.Advance(absl::Milliseconds(1));
+  ASSERT_OK(scheduler_->Fail(MustReserve("t"), "timeout 3"));
+
+  ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get("pay"));
+  EXPECT_EQ(job.state, JobState::kDead);
+  EXPECT_EQ(job.last_error, "timeout 3");
+  EXPECT_EQ(job.attempts, 3);
+  std::vector<std::string> events = log.Take();
+  EXPECT_THAT(events, ::testing::Contains("retried:pay").Times(2));
+  EXPECT_THAT(events, ::testing::Contains("dead:pay").Times(1));
+  EXPECT_EQ(events.back(), "dead:pay");
+
+  ASSERT_OK_AND_ASSIGN(int kicked, scheduler_->Kick("t", 10));
+  EXPECT_EQ(kicked, 1);
+  EXPECT_EQ(MustReserve("t").job.attempts, 1);
+}
+
+TEST_F(SchedulerTest, ReleaseGivesTheAttemptBack) {
+  JobOptions options;
+  options.max_attempts = 1;
+  ASSERT_OK(scheduler_->Enqueue("t", "p", options));
+  ASSERT_OK(scheduler_->Release(MustReserve("t"), absl::Seconds(5)));
+  EXPECT_TRUE(NothingReady("t"));
+  clock_.Advance(absl::Seconds(5));
+  Lease lease = MustReserve("t");
+  EXPECT_EQ(lease.job.attempts, 1);
+  EXPECT_THAT(scheduler_->Release(lease, -absl::Seconds(1)),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_F(SchedulerTest, TouchExtendsTheLease) {
+  JobOptions options;
+  options.ttr = absl::Seconds(10);
+  ASSERT_OK(scheduler_->Enqueue("t", "p", options));
+  Lease lease = MustReserve("t");
+  clock_.Advance(absl::Seconds(8));
+  ASSERT_OK(scheduler_->Touch(lease));
+  EXPECT_EQ(lease.deadline, kStart + absl::Seconds(18));
+  clock_.Advance(absl::Seconds(9));
+  EXPECT_TRUE(NothingReady("t"));
+  EXPECT_OK(scheduler_->Ack(lease));
+}
+
+TEST_F(SchedulerTest, ExpiredLeaseIsDeliveredAgainThenDies) {
+  EventLog log;
+  log.Attach(*scheduler_);
+  JobOptions options;
+  options.id = "x";
+  options.ttr = absl::Seconds(1);
+  options.max_attempts = 2;
+  ASSERT_OK(scheduler_->Enqueue("t", "p", options));
+  MustReserve("t");
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_THAT(scheduler_->Tick(), IsOkAndHolds(1));
+  MustReserve("t");
+  clock_.Advance(absl::Seconds(1));
+  EXPECT_THAT(scheduler_->Tick(), IsOkAndHolds(1));
+  ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get("x"));
+  EXPECT_EQ(job.state, JobState::kDead);
+  EXPECT_THAT(log.Take(), ElementsAre("enqueued:x", "reserved:x", "expired:x",
+                                      "reserved:x", "expired:x", "dead:x"));
+}
+
+TEST_F(SchedulerTest, CancelRemovesAJobInAnyState) {
+  JobOptions options;
+  options.id = "order-9";
+  options.delay = absl::Minutes(30);
+  ASSERT_OK(scheduler_->Enqueue("orders", "9", options));
+  ASSERT_OK(scheduler_->Cancel("order-9"));
+  EXPECT_THAT(scheduler_->Get("order-9"),
+              StatusIs(absl::StatusCode::kNotFound));
+  clock_.Advance(absl::Hours(1));
+  EXPECT_THAT(scheduler_->Tick(), IsOkAndHolds(0));
+  EXPECT_TRUE(NothingReady("orders"));
+  EXPECT_THAT(scheduler_->Cancel("order-9"),
+              StatusIs(absl::StatusCode::kNotFound));
+
+  ASSERT_OK(scheduler_->Enqueue("orders", "10", JobOptions()));
+  Lease lease = MustReserve("orders");
+  ASSERT_OK(scheduler_->Cancel(lease.job.id));
+  EXPECT_THAT(scheduler_->Ack(lease),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST_F(SchedulerTest, BatchEnqueueAndReserve) {
+  std::vector<std::string> payloads = {"a", "b", "c", "d", "e"};
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> ids,
+                       scheduler_->EnqueueBatch("t", payloads));
+  EXPECT_EQ(ids.size(), 5u);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       scheduler_->ReserveBatch("t", 3));
+  ASSERT_EQ(leases.size(), 3u);
+  EXPECT_EQ(leases[0].job.payload, "a");
+  EXPECT_EQ(leases[2].job.payload, "c");
+  ASSERT_OK_AND_ASSIGN(leases, scheduler_->ReserveBatch("t", 10));
+  EXPECT_EQ(leases.size(), 2u);
+  ASSERT_OK_AND_ASSIGN(leases, scheduler_->ReserveBatch("t", 10));
+  EXPECT_THAT(leases, IsEmpty());
+
+  JobOptions named;
+  named.id = "batch";
+  ASSERT_OK_AND_ASSIGN(ids, scheduler_->EnqueueBatch("u", payloads, named));
+  EXPECT_THAT(
+      ids, ElementsAre("batch-0", "batch-1", "batch-2", "batch-3", "batch-4"));
+  // All or nothing: one live id refuses the whole batch.
+  EXPECT_THAT(scheduler_->EnqueueBatch("u", payloads, named),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler_->Stats("u"));
+  EXPECT_EQ(stats.ready, 5);
+}
+
+TEST_F(SchedulerTest, StatsTopicsAndList) {
+  ASSERT_OK(scheduler_->Enqueue("a", "1"));
+  ASSERT_OK(scheduler_->Enqueue("a", "2", Delayed(absl::Seconds(5))));
+  ASSERT_OK(scheduler_->Enqueue("b", "3"));
+  MustReserve("b");
+  ASSERT_OK_AND_ASSIGN(TopicStats a, scheduler_->Stats("a"));
+  EXPECT_EQ(a, (TopicStats{1, 1, 0, 0}));
+  ASSERT_OK_AND_ASSIGN(TopicStats b, scheduler_->Stats("b"));
+  EXPECT_EQ(b, (TopicStats{0, 0, 1, 0}));
+  EXPECT_THAT(scheduler_->Topics(), IsOkAndHolds(ElementsAre("a", "b")));
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> delayed,
+                       scheduler_->List("a", JobState::kDelayed));
+  ASSERT_EQ(delayed.size(), 1u);
+  EXPECT_EQ(delayed[0].payload, "2");
+  EXPECT_THAT(scheduler_->Stats("bad topic"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// --- Blocking Reserve without Start() ----------------------------------------
+
+TEST_F(SchedulerTest, BlockedReserveWakesOnEnqueue) {
+  std::optional<Lease> got;
+  std::thread consumer([&] {
+    absl::StatusOr<std::optional<Lease>> lease =
+        scheduler_->Reserve("t", absl::Hours(1));
+    ASSERT_TRUE(lease.ok());
+    got = *lease;
+  });
+  while (clock_.Waiters() == 0) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_OK(scheduler_->Enqueue("t", "wake up"));
+  consumer.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->job.payload, "wake up");
+  EXPECT_EQ(clock_.Now(), kStart);  // no time had to pass
+}
+
+TEST_F(SchedulerTest, BlockedReserveWakesWhenADelayedJobComesDue) {
+  ASSERT_OK(scheduler_->Enqueue("t", "soon", Delayed(absl::Seconds(3))));
+  std::optional<Lease> got;
+  std::thread consumer([&] {
+    absl::StatusOr<std::optional<Lease>> lease =
+        scheduler_->Reserve("t", absl::Hours(1));
+    ASSERT_TRUE(lease.ok());
+    got = *lease;
+  });
+  while (clock_.Waiters() == 0) absl::SleepFor(absl::Milliseconds(1));
+  clock_.Advance(absl::Seconds(3));
+  consumer.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->job.payload, "soon");
+}
+
+TEST_F(SchedulerTest, BlockedReserveTimesOutOnTheSchedulersClock) {
+  std::atomic<bool> done{false};
+  absl::Time returned_at;
+  std::thread consumer([&] {
+    absl::StatusOr<std::optional<Lease>> lease =
+        scheduler_->Reserve("t", absl::Seconds(2));
+    ASSERT_TRUE(lease.ok());
+    EXPECT_FALSE(lease->has_value());
+    returned_at = clock_.Now();
+    done = true;
+  });
+  // The consumer sleeps in steps of at most poll_interval; move the clock
+  // whenever it sleeps until it gives up.
+  while (!done) {
+    if (clock_.Waiters() > 0) clock_.Advance(absl::Milliseconds(500));
+    absl::SleepFor(absl::Microseconds(200));
+  }
+  consumer.join();
+  EXPECT_EQ(returned_at, kStart + absl::Seconds(2));
+}
+
+// --- Two schedulers on one store (as two processes would be) ----------------
+
+TEST(SharedStoreTest, JobsOfAnotherSchedulerArePromotedFromTheStore) {
+  SimulatedClock clock(kStart);
+  std::unique_ptr<Backend> store = NewMemoryBackend();
+  SchedulerOptions options;
+  options.clock = &clock;
+  ASSERT_OK_AND_ASSIGN(
+      auto producer,
+      Scheduler::Create(std::make_unique<BackendWrapper>(store.get()),
+                        options));
+  JobOptions in_10s;
+  in_10s.id = "remote";
+  in_10s.delay = absl::Seconds(10);
+  ASSERT_OK(producer->Enqueue("t", "p", in_10s));
+  producer.reset();  // the producing process is gone
+
+  ASSERT_OK_AND_ASSIGN(
+      auto other, Scheduler::Create(
+                      std::make_unique<BackendWrapper>(store.get()), options));
+  clock.Advance(absl::Seconds(10));
+  // `other` never armed a timer for the job; it learnt the due time from
+  // the store when it was created.
+  EXPECT_THAT(other->Tick(), IsOkAndHolds(1));
+  ASSERT_OK_AND_ASSIGN(Job job, other->Get("remote"));
+  EXPECT_EQ(job.state, JobState::kReady);
+}
+
+}  // namespace
+}  // namespace delayq

@@ -1,0 +1,248 @@
+// Copyright delayq authors.
+//
+// Handler threads started by Scheduler::Start(): acking, failing, lease
+// renewal and shutdown. Time is simulated; the tests wait for the worker
+// threads with condition waits, never for the clock.
+
+#include <atomic>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "delayq/delayq.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::StatusIs;
+
+const absl::Time kStart = absl::FromUnixSeconds(1'700'000'000);
+// How long a test waits for worker threads before it gives up (a failure,
+// not a timing assertion: the work is expected in microseconds).
+const absl::Duration kPatience = absl::Seconds(20);
+
+// Counts events by type and lets a test wait for a count.
+class EventCounter {
+ public:
+  explicit EventCounter(Scheduler& scheduler) : scheduler_(scheduler) {
+    handle_ = scheduler.AddListener([this](const Event& e) {
+      absl::MutexLock lock(&mu_);
+      ++counts_[static_cast<int>(e.type)];
+      if (e.type == EventType::kDead) last_dead_error_ = e.error;
+    });
+  }
+  ~EventCounter() { scheduler_.RemoveListener(handle_); }
+
+  bool WaitFor(EventType type, int n) {
+    absl::MutexLock lock(&mu_);
+    struct Args {
+      EventCounter* self;
+      int type;
+      int n;
+    } args{this, static_cast<int>(type), n};
+    return mu_.AwaitWithTimeout(
+        absl::Condition(
+            +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+              return a->self->counts_[a->type] >= a->n;
+            },
+            &args),
+        kPatience);
+  }
+
+  int Count(EventType type) {
+    absl::MutexLock lock(&mu_);
+    return counts_[static_cast<int>(type)];
+  }
+
+  std::string LastDeadError() {
+    absl::MutexLock lock(&mu_);
+    return last_dead_error_;
+  }
+
+ private:
+  Scheduler& scheduler_;
+  int handle_;
+  absl::Mutex mu_;
+  int counts_[16] = {};
+  std::string last_dead_error_;
+};
+
+class WorkersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SchedulerOptions options;
+    options.clock = &clock_;
+    ASSERT_OK_AND_ASSIGN(scheduler_,
+                         Scheduler::Create(NewMemoryBackend(), options));
+  }
+
+  SimulatedClock clock_{kStart};
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(WorkersTest, SuccessfulHandlersAckEveryJob) {
+  EventCounter events(*scheduler_);
+  std::atomic<int> runs{0};
+  HandlerOptions options;
+  options.concurrency = 4;
+  options.batch = 8;
+  scheduler_->Handle(
+      "mail",
+      [&](const Job&) {
+        ++runs;
+        return absl::OkStatus();
+      },
+      options);
+  std::vector<std::string> payloads(500, "hi");
+  ASSERT_OK(scheduler_->EnqueueBatch("mail", payloads));
+  ASSERT_OK(scheduler_->Start());
+  EXPECT_THAT(scheduler_->Start(),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_TRUE(events.WaitFor(EventType::kSucceeded, 500));
+  scheduler_->Stop();
+  EXPECT_EQ(runs.load(), 500);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler_->Stats("mail"));
+  EXPECT_EQ(stats.total(), 0);
+}
+
+TEST_F(WorkersTest, FailingHandlerRetriesThenDies) {
+  EventCounter events(*scheduler_);
+  std::atomic<int> runs{0};
+  scheduler_->Handle("pay", [&](const Job&) {
+    ++runs;
+    return absl::UnavailableError("gateway down");
+  });
+  JobOptions options;
+  options.id = "p1";
+  options.max_attempts = 3;
+  options.backoff = Backoff::Fixed(absl::ZeroDuration());
+  ASSERT_OK(scheduler_->Enqueue("pay", "42", options));
+  ASSERT_OK(scheduler_->Start());
+  ASSERT_TRUE(events.WaitFor(EventType::kDead, 1));
+  scheduler_->Stop();
+  EXPECT_EQ(runs.load(), 3);
+  EXPECT_EQ(events.Count(EventType::kRetried), 2);
+  ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get("p1"));
+  EXPECT_EQ(job.state, JobState::kDead);
+  EXPECT_EQ(job.last_error, "gateway down");
+}
+
+TEST_F(WorkersTest, ThrowingHandlerFailsTheJob) {
+  EventCounter events(*scheduler_);
+  scheduler_->Handle("t", [](const Job&) -> absl::Status {
+    throw std::runtime_error("boom");
+  });
+  JobOptions options;
+  options.id = "j";
+  options.max_attempts = 1;
+  ASSERT_OK(scheduler_->Enqueue("t", "", options));
+  ASSERT_OK(scheduler_->Start());
+  ASSERT_TRUE(events.WaitFor(EventType::kDead, 1));
+  scheduler_->Stop();
+  EXPECT_EQ(events.LastDeadError(), "handler threw: boom");
+}
+
+TEST_F(WorkersTest, LeaseIsExtendedWhileTheHandlerRuns) {
+  EventCounter events(*scheduler_);
+  absl::Notification release;
+  std::atomic<int> runs{0};
+  HandlerOptions handler_options;
+  handler_options.concurrency = 2;  // a second worker would take an expired job
+  scheduler_->Handle(
+      "slow",
+      [&](const Job&) {
+        ++runs;
+        release.WaitForNotification();
+        return absl::OkStatus();
+      },
+      handler_options);
+  JobOptions options;
+  options.id = "long";
+  options.ttr = absl::Seconds(10);
+  ASSERT_OK(scheduler_->Enqueue("slow", "", options));
+  ASSERT_OK(scheduler_->Start());
+  ASSERT_TRUE(events.WaitFor(EventType::kReserved, 1));
+
+  // Run for 5 ttrs. Each step passes the renewal point (half the ttr left)
+  // but not the deadline; wait for the renewal before the next step.
+  for (int step = 1; step <= 8; ++step) {
+    clock_.Advance(absl::Seconds(6));
+    const absl::Time want = clock_.Now() + absl::Seconds(10);
+    const absl::Time give_up = absl::Now() + kPatience;
+    absl::Time deadline;
+    do {
+      ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get("long"));
+      deadline = job.deadline;
+      if (deadline == want) break;
+      absl::SleepFor(absl::Microseconds(100));
+    } while (absl::Now() < give_up);
+    ASSERT_EQ(deadline, want) << "lease not renewed at step " << step;
+  }
+  release.Notify();
+  ASSERT_TRUE(events.WaitFor(EventType::kSucceeded, 1));
+  scheduler_->Stop();
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(events.Count(EventType::kExpired), 0);
+}
+
+TEST_F(WorkersTest, StopWaitsForRunningHandlers) {
+  EventCounter events(*scheduler_);
+  absl::Notification started;
+  absl::Notification release;
+  scheduler_->Handle("t", [&](const Job&) {
+    started.Notify();
+    release.WaitForNotification();
+    return absl::OkStatus();
+  });
+  ASSERT_OK(scheduler_->Enqueue("t", ""));
+  ASSERT_OK(scheduler_->Start());
+  started.WaitForNotification();
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    scheduler_->Stop(absl::Hours(1));
+    stopped = true;
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  EXPECT_FALSE(stopped.load());  // the handler is still running
+  release.Notify();
+  stopper.join();
+  EXPECT_EQ(events.Count(EventType::kSucceeded), 1);
+}
+
+TEST_F(WorkersTest, DelayedJobsRunWhenTheClockReachesThem) {
+  EventCounter events(*scheduler_);
+  scheduler_->Handle("t", [](const Job&) { return absl::OkStatus(); });
+  JobOptions options;
+  options.delay = absl::Seconds(90);
+  ASSERT_OK(scheduler_->Enqueue("t", "respawn boss", options));
+  ASSERT_OK(scheduler_->Start());
+  clock_.Advance(absl::Seconds(89));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler_->Stats("t"));
+  EXPECT_EQ(stats.delayed, 1);
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_TRUE(events.WaitFor(EventType::kSucceeded, 1));
+  scheduler_->Stop();
+}
+
+TEST_F(WorkersTest, HandlerRegisteredAfterStartGetsWorkers) {
+  EventCounter events(*scheduler_);
+  ASSERT_OK(scheduler_->Start());
+  scheduler_->Handle("late", [](const Job&) { return absl::OkStatus(); });
+  ASSERT_OK(scheduler_->Enqueue("late", ""));
+  ASSERT_TRUE(events.WaitFor(EventType::kSucceeded, 1));
+  scheduler_->Stop();
+  // Restartable after Stop().
+  ASSERT_OK(scheduler_->Start());
+  ASSERT_OK(scheduler_->Enqueue("late", ""));
+  ASSERT_TRUE(events.WaitFor(EventType::kSucceeded, 2));
+}
+
+}  // namespace
+}  // namespace delayq
