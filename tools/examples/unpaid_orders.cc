@@ -14,9 +14,12 @@
 //
 //   bazel run -c opt //tools/examples:unpaid_orders -- --orders=3000
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -214,6 +217,10 @@ int main(int argc, char** argv) {
       "Places orders with payment timeouts; unpaid ones are cancelled by a "
       "delayq handler.");
   absl::ParseCommandLine(argc, argv);
+  // Under `bazel run`, resolve relative store paths where the user stands.
+  if (const char* dir = std::getenv("BUILD_WORKING_DIRECTORY")) {
+    if (chdir(dir) != 0) std::perror("chdir");
+  }
   const std::string store = absl::GetFlag(FLAGS_store);
 
   absl::StatusOr<std::unique_ptr<delayq::Backend>> backend =

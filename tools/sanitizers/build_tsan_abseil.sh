@@ -5,9 +5,13 @@
 # absl::Mutex-guarded variable. The source is Debian's (same version, same
 # patches, same inline namespace), so headers and libraries agree.
 #
-# Usage: tools/sanitizers/build_tsan_abseil.sh [PREFIX]   (default /opt/delayq-tsan/absl)
+# Usage: tools/sanitizers/build_tsan_abseil.sh    (installs into /opt/delayq-tsan)
+# then:  bazel test --config=tsan //tests/...
 set -euo pipefail
-prefix=${1:-/opt/delayq-tsan/absl}
+prefix=/opt/delayq-tsan/absl
+# .bazelrc's tsan config reads the suppressions from beside the libraries.
+mkdir -p "$prefix/.."
+cp "$(dirname "$0")/tsan.supp" "$prefix/../tsan.supp"
 if [[ -f "$prefix/lib/libabsl_synchronization.a" ]]; then
   echo "TSan Abseil already in $prefix"
   exit 0

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what building and testing delayq needs on Debian bookworm: Bazel,
+# the libraries (Abseil, SQLite, hiredis, GoogleTest, Google Benchmark) and
+# redis-server for the Redis tests. Safe to run again; skips what is there.
+set -euo pipefail
+packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev
+          libbenchmark-dev libgtest-dev libgmock-dev googletest redis-server
+          pkg-config g++ python3)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  echo "Installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "delayq build dependencies are installed."
