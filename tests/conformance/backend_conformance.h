@@ -73,6 +73,14 @@ class BackendConformanceTest : public ::testing::TestWithParam<BackendFactory> {
   // Adds one job at `now`, failing the test on error.
   void AddOne(const NewJob& job, absl::Time now = kT0);
 
+  // Adds `job` at its run_at and reserves it at `now` (the only job of its
+  // topic that is due then), failing the test if that does not work.
+  Lease AddAndReserve(const NewJob& job, absl::Time now);
+
+  // Expects Ack, Fail, Release and Touch of `id` under `token` to fail with
+  // FailedPrecondition and to leave the job (if any) as it was.
+  void ExpectStale(const std::string& id, uint64_t token, absl::Time now);
+
   // The ids of `leases`, in order.
   static std::vector<std::string> Ids(const std::vector<Lease>& leases);
 
