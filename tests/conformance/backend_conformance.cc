@@ -8,6 +8,7 @@
 
 #include "tests/conformance/backend_conformance.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,36 @@ NewJob BackendConformanceTest::MakeJob(absl::string_view id,
 
 void BackendConformanceTest::AddOne(const NewJob& job, absl::Time now) {
   ASSERT_OK(backend_->Add({job}, now));
+}
+
+Lease BackendConformanceTest::AddAndReserve(const NewJob& job, absl::Time now) {
+  EXPECT_OK(backend_->Add({job}, job.run_at));
+  absl::StatusOr<std::vector<Lease>> leases =
+      backend_->Reserve(job.topic, 1, now);
+  if (!leases.ok() || leases->size() != 1 || (*leases)[0].job.id != job.id) {
+    ADD_FAILURE() << "could not reserve " << job.id << ": " << leases.status();
+    return Lease{};
+  }
+  return (*leases)[0];
+}
+
+void BackendConformanceTest::ExpectStale(const std::string& id, uint64_t token,
+                                         absl::Time now) {
+  constexpr absl::StatusCode kStale = absl::StatusCode::kFailedPrecondition;
+  absl::StatusOr<Job> before = backend_->Get(id);
+  EXPECT_THAT(backend_->Ack(id, token, now), StatusIs(kStale));
+  EXPECT_THAT(backend_->Fail(id, token, "late", now, now), StatusIs(kStale));
+  EXPECT_THAT(backend_->Release(id, token, now, now), StatusIs(kStale));
+  EXPECT_THAT(backend_->Touch(id, token, now), StatusIs(kStale));
+  absl::StatusOr<Job> after = backend_->Get(id);
+  ASSERT_EQ(before.status().code(), after.status().code());
+  if (before.ok()) {
+    EXPECT_EQ(after->state, before->state);
+    EXPECT_EQ(after->attempts, before->attempts);
+    EXPECT_EQ(after->deadline, before->deadline);
+    EXPECT_EQ(after->run_at, before->run_at);
+    EXPECT_EQ(after->last_error, before->last_error);
+  }
 }
 
 std::vector<std::string> BackendConformanceTest::Ids(
@@ -220,6 +251,229 @@ TEST_P(BackendConformanceTest, GetShowsDueDelayedJobAsStoredUntilMoved) {
   ASSERT_OK_AND_ASSIGN(got, backend_->Get("d"));
   EXPECT_EQ(got.state, JobState::kReady);
   EXPECT_EQ(got.run_at, At(absl::Seconds(1)));
+}
+
+// ------------------------------------------------------------------ Reserve
+
+TEST_P(BackendConformanceTest, ReserveOfEmptyOrUnknownTopicReturnsNothing) {
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(Topic(), 5, kT0));
+  EXPECT_THAT(leases, IsEmpty());
+}
+
+TEST_P(BackendConformanceTest, ReserveOrdersByPriorityThenRunAtThenEnqueue) {
+  const std::string topic = Topic();
+  auto job = [&](const char* id, int priority, absl::Duration run_at) {
+    NewJob j = MakeJob(id, topic, At(run_at));
+    j.priority = priority;
+    return j;
+  };
+  ASSERT_OK(backend_->Add(
+      {job("p1-late", 1, -absl::Seconds(1)),
+       job("p1-early", 1, -absl::Seconds(9)), job("p0-b", 0, -absl::Seconds(5)),
+       job("p0-a", 0, -absl::Seconds(5)), job("neg", -3, absl::ZeroDuration()),
+       job("p0-first", 0, -absl::Seconds(6))},
+      kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 10, kT0));
+  EXPECT_THAT(Ids(leases), ElementsAre("neg", "p0-first", "p0-b", "p0-a",
+                                       "p1-early", "p1-late"));
+}
+
+TEST_P(BackendConformanceTest, ReserveKeepsEnqueueOrderAcrossCallsAndBatches) {
+  const std::string topic = Topic();
+  // All due at the same time: enqueue order decides, whether the jobs came
+  // in one batch or several calls, and whatever their ids.
+  ASSERT_OK(backend_->Add({MakeJob("z", topic), MakeJob("m", topic)}, kT0));
+  AddOne(MakeJob("a", topic), At(absl::Seconds(1)));
+  ASSERT_OK(backend_->Add({MakeJob("y", topic), MakeJob("b", topic)},
+                          At(absl::Seconds(2))));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> first,
+                       backend_->Reserve(topic, 2, At(absl::Seconds(3))));
+  EXPECT_THAT(Ids(first), ElementsAre("z", "m"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> rest,
+                       backend_->Reserve(topic, 10, At(absl::Seconds(3))));
+  EXPECT_THAT(Ids(rest), ElementsAre("a", "y", "b"));
+}
+
+TEST_P(BackendConformanceTest, ReserveTakesOnlyJobsOfItsTopic) {
+  AddOne(MakeJob("other", Topic("other")));
+  AddOne(MakeJob("mine", Topic()));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(Topic(), 10, kT0));
+  EXPECT_THAT(Ids(leases), ElementsAre("mine"));
+}
+
+TEST_P(BackendConformanceTest, ReserveWaitsForRunAtOfDelayedJobs) {
+  const std::string topic = Topic();
+  AddOne(MakeJob("d", topic, At(absl::Seconds(10))));
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> leases,
+      backend_->Reserve(topic, 1, At(absl::Milliseconds(9999))));
+  EXPECT_THAT(leases, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(leases,
+                       backend_->Reserve(topic, 1, At(absl::Seconds(10))));
+  EXPECT_THAT(Ids(leases), ElementsAre("d"));
+}
+
+TEST_P(BackendConformanceTest, ReserveSeesDueDelayedJobsWithoutPromoteDue) {
+  const std::string topic = Topic();
+  NewJob urgent = MakeJob("urgent-delayed", topic, At(absl::Seconds(5)));
+  urgent.priority = -1;
+  ASSERT_OK(
+      backend_->Add({MakeJob("ready", topic, kT0),
+                     MakeJob("early-delayed", topic, At(absl::Seconds(2))),
+                     urgent, MakeJob("not-yet", topic, At(absl::Seconds(7)))},
+                    kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 10, At(absl::Seconds(6))));
+  EXPECT_THAT(Ids(leases),
+              ElementsAre("urgent-delayed", "ready", "early-delayed"));
+  EXPECT_EQ(leases[0].job.run_at, At(absl::Seconds(5)));
+}
+
+TEST_P(BackendConformanceTest, ReserveMoreThanAvailableReturnsWhatThereIs) {
+  const std::string topic = Topic();
+  ASSERT_OK(backend_->Add({MakeJob("a", topic), MakeJob("b", topic)}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 100, kT0));
+  EXPECT_THAT(Ids(leases), ElementsAre("a", "b"));
+  ASSERT_OK_AND_ASSIGN(leases, backend_->Reserve(topic, 100, kT0));
+  EXPECT_THAT(leases, IsEmpty());
+}
+
+TEST_P(BackendConformanceTest, ReserveCountsAttemptAndSetsDeadlineAndToken) {
+  const std::string topic = Topic();
+  AddOne(MakeJob("j", topic, At(-absl::Seconds(3))));
+  const absl::Time now = At(absl::Milliseconds(250));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 1, now));
+  ASSERT_EQ(leases.size(), 1u);
+  const Lease& lease = leases[0];
+  EXPECT_EQ(lease.deadline, now + absl::Seconds(30));
+  EXPECT_EQ(lease.job.id, "j");
+  EXPECT_EQ(lease.job.topic, topic);
+  EXPECT_EQ(lease.job.payload, "payload of j");
+  EXPECT_EQ(lease.job.state, JobState::kReserved);
+  EXPECT_EQ(lease.job.attempts, 1);
+  EXPECT_EQ(lease.job.deadline, lease.deadline);
+  EXPECT_EQ(lease.job.run_at, At(-absl::Seconds(3)));
+  EXPECT_EQ(lease.job.enqueued_at, kT0);
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("j"));
+  EXPECT_EQ(got.state, JobState::kReserved);
+  EXPECT_EQ(got.attempts, 1);
+  EXPECT_EQ(got.deadline, now + absl::Seconds(30));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, (TopicStats{0, 0, 1, 0}));
+}
+
+TEST_P(BackendConformanceTest, TokensAreFreshForEveryReservation) {
+  const std::string topic = Topic();
+  ASSERT_OK(backend_->Add({MakeJob("a", topic), MakeJob("b", topic)}, kT0));
+  std::vector<uint64_t> tokens;
+  absl::Time now = kT0;
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend_->Reserve(topic, 2, now));
+    ASSERT_EQ(leases.size(), 2u) << round;
+    for (const Lease& lease : leases) {
+      tokens.push_back(lease.token);
+      ASSERT_OK(backend_->Release(lease.job.id, lease.token, now, now));
+    }
+    now += absl::Seconds(1);
+  }
+  std::sort(tokens.begin(), tokens.end());
+  EXPECT_EQ(std::adjacent_find(tokens.begin(), tokens.end()), tokens.end())
+      << "a token was issued twice";
+}
+
+TEST_P(BackendConformanceTest, ReserveRedeliversExpiredLeaseAsNewAttempt) {
+  const std::string topic = Topic();
+  AddOne(MakeJob("j", topic, At(-absl::Seconds(1))));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> first,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_EQ(first.size(), 1u);
+  // Not yet expired at deadline - 1 ms.
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> none,
+      backend_->Reserve(topic, 1, first[0].deadline - absl::Milliseconds(1)));
+  EXPECT_THAT(none, IsEmpty());
+  const absl::Time later = first[0].deadline;
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> second,
+                       backend_->Reserve(topic, 1, later));
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].job.id, "j");
+  EXPECT_EQ(second[0].job.attempts, 2);
+  EXPECT_EQ(second[0].job.run_at, At(-absl::Seconds(1))) << "run_at is kept";
+  EXPECT_EQ(second[0].deadline, later + absl::Seconds(30));
+  EXPECT_NE(second[0].token, first[0].token);
+}
+
+TEST_P(BackendConformanceTest, ReserveMovesExpiredLeaseWithoutAttemptsToDead) {
+  const std::string topic = Topic();
+  NewJob once = MakeJob("once", topic);
+  once.max_attempts = 1;
+  ASSERT_OK(backend_->Add({once, MakeJob("next", topic)}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> first,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_THAT(Ids(first), ElementsAre("once"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> second,
+                       backend_->Reserve(topic, 5, At(absl::Minutes(1))));
+  EXPECT_THAT(Ids(second), ElementsAre("next"));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("once"));
+  EXPECT_EQ(got.state, JobState::kDead);
+  EXPECT_EQ(got.attempts, 1);
+  EXPECT_EQ(got.last_error, "lease expired");
+  EXPECT_EQ(got.deadline, absl::InfinitePast());
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, (TopicStats{0, 0, 1, 1}));
+}
+
+TEST_P(BackendConformanceTest, ReserveMovesEveryDueJobOfItsTopicFirst) {
+  const std::string topic = Topic();
+  NewJob low = MakeJob("low", topic);
+  low.priority = 5;
+  ASSERT_OK(
+      backend_->Add({low, MakeJob("held", topic),
+                     MakeJob("due", topic, At(absl::Seconds(40))),
+                     MakeJob("other-topic", Topic("b"), At(absl::Seconds(40)))},
+                    kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> held,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_THAT(Ids(held), ElementsAre("held"));
+  // At +50 s the lease (deadline +30 s) has expired and "due" is due; one
+  // Reserve takes "held" back and leaves the other two ready.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> next,
+                       backend_->Reserve(topic, 1, At(absl::Seconds(50))));
+  EXPECT_THAT(Ids(next), ElementsAre("held"));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, (TopicStats{0, 2, 1, 0}));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("due"));
+  EXPECT_EQ(got.state, JobState::kReady);
+  ASSERT_OK_AND_ASSIGN(got, backend_->Get("other-topic"));
+  EXPECT_EQ(got.state, JobState::kDelayed) << "other topics are left alone";
+}
+
+TEST_P(BackendConformanceTest, ExpiredLeaseIsStaleOnceReserveMovedIt) {
+  const std::string topic = Topic();
+  NewJob urgent = MakeJob("urgent", topic, At(absl::Seconds(40)));
+  urgent.priority = -1;
+  ASSERT_OK(backend_->Add({MakeJob("held", topic), urgent}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> held,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_THAT(Ids(held), ElementsAre("held"));
+  // Nobody took "held" over, but Reserve moved it back to ready.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> next,
+                       backend_->Reserve(topic, 1, At(absl::Seconds(45))));
+  ASSERT_THAT(Ids(next), ElementsAre("urgent"));
+  const absl::Time now = At(absl::Seconds(46));
+  EXPECT_THAT(backend_->Touch("held", held[0].token, now),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(backend_->Ack("held", held[0].token, now),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("held"));
+  EXPECT_EQ(got.state, JobState::kReady);
+  EXPECT_EQ(got.attempts, 1);
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -43,6 +44,11 @@ struct BackendFactory {
   std::string name;  // "memory", "sqlite", "redis": used in test names
   std::function<absl::StatusOr<std::unique_ptr<Backend>>()> make;
 };
+
+// Test output names the factory rather than dumping its bytes.
+inline void PrintTo(const BackendFactory& factory, std::ostream* os) {
+  *os << factory.name;
+}
 
 // BackendFactoryName()
 //
@@ -72,6 +78,14 @@ class BackendConformanceTest : public ::testing::TestWithParam<BackendFactory> {
 
   // Adds one job at `now`, failing the test on error.
   void AddOne(const NewJob& job, absl::Time now = kT0);
+
+  // Adds `job` at its run_at and reserves it at `now` (the only job of its
+  // topic that is due then), failing the test if that does not work.
+  Lease AddAndReserve(const NewJob& job, absl::Time now);
+
+  // Expects Ack, Fail, Release and Touch of `id` under `token` to fail with
+  // FailedPrecondition and to leave the job (if any) as it was.
+  void ExpectStale(const std::string& id, uint64_t token, absl::Time now);
 
   // The ids of `leases`, in order.
   static std::vector<std::string> Ids(const std::vector<Lease>& leases);
