@@ -117,6 +117,22 @@ inline int WheelSlotFor(uint64_t when, int level) {
                           (kWheelSlots - 1));
 }
 
+// Each slot keeps its timers in kWheelLanes lists. Cascading a slot walks
+// its lists side by side, so the memory loads of one list's next timer
+// overlap with the work on the others instead of waiting one by one (walking
+// a long list of timers scattered over a large slab is otherwise bound by
+// memory latency).
+inline constexpr int kWheelLaneBits = 2;
+inline constexpr int kWheelLanes = 1 << kWheelLaneBits;
+
+// The list of a slot that holds timers due at `when`: a hash of the deadline,
+// so that timers due at the same tick share one list (which keeps them in
+// insertion order) while different deadlines spread evenly.
+inline int WheelLaneFor(uint64_t when) {
+  return static_cast<int>((when * uint64_t{0x9E3779B97F4A7C15}) >>
+                          (64 - kWheelLaneBits));
+}
+
 // How many slots past `current` (0..63, going round) the first set bit of
 // `occupied` lies; `current` itself counts as distance 0.
 // REQUIRES: occupied != 0.
@@ -140,12 +156,7 @@ class TimingWheel {
 
   // Creates an empty wheel whose time is `now_tick`.
   explicit TimingWheel(uint64_t now_tick = 0)
-      : elapsed_(std::min(now_tick, kMaxTick)) {
-    for (Level& level : levels_) {
-      level.head.fill(kNil);
-      level.tail.fill(kNil);
-    }
-  }
+      : elapsed_(std::min(now_tick, kMaxTick)) {}
 
   TimingWheel(const TimingWheel&) = delete;
   TimingWheel& operator=(const TimingWheel&) = delete;
@@ -163,6 +174,7 @@ class TimingWheel {
     Entry& entry = entries_[index];
     new (&entry.value) T(std::move(value));
     entry.deadline = std::min(deadline_tick, kMaxTick);
+    entry.lane = static_cast<uint8_t>(internal::WheelLaneFor(entry.deadline));
     Place(index);
     ++size_;
     return TimerId{index, entry.generation};
@@ -274,7 +286,8 @@ class TimingWheel {
           next(other.next),
           generation(other.generation),
           level(other.level),
-          slot(other.slot) {
+          slot(other.slot),
+          lane(other.lane) {
       if (in_use()) new (&value) T(std::move(other.value));
     }
     Entry& operator=(Entry&&) = delete;
@@ -290,15 +303,22 @@ class TimingWheel {
     uint32_t generation = 0;
     uint8_t level = kFree;
     uint8_t slot = 0;
+    uint8_t lane = 0;  // internal::WheelLaneFor(deadline), kept for Unlink().
     union {
       T value;  // Alive exactly while in_use().
     };
   };
 
+  // An intrusive doubly-linked list of entries, by slab index.
+  struct List {
+    uint32_t head = kNil;
+    uint32_t tail = kNil;
+  };
+  using Slot = std::array<List, internal::kWheelLanes>;
+
   struct Level {
-    uint64_t occupied = 0;  // Bit s set <=> head[s] != kNil.
-    std::array<uint32_t, internal::kWheelSlots> head;
-    std::array<uint32_t, internal::kWheelSlots> tail;
+    uint64_t occupied = 0;  // Bit s set <=> some list of slots[s] non-empty.
+    std::array<Slot, internal::kWheelSlots> slots;
   };
 
   // The next slot to process and the tick at which it comes due.
@@ -319,8 +339,7 @@ class TimingWheel {
     return static_cast<uint32_t>(entries_.size() - 1);
   }
 
-  // REQUIRES: the entry's value is already destroyed (or moved out and
-  // destroyed) and the entry is unlinked.
+  // REQUIRES: the entry's value is already destroyed and the entry unlinked.
   void Free(uint32_t index) {
     Entry& entry = entries_[index];
     entry.level = kFree;
@@ -346,43 +365,70 @@ class TimingWheel {
     entry.level = static_cast<uint8_t>(level);
     entry.slot = static_cast<uint8_t>(slot);
     Level& lv = levels_[level];
+    List& list = lv.slots[slot][entry.lane];
     entry.next = kNil;
-    entry.prev = lv.tail[slot];
-    if (lv.tail[slot] == kNil) {
-      lv.head[slot] = index;
+    entry.prev = list.tail;
+    if (list.tail == kNil) {
+      list.head = index;
       lv.occupied |= uint64_t{1} << slot;
     } else {
-      entries_[lv.tail[slot]].next = index;
+      entries_[list.tail].next = index;
     }
-    lv.tail[slot] = index;
+    list.tail = index;
   }
 
   void Unlink(uint32_t index) {
     Entry& entry = entries_[index];
     Level& lv = levels_[entry.level];
+    Slot& slot = lv.slots[entry.slot];
+    List& list = slot[entry.lane];
     if (entry.prev == kNil) {
-      lv.head[entry.slot] = entry.next;
+      list.head = entry.next;
     } else {
       entries_[entry.prev].next = entry.next;
     }
     if (entry.next == kNil) {
-      lv.tail[entry.slot] = entry.prev;
+      list.tail = entry.prev;
     } else {
       entries_[entry.next].prev = entry.prev;
     }
-    if (lv.head[entry.slot] == kNil) {
+    if (list.head == kNil && IsEmpty(slot)) {
       lv.occupied &= ~(uint64_t{1} << entry.slot);
     }
   }
 
-  // Detaches the whole list of a slot and returns its first entry.
-  uint32_t TakeSlot(int level, int slot) {
+  static bool IsEmpty(const Slot& slot) {
+    for (const List& list : slot) {
+      if (list.head != kNil) return false;
+    }
+    return true;
+  }
+
+  // Detaches all lists of a slot and returns their heads.
+  std::array<uint32_t, internal::kWheelLanes> TakeSlot(int level, int slot) {
     Level& lv = levels_[level];
-    const uint32_t first = lv.head[slot];
-    lv.head[slot] = kNil;
-    lv.tail[slot] = kNil;
+    std::array<uint32_t, internal::kWheelLanes> heads;
+    for (int lane = 0; lane < internal::kWheelLanes; ++lane) {
+      heads[lane] = lv.slots[slot][lane].head;
+      lv.slots[slot][lane] = List();
+    }
     lv.occupied &= ~(uint64_t{1} << slot);
-    return first;
+    return heads;
+  }
+
+  // Appends the entries of a taken slot to scratch_, list by list.
+  void Gather(const std::array<uint32_t, internal::kWheelLanes>& heads) {
+    for (uint32_t index : heads) {
+      for (; index != kNil; index = entries_[index].next) {
+        scratch_.push_back(index);
+      }
+    }
+  }
+
+  void Prefetch(uint32_t index) const {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(&entries_[index]);
+#endif
   }
 
   // The first occupied level holds the earliest slot: every slot of a level
@@ -410,32 +456,33 @@ class TimingWheel {
     return std::nullopt;
   }
 
-  // Fires every timer in level-0 slot `slot`, which is due now.
+  // Fires every timer in level-0 slot `slot`, which is due now. Outside the
+  // overdue case all of them share one deadline, hence one list.
   template <typename Fn>
   size_t Fire(int slot, Fn& on_expire) {
-    uint32_t index = TakeSlot(0, slot);
+    const std::array<uint32_t, internal::kWheelLanes> heads = TakeSlot(0, slot);
     if (overdue_unsorted_) {
       // Timers inserted with a deadline in the past share this slot with
-      // those due exactly now; put them in deadline order, keeping insertion
-      // order among equals.
+      // those due exactly now; put them in deadline order. Equal deadlines
+      // share a list, so a stable sort keeps their insertion order.
       overdue_unsorted_ = false;
       scratch_.clear();
-      for (; index != kNil; index = entries_[index].next) {
-        scratch_.push_back(index);
-      }
+      Gather(heads);
       std::stable_sort(scratch_.begin(), scratch_.end(),
                        [this](uint32_t a, uint32_t b) {
                          return entries_[a].deadline < entries_[b].deadline;
                        });
-      for (const uint32_t i : scratch_) FireOne(i, on_expire);
+      for (const uint32_t index : scratch_) FireOne(index, on_expire);
       return scratch_.size();
     }
     size_t fired = 0;
-    while (index != kNil) {
-      const uint32_t next = entries_[index].next;
-      FireOne(index, on_expire);
-      index = next;
-      ++fired;
+    for (uint32_t index : heads) {
+      while (index != kNil) {
+        const uint32_t next = entries_[index].next;
+        FireOne(index, on_expire);
+        index = next;
+        ++fired;
+      }
     }
     return fired;
   }
@@ -451,14 +498,24 @@ class TimingWheel {
     on_expire(std::move(value));
   }
 
-  // Re-sorts the timers of a higher-level slot whose start has come.
+  // Re-sorts the timers of a higher-level slot whose start has come. The
+  // slot's lists are walked in turns, one entry of each per round, with the
+  // next entry of each list prefetched a round ahead.
   void Cascade(int level, int slot) {
-    uint32_t index = TakeSlot(level, slot);
-    while (index != kNil) {
-      const uint32_t next = entries_[index].next;
-      assert(entries_[index].deadline >= elapsed_);
-      Place(index);
-      index = next;
+    std::array<uint32_t, internal::kWheelLanes> cursor = TakeSlot(level, slot);
+    for (bool more = true; more;) {
+      more = false;
+      for (uint32_t& index : cursor) {
+        if (index == kNil) continue;
+        const uint32_t current = index;
+        index = entries_[current].next;
+        if (index != kNil) {
+          Prefetch(index);
+          more = true;
+        }
+        assert(entries_[current].deadline >= elapsed_);
+        Place(current);
+      }
     }
   }
 
@@ -467,14 +524,13 @@ class TimingWheel {
   // and re-sort them all there, instead of turning the top level round once
   // per 2^36 ticks.
   void Rebase(uint64_t now_tick) {
-    uint64_t target = now_tick;
     scratch_.clear();
     for (int slot = 0; slot < internal::kWheelSlots; ++slot) {
-      for (uint32_t index = TakeSlot(internal::kWheelTopLevel, slot);
-           index != kNil; index = entries_[index].next) {
-        scratch_.push_back(index);
-        target = std::min(target, entries_[index].deadline);
-      }
+      Gather(TakeSlot(internal::kWheelTopLevel, slot));
+    }
+    uint64_t target = now_tick;
+    for (const uint32_t index : scratch_) {
+      target = std::min(target, entries_[index].deadline);
     }
     assert(target >= elapsed_);
     elapsed_ = target;
@@ -500,37 +556,46 @@ bool TimingWheel<T>::CheckInvariants() const {
     const int current = internal::WheelSlotFor(elapsed_, level);
     for (int slot = 0; slot < internal::kWheelSlots; ++slot) {
       const bool bit = (lv.occupied >> slot) & 1;
-      if (bit != (lv.head[slot] != kNil)) return false;
-      if ((lv.head[slot] == kNil) != (lv.tail[slot] == kNil)) return false;
+      if (bit == IsEmpty(lv.slots[slot])) return false;
       // The tick at which this slot is processed next (as in NextDue()).
       const int distance =
           (slot - current + internal::kWheelSlots) % internal::kWheelSlots;
       uint64_t start = (elapsed_ & ~(range - 1)) + distance * range;
       if (level > 0 && distance == 0) start += internal::kWheelRange;
-      uint32_t prev = kNil;
-      for (uint32_t index = lv.head[slot]; index != kNil;
-           index = entries_[index].next) {
-        if (index >= entries_.size() || ++linked > size_) return false;
-        const Entry& entry = entries_[index];
-        if (entry.level != level || entry.slot != slot) return false;
-        if (entry.prev != prev) return false;
-        prev = index;
-        if (level == 0 && distance == 0) {
-          if (entry.deadline > elapsed_) return false;
-          continue;
+      for (int lane = 0; lane < internal::kWheelLanes; ++lane) {
+        const List& list = lv.slots[slot][lane];
+        if ((list.head == kNil) != (list.tail == kNil)) return false;
+        uint32_t prev = kNil;
+        for (uint32_t index = list.head; index != kNil;
+             index = entries_[index].next) {
+          if (index >= entries_.size() || ++linked > size_) return false;
+          const Entry& entry = entries_[index];
+          if (entry.level != level || entry.slot != slot) return false;
+          if (entry.lane != lane ||
+              internal::WheelLaneFor(entry.deadline) != lane) {
+            return false;
+          }
+          if (entry.prev != prev) return false;
+          prev = index;
+          if (level == 0 && distance == 0) {
+            if (entry.deadline > elapsed_) return false;
+            continue;
+          }
+          // Not processed before its deadline, nor before now.
+          if (start > entry.deadline || start <= elapsed_) return false;
+          if (level < internal::kWheelTopLevel &&
+              current + distance >= internal::kWheelSlots) {
+            return false;
+          }
+          // Processed no earlier than needed: the deadline is inside this
+          // slot unless the timer is parked beyond the wheel's span.
+          if (level < internal::kWheelTopLevel &&
+              entry.deadline - start >= range) {
+            return false;
+          }
         }
-        // Not processed before its deadline, nor before now.
-        if (start > entry.deadline || start <= elapsed_) return false;
-        if (level < internal::kWheelTopLevel &&
-            current + distance >= internal::kWheelSlots) {
-          return false;
-        }
-        // Processed no earlier than needed: the deadline is inside this slot
-        // unless the timer is parked beyond the wheel's span.
-        if (level < internal::kWheelTopLevel && entry.deadline - start >= range)
-          return false;
+        if (list.tail != prev) return false;
       }
-      if (lv.tail[slot] != prev) return false;
     }
   }
   size_t in_use = 0;
