@@ -14,9 +14,11 @@
 // 64^6 = 2^36 ticks (about 2.2 years at 1 ms). Each level keeps a 64-bit
 // occupancy bitmap, so the next occupied slot is found with a rotate and a
 // count-trailing-zeros instead of a scan. Timers live in a slab (a vector plus
-// a free list) and are chained into their slot by index in doubly-linked
-// lists, so Insert and Cancel are O(1) and allocate nothing once the slab has
-// grown to the peak number of pending timers. Higher levels cascade lazily:
+// a free list) and are chained by index into intrusive doubly-linked lists,
+// so Insert and Cancel are O(1) and allocate nothing once the slab has grown
+// to the peak number of pending timers. Each slot has four such lists, picked
+// by a hash of the deadline, so that a cascade can walk them side by side and
+// overlap their cache misses. Higher levels cascade lazily:
 // the timers of a level-L slot are re-sorted into lower levels only when the
 // wheel's time reaches the start of that slot. A timer farther away than the
 // wheel's span is parked on the top level and re-cascaded each time its slot
@@ -160,8 +162,31 @@ class TimingWheel {
 
   TimingWheel(const TimingWheel&) = delete;
   TimingWheel& operator=(const TimingWheel&) = delete;
-  TimingWheel(TimingWheel&&) = default;
-  TimingWheel& operator=(TimingWheel&&) = default;
+  // Moving transfers every pending timer; the moved-from wheel is left empty
+  // (its time unchanged) and usable.
+  TimingWheel(TimingWheel&& other) noexcept
+      : entries_(std::move(other.entries_)),
+        free_head_(other.free_head_),
+        size_(other.size_),
+        elapsed_(other.elapsed_),
+        overdue_unsorted_(other.overdue_unsorted_),
+        levels_(other.levels_),
+        scratch_(std::move(other.scratch_)) {
+    other.Reset();
+  }
+  TimingWheel& operator=(TimingWheel&& other) noexcept {
+    if (this != &other) {
+      entries_ = std::move(other.entries_);
+      free_head_ = other.free_head_;
+      size_ = other.size_;
+      elapsed_ = other.elapsed_;
+      overdue_unsorted_ = other.overdue_unsorted_;
+      levels_ = other.levels_;
+      scratch_ = std::move(other.scratch_);
+      other.Reset();
+    }
+    return *this;
+  }
   ~TimingWheel() = default;
 
   // Insert()
@@ -327,6 +352,15 @@ class TimingWheel {
     int slot;
     uint64_t tick;
   };
+
+  void Reset() {
+    entries_.clear();
+    free_head_ = kNil;
+    size_ = 0;
+    overdue_unsorted_ = false;
+    levels_ = {};
+    scratch_.clear();
+  }
 
   uint32_t Allocate() {
     if (free_head_ != kNil) {
