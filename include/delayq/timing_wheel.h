@@ -38,8 +38,9 @@
 //   // Sleep until ticks.TimeOf(*wheel.NextExpiration()) or new work arrives.
 //
 // Thread-safety: a TimingWheel is not thread-safe. Callers that share one
-// between threads hold their own lock around every call. TickConverter is
-// immutable and may be used from any thread.
+// between threads hold their own lock around every call. TickConverter
+// (tick_converter.h, included here) is immutable and may be used from any
+// thread.
 
 #ifndef DELAYQ_TIMING_WHEEL_H_
 #define DELAYQ_TIMING_WHEEL_H_
@@ -56,7 +57,7 @@
 #include <vector>
 
 #include "absl/numeric/bits.h"
-#include "absl/time/time.h"
+#include "delayq/tick_converter.h"  // IWYU pragma: export
 
 namespace delayq {
 
@@ -89,9 +90,9 @@ inline constexpr int kWheelTopLevel = kWheelLevels - 1;
 // Ticks spanned by the whole wheel: 64^6 = 2^36.
 inline constexpr uint64_t kWheelRange = uint64_t{1}
                                         << (kWheelSlotBits * kWheelLevels);
-// Ticks are capped here (about 146 million years at 1 ms) so that slot
+// Ticks are capped here (2^62, about 146 million years at 1 ms) so that slot
 // arithmetic near the cap cannot overflow 64 bits.
-inline constexpr uint64_t kWheelMaxTick = uint64_t{1} << 62;
+inline constexpr uint64_t kWheelMaxTick = TickConverter::kMaxTick;
 
 // Ticks covered by one slot of `level`: 64^level.
 inline uint64_t WheelSlotRange(int level) {
@@ -636,55 +637,6 @@ bool TimingWheel<T>::CheckInvariants() const {
   for (const Entry& entry : entries_) in_use += entry.in_use();
   return linked == size_ && in_use == size_;
 }
-
-// TickConverter
-//
-// Converts between absl::Time and wheel ticks of length `tick` counted from
-// `origin`. Deadlines round up (CeilTicks) so that nothing fires early; the
-// current time rounds down (FloorTicks) so that a timer fires at most one tick
-// late.
-class TickConverter {
- public:
-  static constexpr uint64_t kMaxTick = internal::kWheelMaxTick;
-
-  // REQUIRES: `origin` is finite and `tick` > absl::ZeroDuration().
-  TickConverter(absl::Time origin, absl::Duration tick)
-      : origin_(origin), tick_(tick) {
-    assert(tick > absl::ZeroDuration());
-  }
-
-  // The first tick at or after `t`; 0 for t <= origin, kMaxTick for times
-  // beyond it (including absl::InfiniteFuture()).
-  uint64_t CeilTicks(absl::Time t) const { return Ticks(t, /*round_up=*/true); }
-
-  // The last tick at or before `t`; 0 for t <= origin, kMaxTick for times
-  // beyond it.
-  uint64_t FloorTicks(absl::Time t) const {
-    return Ticks(t, /*round_up=*/false);
-  }
-
-  // The time at which `tick` starts: origin + tick * tick().
-  absl::Time TimeOf(uint64_t tick) const {
-    return origin_ + tick_ * static_cast<int64_t>(std::min(tick, kMaxTick));
-  }
-
-  absl::Duration tick() const { return tick_; }
-  absl::Time origin() const { return origin_; }
-
- private:
-  uint64_t Ticks(absl::Time t, bool round_up) const {
-    if (t <= origin_) return 0;
-    if (t == absl::InfiniteFuture()) return kMaxTick;
-    absl::Duration remainder;
-    const int64_t whole = absl::IDivDuration(t - origin_, tick_, &remainder);
-    uint64_t ticks = static_cast<uint64_t>(whole);
-    if (round_up && remainder > absl::ZeroDuration()) ++ticks;
-    return std::min(ticks, kMaxTick);
-  }
-
-  absl::Time origin_;
-  absl::Duration tick_;
-};
 
 }  // namespace delayq
 

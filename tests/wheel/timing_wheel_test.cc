@@ -94,7 +94,9 @@ TEST(TimingWheelTest, FollowingNextExpirationReachesTheExactTick) {
       ASSERT_LE(*next, deadline);
       ASSERT_GE(*next, wheel.now());
       fired = !AdvanceTo(wheel, *next).empty();
-      if (fired) EXPECT_EQ(wheel.now(), deadline);
+      if (fired) {
+        EXPECT_EQ(wheel.now(), deadline);
+      }
       // One stop per level on the way down, plus one per turn of the top
       // level while the deadline is beyond the wheel's span.
       ASSERT_LE(++stops, deadline / kWheelRange + 12) << "too many stops";

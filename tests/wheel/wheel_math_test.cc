@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "delayq/tick_converter.h"
 #include "delayq/timing_wheel.h"
 #include "gtest/gtest.h"
 
