@@ -233,9 +233,13 @@ class TimingWheel {
   // REQUIRES: `on_expire` does not call into this wheel. Collect follow-up
   // work (re-arming a timer, say) and do it after Advance() returns.
   //
-  // Cost: O(timers fired + slots cascaded). A jump of more than the wheel's
-  // span with only far timers left re-sorts those timers once per jump rather
-  // than once per turn of the top level.
+  // Deadlines above kMaxTick count as kMaxTick, and so does `now_tick`.
+  //
+  // Cost: O(timers fired + timers cascaded); each timer cascades at most
+  // once per level, plus once per 2^36 ticks while its deadline is beyond the
+  // wheel's span. When only such far timers are left and the jump spans more
+  // than a full turn, the wheel re-sorts them at their earliest deadline
+  // instead of turning the top level round once per 2^36 ticks.
   template <typename Fn>
   size_t Advance(uint64_t now_tick, Fn&& on_expire) {
     now_tick = std::min(now_tick, kMaxTick);
@@ -277,7 +281,8 @@ class TimingWheel {
     return due->tick;
   }
 
-  // The wheel's time: the last tick passed to Advance(), or the constructor.
+  // The wheel's time: the largest tick passed to Advance() or the
+  // constructor.
   uint64_t now() const { return elapsed_; }
 
   // Number of pending timers.
