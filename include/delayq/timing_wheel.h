@@ -14,9 +14,11 @@
 // 64^6 = 2^36 ticks (about 2.2 years at 1 ms). Each level keeps a 64-bit
 // occupancy bitmap, so the next occupied slot is found with a rotate and a
 // count-trailing-zeros instead of a scan. Timers live in a slab (a vector plus
-// a free list) and are chained into their slot by index in doubly-linked
-// lists, so Insert and Cancel are O(1) and allocate nothing once the slab has
-// grown to the peak number of pending timers. Higher levels cascade lazily:
+// a free list) and are chained by index into intrusive doubly-linked lists,
+// so Insert and Cancel are O(1) and allocate nothing once the slab has grown
+// to the peak number of pending timers. Each slot has four such lists, picked
+// by a hash of the deadline, so that a cascade can walk them side by side and
+// overlap their cache misses. Higher levels cascade lazily:
 // the timers of a level-L slot are re-sorted into lower levels only when the
 // wheel's time reaches the start of that slot. A timer farther away than the
 // wheel's span is parked on the top level and re-cascaded each time its slot
@@ -36,8 +38,9 @@
 //   // Sleep until ticks.TimeOf(*wheel.NextExpiration()) or new work arrives.
 //
 // Thread-safety: a TimingWheel is not thread-safe. Callers that share one
-// between threads hold their own lock around every call. TickConverter is
-// immutable and may be used from any thread.
+// between threads hold their own lock around every call. TickConverter
+// (tick_converter.h, included here) is immutable and may be used from any
+// thread.
 
 #ifndef DELAYQ_TIMING_WHEEL_H_
 #define DELAYQ_TIMING_WHEEL_H_
@@ -54,7 +57,7 @@
 #include <vector>
 
 #include "absl/numeric/bits.h"
-#include "absl/time/time.h"
+#include "delayq/tick_converter.h"  // IWYU pragma: export
 
 namespace delayq {
 
@@ -87,9 +90,9 @@ inline constexpr int kWheelTopLevel = kWheelLevels - 1;
 // Ticks spanned by the whole wheel: 64^6 = 2^36.
 inline constexpr uint64_t kWheelRange = uint64_t{1}
                                         << (kWheelSlotBits * kWheelLevels);
-// Ticks are capped here (about 146 million years at 1 ms) so that slot
+// Ticks are capped here (2^62, about 146 million years at 1 ms) so that slot
 // arithmetic near the cap cannot overflow 64 bits.
-inline constexpr uint64_t kWheelMaxTick = uint64_t{1} << 62;
+inline constexpr uint64_t kWheelMaxTick = TickConverter::kMaxTick;
 
 // Ticks covered by one slot of `level`: 64^level.
 inline uint64_t WheelSlotRange(int level) {
@@ -117,6 +120,22 @@ inline int WheelSlotFor(uint64_t when, int level) {
                           (kWheelSlots - 1));
 }
 
+// Each slot keeps its timers in kWheelLanes lists. Cascading a slot walks
+// its lists side by side, so the memory loads of one list's next timer
+// overlap with the work on the others instead of waiting one by one (walking
+// a long list of timers scattered over a large slab is otherwise bound by
+// memory latency).
+inline constexpr int kWheelLaneBits = 2;
+inline constexpr int kWheelLanes = 1 << kWheelLaneBits;
+
+// The list of a slot that holds timers due at `when`: a hash of the deadline,
+// so that timers due at the same tick share one list (which keeps them in
+// insertion order) while different deadlines spread evenly.
+inline int WheelLaneFor(uint64_t when) {
+  return static_cast<int>((when * uint64_t{0x9E3779B97F4A7C15}) >>
+                          (64 - kWheelLaneBits));
+}
+
 // How many slots past `current` (0..63, going round) the first set bit of
 // `occupied` lies; `current` itself counts as distance 0.
 // REQUIRES: occupied != 0.
@@ -140,17 +159,35 @@ class TimingWheel {
 
   // Creates an empty wheel whose time is `now_tick`.
   explicit TimingWheel(uint64_t now_tick = 0)
-      : elapsed_(std::min(now_tick, kMaxTick)) {
-    for (Level& level : levels_) {
-      level.head.fill(kNil);
-      level.tail.fill(kNil);
-    }
-  }
+      : elapsed_(std::min(now_tick, kMaxTick)) {}
 
   TimingWheel(const TimingWheel&) = delete;
   TimingWheel& operator=(const TimingWheel&) = delete;
-  TimingWheel(TimingWheel&&) = default;
-  TimingWheel& operator=(TimingWheel&&) = default;
+  // Moving transfers every pending timer; the moved-from wheel is left empty
+  // (its time unchanged) and usable.
+  TimingWheel(TimingWheel&& other) noexcept
+      : entries_(std::move(other.entries_)),
+        free_head_(other.free_head_),
+        size_(other.size_),
+        elapsed_(other.elapsed_),
+        overdue_unsorted_(other.overdue_unsorted_),
+        levels_(other.levels_),
+        scratch_(std::move(other.scratch_)) {
+    other.Reset();
+  }
+  TimingWheel& operator=(TimingWheel&& other) noexcept {
+    if (this != &other) {
+      entries_ = std::move(other.entries_);
+      free_head_ = other.free_head_;
+      size_ = other.size_;
+      elapsed_ = other.elapsed_;
+      overdue_unsorted_ = other.overdue_unsorted_;
+      levels_ = other.levels_;
+      scratch_ = std::move(other.scratch_);
+      other.Reset();
+    }
+    return *this;
+  }
   ~TimingWheel() = default;
 
   // Insert()
@@ -163,6 +200,7 @@ class TimingWheel {
     Entry& entry = entries_[index];
     new (&entry.value) T(std::move(value));
     entry.deadline = std::min(deadline_tick, kMaxTick);
+    entry.lane = static_cast<uint8_t>(internal::WheelLaneFor(entry.deadline));
     Place(index);
     ++size_;
     return TimerId{index, entry.generation};
@@ -195,9 +233,13 @@ class TimingWheel {
   // REQUIRES: `on_expire` does not call into this wheel. Collect follow-up
   // work (re-arming a timer, say) and do it after Advance() returns.
   //
-  // Cost: O(timers fired + slots cascaded). A jump of more than the wheel's
-  // span with only far timers left re-sorts those timers once per jump rather
-  // than once per turn of the top level.
+  // Deadlines above kMaxTick count as kMaxTick, and so does `now_tick`.
+  //
+  // Cost: O(timers fired + timers cascaded); each timer cascades at most
+  // once per level, plus once per 2^36 ticks while its deadline is beyond the
+  // wheel's span. When only such far timers are left and the jump spans more
+  // than a full turn, the wheel re-sorts them at their earliest deadline
+  // instead of turning the top level round once per 2^36 ticks.
   template <typename Fn>
   size_t Advance(uint64_t now_tick, Fn&& on_expire) {
     now_tick = std::min(now_tick, kMaxTick);
@@ -239,7 +281,8 @@ class TimingWheel {
     return due->tick;
   }
 
-  // The wheel's time: the last tick passed to Advance(), or the constructor.
+  // The wheel's time: the largest tick passed to Advance() or the
+  // constructor.
   uint64_t now() const { return elapsed_; }
 
   // Number of pending timers.
@@ -274,7 +317,8 @@ class TimingWheel {
           next(other.next),
           generation(other.generation),
           level(other.level),
-          slot(other.slot) {
+          slot(other.slot),
+          lane(other.lane) {
       if (in_use()) new (&value) T(std::move(other.value));
     }
     Entry& operator=(Entry&&) = delete;
@@ -290,15 +334,22 @@ class TimingWheel {
     uint32_t generation = 0;
     uint8_t level = kFree;
     uint8_t slot = 0;
+    uint8_t lane = 0;  // internal::WheelLaneFor(deadline), kept for Unlink().
     union {
       T value;  // Alive exactly while in_use().
     };
   };
 
+  // An intrusive doubly-linked list of entries, by slab index.
+  struct List {
+    uint32_t head = kNil;
+    uint32_t tail = kNil;
+  };
+  using Slot = std::array<List, internal::kWheelLanes>;
+
   struct Level {
-    uint64_t occupied = 0;  // Bit s set <=> head[s] != kNil.
-    std::array<uint32_t, internal::kWheelSlots> head;
-    std::array<uint32_t, internal::kWheelSlots> tail;
+    uint64_t occupied = 0;  // Bit s set <=> some list of slots[s] non-empty.
+    std::array<Slot, internal::kWheelSlots> slots;
   };
 
   // The next slot to process and the tick at which it comes due.
@@ -307,6 +358,15 @@ class TimingWheel {
     int slot;
     uint64_t tick;
   };
+
+  void Reset() {
+    entries_.clear();
+    free_head_ = kNil;
+    size_ = 0;
+    overdue_unsorted_ = false;
+    levels_ = {};
+    scratch_.clear();
+  }
 
   uint32_t Allocate() {
     if (free_head_ != kNil) {
@@ -319,8 +379,7 @@ class TimingWheel {
     return static_cast<uint32_t>(entries_.size() - 1);
   }
 
-  // REQUIRES: the entry's value is already destroyed (or moved out and
-  // destroyed) and the entry is unlinked.
+  // REQUIRES: the entry's value is already destroyed and the entry unlinked.
   void Free(uint32_t index) {
     Entry& entry = entries_[index];
     entry.level = kFree;
@@ -346,43 +405,70 @@ class TimingWheel {
     entry.level = static_cast<uint8_t>(level);
     entry.slot = static_cast<uint8_t>(slot);
     Level& lv = levels_[level];
+    List& list = lv.slots[slot][entry.lane];
     entry.next = kNil;
-    entry.prev = lv.tail[slot];
-    if (lv.tail[slot] == kNil) {
-      lv.head[slot] = index;
+    entry.prev = list.tail;
+    if (list.tail == kNil) {
+      list.head = index;
       lv.occupied |= uint64_t{1} << slot;
     } else {
-      entries_[lv.tail[slot]].next = index;
+      entries_[list.tail].next = index;
     }
-    lv.tail[slot] = index;
+    list.tail = index;
   }
 
   void Unlink(uint32_t index) {
     Entry& entry = entries_[index];
     Level& lv = levels_[entry.level];
+    Slot& slot = lv.slots[entry.slot];
+    List& list = slot[entry.lane];
     if (entry.prev == kNil) {
-      lv.head[entry.slot] = entry.next;
+      list.head = entry.next;
     } else {
       entries_[entry.prev].next = entry.next;
     }
     if (entry.next == kNil) {
-      lv.tail[entry.slot] = entry.prev;
+      list.tail = entry.prev;
     } else {
       entries_[entry.next].prev = entry.prev;
     }
-    if (lv.head[entry.slot] == kNil) {
+    if (list.head == kNil && IsEmpty(slot)) {
       lv.occupied &= ~(uint64_t{1} << entry.slot);
     }
   }
 
-  // Detaches the whole list of a slot and returns its first entry.
-  uint32_t TakeSlot(int level, int slot) {
+  static bool IsEmpty(const Slot& slot) {
+    for (const List& list : slot) {
+      if (list.head != kNil) return false;
+    }
+    return true;
+  }
+
+  // Detaches all lists of a slot and returns their heads.
+  std::array<uint32_t, internal::kWheelLanes> TakeSlot(int level, int slot) {
     Level& lv = levels_[level];
-    const uint32_t first = lv.head[slot];
-    lv.head[slot] = kNil;
-    lv.tail[slot] = kNil;
+    std::array<uint32_t, internal::kWheelLanes> heads;
+    for (int lane = 0; lane < internal::kWheelLanes; ++lane) {
+      heads[lane] = lv.slots[slot][lane].head;
+      lv.slots[slot][lane] = List();
+    }
     lv.occupied &= ~(uint64_t{1} << slot);
-    return first;
+    return heads;
+  }
+
+  // Appends the entries of a taken slot to scratch_, list by list.
+  void Gather(const std::array<uint32_t, internal::kWheelLanes>& heads) {
+    for (uint32_t index : heads) {
+      for (; index != kNil; index = entries_[index].next) {
+        scratch_.push_back(index);
+      }
+    }
+  }
+
+  void Prefetch(uint32_t index) const {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(&entries_[index]);
+#endif
   }
 
   // The first occupied level holds the earliest slot: every slot of a level
@@ -410,32 +496,33 @@ class TimingWheel {
     return std::nullopt;
   }
 
-  // Fires every timer in level-0 slot `slot`, which is due now.
+  // Fires every timer in level-0 slot `slot`, which is due now. Outside the
+  // overdue case all of them share one deadline, hence one list.
   template <typename Fn>
   size_t Fire(int slot, Fn& on_expire) {
-    uint32_t index = TakeSlot(0, slot);
+    const std::array<uint32_t, internal::kWheelLanes> heads = TakeSlot(0, slot);
     if (overdue_unsorted_) {
       // Timers inserted with a deadline in the past share this slot with
-      // those due exactly now; put them in deadline order, keeping insertion
-      // order among equals.
+      // those due exactly now; put them in deadline order. Equal deadlines
+      // share a list, so a stable sort keeps their insertion order.
       overdue_unsorted_ = false;
       scratch_.clear();
-      for (; index != kNil; index = entries_[index].next) {
-        scratch_.push_back(index);
-      }
+      Gather(heads);
       std::stable_sort(scratch_.begin(), scratch_.end(),
                        [this](uint32_t a, uint32_t b) {
                          return entries_[a].deadline < entries_[b].deadline;
                        });
-      for (const uint32_t i : scratch_) FireOne(i, on_expire);
+      for (const uint32_t index : scratch_) FireOne(index, on_expire);
       return scratch_.size();
     }
     size_t fired = 0;
-    while (index != kNil) {
-      const uint32_t next = entries_[index].next;
-      FireOne(index, on_expire);
-      index = next;
-      ++fired;
+    for (uint32_t index : heads) {
+      while (index != kNil) {
+        const uint32_t next = entries_[index].next;
+        FireOne(index, on_expire);
+        index = next;
+        ++fired;
+      }
     }
     return fired;
   }
@@ -451,14 +538,24 @@ class TimingWheel {
     on_expire(std::move(value));
   }
 
-  // Re-sorts the timers of a higher-level slot whose start has come.
+  // Re-sorts the timers of a higher-level slot whose start has come. The
+  // slot's lists are walked in turns, one entry of each per round, with the
+  // next entry of each list prefetched a round ahead.
   void Cascade(int level, int slot) {
-    uint32_t index = TakeSlot(level, slot);
-    while (index != kNil) {
-      const uint32_t next = entries_[index].next;
-      assert(entries_[index].deadline >= elapsed_);
-      Place(index);
-      index = next;
+    std::array<uint32_t, internal::kWheelLanes> cursor = TakeSlot(level, slot);
+    for (bool more = true; more;) {
+      more = false;
+      for (uint32_t& index : cursor) {
+        if (index == kNil) continue;
+        const uint32_t current = index;
+        index = entries_[current].next;
+        if (index != kNil) {
+          Prefetch(index);
+          more = true;
+        }
+        assert(entries_[current].deadline >= elapsed_);
+        Place(current);
+      }
     }
   }
 
@@ -467,14 +564,13 @@ class TimingWheel {
   // and re-sort them all there, instead of turning the top level round once
   // per 2^36 ticks.
   void Rebase(uint64_t now_tick) {
-    uint64_t target = now_tick;
     scratch_.clear();
     for (int slot = 0; slot < internal::kWheelSlots; ++slot) {
-      for (uint32_t index = TakeSlot(internal::kWheelTopLevel, slot);
-           index != kNil; index = entries_[index].next) {
-        scratch_.push_back(index);
-        target = std::min(target, entries_[index].deadline);
-      }
+      Gather(TakeSlot(internal::kWheelTopLevel, slot));
+    }
+    uint64_t target = now_tick;
+    for (const uint32_t index : scratch_) {
+      target = std::min(target, entries_[index].deadline);
     }
     assert(target >= elapsed_);
     elapsed_ = target;
@@ -500,92 +596,52 @@ bool TimingWheel<T>::CheckInvariants() const {
     const int current = internal::WheelSlotFor(elapsed_, level);
     for (int slot = 0; slot < internal::kWheelSlots; ++slot) {
       const bool bit = (lv.occupied >> slot) & 1;
-      if (bit != (lv.head[slot] != kNil)) return false;
-      if ((lv.head[slot] == kNil) != (lv.tail[slot] == kNil)) return false;
+      if (bit == IsEmpty(lv.slots[slot])) return false;
       // The tick at which this slot is processed next (as in NextDue()).
       const int distance =
           (slot - current + internal::kWheelSlots) % internal::kWheelSlots;
       uint64_t start = (elapsed_ & ~(range - 1)) + distance * range;
       if (level > 0 && distance == 0) start += internal::kWheelRange;
-      uint32_t prev = kNil;
-      for (uint32_t index = lv.head[slot]; index != kNil;
-           index = entries_[index].next) {
-        if (index >= entries_.size() || ++linked > size_) return false;
-        const Entry& entry = entries_[index];
-        if (entry.level != level || entry.slot != slot) return false;
-        if (entry.prev != prev) return false;
-        prev = index;
-        if (level == 0 && distance == 0) {
-          if (entry.deadline > elapsed_) return false;
-          continue;
+      for (int lane = 0; lane < internal::kWheelLanes; ++lane) {
+        const List& list = lv.slots[slot][lane];
+        if ((list.head == kNil) != (list.tail == kNil)) return false;
+        uint32_t prev = kNil;
+        for (uint32_t index = list.head; index != kNil;
+             index = entries_[index].next) {
+          if (index >= entries_.size() || ++linked > size_) return false;
+          const Entry& entry = entries_[index];
+          if (entry.level != level || entry.slot != slot) return false;
+          if (entry.lane != lane ||
+              internal::WheelLaneFor(entry.deadline) != lane) {
+            return false;
+          }
+          if (entry.prev != prev) return false;
+          prev = index;
+          if (level == 0 && distance == 0) {
+            if (entry.deadline > elapsed_) return false;
+            continue;
+          }
+          // Not processed before its deadline, nor before now.
+          if (start > entry.deadline || start <= elapsed_) return false;
+          if (level < internal::kWheelTopLevel &&
+              current + distance >= internal::kWheelSlots) {
+            return false;
+          }
+          // Processed no earlier than needed: the deadline is inside this
+          // slot unless the timer is parked beyond the wheel's span.
+          if (level < internal::kWheelTopLevel &&
+              entry.deadline - start >= range) {
+            return false;
+          }
         }
-        // Not processed before its deadline, nor before now.
-        if (start > entry.deadline || start <= elapsed_) return false;
-        if (level < internal::kWheelTopLevel &&
-            current + distance >= internal::kWheelSlots) {
-          return false;
-        }
-        // Processed no earlier than needed: the deadline is inside this slot
-        // unless the timer is parked beyond the wheel's span.
-        if (level < internal::kWheelTopLevel && entry.deadline - start >= range)
-          return false;
+        if (list.tail != prev) return false;
       }
-      if (lv.tail[slot] != prev) return false;
     }
   }
   size_t in_use = 0;
   for (const Entry& entry : entries_) in_use += entry.in_use();
   return linked == size_ && in_use == size_;
 }
-
-// TickConverter
-//
-// Converts between absl::Time and wheel ticks of length `tick` counted from
-// `origin`. Deadlines round up (CeilTicks) so that nothing fires early; the
-// current time rounds down (FloorTicks) so that a timer fires at most one tick
-// late.
-class TickConverter {
- public:
-  static constexpr uint64_t kMaxTick = internal::kWheelMaxTick;
-
-  // REQUIRES: `origin` is finite and `tick` > absl::ZeroDuration().
-  TickConverter(absl::Time origin, absl::Duration tick)
-      : origin_(origin), tick_(tick) {
-    assert(tick > absl::ZeroDuration());
-  }
-
-  // The first tick at or after `t`; 0 for t <= origin, kMaxTick for times
-  // beyond it (including absl::InfiniteFuture()).
-  uint64_t CeilTicks(absl::Time t) const { return Ticks(t, /*round_up=*/true); }
-
-  // The last tick at or before `t`; 0 for t <= origin, kMaxTick for times
-  // beyond it.
-  uint64_t FloorTicks(absl::Time t) const {
-    return Ticks(t, /*round_up=*/false);
-  }
-
-  // The time at which `tick` starts: origin + tick * tick().
-  absl::Time TimeOf(uint64_t tick) const {
-    return origin_ + tick_ * static_cast<int64_t>(std::min(tick, kMaxTick));
-  }
-
-  absl::Duration tick() const { return tick_; }
-  absl::Time origin() const { return origin_; }
-
- private:
-  uint64_t Ticks(absl::Time t, bool round_up) const {
-    if (t <= origin_) return 0;
-    if (t == absl::InfiniteFuture()) return kMaxTick;
-    absl::Duration remainder;
-    const int64_t whole = absl::IDivDuration(t - origin_, tick_, &remainder);
-    uint64_t ticks = static_cast<uint64_t>(whole);
-    if (round_up && remainder > absl::ZeroDuration()) ++ticks;
-    return std::min(ticks, kMaxTick);
-  }
-
-  absl::Time origin_;
-  absl::Duration tick_;
-};
 
 }  // namespace delayq
 

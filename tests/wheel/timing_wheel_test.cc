@@ -94,7 +94,9 @@ TEST(TimingWheelTest, FollowingNextExpirationReachesTheExactTick) {
       ASSERT_LE(*next, deadline);
       ASSERT_GE(*next, wheel.now());
       fired = !AdvanceTo(wheel, *next).empty();
-      if (fired) EXPECT_EQ(wheel.now(), deadline);
+      if (fired) {
+        EXPECT_EQ(wheel.now(), deadline);
+      }
       // One stop per level on the way down, plus one per turn of the top
       // level while the deadline is beyond the wheel's span.
       ASSERT_LE(++stops, deadline / kWheelRange + 12) << "too many stops";
@@ -357,7 +359,21 @@ TEST(TimingWheelTest, MoveConstructedWheelKeepsTimers) {
   a.Insert(100'000, 2);
   TimingWheel<int> b(std::move(a));
   EXPECT_EQ(b.size(), 2u);
+  // The moved-from wheel is empty and still usable.
+  EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(a.NextExpiration(), std::nullopt);
+  EXPECT_TRUE(a.CheckInvariants());
+  a.Insert(20, 9);
+  EXPECT_THAT(AdvanceTo(a, 20), ElementsAre(9));
   EXPECT_THAT(AdvanceTo(b, 100'000), ElementsAre(1, 2));
+  TimingWheel<int> c(0);
+  c.Insert(5, 3);
+  c = std::move(b);
+  EXPECT_TRUE(c.empty());
+  b.Insert(b.now() + 1, 4);
+  c = std::move(b);
+  EXPECT_EQ(c.size(), 1u);
+  EXPECT_THAT(AdvanceTo(c, c.now() + 1), ElementsAre(4));
 }
 
 }  // namespace

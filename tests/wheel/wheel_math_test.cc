@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
+#include "delayq/tick_converter.h"
 #include "delayq/timing_wheel.h"
 #include "gtest/gtest.h"
 
@@ -80,6 +81,26 @@ TEST(WheelMathTest, DistanceToOccupied) {
   EXPECT_EQ(WheelDistanceToOccupied(slots, 3), 37);
   EXPECT_EQ(WheelDistanceToOccupied(slots, 41), 25);
   EXPECT_EQ(WheelDistanceToOccupied(~uint64_t{0}, 17), 0);
+}
+
+TEST(WheelMathTest, LanesSpreadDeadlinesEvenly) {
+  // Deadlines that are all multiples of a round number (a second, in 1 ms
+  // ticks) must still spread over every lane.
+  for (const uint64_t step : {uint64_t{1}, uint64_t{64}, uint64_t{1000}}) {
+    int count[internal::kWheelLanes] = {};
+    const int n = 4000;
+    for (int i = 0; i < n; ++i) {
+      const int lane = internal::WheelLaneFor(step * i);
+      ASSERT_GE(lane, 0);
+      ASSERT_LT(lane, internal::kWheelLanes);
+      ++count[lane];
+    }
+    for (const int c : count) {
+      EXPECT_GT(c, n / internal::kWheelLanes / 2) << "step " << step;
+    }
+  }
+  EXPECT_EQ(internal::WheelLaneFor(123456789),
+            internal::WheelLaneFor(123456789));
 }
 
 class TickConverterTest : public ::testing::Test {
