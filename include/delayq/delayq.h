@@ -18,5 +18,6 @@
 #include "delayq/memory_backend.h"  // IWYU pragma: export
 #include "delayq/open.h"            // IWYU pragma: export
 #include "delayq/scheduler.h"       // IWYU pragma: export
+#include "delayq/sqlite_backend.h"  // IWYU pragma: export
 
 #endif  // DELAYQ_DELAYQ_H_
