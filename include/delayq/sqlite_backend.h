@@ -23,13 +23,14 @@
 // call that moves k jobs). Times are stored as integer microseconds.
 //
 // Errors beyond the Backend contract:
-//   Unavailable         the file could not be opened or created (for example
-//                       its directory does not exist), or another connection
-//                       held the write lock for longer than busy_timeout
-//   InvalidArgument     the file exists but is not a SQLite database
-//   FailedPrecondition  the file is a SQLite database that is not delayq's
-//                       (it has other tables), was written by a newer version
-//                       of delayq, or cannot be written (read-only)
+//   Unavailable         another connection held the write lock for longer
+//                       than busy_timeout, or an I/O error
+//   InvalidArgument     the path is a directory, or the file exists but is
+//                       not a SQLite database
+//   FailedPrecondition  the directory does not exist; the file cannot be
+//                       created or written there (read-only location); the
+//                       file is a SQLite database that is not delayq's (it
+//                       has other tables) or was written by a newer delayq
 //   DataLoss            the file is damaged (truncated, corrupted)
 //   ResourceExhausted   the disk is full
 // Every message names the file's path. A file that is refused is not

@@ -15,16 +15,16 @@ using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
 
-INSTANTIATE_TEST_SUITE_P(
-    Sqlite, BackendConformanceTest,
-    ::testing::Values(BackendFactory{
-        "sqlite",
-        []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-          SqliteOptions options;
-          options.path = testing::FreshDbPath("conformance");
-          return OpenSqliteBackend(options);
-        }}),
-    BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, BackendConformanceTest,
+                         ::testing::Values(BackendFactory{
+                             "sqlite",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               SqliteOptions options;
+                               options.path =
+                                   testing::FreshDbPath("conformance");
+                               return OpenSqliteBackend(options);
+                             }}),
+                         BackendFactoryName);
 
 }  // namespace
 }  // namespace delayq

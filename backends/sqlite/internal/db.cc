@@ -27,9 +27,10 @@ std::string DirName(const std::string& path) {
 }
 
 // Checks what is already at `path` before SQLite sees it, so that a file that
-// is not ours is reported clearly and never touched.
-absl::Status CheckExistingFile(const std::string& path) {
+// is not ours is reported clearly and never touched. Sets *exists.
+absl::Status CheckExistingFile(const std::string& path, bool* exists) {
   struct stat st;
+  *exists = false;
   if (stat(path.c_str(), &st) != 0) {
     if (errno != ENOENT) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -43,6 +44,7 @@ absl::Status CheckExistingFile(const std::string& path) {
     }
     return absl::OkStatus();
   }
+  *exists = true;
   if (S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(
         absl::StrCat("sqlite ", path, ": is a directory, not a database file"));
@@ -167,7 +169,8 @@ void Statement::Reset() {
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
     const std::string& path, absl::Duration busy_timeout) {
-  const absl::Status checked = CheckExistingFile(path);
+  bool exists = false;
+  const absl::Status checked = CheckExistingFile(path, &exists);
   if (!checked.ok()) return checked;
   sqlite3* db = nullptr;
   // NOMUTEX: the Backend serialises calls on a connection itself.
@@ -183,10 +186,14 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
     if (sys_errno != 0) {
       absl::StrAppend(&detail, ": ", std::strerror(sys_errno));
     }
+    // The directory exists (checked above): a file that cannot be created
+    // there is a location the caller must fix, not a passing outage.
     if ((rc & 0xff) == SQLITE_CANTOPEN &&
-        (sys_errno == EACCES || sys_errno == EPERM || sys_errno == EROFS)) {
+        (!exists || sys_errno == EACCES || sys_errno == EPERM ||
+         sys_errno == EROFS)) {
       return absl::FailedPreconditionError(
-          absl::StrCat("sqlite ", path, ": cannot create or open: ", detail));
+          absl::StrCat("sqlite ", path, ": cannot ", exists ? "open" : "create",
+                       " the database file: ", detail));
     }
     return StatusFromSqlite(rc, detail, path, "open");
   }
