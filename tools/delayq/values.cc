@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -177,18 +176,25 @@ bool IsUtf8(absl::string_view text) {
 }
 
 std::string Preview(absl::string_view text, size_t max) {
+  // Bytes of a valid UTF-8 text stay as they are; everything else that is
+  // not printable ASCII becomes an escape, so one job is one line.
+  const bool utf8 = IsUtf8(text);
   std::string out;
-  if (IsUtf8(text)) {
-    for (const char c : text) {
-      const unsigned char u = c;
-      if (u < 0x20 || u == 0x7F) {
-        out += absl::CEscape(absl::string_view(&c, 1));
-      } else {
-        out += c;
-      }
+  for (const char c : text) {
+    const unsigned char u = c;
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (u < 0x20 || u == 0x7F || (u >= 0x80 && !utf8)) {
+      absl::StrAppendFormat(&out, "\\x%02x", u);
+    } else {
+      out += c;
     }
-  } else {
-    out = absl::CHexEscape(text);
   }
   if (out.size() <= max) return out;
   size_t cut = max > 3 ? max - 3 : 0;
