@@ -3,6 +3,9 @@
 // delayq add, stats, list, get, cancel and kick on a SQLite store, as text
 // and as --json.
 
+#include <signal.h>
+
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -179,6 +182,32 @@ TEST(CliInspectTest, CancelDeletesAndKickRevivesDeadJobs) {
   CliResult get = cli.Run({"get", "d1"});
   EXPECT_THAT(get.out, HasSubstr("state:        ready"));
   EXPECT_THAT(get.out, HasSubstr("last error:   exit status 1"));
+}
+
+TEST(CliInspectTest, StatsWatchRefreshesUntilInterrupted) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "t", "x"}).exit_code, 0);
+  CliProcess watch = cli.Start({"stats", "--json", "-w=100ms", "t"});
+  // Wait for a few refreshes, one JSON array per line.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  const auto lines_so_far = [&] {
+    const std::string out = CliRunner::ReadFile(watch.out_path);
+    return std::count(out.begin(), out.end(), '\n');
+  };
+  while (lines_so_far() < 3 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(kill(watch.pid, SIGINT), 0);
+  CliResult result = cli.Wait(watch);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<std::string> lines =
+      absl::StrSplit(result.out, '\n', absl::SkipEmpty());
+  ASSERT_GE(lines.size(), 3u);
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line,
+              "[{\"topic\":\"t\",\"delayed\":0,\"ready\":1,"
+              "\"reserved\":0,\"dead\":0}]");
+  }
 }
 
 }  // namespace

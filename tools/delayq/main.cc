@@ -144,8 +144,8 @@ std::string ParseArgs(const std::vector<std::string>& args, Context& ctx) {
       flag = FindFlag(flags, name, 0);
     } else {
       flag = FindFlag(flags, "", arg[1]);
-      if (arg.size() > 2) {  // -j4
-        value = arg.substr(2);
+      if (arg.size() > 2) {  // -j4, -j=4
+        value = arg.substr(arg[2] == '=' ? 3 : 2);
         has_value = true;
       }
     }
