@@ -165,6 +165,10 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
   if (options.path.empty()) {
     return absl::InvalidArgumentError("sqlite: empty database path");
   }
+  if (options.wal_autocheckpoint_pages < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sqlite ", options.path, ": negative wal_autocheckpoint_pages"));
+  }
   if (options.busy_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         absl::StrCat("sqlite ", options.path, ": negative busy_timeout"));
@@ -177,6 +181,9 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
                      ? "PRAGMA synchronous = FULL"
                      : "PRAGMA synchronous = NORMAL",
                  "set durability"));
+  DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ",
+                                             options.wal_autocheckpoint_pages),
+                                "set wal_autocheckpoint"));
   std::unique_ptr<SqliteBackend> backend(new SqliteBackend(std::move(conn)));
   {
     absl::MutexLock lock(&backend->mu_);
