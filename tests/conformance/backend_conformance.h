@@ -25,6 +25,7 @@
 
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -43,6 +44,11 @@ struct BackendFactory {
   std::string name;  // "memory", "sqlite", "redis": used in test names
   std::function<absl::StatusOr<std::unique_ptr<Backend>>()> make;
 };
+
+// Test output names the factory rather than dumping its bytes.
+inline void PrintTo(const BackendFactory& factory, std::ostream* os) {
+  *os << factory.name;
+}
 
 // BackendFactoryName()
 //
