@@ -15,8 +15,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "backends/sqlite/internal/db.h"
+#include "backends/sqlite/internal/mutex.h"
 #include "backends/sqlite/internal/schema.h"
 #include "backends/sqlite/internal/statements.h"
 #include "backends/sqlite/internal/status_macros.h"
@@ -30,6 +30,8 @@ using sqlite_internal::kStateDead;
 using sqlite_internal::kStateDelayed;
 using sqlite_internal::kStateReady;
 using sqlite_internal::kStateReserved;
+using sqlite_internal::Mutex;
+using sqlite_internal::MutexLock;
 using sqlite_internal::ScopedReset;
 using sqlite_internal::Sql;
 using sqlite_internal::Statement;
@@ -155,7 +157,7 @@ class SqliteBackend : public Backend {
                                std::vector<Transition>* out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  absl::Mutex mu_;
+  Mutex mu_;
   std::unique_ptr<Connection> conn_ ABSL_GUARDED_BY(mu_);
   Statements s_ ABSL_GUARDED_BY(mu_);
 };
@@ -164,6 +166,10 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
     const SqliteOptions& options) {
   if (options.path.empty()) {
     return absl::InvalidArgumentError("sqlite: empty database path");
+  }
+  if (options.wal_autocheckpoint_pages < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sqlite ", options.path, ": negative wal_autocheckpoint_pages"));
   }
   if (options.busy_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
@@ -177,9 +183,12 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
                      ? "PRAGMA synchronous = FULL"
                      : "PRAGMA synchronous = NORMAL",
                  "set durability"));
+  DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ",
+                                             options.wal_autocheckpoint_pages),
+                                "set wal_autocheckpoint"));
   std::unique_ptr<SqliteBackend> backend(new SqliteBackend(std::move(conn)));
   {
-    absl::MutexLock lock(&backend->mu_);
+    MutexLock lock(&backend->mu_);
     DQ_RETURN_IF_ERROR(backend->PrepareAll());
   }
   return std::unique_ptr<Backend>(std::move(backend));
@@ -318,7 +327,7 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
 }
 
 absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   return WriteTransaction([&]() -> absl::Status {
     Statement* insert = s_.insert.get();
@@ -356,7 +365,7 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
     absl::string_view topic, int max, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   std::vector<Lease> leases;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
@@ -391,7 +400,7 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
 
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
                                 absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return WriteTransaction([&]() -> absl::Status {
     ScopedReset reset(s_.ack.get());
     s_.ack->BindText(1, id);
@@ -407,7 +416,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
                                                 absl::string_view error,
                                                 absl::Time retry_at,
                                                 absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   FailOutcome outcome = FailOutcome::kRetry;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
     int64_t seq, attempts, max_attempts;
@@ -451,7 +460,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
 
 absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
                                     absl::Time run_at, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return WriteTransaction([&]() -> absl::Status {
     const bool ready = run_at <= now;
     const int64_t run_us = ToMicros(run_at);
@@ -474,7 +483,7 @@ absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
 absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
                                                 uint64_t token,
                                                 absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   absl::Time deadline;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
     ScopedReset reset(s_.touch.get());
@@ -491,7 +500,7 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
 }
 
 absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return WriteTransaction([&]() -> absl::Status {
     ScopedReset reset(s_.cancel.get());
     s_.cancel->BindText(1, id);
@@ -504,7 +513,7 @@ absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
 }
 
 absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ScopedReset reset(s_.get.get());
   s_.get->BindText(1, id);
   DQ_ASSIGN_OR_RETURN(bool row, s_.get->Step());
@@ -515,7 +524,7 @@ absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
 absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
                                                      JobState state,
                                                      int limit) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<Job> jobs;
   if (limit <= 0) return jobs;
   Statement* stmt;
@@ -545,7 +554,7 @@ absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
 }
 
 absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   TopicStats stats;
   ScopedReset reset(s_.stats.get());
   s_.stats->BindText(1, topic);
@@ -572,7 +581,7 @@ absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
 }
 
 absl::StatusOr<std::vector<std::string>> SqliteBackend::Topics() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   std::vector<std::string> topics;
   ScopedReset reset(s_.topics.get());
   while (true) {
@@ -585,7 +594,7 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::Topics() {
 
 absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
                                         absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   int moved = 0;
   if (max <= 0) return moved;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
@@ -614,7 +623,7 @@ absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
 }
 
 absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return WriteTransaction([&]() -> absl::Status {
     int64_t seq, state;
     {
@@ -639,7 +648,7 @@ absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
 
 absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
                                                         int limit) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   PromoteResult result;
   if (limit < 1) limit = 1;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
@@ -655,7 +664,7 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
 }
 
 absl::StatusOr<absl::Time> SqliteBackend::NextDue() {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   ScopedReset reset(s_.next_due.get());
   DQ_ASSIGN_OR_RETURN(bool row, s_.next_due->Step());
   if (!row) return absl::InfiniteFuture();

@@ -240,12 +240,13 @@ TEST(SqliteBackendTest, CountersMatchRows) {
       ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve(topic, 40, now));
       for (size_t i = 0; i < leases.size(); ++i) {
         const Lease& l = leases[i];
-        if (i % 4 == 0) ASSERT_OK(backend->Ack(l.job.id, l.token, now));
-        if (i % 4 == 1) {
+        if (i % 4 == 0) {
+          ASSERT_OK(backend->Ack(l.job.id, l.token, now));
+        } else if (i % 4 == 1) {
           ASSERT_OK(backend->Fail(l.job.id, l.token, "x", now, now).status());
-        }
-        if (i % 4 == 2)
+        } else if (i % 4 == 2) {
           ASSERT_OK(backend->Release(l.job.id, l.token, now, now));
+        }
       }
     }
     now += absl::Seconds(70);
