@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -68,8 +69,7 @@ std::string Outcome(const ChildResult& r) {
 
 class Worker {
  public:
-  Worker(std::string topic, ChildSpec base)
-      : topic_(std::move(topic)), base_(std::move(base)) {}
+  explicit Worker(ChildSpec base) : base_(std::move(base)) {}
 
   absl::Status Run(const Job& job) {
     ChildSpec spec = base_;
@@ -102,7 +102,6 @@ class Worker {
   }
 
  private:
-  const std::string topic_;
   const ChildSpec base_;
 };
 
@@ -161,7 +160,7 @@ int RunWork(const Context& ctx) {
   if (absl::StatusOr<TopicStats> s = scheduler.Stats(topic); !s.ok()) {
     return Fail(s.status());
   }
-  Worker worker(topic, base);
+  Worker worker(base);
   HandlerOptions options;
   options.concurrency = concurrency;
   scheduler.Handle(
