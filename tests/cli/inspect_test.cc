@@ -1,0 +1,215 @@
+// Copyright delayq authors.
+//
+// delayq add, stats, list, get, cancel and kick on a SQLite store, as text
+// and as --json.
+
+#include <signal.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/cli/cli_runner.h"
+
+namespace delayq {
+namespace testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// The counts `stats` prints for `topic` (delayed, ready, reserved, dead),
+// empty if the topic has no row.
+std::vector<std::string> StatsRow(const std::string& out,
+                                  const std::string& topic) {
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    std::vector<std::string> cells =
+        absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (!cells.empty() && cells[0] == topic) {
+      return std::vector<std::string>(cells.begin() + 1, cells.end());
+    }
+  }
+  return {};
+}
+
+TEST(CliInspectTest, AddThenGetListAndStatsAsText) {
+  CliRunner cli;
+  CliResult add = cli.Run({"add", "emails", "hello world", "--id", "mail-1",
+                           "--priority", "2", "--ttr", "45s", "--max-attempts",
+                           "4", "--backoff", "fixed:10s"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_EQ(add.out, "mail-1\n");
+  // Flags before the positionals work too; a generated id is printed.
+  CliResult second = cli.Run({"add", "--delay", "1h", "emails", "later"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  const std::string later_id(absl::StripSuffix(second.out, "\n"));
+  EXPECT_FALSE(later_id.empty());
+
+  CliResult get = cli.Run({"get", "mail-1"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_THAT(get.out, HasSubstr("topic:        emails"));
+  EXPECT_THAT(get.out, HasSubstr("state:        ready"));
+  EXPECT_THAT(get.out, HasSubstr("priority:     2"));
+  EXPECT_THAT(get.out, HasSubstr("attempts:     0 of 4"));
+  EXPECT_THAT(get.out, HasSubstr("ttr:          45s"));
+  EXPECT_THAT(get.out, HasSubstr("backoff:      fixed:10s"));
+  EXPECT_THAT(get.out, HasSubstr("payload:      11 bytes  hello world"));
+  EXPECT_THAT(get.out, HasSubstr("Z, "));  // UTC next to local time
+
+  CliResult list = cli.Run({"list", "emails"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_THAT(list.out, StartsWith("ID "));
+  EXPECT_THAT(list.out, HasSubstr("mail-1"));
+  EXPECT_THAT(list.out, HasSubstr(later_id));
+  CliResult delayed = cli.Run({"list", "emails", "--state", "delayed"});
+  EXPECT_THAT(delayed.out, HasSubstr(later_id));
+  EXPECT_THAT(delayed.out, Not(HasSubstr("mail-1")));
+  CliResult limited = cli.Run({"list", "emails", "--limit", "1"});
+  EXPECT_THAT(limited.out, HasSubstr("mail-1"));
+  EXPECT_THAT(limited.out, Not(HasSubstr(later_id)));
+
+  CliResult stats = cli.Run({"stats"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_THAT(stats.out, StartsWith("TOPIC"));
+  EXPECT_THAT(StatsRow(stats.out, "emails"), ElementsAre("1", "1", "0", "0"));
+  // A named topic with no jobs shows zeros.
+  CliResult other = cli.Run({"stats", "nothing.here"});
+  EXPECT_THAT(StatsRow(other.out, "nothing.here"),
+              ElementsAre("0", "0", "0", "0"));
+}
+
+TEST(CliInspectTest, JsonOutput) {
+  CliResult add;
+  CliRunner cli;
+  add = cli.Run({"add", "emails", "{\"to\":\"a@b.c\"}", "--id", "j1", "--json",
+                 "--at", "2030-01-01T01:00:00+01:00"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_EQ(add.out, "{\"id\":\"j1\"}\n");
+
+  CliResult stats = cli.Run({"stats", "--json"});
+  EXPECT_EQ(stats.out,
+            "[{\"topic\":\"emails\",\"delayed\":1,\"ready\":0,"
+            "\"reserved\":0,\"dead\":0}]\n");
+  CliResult empty = cli.Run({"stats", "--json", "none"});
+  EXPECT_EQ(empty.out,
+            "[{\"topic\":\"none\",\"delayed\":0,\"ready\":0,"
+            "\"reserved\":0,\"dead\":0}]\n");
+
+  CliResult get = cli.Run({"--json", "get", "j1"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_THAT(get.out, StartsWith("{\"id\":\"j1\",\"topic\":\"emails\","
+                                  "\"state\":\"delayed\",\"priority\":0,"
+                                  "\"attempts\":0,\"max_attempts\":3,"));
+  EXPECT_THAT(get.out, HasSubstr("\"run_at\":\"2030-01-01T00:00:00.000Z\""));
+  EXPECT_THAT(get.out, HasSubstr("\"deadline\":null"));
+  EXPECT_THAT(get.out, HasSubstr("\"payload\":\"{\\\"to\\\":\\\"a@b.c\\\"}\""));
+
+  CliResult list = cli.Run({"list", "emails", "--json"});
+  EXPECT_THAT(list.out, StartsWith("[{\"id\":\"j1\""));
+  EXPECT_THAT(cli.Run({"list", "none", "--json"}).out, "[]\n");
+}
+
+TEST(CliInspectTest, PayloadFromStdinIsBinarySafe) {
+  CliRunner cli;
+  const std::string payload("line one\nzero\0byte \xff\xfe end", 25);
+  CliResult add = cli.Run({"add", "blobs", "-", "--id", "b1"}, payload);
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  CliResult raw = cli.Run({"get", "b1", "--payload"});
+  EXPECT_EQ(raw.out, payload);
+  CliResult json = cli.Run({"get", "b1", "--json"});
+  EXPECT_THAT(json.out, HasSubstr("\"payload_base64\":\""));
+  CliResult text = cli.Run({"get", "b1"});
+  EXPECT_THAT(text.out, HasSubstr("25 bytes  line one\\nzero\\x00byte"));
+  // No payload argument: an empty payload, stdin untouched.
+  ASSERT_EQ(cli.Run({"add", "blobs", "--id", "b2"}, "ignored").exit_code, 0);
+  EXPECT_EQ(cli.Run({"get", "b2", "--payload"}).out, "");
+}
+
+TEST(CliInspectTest, DelayedJobBecomesReadyAfterItsDelay) {
+  CliRunner cli;
+  const absl::Time before = absl::Now();
+  ASSERT_EQ(cli.Run({"add", "t", "soon", "--delay", "300ms"}).exit_code, 0);
+  ASSERT_EQ(cli.Run({"add", "t", "much later", "--delay", "1h"}).exit_code, 0);
+  CliResult first = cli.Run({"stats", "t"});
+  if (absl::Now() - before < absl::Milliseconds(300)) {
+    // Read before the delay was up: both still wait.
+    EXPECT_THAT(StatsRow(first.out, "t"), ElementsAre("2", "0", "0", "0"));
+  }
+  std::vector<std::string> row;
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  do {
+    absl::SleepFor(absl::Milliseconds(50));
+    row = StatsRow(cli.Run({"stats", "t"}).out, "t");
+  } while (row != std::vector<std::string>{"1", "1", "0", "0"} &&
+           absl::Now() < give_up);
+  EXPECT_THAT(row, ElementsAre("1", "1", "0", "0"));
+  EXPECT_GE(absl::Now() - before, absl::Milliseconds(300));
+}
+
+TEST(CliInspectTest, CancelDeletesAndKickRevivesDeadJobs) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "t", "a", "--id", "a"}).exit_code, 0);
+  CliResult cancel = cli.Run({"cancel", "a"});
+  EXPECT_EQ(cancel.exit_code, 0) << cancel.err;
+  EXPECT_EQ(cancel.out, "cancelled a\n");
+  CliResult gone = cli.Run({"get", "a"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_EQ(gone.err, "delayq: no job with id 'a'\n");
+
+  for (const char* id : {"d1", "d2", "d3"}) {
+    ASSERT_EQ(
+        cli.Run({"add", "t", "x", "--id", id, "--max-attempts", "1"}).exit_code,
+        0);
+  }
+  CliResult work =
+      cli.Run({"work", "t", "--once", "--poll", "50ms", "--", "false"});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  EXPECT_THAT(StatsRow(cli.Run({"stats"}).out, "t"),
+              ElementsAre("0", "0", "0", "3"));
+  CliResult kick = cli.Run({"kick", "t", "2"});
+  EXPECT_EQ(kick.out, "kicked 2 dead jobs of t back to ready\n");
+  EXPECT_THAT(StatsRow(cli.Run({"stats"}).out, "t"),
+              ElementsAre("0", "2", "0", "1"));
+  EXPECT_EQ(cli.Run({"kick", "t", "--json"}).out, "{\"kicked\":1}\n");
+  // A kicked job keeps its last error until it fails again.
+  CliResult get = cli.Run({"get", "d1"});
+  EXPECT_THAT(get.out, HasSubstr("state:        ready"));
+  EXPECT_THAT(get.out, HasSubstr("last error:   exit status 1"));
+}
+
+TEST(CliInspectTest, StatsWatchRefreshesUntilInterrupted) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "t", "x"}).exit_code, 0);
+  CliProcess watch = cli.Start({"stats", "--json", "-w=100ms", "t"});
+  // Wait for a few refreshes, one JSON array per line.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  const auto lines_so_far = [&] {
+    const std::string out = CliRunner::ReadFile(watch.out_path);
+    return std::count(out.begin(), out.end(), '\n');
+  };
+  while (lines_so_far() < 3 && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_EQ(kill(watch.pid, SIGINT), 0);
+  CliResult result = cli.Wait(watch);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  const std::vector<std::string> lines =
+      absl::StrSplit(result.out, '\n', absl::SkipEmpty());
+  ASSERT_GE(lines.size(), 3u);
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line,
+              "[{\"topic\":\"t\",\"delayed\":0,\"ready\":1,"
+              "\"reserved\":0,\"dead\":0}]");
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq

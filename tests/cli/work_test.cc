@@ -1,0 +1,186 @@
+// Copyright delayq authors.
+//
+// delayq work: commands that succeed, fail until dead, run past --timeout,
+// outlive a killed worker, or are running when the worker is asked to stop.
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/cli/cli_runner.h"
+
+namespace delayq {
+namespace testing {
+namespace {
+
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string JobError(CliRunner& cli, const std::string& id) {
+  return cli.Run({"get", id, "--json"}).out;
+}
+
+TEST(CliWorkTest, SucceedingCommandGetsPayloadAndEnvironmentAndAcks) {
+  CliRunner cli;
+  cli.SetEnv("OUT", cli.dir());
+  ASSERT_EQ(cli.Run({"add", "mail", "to alice", "--id", "m1"}).exit_code, 0);
+  ASSERT_EQ(cli.Run({"add", "mail", "to bob", "--id", "m2"}).exit_code, 0);
+  CliResult work =
+      cli.Run({"work", "mail", "--once", "--poll", "50ms", "--", "sh", "-c",
+               "cat > \"$OUT/$DELAYQ_JOB_ID.payload\"; "
+               "echo \"$DELAYQ_TOPIC $DELAYQ_ATTEMPT $DELAYQ_MAX_ATTEMPTS\" > "
+               "\"$OUT/$DELAYQ_JOB_ID.env\""});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/m1.payload"), "to alice");
+  EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/m2.payload"), "to bob");
+  EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/m1.env"), "mail 1 3\n");
+  EXPECT_THAT(work.err, HasSubstr("m1 attempt 1/3 ok in "));
+  EXPECT_THAT(work.err, HasSubstr("m2 attempt 1/3 ok in "));
+  EXPECT_EQ(cli.Run({"stats", "--json"}).out, "[]\n");
+}
+
+TEST(CliWorkTest, FailingCommandRetriesThenDiesWithTheTailOfItsStderr) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "t", "x", "--id", "f", "--max-attempts", "2",
+                     "--backoff", "fixed:100ms"})
+                .exit_code,
+            0);
+  // 5000 bytes of noise, then the line that matters.
+  CliResult work =
+      cli.Run({"work", "t", "--once", "--poll", "50ms", "--", "sh", "-c",
+               "head -c 5000 /dev/zero | tr '\\0' 'n' >&2; "
+               "echo \"boom on attempt $DELAYQ_ATTEMPT\" >&2; exit 3"});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  EXPECT_THAT(work.err, HasSubstr("f attempt 1/2 failed in "));
+  EXPECT_THAT(work.err, HasSubstr("(exit 3), retry in 100ms"));
+  EXPECT_THAT(work.err, HasSubstr("f attempt 2/2 failed in "));
+  EXPECT_THAT(work.err, HasSubstr("(exit 3), dead"));
+
+  CliResult get = cli.Run({"get", "f", "--json"});
+  EXPECT_THAT(get.out, HasSubstr("\"state\":\"dead\""));
+  EXPECT_THAT(get.out, HasSubstr("\"attempts\":2"));
+  const std::string key = "\"last_error\":\"";
+  const size_t start = get.out.find(key) + key.size();
+  const std::string error =
+      get.out.substr(start, get.out.find('"', start) - start);
+  EXPECT_THAT(error, EndsWith("nnnboom on attempt 2"));
+  EXPECT_LE(error.size(), 2048u);
+  EXPECT_GE(error.size(), 2000u);
+
+  // retry: one dead job back to ready; a second time it is not dead.
+  CliResult retry = cli.Run({"retry", "f"});
+  EXPECT_EQ(retry.exit_code, 0) << retry.err;
+  EXPECT_THAT(cli.Run({"get", "f"}).out, HasSubstr("state:        ready"));
+  CliResult again = cli.Run({"retry", "f"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(again.err, "delayq: job 'f' is ready, not dead\n");
+}
+
+TEST(CliWorkTest, TimeoutKillsTheCommandAndFailsTheJob) {
+  CliRunner cli;
+  cli.SetEnv("OUT", cli.dir());
+  ASSERT_EQ(cli.Run({"add", "t", "x", "--id", "slow", "--max-attempts", "1"})
+                .exit_code,
+            0);
+  CliResult work =
+      cli.Run({"work", "t", "--once", "--poll", "50ms", "--timeout", "300ms",
+               "--", "sh", "-c", "sleep 20; touch \"$OUT/survived\""});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  EXPECT_THAT(work.err, HasSubstr("slow attempt 1/1 failed in "));
+  EXPECT_THAT(work.err, HasSubstr("(timed out), dead"));
+  EXPECT_THAT(JobError(cli, "slow"),
+              HasSubstr("\"last_error\":\"timed out after 300ms\""));
+  EXPECT_FALSE(Exists(cli.dir() + "/survived"));
+}
+
+TEST(CliWorkTest, TimeoutEscalatesToSigkillForACommandIgnoringSigterm) {
+  CliRunner cli;
+  ASSERT_EQ(
+      cli.Run({"add", "t", "x", "--id", "stubborn", "--max-attempts", "1"})
+          .exit_code,
+      0);
+  CliResult work =
+      cli.Run({"work", "t", "--once", "--poll", "50ms", "--timeout", "200ms",
+               "--", "sh", "-c", "trap '' TERM; sleep 25"});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  EXPECT_THAT(work.err, HasSubstr("(timed out), dead"));
+  EXPECT_THAT(JobError(cli, "stubborn"), HasSubstr("timed out after 200ms"));
+}
+
+TEST(CliWorkTest, JobOfAKilledWorkerComesBackAfterItsTtr) {
+  CliRunner cli;
+  cli.SetEnv("OUT", cli.dir());
+  ASSERT_EQ(cli.Run({"add", "t", "x", "--id", "k", "--ttr", "1s"}).exit_code,
+            0);
+  const std::string started = cli.dir() + "/started";
+  CliProcess first = cli.Start({"work", "t", "--poll", "50ms", "--", "sh", "-c",
+                                "touch \"$OUT/started\"; exec sleep 30"});
+  ASSERT_TRUE(CliRunner::WaitForFile(started));
+  ASSERT_EQ(kill(first.pid, SIGKILL), 0);
+  CliResult killed = cli.Wait(first);
+  EXPECT_EQ(killed.signal, SIGKILL);
+  EXPECT_THAT(cli.Run({"get", "k"}).out, HasSubstr("attempts:     1 of 3"));
+
+  CliResult second =
+      cli.Run({"work", "t", "--once", "--poll", "50ms", "--", "sh", "-c",
+               "echo $DELAYQ_ATTEMPT > \"$OUT/attempt\""});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/attempt"), "2\n");
+  EXPECT_THAT(second.err, HasSubstr("k attempt 2/3 ok"));
+  EXPECT_EQ(cli.Run({"stats", "--json"}).out, "[]\n");
+}
+
+TEST(CliWorkTest, SigintWaitsForTheRunningCommandThenExitsZero) {
+  CliRunner cli;
+  cli.SetEnv("OUT", cli.dir());
+  ASSERT_EQ(cli.Run({"add", "t", "x", "--id", "g"}).exit_code, 0);
+  CliProcess worker = cli.Start(
+      {"work", "t", "--poll", "50ms", "--", "sh", "-c",
+       "touch \"$OUT/started\"; sleep 0.5; echo done > \"$OUT/finished\""});
+  ASSERT_TRUE(CliRunner::WaitForFile(cli.dir() + "/started"));
+  ASSERT_EQ(kill(worker.pid, SIGINT), 0);
+  CliResult result = cli.Wait(worker);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_THAT(result.err, HasSubstr("stopping; waiting for running jobs"));
+  EXPECT_THAT(result.err, HasSubstr("g attempt 1/3 ok"));
+  EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/finished"), "done\n");
+  EXPECT_EQ(cli.Run({"stats", "--json"}).out, "[]\n");
+}
+
+TEST(CliWorkTest, ConcurrencyRunsCommandsAtTheSameTime) {
+  CliRunner cli;
+  const std::string seen = cli.dir() + "/seen";
+  ASSERT_EQ(mkdir(seen.c_str(), 0755), 0);
+  cli.SetEnv("SEEN", seen);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(cli.Run({"add", "t", "x"}).exit_code, 0);
+  }
+  // Each command waits (up to 10 s) until all three have started; with
+  // fewer than three at once they would time out and fail.
+  CliResult work = cli.Run(
+      {"work", "t", "-j", "3", "--once", "--poll", "50ms", "--", "sh", "-c",
+       "touch \"$SEEN/$DELAYQ_JOB_ID\"; i=0; "
+       "while [ $(ls \"$SEEN\" | wc -l) -lt 3 ]; do "
+       "i=$((i+1)); [ $i -gt 200 ] && exit 1; sleep 0.05; done"});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  EXPECT_THAT(work.err, HasSubstr("with 3 workers"));
+  EXPECT_THAT(work.err, Not(HasSubstr("failed")));
+  EXPECT_EQ(cli.Run({"stats", "--json"}).out, "[]\n");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq

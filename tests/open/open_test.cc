@@ -1,0 +1,78 @@
+// Copyright delayq authors.
+//
+// OpenBackend(url): each scheme reaches its backend; anything else is refused
+// with InvalidArgument naming the URL.
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "delayq/delayq.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::StatusIs;
+using ::testing::HasSubstr;
+
+std::string TempDbPath(const std::string& stem) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(dir != nullptr && *dir != '\0' ? dir : "/tmp", "/", stem,
+                      "-", getpid(), ".db");
+}
+
+TEST(OpenBackendTest, MemoryScheme) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend,
+                       OpenBackend("memory:"));
+  EXPECT_EQ(backend->Name(), "memory");
+}
+
+TEST(OpenBackendTest, SqliteSchemeOpensAFileThatKeepsJobs) {
+  const std::string path = TempDbPath("open");
+  const std::string url = absl::StrCat("sqlite:", path, "?sync=full");
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, OpenBackend(url));
+    EXPECT_EQ(backend->Name(), "sqlite");
+    NewJob job;
+    job.id = "a";
+    job.topic = "t";
+    ASSERT_OK(backend->Add({job}, absl::FromUnixSeconds(100)));
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> again, OpenBackend(url));
+  ASSERT_OK_AND_ASSIGN(Job job, again->Get("a"));
+  EXPECT_EQ(job.topic, "t");
+  unlink(path.c_str());
+}
+
+TEST(OpenBackendTest, SqliteUrlErrorsComeFromTheSqliteParser) {
+  absl::StatusOr<std::unique_ptr<Backend>> backend =
+      OpenBackend("sqlite:x.db?sync=sometimes");
+  EXPECT_THAT(backend.status(), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(backend.status().message(), HasSubstr("sync"));
+  EXPECT_THAT(OpenBackend("sqlite:").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(OpenBackendTest, SqliteInAMissingDirectoryIsAStoreError) {
+  EXPECT_THAT(OpenBackend("sqlite:/nonexistent-dir/x/jobs.db").status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+TEST(OpenBackendTest, UnknownSchemeIsInvalidArgumentNamingTheUrl) {
+  for (const char* url :
+       {"postgres://db/jobs", "jobs.db", "", "SQLITE:x", "memoryx:"}) {
+    SCOPED_TRACE(url);
+    absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(url);
+    EXPECT_THAT(backend.status(), StatusIs(absl::StatusCode::kInvalidArgument));
+    EXPECT_THAT(backend.status().message(),
+                HasSubstr(absl::StrCat("\"", url, "\"")));
+  }
+}
+
+}  // namespace
+}  // namespace delayq

@@ -1,0 +1,163 @@
+// Copyright delayq authors.
+//
+// delayq add TOPIC [PAYLOAD | -]: enqueue one job and print its id.
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "delayq/scheduler.h"
+#include "tools/delayq/cli.h"
+#include "tools/delayq/store.h"
+#include "tools/delayq/values.h"
+
+namespace delayq {
+namespace cli {
+namespace {
+
+// All of stdin, byte for byte.
+absl::StatusOr<std::string> ReadStdin() {
+  std::string data;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = read(STDIN_FILENO, buffer, sizeof(buffer));
+    if (n == 0) return data;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return absl::UnavailableError(absl::StrCat(
+          "cannot read the payload from stdin: ", std::strerror(errno)));
+    }
+    data.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// Fills `options` from the flags; an error names the flag.
+absl::Status ReadOptions(const Context& ctx, JobOptions& options) {
+  if (ctx.Has("delay")) {
+    absl::StatusOr<absl::Duration> d =
+        ParseDurationValue("--delay", ctx.Get("delay"));
+    if (!d.ok()) return d.status();
+    options.delay = *d;
+  }
+  if (ctx.Has("at")) {
+    absl::StatusOr<absl::Time> t = ParseTimeValue("--at", ctx.Get("at"));
+    if (!t.ok()) return t.status();
+    options.run_at = *t;
+  }
+  if (ctx.Has("ttr")) {
+    absl::StatusOr<absl::Duration> d =
+        ParseDurationValue("--ttr", ctx.Get("ttr"));
+    if (!d.ok()) return d.status();
+    if (*d <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("--ttr must be positive");
+    }
+    options.ttr = *d;
+  }
+  if (ctx.Has("priority")) {
+    absl::StatusOr<int> p =
+        ParseIntValue("--priority", ctx.Get("priority"), INT_MIN, INT_MAX);
+    if (!p.ok()) return p.status();
+    options.priority = *p;
+  }
+  if (ctx.Has("max-attempts")) {
+    absl::StatusOr<int> n =
+        ParseIntValue("--max-attempts", ctx.Get("max-attempts"), 1, INT_MAX);
+    if (!n.ok()) return n.status();
+    options.max_attempts = *n;
+  }
+  if (ctx.Has("backoff")) {
+    absl::StatusOr<Backoff> b = ParseBackoffValue(ctx.Get("backoff"));
+    if (!b.ok()) return b.status();
+    options.backoff = *b;
+  }
+  if (ctx.Has("id")) {
+    options.id = ctx.Get("id");
+    if (options.id.empty()) {
+      return absl::InvalidArgumentError("--id must not be empty");
+    }
+  }
+  return absl::OkStatus();
+}
+
+int RunAdd(const Context& ctx) {
+  if (ctx.args.empty()) return UsageError(ctx, "missing TOPIC");
+  if (ctx.args.size() > 2) {
+    return UsageError(ctx, absl::StrCat("unexpected argument '", ctx.args[2],
+                                        "' (quote a payload with spaces)"));
+  }
+  if (ctx.Has("delay") && ctx.Has("at")) {
+    return UsageError(ctx, "give --delay or --at, not both");
+  }
+  JobOptions options;
+  if (absl::Status s = ReadOptions(ctx, options); !s.ok()) return Fail(s);
+  std::string payload;
+  if (ctx.args.size() == 2) {
+    if (ctx.args[1] == "-") {
+      absl::StatusOr<std::string> in = ReadStdin();
+      if (!in.ok()) return Fail(in.status());
+      payload = *std::move(in);
+    } else {
+      payload = ctx.args[1];
+    }
+  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      OpenScheduler(ctx, /*create=*/true);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  absl::StatusOr<std::string> id =
+      (*scheduler)->Enqueue(ctx.args[0], payload, options);
+  if (!id.ok()) return Fail(id.status());
+  if (ctx.json()) {
+    absl::PrintF("{\"id\":%s}\n", JsonQuote(*id));
+  } else {
+    absl::PrintF("%s\n", *id);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& AddCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "add",
+      "add TOPIC [PAYLOAD | -]",
+      "enqueue a job and print its id",
+      "Enqueues one job for TOPIC and prints its id. The payload is the\n"
+      "second argument, or stdin when it is '-' (any bytes); without one it\n"
+      "is empty. The job is ready at once unless --delay or --at says when.\n"
+      "\n"
+      "Examples:\n"
+      "  delayq add orders.expire 42 --delay 30m --id order-42\n"
+      "  delayq add reports - --at 2026-12-01T10:00:00Z < report.json\n"
+      "  delayq add mail '{\"to\":\"a@b.c\"}' --backoff exp:1s:10m "
+      "--max-attempts 5",
+      {
+          {"delay", 0, FlagSpec::Arg::kRequired, "DURATION",
+           "run this long from now (e.g. 90s, 30m, 1h30m)"},
+          {"at", 0, FlagSpec::Arg::kRequired, "TIME",
+           "run at this RFC 3339 time (a past time means now)"},
+          {"ttr", 0, FlagSpec::Arg::kRequired, "DURATION",
+           "time to run: a worker's lease on the job (default 1m)"},
+          {"priority", 0, FlagSpec::Arg::kRequired, "N",
+           "lower runs first (default 0)"},
+          {"id", 0, FlagSpec::Arg::kRequired, "ID",
+           "the job's id (default: generated); must not be in use"},
+          {"max-attempts", 0, FlagSpec::Arg::kRequired, "N",
+           "tries before the job is dead (default 3)"},
+          {"backoff", 0, FlagSpec::Arg::kRequired, "SPEC",
+           "wait before a retry: fixed:10s or exp:BASE[:MAX] (default "
+           "exp:1s:10m)"},
+      },
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunAdd,
+  };
+  return *spec;
+}
+
+}  // namespace cli
+}  // namespace delayq

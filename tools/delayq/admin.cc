@@ -1,0 +1,149 @@
+// Copyright delayq authors.
+//
+// Commands that change jobs by hand: cancel, kick and retry.
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "delayq/scheduler.h"
+#include "tools/delayq/cli.h"
+#include "tools/delayq/store.h"
+#include "tools/delayq/values.h"
+
+namespace delayq {
+namespace cli {
+namespace {
+
+// Says what went wrong with one id in words an operator acts on.
+std::string IdProblem(Scheduler& scheduler, const std::string& id,
+                      const absl::Status& status) {
+  if (absl::IsNotFound(status)) {
+    return absl::StrCat("no job with id '", id, "'");
+  }
+  if (absl::IsFailedPrecondition(status)) {
+    absl::StatusOr<Job> job = scheduler.Get(id);
+    if (job.ok()) {
+      return absl::StrCat("job '", id, "' is ", JobStateName(job->state),
+                          ", not dead");
+    }
+  }
+  return std::string(status.message());
+}
+
+// Runs `op` on every id; reports each failure and keeps going, so one
+// unknown id does not stop the rest. `done` names what happened ("cancelled").
+int ForEachId(const Context& ctx, const char* done, const char* json_key,
+              absl::Status (Scheduler::*op)(absl::string_view)) {
+  if (ctx.args.empty()) return UsageError(ctx, "missing ID");
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      OpenScheduler(ctx, /*create=*/false);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  int exit = kExitOk;
+  std::vector<std::string> ok;
+  for (const std::string& id : ctx.args) {
+    const absl::Status status = ((**scheduler).*op)(id);
+    if (status.ok()) {
+      ok.push_back(id);
+      if (!ctx.json()) absl::PrintF("%s %s\n", done, id);
+    } else {
+      exit = Fail(IdProblem(**scheduler, id, status));
+    }
+  }
+  if (ctx.json()) {
+    std::vector<std::string> quoted;
+    for (const std::string& id : ok) quoted.push_back(JsonQuote(id));
+    absl::PrintF("{\"%s\":[%s]}\n", json_key, absl::StrJoin(quoted, ","));
+  }
+  return exit;
+}
+
+int RunCancel(const Context& ctx) {
+  return ForEachId(ctx, "cancelled", "cancelled", &Scheduler::Cancel);
+}
+
+int RunRetry(const Context& ctx) {
+  return ForEachId(ctx, "ready again:", "retried", &Scheduler::KickJob);
+}
+
+int RunKick(const Context& ctx) {
+  if (ctx.args.empty()) return UsageError(ctx, "missing TOPIC");
+  if (ctx.args.size() > 2) {
+    return UsageError(ctx,
+                      absl::StrCat("unexpected argument '", ctx.args[2], "'"));
+  }
+  int max = INT_MAX;
+  if (ctx.args.size() == 2) {
+    absl::StatusOr<int> n = ParseIntValue("N", ctx.args[1], 0, INT_MAX);
+    if (!n.ok()) return Fail(n.status());
+    max = *n;
+  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      OpenScheduler(ctx, /*create=*/false);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  absl::StatusOr<int> kicked = (*scheduler)->Kick(ctx.args[0], max);
+  if (!kicked.ok()) return Fail(kicked.status());
+  if (ctx.json()) {
+    absl::PrintF("{\"kicked\":%d}\n", *kicked);
+  } else {
+    absl::PrintF("kicked %d dead job%s of %s back to ready\n", *kicked,
+                 *kicked == 1 ? "" : "s", ctx.args[0]);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& CancelCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "cancel",
+      "cancel ID...",
+      "delete jobs, whatever their state",
+      "Deletes each job, whatever its state. A worker holding one of them\n"
+      "finds its lease gone when it finishes. Unknown ids are reported and\n"
+      "the others still cancelled; the exit status is 1 if any was unknown.",
+      {},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunCancel,
+  };
+  return *spec;
+}
+
+const CommandSpec& KickCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "kick",
+      "kick TOPIC [N]",
+      "move up to N dead jobs back to ready",
+      "Moves up to N dead jobs of TOPIC (all of them without N), oldest\n"
+      "death first, back to ready with their attempts reset. Their last\n"
+      "error is kept until they fail again.",
+      {},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunKick,
+  };
+  return *spec;
+}
+
+const CommandSpec& RetryCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "retry",
+      "retry ID...",
+      "move dead jobs back to ready",
+      "Moves each dead job back to ready with its attempts reset, as kick\n"
+      "does for a whole topic. A job that is not dead is left alone and\n"
+      "reported (exit status 1).",
+      {},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunRetry,
+  };
+  return *spec;
+}
+
+}  // namespace cli
+}  // namespace delayq

@@ -1,0 +1,347 @@
+// Copyright delayq authors.
+//
+// Commands that look at the store: stats, list and get.
+//
+// Each first promotes what is due (Scheduler::Tick), as any process using
+// the store may: a delayed job whose time has come shows as ready, and a
+// lease that ran out as ready again (or dead), which is what a worker would
+// find. A store that refuses the write (read-only file) is still shown as
+// stored.
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "delayq/clock.h"
+#include "delayq/scheduler.h"
+#include "tools/delayq/cli.h"
+#include "tools/delayq/signals.h"
+#include "tools/delayq/store.h"
+#include "tools/delayq/values.h"
+
+namespace delayq {
+namespace cli {
+namespace {
+
+using Row = std::vector<std::string>;
+
+// Columns padded to their widest cell; columns from `first_number` on are
+// right-aligned.
+std::string Table(const std::vector<Row>& rows, size_t first_number) {
+  std::vector<size_t> width;
+  for (const Row& row : rows) {
+    width.resize(std::max(width.size(), row.size()));
+    for (size_t c = 0; c < row.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  std::string out;
+  for (const Row& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c > 0) line += "  ";
+      const std::string pad(width[c] - row[c].size(), ' ');
+      const bool last = c + 1 == row.size();
+      if (c >= first_number) {
+        absl::StrAppend(&line, pad, row[c]);
+      } else {
+        absl::StrAppend(&line, row[c], last ? "" : pad);
+      }
+    }
+    absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(line), "\n");
+  }
+  return out;
+}
+
+// "name":"text", or "name_base64":"..." for bytes that are not UTF-8.
+std::string JsonText(absl::string_view name, absl::string_view text) {
+  if (IsUtf8(text)) return absl::StrCat("\"", name, "\":", JsonQuote(text));
+  return absl::StrCat("\"", name, "_base64\":\"", absl::Base64Escape(text),
+                      "\"");
+}
+
+std::string JobJson(const Job& job) {
+  return absl::StrCat(
+      "{", JsonText("id", job.id), ",", JsonText("topic", job.topic),
+      ",\"state\":\"", JobStateName(job.state),
+      "\",\"priority\":", job.priority, ",\"attempts\":", job.attempts,
+      ",\"max_attempts\":", job.max_attempts,
+      ",\"ttr_ms\":", absl::ToInt64Milliseconds(job.ttr), ",\"backoff\":\"",
+      BackoffText(job.backoff), "\",\"enqueued_at\":\"",
+      UtcText(job.enqueued_at), "\",\"run_at\":\"", UtcText(job.run_at),
+      "\",\"deadline\":",
+      job.state == JobState::kReserved
+          ? absl::StrCat("\"", UtcText(job.deadline), "\"")
+          : "null",
+      ",", JsonText("last_error", job.last_error), ",",
+      JsonText("payload", job.payload), "}");
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> OpenAndPromote(const Context& ctx) {
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      OpenScheduler(ctx, /*create=*/false);
+  if (scheduler.ok()) (*scheduler)->Tick().IgnoreError();
+  return scheduler;
+}
+
+// ---- stats ----
+
+absl::StatusOr<std::string> StatsText(const Context& ctx,
+                                      Scheduler& scheduler) {
+  std::vector<std::string> topics;
+  if (ctx.args.empty()) {
+    absl::StatusOr<std::vector<std::string>> all = scheduler.Topics();
+    if (!all.ok()) return all.status();
+    topics = *std::move(all);
+  } else {
+    topics = ctx.args;
+  }
+  std::vector<Row> rows = {{"TOPIC", "DELAYED", "READY", "RESERVED", "DEAD"}};
+  std::vector<std::string> json;
+  for (const std::string& topic : topics) {
+    absl::StatusOr<TopicStats> s = scheduler.Stats(topic);
+    if (!s.ok()) return s.status();
+    rows.push_back({topic, absl::StrCat(s->delayed), absl::StrCat(s->ready),
+                    absl::StrCat(s->reserved), absl::StrCat(s->dead)});
+    json.push_back(
+        absl::StrCat("{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
+                     ",\"ready\":", s->ready, ",\"reserved\":", s->reserved,
+                     ",\"dead\":", s->dead, "}"));
+  }
+  if (ctx.json()) return absl::StrCat("[", absl::StrJoin(json, ","), "]\n");
+  std::string text = Table(rows, 1);
+  if (topics.empty()) text += "(no jobs)\n";
+  return text;
+}
+
+int RunStats(const Context& ctx) {
+  absl::Duration every = absl::Seconds(2);
+  if (ctx.Has("watch") && !ctx.Get("watch").empty()) {
+    absl::StatusOr<absl::Duration> d =
+        ParseDurationValue("--watch", ctx.Get("watch"));
+    if (!d.ok()) return Fail(d.status());
+    if (*d < absl::Milliseconds(100)) {
+      return Fail("--watch interval must be at least 100ms");
+    }
+    every = *d;
+  }
+  if (ctx.Has("watch")) BlockStopSignals();
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenAndPromote(ctx);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  if (!ctx.Has("watch")) {
+    absl::StatusOr<std::string> text = StatsText(ctx, **scheduler);
+    if (!text.ok()) return Fail(text.status());
+    absl::PrintF("%s", *text);
+    return kExitOk;
+  }
+  const bool clear = !ctx.json() && isatty(STDOUT_FILENO);
+  for (;;) {
+    (*scheduler)->Tick().IgnoreError();
+    absl::StatusOr<std::string> text = StatsText(ctx, **scheduler);
+    if (clear) absl::PrintF("\033[H\033[2J");
+    if (!ctx.json()) {
+      absl::PrintF("%s  %s  every %s, Ctrl-C to stop\n\n",
+                   LocalText(RealClock().Now()), StoreUrl(ctx),
+                   DurationText(every));
+    }
+    // A store error while watching is shown and retried, not fatal.
+    absl::PrintF("%s",
+                 text.ok()
+                     ? *text
+                     : absl::StrCat("delayq: ", text.status().message(), "\n"));
+    if (!ctx.json()) absl::PrintF("\n");
+    std::fflush(stdout);
+    if (WaitStopSignal(every) != 0) return kExitOk;
+  }
+}
+
+// ---- list ----
+
+std::string When(const Job& job, absl::Time now) {
+  switch (job.state) {
+    case JobState::kDelayed:
+    case JobState::kReady:
+      return absl::StrCat("due ", RelativeText(job.run_at, now));
+    case JobState::kReserved:
+      return absl::StrCat("lease ends ", RelativeText(job.deadline, now));
+    case JobState::kDead:
+      return "-";
+  }
+  return "";
+}
+
+int RunList(const Context& ctx) {
+  if (ctx.args.empty()) return UsageError(ctx, "missing TOPIC");
+  if (ctx.args.size() > 1) {
+    return UsageError(ctx,
+                      absl::StrCat("unexpected argument '", ctx.args[1], "'"));
+  }
+  std::vector<JobState> states = {JobState::kReady, JobState::kReserved,
+                                  JobState::kDelayed, JobState::kDead};
+  if (ctx.Has("state")) {
+    JobState state;
+    if (!ParseJobState(ctx.Get("state"), &state)) {
+      return Fail(absl::StrCat("bad --state: '", ctx.Get("state"),
+                               "' (delayed, ready, reserved or dead)"));
+    }
+    states = {state};
+  }
+  int limit = 100;
+  if (ctx.Has("limit")) {
+    absl::StatusOr<int> n =
+        ParseIntValue("--limit", ctx.Get("limit"), 1, 1000000);
+    if (!n.ok()) return Fail(n.status());
+    limit = *n;
+  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenAndPromote(ctx);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  std::vector<Job> jobs;
+  for (JobState state : states) {
+    const int left = limit - static_cast<int>(jobs.size());
+    if (left <= 0) break;
+    absl::StatusOr<std::vector<Job>> some =
+        (*scheduler)->List(ctx.args[0], state, left);
+    if (!some.ok()) return Fail(some.status());
+    jobs.insert(jobs.end(), some->begin(), some->end());
+  }
+  if (ctx.json()) {
+    std::vector<std::string> items;
+    for (const Job& job : jobs) items.push_back(JobJson(job));
+    absl::PrintF("[%s]\n", absl::StrJoin(items, ","));
+    return kExitOk;
+  }
+  const absl::Time now = RealClock().Now();
+  std::vector<Row> rows = {
+      {"ID", "STATE", "PRI", "TRIES", "WHEN", "PAYLOAD", "LAST ERROR"}};
+  for (const Job& job : jobs) {
+    rows.push_back({job.id, std::string(JobStateName(job.state)),
+                    absl::StrCat(job.priority),
+                    absl::StrCat(job.attempts, "/", job.max_attempts),
+                    When(job, now), Preview(job.payload, 30),
+                    Preview(job.last_error, 50)});
+  }
+  absl::PrintF("%s", Table(rows, 99));
+  if (jobs.empty()) absl::PrintF("(no jobs)\n");
+  return kExitOk;
+}
+
+// ---- get ----
+
+std::string TimeLine(absl::Time t, absl::Time now) {
+  return absl::StrCat(LocalText(t), "  (", UtcText(t), ", ",
+                      RelativeText(t, now), ")");
+}
+
+int RunGet(const Context& ctx) {
+  if (ctx.args.empty()) return UsageError(ctx, "missing ID");
+  if (ctx.args.size() > 1) {
+    return UsageError(ctx,
+                      absl::StrCat("unexpected argument '", ctx.args[1], "'"));
+  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenAndPromote(ctx);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  absl::StatusOr<Job> job = (*scheduler)->Get(ctx.args[0]);
+  if (absl::IsNotFound(job.status())) {
+    return Fail(absl::StrCat("no job with id '", ctx.args[0], "'"));
+  }
+  if (!job.ok()) return Fail(job.status());
+  if (ctx.Has("payload")) {
+    std::fwrite(job->payload.data(), 1, job->payload.size(), stdout);
+    return kExitOk;
+  }
+  if (ctx.json()) {
+    absl::PrintF("%s\n", JobJson(*job));
+    return kExitOk;
+  }
+  const absl::Time now = RealClock().Now();
+  std::vector<Row> rows = {
+      {"id:", job->id},
+      {"topic:", job->topic},
+      {"state:", std::string(JobStateName(job->state))},
+      {"priority:", absl::StrCat(job->priority)},
+      {"attempts:", absl::StrCat(job->attempts, " of ", job->max_attempts)},
+      {"ttr:", DurationText(job->ttr)},
+      {"backoff:", BackoffText(job->backoff)},
+      {"enqueued at:", TimeLine(job->enqueued_at, now)},
+      {"run at:", TimeLine(job->run_at, now)},
+  };
+  if (job->state == JobState::kReserved) {
+    rows.push_back({"lease ends:", TimeLine(job->deadline, now)});
+  }
+  rows.push_back({"last error:", job->last_error.empty()
+                                     ? "-"
+                                     : Preview(job->last_error, 2048)});
+  rows.push_back({"payload:", absl::StrCat(job->payload.size(), " bytes  ",
+                                           Preview(job->payload, 200))});
+  absl::PrintF("%s", Table(rows, 99));
+  return kExitOk;
+}
+
+}  // namespace
+
+const CommandSpec& StatsCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "stats",
+      "stats [TOPIC...]",
+      "jobs per state for every topic",
+      "Prints how many jobs of each topic (every topic with a job, or the\n"
+      "ones named) are delayed, ready, reserved and dead. With --watch the\n"
+      "table is refreshed every INTERVAL (default 2s) until Ctrl-C; with\n"
+      "--json as well, one JSON array per refresh.",
+      {{"watch", 'w', FlagSpec::Arg::kDuration, "INTERVAL",
+        "refresh until interrupted (e.g. --watch 1s; --watch=1s when a "
+        "TOPIC follows)"}},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunStats,
+  };
+  return *spec;
+}
+
+const CommandSpec& ListCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "list",
+      "list TOPIC [--state STATE] [--limit N]",
+      "the jobs of a topic",
+      "Lists TOPIC's jobs: ready ones in the order workers will take them,\n"
+      "reserved ones by lease end, delayed ones by due time, dead ones\n"
+      "oldest first. Without --state every state is listed, in that order.",
+      {{"state", 0, FlagSpec::Arg::kRequired, "STATE",
+        "only delayed, ready, reserved or dead jobs"},
+       {"limit", 'n', FlagSpec::Arg::kRequired, "N",
+        "at most N jobs (default 100)"}},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunList,
+  };
+  return *spec;
+}
+
+const CommandSpec& GetCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "get",
+      "get ID",
+      "every field of one job",
+      "Prints every field of the job: state, attempts, options, its times\n"
+      "in local time and UTC, its last error and its payload (escaped;\n"
+      "--payload writes the raw bytes alone).",
+      {{"payload", 0, FlagSpec::Arg::kNone, "",
+        "write only the payload, byte for byte"}},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunGet,
+  };
+  return *spec;
+}
+
+}  // namespace cli
+}  // namespace delayq

@@ -1,0 +1,47 @@
+// Copyright delayq authors.
+
+#include "tools/delayq/store.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "delayq/open.h"
+#include "delayq/sqlite_backend.h"
+
+namespace delayq {
+namespace cli {
+
+std::string StoreUrl(const Context& ctx) {
+  if (ctx.Has("store")) return ctx.Get("store");
+  const char* env = std::getenv("DELAYQ_STORE");
+  if (env != nullptr && *env != '\0') return env;
+  return "sqlite:delayq.db";
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
+    const Context& ctx, bool create, absl::Duration poll_interval) {
+  const std::string url = StoreUrl(ctx);
+  if (!create && absl::StartsWith(url, "sqlite:")) {
+    absl::StatusOr<SqliteOptions> options = ParseSqliteUrl(url);
+    if (!options.ok()) return options.status();
+    struct stat st;
+    if (stat(options->path.c_str(), &st) != 0) {
+      return absl::NotFoundError(absl::StrCat(
+          "no store at ", options->path,
+          " (`delayq add` creates one; pick another with --store or "
+          "DELAYQ_STORE)"));
+    }
+  }
+  absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(url);
+  if (!backend.ok()) return backend.status();
+  SchedulerOptions options;
+  options.poll_interval = poll_interval;
+  return Scheduler::Create(*std::move(backend), options);
+}
+
+}  // namespace cli
+}  // namespace delayq
