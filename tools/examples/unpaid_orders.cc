@@ -35,7 +35,7 @@
 #include "absl/synchronization/mutex.h"
 #include "delayq/delayq.h"
 
-ABSL_FLAG(std::string, store, "memory:",
+ABSL_FLAG(std::string, store, "sqlite:unpaid_orders.db",
           "where jobs live: memory:, sqlite:PATH or redis://HOST:PORT");
 ABSL_FLAG(int, orders, 3000, "orders to place");
 ABSL_FLAG(absl::Duration, min_timeout, absl::Seconds(2),
