@@ -1,0 +1,39 @@
+-- add: stores a batch of new jobs, all or nothing.
+--
+-- KEYS[1]  key prefix "{ns}:"
+-- KEYS[2]  "{ns}:seq"     enqueue order counter
+-- KEYS[3]  "{ns}:topics"  set of live topics
+-- ARGV[1]  now (µs, caller's clock)
+-- ARGV[2]  "1" to use the server's TIME instead of ARGV[1]
+-- ARGV[3]  number of delay buckets
+-- ARGV[4..] 8 values per job: id, topic, payload, priority, max_attempts,
+--          ttr (µs), backoff ("kind:base_us:max_us"), run_at (µs)
+-- Reply:   {"OK"} or {"EXISTS", id} (nothing stored)
+local now, shift = clock(ARGV[1], ARGV[2])
+local buckets = tonumber(ARGV[3])
+local n = (#ARGV - 3) / 8
+
+local seen = {}
+for i = 0, n - 1 do
+  local id = ARGV[4 + i * 8]
+  if seen[id] or redis.call('EXISTS', job_key(id)) == 1 then
+    return {'EXISTS', id}
+  end
+  seen[id] = true
+end
+
+local first = redis.call('INCRBY', KEYS[2], n) - n
+for i = 0, n - 1 do
+  local a = 4 + i * 8
+  local id, topic = ARGV[a], ARGV[a + 1]
+  local run_at = tonumber(ARGV[a + 7]) + shift
+  local seq = first + i + 1
+  local jk = job_key(id)
+  redis.call('HSET', jk, 'topic', topic, 'payload', ARGV[a + 2],
+             'priority', ARGV[a + 3], 'attempts', 0,
+             'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
+             'backoff', ARGV[a + 6], 'enqueued_at', now, 'run_at', run_at,
+             'last_error', '', 'token', '', 'seq', seq)
+  count_new(topic, schedule(id, jk, topic, run_at, now, buckets))
+end
+return {'OK'}
