@@ -11,6 +11,12 @@
 // Backends never read a clock. Every call that depends on time takes `now`,
 // so a store behaves the same under a SimulatedClock as under the real one
 // (the Redis backend may be configured to use the server's TIME instead).
+// Stores keep times to the millisecond at least and may truncate below that.
+//
+// Ready order: among a topic's ready jobs, lower priority first, then earlier
+// run_at, then enqueue order. A job gets its place in enqueue order when it is
+// added and keeps it for life (through retries, releases, redeliveries and
+// kicks).
 //
 // Errors (codes are part of the contract; the conformance suite checks them):
 //   NotFound            the id names no live job
@@ -127,6 +133,12 @@ class Backend {
   // with no attempts left goes dead instead). Each reserved job gets
   // attempts + 1, deadline = now + ttr and a fresh token never issued before
   // for that job.
+  //
+  // Precisely: the call first moves every due job of `topic` as PromoteDue()
+  // would (so afterwards none of them is still stored delayed or reserved
+  // past its deadline), then reserves the first `max` ready jobs in ready
+  // order. A job that went back to ready because its lease expired keeps its
+  // run_at.
   // REQUIRES: max >= 1.
   virtual absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic,
                                                      int max,
@@ -144,8 +156,9 @@ class Backend {
   //
   // Ends the reservation `token` as failed, keeping `error` as last_error. If
   // attempts < max_attempts the job becomes delayed until `retry_at` (ready
-  // if retry_at <= now) and kRetry is returned; otherwise it goes dead and
-  // kDead is returned. Errors as for Ack().
+  // if retry_at <= now), run_at = retry_at, and kRetry is returned; otherwise
+  // it goes dead (run_at unchanged) and kDead is returned. Errors as for
+  // Ack().
   virtual absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                            absl::string_view error,
                                            absl::Time retry_at,
@@ -154,7 +167,8 @@ class Backend {
   // Release()
   //
   // Ends the reservation `token` without counting it: attempts - 1, the job
-  // delayed until `run_at` (ready if run_at <= now). Errors as for Ack().
+  // delayed until `run_at` (ready if run_at <= now), run_at = `run_at`;
+  // last_error unchanged. Errors as for Ack().
   virtual absl::Status Release(absl::string_view id, uint64_t token,
                                absl::Time run_at, absl::Time now) = 0;
 
@@ -162,7 +176,8 @@ class Backend {
   //
   // Extends the reservation `token` to now + ttr and returns the new
   // deadline. Errors as for Ack(); a reservation whose deadline already
-  // passed but that nobody took over is still current and may be touched.
+  // passed is still current, and may be touched (or acked, failed,
+  // released), until a Reserve() of its topic or a PromoteDue() moves it.
   virtual absl::StatusOr<absl::Time> Touch(absl::string_view id,
                                            uint64_t token, absl::Time now) = 0;
 
@@ -182,8 +197,10 @@ class Backend {
   // List()
   //
   // Up to `limit` jobs of `topic` in `state`, in the order they would be
-  // reserved (ready), become due (delayed), expire (reserved), or died in
-  // (dead, oldest first).
+  // reserved (ready), become due (delayed, by run_at), expire (reserved, by
+  // deadline), or died in (dead, oldest first). Only the ready order is exact
+  // among equal keys; jobs with the same run_at, deadline or death call may
+  // come in any order among themselves.
   virtual absl::StatusOr<std::vector<Job>> List(absl::string_view topic,
                                                 JobState state, int limit) = 0;
 
@@ -201,13 +218,14 @@ class Backend {
   // Kick()
   //
   // Moves up to `max` dead jobs of `topic` (oldest death first) back to
-  // ready with attempts reset to 0 and returns how many moved.
+  // ready with attempts reset to 0 and run_at = now (last_error kept), and
+  // returns how many moved.
   virtual absl::StatusOr<int> Kick(absl::string_view topic, int max,
                                    absl::Time now) = 0;
 
   // KickJob()
   //
-  // Moves one dead job back to ready with attempts reset to 0. NotFound if
+  // Moves one dead job back to ready as Kick() does. NotFound if
   // the id names no live job; FailedPrecondition if the job is not dead.
   virtual absl::Status KickJob(absl::string_view id, absl::Time now) = 0;
 
@@ -216,8 +234,9 @@ class Backend {
   // Moves up to `limit` due jobs, across all topics: delayed jobs with
   // run_at <= now become ready; reservations with deadline <= now become
   // ready again (kExpired) or, when their attempts are used up, dead with
-  // last_error "lease expired" (kDead). Sets `more` when it stopped at
-  // `limit`. Callers loop while `more` is set.
+  // last_error "lease expired" (kDead); run_at is kept either way. Earliest
+  // due first (jobs due at the same time in any order). Sets `more` when it
+  // stopped at `limit`. Callers loop while `more` is set.
   // REQUIRES: limit >= 1.
   virtual absl::StatusOr<PromoteResult> PromoteDue(absl::Time now,
                                                    int limit) = 0;

@@ -1,0 +1,368 @@
+// Copyright delayq authors.
+//
+// Conformance tests of the calls that inspect or move many jobs: List,
+// Stats, Topics, Kick, KickJob, PromoteDue and NextDue. See
+// backend_conformance.h.
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "tests/conformance/backend_conformance.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+std::vector<std::string> JobIds(const std::vector<Job>& jobs) {
+  std::vector<std::string> ids;
+  for (const Job& job : jobs) ids.push_back(job.id);
+  return ids;
+}
+
+std::vector<std::string> TransitionIds(const PromoteResult& result) {
+  std::vector<std::string> ids;
+  for (const Transition& t : result.transitions) ids.push_back(t.id);
+  return ids;
+}
+
+// Makes a job of `topic` dead at `now` by failing its only attempt.
+void KillJob(Backend& backend, const std::string& id, const std::string& topic,
+             absl::Time now) {
+  NewJob job;
+  job.id = id;
+  job.topic = topic;
+  job.payload = "p";
+  job.max_attempts = 1;
+  job.run_at = now;
+  ASSERT_OK(backend.Add({job}, now));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend.Reserve(topic, 1, now));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_EQ(leases[0].job.id, id);
+  ASSERT_OK_AND_ASSIGN(
+      FailOutcome outcome,
+      backend.Fail(id, leases[0].token, "died " + id, now, now));
+  ASSERT_EQ(outcome, FailOutcome::kDead);
+}
+
+// ------------------------------------------------------------------- List
+
+TEST_P(BackendConformanceTest, ListReturnsEachStateInItsOrder) {
+  const std::string topic = Topic();
+  auto job = [&](const char* id, int priority, absl::Duration run_at,
+                 absl::Duration ttr = absl::Seconds(30)) {
+    NewJob j = MakeJob(id, topic, At(run_at));
+    j.priority = priority;
+    j.ttr = ttr;
+    return j;
+  };
+  // Reserved first (by deadline): long ttr reserved first.
+  ASSERT_OK(
+      backend_->Add({job("r-long", -9, -absl::Seconds(2), absl::Hours(2)),
+                     job("r-short", -9, -absl::Seconds(1), absl::Hours(1))},
+                    kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 2, kT0));
+  ASSERT_THAT(Ids(leases), ElementsAre("r-long", "r-short"));
+  KillJob(*backend_, "dead-first", topic, At(absl::Seconds(1)));
+  KillJob(*backend_, "dead-second", topic, At(absl::Seconds(2)));
+  ASSERT_OK(backend_->Add({job("ready-p1", 1, -absl::Seconds(9)),
+                           job("ready-p0-late", 0, -absl::Seconds(1)),
+                           job("ready-p0-early", 0, -absl::Seconds(3)),
+                           job("delayed-late", -5, absl::Seconds(50)),
+                           job("delayed-early", 5, absl::Seconds(10))},
+                          kT0));
+
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> jobs,
+                       backend_->List(topic, JobState::kReady, 10));
+  EXPECT_THAT(JobIds(jobs),
+              ElementsAre("ready-p0-early", "ready-p0-late", "ready-p1"));
+  for (const Job& j : jobs) EXPECT_EQ(j.state, JobState::kReady);
+  ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kDelayed, 10));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("delayed-early", "delayed-late"));
+  ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kReserved, 10));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("r-short", "r-long"));
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].deadline, kT0 + absl::Hours(1));
+  ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kDead, 10));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("dead-first", "dead-second"));
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0].last_error, "died dead-first");
+  EXPECT_EQ(jobs[0].payload, "p");
+
+  ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kReady, 2));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("ready-p0-early", "ready-p0-late"));
+  ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kDead, 1));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("dead-first"));
+  ASSERT_OK_AND_ASSIGN(jobs,
+                       backend_->List(Topic("other"), JobState::kReady, 10));
+  EXPECT_THAT(jobs, IsEmpty());
+}
+
+// ------------------------------------------------------- Stats and Topics
+
+TEST_P(BackendConformanceTest, StatsCountEveryTransition) {
+  const std::string topic = Topic();
+  auto expect = [&](TopicStats want, const char* when) {
+    absl::StatusOr<TopicStats> got = backend_->Stats(topic);
+    ASSERT_OK(got.status());
+    EXPECT_EQ(*got, want) << when << ": delayed " << got->delayed << " ready "
+                          << got->ready << " reserved " << got->reserved
+                          << " dead " << got->dead;
+  };
+  expect({}, "empty");
+  NewJob once = MakeJob("once", topic);
+  once.max_attempts = 1;
+  ASSERT_OK(backend_->Add(
+      {once, MakeJob("a", topic), MakeJob("d", topic, At(absl::Seconds(5)))},
+      kT0));
+  expect({1, 2, 0, 0}, "added");
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 2, kT0));
+  expect({1, 0, 2, 0}, "reserved");
+  ASSERT_OK(backend_->Fail("once", leases[0].token, "x", kT0, kT0).status());
+  expect({1, 0, 1, 1}, "dead");
+  ASSERT_OK(backend_->Release("a", leases[1].token, At(absl::Seconds(9)), kT0));
+  expect({2, 0, 0, 1}, "released");
+  ASSERT_OK(backend_->PromoteDue(At(absl::Seconds(5)), 10).status());
+  expect({1, 1, 0, 1}, "promoted");
+  ASSERT_OK(backend_->Kick(topic, 10, At(absl::Seconds(5))).status());
+  expect({1, 2, 0, 0}, "kicked");
+  ASSERT_OK(backend_->Cancel("a", kT0));
+  expect({0, 2, 0, 0}, "cancelled");
+  ASSERT_OK_AND_ASSIGN(TopicStats other, backend_->Stats(Topic("none")));
+  EXPECT_EQ(other, TopicStats{});
+}
+
+TEST_P(BackendConformanceTest, TopicsAreSortedAndOnlyThoseWithLiveJobs) {
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
+  EXPECT_THAT(topics, IsEmpty());
+  ASSERT_OK(backend_->Add(
+      {MakeJob("c", "topic.c"), MakeJob("a", "topic.a"),
+       MakeJob("b", "topic.b", At(absl::Hours(1))), MakeJob("a2", "topic.a")},
+      kT0));
+  KillJob(*backend_, "d", "topic.d", kT0);
+  ASSERT_OK_AND_ASSIGN(topics, backend_->Topics());
+  EXPECT_THAT(topics, ElementsAre("topic.a", "topic.b", "topic.c", "topic.d"));
+  ASSERT_OK(backend_->Cancel("c", kT0));
+  ASSERT_OK(backend_->Cancel("a", kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("topic.a", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(topics, backend_->Topics());
+  EXPECT_THAT(topics, ElementsAre("topic.a", "topic.b", "topic.d"));
+  ASSERT_OK(backend_->Ack("a2", leases[0].token, kT0));
+  ASSERT_OK(backend_->Cancel("d", kT0));
+  ASSERT_OK_AND_ASSIGN(topics, backend_->Topics());
+  EXPECT_THAT(topics, ElementsAre("topic.b"));
+}
+
+// -------------------------------------------------------------------- Kick
+
+TEST_P(BackendConformanceTest, KickRevivesOldestDeathsFirst) {
+  const std::string topic = Topic();
+  KillJob(*backend_, "first", topic, At(absl::Seconds(1)));
+  KillJob(*backend_, "second", topic, At(absl::Seconds(2)));
+  KillJob(*backend_, "third", topic, At(absl::Seconds(3)));
+  KillJob(*backend_, "elsewhere", Topic("other"), At(absl::Seconds(3)));
+  const absl::Time now = At(absl::Seconds(10));
+  ASSERT_OK_AND_ASSIGN(int moved, backend_->Kick(topic, 2, now));
+  EXPECT_EQ(moved, 2);
+  for (const char* id : {"first", "second"}) {
+    ASSERT_OK_AND_ASSIGN(Job got, backend_->Get(id));
+    EXPECT_EQ(got.state, JobState::kReady) << id;
+    EXPECT_EQ(got.attempts, 0) << id;
+    EXPECT_EQ(got.run_at, now) << id;
+    EXPECT_EQ(got.last_error, std::string("died ") + id);
+  }
+  ASSERT_OK_AND_ASSIGN(Job third, backend_->Get("third"));
+  EXPECT_EQ(third.state, JobState::kDead);
+  ASSERT_OK_AND_ASSIGN(moved, backend_->Kick(topic, 5, now));
+  EXPECT_EQ(moved, 1);
+  ASSERT_OK_AND_ASSIGN(moved, backend_->Kick(topic, 5, now));
+  EXPECT_EQ(moved, 0);
+  ASSERT_OK_AND_ASSIGN(Job other, backend_->Get("elsewhere"));
+  EXPECT_EQ(other.state, JobState::kDead);
+  // Revived jobs get a full budget again (max_attempts is 1).
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 5, now));
+  EXPECT_THAT(Ids(leases), ElementsAre("first", "second", "third"));
+  EXPECT_EQ(leases[0].job.attempts, 1);
+}
+
+TEST_P(BackendConformanceTest, KickJobRevivesOneDeadJob) {
+  const std::string topic = Topic();
+  EXPECT_THAT(backend_->KickJob("nope", kT0),
+              StatusIs(absl::StatusCode::kNotFound));
+  KillJob(*backend_, "dead", topic, kT0);
+  ASSERT_OK(backend_->Add(
+      {MakeJob("ready", topic), MakeJob("delayed", topic, At(absl::Hours(1)))},
+      kT0));
+  EXPECT_THAT(backend_->KickJob("ready", kT0),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(backend_->KickJob("delayed", kT0),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_THAT(Ids(leases), ElementsAre("ready"));
+  EXPECT_THAT(backend_->KickJob("ready", kT0),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK_AND_ASSIGN(Job still, backend_->Get("ready"));
+  EXPECT_EQ(still.state, JobState::kReserved);
+
+  const absl::Time now = At(absl::Seconds(4));
+  EXPECT_OK(backend_->KickJob("dead", now));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("dead"));
+  EXPECT_EQ(got.state, JobState::kReady);
+  EXPECT_EQ(got.attempts, 0);
+  EXPECT_EQ(got.run_at, now);
+  EXPECT_THAT(backend_->KickJob("dead", now),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+// -------------------------------------------------------------- PromoteDue
+
+TEST_P(BackendConformanceTest, PromoteDueMovesDueDelayedJobsToReady) {
+  const std::string a = Topic("a"), b = Topic("b");
+  ASSERT_OK(backend_->Add({MakeJob("a1", a, At(absl::Seconds(1))),
+                           MakeJob("b1", b, At(absl::Seconds(2))),
+                           MakeJob("a2", a, At(absl::Seconds(3)))},
+                          kT0));
+  ASSERT_OK_AND_ASSIGN(PromoteResult result,
+                       backend_->PromoteDue(At(absl::Seconds(2)), 10));
+  EXPECT_FALSE(result.more);
+  EXPECT_THAT(TransitionIds(result), ElementsAre("a1", "b1"));
+  ASSERT_EQ(result.transitions.size(), 2u);
+  EXPECT_EQ(result.transitions[0].kind, Transition::Kind::kPromoted);
+  EXPECT_EQ(result.transitions[0].topic, a);
+  EXPECT_EQ(result.transitions[0].attempts, 0);
+  EXPECT_EQ(result.transitions[1].topic, b);
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("b1"));
+  EXPECT_EQ(got.state, JobState::kReady);
+  EXPECT_EQ(got.run_at, At(absl::Seconds(2)));
+  ASSERT_OK_AND_ASSIGN(got, backend_->Get("a2"));
+  EXPECT_EQ(got.state, JobState::kDelayed);
+  ASSERT_OK_AND_ASSIGN(result, backend_->PromoteDue(At(absl::Seconds(2)), 10));
+  EXPECT_THAT(result.transitions, IsEmpty());
+  EXPECT_FALSE(result.more);
+}
+
+TEST_P(BackendConformanceTest, PromoteDueReturnsExpiredLeasesOrKillsThem) {
+  const std::string topic = Topic();
+  NewJob once = MakeJob("once", topic);
+  once.max_attempts = 1;
+  NewJob twice = MakeJob("twice", topic);
+  twice.ttr = absl::Seconds(10);
+  ASSERT_OK(backend_->Add({twice, once}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 2, kT0));
+  ASSERT_THAT(Ids(leases), ElementsAre("twice", "once"));
+
+  ASSERT_OK_AND_ASSIGN(PromoteResult result,
+                       backend_->PromoteDue(At(absl::Seconds(10)), 10));
+  ASSERT_THAT(TransitionIds(result), ElementsAre("twice"));
+  EXPECT_EQ(result.transitions[0].kind, Transition::Kind::kExpired);
+  EXPECT_EQ(result.transitions[0].attempts, 1);
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("twice"));
+  EXPECT_EQ(got.state, JobState::kReady);
+  EXPECT_EQ(got.run_at, kT0);
+  EXPECT_EQ(got.deadline, absl::InfinitePast());
+  ExpectStale("twice", leases[0].token, At(absl::Seconds(10)));
+
+  ASSERT_OK_AND_ASSIGN(result, backend_->PromoteDue(At(absl::Seconds(30)), 10));
+  ASSERT_THAT(TransitionIds(result), ElementsAre("once"));
+  EXPECT_EQ(result.transitions[0].kind, Transition::Kind::kDead);
+  EXPECT_EQ(result.transitions[0].topic, topic);
+  EXPECT_EQ(result.transitions[0].attempts, 1);
+  ASSERT_OK_AND_ASSIGN(got, backend_->Get("once"));
+  EXPECT_EQ(got.state, JobState::kDead);
+  EXPECT_EQ(got.last_error, "lease expired");
+  ExpectStale("once", leases[1].token, At(absl::Seconds(30)));
+}
+
+TEST_P(BackendConformanceTest, PromoteDueStopsAtLimitEarliestFirst) {
+  const std::string topic = Topic();
+  std::vector<NewJob> jobs;
+  for (int i = 0; i < 7; ++i) {
+    // Added in reverse due order: the store must order by due time.
+    jobs.push_back(
+        MakeJob("j" + std::to_string(i), topic, At(absl::Seconds(7 - i))));
+  }
+  NewJob reserved = MakeJob("lease", topic);
+  reserved.ttr = absl::Milliseconds(3500);
+  ASSERT_OK(backend_->Add({reserved}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_THAT(Ids(leases), ElementsAre("lease"));
+  ASSERT_OK(backend_->Add(jobs, kT0));
+
+  const absl::Time now = At(absl::Seconds(10));
+  ASSERT_OK_AND_ASSIGN(PromoteResult result, backend_->PromoteDue(now, 3));
+  EXPECT_TRUE(result.more);
+  EXPECT_THAT(TransitionIds(result), ElementsAre("j6", "j5", "j4"));
+  ASSERT_OK_AND_ASSIGN(result, backend_->PromoteDue(now, 2));
+  EXPECT_TRUE(result.more);
+  EXPECT_THAT(TransitionIds(result), ElementsAre("lease", "j3"));
+  // Looping until `more` is clear moves the rest.
+  std::vector<std::string> rest;
+  for (int calls = 0; calls < 10; ++calls) {
+    ASSERT_OK_AND_ASSIGN(result, backend_->PromoteDue(now, 1));
+    for (const std::string& id : TransitionIds(result)) rest.push_back(id);
+    if (!result.more) break;
+  }
+  EXPECT_FALSE(result.more);
+  EXPECT_THAT(rest, ElementsAre("j2", "j1", "j0"));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, (TopicStats{0, 8, 0, 0}));
+}
+
+// ----------------------------------------------------------------- NextDue
+
+TEST_P(BackendConformanceTest, NextDueIsTheEarliestRunAtOrDeadline) {
+  const std::string topic = Topic();
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture());
+  AddOne(MakeJob("ready", topic, At(-absl::Seconds(5))));
+  ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture()) << "ready jobs are not due work";
+  ASSERT_OK(backend_->Add({MakeJob("d40", topic, At(absl::Seconds(40))),
+                           MakeJob("d50", Topic("b"), At(absl::Seconds(50)))},
+                          kT0));
+  ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
+  EXPECT_EQ(next, At(absl::Seconds(40)));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 1, At(absl::Seconds(1))));
+  ASSERT_THAT(Ids(leases), ElementsAre("ready"));
+  ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
+  EXPECT_EQ(next, At(absl::Seconds(31))) << "the lease deadline";
+  ASSERT_OK(backend_->Ack("ready", leases[0].token, At(absl::Seconds(2))));
+  ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
+  EXPECT_EQ(next, At(absl::Seconds(40)));
+  ASSERT_OK(backend_->Cancel("d40", kT0));
+  ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
+  EXPECT_EQ(next, At(absl::Seconds(50)));
+  ASSERT_OK(backend_->PromoteDue(At(absl::Seconds(50)), 10).status());
+  ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture());
+}
+
+TEST_P(BackendConformanceTest, NextDueCanBeInThePast) {
+  const std::string topic = Topic();
+  AddOne(MakeJob("d", topic, At(absl::Seconds(1))), kT0);
+  // Nobody promoted it: its run_at is still the next due time.
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, At(absl::Seconds(1)));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("d"));
+  EXPECT_EQ(got.state, JobState::kDelayed);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq

@@ -1,0 +1,274 @@
+// Copyright delayq authors.
+//
+// Conformance tests of the calls that end or extend a lease (Ack, Fail,
+// Release, Touch) and of Cancel. See backend_conformance.h.
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "tests/conformance/backend_conformance.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr absl::StatusCode kStale = absl::StatusCode::kFailedPrecondition;
+
+// --------------------------------------------------------------------- Ack
+
+TEST_P(BackendConformanceTest, AckDeletesTheJob) {
+  const std::string topic = Topic();
+  Lease lease = AddAndReserve(MakeJob("j", topic), kT0);
+  EXPECT_OK(backend_->Ack("j", lease.token, At(absl::Seconds(1))));
+  EXPECT_THAT(backend_->Get("j"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, TopicStats{});
+  // A second Ack of the same lease names a job that is gone.
+  EXPECT_THAT(backend_->Ack("j", lease.token, At(absl::Seconds(1))),
+              StatusIs(kStale));
+}
+
+TEST_P(BackendConformanceTest, LeaseCallsWithAWrongTokenChangeNothing) {
+  Lease lease = AddAndReserve(MakeJob("j", Topic()), kT0);
+  ExpectStale("j", lease.token + 1000, At(absl::Seconds(1)));
+  ExpectStale("j", 0, At(absl::Seconds(1)));
+  ExpectStale("unknown", lease.token, At(absl::Seconds(1)));
+  EXPECT_OK(backend_->Ack("j", lease.token, At(absl::Seconds(1))));
+}
+
+TEST_P(BackendConformanceTest, StaleLeaseAfterRedeliveryChangesNothing) {
+  const std::string topic = Topic();
+  Lease first = AddAndReserve(MakeJob("j", topic), kT0);
+  const absl::Time later = first.deadline + absl::Seconds(1);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> second,
+                       backend_->Reserve(topic, 1, later));
+  ASSERT_THAT(Ids(second), ElementsAre("j"));
+  ExpectStale("j", first.token, later);
+  // The current lease still works.
+  ASSERT_OK_AND_ASSIGN(absl::Time deadline,
+                       backend_->Touch("j", second[0].token, later));
+  EXPECT_EQ(deadline, later + absl::Seconds(30));
+  EXPECT_OK(backend_->Ack("j", second[0].token, later));
+}
+
+TEST_P(BackendConformanceTest, LeaseOfAJobNoLongerReservedIsStale) {
+  const std::string topic = Topic();
+  Lease lease = AddAndReserve(MakeJob("j", topic), kT0);
+  ASSERT_OK(backend_->Release("j", lease.token, kT0, kT0));
+  ExpectStale("j", lease.token, kT0);  // ready now
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> again,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_THAT(Ids(again), ElementsAre("j"));
+  ASSERT_OK_AND_ASSIGN(
+      FailOutcome outcome,
+      backend_->Fail("j", again[0].token, "e", At(absl::Seconds(9)), kT0));
+  ASSERT_EQ(outcome, FailOutcome::kRetry);
+  ExpectStale("j", again[0].token, kT0);  // delayed now
+}
+
+TEST_P(BackendConformanceTest, LeaseOfACancelledJobIsStale) {
+  Lease lease = AddAndReserve(MakeJob("j", Topic()), kT0);
+  ASSERT_OK(backend_->Cancel("j", kT0));
+  ExpectStale("j", lease.token, kT0);
+  // Not even a new job under the same id accepts the old lease.
+  AddOne(MakeJob("j", Topic()));
+  ExpectStale("j", lease.token, kT0);
+}
+
+TEST_P(BackendConformanceTest, ExpiredLeaseNobodyMovedIsStillCurrent) {
+  const std::string topic = Topic();
+  Lease lease = AddAndReserve(MakeJob("j", topic), kT0);
+  const absl::Time late = lease.deadline + absl::Seconds(5);
+  ASSERT_OK_AND_ASSIGN(absl::Time deadline,
+                       backend_->Touch("j", lease.token, late));
+  EXPECT_EQ(deadline, late + absl::Seconds(30));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> none,
+                       backend_->Reserve(topic, 1, late + absl::Seconds(1)));
+  EXPECT_THAT(none, IsEmpty()) << "the touch prevented redelivery";
+  EXPECT_OK(backend_->Ack("j", lease.token, late + absl::Seconds(1)));
+}
+
+// -------------------------------------------------------------------- Fail
+
+TEST_P(BackendConformanceTest, FailWithAttemptsLeftDelaysUntilRetryAt) {
+  const std::string topic = Topic();
+  Lease lease = AddAndReserve(MakeJob("j", topic), kT0);
+  const absl::Time now = At(absl::Seconds(1));
+  const absl::Time retry_at = At(absl::Milliseconds(6500));
+  ASSERT_OK_AND_ASSIGN(
+      FailOutcome outcome,
+      backend_->Fail("j", lease.token, "it broke", retry_at, now));
+  EXPECT_EQ(outcome, FailOutcome::kRetry);
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("j"));
+  EXPECT_EQ(got.state, JobState::kDelayed);
+  EXPECT_EQ(got.run_at, retry_at);
+  EXPECT_EQ(got.attempts, 1);
+  EXPECT_EQ(got.last_error, "it broke");
+  EXPECT_EQ(got.deadline, absl::InfinitePast());
+
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> none,
+      backend_->Reserve(topic, 1, retry_at - absl::Milliseconds(1)));
+  EXPECT_THAT(none, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> again,
+                       backend_->Reserve(topic, 1, retry_at));
+  ASSERT_THAT(Ids(again), ElementsAre("j"));
+  EXPECT_EQ(again[0].job.attempts, 2);
+  EXPECT_EQ(again[0].job.last_error, "it broke");
+}
+
+TEST_P(BackendConformanceTest, FailWithRetryAtNotAfterNowIsReady) {
+  const std::string topic = Topic();
+  Lease lease = AddAndReserve(MakeJob("j", topic), kT0);
+  const absl::Time now = At(absl::Seconds(2));
+  ASSERT_OK_AND_ASSIGN(FailOutcome outcome,
+                       backend_->Fail("j", lease.token, "again", now, now));
+  EXPECT_EQ(outcome, FailOutcome::kRetry);
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("j"));
+  EXPECT_EQ(got.state, JobState::kReady);
+  EXPECT_EQ(got.run_at, now);
+  EXPECT_EQ(got.last_error, "again");
+}
+
+TEST_P(BackendConformanceTest, FailOnTheLastAttemptGoesDead) {
+  const std::string topic = Topic();
+  NewJob job = MakeJob("j", topic);
+  job.max_attempts = 2;
+  AddOne(job);
+  absl::Time now = kT0;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend_->Reserve(topic, 1, now));
+    ASSERT_THAT(Ids(leases), ElementsAre("j"));
+    ASSERT_EQ(leases[0].job.attempts, attempt);
+    ASSERT_OK_AND_ASSIGN(
+        FailOutcome outcome,
+        backend_->Fail("j", leases[0].token, "fail " + std::to_string(attempt),
+                       now, now));
+    EXPECT_EQ(outcome, attempt < 2 ? FailOutcome::kRetry : FailOutcome::kDead);
+    now += absl::Seconds(1);
+  }
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("j"));
+  EXPECT_EQ(got.state, JobState::kDead);
+  EXPECT_EQ(got.attempts, 2);
+  EXPECT_EQ(got.last_error, "fail 2");
+  EXPECT_EQ(got.deadline, absl::InfinitePast());
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> none,
+                       backend_->Reserve(topic, 1, At(absl::Hours(1))));
+  EXPECT_THAT(none, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, (TopicStats{0, 0, 0, 1}));
+}
+
+// ----------------------------------------------------------------- Release
+
+TEST_P(BackendConformanceTest, ReleaseGivesTheAttemptBackAndDelays) {
+  const std::string topic = Topic();
+  NewJob job = MakeJob("j", topic);
+  job.max_attempts = 1;
+  Lease lease = AddAndReserve(job, kT0);
+  const absl::Time run_at = At(absl::Seconds(20));
+  ASSERT_OK(backend_->Release("j", lease.token, run_at, At(absl::Seconds(1))));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("j"));
+  EXPECT_EQ(got.state, JobState::kDelayed);
+  EXPECT_EQ(got.attempts, 0);
+  EXPECT_EQ(got.run_at, run_at);
+  EXPECT_EQ(got.deadline, absl::InfinitePast());
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> none,
+                       backend_->Reserve(topic, 1, At(absl::Seconds(19))));
+  EXPECT_THAT(none, IsEmpty());
+  // max_attempts is 1: only because the release gave the attempt back can
+  // the job be reserved and failed once more before it dies.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> again,
+                       backend_->Reserve(topic, 1, run_at));
+  ASSERT_THAT(Ids(again), ElementsAre("j"));
+  EXPECT_EQ(again[0].job.attempts, 1);
+}
+
+TEST_P(BackendConformanceTest, ReleaseWithRunAtNotAfterNowIsReady) {
+  const std::string topic = Topic();
+  Lease lease = AddAndReserve(MakeJob("j", topic), kT0);
+  ASSERT_OK(backend_->Fail("j", lease.token, "kept", kT0, kT0).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> again,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_THAT(Ids(again), ElementsAre("j"));
+  const absl::Time now = At(absl::Seconds(3));
+  ASSERT_OK(backend_->Release("j", again[0].token, At(absl::Seconds(2)), now));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("j"));
+  EXPECT_EQ(got.state, JobState::kReady);
+  EXPECT_EQ(got.run_at, At(absl::Seconds(2)));
+  EXPECT_EQ(got.attempts, 1);
+  EXPECT_EQ(got.last_error, "kept");
+}
+
+// ------------------------------------------------------------------- Touch
+
+TEST_P(BackendConformanceTest, TouchExtendsTheDeadlineAndPreventsRedelivery) {
+  const std::string topic = Topic();
+  Lease lease = AddAndReserve(MakeJob("j", topic), kT0);
+  const absl::Time now = At(absl::Seconds(20));
+  ASSERT_OK_AND_ASSIGN(absl::Time deadline,
+                       backend_->Touch("j", lease.token, now));
+  EXPECT_EQ(deadline, now + absl::Seconds(30));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("j"));
+  EXPECT_EQ(got.deadline, deadline);
+  EXPECT_EQ(got.attempts, 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> none,
+                       backend_->Reserve(topic, 1, lease.deadline));
+  EXPECT_THAT(none, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(
+      PromoteResult promoted,
+      backend_->PromoteDue(deadline - absl::Milliseconds(1), 10));
+  EXPECT_THAT(promoted.transitions, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, deadline);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> again,
+                       backend_->Reserve(topic, 1, deadline));
+  EXPECT_THAT(Ids(again), ElementsAre("j"));
+}
+
+// ------------------------------------------------------------------ Cancel
+
+TEST_P(BackendConformanceTest, CancelDeletesAJobInEveryState) {
+  const std::string topic = Topic();
+  NewJob dead = MakeJob("dead", topic);
+  dead.max_attempts = 1;
+  ASSERT_OK(
+      backend_->Add({dead, MakeJob("reserved", topic), MakeJob("ready", topic),
+                     MakeJob("delayed", topic, At(absl::Hours(1)))},
+                    kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 2, kT0));
+  ASSERT_THAT(Ids(leases), ElementsAre("dead", "reserved"));
+  ASSERT_OK(backend_->Fail("dead", leases[0].token, "x", kT0, kT0).status());
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  ASSERT_EQ(stats, (TopicStats{1, 1, 1, 1}));
+
+  for (const char* id : {"dead", "reserved", "ready", "delayed"}) {
+    EXPECT_OK(backend_->Cancel(id, kT0)) << id;
+    EXPECT_THAT(backend_->Get(id), StatusIs(absl::StatusCode::kNotFound));
+  }
+  ExpectStale("reserved", leases[1].token, kT0);
+  ASSERT_OK_AND_ASSIGN(stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, TopicStats{});
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture());
+}
+
+TEST_P(BackendConformanceTest, CancelOfAnUnknownOrGoneJobIsNotFound) {
+  EXPECT_THAT(backend_->Cancel("never", kT0),
+              StatusIs(absl::StatusCode::kNotFound));
+  AddOne(MakeJob("j", Topic()));
+  ASSERT_OK(backend_->Cancel("j", kT0));
+  EXPECT_THAT(backend_->Cancel("j", kT0),
+              StatusIs(absl::StatusCode::kNotFound));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq
