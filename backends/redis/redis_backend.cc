@@ -146,8 +146,8 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   }
   if (o.dead_cap < 1) return bad("dead_cap must be >= 1");
   if (o.pool_size < 1) return bad("pool_size must be >= 1");
-  if (o.reserve_promote_limit < 1) {
-    return bad("reserve_promote_limit must be >= 1");
+  if (o.reserve_promote_limit < 0) {
+    return bad("reserve_promote_limit must be >= 0");
   }
   if (o.connect_timeout <= absl::ZeroDuration() ||
       o.command_timeout <= absl::ZeroDuration()) {
@@ -389,23 +389,23 @@ absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
 absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
                                                     JobState state, int limit) {
   if (limit <= 0) return std::vector<Job>();
-  std::string key;
+  absl::string_view set = "ready:";
   switch (state) {
     case JobState::kReady:
-      key = absl::StrCat(prefix_, "ready:", topic);
       break;
-    case JobState::kDead:
-      key = absl::StrCat(prefix_, "dead:", topic);
+    case JobState::kDelayed:
+      set = "tdelayed:";
       break;
     case JobState::kReserved:
-    case JobState::kDelayed:
-      key = prefix_ + "reserved";
+      set = "treserved:";
+      break;
+    case JobState::kDead:
+      set = "dead:";
       break;
   }
   Call call{"list",
-            {prefix_, key},
-            {std::string(topic), std::string(JobStateName(state)),
-             absl::StrCat(limit), absl::StrCat(buckets_)}};
+            {prefix_, absl::StrCat(prefix_, set, topic)},
+            {std::string(JobStateName(state)), absl::StrCat(limit)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   absl::StatusOr<std::vector<Lease>> leases = ParseSnapshots(r->get(), "list");

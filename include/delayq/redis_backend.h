@@ -66,9 +66,12 @@ struct RedisOptions {
   int dead_cap = 10000;
   // Connections kept open at most; callers beyond it wait for one.
   int pool_size = 8;
-  // Most due jobs one Reserve() promotes before it reserves (bounds the time
-  // a script blocks the server; PromoteDue() loops without a bound).
-  int reserve_promote_limit = 1000;
+  // Reserve() first promotes every due job of its topic, as the Backend
+  // contract requires. A positive limit bounds how many it promotes per
+  // call, bounding how long one script can block the server after a long
+  // outage, at the price of Reserve() possibly missing due jobs beyond it
+  // until PromoteDue() catches up. 0: no limit.
+  int reserve_promote_limit = 0;
   // kCaller: times come from the `now` arguments (deterministic tests).
   // kServer: scripts read the server's TIME, so the hosts' clocks need not
   // agree; absolute times passed in (run_at, retry_at) are taken relative to

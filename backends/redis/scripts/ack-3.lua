@@ -8,6 +8,6 @@
 -- Reply:   {"OK"} or {"STALE"} (nothing changed)
 local topic, err = check_lease(KEYS[2], ARGV[2])
 if not topic then return {err} end
-redis.call('ZREM', KEYS[3], ARGV[1])
+lease_off(ARGV[1], topic)
 forget(ARGV[1], topic, 'reserved')
 return {'OK'}

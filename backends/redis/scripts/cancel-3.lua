@@ -14,9 +14,9 @@ if state == 'ready' then
   redis.call('ZREM', ready_key(topic),
              ready_member(tonumber(f[3]), tonumber(f[4]), tonumber(f[5]), id))
 elseif state == 'delayed' then
-  redis.call('ZREM', bucket_key(f[6]), id)
+  delay_off(id, topic, f[6])
 elseif state == 'reserved' then
-  redis.call('ZREM', KEYS[3], id)
+  lease_off(id, topic)
 elseif state == 'dead' then
   redis.call('ZREM', dead_key(topic), id)
 end

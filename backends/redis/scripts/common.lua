@@ -8,6 +8,8 @@
 --   P.."ready:"..topic   zset    ready jobs, all score 0, member = ready_member()
 --   P.."delayed:"..i     zset    delayed jobs by run_at, i in [0, buckets)
 --   P.."reserved"        zset    reserved jobs by lease deadline
+--   P.."tdelayed:"..topic   zset  the topic's delayed jobs by run_at
+--   P.."treserved:"..topic  zset  the topic's reserved jobs by deadline
 --   P.."dead:"..topic    zset    dead jobs by death order (capped)
 --   P.."counts:"..topic  hash    delayed/ready/reserved/dead/live counts
 --   P.."topics"          set     topics with at least one live job
@@ -30,6 +32,32 @@ local function dead_key(topic) return P .. 'dead:' .. topic end
 local function counts_key(topic) return P .. 'counts:' .. topic end
 local function bucket_key(i) return P .. 'delayed:' .. i end
 local RESERVED = P .. 'reserved'
+-- The global sets serve PromoteDue() and NextDue() across topics; the
+-- per-topic ones let Reserve() promote its own topic only (leases of other
+-- topics stay current until their own topic moves them) and List() walk one
+-- topic. Every script updates both together.
+local function tdelayed_key(topic) return P .. 'tdelayed:' .. topic end
+local function treserved_key(topic) return P .. 'treserved:' .. topic end
+
+local function delay_on(id, topic, run_at, b)
+  redis.call('ZADD', bucket_key(b), run_at, id)
+  redis.call('ZADD', tdelayed_key(topic), run_at, id)
+end
+
+local function delay_off(id, topic, b)
+  redis.call('ZREM', bucket_key(b), id)
+  redis.call('ZREM', tdelayed_key(topic), id)
+end
+
+local function lease_on(id, topic, deadline)
+  redis.call('ZADD', RESERVED, deadline, id)
+  redis.call('ZADD', treserved_key(topic), deadline, id)
+end
+
+local function lease_off(id, topic)
+  redis.call('ZREM', RESERVED, id)
+  redis.call('ZREM', treserved_key(topic), id)
+end
 local TOPICS = P .. 'topics'
 
 -- The time of this call, and the shift to add to absolute times the caller
@@ -103,7 +131,7 @@ local function schedule(id, jk, topic, run_at, now, buckets)
     return 'ready'
   end
   local b = tonumber(redis.call('HGET', jk, 'seq')) % buckets
-  redis.call('ZADD', bucket_key(b), run_at, id)
+  delay_on(id, topic, run_at, b)
   redis.call('HSET', jk, 'state', 'delayed', 'run_at', run_at, 'deadline', '',
              'bucket', b)
   return 'delayed'
@@ -129,11 +157,14 @@ end
 -- `b`), or a reservation whose deadline passed. Returns a transition
 -- {kind, id, topic, attempts} or nil if the id names no job.
 local function promote_delayed(id, b)
-  redis.call('ZREM', bucket_key(b), id)
   local jk = job_key(id)
   local f = redis.call('HMGET', jk, 'topic', 'priority', 'run_at', 'seq',
-                       'attempts', 'state')
-  if not f[1] or f[6] ~= 'delayed' then return nil end
+                       'attempts', 'state', 'bucket')
+  if not f[1] or f[6] ~= 'delayed' then
+    redis.call('ZREM', bucket_key(b), id)
+    return nil
+  end
+  delay_off(id, f[1], f[7])
   local run_at = tonumber(f[3])
   redis.call('ZADD', ready_key(f[1]), 0,
              ready_member(tonumber(f[2]), run_at, tonumber(f[4]), id))
@@ -143,11 +174,14 @@ local function promote_delayed(id, b)
 end
 
 local function expire_reservation(id, dead_cap)
-  redis.call('ZREM', RESERVED, id)
   local jk = job_key(id)
   local f = redis.call('HMGET', jk, 'topic', 'priority', 'run_at', 'seq',
                        'attempts', 'max_attempts', 'state')
-  if not f[1] or f[7] ~= 'reserved' then return nil end
+  if not f[1] or f[7] ~= 'reserved' then
+    redis.call('ZREM', RESERVED, id)
+    return nil
+  end
+  lease_off(id, f[1])
   local attempts = tonumber(f[5])
   if attempts >= tonumber(f[6]) then
     redis.call('HSET', jk, 'last_error', 'lease expired')
@@ -162,42 +196,60 @@ local function expire_reservation(id, dead_cap)
   return {'expired', id, f[1], attempts}
 end
 
--- Promotes up to `limit` due jobs across all buckets and expired
--- reservations. Returns the transitions and whether more are due.
-local function promote_due(now, limit, buckets, dead_cap)
-  local out = {}
-  for b = 0, buckets - 1 do
-    if #out >= limit then break end
-    local ids = redis.call('ZRANGEBYSCORE', bucket_key(b), '-inf', now,
-                           'LIMIT', 0, limit - #out)
-    for _, id in ipairs(ids) do
-      local t = promote_delayed(id, b)
-      if t then table.insert(out, t) end
+-- Promotes up to `limit` due jobs (all of them when limit <= 0) from the
+-- given sources, earliest due first. `sources` is a list of {key, bucket}
+-- where bucket is a delay bucket index, or -1 for a set of reservations.
+-- Returns the transitions and whether more are due.
+local function promote_from(sources, now, limit, dead_cap)
+  -- Take up to limit + 1 due entries from every source, merge them by time,
+  -- and move the first `limit`: the extra entry tells whether more remain.
+  local due = {}
+  for _, src in ipairs(sources) do
+    local r
+    if limit > 0 then
+      r = redis.call('ZRANGEBYSCORE', src[1], '-inf', now, 'WITHSCORES',
+                     'LIMIT', 0, limit + 1)
+    else
+      r = redis.call('ZRANGEBYSCORE', src[1], '-inf', now, 'WITHSCORES')
+    end
+    for i = 1, #r, 2 do
+      table.insert(due, {tonumber(r[i + 1]), r[i], src[2]})
     end
   end
-  if #out < limit then
-    local ids = redis.call('ZRANGEBYSCORE', RESERVED, '-inf', now, 'LIMIT', 0,
-                           limit - #out)
-    for _, id in ipairs(ids) do
-      local t = expire_reservation(id, dead_cap)
-      if t then table.insert(out, t) end
-    end
-  end
+  if #due > 1 then table.sort(due, function(x, y) return x[1] < y[1] end) end
   local more = 0
-  if #out >= limit then
-    for b = 0, buckets - 1 do
-      if #redis.call('ZRANGEBYSCORE', bucket_key(b), '-inf', now, 'LIMIT', 0,
-                     1) > 0 then
-        more = 1
-        break
-      end
+  local n = #due
+  if limit > 0 and n > limit then
+    more = 1
+    n = limit
+  end
+  local out = {}
+  for i = 1, n do
+    local d = due[i]
+    local t
+    if d[3] >= 0 then
+      t = promote_delayed(d[2], d[3])
+    else
+      t = expire_reservation(d[2], dead_cap)
     end
-    if more == 0 and #redis.call('ZRANGEBYSCORE', RESERVED, '-inf', now,
-                                 'LIMIT', 0, 1) > 0 then
-      more = 1
-    end
+    if t then table.insert(out, t) end
   end
   return out, more
+end
+
+-- Every topic: the delay buckets and the global reservations.
+local function promote_due(now, limit, buckets, dead_cap)
+  local sources = {}
+  for b = 0, buckets - 1 do table.insert(sources, {bucket_key(b), b}) end
+  table.insert(sources, {RESERVED, -1})
+  return promote_from(sources, now, limit, dead_cap)
+end
+
+-- One topic: its own delayed and reserved sets. A delayed job's bucket is
+-- read from its hash by promote_delayed(), so any index >= 0 will do.
+local function promote_topic(topic, now, limit, dead_cap)
+  return promote_from({{tdelayed_key(topic), 0}, {treserved_key(topic), -1}},
+                      now, limit, dead_cap)
 end
 
 -- Checks that `token` is the current reservation of job `id`. Returns the job

@@ -16,7 +16,7 @@ local now, shift = clock(ARGV[1], ARGV[2])
 local id, jk = ARGV[3], KEYS[2]
 local topic, err = check_lease(jk, ARGV[4])
 if not topic then return {err} end
-redis.call('ZREM', KEYS[3], id)
+lease_off(id, topic)
 redis.call('HSET', jk, 'last_error', ARGV[5])
 local f = redis.call('HMGET', jk, 'attempts', 'max_attempts')
 if tonumber(f[1]) >= tonumber(f[2]) then

@@ -14,7 +14,7 @@ local now, shift = clock(ARGV[1], ARGV[2])
 local id, jk = ARGV[3], KEYS[2]
 local topic, err = check_lease(jk, ARGV[4])
 if not topic then return {err} end
-redis.call('ZREM', KEYS[3], id)
+lease_off(id, topic)
 if tonumber(redis.call('HGET', jk, 'attempts')) > 0 then
   redis.call('HINCRBY', jk, 'attempts', -1)
 end

@@ -1,5 +1,6 @@
--- reserve: promotes what is due (bounded), then reserves up to N ready jobs
--- of one topic, each with a fresh fencing token.
+-- reserve: promotes the topic's due jobs (all of them, unless a limit is
+-- given), then reserves up to N ready jobs of one topic in ready
+-- order, each with a fresh fencing token.
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"
@@ -8,14 +9,13 @@
 -- ARGV[2]  "1" to use the server's TIME
 -- ARGV[3]  topic
 -- ARGV[4]  max jobs to reserve (>= 1)
--- ARGV[5]  number of delay buckets
--- ARGV[6]  dead cap per topic
--- ARGV[7]  promotion limit for this call
+-- ARGV[5]  dead cap per topic
+-- ARGV[6]  most jobs to promote first (0: all that are due)
 -- Reply:   {"OK", {snapshot...}, ...} one snapshot (see common.lua) per lease,
 --          in reserve order; the snapshot holds the new token and deadline.
 local now = clock(ARGV[1], ARGV[2])
 local topic = ARGV[3]
-promote_due(now, tonumber(ARGV[7]), tonumber(ARGV[5]), tonumber(ARGV[6]))
+promote_topic(topic, now, tonumber(ARGV[6]), tonumber(ARGV[5]))
 
 local popped = redis.call('ZPOPMIN', KEYS[2], tonumber(ARGV[4]))
 local out = {'OK'}
@@ -34,7 +34,7 @@ for i = 1, #popped, 2 do
     redis.call('HINCRBY', jk, 'attempts', 1)
     redis.call('HSET', jk, 'state', 'reserved', 'token', token,
                'deadline', deadline)
-    redis.call('ZADD', RESERVED, deadline, id)
+    lease_on(id, topic, deadline)
     count(topic, 'ready', 'reserved')
     table.insert(out, snapshot(id))
   end

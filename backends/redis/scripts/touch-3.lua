@@ -14,5 +14,5 @@ local topic, err = check_lease(jk, ARGV[4])
 if not topic then return {err} end
 local deadline = now + tonumber(redis.call('HGET', jk, 'ttr'))
 redis.call('HSET', jk, 'deadline', deadline)
-redis.call('ZADD', KEYS[3], deadline, ARGV[3])
+lease_on(ARGV[3], topic, deadline)
 return {'OK', tostring(deadline)}
