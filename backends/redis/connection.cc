@@ -51,7 +51,8 @@ absl::Status ErrorReplyStatus(absl::string_view message) {
       starts("MASTERDOWN") || starts("TRYAGAIN") || starts("CLUSTERDOWN")) {
     return absl::UnavailableError(text);
   }
-  if (starts("NOAUTH") || starts("WRONGPASS") || starts("NOPERM")) {
+  if (starts("NOAUTH") || starts("WRONGPASS") || starts("NOPERM") ||
+      starts("ERR AUTH")) {
     return absl::PermissionDeniedError(text);
   }
   return absl::InternalError(text);

@@ -39,8 +39,8 @@ using Command = std::vector<std::string>;
 //
 // The status for an error reply: OOM -> ResourceExhausted; LOADING, BUSY,
 // READONLY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN -> Unavailable; NOAUTH,
-// WRONGPASS, NOPERM -> PermissionDenied; anything else (a script error
-// among them) -> Internal with the server's message.
+// WRONGPASS, NOPERM, ERR AUTH -> PermissionDenied; anything else (a script
+// error among them) -> Internal with the server's message.
 absl::Status ErrorReplyStatus(absl::string_view message);
 
 struct PoolOptions {
