@@ -23,17 +23,42 @@ for i = 0, n - 1 do
 end
 
 local first = redis.call('INCRBY', KEYS[2], n) - n
+-- Counts are summed per topic and written once per topic, not per job.
+local added = {}
 for i = 0, n - 1 do
   local a = 4 + i * 8
   local id, topic = ARGV[a], ARGV[a + 1]
   local run_at = tonumber(ARGV[a + 7]) + shift
   local seq = first + i + 1
-  local jk = job_key(id)
-  redis.call('HSET', jk, 'topic', topic, 'payload', ARGV[a + 2],
-             'priority', ARGV[a + 3], 'attempts', 0,
+  local state
+  if run_at <= now then
+    state = 'ready'
+    redis.call('ZADD', ready_key(topic), 0,
+               ready_member(tonumber(ARGV[a + 3]), run_at, seq, id))
+  else
+    state = 'delayed'
+    delay_on(id, topic, run_at, seq % buckets)
+  end
+  redis.call('HSET', job_key(id), 'topic', topic, 'payload', ARGV[a + 2],
+             'state', state, 'priority', ARGV[a + 3], 'attempts', 0,
              'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
              'backoff', ARGV[a + 6], 'enqueued_at', now, 'run_at', run_at,
-             'last_error', '', 'token', '', 'seq', seq)
-  count_new(topic, schedule(id, jk, topic, run_at, now, buckets))
+             'deadline', '', 'last_error', '', 'token', '', 'seq', seq,
+             'bucket', seq % buckets)
+  local c = added[topic]
+  if not c then
+    c = {ready = 0, delayed = 0}
+    added[topic] = c
+  end
+  c[state] = c[state] + 1
+end
+for topic, c in pairs(added) do
+  local ck = counts_key(topic)
+  if c.ready > 0 then redis.call('HINCRBY', ck, 'ready', c.ready) end
+  if c.delayed > 0 then redis.call('HINCRBY', ck, 'delayed', c.delayed) end
+  if redis.call('HINCRBY', ck, 'live', c.ready + c.delayed) ==
+      c.ready + c.delayed then
+    redis.call('SADD', KEYS[3], topic)
+  end
 end
 return {'OK'}

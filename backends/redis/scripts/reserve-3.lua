@@ -22,21 +22,30 @@ local out = {'OK'}
 if #popped == 0 then return out end
 local n = #popped / 2
 local token = redis.call('INCRBY', KEYS[3], n) - n
+local reserved = 0
 for i = 1, #popped, 2 do
   local id = member_id(popped[i])
   local jk = job_key(id)
-  local ttr = tonumber(redis.call('HGET', jk, 'ttr'))
+  local v = snapshot(id)
+  -- v[1] is the id, then SNAPSHOT_FIELDS: v[6] attempts, v[8] ttr.
   -- A member without a job cannot occur while every transition goes through
   -- these scripts; should one appear it is dropped, not reserved.
-  if ttr then
+  if v[2] then
     token = token + 1
-    local deadline = now + ttr
-    redis.call('HINCRBY', jk, 'attempts', 1)
-    redis.call('HSET', jk, 'state', 'reserved', 'token', token,
-               'deadline', deadline)
+    local deadline = now + tonumber(v[8])
+    local attempts = tonumber(v[6]) + 1
+    redis.call('HSET', jk, 'state', 'reserved', 'attempts', attempts,
+               'token', token, 'deadline', deadline)
     lease_on(id, topic, deadline)
-    count(topic, 'ready', 'reserved')
-    table.insert(out, snapshot(id))
+    v[4] = 'reserved'
+    v[6] = attempts
+    v[12] = deadline
+    v[14] = token
+    table.insert(out, v)
+    reserved = reserved + 1
   end
 end
+local ck = counts_key(topic)
+redis.call('HINCRBY', ck, 'ready', -reserved)
+redis.call('HINCRBY', ck, 'reserved', reserved)
 return out
