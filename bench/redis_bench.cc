@@ -9,13 +9,17 @@
 // Every iteration is one round trip: Add() is one script call, Reserve() one,
 // Ack() one, and AckBatch() one pipeline. items_per_second counts jobs.
 
+#include <hiredis/hiredis.h>
+
 #include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "backends/redis/redis_backend_impl.h"
 #include "benchmark/benchmark.h"
@@ -148,5 +152,21 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   delayq::g_backend.reset();
+  // Server-side cost per script call, to tell server time from round trips.
+  redisContext* c = redisConnect("127.0.0.1", delayq::g_port);
+  if (c != nullptr && c->err == 0) {
+    auto* r = static_cast<redisReply*>(redisCommand(c, "INFO commandstats"));
+    if (r != nullptr && r->str != nullptr) {
+      for (absl::string_view line :
+           absl::StrSplit(absl::string_view(r->str, r->len), '\n')) {
+        if (absl::StartsWith(line, "cmdstat_evalsha") ||
+            absl::StartsWith(line, "cmdstat_eval:")) {
+          printf("server %.*s\n", static_cast<int>(line.size()), line.data());
+        }
+      }
+    }
+    if (r != nullptr) freeReplyObject(r);
+  }
+  if (c != nullptr) redisFree(c);
   return 0;
 }

@@ -38,13 +38,15 @@ for i = 0, n - 1 do
   else
     state = 'delayed'
     delay_on(id, topic, run_at, seq % buckets)
+    redis.call('HSET', job_key(id), 'bucket', seq % buckets)
   end
+  -- deadline, last_error, token and bucket are absent until set (read as
+  -- empty); fewer fields make the write cheaper.
   redis.call('HSET', job_key(id), 'topic', topic, 'payload', ARGV[a + 2],
              'state', state, 'priority', ARGV[a + 3], 'attempts', 0,
              'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
              'backoff', ARGV[a + 6], 'enqueued_at', now, 'run_at', run_at,
-             'deadline', '', 'last_error', '', 'token', '', 'seq', seq,
-             'bucket', seq % buckets)
+             'seq', seq)
   local c = added[topic]
   if not c then
     c = {ready = 0, delayed = 0}
