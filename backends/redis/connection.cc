@@ -2,6 +2,7 @@
 
 #include "backends/redis/connection.h"
 
+#include <signal.h>
 #include <sys/time.h>
 
 #include <cerrno>
@@ -34,6 +35,47 @@ absl::Status ContextStatus(const redisContext* c, absl::string_view what) {
   // Refused, reset, EOF, unresolvable host: the server cannot be reached.
   return absl::UnavailableError(message);
 }
+
+// hiredis writes with write(2), which raises SIGPIPE when the server has
+// gone away, and SIGPIPE kills the process by default. A library must not
+// change the process's signal handling, so each call blocks SIGPIPE in the
+// calling thread and swallows any SIGPIPE the call itself caused.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigset_t pending;
+    sigemptyset(&pending);
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGPIPE);
+    blocked_ = pthread_sigmask(SIG_BLOCK, &block, &old_) == 0;
+  }
+  ~ScopedSigpipeBlock() {
+    if (!blocked_) return;
+    if (!was_pending_) {
+      sigset_t pending;
+      sigemptyset(&pending);
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        const timespec zero{0, 0};
+        sigtimedwait(&pipe, nullptr, &zero);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  sigset_t old_;
+  bool was_pending_ = false;
+  bool blocked_ = false;
+};
 
 void FreeContext(redisContext* c) {
   if (c != nullptr) redisFree(c);
@@ -149,6 +191,7 @@ void ConnectionPool::Release(redisContext* c) {
 
 absl::StatusOr<std::vector<Reply>> ConnectionPool::Pipeline(
     const std::vector<Command>& commands) {
+  ScopedSigpipeBlock no_sigpipe;
   absl::StatusOr<redisContext*> acquired = Acquire();
   if (!acquired.ok()) return acquired.status();
   redisContext* c = *acquired;

@@ -5,6 +5,8 @@
 // server is back on the same port, and with appendonly + appendfsync always
 // no job whose Add() returned OK is lost to a SIGKILL of the server.
 
+#include <signal.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -125,6 +127,30 @@ TEST(RedisOutageTest, CallsOnADeadServerReturnWithinTheTimeout) {
     EXPECT_TRUE(IsOutage(backend->Reserve("t", 1, absl::Now()).status()));
     EXPECT_TRUE(IsOutage(backend->Get("x").status()));
     EXPECT_TRUE(IsOutage(backend->NextDue().status()));
+  }
+}
+
+TEST(RedisOutageTest, WritingToAVanishedServerDoesNotRaiseSigpipe) {
+  // With the default disposition a stray SIGPIPE would end this process.
+  signal(SIGPIPE, SIG_DFL);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start());
+  RedisOptions options = OptionsFor(*server);
+  options.pool_size = 1;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend,
+                       OpenRedisBackend(options));
+  ASSERT_OK(backend->Add({MakeJob("warm", "t")}, absl::UnixEpoch()));
+  server->Kill();
+  // A batch far larger than a socket buffer takes many writes; the ones
+  // after the peer's reset fail with EPIPE.
+  std::vector<NewJob> big;
+  for (int i = 0; i < 64; ++i) {
+    NewJob j = MakeJob(absl::StrCat("big", i), "t");
+    j.payload = std::string(64 * 1024, 'x');
+    big.push_back(std::move(j));
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(IsOutage(backend->Add(big, absl::UnixEpoch())));
   }
 }
 
