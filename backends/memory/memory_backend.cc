@@ -13,18 +13,17 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 
 namespace delayq {
 namespace {
@@ -67,7 +66,7 @@ class MemoryBackend : public Backend {
   std::string Name() const override { return "memory"; }
 
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     absl::flat_hash_set<absl::string_view> batch;
     for (const NewJob& job : jobs) {
       if (jobs_.contains(job.id) || !batch.insert(job.id).second) {
@@ -98,7 +97,7 @@ class MemoryBackend : public Backend {
 
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     std::vector<Lease> leases;
     auto it = topics_.find(topic);
     if (it == topics_.end()) return leases;
@@ -132,7 +131,7 @@ class MemoryBackend : public Backend {
 
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     Entry* e = Current(id, token);
     if (e == nullptr) return StaleToken(id);
     Erase(e);
@@ -142,7 +141,7 @@ class MemoryBackend : public Backend {
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
                                    absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     Entry* e = Current(id, token);
     if (e == nullptr) return StaleToken(id);
     Unlink(e);
@@ -160,7 +159,7 @@ class MemoryBackend : public Backend {
 
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     Entry* e = Current(id, token);
     if (e == nullptr) return StaleToken(id);
     Unlink(e);
@@ -173,7 +172,7 @@ class MemoryBackend : public Backend {
 
   absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
                                    absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     Entry* e = Current(id, token);
     if (e == nullptr) return StaleToken(id);
     Unlink(e);
@@ -183,7 +182,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::Status Cancel(absl::string_view id, absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return NoSuchJob(id);
     Erase(it->second.get());
@@ -191,7 +190,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<Job> Get(absl::string_view id) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return NoSuchJob(id);
     return it->second->job;
@@ -199,7 +198,7 @@ class MemoryBackend : public Backend {
 
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     std::vector<Job> out;
     auto it = topics_.find(topic);
     if (it == topics_.end() || limit <= 0) return out;
@@ -228,7 +227,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     TopicStats stats;
     auto it = topics_.find(topic);
     if (it == topics_.end()) return stats;
@@ -241,7 +240,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<std::vector<std::string>> Topics() override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     std::vector<std::string> out;
     out.reserve(topics_.size());
     for (const auto& [name, index] : topics_) out.push_back(name);
@@ -250,7 +249,7 @@ class MemoryBackend : public Backend {
 
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = topics_.find(topic);
     if (it == topics_.end()) return 0;
     TopicIndex* index = it->second.get();
@@ -263,7 +262,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::Status KickJob(absl::string_view id, absl::Time now) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return NoSuchJob(id);
     if (it->second->job.state != JobState::kDead) {
@@ -276,7 +275,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     PromoteResult result;
     while (true) {
       // The earlier of the two heads, if it is due.
@@ -314,7 +313,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<absl::Time> NextDue() override {
-    absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     absl::Time next = absl::InfiniteFuture();
     if (!delayed_.empty()) next = std::get<0>(*delayed_.begin());
     if (!reserved_.empty()) {
@@ -333,8 +332,7 @@ class MemoryBackend : public Backend {
   }
 
   // The entry reserved under `token`, or null.
-  Entry* Current(absl::string_view id, uint64_t token)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  Entry* Current(absl::string_view id, uint64_t token) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return nullptr;
     Entry* e = it->second.get();
@@ -344,8 +342,7 @@ class MemoryBackend : public Backend {
     return e;
   }
 
-  TopicIndex* TopicFor(absl::string_view topic)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  TopicIndex* TopicFor(absl::string_view topic) {
     auto it = topics_.find(topic);
     if (it != topics_.end()) return it->second.get();
     return topics_.emplace(std::string(topic), std::make_unique<TopicIndex>())
@@ -354,13 +351,13 @@ class MemoryBackend : public Backend {
 
   // Sets the state of an unlinked entry, keeping the per-state fields
   // (deadline, death order) consistent with it.
-  void SetState(Entry* e, JobState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void SetState(Entry* e, JobState state) {
     e->job.state = state;
     if (state != JobState::kReserved) e->job.deadline = absl::InfinitePast();
     if (state == JobState::kDead) e->death_seq = next_death_++;
   }
 
-  void Move(Entry* e, JobState state) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void Move(Entry* e, JobState state) {
     Unlink(e);
     SetState(e, state);
     Link(e);
@@ -368,7 +365,7 @@ class MemoryBackend : public Backend {
 
   // An expired reservation goes back to ready, or dead when its attempts are
   // used up. Returns true for ready.
-  bool Expire(Entry* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  bool Expire(Entry* e) {
     Unlink(e);
     const bool retry = e->job.attempts < e->job.max_attempts;
     if (!retry) e->job.last_error = kLeaseExpired;
@@ -377,7 +374,7 @@ class MemoryBackend : public Backend {
     return retry;
   }
 
-  void Revive(Entry* e, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void Revive(Entry* e, absl::Time now) {
     Unlink(e);
     e->job.attempts = 0;
     e->job.run_at = now;
@@ -385,7 +382,7 @@ class MemoryBackend : public Backend {
     Link(e);
   }
 
-  void Link(Entry* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void Link(Entry* e) {
     TopicIndex* t = e->topic;
     switch (e->job.state) {
       case JobState::kReady:
@@ -405,7 +402,7 @@ class MemoryBackend : public Backend {
     }
   }
 
-  void Unlink(Entry* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void Unlink(Entry* e) {
     TopicIndex* t = e->topic;
     switch (e->job.state) {
       case JobState::kReady:
@@ -426,22 +423,24 @@ class MemoryBackend : public Backend {
   }
 
   // Removes the job from the store; drops its topic when that was its last.
-  void Erase(Entry* e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void Erase(Entry* e) {
     Unlink(e);
     if (e->topic->empty()) topics_.erase(e->job.topic);
     jobs_.erase(e->job.id);  // destroys *e
   }
 
-  absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<Entry>> jobs_
-      ABSL_GUARDED_BY(mu_);
-  absl::btree_map<std::string, std::unique_ptr<TopicIndex>> topics_
-      ABSL_GUARDED_BY(mu_);
-  absl::btree_set<TimeKey> delayed_ ABSL_GUARDED_BY(mu_);
-  absl::btree_set<TimeKey> reserved_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
-  uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
-  uint64_t next_death_ ABSL_GUARDED_BY(mu_) = 1;
+  // std::mutex rather than absl::Mutex: the system Abseil is not built with
+  // ThreadSanitizer, which then cannot see absl::Mutex's ordering and reports
+  // false races; pthread-based locks it understands. Every member below and
+  // every private method above requires mu_ held.
+  std::mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Entry>> jobs_;
+  absl::btree_map<std::string, std::unique_ptr<TopicIndex>> topics_;
+  absl::btree_set<TimeKey> delayed_;
+  absl::btree_set<TimeKey> reserved_;
+  uint64_t next_seq_ = 1;
+  uint64_t next_token_ = 1;
+  uint64_t next_death_ = 1;
 };
 
 }  // namespace
