@@ -97,6 +97,8 @@ absl::Status ErrorReplyStatus(absl::string_view message) {
       starts("ERR AUTH")) {
     return absl::PermissionDeniedError(text);
   }
+  // SELECT of a database the server does not have: a configuration error.
+  if (starts("ERR DB index")) return absl::InvalidArgumentError(text);
   return absl::InternalError(text);
 }
 

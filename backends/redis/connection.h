@@ -39,7 +39,8 @@ using Command = std::vector<std::string>;
 //
 // The status for an error reply: OOM -> ResourceExhausted; LOADING, BUSY,
 // READONLY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN -> Unavailable; NOAUTH,
-// WRONGPASS, NOPERM, ERR AUTH -> PermissionDenied; anything else (a script
+// WRONGPASS, NOPERM, ERR AUTH -> PermissionDenied; ERR DB index (SELECT out
+// of range) -> InvalidArgument; anything else (a script
 // error among them) -> Internal with the server's message.
 absl::Status ErrorReplyStatus(absl::string_view message);
 

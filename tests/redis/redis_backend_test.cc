@@ -260,6 +260,13 @@ TEST(RedisOpenTest, LaterProcessesAdoptTheNamespacesBucketCount) {
   EXPECT_EQ(r.transitions.size(), 3u);
 }
 
+TEST(RedisSelectTest, DbTheServerDoesNotHaveIsInvalid) {
+  RedisOptions o = FreshRedisOptions();
+  o.db = 1000;  // the server has 16
+  EXPECT_THAT(OpenRedisBackend(o),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST(RedisSelectTest, DbSeparatesStores) {
   RedisOptions o = FreshRedisOptions();
   o.db = 2;
