@@ -20,7 +20,9 @@
 // `sqlite:jobs.db?sync=full&busy_timeout_ms=2000`.
 //
 // Every operation is O(log n) in the number of stored jobs (O(k log n) for a
-// call that moves k jobs). Times are stored as integer microseconds.
+// call that moves k jobs; Topics() is linear in the number of topics): each
+// query walks an index, and per-topic counts are kept in a table updated in
+// the same transaction as the jobs. Times are stored as integer microseconds.
 //
 // Errors beyond the Backend contract:
 //   Unavailable         another connection held the write lock for longer

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/sqlite/internal/db.h"
 #include "backends/sqlite/internal/statements.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -91,6 +92,33 @@ TEST(ParseSqliteUrlTest, RejectsMalformedUrlsNamingTheProblem) {
     absl::StatusOr<SqliteOptions> o = ParseSqliteUrl(c.url);
     EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument)) << c.url;
     EXPECT_THAT(o.status().message(), HasSubstr(c.says)) << c.url;
+  }
+}
+
+TEST(StatusFromSqliteTest, MapsResultCodesToTheMostSpecificStatus) {
+  using sqlite_internal::StatusFromSqlite;
+  const struct {
+    int rc;
+    absl::StatusCode code;
+  } cases[] = {
+      {SQLITE_BUSY, absl::StatusCode::kUnavailable},
+      {SQLITE_BUSY_SNAPSHOT, absl::StatusCode::kUnavailable},
+      {SQLITE_LOCKED, absl::StatusCode::kUnavailable},
+      {SQLITE_CANTOPEN, absl::StatusCode::kUnavailable},
+      {SQLITE_IOERR_WRITE, absl::StatusCode::kUnavailable},
+      {SQLITE_FULL, absl::StatusCode::kResourceExhausted},
+      {SQLITE_NOMEM, absl::StatusCode::kResourceExhausted},
+      {SQLITE_CORRUPT, absl::StatusCode::kDataLoss},
+      {SQLITE_NOTADB, absl::StatusCode::kDataLoss},
+      {SQLITE_READONLY, absl::StatusCode::kFailedPrecondition},
+      {SQLITE_CONSTRAINT_UNIQUE, absl::StatusCode::kAlreadyExists},
+      {SQLITE_MISUSE, absl::StatusCode::kInternal},
+  };
+  for (const auto& c : cases) {
+    const absl::Status status =
+        StatusFromSqlite(c.rc, sqlite3_errstr(c.rc), "/x/jobs.db", "step");
+    EXPECT_EQ(status.code(), c.code) << c.rc;
+    EXPECT_THAT(status.message(), HasSubstr("/x/jobs.db")) << c.rc;
   }
 }
 
