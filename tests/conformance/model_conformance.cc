@@ -393,7 +393,9 @@ class ModelRun {
         absl::StatusOr<FailOutcome> got =
             backend_.Fail(id, token, error, retry_at, now_);
         ASSERT_EQ(got.status().code(), want);
-        if (got.ok()) EXPECT_EQ(*got, want_outcome);
+        if (got.ok()) {
+          EXPECT_EQ(*got, want_outcome);
+        }
       } else if (kind == 2) {
         const absl::Time run_at = Around(-1, 3);
         EXPECT_EQ(backend_.Release(id, token, run_at, now_).code(),
@@ -403,7 +405,9 @@ class ModelRun {
         const Code want = model_.Touch(id, token, now_, &want_deadline);
         absl::StatusOr<absl::Time> got = backend_.Touch(id, token, now_);
         ASSERT_EQ(got.status().code(), want);
-        if (got.ok()) EXPECT_EQ(*got, want_deadline);
+        if (got.ok()) {
+          EXPECT_EQ(*got, want_deadline);
+        }
       }
     } else if (op < 76) {
       const std::string id = Id();
@@ -498,8 +502,12 @@ class ModelRun {
       EXPECT_EQ(j.state, state) << j.id;
       if (i == 0) continue;
       const Job& prev = (*got)[i - 1];
-      if (state == JobState::kDelayed) EXPECT_LE(prev.run_at, j.run_at);
-      if (state == JobState::kReserved) EXPECT_LE(prev.deadline, j.deadline);
+      if (state == JobState::kDelayed) {
+        EXPECT_LE(prev.run_at, j.run_at);
+      }
+      if (state == JobState::kReserved) {
+        EXPECT_LE(prev.deadline, j.deadline);
+      }
     }
     if (state != JobState::kReady) std::sort(ids.begin(), ids.end());
     EXPECT_EQ(ids, model_.ListIds(topic, state))

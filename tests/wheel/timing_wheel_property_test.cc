@@ -48,7 +48,9 @@ class WheelModelRun {
       } else {
         Advance();
       }
-      if (op % 997 == 0) ASSERT_TRUE(wheel_.CheckInvariants()) << "op " << op;
+      if (op % 997 == 0) {
+        ASSERT_TRUE(wheel_.CheckInvariants()) << "op " << op;
+      }
     }
     // Drain everything that is left.
     while (!::testing::Test::HasFailure() && !model_.empty()) {
