@@ -3,28 +3,75 @@
 #include "src/event_hub.h"
 
 #include <utility>
+#include <vector>
 
 namespace delayq {
 namespace internal {
+namespace {
+
+// The listener entries this thread is inside of, innermost last.
+thread_local std::vector<const void*> running_here;
+
+int RunningHere(const void* entry) {
+  int n = 0;
+  for (const void* e : running_here) n += e == entry;
+  return n;
+}
+
+}  // namespace
 
 int EventHub::Add(EventListener listener) {
   absl::MutexLock lock(&mu_);
   const int handle = next_handle_++;
-  listeners_.emplace(handle, std::move(listener));
+  auto entry = std::make_shared<Entry>();
+  entry->listener = std::move(listener);
+  listeners_.emplace(handle, std::move(entry));
   count_.store(static_cast<int>(listeners_.size()));
   return handle;
 }
 
 void EventHub::Remove(int handle) {
   absl::MutexLock lock(&mu_);
-  listeners_.erase(handle);
+  auto it = listeners_.find(handle);
+  if (it == listeners_.end()) return;
+  std::shared_ptr<Entry> entry = std::move(it->second);
+  listeners_.erase(it);
   count_.store(static_cast<int>(listeners_.size()));
+  // Wait for calls on other threads; calls on this one are our callers.
+  struct Args {
+    Entry* entry;
+    int mine;
+  } args{entry.get(), RunningHere(entry.get())};
+  mu_.Await(absl::Condition(
+      +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return a->entry->running <= a->mine;
+      },
+      &args));
 }
 
 void EventHub::Emit(const Event& event) {
   if (!active()) return;
-  absl::ReaderMutexLock lock(&mu_);
-  for (const auto& [handle, listener] : listeners_) listener(event);
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    absl::MutexLock lock(&mu_);
+    entries.reserve(listeners_.size());
+    for (const auto& [handle, entry] : listeners_) {
+      ++entry->running;
+      entries.push_back(entry);
+    }
+  }
+  for (const std::shared_ptr<Entry>& entry : entries) {
+    running_here.push_back(entry.get());
+    try {
+      entry->listener(event);
+    } catch (...) {
+      // A listener's failure must not undo or hide the transition it was
+      // told about, nor kill a worker thread.
+    }
+    running_here.pop_back();
+    absl::MutexLock lock(&mu_);
+    --entry->running;
+  }
 }
 
 }  // namespace internal

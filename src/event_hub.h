@@ -1,12 +1,16 @@
 // Copyright delayq authors.
 //
 // EventHub — the scheduler's listeners. Thread-safe.
+//
+// Listeners run with no lock held, so they may call the scheduler, including
+// AddListener() and RemoveListener() (even their own).
 
 #ifndef DELAYQ_SRC_EVENT_HUB_H_
 #define DELAYQ_SRC_EVENT_HUB_H_
 
 #include <atomic>
 #include <map>
+#include <memory>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -19,19 +23,24 @@ class EventHub {
  public:
   int Add(EventListener listener);
 
-  // When Remove() returns, the listener is not running and never runs again.
+  // When Remove() returns, the listener is not running (except on the
+  // calling thread, when a listener removes itself) and never runs again.
   void Remove(int handle);
 
   // Whether anyone listens; lets callers skip building events.
   bool active() const { return count_.load(std::memory_order_relaxed) > 0; }
 
-  // Calls every listener with `event`. Listeners run under a reader lock, so
-  // they must not call Add() or Remove().
+  // Calls every listener with `event`. A listener that throws is ignored.
   void Emit(const Event& event);
 
  private:
+  struct Entry {
+    EventListener listener;
+    int running = 0;  // calls in progress, guarded by mu_
+  };
+
   absl::Mutex mu_;
-  std::map<int, EventListener> listeners_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::shared_ptr<Entry>> listeners_ ABSL_GUARDED_BY(mu_);
   int next_handle_ ABSL_GUARDED_BY(mu_) = 1;
   std::atomic<int> count_{0};
 };

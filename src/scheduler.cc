@@ -52,7 +52,7 @@ absl::Status Scheduler::Impl::Init() {
   absl::StatusOr<absl::Time> next = backend_->NextDue();
   if (!next.ok()) return next.status();
   absl::MutexLock lock(&mu_);
-  timers_.ArmPoll(*next);
+  ArmPollLocked(*next);
   next_refresh_ = clock_->Now() + options_.poll_interval;
   return absl::OkStatus();
 }
@@ -61,7 +61,7 @@ absl::Status Scheduler::Impl::Init() {
 
 absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
     absl::string_view topic, absl::Span<const absl::string_view> payloads,
-    const JobOptions& options) {
+    const JobOptions& options, bool batch) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
   if (absl::Status s = internal::ValidateOptions(options); !s.ok()) return s;
   for (absl::string_view payload : payloads) {
@@ -81,8 +81,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
     if (options.id.empty()) {
       job.id = absl::StrCat(id_prefix_, "-", id_counter_.fetch_add(1) + 1);
     } else {
-      job.id =
-          payloads.size() == 1 ? options.id : absl::StrCat(options.id, "-", i);
+      job.id = batch ? absl::StrCat(options.id, "-", i) : options.id;
     }
     job.topic = std::string(topic);
     job.payload = std::string(payloads[i]);
@@ -111,8 +110,12 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
 
 absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
     absl::string_view topic, int max, absl::Time now) {
+  // The store promotes the topic's due jobs itself before it reserves; what
+  // it moved is reported as if promotion had found it.
+  std::vector<Transition> moved;
   absl::StatusOr<std::vector<Lease>> leases =
-      backend_->Reserve(topic, max, now);
+      backend_->Reserve(topic, max, now, &moved);
+  ReportMoved(moved);
   if (!leases.ok() || leases->empty()) return leases;
   {
     absl::MutexLock lock(&mu_);
@@ -135,48 +138,60 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
   }
   absl::Time now = clock_->Now();
   const absl::Time deadline = now + wait;
+  const std::string key(topic);
+  // Counted from before the first look at the store, so that an Enqueue
+  // racing with that look still bumps the signal this call waits on.
+  struct WaiterCount {
+    explicit WaiterCount(std::atomic<int>* n) : n(n) { n->fetch_add(1); }
+    ~WaiterCount() { n->fetch_sub(1); }
+    std::atomic<int>* n;
+  };
+  std::optional<WaiterCount> counted;
+  if (wait > absl::ZeroDuration()) counted.emplace(&reserve_waiters_);
   for (;;) {
-    absl::StatusOr<std::vector<Lease>> leases = ReserveOnce(topic, max, now);
-    if (!leases.ok() || !leases->empty() || now >= deadline) return leases;
-
-    absl::MutexLock lock(&mu_);
-    if (for_worker && stopping_) return leases;
-    const absl::Time next_timer = timers_.NextWake();
-    if (next_timer <= now) {
-      // A timer is due and nobody ticked: promote here, so a host that runs
-      // no threads still sees jobs become ready while it waits.
-      mu_.Unlock();
-      absl::StatusOr<int> ticked = Tick();
-      mu_.Lock();
-      if (!ticked.ok()) return ticked.status();
-      now = clock_->Now();
-      continue;
-    }
     struct WakeArgs {
       Impl* impl;
       const std::string* topic;
-      uint64_t seen;
+      uint64_t signal;
+      uint64_t timers;
       bool for_worker;
-    };
-    const std::string key(topic);
-    auto it = topic_signal_.find(key);
-    WakeArgs args{this, &key, it == topic_signal_.end() ? 0 : it->second,
-                  for_worker};
-    const absl::Time wake =
-        std::min({deadline, now + options_.poll_interval, next_timer});
-    reserve_waiters_.fetch_add(1);
-    clock_->AwaitWithDeadline(
-        &mu_,
-        absl::Condition(
-            +[](WakeArgs* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-              if (a->for_worker && a->impl->stopping_) return true;
-              auto it = a->impl->topic_signal_.find(*a->topic);
-              return (it == a->impl->topic_signal_.end() ? 0 : it->second) !=
-                     a->seen;
-            },
-            &args),
-        wake);
-    reserve_waiters_.fetch_sub(1);
+    } args{this, &key, 0, 0, for_worker};
+    {
+      absl::MutexLock lock(&mu_);
+      args.signal = SignalOf(key);
+      args.timers = timers_changed_;
+    }
+    absl::StatusOr<std::vector<Lease>> leases = ReserveOnce(topic, max, now);
+    if (!leases.ok() || !leases->empty() || now >= deadline) return leases;
+
+    absl::Time next_timer;
+    {
+      absl::MutexLock lock(&mu_);
+      if (for_worker && stopping_) return leases;
+      next_timer = timers_.NextWake();
+      if (next_timer > now) {
+        const absl::Time wake =
+            std::min({deadline, now + options_.poll_interval, next_timer});
+        clock_->AwaitWithDeadline(
+            &mu_,
+            absl::Condition(
+                +[](WakeArgs* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                  const Impl* impl = a->impl;
+                  return (a->for_worker && impl->stopping_) ||
+                         impl->timers_changed_ != a->timers ||
+                         impl->SignalOf(*a->topic) != a->signal;
+                },
+                &args),
+            wake);
+      }
+    }
+    if (next_timer <= now) {
+      // A timer is due and nobody ticked: promote here, so a host that runs
+      // no threads still sees jobs become ready while it waits.
+      if (absl::StatusOr<int> ticked = Tick(); !ticked.ok()) {
+        return ticked.status();
+      }
+    }
     now = clock_->Now();
   }
 }
@@ -206,10 +221,12 @@ absl::Status Scheduler::Impl::Fail(const Lease& lease,
     Emit(EventType::kDead, job.id, job.topic, job.attempts, error);
     return absl::OkStatus();
   }
+  // An immediate retry leaves the lease's timer alone: by now another
+  // consumer may hold the job and own that timer. A stale timer only costs
+  // one empty promotion.
   if (retry_at > now) {
     Arm(job.id, retry_at);
   } else {
-    Disarm(job.id);
     WakeTopic(job.topic);
   }
   Emit(EventType::kRetried, job.id, job.topic, job.attempts, error);
@@ -231,7 +248,6 @@ absl::Status Scheduler::Impl::Release(const Lease& lease,
   if (run_at > now) {
     Arm(lease.job.id, run_at);
   } else {
-    Disarm(lease.job.id);
     WakeTopic(lease.job.topic);
   }
   return absl::OkStatus();
@@ -292,9 +308,14 @@ absl::StatusOr<int> Scheduler::Impl::Tick() {
     if (refresh) next_refresh_ = now + options_.poll_interval;
     fired = timers_.Advance(now);
   }
+  // Always ask the store: jobs of other processes are due without a timer
+  // here. The timers decide when to wake, not what is due.
   int moved = 0;
-  if (refresh || fired.timers > 0) {
-    if (absl::Status s = PromoteAll(now, &moved); !s.ok()) return s;
+  if (absl::Status s = PromoteAll(now, &moved); !s.ok()) {
+    // The timers that fired are gone; look at the store again next time.
+    absl::MutexLock lock(&mu_);
+    next_refresh_ = now;
+    return s;
   }
   // The store's next due time is the only news of other processes' jobs.
   if (refresh || fired.poll) RefreshFromStore(now);
@@ -309,46 +330,53 @@ absl::Status Scheduler::Impl::PromoteAll(absl::Time now, int* moved) {
     if (!step.ok()) return step.status();
     result = *std::move(step);
     *moved += static_cast<int>(result.transitions.size());
-    std::vector<std::string> topics;
-    {
-      absl::MutexLock lock(&mu_);
-      for (const Transition& t : result.transitions) {
-        timers_.Disarm(t.id);
-        if (t.kind != Transition::Kind::kDead) topics.push_back(t.topic);
-      }
-    }
-    std::sort(topics.begin(), topics.end());
-    topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
-    WakeTopics(topics);
-    if (!events_.active()) continue;
-    for (const Transition& t : result.transitions) {
-      switch (t.kind) {
-        case Transition::Kind::kPromoted:
-          Emit(EventType::kPromoted, t.id, t.topic, t.attempts);
-          break;
-        case Transition::Kind::kExpired:
-          Emit(EventType::kExpired, t.id, t.topic, t.attempts);
-          break;
-        case Transition::Kind::kDead:
-          Emit(EventType::kExpired, t.id, t.topic, t.attempts);
-          Emit(EventType::kDead, t.id, t.topic, t.attempts, "lease expired");
-          break;
-      }
-    }
+    ReportMoved(result.transitions);
   } while (result.more);
   return absl::OkStatus();
+}
+
+void Scheduler::Impl::ReportMoved(const std::vector<Transition>& moved) {
+  if (moved.empty()) return;
+  std::vector<std::string> topics;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const Transition& t : moved) {
+      timers_.Disarm(t.id);
+      if (t.kind != Transition::Kind::kDead) topics.push_back(t.topic);
+    }
+  }
+  std::sort(topics.begin(), topics.end());
+  topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
+  WakeTopics(topics);
+  if (!events_.active()) return;
+  for (const Transition& t : moved) {
+    switch (t.kind) {
+      case Transition::Kind::kPromoted:
+        Emit(EventType::kPromoted, t.id, t.topic, t.attempts);
+        break;
+      case Transition::Kind::kExpired:
+        Emit(EventType::kExpired, t.id, t.topic, t.attempts);
+        break;
+      case Transition::Kind::kDead:
+        Emit(EventType::kDead, t.id, t.topic, t.attempts, "lease expired");
+        break;
+    }
+  }
 }
 
 void Scheduler::Impl::RefreshFromStore(absl::Time now) {
   absl::StatusOr<absl::Time> next = backend_->NextDue();
   if (!next.ok()) return;  // the next refresh tries again
   absl::MutexLock lock(&mu_);
-  timers_.ArmPoll(*next);
-  if (*next < timer_thread_wake_) ++rearm_;
+  // Everything due at `now` was just promoted. A store that still reports a
+  // time at or before it runs on another clock (Redis server time) or just
+  // got a job from another process; either way the periodic refresh sees to
+  // it, and arming in the past would only spin.
+  ArmPollLocked(*next > now ? *next : now + options_.poll_interval);
 }
 
 void Scheduler::Impl::TimerLoop() {
-  bool failing = false;
+  MarkOwnThread();
   for (;;) {
     const bool ok = Tick().ok();
     absl::MutexLock lock(&mu_);
@@ -357,23 +385,19 @@ void Scheduler::Impl::TimerLoop() {
     absl::Time wake = std::min(timers_.NextWake(), next_refresh_);
     // A store that keeps failing is retried at the poll interval, not in a
     // busy loop.
-    failing = !ok;
-    if (failing) wake = std::max(wake, now + options_.poll_interval);
-    timer_thread_wake_ = wake;
-    const uint64_t seen = rearm_;
+    if (!ok) wake = std::max(wake, now + options_.poll_interval);
     struct Args {
       Impl* impl;
       uint64_t seen;
-    } args{this, seen};
+    } args{this, timers_changed_};
     clock_->AwaitWithDeadline(&mu_,
                               absl::Condition(
                                   +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
                                     return a->impl->timer_stopping_ ||
-                                           a->impl->rearm_ != a->seen;
+                                           a->impl->timers_changed_ != a->seen;
                                   },
                                   &args),
                               wake);
-    timer_thread_wake_ = absl::InfiniteFuture();
     if (timer_stopping_) return;
   }
 }
@@ -398,8 +422,20 @@ void Scheduler::Impl::Arm(absl::string_view id, absl::Time at) {
 }
 
 void Scheduler::Impl::ArmLocked(absl::string_view id, absl::Time at) {
+  const absl::Time earliest = timers_.NextWake();
   timers_.Arm(id, at);
-  if (at < timer_thread_wake_) ++rearm_;
+  if (at < earliest) ++timers_changed_;
+}
+
+void Scheduler::Impl::ArmPollLocked(absl::Time at) {
+  const absl::Time earliest = timers_.NextWake();
+  timers_.ArmPoll(at);
+  if (at < earliest) ++timers_changed_;
+}
+
+uint64_t Scheduler::Impl::SignalOf(const std::string& topic) const {
+  auto it = topic_signal_.find(topic);
+  return it == topic_signal_.end() ? 0 : it->second;
 }
 
 void Scheduler::Impl::Disarm(absl::string_view id) {
@@ -443,7 +479,7 @@ absl::StatusOr<std::string> Scheduler::Enqueue(absl::string_view topic,
                                                absl::string_view payload,
                                                const JobOptions& options) {
   absl::StatusOr<std::vector<std::string>> ids =
-      impl_->Enqueue(topic, {payload}, options);
+      impl_->Enqueue(topic, {payload}, options, /*batch=*/false);
   if (!ids.ok()) return ids.status();
   return std::move(ids->front());
 }
@@ -452,7 +488,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::EnqueueBatch(
     absl::string_view topic, absl::Span<const std::string> payloads,
     const JobOptions& options) {
   std::vector<absl::string_view> views(payloads.begin(), payloads.end());
-  return impl_->Enqueue(topic, views, options);
+  return impl_->Enqueue(topic, views, options, /*batch=*/true);
 }
 
 absl::StatusOr<std::optional<Lease>> Scheduler::Reserve(absl::string_view topic,

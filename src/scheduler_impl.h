@@ -38,10 +38,10 @@ class Scheduler::Impl {
 
   absl::Status Init();
 
-  // Job operations (scheduler.cc).
+  // Job operations (scheduler.cc). `batch`: ids get an index suffix.
   absl::StatusOr<std::vector<std::string>> Enqueue(
       absl::string_view topic, absl::Span<const absl::string_view> payloads,
-      const JobOptions& options);
+      const JobOptions& options, bool batch);
   // `for_worker`: return empty as soon as Stop() begins.
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Duration wait,
@@ -73,8 +73,11 @@ class Scheduler::Impl {
   };
   // A lease a handler is working on; the keeper touches it while it runs.
   struct ActiveLease {
+    uint64_t key;
     Lease lease;
-    double renew_fraction;
+    // How long after a (re)newal the keeper renews again, on this process's
+    // clock (so a store on another clock cannot make it late).
+    absl::Duration renew_after;
     absl::Time renew_at;
   };
 
@@ -82,6 +85,7 @@ class Scheduler::Impl {
   absl::StatusOr<std::vector<Lease>> ReserveOnce(absl::string_view topic,
                                                  int max, absl::Time now);
   absl::Status PromoteAll(absl::Time now, int* moved);
+  void ReportMoved(const std::vector<Transition>& moved);
   void RefreshFromStore(absl::Time now);
   void WakeTopic(absl::string_view topic) ABSL_LOCKS_EXCLUDED(mu_);
   void WakeTopics(const std::vector<std::string>& topics)
@@ -89,7 +93,10 @@ class Scheduler::Impl {
   void Arm(absl::string_view id, absl::Time at) ABSL_LOCKS_EXCLUDED(mu_);
   void ArmLocked(absl::string_view id, absl::Time at)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ArmPollLocked(absl::Time at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Disarm(absl::string_view id) ABSL_LOCKS_EXCLUDED(mu_);
+  uint64_t SignalOf(const std::string& topic) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Emit(EventType type, absl::string_view id, absl::string_view topic,
             int attempts = 0, absl::string_view error = "");
   void TimerLoop();
@@ -100,7 +107,12 @@ class Scheduler::Impl {
   void WorkerLoop(std::string topic);
   void RunJob(const Lease& lease, const Handler& handler,
               double renew_fraction);
+  absl::Status Finish(const Lease& lease, const absl::Status& result);
   void KeeperLoop();
+  void Renew(ActiveLease& active);
+  // Marks the calling thread as one of this scheduler's own.
+  void MarkOwnThread();
+  bool OnOwnThread() const;
 
   const std::unique_ptr<Backend> backend_;
   const SchedulerOptions options_;
@@ -117,11 +129,18 @@ class Scheduler::Impl {
   // Bumped whenever a job of the topic may have become ready; blocked
   // Reserve() calls wait for a change.
   absl::flat_hash_map<std::string, uint64_t> topic_signal_ ABSL_GUARDED_BY(mu_);
+  // Reserve() calls that may block; while there are none, nobody needs to
+  // bump topic_signal_.
   std::atomic<int> reserve_waiters_{0};
-  // Bumped when a timer earlier than the timer thread's wake-up is armed.
-  uint64_t rearm_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Time timer_thread_wake_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  // Bumped when a timer is armed earlier than every other: whoever sleeps
+  // until the next timer (the timer thread, a blocked Reserve) looks again.
+  uint64_t timers_changed_ ABSL_GUARDED_BY(mu_) = 0;
 
+  // Serializes Stop() calls, so a second one returns only when the threads
+  // are gone.
+  absl::Mutex stop_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // A topic Handle() refused; Start() reports it.
+  absl::Status handle_error_ ABSL_GUARDED_BY(mu_);
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread timer_thread_;

@@ -95,22 +95,31 @@ class MemoryBackend : public Backend {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
-                                             absl::Time now) override {
+  using Backend::Reserve;
+  absl::StatusOr<std::vector<Lease>> Reserve(
+      absl::string_view topic, int max, absl::Time now,
+      std::vector<Transition>* moved) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<Lease> leases;
     auto it = topics_.find(topic);
     if (it == topics_.end()) return leases;
     TopicIndex* index = it->second.get();
-    // Everything due in this topic moves first, so the ready index alone
-    // decides the order.
-    while (!index->delayed.empty() &&
-           std::get<0>(*index->delayed.begin()) <= now) {
-      Move(std::get<2>(*index->delayed.begin()), JobState::kReady);
-    }
-    while (!index->reserved.empty() &&
-           std::get<0>(*index->reserved.begin()) <= now) {
-      Expire(std::get<2>(*index->reserved.begin()));
+    // Everything due in this topic moves first, earliest first, so the ready
+    // index alone decides the order.
+    for (;;) {
+      const bool delayed_due = !index->delayed.empty() &&
+                               std::get<0>(*index->delayed.begin()) <= now;
+      const bool lease_due = !index->reserved.empty() &&
+                             std::get<0>(*index->reserved.begin()) <= now;
+      if (!delayed_due && !lease_due) break;
+      const bool from_delayed =
+          delayed_due &&
+          (!lease_due || std::get<0>(*index->delayed.begin()) <=
+                             std::get<0>(*index->reserved.begin()));
+      Entry* e = from_delayed ? std::get<2>(*index->delayed.begin())
+                              : std::get<2>(*index->reserved.begin());
+      const Transition::Kind kind = MoveDue(e, from_delayed);
+      if (moved != nullptr) moved->push_back(TransitionOf(e, kind));
     }
     while (static_cast<int>(leases.size()) < max && !index->ready.empty()) {
       Entry* e = std::get<3>(*index->ready.begin());
@@ -296,18 +305,8 @@ class MemoryBackend : public Backend {
         result.more = true;
         break;
       }
-      Transition t;
-      t.id = next->job.id;
-      t.topic = next->job.topic;
-      if (from_delayed) {
-        t.kind = Transition::Kind::kPromoted;
-        Move(next, JobState::kReady);
-      } else {
-        t.kind =
-            Expire(next) ? Transition::Kind::kExpired : Transition::Kind::kDead;
-      }
-      t.attempts = next->job.attempts;
-      result.transitions.push_back(std::move(t));
+      const Transition::Kind kind = MoveDue(next, from_delayed);
+      result.transitions.push_back(TransitionOf(next, kind));
     }
     return result;
   }
@@ -329,6 +328,25 @@ class MemoryBackend : public Backend {
   static absl::Status StaleToken(absl::string_view id) {
     return absl::FailedPreconditionError(
         absl::StrCat("not the current reservation of job ", id));
+  }
+
+  // Moves a due job: a delayed one to ready, an expired reservation to ready
+  // or dead. Returns what happened.
+  Transition::Kind MoveDue(Entry* e, bool from_delayed) {
+    if (from_delayed) {
+      Move(e, JobState::kReady);
+      return Transition::Kind::kPromoted;
+    }
+    return Expire(e) ? Transition::Kind::kExpired : Transition::Kind::kDead;
+  }
+
+  static Transition TransitionOf(const Entry* e, Transition::Kind kind) {
+    Transition t;
+    t.kind = kind;
+    t.id = e->job.id;
+    t.topic = e->job.topic;
+    t.attempts = e->job.attempts;
+    return t;
   }
 
   // The entry reserved under `token`, or null.

@@ -237,7 +237,8 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 }
 
 absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
-    absl::string_view topic, int max, absl::Time now) {
+    absl::string_view topic, int max, absl::Time now,
+    std::vector<Transition>* moved) {
   Call call{
       "reserve",
       {prefix_, absl::StrCat(prefix_, "ready:", topic), prefix_ + "token"},

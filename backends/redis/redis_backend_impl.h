@@ -27,8 +27,10 @@ class RedisBackend : public Backend {
 
   std::string Name() const override { return "redis"; }
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
-  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
-                                             absl::Time now) override;
+  using Backend::Reserve;
+  absl::StatusOr<std::vector<Lease>> Reserve(
+      absl::string_view topic, int max, absl::Time now,
+      std::vector<Transition>* moved) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,

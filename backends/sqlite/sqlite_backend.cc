@@ -237,7 +237,8 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 }
 
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
-    absl::string_view topic, int max, absl::Time now) {
+    absl::string_view topic, int max, absl::Time now,
+    std::vector<Transition>* moved) {
   MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   std::vector<Lease> leases;
@@ -245,7 +246,7 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
     s_.topic_due->BindText(1, topic);
     s_.topic_due->BindInt64(2, now_us);
     DQ_RETURN_IF_ERROR(
-        MoveDue(s_.topic_due.get(), std::numeric_limits<int>::max(), nullptr)
+        MoveDue(s_.topic_due.get(), std::numeric_limits<int>::max(), moved)
             .status());
     DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
     Statement* reserve = s_.reserve_one.get();

@@ -138,11 +138,20 @@ class Backend {
   // would (so afterwards none of them is still stored delayed or reserved
   // past its deadline), then reserves the first `max` ready jobs in ready
   // order. A job that went back to ready because its lease expired keeps its
-  // run_at.
+  // run_at. When `moved` is not null, every job the first step moved is
+  // appended to it, as PromoteDue() would report it (earliest due first), so
+  // the caller can report promotions, expiries and deaths it did not see
+  // happen.
   // REQUIRES: max >= 1.
-  virtual absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic,
-                                                     int max,
-                                                     absl::Time now) = 0;
+  virtual absl::StatusOr<std::vector<Lease>> Reserve(
+      absl::string_view topic, int max, absl::Time now,
+      std::vector<Transition>* moved) = 0;
+
+  // Reserve() without the report of moved jobs.
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now) {
+    return Reserve(topic, max, now, nullptr);
+  }
 
   // Ack()
   //
@@ -178,8 +187,8 @@ class Backend {
   // deadline. Errors as for Ack(); a reservation whose deadline already
   // passed is still current, and may be touched (or acked, failed,
   // released), until a Reserve() of its topic or a PromoteDue() moves it.
-  virtual absl::StatusOr<absl::Time> Touch(absl::string_view id,
-                                           uint64_t token, absl::Time now) = 0;
+  virtual absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
+                                           absl::Time now) = 0;
 
   // Cancel()
   //
@@ -263,17 +272,18 @@ class BackendWrapper : public Backend {
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
     return target_->Add(jobs, now);
   }
-  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
-                                             absl::Time now) override {
-    return target_->Reserve(topic, max, now);
+  using Backend::Reserve;
+  absl::StatusOr<std::vector<Lease>> Reserve(
+      absl::string_view topic, int max, absl::Time now,
+      std::vector<Transition>* moved) override {
+    return target_->Reserve(topic, max, now, moved);
   }
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override {
     return target_->Ack(id, token, now);
   }
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
-                                   absl::string_view error,
-                                   absl::Time retry_at,
+                                   absl::string_view error, absl::Time retry_at,
                                    absl::Time now) override {
     return target_->Fail(id, token, error, retry_at, now);
   }
@@ -291,8 +301,8 @@ class BackendWrapper : public Backend {
   absl::StatusOr<Job> Get(absl::string_view id) override {
     return target_->Get(id);
   }
-  absl::StatusOr<std::vector<Job>> List(absl::string_view topic,
-                                        JobState state, int limit) override {
+  absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
+                                        int limit) override {
     return target_->List(topic, state, limit);
   }
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override {
@@ -308,8 +318,7 @@ class BackendWrapper : public Backend {
   absl::Status KickJob(absl::string_view id, absl::Time now) override {
     return target_->KickJob(id, now);
   }
-  absl::StatusOr<PromoteResult> PromoteDue(absl::Time now,
-                                           int limit) override {
+  absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override {
     return target_->PromoteDue(now, limit);
   }
   absl::StatusOr<absl::Time> NextDue() override { return target_->NextDue(); }

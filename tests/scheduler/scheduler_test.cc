@@ -341,7 +341,7 @@ TEST_F(SchedulerTest, ExpiredLeaseIsDeliveredAgainThenDies) {
   ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get("x"));
   EXPECT_EQ(job.state, JobState::kDead);
   EXPECT_THAT(log.Take(), ElementsAre("enqueued:x", "reserved:x", "expired:x",
-                                      "reserved:x", "expired:x", "dead:x"));
+                                      "reserved:x", "dead:x"));
 }
 
 TEST_F(SchedulerTest, CancelRemovesAJobInAnyState) {
