@@ -18,6 +18,7 @@
 #include "delayq/memory_backend.h"  // IWYU pragma: export
 #include "delayq/open.h"            // IWYU pragma: export
 #include "delayq/scheduler.h"       // IWYU pragma: export
+#include "delayq/sqlite_backend.h"  // IWYU pragma: export
 #include "delayq/timing_wheel.h"    // IWYU pragma: export
 
 #endif  // DELAYQ_DELAYQ_H_

@@ -1,0 +1,167 @@
+// Copyright delayq authors.
+
+#include "backends/sqlite/internal/schema.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "backends/sqlite/internal/status_macros.h"
+
+namespace delayq {
+namespace sqlite_internal {
+namespace {
+
+// Schema version 1.
+//
+// jobs.seq (the rowid) is the enqueue order. due_us is the time at which the
+// job next needs the store's attention: run_at for a delayed job, the lease
+// deadline for a reserved one, NULL otherwise; one partial index on it serves
+// NextDue() and PromoteDue(), another the per-topic promotion in Reserve().
+// Partial indexes keep each state's index holding only that state's rows.
+//
+// counts holds the number of jobs per (topic, state), kept by triggers in the
+// same transaction as the change, so Stats() and Topics() never count rows.
+// counter issues fencing tokens and death order: it only grows, so a token is
+// never issued twice in the life of the file, whatever process issues it.
+constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE jobs (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  topic TEXT NOT NULL,
+  payload BLOB NOT NULL,
+  state INTEGER NOT NULL,
+  priority INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  max_attempts INTEGER NOT NULL,
+  ttr_us INTEGER NOT NULL,
+  backoff_kind INTEGER NOT NULL,
+  backoff_base_us INTEGER NOT NULL,
+  backoff_max_us INTEGER NOT NULL,
+  enqueued_at_us INTEGER NOT NULL,
+  run_at_us INTEGER NOT NULL,
+  due_us INTEGER,
+  token INTEGER,
+  dead_order INTEGER,
+  last_error TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX jobs_ready ON jobs (topic, priority, run_at_us, seq)
+  WHERE state = 1;
+CREATE INDEX jobs_due ON jobs (due_us) WHERE due_us IS NOT NULL;
+CREATE INDEX jobs_topic_due ON jobs (topic, state, due_us, seq)
+  WHERE due_us IS NOT NULL;
+CREATE INDEX jobs_dead ON jobs (topic, dead_order) WHERE state = 3;
+
+CREATE TABLE counts (
+  topic TEXT NOT NULL,
+  state INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (topic, state)
+) WITHOUT ROWID;
+
+CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN
+  INSERT INTO counts (topic, state, n) VALUES (NEW.topic, NEW.state, 1)
+    ON CONFLICT (topic, state) DO UPDATE SET n = n + 1;
+END;
+CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN
+  UPDATE counts SET n = n - 1 WHERE topic = OLD.topic AND state = OLD.state;
+END;
+CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs
+  WHEN OLD.state <> NEW.state BEGIN
+  UPDATE counts SET n = n - 1 WHERE topic = OLD.topic AND state = OLD.state;
+  INSERT INTO counts (topic, state, n) VALUES (NEW.topic, NEW.state, 1)
+    ON CONFLICT (topic, state) DO UPDATE SET n = n + 1;
+END;
+
+CREATE TABLE counter (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  value INTEGER NOT NULL
+);
+INSERT INTO counter (id, value) VALUES (1, 0);
+)sql";
+
+// kMigrations[v] turns a schema of version v into version v + 1. Version 0
+// is an empty database. A new version appends its step here and bumps
+// kSchemaVersion; steps never change once released.
+constexpr const char* kMigrations[] = {kSchemaV1};
+static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
+              "one migration per schema version");
+
+absl::StatusOr<int64_t> QueryInt(Connection* conn, absl::string_view sql) {
+  DQ_ASSIGN_OR_RETURN(std::unique_ptr<Statement> stmt, conn->Prepare(sql));
+  DQ_ASSIGN_OR_RETURN(bool row, stmt->Step());
+  if (!row) return conn->Error(SQLITE_INTERNAL, absl::StrCat(sql, ": no row"));
+  return stmt->Int64(0);
+}
+
+absl::Status CheckAndMigrate(Connection* conn) {
+  DQ_ASSIGN_OR_RETURN(int64_t app_id, QueryInt(conn, "PRAGMA application_id"));
+  DQ_ASSIGN_OR_RETURN(int64_t version, QueryInt(conn, "PRAGMA user_version"));
+  DQ_ASSIGN_OR_RETURN(int64_t objects,
+                      QueryInt(conn, "SELECT count(*) FROM sqlite_schema"));
+  const std::string& path = conn->path();
+  if (app_id == kApplicationId) {
+    if (version > kSchemaVersion) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "sqlite ", path, ": written by a newer delayq (schema version ",
+          version, "; this build reads up to ", kSchemaVersion,
+          "); left untouched"));
+    }
+    if (version < 1) {
+      return absl::DataLossError(absl::StrCat(
+          "sqlite ", path, ": delayq database with invalid schema version ",
+          version));
+    }
+  } else if (app_id == 0 && objects == 0 && version == 0) {
+    // An empty database: ours to initialise.
+  } else {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sqlite ", path, ": not a delayq database (application_id ", app_id,
+        ", ", objects, " schema objects); left untouched"));
+  }
+  for (int64_t v = version; v < kSchemaVersion; ++v) {
+    DQ_RETURN_IF_ERROR(conn->Exec(
+        kMigrations[v], absl::StrCat("migrate schema to version ", v + 1)));
+  }
+  if (version != kSchemaVersion) {
+    DQ_RETURN_IF_ERROR(
+        conn->Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId,
+                                "; PRAGMA user_version = ", kSchemaVersion),
+                   "set schema version"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PrepareSchema(Connection* conn) {
+  // BEGIN IMMEDIATE: two processes opening a new file at once initialise it
+  // once; the second sees the first's schema.
+  DQ_RETURN_IF_ERROR(conn->Exec("BEGIN IMMEDIATE", "begin schema check"));
+  absl::Status status = CheckAndMigrate(conn);
+  if (status.ok()) status = conn->Exec("COMMIT", "commit schema");
+  if (!status.ok()) {
+    conn->Rollback();
+    return status;
+  }
+  DQ_ASSIGN_OR_RETURN(std::unique_ptr<Statement> wal,
+                      conn->Prepare("PRAGMA journal_mode = WAL"));
+  DQ_ASSIGN_OR_RETURN(bool row, wal->Step());
+  const std::string mode = row ? wal->Text(0) : "";
+  if (mode != "wal") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sqlite ", conn->path(),
+        ": cannot switch to WAL mode (journal_mode is '", mode, "')"));
+  }
+  // Touch the root pages of every table and index, so a damaged file is
+  // reported at open rather than at the first job.
+  DQ_RETURN_IF_ERROR(conn->Exec(
+      "SELECT max(seq) FROM jobs; SELECT count(*) FROM counts;"
+      "SELECT value FROM counter;"
+      "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
+      "LIMIT 1",
+      "read schema"));
+  return absl::OkStatus();
+}
+
+}  // namespace sqlite_internal
+}  // namespace delayq

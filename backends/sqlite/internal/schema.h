@@ -1,0 +1,41 @@
+// Copyright delayq authors.
+//
+// schema.h — delayq's tables in a SQLite file, their version, and the
+// migrations from one version to the next.
+
+#ifndef DELAYQ_BACKENDS_SQLITE_INTERNAL_SCHEMA_H_
+#define DELAYQ_BACKENDS_SQLITE_INTERNAL_SCHEMA_H_
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "backends/sqlite/internal/db.h"
+
+namespace delayq {
+namespace sqlite_internal {
+
+// Stored in PRAGMA application_id: marks a file as delayq's ("dlyq").
+inline constexpr int32_t kApplicationId = 0x646c7971;
+
+// Stored in PRAGMA user_version: the schema this code writes.
+inline constexpr int32_t kSchemaVersion = 1;
+
+// Job states as stored in jobs.state.
+inline constexpr int kStateDelayed = 0;
+inline constexpr int kStateReady = 1;
+inline constexpr int kStateReserved = 2;
+inline constexpr int kStateDead = 3;
+
+// PrepareSchema()
+//
+// Makes the file behind `conn` hold delayq's schema at kSchemaVersion, in one
+// write transaction: an empty database is initialised, an older delayq
+// schema is migrated. Refuses, changing nothing, with FailedPrecondition a
+// database of a newer schema or one that has tables but is not delayq's.
+// Then switches the file to WAL.
+absl::Status PrepareSchema(Connection* conn);
+
+}  // namespace sqlite_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_SQLITE_INTERNAL_SCHEMA_H_

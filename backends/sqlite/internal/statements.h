@@ -1,0 +1,113 @@
+// Copyright delayq authors.
+//
+// statements.h — the SQL of every Backend operation, prepared once per
+// connection. Every query names an index-backed access path (see schema.cc);
+// the query-plan test checks that none of them scans the jobs table.
+
+#ifndef DELAYQ_BACKENDS_SQLITE_INTERNAL_STATEMENTS_H_
+#define DELAYQ_BACKENDS_SQLITE_INTERNAL_STATEMENTS_H_
+
+namespace delayq {
+namespace sqlite_internal {
+
+// The columns ReadJob() decodes, in its order.
+#define DQ_JOB_COLUMNS                                                      \
+  "seq, id, topic, payload, state, priority, attempts, max_attempts, "      \
+  "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
+  "run_at_us, due_us, token, last_error"
+
+struct Sql {
+  static constexpr const char* kBegin = "BEGIN IMMEDIATE";
+  static constexpr const char* kCommit = "COMMIT";
+
+  static constexpr const char* kInsert =
+      "INSERT INTO jobs (id, topic, payload, state, priority, attempts, "
+      "max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us, "
+      "enqueued_at_us, run_at_us, due_us) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+
+  static constexpr const char* kCounterGet =
+      "SELECT value FROM counter WHERE id = 1";
+  static constexpr const char* kCounterSet =
+      "UPDATE counter SET value = ?1 WHERE id = 1";
+
+  // Due delayed jobs and expired reservations of one topic (jobs_topic_due).
+  static constexpr const char* kTopicDue =
+      "SELECT seq, id, topic, state, attempts, max_attempts FROM jobs "
+      "WHERE topic = ?1 AND state IN (0, 2) AND due_us IS NOT NULL "
+      "AND due_us <= ?2";
+  // Due delayed jobs and expired reservations of every topic (jobs_due).
+  static constexpr const char* kAllDue =
+      "SELECT seq, id, topic, state, attempts, max_attempts FROM jobs "
+      "WHERE due_us IS NOT NULL AND due_us <= ?1 ORDER BY due_us, seq "
+      "LIMIT ?2";
+  static constexpr const char* kNextDue =
+      "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
+      "LIMIT 1";
+
+  static constexpr const char* kMakeReady =
+      "UPDATE jobs SET state = 1, due_us = NULL, token = NULL WHERE seq = ?1";
+  static constexpr const char* kMakeDead =
+      "UPDATE jobs SET state = 3, due_us = NULL, token = NULL, "
+      "dead_order = ?2, last_error = ?3 WHERE seq = ?1";
+
+  // The next ready job of a topic (jobs_ready), leased in place.
+  static constexpr const char* kReserveOne =
+      "UPDATE jobs SET state = 2, attempts = attempts + 1, "
+      "due_us = ?2 + ttr_us, token = ?3 "
+      "WHERE seq = (SELECT seq FROM jobs WHERE topic = ?1 AND state = 1 "
+      "ORDER BY priority, run_at_us, seq LIMIT 1) "
+      "RETURNING " DQ_JOB_COLUMNS;
+
+  static constexpr const char* kAck =
+      "DELETE FROM jobs WHERE id = ?1 AND state = 2 AND token = ?2";
+  static constexpr const char* kLease =
+      "SELECT seq, attempts, max_attempts FROM jobs "
+      "WHERE id = ?1 AND state = 2 AND token = ?2";
+  static constexpr const char* kRetry =
+      "UPDATE jobs SET state = ?2, run_at_us = ?3, due_us = ?4, token = NULL, "
+      "last_error = ?5 WHERE seq = ?1";
+  static constexpr const char* kRelease =
+      "UPDATE jobs SET state = ?3, attempts = attempts - 1, run_at_us = ?4, "
+      "due_us = ?5, token = NULL WHERE id = ?1 AND state = 2 AND token = ?2";
+  static constexpr const char* kTouch =
+      "UPDATE jobs SET due_us = ?3 + ttr_us "
+      "WHERE id = ?1 AND state = 2 AND token = ?2 RETURNING due_us";
+  static constexpr const char* kCancel = "DELETE FROM jobs WHERE id = ?1";
+
+  static constexpr const char* kGet =
+      "SELECT " DQ_JOB_COLUMNS " FROM jobs WHERE id = ?1";
+  static constexpr const char* kListReady =
+      "SELECT " DQ_JOB_COLUMNS
+      " FROM jobs WHERE topic = ?1 AND state = 1 "
+      "ORDER BY priority, run_at_us, seq LIMIT ?2";
+  // Delayed (by run_at) or reserved (by deadline) jobs (jobs_topic_due).
+  static constexpr const char* kListTimed =
+      "SELECT " DQ_JOB_COLUMNS
+      " FROM jobs WHERE topic = ?1 AND state = ?2 "
+      "AND due_us IS NOT NULL ORDER BY due_us, seq LIMIT ?3";
+  static constexpr const char* kListDead =
+      "SELECT " DQ_JOB_COLUMNS
+      " FROM jobs WHERE topic = ?1 AND state = 3 "
+      "ORDER BY dead_order LIMIT ?2";
+
+  static constexpr const char* kStats =
+      "SELECT state, n FROM counts WHERE topic = ?1";
+  static constexpr const char* kTopics =
+      "SELECT topic FROM counts GROUP BY topic HAVING sum(n) > 0 "
+      "ORDER BY topic";
+
+  static constexpr const char* kDeadOfTopic =
+      "SELECT seq FROM jobs WHERE topic = ?1 AND state = 3 "
+      "ORDER BY dead_order LIMIT ?2";
+  static constexpr const char* kKick =
+      "UPDATE jobs SET state = 1, attempts = 0, run_at_us = ?2, due_us = NULL, "
+      "dead_order = NULL WHERE seq = ?1";
+  static constexpr const char* kStateOf =
+      "SELECT seq, state FROM jobs WHERE id = ?1";
+};
+
+}  // namespace sqlite_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_SQLITE_INTERNAL_STATEMENTS_H_

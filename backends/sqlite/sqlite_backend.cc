@@ -1,0 +1,672 @@
+// Copyright delayq authors.
+//
+// The SQLite Backend: one connection per object behind a mutex, one
+// transaction per call. Schema in internal/schema.cc, SQL in
+// internal/statements.h.
+
+#include "delayq/sqlite_backend.h"
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "backends/sqlite/internal/db.h"
+#include "backends/sqlite/internal/schema.h"
+#include "backends/sqlite/internal/statements.h"
+#include "backends/sqlite/internal/status_macros.h"
+
+namespace delayq {
+namespace {
+
+using sqlite_internal::Connection;
+using sqlite_internal::FromMicros;
+using sqlite_internal::kStateDead;
+using sqlite_internal::kStateDelayed;
+using sqlite_internal::kStateReady;
+using sqlite_internal::kStateReserved;
+using sqlite_internal::ScopedReset;
+using sqlite_internal::Sql;
+using sqlite_internal::Statement;
+using sqlite_internal::ToMicros;
+
+constexpr char kLeaseExpired[] = "lease expired";
+
+JobState StateFromInt(int64_t s) {
+  switch (s) {
+    case kStateDelayed:
+      return JobState::kDelayed;
+    case kStateReady:
+      return JobState::kReady;
+    case kStateReserved:
+      return JobState::kReserved;
+    default:
+      return JobState::kDead;
+  }
+}
+
+int StateToInt(JobState s) {
+  switch (s) {
+    case JobState::kDelayed:
+      return kStateDelayed;
+    case JobState::kReady:
+      return kStateReady;
+    case JobState::kReserved:
+      return kStateReserved;
+    case JobState::kDead:
+      return kStateDead;
+  }
+  return kStateDead;
+}
+
+// Decodes a row of DQ_JOB_COLUMNS. Sets *token when not null.
+Job ReadJob(const Statement& s, uint64_t* token = nullptr) {
+  Job job;
+  job.id = s.Text(1);
+  job.topic = s.Text(2);
+  job.payload = s.Text(3);
+  job.state = StateFromInt(s.Int64(4));
+  job.priority = static_cast<int>(s.Int64(5));
+  job.attempts = static_cast<int>(s.Int64(6));
+  job.max_attempts = static_cast<int>(s.Int64(7));
+  job.ttr = absl::Microseconds(s.Int64(8));
+  job.backoff.kind =
+      s.Int64(9) == 0 ? Backoff::Kind::kFixed : Backoff::Kind::kExponential;
+  job.backoff.base = absl::Microseconds(s.Int64(10));
+  job.backoff.max = absl::Microseconds(s.Int64(11));
+  job.enqueued_at = FromMicros(s.Int64(12));
+  job.run_at = FromMicros(s.Int64(13));
+  job.deadline = job.state == JobState::kReserved && !s.IsNull(14)
+                     ? FromMicros(s.Int64(14))
+                     : absl::InfinitePast();
+  job.last_error = s.Text(16);
+  if (token != nullptr) *token = static_cast<uint64_t>(s.Int64(15));
+  return job;
+}
+
+absl::Status StaleLease(absl::string_view id, uint64_t token) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("lease ", token, " on job '", id,
+                   "' is not the job's current reservation"));
+}
+
+class SqliteBackend : public Backend {
+ public:
+  static absl::StatusOr<std::unique_ptr<Backend>> Open(
+      const SqliteOptions& options);
+
+  std::string Name() const override { return "sqlite"; }
+  absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now) override;
+  absl::Status Ack(absl::string_view id, uint64_t token,
+                   absl::Time now) override;
+  absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
+                                   absl::string_view error, absl::Time retry_at,
+                                   absl::Time now) override;
+  absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
+                       absl::Time now) override;
+  absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
+                                   absl::Time now) override;
+  absl::Status Cancel(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<Job> Get(absl::string_view id) override;
+  absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
+                                        int limit) override;
+  absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
+  absl::StatusOr<std::vector<std::string>> Topics() override;
+  absl::StatusOr<int> Kick(absl::string_view topic, int max,
+                           absl::Time now) override;
+  absl::Status KickJob(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
+  absl::StatusOr<absl::Time> NextDue() override;
+
+ private:
+  // Every statement, prepared once.
+  struct Statements {
+    std::unique_ptr<Statement> begin, commit, insert, counter_get, counter_set,
+        topic_due, all_due, next_due, make_ready, make_dead, reserve_one, ack,
+        lease, retry, release, touch, cancel, get, list_ready, list_timed,
+        list_dead, stats, topics, dead_of_topic, kick, state_of;
+  };
+
+  explicit SqliteBackend(std::unique_ptr<Connection> conn)
+      : conn_(std::move(conn)) {}
+
+  absl::Status PrepareAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when it fails.
+  template <typename F>
+  absl::Status WriteTransaction(F&& body) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // The next value of the token/death-order counter. Inside a write
+  // transaction; the caller stores the last value it used with SaveCounter().
+  absl::StatusOr<int64_t> LoadCounter() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status SaveCounter(int64_t value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Moves up to `limit` due jobs from the rows `stmt` yields (delayed ->
+  // ready, expired reservation -> ready or dead) and records the moves in
+  // `out` (when not null). Returns whether `stmt` had more rows than `limit`.
+  absl::StatusOr<bool> MoveDue(Statement* stmt, int limit,
+                               std::vector<Transition>* out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  std::unique_ptr<Connection> conn_ ABSL_GUARDED_BY(mu_);
+  Statements s_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
+    const SqliteOptions& options) {
+  if (options.path.empty()) {
+    return absl::InvalidArgumentError("sqlite: empty database path");
+  }
+  if (options.busy_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sqlite ", options.path, ": negative busy_timeout"));
+  }
+  DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn,
+                      Connection::Open(options.path, options.busy_timeout));
+  DQ_RETURN_IF_ERROR(sqlite_internal::PrepareSchema(conn.get()));
+  DQ_RETURN_IF_ERROR(
+      conn->Exec(options.durability == SqliteOptions::Durability::kFull
+                     ? "PRAGMA synchronous = FULL"
+                     : "PRAGMA synchronous = NORMAL",
+                 "set durability"));
+  std::unique_ptr<SqliteBackend> backend(new SqliteBackend(std::move(conn)));
+  {
+    absl::MutexLock lock(&backend->mu_);
+    DQ_RETURN_IF_ERROR(backend->PrepareAll());
+  }
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+absl::Status SqliteBackend::PrepareAll() {
+  struct Entry {
+    std::unique_ptr<Statement>* stmt;
+    const char* sql;
+  };
+  const Entry entries[] = {
+      {&s_.begin, Sql::kBegin},
+      {&s_.commit, Sql::kCommit},
+      {&s_.insert, Sql::kInsert},
+      {&s_.counter_get, Sql::kCounterGet},
+      {&s_.counter_set, Sql::kCounterSet},
+      {&s_.topic_due, Sql::kTopicDue},
+      {&s_.all_due, Sql::kAllDue},
+      {&s_.next_due, Sql::kNextDue},
+      {&s_.make_ready, Sql::kMakeReady},
+      {&s_.make_dead, Sql::kMakeDead},
+      {&s_.reserve_one, Sql::kReserveOne},
+      {&s_.ack, Sql::kAck},
+      {&s_.lease, Sql::kLease},
+      {&s_.retry, Sql::kRetry},
+      {&s_.release, Sql::kRelease},
+      {&s_.touch, Sql::kTouch},
+      {&s_.cancel, Sql::kCancel},
+      {&s_.get, Sql::kGet},
+      {&s_.list_ready, Sql::kListReady},
+      {&s_.list_timed, Sql::kListTimed},
+      {&s_.list_dead, Sql::kListDead},
+      {&s_.stats, Sql::kStats},
+      {&s_.topics, Sql::kTopics},
+      {&s_.dead_of_topic, Sql::kDeadOfTopic},
+      {&s_.kick, Sql::kKick},
+      {&s_.state_of, Sql::kStateOf},
+  };
+  for (const Entry& e : entries) {
+    DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
+  }
+  return absl::OkStatus();
+}
+
+template <typename F>
+absl::Status SqliteBackend::WriteTransaction(F&& body) {
+  {
+    ScopedReset reset(s_.begin.get());
+    absl::StatusOr<int> begun = s_.begin->Run();
+    if (!begun.ok()) {
+      conn_->Rollback();
+      return begun.status();
+    }
+  }
+  absl::Status status = body();
+  if (status.ok()) {
+    ScopedReset reset(s_.commit.get());
+    status = s_.commit->Run().status();
+  }
+  if (!status.ok()) conn_->Rollback();
+  return status;
+}
+
+absl::StatusOr<int64_t> SqliteBackend::LoadCounter() {
+  ScopedReset reset(s_.counter_get.get());
+  DQ_ASSIGN_OR_RETURN(bool row, s_.counter_get->Step());
+  if (!row) {
+    return absl::DataLossError(
+        absl::StrCat("sqlite ", conn_->path(), ": counter row is missing"));
+  }
+  return s_.counter_get->Int64(0);
+}
+
+absl::Status SqliteBackend::SaveCounter(int64_t value) {
+  ScopedReset reset(s_.counter_set.get());
+  s_.counter_set->BindInt64(1, value);
+  return s_.counter_set->Run().status();
+}
+
+absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
+                                            std::vector<Transition>* out) {
+  struct Due {
+    int64_t seq;
+    Transition transition;
+  };
+  std::vector<Due> due;
+  bool more = false;
+  {
+    // Read first, then write: SQLite does not promise what a running query
+    // sees of rows the same connection changes under it.
+    ScopedReset reset(stmt);
+    while (true) {
+      DQ_ASSIGN_OR_RETURN(bool row, stmt->Step());
+      if (!row) break;
+      if (static_cast<int>(due.size()) == limit) {
+        more = true;
+        break;
+      }
+      Due d;
+      d.seq = stmt->Int64(0);
+      d.transition.id = stmt->Text(1);
+      d.transition.topic = stmt->Text(2);
+      const int64_t state = stmt->Int64(3);
+      d.transition.attempts = static_cast<int>(stmt->Int64(4));
+      const int64_t max_attempts = stmt->Int64(5);
+      if (state == kStateDelayed) {
+        d.transition.kind = Transition::Kind::kPromoted;
+      } else if (d.transition.attempts >= max_attempts) {
+        d.transition.kind = Transition::Kind::kDead;
+      } else {
+        d.transition.kind = Transition::Kind::kExpired;
+      }
+      due.push_back(std::move(d));
+    }
+  }
+  int64_t counter = -1;
+  for (Due& d : due) {
+    if (d.transition.kind == Transition::Kind::kDead) {
+      if (counter < 0) {
+        DQ_ASSIGN_OR_RETURN(counter, LoadCounter());
+      }
+      ScopedReset reset(s_.make_dead.get());
+      s_.make_dead->BindInt64(1, d.seq);
+      s_.make_dead->BindInt64(2, ++counter);
+      s_.make_dead->BindText(3, kLeaseExpired);
+      DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
+    } else {
+      ScopedReset reset(s_.make_ready.get());
+      s_.make_ready->BindInt64(1, d.seq);
+      DQ_RETURN_IF_ERROR(s_.make_ready->Run().status());
+    }
+    if (out != nullptr) out->push_back(std::move(d.transition));
+  }
+  if (counter >= 0) DQ_RETURN_IF_ERROR(SaveCounter(counter));
+  return more;
+}
+
+absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  const int64_t now_us = ToMicros(now);
+  return WriteTransaction([&]() -> absl::Status {
+    Statement* insert = s_.insert.get();
+    for (const NewJob& job : jobs) {
+      ScopedReset reset(insert);
+      const int64_t run_at = ToMicros(job.run_at);
+      const bool delayed = run_at > now_us;
+      insert->BindText(1, job.id);
+      insert->BindText(2, job.topic);
+      insert->BindBlob(3, job.payload);
+      insert->BindInt64(4, delayed ? kStateDelayed : kStateReady);
+      insert->BindInt64(5, job.priority);
+      insert->BindInt64(6, job.max_attempts);
+      insert->BindInt64(7, absl::ToInt64Microseconds(job.ttr));
+      insert->BindInt64(8, job.backoff.kind == Backoff::Kind::kFixed ? 0 : 1);
+      insert->BindInt64(9, absl::ToInt64Microseconds(job.backoff.base));
+      insert->BindInt64(10, absl::ToInt64Microseconds(job.backoff.max));
+      insert->BindInt64(11, now_us);
+      insert->BindInt64(12, run_at);
+      if (delayed) {
+        insert->BindInt64(13, run_at);
+      } else {
+        insert->BindNull(13);
+      }
+      absl::StatusOr<int> done = insert->Run();
+      if (done.status().code() == absl::StatusCode::kAlreadyExists) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("job '", job.id, "' already exists"));
+      }
+      DQ_RETURN_IF_ERROR(done.status());
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
+    absl::string_view topic, int max, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  const int64_t now_us = ToMicros(now);
+  std::vector<Lease> leases;
+  absl::Status status = WriteTransaction([&]() -> absl::Status {
+    s_.topic_due->BindText(1, topic);
+    s_.topic_due->BindInt64(2, now_us);
+    DQ_RETURN_IF_ERROR(
+        MoveDue(s_.topic_due.get(), std::numeric_limits<int>::max(), nullptr)
+            .status());
+    DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
+    Statement* reserve = s_.reserve_one.get();
+    while (static_cast<int>(leases.size()) < max) {
+      ScopedReset reset(reserve);
+      reserve->BindText(1, topic);
+      reserve->BindInt64(2, now_us);
+      reserve->BindInt64(3, counter + 1);
+      DQ_ASSIGN_OR_RETURN(bool row, reserve->Step());
+      if (!row) break;
+      Lease lease;
+      lease.job = ReadJob(*reserve, &lease.token);
+      lease.deadline = lease.job.deadline;
+      // Finish the statement so its change is complete before the next one.
+      DQ_RETURN_IF_ERROR(reserve->Run().status());
+      ++counter;
+      leases.push_back(std::move(lease));
+    }
+    if (!leases.empty()) DQ_RETURN_IF_ERROR(SaveCounter(counter));
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return leases;
+}
+
+absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
+                                absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  return WriteTransaction([&]() -> absl::Status {
+    ScopedReset reset(s_.ack.get());
+    s_.ack->BindText(1, id);
+    s_.ack->BindInt64(2, static_cast<int64_t>(token));
+    DQ_ASSIGN_OR_RETURN(int changed, s_.ack->Run());
+    if (changed == 0) return StaleLease(id, token);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
+                                                uint64_t token,
+                                                absl::string_view error,
+                                                absl::Time retry_at,
+                                                absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  FailOutcome outcome = FailOutcome::kRetry;
+  absl::Status status = WriteTransaction([&]() -> absl::Status {
+    int64_t seq, attempts, max_attempts;
+    {
+      ScopedReset reset(s_.lease.get());
+      s_.lease->BindText(1, id);
+      s_.lease->BindInt64(2, static_cast<int64_t>(token));
+      DQ_ASSIGN_OR_RETURN(bool row, s_.lease->Step());
+      if (!row) return StaleLease(id, token);
+      seq = s_.lease->Int64(0);
+      attempts = s_.lease->Int64(1);
+      max_attempts = s_.lease->Int64(2);
+    }
+    if (attempts >= max_attempts) {
+      outcome = FailOutcome::kDead;
+      DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
+      ScopedReset reset(s_.make_dead.get());
+      s_.make_dead->BindInt64(1, seq);
+      s_.make_dead->BindInt64(2, counter + 1);
+      s_.make_dead->BindText(3, error);
+      DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
+      return SaveCounter(counter + 1);
+    }
+    const bool ready = retry_at <= now;
+    const int64_t retry_us = ToMicros(retry_at);
+    ScopedReset reset(s_.retry.get());
+    s_.retry->BindInt64(1, seq);
+    s_.retry->BindInt64(2, ready ? kStateReady : kStateDelayed);
+    s_.retry->BindInt64(3, retry_us);
+    if (ready) {
+      s_.retry->BindNull(4);
+    } else {
+      s_.retry->BindInt64(4, retry_us);
+    }
+    s_.retry->BindText(5, error);
+    return s_.retry->Run().status();
+  });
+  if (!status.ok()) return status;
+  return outcome;
+}
+
+absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
+                                    absl::Time run_at, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  return WriteTransaction([&]() -> absl::Status {
+    const bool ready = run_at <= now;
+    const int64_t run_us = ToMicros(run_at);
+    ScopedReset reset(s_.release.get());
+    s_.release->BindText(1, id);
+    s_.release->BindInt64(2, static_cast<int64_t>(token));
+    s_.release->BindInt64(3, ready ? kStateReady : kStateDelayed);
+    s_.release->BindInt64(4, run_us);
+    if (ready) {
+      s_.release->BindNull(5);
+    } else {
+      s_.release->BindInt64(5, run_us);
+    }
+    DQ_ASSIGN_OR_RETURN(int changed, s_.release->Run());
+    if (changed == 0) return StaleLease(id, token);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
+                                                uint64_t token,
+                                                absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  absl::Time deadline;
+  absl::Status status = WriteTransaction([&]() -> absl::Status {
+    ScopedReset reset(s_.touch.get());
+    s_.touch->BindText(1, id);
+    s_.touch->BindInt64(2, static_cast<int64_t>(token));
+    s_.touch->BindInt64(3, ToMicros(now));
+    DQ_ASSIGN_OR_RETURN(bool row, s_.touch->Step());
+    if (!row) return StaleLease(id, token);
+    deadline = FromMicros(s_.touch->Int64(0));
+    return s_.touch->Run().status();
+  });
+  if (!status.ok()) return status;
+  return deadline;
+}
+
+absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  return WriteTransaction([&]() -> absl::Status {
+    ScopedReset reset(s_.cancel.get());
+    s_.cancel->BindText(1, id);
+    DQ_ASSIGN_OR_RETURN(int changed, s_.cancel->Run());
+    if (changed == 0) {
+      return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
+  absl::MutexLock lock(&mu_);
+  ScopedReset reset(s_.get.get());
+  s_.get->BindText(1, id);
+  DQ_ASSIGN_OR_RETURN(bool row, s_.get->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  return ReadJob(*s_.get);
+}
+
+absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
+                                                     JobState state,
+                                                     int limit) {
+  absl::MutexLock lock(&mu_);
+  std::vector<Job> jobs;
+  if (limit <= 0) return jobs;
+  Statement* stmt;
+  switch (state) {
+    case JobState::kReady:
+      stmt = s_.list_ready.get();
+      stmt->BindInt64(2, limit);
+      break;
+    case JobState::kDead:
+      stmt = s_.list_dead.get();
+      stmt->BindInt64(2, limit);
+      break;
+    default:
+      stmt = s_.list_timed.get();
+      stmt->BindInt64(2, StateToInt(state));
+      stmt->BindInt64(3, limit);
+      break;
+  }
+  ScopedReset reset(stmt);
+  stmt->BindText(1, topic);
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) break;
+    jobs.push_back(ReadJob(*stmt));
+  }
+  return jobs;
+}
+
+absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
+  absl::MutexLock lock(&mu_);
+  TopicStats stats;
+  ScopedReset reset(s_.stats.get());
+  s_.stats->BindText(1, topic);
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, s_.stats->Step());
+    if (!row) break;
+    const int64_t n = s_.stats->Int64(1);
+    switch (StateFromInt(s_.stats->Int64(0))) {
+      case JobState::kDelayed:
+        stats.delayed = n;
+        break;
+      case JobState::kReady:
+        stats.ready = n;
+        break;
+      case JobState::kReserved:
+        stats.reserved = n;
+        break;
+      case JobState::kDead:
+        stats.dead = n;
+        break;
+    }
+  }
+  return stats;
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteBackend::Topics() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> topics;
+  ScopedReset reset(s_.topics.get());
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, s_.topics->Step());
+    if (!row) break;
+    topics.push_back(s_.topics->Text(0));
+  }
+  return topics;
+}
+
+absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
+                                        absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  int moved = 0;
+  if (max <= 0) return moved;
+  absl::Status status = WriteTransaction([&]() -> absl::Status {
+    std::vector<int64_t> seqs;
+    {
+      ScopedReset reset(s_.dead_of_topic.get());
+      s_.dead_of_topic->BindText(1, topic);
+      s_.dead_of_topic->BindInt64(2, max);
+      while (true) {
+        DQ_ASSIGN_OR_RETURN(bool row, s_.dead_of_topic->Step());
+        if (!row) break;
+        seqs.push_back(s_.dead_of_topic->Int64(0));
+      }
+    }
+    for (int64_t seq : seqs) {
+      ScopedReset reset(s_.kick.get());
+      s_.kick->BindInt64(1, seq);
+      s_.kick->BindInt64(2, ToMicros(now));
+      DQ_RETURN_IF_ERROR(s_.kick->Run().status());
+    }
+    moved = static_cast<int>(seqs.size());
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return moved;
+}
+
+absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  return WriteTransaction([&]() -> absl::Status {
+    int64_t seq, state;
+    {
+      ScopedReset reset(s_.state_of.get());
+      s_.state_of->BindText(1, id);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.state_of->Step());
+      if (!row) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+      seq = s_.state_of->Int64(0);
+      state = s_.state_of->Int64(1);
+    }
+    if (state != kStateDead) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job '", id, "' is ", JobStateName(StateFromInt(state)),
+                       ", not dead"));
+    }
+    ScopedReset reset(s_.kick.get());
+    s_.kick->BindInt64(1, seq);
+    s_.kick->BindInt64(2, ToMicros(now));
+    return s_.kick->Run().status();
+  });
+}
+
+absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
+                                                        int limit) {
+  absl::MutexLock lock(&mu_);
+  PromoteResult result;
+  if (limit < 1) limit = 1;
+  absl::Status status = WriteTransaction([&]() -> absl::Status {
+    // One row more than `limit` tells whether more remain.
+    s_.all_due->BindInt64(1, ToMicros(now));
+    s_.all_due->BindInt64(2, static_cast<int64_t>(limit) + 1);
+    DQ_ASSIGN_OR_RETURN(result.more,
+                        MoveDue(s_.all_due.get(), limit, &result.transitions));
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::StatusOr<absl::Time> SqliteBackend::NextDue() {
+  absl::MutexLock lock(&mu_);
+  ScopedReset reset(s_.next_due.get());
+  DQ_ASSIGN_OR_RETURN(bool row, s_.next_due->Step());
+  if (!row) return absl::InfiniteFuture();
+  return FromMicros(s_.next_due->Int64(0));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Backend>> OpenSqliteBackend(
+    const SqliteOptions& options) {
+  return SqliteBackend::Open(options);
+}
+
+}  // namespace delayq

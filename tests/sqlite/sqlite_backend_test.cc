@@ -1,0 +1,319 @@
+// Copyright delayq authors.
+//
+// SQLite-specific behaviour beyond the conformance suite: URL parsing, query
+// plans, lock timeouts, tokens across connections, durability across
+// reopening, the per-topic counters.
+
+#include "delayq/sqlite_backend.h"
+
+#include <sqlite3.h>
+
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backends/sqlite/internal/statements.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/sqlite/temp_path.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::FreshDbPath;
+using ::delayq::testing::StatusIs;
+using ::testing::HasSubstr;
+
+const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
+
+NewJob MakeJob(const std::string& id, const std::string& topic,
+               absl::Time run_at = kNow) {
+  NewJob job;
+  job.id = id;
+  job.topic = topic;
+  job.payload = "p-" + id;
+  job.run_at = run_at;
+  return job;
+}
+
+std::unique_ptr<Backend> MustOpen(const std::string& path,
+                                  absl::Duration busy = absl::Seconds(5)) {
+  SqliteOptions options;
+  options.path = path;
+  options.busy_timeout = busy;
+  auto backend = OpenSqliteBackend(options);
+  EXPECT_OK(backend);
+  return backend.ok() ? *std::move(backend) : nullptr;
+}
+
+TEST(ParseSqliteUrlTest, AcceptsPathAndParameters) {
+  ASSERT_OK_AND_ASSIGN(SqliteOptions o, ParseSqliteUrl("sqlite:jobs.db"));
+  EXPECT_EQ(o.path, "jobs.db");
+  EXPECT_EQ(o.durability, SqliteOptions::Durability::kNormal);
+  EXPECT_EQ(o.busy_timeout, absl::Seconds(5));
+
+  ASSERT_OK_AND_ASSIGN(
+      o, ParseSqliteUrl("sqlite:/var/x/j.db?sync=full&busy_timeout_ms=250"));
+  EXPECT_EQ(o.path, "/var/x/j.db");
+  EXPECT_EQ(o.durability, SqliteOptions::Durability::kFull);
+  EXPECT_EQ(o.busy_timeout, absl::Milliseconds(250));
+
+  ASSERT_OK_AND_ASSIGN(o, ParseSqliteUrl("sqlite:a.db?busy_timeout_ms=0"));
+  EXPECT_EQ(o.busy_timeout, absl::ZeroDuration());
+  ASSERT_OK_AND_ASSIGN(o, ParseSqliteUrl("sqlite:a.db?sync=normal"));
+  EXPECT_EQ(o.durability, SqliteOptions::Durability::kNormal);
+}
+
+TEST(ParseSqliteUrlTest, RejectsMalformedUrlsNamingTheProblem) {
+  const struct {
+    const char* url;
+    const char* says;
+  } cases[] = {
+      {"memory:", "sqlite:"},
+      {"sqlite", "sqlite:"},
+      {"sqlite:", "empty path"},
+      {"sqlite:?sync=full", "empty path"},
+      {"sqlite:a.db?", "empty query"},
+      {"sqlite:a.db?sync", "no '='"},
+      {"sqlite:a.db?sync=fast", "'fast'"},
+      {"sqlite:a.db?sync=full&sync=full", "twice"},
+      {"sqlite:a.db?busy_timeout_ms=-1", "busy_timeout_ms"},
+      {"sqlite:a.db?busy_timeout_ms=1s", "busy_timeout_ms"},
+      {"sqlite:a.db?busy_timeout_ms=", "busy_timeout_ms"},
+      {"sqlite:a.db?busy_timeout_ms=99999999999", "busy_timeout_ms"},
+      {"sqlite:a.db?timeout=5", "unknown parameter 'timeout'"},
+      {"sqlite:a.db?sync=full&", "no '='"},
+  };
+  for (const auto& c : cases) {
+    absl::StatusOr<SqliteOptions> o = ParseSqliteUrl(c.url);
+    EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument)) << c.url;
+    EXPECT_THAT(o.status().message(), HasSubstr(c.says)) << c.url;
+  }
+}
+
+// Every statement the backend runs uses an index or a primary key: none
+// scans the jobs table or sorts in a temporary b-tree.
+TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
+  const std::string path = FreshDbPath("plan");
+  MustOpen(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  using Sql = sqlite_internal::Sql;
+  for (const char* sql :
+       {Sql::kInsert,      Sql::kCounterGet, Sql::kCounterSet, Sql::kTopicDue,
+        Sql::kAllDue,      Sql::kNextDue,    Sql::kMakeReady,  Sql::kMakeDead,
+        Sql::kReserveOne,  Sql::kAck,        Sql::kLease,      Sql::kRetry,
+        Sql::kRelease,     Sql::kTouch,      Sql::kCancel,     Sql::kGet,
+        Sql::kListReady,   Sql::kListTimed,  Sql::kListDead,   Sql::kStats,
+        Sql::kDeadOfTopic, Sql::kKick,       Sql::kStateOf}) {
+    sqlite3_stmt* stmt = nullptr;
+    ASSERT_EQ(
+        sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),
+                           -1, &stmt, nullptr),
+        SQLITE_OK)
+        << sql;
+    std::string plan;
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      absl::StrAppend(
+          &plan, reinterpret_cast<const char*>(sqlite3_column_text(stmt, 3)),
+          "; ");
+    }
+    sqlite3_finalize(stmt);
+    EXPECT_THAT(plan, ::testing::Not(HasSubstr("SCAN jobs"))) << sql;
+    EXPECT_THAT(plan, ::testing::Not(HasSubstr("TEMP B-TREE"))) << sql;
+  }
+  sqlite3_close(db);
+}
+
+TEST(SqliteBackendTest, WriteLockHeldTooLongIsUnavailable) {
+  const std::string path = FreshDbPath("busy");
+  auto backend = MustOpen(path, absl::Milliseconds(50));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  const absl::Status status = backend->Add({MakeJob("a", "t")}, kNow);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(status.message(), HasSubstr(path));
+  // Reads go on in WAL mode while another connection writes.
+  EXPECT_THAT(backend->Get("a"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_EQ(sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_OK(backend->Add({MakeJob("a", "t")}, kNow));
+}
+
+TEST(SqliteBackendTest, TokensAreUniqueAcrossConnections) {
+  const std::string path = FreshDbPath("tokens");
+  auto a = MustOpen(path);
+  auto b = MustOpen(path);
+  std::vector<NewJob> jobs;
+  for (int i = 0; i < 50; ++i) {
+    jobs.push_back(MakeJob(absl::StrCat(i), "t"));
+    jobs.back().max_attempts = 10;
+  }
+  ASSERT_OK(a->Add(jobs, kNow));
+  std::set<uint64_t> tokens;
+  absl::Time now = kNow;
+  // Each job is reserved, expires and is reserved again, alternately through
+  // the two connections.
+  for (int round = 0; round < 4; ++round) {
+    Backend* backend = round % 2 == 0 ? a.get() : b.get();
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend->Reserve("t", 100, now));
+    ASSERT_EQ(leases.size(), 50u);
+    for (const Lease& l : leases) {
+      EXPECT_TRUE(tokens.insert(l.token).second) << l.token;
+    }
+    now += absl::Seconds(61);
+  }
+  // The re-added job with a reused id never gets an old token.
+  ASSERT_OK(a->Cancel("0", now));
+  ASSERT_OK(b->Add({MakeJob("0", "u", now)}, now));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> again, a->Reserve("u", 1, now));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_TRUE(tokens.insert(again[0].token).second);
+}
+
+TEST(SqliteBackendTest, JobsSurviveReopeningAndLeasesExpireAfterTtr) {
+  const std::string path = FreshDbPath("reopen");
+  uint64_t token;
+  {
+    auto backend = MustOpen(path);
+    NewJob job = MakeJob("a", "t");
+    job.ttr = absl::Seconds(30);
+    job.priority = 7;
+    job.backoff = Backoff::Fixed(absl::Seconds(3));
+    ASSERT_OK(
+        backend->Add({job, MakeJob("b", "t", kNow + absl::Hours(1))}, kNow));
+    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
+    ASSERT_EQ(leases.size(), 1u);
+    token = leases[0].token;
+  }
+  auto backend = MustOpen(path);
+  ASSERT_OK_AND_ASSIGN(Job a, backend->Get("a"));
+  EXPECT_EQ(a.state, JobState::kReserved);
+  EXPECT_EQ(a.priority, 7);
+  EXPECT_EQ(a.payload, "p-a");
+  EXPECT_EQ(a.backoff, Backoff::Fixed(absl::Seconds(3)));
+  EXPECT_EQ(a.deadline, kNow + absl::Seconds(30));
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend->NextDue());
+  EXPECT_EQ(next, kNow + absl::Seconds(30));
+  ASSERT_OK_AND_ASSIGN(auto none, backend->Reserve("t", 1, kNow));
+  EXPECT_TRUE(none.empty());
+  ASSERT_OK_AND_ASSIGN(auto later,
+                       backend->Reserve("t", 1, kNow + absl::Seconds(30)));
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].job.id, "a");
+  EXPECT_EQ(later[0].job.attempts, 2);
+  EXPECT_NE(later[0].token, token);
+}
+
+TEST(SqliteBackendTest, FullDurabilityWorks) {
+  SqliteOptions options;
+  options.path = FreshDbPath("full");
+  options.durability = SqliteOptions::Durability::kFull;
+  ASSERT_OK_AND_ASSIGN(auto backend, OpenSqliteBackend(options));
+  ASSERT_OK(backend->Add({MakeJob("a", "t")}, kNow));
+  ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_OK(backend->Ack("a", leases[0].token, kNow));
+}
+
+// The counters kept by triggers agree with the rows after a mix of
+// operations on several topics.
+TEST(SqliteBackendTest, CountersMatchRows) {
+  const std::string path = FreshDbPath("counts");
+  auto backend = MustOpen(path);
+  absl::Time now = kNow;
+  for (int i = 0; i < 300; ++i) {
+    const std::string topic = absl::StrCat("t", i % 3);
+    NewJob job = MakeJob(absl::StrCat(i), topic,
+                         now + absl::Seconds(i % 5 == 0 ? 10 : 0));
+    job.max_attempts = 1 + i % 2;
+    ASSERT_OK(backend->Add({job}, now));
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (const char* topic : {"t0", "t1", "t2"}) {
+      ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve(topic, 40, now));
+      for (size_t i = 0; i < leases.size(); ++i) {
+        const Lease& l = leases[i];
+        if (i % 4 == 0) ASSERT_OK(backend->Ack(l.job.id, l.token, now));
+        if (i % 4 == 1) {
+          ASSERT_OK(backend->Fail(l.job.id, l.token, "x", now, now).status());
+        }
+        if (i % 4 == 2)
+          ASSERT_OK(backend->Release(l.job.id, l.token, now, now));
+      }
+    }
+    now += absl::Seconds(70);
+    ASSERT_OK(backend->PromoteDue(now, 1000).status());
+  }
+  ASSERT_OK(backend->Kick("t1", 5, now).status());
+  ASSERT_OK(backend->Add({MakeJob("extra", "t2")}, now));
+  ASSERT_OK(backend->Cancel("extra", now));
+
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  for (const char* topic : {"t0", "t1", "t2"}) {
+    ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats(topic));
+    int64_t counted[4] = {0, 0, 0, 0};
+    sqlite3_stmt* stmt = nullptr;
+    ASSERT_EQ(
+        sqlite3_prepare_v2(db,
+                           "SELECT state, count(*) FROM jobs WHERE topic = ?1 "
+                           "GROUP BY state",
+                           -1, &stmt, nullptr),
+        SQLITE_OK);
+    sqlite3_bind_text(stmt, 1, topic, -1, SQLITE_STATIC);
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      counted[sqlite3_column_int(stmt, 0)] = sqlite3_column_int64(stmt, 1);
+    }
+    sqlite3_finalize(stmt);
+    EXPECT_EQ(stats.delayed, counted[0]) << topic;
+    EXPECT_EQ(stats.ready, counted[1]) << topic;
+    EXPECT_EQ(stats.reserved, counted[2]) << topic;
+    EXPECT_EQ(stats.dead, counted[3]) << topic;
+    EXPECT_GT(stats.total(), 0);
+  }
+  sqlite3_close(db);
+}
+
+// Many threads share one Backend object (one connection behind a mutex).
+TEST(SqliteBackendTest, ThreadsShareOneBackend) {
+  auto backend = MustOpen(FreshDbPath("threads"));
+  constexpr int kThreads = 4, kPerThread = 100;
+  std::vector<std::thread> threads;
+  std::atomic<int> acked{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        EXPECT_OK(backend->Add({MakeJob(absl::StrCat(t, "-", i), "t")}, kNow));
+        auto leases = backend->Reserve("t", 2, kNow);
+        EXPECT_OK(leases);
+        if (!leases.ok()) continue;
+        for (const Lease& l : *leases) {
+          EXPECT_OK(backend->Ack(l.job.id, l.token, kNow));
+          acked.fetch_add(1);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  while (true) {
+    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 100, kNow));
+    if (leases.empty()) break;
+    for (const Lease& l : leases) {
+      ASSERT_OK(backend->Ack(l.job.id, l.token, kNow));
+      acked.fetch_add(1);
+    }
+  }
+  EXPECT_EQ(acked.load(), kThreads * kPerThread);
+  ASSERT_OK_AND_ASSIGN(auto topics, backend->Topics());
+  EXPECT_TRUE(topics.empty());
+}
+
+}  // namespace
+}  // namespace delayq

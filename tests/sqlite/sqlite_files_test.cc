@@ -1,0 +1,225 @@
+// Copyright delayq authors.
+//
+// Opening the SQLite backend on files and paths that are not a healthy
+// delayq database: each is refused with a clear status naming the path, and
+// a file that is not delayq's is left byte-for-byte as it was.
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "delayq/sqlite_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/sqlite/temp_path.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::FreshDbPath;
+using ::delayq::testing::StatusIs;
+using ::testing::HasSubstr;
+
+const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
+
+absl::StatusOr<std::unique_ptr<Backend>> Open(const std::string& path) {
+  SqliteOptions options;
+  options.path = path;
+  return OpenSqliteBackend(options);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+}
+
+NewJob Job1() {
+  NewJob job;
+  job.id = "a";
+  job.topic = "t";
+  job.run_at = kNow;
+  return job;
+}
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+// Runs `sql` on `path` with a plain SQLite connection.
+void RawExec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// A delayq file with `n` jobs, closed (so its WAL is checkpointed away).
+std::string MakeDelayqFile(int n) {
+  const std::string path = FreshDbPath("files");
+  auto backend = Open(path);
+  EXPECT_OK(backend);
+  std::vector<NewJob> jobs(n);
+  for (int i = 0; i < n; ++i) {
+    jobs[i].id = absl::StrCat("job-", i);
+    jobs[i].topic = "t";
+    jobs[i].payload = std::string(200, 'x');
+    jobs[i].run_at = kNow;
+  }
+  EXPECT_OK((*backend)->Add(jobs, kNow));
+  return path;
+}
+
+TEST(SqliteFilesTest, CreatesNewFileAndReopensIt) {
+  const std::string path = MakeDelayqFile(3);
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.ready, 3);
+}
+
+TEST(SqliteFilesTest, InitialisesAnEmptyFile) {
+  const std::string path = FreshDbPath("empty");
+  WriteFile(path, "");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  EXPECT_OK(backend->Add({Job1()}, kNow));
+}
+
+TEST(SqliteFilesTest, InitialisesAnEmptySqliteDatabase) {
+  const std::string path = FreshDbPath("empty-db");
+  // A valid database file with no tables left in it.
+  RawExec(path, "CREATE TABLE x (a); DROP TABLE x;");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  EXPECT_OK(backend->Add({Job1()}, kNow));
+}
+
+TEST(SqliteFilesTest, RefusesAFileThatIsNotSqlite) {
+  const std::string path = FreshDbPath("text");
+  const std::string text(5000, 'z');
+  WriteFile(path, text);
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(backend.status().message(), HasSubstr(path));
+  EXPECT_THAT(backend.status().message(), HasSubstr("not a SQLite database"));
+  EXPECT_EQ(ReadFile(path), text);
+  EXPECT_FALSE(Exists(path + "-wal"));
+}
+
+TEST(SqliteFilesTest, RefusesSomeoneElsesDatabaseWithoutTouchingIt) {
+  const std::string path = FreshDbPath("other");
+  RawExec(path,
+          "CREATE TABLE users (name TEXT); INSERT INTO users VALUES ('ann');");
+  const std::string before = ReadFile(path);
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(backend.status().message(), HasSubstr(path));
+  EXPECT_THAT(backend.status().message(), HasSubstr("not a delayq database"));
+  EXPECT_EQ(ReadFile(path), before);
+  EXPECT_FALSE(Exists(path + "-wal"));
+}
+
+TEST(SqliteFilesTest, RefusesANewerSchemaWithoutTouchingIt) {
+  const std::string path = MakeDelayqFile(2);
+  RawExec(path, "PRAGMA user_version = 99;");
+  const std::string before = ReadFile(path);
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(backend.status().message(), HasSubstr(path));
+  EXPECT_THAT(backend.status().message(), HasSubstr("newer"));
+  EXPECT_EQ(ReadFile(path), before);
+}
+
+TEST(SqliteFilesTest, ReportsATruncatedHeaderAsDataLoss) {
+  const std::string path = MakeDelayqFile(2);
+  WriteFile(path, ReadFile(path).substr(0, 50));
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(backend.status().message(), HasSubstr(path));
+}
+
+// Opening a damaged file, or reading all its jobs, reports DataLoss.
+absl::Status OpenAndReadAll(const std::string& path) {
+  auto backend = Open(path);
+  if (!backend.ok()) return backend.status();
+  absl::StatusOr<std::vector<Job>> all =
+      (*backend)->List("t", JobState::kReady, 1 << 30);
+  if (!all.ok()) return all.status();
+  absl::StatusOr<Job> last = (*backend)->Get("job-999");
+  return last.status();
+}
+
+TEST(SqliteFilesTest, ReportsATruncatedFileAsDataLoss) {
+  const std::string path = MakeDelayqFile(1000);
+  const std::string data = ReadFile(path);
+  ASSERT_GT(data.size(), 100'000u);
+  WriteFile(path, data.substr(0, data.size() / 2));
+  const absl::Status status = OpenAndReadAll(path);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(status.message(), HasSubstr(path));
+}
+
+TEST(SqliteFilesTest, ReportsACorruptedFileAsDataLoss) {
+  const std::string path = MakeDelayqFile(1000);
+  std::string data = ReadFile(path);
+  // Overwrite every page but the first (the header and schema) with junk.
+  const size_t page = 4096;
+  for (size_t i = page; i < data.size(); ++i) data[i] = static_cast<char>(0xA5);
+  WriteFile(path, data);
+  const absl::Status status = OpenAndReadAll(path);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(status.message(), HasSubstr(path));
+}
+
+TEST(SqliteFilesTest, RefusesAMissingDirectory) {
+  const std::string path =
+      absl::StrCat(testing::TempDir(), "/no-such-dir/sub/jobs.db");
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(backend.status().message(), HasSubstr(path));
+  EXPECT_THAT(backend.status().message(), HasSubstr("does not exist"));
+}
+
+TEST(SqliteFilesTest, RefusesADirectory) {
+  auto backend = Open(testing::TempDir());
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(backend.status().message(), HasSubstr("directory"));
+}
+
+TEST(SqliteFilesTest, RefusesAReadOnlyLocation) {
+  std::string path;
+  if (geteuid() == 0) {
+    // Permissions do not stop root; sysfs refuses new files even to root.
+    path = "/sys/delayq-test.db";
+  } else {
+    const std::string dir = absl::StrCat(testing::TempDir(), "/readonly");
+    ASSERT_EQ(mkdir(dir.c_str(), 0555), 0);
+    path = dir + "/jobs.db";
+  }
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(backend.status().message(), HasSubstr(path));
+}
+
+TEST(SqliteFilesTest, RejectsEmptyPathAndNegativeTimeout) {
+  EXPECT_THAT(Open(""), StatusIs(absl::StatusCode::kInvalidArgument));
+  SqliteOptions options;
+  options.path = FreshDbPath();
+  options.busy_timeout = absl::Seconds(-1);
+  EXPECT_THAT(OpenSqliteBackend(options),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+}  // namespace
+}  // namespace delayq
