@@ -1,0 +1,305 @@
+// Copyright delayq authors.
+
+#include "backends/redis/connection.h"
+
+#include <signal.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "backends/redis/scripts.h"
+
+namespace delayq {
+namespace redis_internal {
+namespace {
+
+timeval TimeoutTimeval(absl::Duration d) {
+  if (d < absl::Milliseconds(1)) d = absl::Milliseconds(1);
+  return absl::ToTimeval(d);
+}
+
+// Maps the error a hiredis context reported. hiredis reports a timed-out
+// read or connect as an I/O error whose text is the errno message.
+absl::Status ContextStatus(const redisContext* c, absl::string_view what) {
+  const std::string message = absl::StrCat("redis ", what, ": ", c->errstr);
+  if (c->err == REDIS_ERR_IO &&
+      (absl::StrContains(c->errstr, "temporarily unavailable") ||
+       absl::StrContains(c->errstr, "timed out") ||
+       absl::StrContains(c->errstr, "in progress"))) {
+    return absl::DeadlineExceededError(message);
+  }
+  if (c->err == REDIS_ERR_PROTOCOL) return absl::InternalError(message);
+  // Refused, reset, EOF, unresolvable host: the server cannot be reached.
+  return absl::UnavailableError(message);
+}
+
+// hiredis writes with write(2), which raises SIGPIPE when the server has
+// gone away, and SIGPIPE kills the process by default. A library must not
+// change the process's signal handling, so each call blocks SIGPIPE in the
+// calling thread and swallows any SIGPIPE the call itself caused.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigset_t pending;
+    sigemptyset(&pending);
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    sigset_t block;
+    sigemptyset(&block);
+    sigaddset(&block, SIGPIPE);
+    blocked_ = pthread_sigmask(SIG_BLOCK, &block, &old_) == 0;
+  }
+  ~ScopedSigpipeBlock() {
+    if (!blocked_) return;
+    if (!was_pending_) {
+      sigset_t pending;
+      sigemptyset(&pending);
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        sigset_t pipe;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        const timespec zero{0, 0};
+        sigtimedwait(&pipe, nullptr, &zero);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  sigset_t old_;
+  bool was_pending_ = false;
+  bool blocked_ = false;
+};
+
+void FreeContext(redisContext* c) {
+  if (c != nullptr) redisFree(c);
+}
+
+}  // namespace
+
+absl::Status ErrorReplyStatus(absl::string_view message) {
+  const std::string text = absl::StrCat("redis: ", message);
+  auto starts = [&](absl::string_view p) {
+    return absl::StartsWith(message, p);
+  };
+  if (starts("OOM")) return absl::ResourceExhaustedError(text);
+  if (starts("LOADING") || starts("BUSY") || starts("READONLY") ||
+      starts("MASTERDOWN") || starts("TRYAGAIN") || starts("CLUSTERDOWN")) {
+    return absl::UnavailableError(text);
+  }
+  if (starts("NOAUTH") || starts("WRONGPASS") || starts("NOPERM") ||
+      starts("ERR AUTH")) {
+    return absl::PermissionDeniedError(text);
+  }
+  return absl::InternalError(text);
+}
+
+ConnectionPool::ConnectionPool(PoolOptions options)
+    : options_(std::move(options)) {}
+
+ConnectionPool::~ConnectionPool() {
+  absl::MutexLock lock(&mu_);
+  for (redisContext* c : idle_) FreeContext(c);
+}
+
+absl::StatusOr<redisContext*> ConnectionPool::Connect() {
+  const timeval connect_tv = TimeoutTimeval(options_.connect_timeout);
+  redisContext* c =
+      redisConnectWithTimeout(options_.host.c_str(), options_.port, connect_tv);
+  if (c == nullptr) return absl::ResourceExhaustedError("redis: out of memory");
+  if (c->err != 0) {
+    absl::Status status = ContextStatus(c, "connect");
+    FreeContext(c);
+    return status;
+  }
+  if (redisSetTimeout(c, TimeoutTimeval(options_.command_timeout)) !=
+      REDIS_OK) {
+    absl::Status status = ContextStatus(c, "set timeout");
+    FreeContext(c);
+    return status;
+  }
+  std::vector<Command> setup;
+  if (!options_.password.empty()) setup.push_back({"AUTH", options_.password});
+  if (options_.db != 0) setup.push_back({"SELECT", absl::StrCat(options_.db)});
+  for (const Command& cmd : setup) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    for (const std::string& a : cmd) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    Reply reply(static_cast<redisReply*>(
+        redisCommandArgv(c, argv.size(), argv.data(), lens.data())));
+    absl::Status status;
+    if (reply == nullptr) {
+      status = ContextStatus(c, cmd[0]);
+    } else if (reply->type == REDIS_REPLY_ERROR) {
+      status = ErrorReplyStatus(absl::string_view(reply->str, reply->len));
+    }
+    if (!status.ok()) {
+      FreeContext(c);
+      return status;
+    }
+  }
+  return c;
+}
+
+absl::StatusOr<redisContext*> ConnectionPool::Acquire() {
+  {
+    absl::MutexLock lock(&mu_);
+    auto available = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return !idle_.empty() || open_ < options_.size;
+    };
+    // Every holder gives its connection back within the command timeout, so
+    // waiting longer than that means something is wrong.
+    const absl::Duration wait =
+        options_.connect_timeout + 2 * options_.command_timeout;
+    if (!mu_.AwaitWithTimeout(absl::Condition(&available), wait)) {
+      return absl::DeadlineExceededError(
+          "redis: no connection free in the pool");
+    }
+    if (!idle_.empty()) {
+      redisContext* c = idle_.back();
+      idle_.pop_back();
+      return c;
+    }
+    ++open_;
+  }
+  absl::StatusOr<redisContext*> c = Connect();
+  if (!c.ok()) {
+    absl::MutexLock lock(&mu_);
+    --open_;
+  }
+  return c;
+}
+
+void ConnectionPool::Release(redisContext* c) {
+  absl::MutexLock lock(&mu_);
+  if (c->err != 0) {
+    FreeContext(c);
+    --open_;
+    return;
+  }
+  idle_.push_back(c);
+}
+
+absl::StatusOr<std::vector<Reply>> ConnectionPool::Pipeline(
+    const std::vector<Command>& commands) {
+  ScopedSigpipeBlock no_sigpipe;
+  absl::StatusOr<redisContext*> acquired = Acquire();
+  if (!acquired.ok()) return acquired.status();
+  redisContext* c = *acquired;
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  for (const Command& cmd : commands) {
+    argv.clear();
+    lens.clear();
+    for (const std::string& a : cmd) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(c, argv.size(), argv.data(), lens.data()) !=
+        REDIS_OK) {
+      absl::Status status = ContextStatus(c, "append");
+      Release(c);
+      return status;
+    }
+  }
+  std::vector<Reply> replies;
+  replies.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
+      // The context now carries the error; Release() discards it, so the
+      // replies still in flight die with the connection.
+      if (c->err == 0) c->err = REDIS_ERR_OTHER;
+      absl::Status status = ContextStatus(c, "reply");
+      Release(c);
+      return status;
+    }
+    replies.emplace_back(static_cast<redisReply*>(raw));
+  }
+  Release(c);
+  return replies;
+}
+
+absl::Status Scripts::LoadAll() {
+  std::vector<Command> loads;
+  for (int i = 0; i < kScriptSourceCount; ++i) {
+    const ScriptSource& s = kScriptSources[i];
+    scripts_[s.name] = Script{s.body, "", s.num_keys};
+    loads.push_back({"SCRIPT", "LOAD", s.body});
+  }
+  absl::StatusOr<std::vector<Reply>> replies = pool_->Pipeline(loads);
+  if (!replies.ok()) return replies.status();
+  for (int i = 0; i < kScriptSourceCount; ++i) {
+    const redisReply* r = (*replies)[i].get();
+    if (r->type == REDIS_REPLY_ERROR) {
+      return ErrorReplyStatus(absl::string_view(r->str, r->len));
+    }
+    if (r->type != REDIS_REPLY_STRING) {
+      return absl::InternalError("redis: SCRIPT LOAD returned no sha");
+    }
+    scripts_[kScriptSources[i].name].sha.assign(r->str, r->len);
+  }
+  return absl::OkStatus();
+}
+
+Command Scripts::ToCommand(const Call& call, bool by_body) const {
+  const Script& s = scripts_.at(std::string(call.script));
+  Command cmd;
+  cmd.reserve(3 + call.keys.size() + call.args.size());
+  cmd.push_back(by_body ? "EVAL" : "EVALSHA");
+  cmd.push_back(by_body ? s.body : s.sha);
+  cmd.push_back(absl::StrCat(call.keys.size()));
+  cmd.insert(cmd.end(), call.keys.begin(), call.keys.end());
+  cmd.insert(cmd.end(), call.args.begin(), call.args.end());
+  return cmd;
+}
+
+absl::StatusOr<std::vector<Reply>> Scripts::Run(
+    const std::vector<Call>& calls) {
+  std::vector<Command> commands;
+  commands.reserve(calls.size());
+  for (const Call& call : calls) commands.push_back(ToCommand(call, false));
+  absl::StatusOr<std::vector<Reply>> replies = pool_->Pipeline(commands);
+  if (!replies.ok()) return replies;
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < replies->size(); ++i) {
+    const redisReply* r = (*replies)[i].get();
+    if (r->type == REDIS_REPLY_ERROR &&
+        absl::StartsWith(absl::string_view(r->str, r->len), "NOSCRIPT")) {
+      missing.push_back(i);
+    }
+  }
+  if (missing.empty()) return replies;
+  std::vector<Command> again;
+  for (size_t i : missing) again.push_back(ToCommand(calls[i], true));
+  absl::StatusOr<std::vector<Reply>> retried = pool_->Pipeline(again);
+  if (!retried.ok()) return retried.status();
+  for (size_t k = 0; k < missing.size(); ++k) {
+    (*replies)[missing[k]] = std::move((*retried)[k]);
+  }
+  return replies;
+}
+
+absl::StatusOr<Reply> Scripts::RunOne(Call call) {
+  std::vector<Call> calls;
+  calls.push_back(std::move(call));
+  absl::StatusOr<std::vector<Reply>> replies = Run(calls);
+  if (!replies.ok()) return replies.status();
+  Reply reply = std::move((*replies)[0]);
+  if (reply->type == REDIS_REPLY_ERROR) {
+    return ErrorReplyStatus(absl::string_view(reply->str, reply->len));
+  }
+  return reply;
+}
+
+}  // namespace redis_internal
+}  // namespace delayq

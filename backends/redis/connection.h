@@ -1,0 +1,123 @@
+// Copyright delayq authors.
+//
+// connection.h — a thread-safe pool of hiredis connections and the scripts
+// that run on them. Private to the Redis backend.
+//
+// hiredis keeps an error on its context and a context that reported one is
+// dead: the pool discards it and opens a new one for the next call. Every
+// connection gets the connect and command timeouts, AUTH and SELECT.
+
+#ifndef DELAYQ_BACKENDS_REDIS_CONNECTION_H_
+#define DELAYQ_BACKENDS_REDIS_CONNECTION_H_
+
+#include <hiredis/hiredis.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace delayq {
+namespace redis_internal {
+
+struct ReplyDeleter {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+// One command: its arguments, binary safe.
+using Command = std::vector<std::string>;
+
+// ErrorReplyStatus()
+//
+// The status for an error reply: OOM -> ResourceExhausted; LOADING, BUSY,
+// READONLY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN -> Unavailable; NOAUTH,
+// WRONGPASS, NOPERM, ERR AUTH -> PermissionDenied; anything else (a script
+// error among them) -> Internal with the server's message.
+absl::Status ErrorReplyStatus(absl::string_view message);
+
+struct PoolOptions {
+  std::string host;
+  int port = 6379;
+  std::string password;
+  int db = 0;
+  absl::Duration connect_timeout;
+  absl::Duration command_timeout;
+  int size = 8;
+};
+
+// ConnectionPool
+class ConnectionPool {
+ public:
+  explicit ConnectionPool(PoolOptions options);
+  ~ConnectionPool();
+  ConnectionPool(const ConnectionPool&) = delete;
+  ConnectionPool& operator=(const ConnectionPool&) = delete;
+
+  // Sends `commands` in one pipeline on one connection and returns their
+  // replies in order. Error replies are returned as replies; a transport
+  // failure (Unavailable, DeadlineExceeded) fails the whole call.
+  absl::StatusOr<std::vector<Reply>> Pipeline(
+      const std::vector<Command>& commands);
+
+ private:
+  absl::StatusOr<redisContext*> Acquire();
+  // Returns `c` to the pool, or frees it when it reported an error.
+  void Release(redisContext* c);
+  absl::StatusOr<redisContext*> Connect();
+
+  const PoolOptions options_;
+  absl::Mutex mu_;
+  std::vector<redisContext*> idle_ ABSL_GUARDED_BY(mu_);
+  int open_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Scripts
+//
+// The embedded Lua scripts, loaded once with SCRIPT LOAD and called with
+// EVALSHA. A call answered with NOSCRIPT (the server restarted or its script
+// cache was flushed) is repeated once with EVAL, which also caches the script
+// again; nothing ran the first time, so the repeat is safe.
+class Scripts {
+ public:
+  explicit Scripts(ConnectionPool* pool) : pool_(pool) {}
+
+  // Loads every script. Call once before Run().
+  absl::Status LoadAll();
+
+  struct Call {
+    absl::string_view script;  // the script's name, e.g. "ack"
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+  };
+
+  // Runs `calls` in one pipeline and returns their replies in order. A reply
+  // that is an error stays in the vector; callers map it.
+  absl::StatusOr<std::vector<Reply>> Run(const std::vector<Call>& calls);
+
+  // Runs one call; an error reply becomes its status.
+  absl::StatusOr<Reply> RunOne(Call call);
+
+ private:
+  struct Script {
+    std::string body;
+    std::string sha;
+    int num_keys;
+  };
+  Command ToCommand(const Call& call, bool by_body) const;
+
+  ConnectionPool* pool_;
+  absl::flat_hash_map<std::string, Script> scripts_;
+};
+
+}  // namespace redis_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_REDIS_CONNECTION_H_

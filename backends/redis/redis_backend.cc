@@ -1,0 +1,535 @@
+// Copyright delayq authors.
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "backends/redis/redis_backend_impl.h"
+
+namespace delayq {
+namespace {
+
+using redis_internal::Reply;
+using Call = redis_internal::Scripts::Call;
+
+// Times travel as integer microseconds; scripts hold them in Lua doubles,
+// exact to 2^53, so they are clamped to +-2^52 µs (about 142 years around
+// 1970), which also maps the infinite times to finite ones.
+constexpr int64_t kMaxMicros = int64_t{1} << 52;
+
+int64_t ClampMicros(absl::Time t) {
+  return std::clamp(absl::ToUnixMicros(t), -kMaxMicros, kMaxMicros);
+}
+
+int64_t DurationMicros(absl::Duration d) {
+  return std::clamp(absl::ToInt64Microseconds(d), int64_t{0}, kMaxMicros);
+}
+
+std::string Str(const redisReply* r) {
+  if (r == nullptr || r->type == REDIS_REPLY_NIL) return "";
+  if (r->type == REDIS_REPLY_INTEGER) return absl::StrCat(r->integer);
+  return std::string(r->str, r->len);
+}
+
+int64_t Int(const redisReply* r) {
+  if (r != nullptr && r->type == REDIS_REPLY_INTEGER) return r->integer;
+  int64_t v = 0;
+  double d = 0;
+  const std::string s = Str(r);
+  if (absl::SimpleAtoi(s, &v)) return v;
+  // Lua numbers written back by HSET may come as "1e+15"-style text.
+  if (absl::SimpleAtod(s, &d)) return static_cast<int64_t>(d);
+  return 0;
+}
+
+absl::Time TimeOf(const redisReply* r) {
+  if (Str(r).empty()) return absl::InfinitePast();
+  return absl::FromUnixMicros(Int(r));
+}
+
+std::string EncodeBackoff(const Backoff& b) {
+  return absl::StrCat(b.kind == Backoff::Kind::kFixed ? "f" : "e", ":",
+                      DurationMicros(b.base), ":", DurationMicros(b.max));
+}
+
+Backoff DecodeBackoff(absl::string_view text) {
+  std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
+  Backoff b;
+  if (parts.size() != 3) return b;
+  int64_t base = 0, max = 0;
+  if (!absl::SimpleAtoi(parts[1], &base) || !absl::SimpleAtoi(parts[2], &max)) {
+    return b;
+  }
+  return parts[0] == "f" ? Backoff::Fixed(absl::Microseconds(base))
+                         : Backoff::Exponential(absl::Microseconds(base),
+                                                absl::Microseconds(max));
+}
+
+// The reply's status word: the first element of the array every script
+// returns.
+std::string Word(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements == 0) return "";
+  return Str(r->element[0]);
+}
+
+absl::Status Unexpected(const redisReply* r, absl::string_view script) {
+  return absl::InternalError(
+      absl::StrCat("redis: unexpected reply from ", script, " script"));
+}
+
+absl::Status Stale(absl::string_view id) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("lease of job '", id, "' is not current"));
+}
+
+// Parses a snapshot {id, topic, payload, state, priority, attempts,
+// max_attempts, ttr, backoff, enqueued_at, run_at, deadline, last_error,
+// token} (order fixed by SNAPSHOT_FIELDS in scripts/common.lua).
+absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 14 ||
+      r->element[1]->type == REDIS_REPLY_NIL) {
+    return absl::InternalError("redis: malformed job snapshot");
+  }
+  redisReply** e = r->element;
+  Lease lease;
+  Job& job = lease.job;
+  job.id = Str(e[0]);
+  job.topic = Str(e[1]);
+  job.payload = Str(e[2]);
+  if (!ParseJobState(Str(e[3]), &job.state)) {
+    return absl::InternalError(
+        absl::StrCat("redis: job '", job.id, "' has state '", Str(e[3]), "'"));
+  }
+  job.priority = static_cast<int>(Int(e[4]));
+  job.attempts = static_cast<int>(Int(e[5]));
+  job.max_attempts = static_cast<int>(Int(e[6]));
+  job.ttr = absl::Microseconds(Int(e[7]));
+  job.backoff = DecodeBackoff(Str(e[8]));
+  job.enqueued_at = TimeOf(e[9]);
+  job.run_at = TimeOf(e[10]);
+  job.deadline =
+      job.state == JobState::kReserved ? TimeOf(e[11]) : absl::InfinitePast();
+  job.last_error = Str(e[12]);
+  lease.token = static_cast<uint64_t>(Int(e[13]));
+  lease.deadline = job.deadline;
+  return lease;
+}
+
+// Parses {"OK", snapshot, ...}.
+absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
+                                                  absl::string_view script) {
+  if (Word(r) != "OK") return Unexpected(r, script);
+  std::vector<Lease> out;
+  out.reserve(r->elements - 1);
+  for (size_t i = 1; i < r->elements; ++i) {
+    absl::StatusOr<Lease> lease = ParseSnapshot(r->element[i]);
+    if (!lease.ok()) return lease.status();
+    out.push_back(std::move(*lease));
+  }
+  return out;
+}
+
+absl::Status ValidateOptions(const RedisOptions& o) {
+  auto bad = [](absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("redis options: ", what));
+  };
+  if (o.host.empty()) return bad("host is empty");
+  if (o.port < 1 || o.port > 65535) return bad("port must be in 1..65535");
+  if (o.db < 0) return bad("db must be >= 0");
+  if (o.ns.empty() || o.ns.find_first_of("{}") != std::string::npos) {
+    return bad("namespace must be non-empty and contain no braces");
+  }
+  if (o.delay_buckets < 1 || o.delay_buckets > 64) {
+    return bad("delay_buckets must be in 1..64");
+  }
+  if (o.dead_cap < 1) return bad("dead_cap must be >= 1");
+  if (o.pool_size < 1) return bad("pool_size must be >= 1");
+  if (o.reserve_promote_limit < 0) {
+    return bad("reserve_promote_limit must be >= 0");
+  }
+  if (o.connect_timeout <= absl::ZeroDuration() ||
+      o.command_timeout <= absl::ZeroDuration()) {
+    return bad("timeouts must be positive");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+RedisBackend::RedisBackend(const RedisOptions& options)
+    : options_(options),
+      prefix_(absl::StrCat("{", options.ns, "}:")),
+      buckets_(options.delay_buckets),
+      pool_(redis_internal::PoolOptions{
+          options.host, options.port, options.password, options.db,
+          options.connect_timeout, options.command_timeout, options.pool_size}),
+      scripts_(&pool_) {}
+
+absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
+    const RedisOptions& options) {
+  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  std::unique_ptr<RedisBackend> backend(new RedisBackend(options));
+  if (absl::Status s = backend->scripts_.LoadAll(); !s.ok()) return s;
+  // The first process to open a namespace fixes its bucket count; later ones
+  // adopt it, so no process misses a bucket another one writes to.
+  const std::string meta = backend->prefix_ + "meta";
+  absl::StatusOr<std::vector<Reply>> replies = backend->pool_.Pipeline(
+      {{"HSETNX", meta, "buckets", absl::StrCat(options.delay_buckets)},
+       {"HGET", meta, "buckets"}});
+  if (!replies.ok()) return replies.status();
+  const redisReply* got = (*replies)[1].get();
+  if (got->type == REDIS_REPLY_ERROR) {
+    return redis_internal::ErrorReplyStatus(Str(got));
+  }
+  const int64_t buckets = Int(got);
+  if (buckets < 1 || buckets > 64) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("redis: namespace '", options.ns,
+                     "' records an invalid bucket count '", Str(got), "'"));
+  }
+  backend->buckets_ = static_cast<int>(buckets);
+  return backend;
+}
+
+std::string RedisBackend::JobKey(absl::string_view id) const {
+  return absl::StrCat(prefix_, "job:", id);
+}
+
+std::string RedisBackend::Micros(absl::Time t) const {
+  return absl::StrCat(ClampMicros(t));
+}
+
+const char* RedisBackend::ServerTime() const {
+  return options_.time_source == RedisOptions::TimeSource::kServer ? "1" : "0";
+}
+
+Call RedisBackend::LeaseCall(absl::string_view script,
+                             absl::string_view id) const {
+  return Call{script, {prefix_, JobKey(id), prefix_ + "reserved"}, {}};
+}
+
+absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
+  if (jobs.empty()) return absl::OkStatus();
+  Call call{"add", {prefix_, prefix_ + "seq", prefix_ + "topics"}, {}};
+  call.args.reserve(3 + 8 * jobs.size());
+  call.args = {Micros(now), ServerTime(), absl::StrCat(buckets_)};
+  for (const NewJob& j : jobs) {
+    call.args.push_back(j.id);
+    call.args.push_back(j.topic);
+    call.args.push_back(j.payload);
+    call.args.push_back(absl::StrCat(j.priority));
+    call.args.push_back(absl::StrCat(j.max_attempts));
+    call.args.push_back(absl::StrCat(DurationMicros(j.ttr)));
+    call.args.push_back(EncodeBackoff(j.backoff));
+    call.args.push_back(Micros(j.run_at));
+  }
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const std::string word = Word(r->get());
+  if (word == "OK") return absl::OkStatus();
+  if (word == "EXISTS") {
+    return absl::AlreadyExistsError(
+        absl::StrCat("job '", Str((*r)->element[1]), "' already exists"));
+  }
+  return Unexpected(r->get(), "add");
+}
+
+absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
+    absl::string_view topic, int max, absl::Time now) {
+  Call call{
+      "reserve",
+      {prefix_, absl::StrCat(prefix_, "ready:", topic), prefix_ + "token"},
+      {Micros(now), ServerTime(), std::string(topic),
+       absl::StrCat(std::max(max, 1)), absl::StrCat(buckets_),
+       absl::StrCat(options_.dead_cap),
+       absl::StrCat(options_.reserve_promote_limit)}};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  return ParseSnapshots(r->get(), "reserve");
+}
+
+absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
+                               absl::Time now) {
+  Call call = LeaseCall("ack", id);
+  call.args = {std::string(id), absl::StrCat(token)};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const std::string word = Word(r->get());
+  if (word == "OK") return absl::OkStatus();
+  if (word == "STALE") return Stale(id);
+  return Unexpected(r->get(), "ack");
+}
+
+absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
+    absl::Span<const Lease> leases, absl::Time now) {
+  std::vector<Call> calls;
+  calls.reserve(leases.size());
+  for (const Lease& l : leases) {
+    Call call = LeaseCall("ack", l.job.id);
+    call.args = {l.job.id, absl::StrCat(l.token)};
+    calls.push_back(std::move(call));
+  }
+  absl::StatusOr<std::vector<Reply>> replies = scripts_.Run(calls);
+  if (!replies.ok()) return replies.status();
+  std::vector<absl::Status> out;
+  out.reserve(leases.size());
+  for (size_t i = 0; i < leases.size(); ++i) {
+    const redisReply* r = (*replies)[i].get();
+    if (r->type == REDIS_REPLY_ERROR) {
+      out.push_back(redis_internal::ErrorReplyStatus(Str(r)));
+    } else if (Word(r) == "OK") {
+      out.push_back(absl::OkStatus());
+    } else if (Word(r) == "STALE") {
+      out.push_back(Stale(leases[i].job.id));
+    } else {
+      out.push_back(Unexpected(r, "ack"));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
+                                               uint64_t token,
+                                               absl::string_view error,
+                                               absl::Time retry_at,
+                                               absl::Time now) {
+  Call call = LeaseCall("fail", id);
+  call.args = {Micros(now),
+               ServerTime(),
+               std::string(id),
+               absl::StrCat(token),
+               std::string(error),
+               Micros(retry_at),
+               absl::StrCat(buckets_),
+               absl::StrCat(options_.dead_cap)};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const std::string word = Word(r->get());
+  if (word == "RETRY") return FailOutcome::kRetry;
+  if (word == "DEAD") return FailOutcome::kDead;
+  if (word == "STALE") return Stale(id);
+  return Unexpected(r->get(), "fail");
+}
+
+absl::Status RedisBackend::Release(absl::string_view id, uint64_t token,
+                                   absl::Time run_at, absl::Time now) {
+  Call call = LeaseCall("release", id);
+  call.args = {Micros(now),         ServerTime(),   std::string(id),
+               absl::StrCat(token), Micros(run_at), absl::StrCat(buckets_)};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const std::string word = Word(r->get());
+  if (word == "OK") return absl::OkStatus();
+  if (word == "STALE") return Stale(id);
+  return Unexpected(r->get(), "release");
+}
+
+absl::StatusOr<absl::Time> RedisBackend::Touch(absl::string_view id,
+                                               uint64_t token, absl::Time now) {
+  Call call = LeaseCall("touch", id);
+  call.args = {Micros(now), ServerTime(), std::string(id), absl::StrCat(token)};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const std::string word = Word(r->get());
+  if (word == "OK" && (*r)->elements == 2) return TimeOf((*r)->element[1]);
+  if (word == "STALE") return Stale(id);
+  return Unexpected(r->get(), "touch");
+}
+
+absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
+  Call call = LeaseCall("cancel", id);
+  call.args = {std::string(id)};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const std::string word = Word(r->get());
+  if (word == "OK") return absl::OkStatus();
+  if (word == "NOTFOUND") {
+    return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  }
+  return Unexpected(r->get(), "cancel");
+}
+
+absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
+  // One HMGET is atomic; the field order matches ParseSnapshot() minus id.
+  redis_internal::Command cmd = {
+      "HMGET",       JobKey(id), "topic",        "payload",    "state",
+      "priority",    "attempts", "max_attempts", "ttr",        "backoff",
+      "enqueued_at", "run_at",   "deadline",     "last_error", "token"};
+  absl::StatusOr<std::vector<Reply>> replies = pool_.Pipeline({cmd});
+  if (!replies.ok()) return replies.status();
+  redisReply* r = (*replies)[0].get();
+  if (r->type == REDIS_REPLY_ERROR) {
+    return redis_internal::ErrorReplyStatus(Str(r));
+  }
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 13) {
+    return Unexpected(r, "HMGET");
+  }
+  if (r->element[0]->type == REDIS_REPLY_NIL) {
+    return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  }
+  // Build a snapshot-shaped view: {id, fields...}.
+  redisReply id_reply{};
+  id_reply.type = REDIS_REPLY_STRING;
+  std::string id_copy(id);
+  id_reply.str = id_copy.data();
+  id_reply.len = id_copy.size();
+  std::vector<redisReply*> elements = {&id_reply};
+  elements.insert(elements.end(), r->element, r->element + r->elements);
+  redisReply view{};
+  view.type = REDIS_REPLY_ARRAY;
+  view.elements = elements.size();
+  view.element = elements.data();
+  absl::StatusOr<Lease> lease = ParseSnapshot(&view);
+  if (!lease.ok()) return lease.status();
+  return std::move(lease->job);
+}
+
+absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
+                                                    JobState state, int limit) {
+  if (limit <= 0) return std::vector<Job>();
+  absl::string_view set = "ready:";
+  switch (state) {
+    case JobState::kReady:
+      break;
+    case JobState::kDelayed:
+      set = "tdelayed:";
+      break;
+    case JobState::kReserved:
+      set = "treserved:";
+      break;
+    case JobState::kDead:
+      set = "dead:";
+      break;
+  }
+  Call call{"list",
+            {prefix_, absl::StrCat(prefix_, set, topic)},
+            {std::string(JobStateName(state)), absl::StrCat(limit)}};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  absl::StatusOr<std::vector<Lease>> leases = ParseSnapshots(r->get(), "list");
+  if (!leases.ok()) return leases.status();
+  std::vector<Job> out;
+  out.reserve(leases->size());
+  for (Lease& l : *leases) out.push_back(std::move(l.job));
+  return out;
+}
+
+absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
+  absl::StatusOr<std::vector<Reply>> replies =
+      pool_.Pipeline({{"HMGET", absl::StrCat(prefix_, "counts:", topic),
+                       "delayed", "ready", "reserved", "dead"}});
+  if (!replies.ok()) return replies.status();
+  const redisReply* r = (*replies)[0].get();
+  if (r->type == REDIS_REPLY_ERROR) {
+    return redis_internal::ErrorReplyStatus(Str(r));
+  }
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
+    return Unexpected(r, "HMGET");
+  }
+  TopicStats stats;
+  stats.delayed = Int(r->element[0]);
+  stats.ready = Int(r->element[1]);
+  stats.reserved = Int(r->element[2]);
+  stats.dead = Int(r->element[3]);
+  return stats;
+}
+
+absl::StatusOr<std::vector<std::string>> RedisBackend::Topics() {
+  absl::StatusOr<std::vector<Reply>> replies =
+      pool_.Pipeline({{"SMEMBERS", prefix_ + "topics"}});
+  if (!replies.ok()) return replies.status();
+  const redisReply* r = (*replies)[0].get();
+  if (r->type == REDIS_REPLY_ERROR) {
+    return redis_internal::ErrorReplyStatus(Str(r));
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < r->elements; ++i) out.push_back(Str(r->element[i]));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
+                                       absl::Time now) {
+  if (max <= 0) return 0;
+  Call call{"kick",
+            {prefix_, absl::StrCat(prefix_, "dead:", topic)},
+            {Micros(now), ServerTime(), std::string(topic), absl::StrCat(max)}};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  if (Word(r->get()) != "OK" || (*r)->elements != 2) {
+    return Unexpected(r->get(), "kick");
+  }
+  return static_cast<int>(Int((*r)->element[1]));
+}
+
+absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {
+  Call call{"kick_job",
+            {prefix_, JobKey(id)},
+            {Micros(now), ServerTime(), std::string(id)}};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const std::string word = Word(r->get());
+  if (word == "OK") return absl::OkStatus();
+  if (word == "NOTFOUND") {
+    return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  }
+  if (word == "NOTDEAD") {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job '", id, "' is not dead"));
+  }
+  return Unexpected(r->get(), "kick_job");
+}
+
+absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
+                                                       int limit) {
+  Call call{"promote_due",
+            {prefix_, prefix_ + "reserved"},
+            {Micros(now), ServerTime(), absl::StrCat(std::max(limit, 1)),
+             absl::StrCat(buckets_), absl::StrCat(options_.dead_cap)}};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const redisReply* reply = r->get();
+  if (Word(reply) != "OK" || reply->elements < 2) {
+    return Unexpected(reply, "promote_due");
+  }
+  PromoteResult result;
+  result.more = Int(reply->element[1]) != 0;
+  for (size_t i = 2; i < reply->elements; ++i) {
+    const redisReply* t = reply->element[i];
+    if (t->type != REDIS_REPLY_ARRAY || t->elements != 4) {
+      return Unexpected(reply, "promote_due");
+    }
+    Transition tr;
+    const std::string kind = Str(t->element[0]);
+    tr.kind = kind == "promoted"  ? Transition::Kind::kPromoted
+              : kind == "expired" ? Transition::Kind::kExpired
+                                  : Transition::Kind::kDead;
+    tr.id = Str(t->element[1]);
+    tr.topic = Str(t->element[2]);
+    tr.attempts = static_cast<int>(Int(t->element[3]));
+    result.transitions.push_back(std::move(tr));
+  }
+  return result;
+}
+
+absl::StatusOr<absl::Time> RedisBackend::NextDue() {
+  Call call{
+      "next_due", {prefix_, prefix_ + "reserved"}, {absl::StrCat(buckets_)}};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  if (Word(r->get()) != "OK") return Unexpected(r->get(), "next_due");
+  if ((*r)->elements < 2) return absl::InfiniteFuture();
+  return absl::FromUnixMicros(Int((*r)->element[1]));
+}
+
+absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
+    const RedisOptions& options) {
+  absl::StatusOr<std::unique_ptr<RedisBackend>> backend =
+      RedisBackend::Open(options);
+  if (!backend.ok()) return backend.status();
+  return std::unique_ptr<Backend>(std::move(*backend));
+}
+
+}  // namespace delayq

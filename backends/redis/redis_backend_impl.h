@@ -1,0 +1,88 @@
+// Copyright delayq authors.
+//
+// redis_backend_impl.h — the Redis backend class, for code that needs more
+// than the Backend interface (batch acknowledgement in benchmarks, key layout
+// checks in tests). Programs use OpenRedisBackend() from redis_backend.h.
+
+#ifndef DELAYQ_BACKENDS_REDIS_REDIS_BACKEND_IMPL_H_
+#define DELAYQ_BACKENDS_REDIS_REDIS_BACKEND_IMPL_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/redis/connection.h"
+#include "delayq/backend.h"
+#include "delayq/redis_backend.h"
+
+namespace delayq {
+
+class RedisBackend : public Backend {
+ public:
+  // Open()
+  //
+  // As OpenRedisBackend(), with the concrete type.
+  static absl::StatusOr<std::unique_ptr<RedisBackend>> Open(
+      const RedisOptions& options);
+
+  std::string Name() const override { return "redis"; }
+  absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now) override;
+  absl::Status Ack(absl::string_view id, uint64_t token,
+                   absl::Time now) override;
+  absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
+                                   absl::string_view error, absl::Time retry_at,
+                                   absl::Time now) override;
+  absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
+                       absl::Time now) override;
+  absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
+                                   absl::Time now) override;
+  absl::Status Cancel(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<Job> Get(absl::string_view id) override;
+  absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
+                                        int limit) override;
+  absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
+  absl::StatusOr<std::vector<std::string>> Topics() override;
+  absl::StatusOr<int> Kick(absl::string_view topic, int max,
+                           absl::Time now) override;
+  absl::Status KickJob(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
+  absl::StatusOr<absl::Time> NextDue() override;
+
+  // AckBatch()
+  //
+  // Acknowledges every lease in one pipeline (one round trip). Each lease is
+  // its own atomic Ack(); the result holds one status per lease, in order.
+  // The outer status fails only when the server could not be reached.
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases, absl::Time now);
+
+  // The prefix every key of this store starts with: "{ns}:".
+  const std::string& key_prefix() const { return prefix_; }
+
+  // The number of delay buckets in use (fixed by the first process that
+  // opened the namespace).
+  int delay_buckets() const { return buckets_; }
+
+ private:
+  explicit RedisBackend(const RedisOptions& options);
+
+  std::string JobKey(absl::string_view id) const;
+  std::string Micros(absl::Time t) const;
+  const char* ServerTime() const;
+  // A call of a script whose keys are the prefix, the job and the
+  // reservations (ack, fail, release, touch, cancel).
+  redis_internal::Scripts::Call LeaseCall(absl::string_view script,
+                                          absl::string_view id) const;
+
+  const RedisOptions options_;
+  const std::string prefix_;
+  int buckets_;
+  redis_internal::ConnectionPool pool_;
+  redis_internal::Scripts scripts_;
+};
+
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_REDIS_REDIS_BACKEND_IMPL_H_

@@ -1,0 +1,174 @@
+// Copyright delayq authors.
+//
+// ParseRedisUrl(): redis://[:password@]host:port[/db][?name=value&...].
+
+#include <limits>
+#include <string>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "delayq/redis_backend.h"
+
+namespace delayq {
+namespace {
+
+absl::Status Bad(absl::string_view url, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("redis URL '", url, "': ", why));
+}
+
+// Decodes %XX escapes; false on a malformed escape.
+bool PercentDecode(absl::string_view in, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '%') {
+      out->push_back(in[i]);
+      continue;
+    }
+    if (i + 2 >= in.size()) return false;
+    const char h = in[i + 1], l = in[i + 2];
+    if (!absl::ascii_isxdigit(h) || !absl::ascii_isxdigit(l)) return false;
+    auto val = [](char c) {
+      return absl::ascii_isdigit(c) ? c - '0'
+                                    : absl::ascii_tolower(c) - 'a' + 10;
+    };
+    out->push_back(static_cast<char>(val(h) * 16 + val(l)));
+    i += 2;
+  }
+  return true;
+}
+
+// A decimal integer in [lo, hi], digits only.
+bool ParseInt(absl::string_view text, int64_t lo, int64_t hi, int64_t* v) {
+  if (text.empty() || text.size() > 18) return false;
+  for (char c : text) {
+    if (!absl::ascii_isdigit(c)) return false;
+  }
+  return absl::SimpleAtoi(text, v) && *v >= lo && *v <= hi;
+}
+
+}  // namespace
+
+absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
+  RedisOptions o;
+  constexpr absl::string_view kScheme = "redis://";
+  if (!absl::StartsWith(url, kScheme)) {
+    return Bad(url, "scheme must be redis://");
+  }
+  absl::string_view rest = url.substr(kScheme.size());
+
+  absl::string_view query;
+  if (size_t q = rest.find('?'); q != absl::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  absl::string_view path;
+  if (size_t slash = rest.find('/'); slash != absl::string_view::npos) {
+    path = rest.substr(slash + 1);
+    rest = rest.substr(0, slash);
+  }
+  if (size_t at = rest.rfind('@'); at != absl::string_view::npos) {
+    absl::string_view userinfo = rest.substr(0, at);
+    rest = rest.substr(at + 1);
+    if (!absl::ConsumePrefix(&userinfo, ":")) {
+      return Bad(url, "credentials must be ':password@' (no user name)");
+    }
+    if (!PercentDecode(userinfo, &o.password)) {
+      return Bad(url, "malformed percent escape in password");
+    }
+  }
+
+  // host:port, with an IPv6 host in brackets.
+  absl::string_view host, port;
+  if (absl::StartsWith(rest, "[")) {
+    size_t close = rest.find(']');
+    if (close == absl::string_view::npos)
+      return Bad(url, "unclosed '[' in host");
+    host = rest.substr(1, close - 1);
+    absl::string_view after = rest.substr(close + 1);
+    if (!absl::ConsumePrefix(&after, ":")) return Bad(url, "missing port");
+    port = after;
+  } else {
+    size_t colon = rest.rfind(':');
+    if (colon == absl::string_view::npos) return Bad(url, "missing port");
+    host = rest.substr(0, colon);
+    port = rest.substr(colon + 1);
+  }
+  if (host.empty()) return Bad(url, "missing host");
+  o.host = std::string(host);
+  int64_t v = 0;
+  if (!ParseInt(port, 1, 65535, &v)) {
+    return Bad(url, absl::StrCat("port '", port, "' is not in 1..65535"));
+  }
+  o.port = static_cast<int>(v);
+
+  if (!path.empty()) {
+    if (!ParseInt(path, 0, std::numeric_limits<int>::max(), &v)) {
+      return Bad(url, absl::StrCat("db '", path, "' is not a number >= 0"));
+    }
+    o.db = static_cast<int>(v);
+  }
+
+  std::vector<std::string> seen;
+  if (!query.empty()) {
+    for (absl::string_view pair : absl::StrSplit(query, '&')) {
+      std::pair<absl::string_view, absl::string_view> kv =
+          absl::StrSplit(pair, absl::MaxSplits('=', 1));
+      const absl::string_view name = kv.first, value = kv.second;
+      if (!absl::StrContains(pair, '=') || value.empty()) {
+        return Bad(url, absl::StrCat("parameter '", name, "' has no value"));
+      }
+      for (const std::string& s : seen) {
+        if (s == name) {
+          return Bad(url, absl::StrCat("parameter '", name, "' repeated"));
+        }
+      }
+      seen.emplace_back(name);
+      auto number = [&](int64_t lo, int64_t hi, int64_t* out) -> absl::Status {
+        if (ParseInt(value, lo, hi, out)) return absl::OkStatus();
+        return Bad(url, absl::StrCat("parameter ", name, "='", value,
+                                     "' is not a number in ", lo, "..", hi));
+      };
+      if (name == "namespace") {
+        if (!PercentDecode(value, &o.ns)) {
+          return Bad(url, "malformed percent escape in namespace");
+        }
+        if (o.ns.find_first_of("{}") != std::string::npos) {
+          return Bad(url, "namespace may not contain braces");
+        }
+      } else if (name == "time") {
+        if (value == "server") {
+          o.time_source = RedisOptions::TimeSource::kServer;
+        } else if (value == "caller") {
+          o.time_source = RedisOptions::TimeSource::kCaller;
+        } else {
+          return Bad(url, absl::StrCat("time='", value,
+                                       "' must be 'server' or 'caller'"));
+        }
+      } else if (name == "buckets") {
+        if (absl::Status s = number(1, 64, &v); !s.ok()) return s;
+        o.delay_buckets = static_cast<int>(v);
+      } else if (name == "dead_cap") {
+        if (absl::Status s = number(1, std::numeric_limits<int>::max(), &v);
+            !s.ok()) {
+          return s;
+        }
+        o.dead_cap = static_cast<int>(v);
+      } else if (name == "timeout_ms") {
+        if (absl::Status s = number(1, 3600 * 1000, &v); !s.ok()) return s;
+        o.command_timeout = absl::Milliseconds(v);
+      } else if (name == "pool") {
+        if (absl::Status s = number(1, 1024, &v); !s.ok()) return s;
+        o.pool_size = static_cast<int>(v);
+      } else {
+        return Bad(url, absl::StrCat("unknown parameter '", name, "'"));
+      }
+    }
+  }
+  return o;
+}
+
+}  // namespace delayq

@@ -1,0 +1,24 @@
+// Copyright delayq authors.
+//
+// The Lua scripts of the Redis backend, embedded at build time from
+// scripts/<name>-<numkeys>.lua (each with scripts/common.lua prepended).
+
+#ifndef DELAYQ_BACKENDS_REDIS_SCRIPTS_H_
+#define DELAYQ_BACKENDS_REDIS_SCRIPTS_H_
+
+namespace delayq {
+namespace redis_internal {
+
+struct ScriptSource {
+  const char* name;  // "add", "reserve", ...
+  int num_keys;      // how many KEYS the script takes
+  const char* body;  // the Lua source
+};
+
+extern const ScriptSource kScriptSources[];
+extern const int kScriptSourceCount;
+
+}  // namespace redis_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_REDIS_SCRIPTS_H_

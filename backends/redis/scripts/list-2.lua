@@ -1,0 +1,19 @@
+-- list: up to `limit` jobs of a topic in one state, in the order they would
+-- be reserved (ready), become due (delayed), expire (reserved) or died in
+-- (dead).
+--
+-- KEYS[1]  key prefix "{ns}:"
+-- KEYS[2]  the topic's set for the state: "{ns}:ready:<topic>",
+--          "{ns}:tdelayed:<topic>", "{ns}:treserved:<topic>" or
+--          "{ns}:dead:<topic>"
+-- ARGV[1]  state: "ready", "delayed", "reserved" or "dead"
+-- ARGV[2]  limit (>= 1)
+-- Reply:   {"OK", snapshot, ...} (see common.lua)
+local out = {'OK'}
+local members = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)
+for _, m in ipairs(members) do
+  local id = m
+  if ARGV[1] == 'ready' then id = member_id(m) end
+  table.insert(out, snapshot(id))
+end
+return out

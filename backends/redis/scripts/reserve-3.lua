@@ -1,0 +1,51 @@
+-- reserve: promotes the topic's due jobs (all of them, unless a limit is
+-- given), then reserves up to N ready jobs of one topic in ready
+-- order, each with a fresh fencing token.
+--
+-- KEYS[1]  key prefix "{ns}:"
+-- KEYS[2]  "{ns}:ready:<topic>"
+-- KEYS[3]  "{ns}:token"   fencing token counter
+-- ARGV[1]  now (µs)
+-- ARGV[2]  "1" to use the server's TIME
+-- ARGV[3]  topic
+-- ARGV[4]  max jobs to reserve (>= 1)
+-- ARGV[5]  dead cap per topic
+-- ARGV[6]  most jobs to promote first (0: all that are due)
+-- Reply:   {"OK", {snapshot...}, ...} one snapshot (see common.lua) per lease,
+--          in reserve order; the snapshot holds the new token and deadline.
+local now = clock(ARGV[1], ARGV[2])
+local topic = ARGV[3]
+promote_topic(topic, now, tonumber(ARGV[6]), tonumber(ARGV[5]))
+
+local popped = redis.call('ZPOPMIN', KEYS[2], tonumber(ARGV[4]))
+local out = {'OK'}
+if #popped == 0 then return out end
+local n = #popped / 2
+local token = redis.call('INCRBY', KEYS[3], n) - n
+local reserved = 0
+for i = 1, #popped, 2 do
+  local id = member_id(popped[i])
+  local jk = job_key(id)
+  local v = snapshot(id)
+  -- v[1] is the id, then SNAPSHOT_FIELDS: v[6] attempts, v[8] ttr.
+  -- A member without a job cannot occur while every transition goes through
+  -- these scripts; should one appear it is dropped, not reserved.
+  if v[2] then
+    token = token + 1
+    local deadline = now + tonumber(v[8])
+    local attempts = tonumber(v[6]) + 1
+    redis.call('HSET', jk, 'state', 'reserved', 'attempts', attempts,
+               'token', token, 'deadline', deadline)
+    lease_on(id, topic, deadline)
+    v[4] = 'reserved'
+    v[6] = attempts
+    v[12] = deadline
+    v[14] = token
+    table.insert(out, v)
+    reserved = reserved + 1
+  end
+end
+local ck = counts_key(topic)
+redis.call('HINCRBY', ck, 'ready', -reserved)
+redis.call('HINCRBY', ck, 'reserved', reserved)
+return out

@@ -1,0 +1,18 @@
+-- touch: extends a reservation to now + ttr.
+--
+-- KEYS[1]  key prefix "{ns}:"
+-- KEYS[2]  "{ns}:job:<id>"
+-- KEYS[3]  "{ns}:reserved"
+-- ARGV[1]  now (µs)
+-- ARGV[2]  "1" to use the server's TIME
+-- ARGV[3]  id
+-- ARGV[4]  token
+-- Reply:   {"OK", deadline_us} or {"STALE"} (nothing changed)
+local now = clock(ARGV[1], ARGV[2])
+local jk = KEYS[2]
+local topic, err = check_lease(jk, ARGV[4])
+if not topic then return {err} end
+local deadline = now + tonumber(redis.call('HGET', jk, 'ttr'))
+redis.call('HSET', jk, 'deadline', deadline)
+lease_on(ARGV[3], topic, deadline)
+return {'OK', tostring(deadline)}

@@ -1,0 +1,172 @@
+// Copyright delayq authors.
+//
+// Redis backend throughput: enqueue (single and batched) and reserve + ack
+// (single call and batched) with 1 and 8 threads. Starts its own
+// redis-server (no persistence) on a free loopback port.
+//
+//   bazel run -c opt //bench:redis_bench
+//
+// Every iteration is one round trip: Add() is one script call, Reserve() one,
+// Ack() one, and AckBatch() one pipeline. items_per_second counts jobs.
+
+#include <hiredis/hiredis.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "backends/redis/redis_backend_impl.h"
+#include "benchmark/benchmark.h"
+#include "tests/testing/redis_server.h"
+
+namespace delayq {
+namespace {
+
+int g_port = 0;
+std::atomic<int> g_run{0};
+
+// A store under a namespace no earlier run used.
+std::unique_ptr<RedisBackend> OpenFresh() {
+  RedisOptions options;
+  options.port = g_port;
+  options.ns = absl::StrCat("bench", g_run.fetch_add(1));
+  options.pool_size = 8;
+  auto backend = RedisBackend::Open(options);
+  if (!backend.ok()) {
+    fprintf(stderr, "open: %s\n", backend.status().ToString().c_str());
+    abort();
+  }
+  return std::move(*backend);
+}
+
+NewJob MakeJob(std::string id, absl::Time now) {
+  NewJob j;
+  j.id = std::move(id);
+  j.topic = "bench";
+  j.payload = std::string(64, 'x');
+  j.run_at = now;
+  return j;
+}
+
+void Check(const absl::Status& s) {
+  if (!s.ok()) {
+    fprintf(stderr, "%s\n", s.ToString().c_str());
+    abort();
+  }
+}
+
+// Shared by the threads of one run; made by thread 0 before the timed loop
+// (the other threads wait for it at the loop's start barrier).
+std::unique_ptr<RedisBackend> g_backend;
+std::atomic<int64_t> g_next_id{0};
+
+void BM_Enqueue(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(0));
+  if (state.thread_index() == 0) g_backend = OpenFresh();
+  for (auto _ : state) {
+    std::vector<NewJob> jobs;
+    const absl::Time now = absl::Now();
+    for (int i = 0; i < batch; ++i) {
+      jobs.push_back(MakeJob(absl::StrCat("j", g_next_id.fetch_add(1)), now));
+    }
+    Check(g_backend->Add(jobs, now));
+  }
+  state.SetItemsProcessed(state.iterations() * batch);
+  if (state.thread_index() == 0) state.counters["batch"] = batch;
+}
+BENCHMARK(BM_Enqueue)->Arg(1)->Iterations(10000)->UseRealTime();
+BENCHMARK(BM_Enqueue)->Arg(100)->Iterations(500)->UseRealTime();
+BENCHMARK(BM_Enqueue)->Arg(1)->Iterations(4000)->Threads(8)->UseRealTime();
+
+// Reserve + ack: `batch` = 1 is one Reserve() and one Ack() per job;
+// `batch` > 1 reserves that many in one script call and acks them in one
+// pipeline.
+constexpr int kReserveIterations = 1500;
+
+void BM_ReserveAck(benchmark::State& state) {
+  const int batch = static_cast<int>(state.range(0));
+  if (state.thread_index() == 0) {
+    g_backend = OpenFresh();
+    const int64_t total = int64_t{kReserveIterations} * state.threads() * batch;
+    const absl::Time now = absl::Now();
+    std::vector<NewJob> jobs;
+    for (int64_t i = 0; i < total; ++i) {
+      jobs.push_back(MakeJob(absl::StrCat("r", i), now));
+      if (jobs.size() == 1000 || i + 1 == total) {
+        Check(g_backend->Add(jobs, now));
+        jobs.clear();
+      }
+    }
+  }
+  int64_t done = 0;
+  for (auto _ : state) {
+    const absl::Time now = absl::Now();
+    auto leases = g_backend->Reserve("bench", batch, now);
+    Check(leases.status());
+    if (static_cast<int>(leases->size()) != batch) {
+      state.SkipWithError("store ran dry");
+      break;
+    }
+    if (batch == 1) {
+      Check(g_backend->Ack((*leases)[0].job.id, (*leases)[0].token, now));
+    } else {
+      auto acks = g_backend->AckBatch(*leases, now);
+      Check(acks.status());
+      for (const absl::Status& s : *acks) Check(s);
+    }
+    done += batch;
+  }
+  state.SetItemsProcessed(done);
+  if (state.thread_index() == 0) state.counters["batch"] = batch;
+}
+BENCHMARK(BM_ReserveAck)
+    ->Arg(1)
+    ->Iterations(kReserveIterations)
+    ->Threads(1)
+    ->Threads(8)
+    ->UseRealTime();
+BENCHMARK(BM_ReserveAck)
+    ->Arg(50)
+    ->Iterations(kReserveIterations / 10)
+    ->Threads(1)
+    ->Threads(8)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace delayq
+
+int main(int argc, char** argv) {
+  auto server = delayq::testing::RedisServer::Start();
+  if (!server.ok()) {
+    fprintf(stderr, "redis-server: %s\n", server.status().ToString().c_str());
+    return 1;
+  }
+  delayq::g_port = (*server)->port();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  delayq::g_backend.reset();
+  // Server-side cost per script call, to tell server time from round trips.
+  redisContext* c = redisConnect("127.0.0.1", delayq::g_port);
+  if (c != nullptr && c->err == 0) {
+    auto* r = static_cast<redisReply*>(redisCommand(c, "INFO commandstats"));
+    if (r != nullptr && r->str != nullptr) {
+      for (absl::string_view line :
+           absl::StrSplit(absl::string_view(r->str, r->len), '\n')) {
+        if (absl::StartsWith(line, "cmdstat_evalsha") ||
+            absl::StartsWith(line, "cmdstat_eval:")) {
+          printf("server %.*s\n", static_cast<int>(line.size()), line.data());
+        }
+      }
+    }
+    if (r != nullptr) freeReplyObject(r);
+  }
+  if (c != nullptr) redisFree(c);
+  return 0;
+}

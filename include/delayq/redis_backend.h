@@ -1,0 +1,106 @@
+// Copyright delayq authors.
+//
+// redis_backend.h — a Backend on a Redis server, shared by many processes on
+// many machines.
+//
+// Every state transition is one Lua script, so it is atomic on the server and
+// a crash of any client at any point loses no job. All keys of a store share
+// the prefix "{ns}:", whose braces make "ns" the Redis Cluster hash tag: the
+// keys of one namespace live in one slot, and several namespaces can share a
+// server. Jobs are deleted when acknowledged or cancelled and the dead list of
+// each topic is capped, so finished work leaves nothing behind.
+//
+//   delayq::RedisOptions options;
+//   options.host = "redis.internal";
+//   options.ns = "orders";
+//   options.time_source = delayq::RedisOptions::TimeSource::kServer;
+//   auto backend = delayq::OpenRedisBackend(options);
+//
+// or from a URL:
+//
+//   auto options = delayq::ParseRedisUrl(
+//       "redis://:secret@redis.internal:6379/2?namespace=orders&time=server");
+//
+// Durability is Redis's own: with `appendonly yes` and `appendfsync always`
+// a job whose Add() returned OK survives a crash of the server.
+//
+// Thread-safety: a backend may be used from any number of threads; it keeps a
+// pool of up to `pool_size` connections.
+
+#ifndef DELAYQ_REDIS_BACKEND_H_
+#define DELAYQ_REDIS_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "delayq/backend.h"
+
+namespace delayq {
+
+// RedisOptions
+//
+// Where the server is and how the store behaves. Every process that shares a
+// namespace should use the same `delay_buckets` and `dead_cap`.
+struct RedisOptions {
+  std::string host = "127.0.0.1";
+  int port = 6379;
+  // Sent with AUTH on every new connection when not empty.
+  std::string password;
+  // Selected with SELECT on every new connection.
+  int db = 0;
+  // Namespace: the hash tag of every key ("{ns}:..."). Several stores may
+  // share one server under different namespaces.
+  std::string ns = "delayq";
+  // How long establishing a connection may take.
+  absl::Duration connect_timeout = absl::Seconds(1);
+  // How long any one call may wait for the server's reply. A call that takes
+  // longer returns DeadlineExceeded; whether the change happened is unknown.
+  absl::Duration command_timeout = absl::Seconds(2);
+  // Delayed jobs are spread over this many sorted sets (1..64) so that no
+  // single set grows without bound under heavy scheduling.
+  int delay_buckets = 4;
+  // Dead jobs kept per topic; the oldest beyond it are deleted.
+  int dead_cap = 10000;
+  // Connections kept open at most; callers beyond it wait for one.
+  int pool_size = 8;
+  // Reserve() first promotes every due job of its topic, as the Backend
+  // contract requires. A positive limit bounds how many it promotes per
+  // call, bounding how long one script can block the server after a long
+  // outage, at the price of Reserve() possibly missing due jobs beyond it
+  // until PromoteDue() catches up. 0: no limit.
+  int reserve_promote_limit = 0;
+  // kCaller: times come from the `now` arguments (deterministic tests).
+  // kServer: scripts read the server's TIME, so the hosts' clocks need not
+  // agree; absolute times passed in (run_at, retry_at) are taken relative to
+  // the caller's `now`, and every time returned is on the server's clock.
+  enum class TimeSource { kCaller, kServer } time_source = TimeSource::kCaller;
+};
+
+// OpenRedisBackend()
+//
+// Connects to the server, loads the scripts and returns the store.
+// Unavailable if the server cannot be reached, DeadlineExceeded if it does
+// not answer in time, PermissionDenied if AUTH is refused, InvalidArgument
+// for options out of range (port, db, buckets, caps, pool size, timeouts,
+// an empty namespace or one containing braces).
+absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
+    const RedisOptions& options);
+
+// ParseRedisUrl()
+//
+// Parses
+//   redis://[:password@]host:port[/db][?namespace=NS&time=server|caller
+//            &buckets=N&dead_cap=N&timeout_ms=N&pool=N]
+// into options (fields not named keep their defaults; `timeout_ms` sets the
+// command timeout). The password and namespace may be percent-encoded.
+// InvalidArgument, naming the offending part, for anything else: another
+// scheme, a missing host or port, a non-numeric or out-of-range number, an
+// unknown or repeated query parameter.
+absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url);
+
+}  // namespace delayq
+
+#endif  // DELAYQ_REDIS_BACKEND_H_

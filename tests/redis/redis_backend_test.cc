@@ -1,0 +1,257 @@
+// Copyright delayq authors.
+//
+// What the conformance suite cannot see: script reloading, the key layout
+// (nothing left behind), the dead-list cap, server time, batch ack, option
+// checks and an unreachable server.
+
+#include "delayq/redis_backend.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "backends/redis/redis_backend_impl.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/redis/redis_test_server.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::FreshRedisOptions;
+using ::delayq::testing::RawCommand;
+using ::delayq::testing::SharedRedisServer;
+using ::delayq::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
+
+NewJob MakeJob(std::string id, std::string topic, absl::Time run_at = kT0) {
+  NewJob j;
+  j.id = std::move(id);
+  j.topic = std::move(topic);
+  j.payload = "p";
+  j.run_at = run_at;
+  j.ttr = absl::Seconds(30);
+  j.max_attempts = 1;
+  return j;
+}
+
+class RedisBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_ = FreshRedisOptions();
+    ASSERT_OK_AND_ASSIGN(backend_, RedisBackend::Open(options_));
+  }
+
+  // Every key of this store, sorted.
+  std::vector<std::string> Keys() {
+    std::vector<std::string> keys = RawCommand(
+        options_.port, {"KEYS", absl::StrCat("{", options_.ns, "}:*")});
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }
+
+  std::string Key(absl::string_view suffix) {
+    return absl::StrCat("{", options_.ns, "}:", suffix);
+  }
+
+  RedisOptions options_;
+  std::unique_ptr<RedisBackend> backend_;
+};
+
+TEST_F(RedisBackendTest, ReloadsScriptsAfterScriptFlush) {
+  ASSERT_OK(backend_->Add({MakeJob("a", "t"), MakeJob("b", "t")}, kT0));
+  ASSERT_THAT(RawCommand(options_.port, {"SCRIPT", "FLUSH"}),
+              ElementsAre("OK"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 2, kT0));
+  ASSERT_EQ(leases.size(), 2u);
+  ASSERT_THAT(RawCommand(options_.port, {"SCRIPT", "FLUSH"}),
+              ElementsAre("OK"));
+  // The pipelined path reloads too.
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> acked,
+                       backend_->AckBatch(leases, kT0));
+  EXPECT_OK(acked[0]);
+  EXPECT_OK(acked[1]);
+  EXPECT_THAT(backend_->Get("a"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
+  ASSERT_OK(backend_->Add(
+      {MakeJob("a", "t"), MakeJob("d", "t", kT0 + absl::Minutes(1))}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, kT0));
+  // "d" has enqueue seq 2, so it went to bucket 2 % 4.
+  EXPECT_THAT(
+      Keys(),
+      ElementsAre(Key("counts:t"), Key("delayed:2"), Key("job:a"), Key("job:d"),
+                  Key("meta"), Key("reserved"), Key("seq"), Key("tdelayed:t"),
+                  Key("token"), Key("topics"), Key("treserved:t")));
+  // Redis Cluster hashes only the part between the first '{' and the next
+  // '}': for every key that is the namespace, so all share one slot.
+  for (const std::string& k : Keys()) {
+    const size_t open = k.find('{');
+    const size_t close = k.find('}', open + 1);
+    ASSERT_EQ(open, 0u) << k;
+    ASSERT_NE(close, std::string::npos) << k;
+    EXPECT_EQ(k.substr(open + 1, close - open - 1), options_.ns) << k;
+  }
+}
+
+TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {
+  ASSERT_OK(backend_->Add(
+      {MakeJob("ack-me", "t"), MakeJob("cancel-ready", "t"),
+       MakeJob("cancel-delayed", "u", kT0 + absl::Hours(1)),
+       MakeJob("cancel-reserved", "v"), MakeJob("cancel-dead", "w")},
+      kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> t, backend_->Reserve("t", 1, kT0));
+  ASSERT_THAT(t, ::testing::SizeIs(1));
+  ASSERT_OK(backend_->Ack(t[0].job.id, t[0].token, kT0));
+  ASSERT_OK(backend_->Cancel("cancel-ready", kT0));
+  ASSERT_OK(backend_->Cancel("cancel-delayed", kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> v, backend_->Reserve("v", 1, kT0));
+  ASSERT_OK(backend_->Cancel("cancel-reserved", kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> w, backend_->Reserve("w", 1, kT0));
+  ASSERT_OK_AND_ASSIGN(
+      FailOutcome out,
+      backend_->Fail("cancel-dead", w[0].token, "boom", kT0, kT0));
+  ASSERT_EQ(out, FailOutcome::kDead);
+  ASSERT_OK(backend_->Cancel("cancel-dead", kT0));
+  // Only the counters and the namespace's settings remain.
+  EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq"), Key("token")));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
+  EXPECT_TRUE(topics.empty());
+}
+
+TEST(RedisDeadCapTest, EvictsTheOldestDeathAndDeletesIt) {
+  RedisOptions options = FreshRedisOptions();
+  options.dead_cap = 2;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend,
+                       OpenRedisBackend(options));
+  for (const char* id : {"d1", "d2", "d3"}) {
+    ASSERT_OK(backend->Add({MakeJob(id, "t")}, kT0));
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend->Reserve("t", 1, kT0));
+    ASSERT_OK_AND_ASSIGN(FailOutcome out,
+                         backend->Fail(id, l[0].token, "boom", kT0, kT0));
+    ASSERT_EQ(out, FailOutcome::kDead);
+  }
+  EXPECT_THAT(backend->Get("d1"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(RawCommand(options.port,
+                         {"EXISTS", absl::StrCat("{", options.ns, "}:job:d1")}),
+              ElementsAre("0"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> dead,
+                       backend->List("t", JobState::kDead, 10));
+  ASSERT_EQ(dead.size(), 2u);
+  EXPECT_EQ(dead[0].id, "d2");
+  EXPECT_EQ(dead[1].id, "d3");
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats, (TopicStats{0, 0, 0, 2}));
+  // An expired lease that dies is capped the same way.
+  ASSERT_OK(backend->Add({MakeJob("d4", "t")}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend->Reserve("t", 1, kT0));
+  ASSERT_OK_AND_ASSIGN(PromoteResult r,
+                       backend->PromoteDue(kT0 + absl::Minutes(1), 10));
+  ASSERT_EQ(r.transitions.size(), 1u);
+  EXPECT_EQ(r.transitions[0].kind, Transition::Kind::kDead);
+  EXPECT_THAT(backend->Get("d2"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(stats, backend->Stats("t"));
+  EXPECT_EQ(stats, (TopicStats{0, 0, 0, 2}));
+}
+
+TEST(RedisServerTimeTest, ScriptsUseTheServersClock) {
+  RedisOptions options = FreshRedisOptions();
+  options.time_source = RedisOptions::TimeSource::kServer;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend,
+                       OpenRedisBackend(options));
+  // The caller's clock is years behind; delays are taken relative to it.
+  const absl::Time caller_now = absl::FromUnixSeconds(1'000'000'000);
+  const absl::Time before = absl::Now();
+  NewJob later = MakeJob("later", "t", caller_now + absl::Hours(1));
+  NewJob now = MakeJob("now", "t", caller_now);
+  ASSERT_OK(backend->Add({later, now}, caller_now));
+  const absl::Time after = absl::Now();
+  ASSERT_OK_AND_ASSIGN(Job got, backend->Get("later"));
+  EXPECT_EQ(got.state, JobState::kDelayed);
+  // Allow for the server's clock to differ from this process's by a second.
+  const absl::Duration slack = absl::Seconds(1);
+  EXPECT_GE(got.enqueued_at, before - slack);
+  EXPECT_LE(got.enqueued_at, after + slack);
+  EXPECT_GE(got.run_at, before + absl::Hours(1) - slack);
+  EXPECT_LE(got.run_at, after + absl::Hours(1) + slack);
+  // "now" is due on the server's clock, whatever the caller passes.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
+                       backend->Reserve("t", 5, caller_now - absl::Hours(5)));
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_EQ(l[0].job.id, "now");
+  EXPECT_GE(l[0].deadline, before + absl::Seconds(30) - slack);
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend->NextDue());
+  EXPECT_EQ(next, l[0].deadline);
+}
+
+TEST(RedisOpenTest, RejectsBadOptions) {
+  RedisOptions o = FreshRedisOptions();
+  o.ns = "a{b";
+  EXPECT_THAT(OpenRedisBackend(o),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  o = FreshRedisOptions();
+  o.delay_buckets = 0;
+  EXPECT_THAT(OpenRedisBackend(o),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  o = FreshRedisOptions();
+  o.port = 70000;
+  EXPECT_THAT(OpenRedisBackend(o),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(RedisOpenTest, UnreachableServerIsUnavailable) {
+  RedisOptions o = FreshRedisOptions();
+  o.port = 1;  // privileged and unused: the connection is refused
+  const absl::Time start = absl::Now();
+  EXPECT_THAT(OpenRedisBackend(o), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_LT(absl::Now() - start, o.connect_timeout + absl::Seconds(1));
+}
+
+TEST(RedisOpenTest, WrongPasswordIsRefused) {
+  RedisOptions o = FreshRedisOptions();
+  o.password = "not-the-password";
+  // The server has no password: Redis answers AUTH with an error.
+  EXPECT_THAT(OpenRedisBackend(o),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+}
+
+TEST(RedisOpenTest, LaterProcessesAdoptTheNamespacesBucketCount) {
+  RedisOptions o = FreshRedisOptions();
+  o.delay_buckets = 3;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> first,
+                       RedisBackend::Open(o));
+  ASSERT_OK(first->Add({MakeJob("x", "t", kT0 + absl::Seconds(5)),
+                        MakeJob("y", "t", kT0 + absl::Seconds(5)),
+                        MakeJob("z", "t", kT0 + absl::Seconds(5))},
+                       kT0));
+  o.delay_buckets = 1;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> second,
+                       RedisBackend::Open(o));
+  EXPECT_EQ(second->delay_buckets(), 3);
+  ASSERT_OK_AND_ASSIGN(PromoteResult r,
+                       second->PromoteDue(kT0 + absl::Seconds(5), 10));
+  EXPECT_EQ(r.transitions.size(), 3u);
+}
+
+TEST(RedisSelectTest, DbSeparatesStores) {
+  RedisOptions o = FreshRedisOptions();
+  o.db = 2;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> in_db2, OpenRedisBackend(o));
+  ASSERT_OK(in_db2->Add({MakeJob("x", "t")}, kT0));
+  o.db = 0;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> in_db0, OpenRedisBackend(o));
+  EXPECT_THAT(in_db0->Get("x"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_OK(in_db2->Get("x").status());
+}
+
+}  // namespace
+}  // namespace delayq

@@ -1,0 +1,99 @@
+// Copyright delayq authors.
+//
+// ParseRedisUrl(): every part, and a precise InvalidArgument otherwise.
+
+#include "absl/strings/match.h"
+#include "delayq/redis_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::StatusIs;
+using ::testing::HasSubstr;
+
+TEST(ParseRedisUrlTest, HostAndPortKeepEveryOtherDefault) {
+  ASSERT_OK_AND_ASSIGN(RedisOptions o,
+                       ParseRedisUrl("redis://example.org:7000"));
+  const RedisOptions defaults;
+  EXPECT_EQ(o.host, "example.org");
+  EXPECT_EQ(o.port, 7000);
+  EXPECT_EQ(o.password, "");
+  EXPECT_EQ(o.db, 0);
+  EXPECT_EQ(o.ns, defaults.ns);
+  EXPECT_EQ(o.delay_buckets, defaults.delay_buckets);
+  EXPECT_EQ(o.dead_cap, defaults.dead_cap);
+  EXPECT_EQ(o.pool_size, defaults.pool_size);
+  EXPECT_EQ(o.command_timeout, defaults.command_timeout);
+  EXPECT_EQ(o.time_source, RedisOptions::TimeSource::kCaller);
+}
+
+TEST(ParseRedisUrlTest, EveryPart) {
+  ASSERT_OK_AND_ASSIGN(
+      RedisOptions o,
+      ParseRedisUrl("redis://:s%40cret@10.0.0.5:6380/3?namespace=orders&"
+                    "time=server&buckets=8&dead_cap=50&timeout_ms=250&pool=3"));
+  EXPECT_EQ(o.password, "s@cret");
+  EXPECT_EQ(o.host, "10.0.0.5");
+  EXPECT_EQ(o.port, 6380);
+  EXPECT_EQ(o.db, 3);
+  EXPECT_EQ(o.ns, "orders");
+  EXPECT_EQ(o.time_source, RedisOptions::TimeSource::kServer);
+  EXPECT_EQ(o.delay_buckets, 8);
+  EXPECT_EQ(o.dead_cap, 50);
+  EXPECT_EQ(o.command_timeout, absl::Milliseconds(250));
+  EXPECT_EQ(o.pool_size, 3);
+}
+
+TEST(ParseRedisUrlTest, Ipv6HostAndCallerTime) {
+  ASSERT_OK_AND_ASSIGN(RedisOptions o,
+                       ParseRedisUrl("redis://[::1]:6379?time=caller"));
+  EXPECT_EQ(o.host, "::1");
+  EXPECT_EQ(o.port, 6379);
+  EXPECT_EQ(o.time_source, RedisOptions::TimeSource::kCaller);
+}
+
+struct BadUrl {
+  const char* url;
+  const char* message;  // a part of the expected error text
+};
+
+class ParseRedisUrlErrorTest : public ::testing::TestWithParam<BadUrl> {};
+
+TEST_P(ParseRedisUrlErrorTest, IsInvalidArgumentNamingThePart) {
+  absl::StatusOr<RedisOptions> o = ParseRedisUrl(GetParam().url);
+  EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(std::string(o.status().message()), HasSubstr(GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, ParseRedisUrlErrorTest,
+    ::testing::Values(
+        BadUrl{"http://localhost:6379", "scheme must be redis://"},
+        BadUrl{"redis:/localhost:6379", "scheme"},
+        BadUrl{"redis://localhost", "missing port"},
+        BadUrl{"redis://:6379", "missing host"},
+        BadUrl{"redis://localhost:0", "port '0'"},
+        BadUrl{"redis://localhost:65536", "port '65536'"},
+        BadUrl{"redis://localhost:63x9", "port '63x9'"},
+        BadUrl{"redis://localhost:6379/x", "db 'x'"},
+        BadUrl{"redis://localhost:6379/-1", "db '-1'"},
+        BadUrl{"redis://user:pw@localhost:6379", "no user name"},
+        BadUrl{"redis://:%zz@localhost:6379", "percent escape in password"},
+        BadUrl{"redis://[::1:6379", "unclosed"},
+        BadUrl{"redis://h:1?namespace=", "'namespace' has no value"},
+        BadUrl{"redis://h:1?namespace=a{b}", "braces"},
+        BadUrl{"redis://h:1?time=local", "time='local'"},
+        BadUrl{"redis://h:1?buckets=0", "buckets='0'"},
+        BadUrl{"redis://h:1?buckets=65", "buckets='65'"},
+        BadUrl{"redis://h:1?dead_cap=-5", "dead_cap='-5'"},
+        BadUrl{"redis://h:1?timeout_ms=1e3", "timeout_ms='1e3'"},
+        BadUrl{"redis://h:1?pool=0", "pool='0'"},
+        BadUrl{"redis://h:1?colour=red", "unknown parameter 'colour'"},
+        BadUrl{"redis://h:1?pool=2&pool=3", "'pool' repeated"},
+        BadUrl{"redis://h:1?pool", "'pool' has no value"}));
+
+}  // namespace
+}  // namespace delayq

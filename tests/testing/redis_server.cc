@@ -1,0 +1,203 @@
+// Copyright delayq authors.
+
+#include "tests/testing/redis_server.h"
+
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
+namespace delayq {
+namespace testing {
+namespace {
+
+std::string FindBinary() {
+  const char* path = getenv("PATH");
+  if (path != nullptr) {
+    for (absl::string_view dir : absl::StrSplit(path, ':')) {
+      if (dir.empty()) continue;
+      std::string candidate = absl::StrCat(dir, "/redis-server");
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+  }
+  if (access("/usr/bin/redis-server", X_OK) == 0) {
+    return "/usr/bin/redis-server";
+  }
+  return "";
+}
+
+// A port the kernel just handed out on loopback. Another process could take
+// it before redis binds it; Launch() then fails and says so.
+absl::StatusOr<int> FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return absl::InternalError(strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(fd);
+    return absl::InternalError(strerror(errno));
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool Pings(int port) {
+  timeval tv{0, 200 * 1000};
+  redisContext* c = redisConnectWithTimeout("127.0.0.1", port, tv);
+  if (c == nullptr) return false;
+  bool ok = false;
+  if (c->err == 0) {
+    redisSetTimeout(c, tv);
+    auto* r = static_cast<redisReply*>(redisCommand(c, "PING"));
+    ok = r != nullptr && r->type == REDIS_REPLY_STATUS &&
+         std::string(r->str, r->len) == "PONG";
+    if (r != nullptr) freeReplyObject(r);
+  }
+  redisFree(c);
+  return ok;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
+    std::vector<std::string> extra_args) {
+  std::unique_ptr<RedisServer> server(new RedisServer());
+  server->binary_ = FindBinary();
+  if (server->binary_.empty()) {
+    return absl::FailedPreconditionError(
+        "redis-server not found on PATH or at /usr/bin/redis-server; the "
+        "Redis tests need it installed (Debian package redis-server)");
+  }
+  const char* tmp = getenv("TEST_TMPDIR");
+  std::string templ =
+      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/redis-XXXXXX");
+  if (mkdtemp(templ.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("mkdtemp: ", strerror(errno)));
+  }
+  server->dir_ = templ;
+  server->extra_args_ = std::move(extra_args);
+  absl::Status last;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    absl::StatusOr<int> port = FreePort();
+    if (!port.ok()) return port.status();
+    server->port_ = *port;
+    last = server->Launch();
+    if (last.ok()) return server;
+  }
+  return last;
+}
+
+RedisServer::~RedisServer() {
+  if (pid_ > 0) Stop().IgnoreError();
+}
+
+absl::Status RedisServer::Launch() {
+  std::vector<std::string> args = {binary_,
+                                   "--port",
+                                   absl::StrCat(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--save",
+                                   "",
+                                   "--appendonly",
+                                   "no",
+                                   "--daemonize",
+                                   "no",
+                                   "--dir",
+                                   dir_,
+                                   "--logfile",
+                                   dir_ + "/redis.log"};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0)
+    return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
+  if (pid == 0) {
+    // Die with the test process, however it ends.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  pid_ = pid;
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (absl::Now() < deadline) {
+    if (Pings(port_)) return absl::OkStatus();
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return absl::UnavailableError(
+          absl::StrCat("redis-server exited at start (status ", status,
+                       "); log:\n", ReadFile(dir_ + "/redis.log")));
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  Reap(SIGKILL);
+  return absl::DeadlineExceededError(
+      absl::StrCat("redis-server did not answer PING within 10 s; log:\n",
+                   ReadFile(dir_ + "/redis.log")));
+}
+
+void RedisServer::Reap(int signal) {
+  if (pid_ <= 0) return;
+  kill(pid_, signal);
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (true) {
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) break;
+    if (absl::Now() > deadline) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status, 0);
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  pid_ = -1;
+}
+
+absl::Status RedisServer::Stop() {
+  Reap(SIGTERM);
+  return absl::OkStatus();
+}
+
+void RedisServer::Kill() { Reap(SIGKILL); }
+
+absl::Status RedisServer::Restart(std::vector<std::string> extra_args) {
+  if (pid_ > 0) Reap(SIGTERM);
+  extra_args_ = std::move(extra_args);
+  return Launch();
+}
+
+}  // namespace testing
+}  // namespace delayq
