@@ -5,11 +5,23 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "delayq/memory_backend.h"
+#include "delayq/redis_backend.h"
+#include "delayq/sqlite_backend.h"
 
 namespace delayq {
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenBackend(absl::string_view url) {
   if (url == "memory:" || url == "memory") return NewMemoryBackend();
+  if (absl::StartsWith(url, "sqlite:")) {
+    absl::StatusOr<SqliteOptions> options = ParseSqliteUrl(url);
+    if (!options.ok()) return options.status();
+    return OpenSqliteBackend(*options);
+  }
+  if (absl::StartsWith(url, "redis://")) {
+    absl::StatusOr<RedisOptions> options = ParseRedisUrl(url);
+    if (!options.ok()) return options.status();
+    return OpenRedisBackend(*options);
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown store URL \"", url,
                    "\"; expected memory:, sqlite:PATH or redis://HOST:PORT"));
