@@ -72,6 +72,7 @@ absl::StatusOr<std::vector<Report>> RunIdle(const WorkloadConfig& config) {
   report.Metric("commands", load->total);
   report.Metric("commands_per_s", load->per_second);
   report.MetricJson("by_command", CommandCountsJson(load->by_command));
+  report.Metric("script_calls", ScriptCalls(load->by_command));
   report.Metric("handled", handled);
   return std::vector<Report>{std::move(report)};
 }

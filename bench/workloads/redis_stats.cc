@@ -76,6 +76,15 @@ absl::StatusOr<IdleLoad> MeasureIdleLoad(const std::string& host, int port,
   return load;
 }
 
+int64_t ScriptCalls(const CommandCounts& counts) {
+  int64_t calls = 0;
+  for (const char* name : {"eval", "evalsha", "eval_ro", "evalsha_ro"}) {
+    auto it = counts.find(name);
+    if (it != counts.end()) calls += it->second;
+  }
+  return calls;
+}
+
 std::string CommandCountsJson(const CommandCounts& counts) {
   return absl::StrCat("{",
                       absl::StrJoin(counts, ", ",

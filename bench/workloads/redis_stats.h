@@ -38,6 +38,11 @@ struct IdleLoad {
 absl::StatusOr<IdleLoad> MeasureIdleLoad(const std::string& host, int port,
                                          absl::Duration window);
 
+// EVAL and EVALSHA calls: the commands a Lua script runs are counted in
+// INFO commandstats too, so a client's round trips are the script calls
+// plus the commands it sends outside scripts.
+int64_t ScriptCalls(const CommandCounts& counts);
+
 // {"evalsha": 10, ...} of the non-zero counts.
 std::string CommandCountsJson(const CommandCounts& counts);
 
