@@ -1,8 +1,8 @@
 // Copyright delayq authors.
 //
-// The SQLite Backend: one connection per object behind a mutex, one
-// transaction per call. Schema in internal/schema.cc, SQL in
-// internal/statements.h.
+// The SQLite Backend's writes: one connection per object behind a mutex, one
+// transaction per call. Reads in internal/reads.cc, schema in
+// internal/schema.cc, SQL in internal/statements.h.
 
 #include "delayq/sqlite_backend.h"
 
@@ -15,79 +15,17 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/db.h"
 #include "backends/sqlite/internal/schema.h"
 #include "backends/sqlite/internal/statements.h"
 #include "backends/sqlite/internal/status_macros.h"
 
 namespace delayq {
+namespace sqlite_internal {
 namespace {
 
-using sqlite_internal::Connection;
-using sqlite_internal::FromMicros;
-using sqlite_internal::kStateDead;
-using sqlite_internal::kStateDelayed;
-using sqlite_internal::kStateReady;
-using sqlite_internal::kStateReserved;
-using sqlite_internal::ScopedReset;
-using sqlite_internal::Sql;
-using sqlite_internal::Statement;
-using sqlite_internal::ToMicros;
-
 constexpr char kLeaseExpired[] = "lease expired";
-
-JobState StateFromInt(int64_t s) {
-  switch (s) {
-    case kStateDelayed:
-      return JobState::kDelayed;
-    case kStateReady:
-      return JobState::kReady;
-    case kStateReserved:
-      return JobState::kReserved;
-    default:
-      return JobState::kDead;
-  }
-}
-
-int StateToInt(JobState s) {
-  switch (s) {
-    case JobState::kDelayed:
-      return kStateDelayed;
-    case JobState::kReady:
-      return kStateReady;
-    case JobState::kReserved:
-      return kStateReserved;
-    case JobState::kDead:
-      return kStateDead;
-  }
-  return kStateDead;
-}
-
-// Decodes a row of DQ_JOB_COLUMNS. Sets *token when not null.
-Job ReadJob(const Statement& s, uint64_t* token = nullptr) {
-  Job job;
-  job.id = s.Text(1);
-  job.topic = s.Text(2);
-  job.payload = s.Text(3);
-  job.state = StateFromInt(s.Int64(4));
-  job.priority = static_cast<int>(s.Int64(5));
-  job.attempts = static_cast<int>(s.Int64(6));
-  job.max_attempts = static_cast<int>(s.Int64(7));
-  job.ttr = absl::Microseconds(s.Int64(8));
-  job.backoff.kind =
-      s.Int64(9) == 0 ? Backoff::Kind::kFixed : Backoff::Kind::kExponential;
-  job.backoff.base = absl::Microseconds(s.Int64(10));
-  job.backoff.max = absl::Microseconds(s.Int64(11));
-  job.enqueued_at = FromMicros(s.Int64(12));
-  job.run_at = FromMicros(s.Int64(13));
-  job.deadline = job.state == JobState::kReserved && !s.IsNull(14)
-                     ? FromMicros(s.Int64(14))
-                     : absl::InfinitePast();
-  job.last_error = s.Text(16);
-  if (token != nullptr) *token = static_cast<uint64_t>(s.Int64(15));
-  return job;
-}
 
 absl::Status StaleLease(absl::string_view id, uint64_t token) {
   return absl::FailedPreconditionError(
@@ -95,75 +33,16 @@ absl::Status StaleLease(absl::string_view id, uint64_t token) {
                    "' is not the job's current reservation"));
 }
 
-class SqliteBackend : public Backend {
- public:
-  static absl::StatusOr<std::unique_ptr<Backend>> Open(
-      const SqliteOptions& options);
-
-  std::string Name() const override { return "sqlite"; }
-  absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
-  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
-                                             absl::Time now) override;
-  absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override;
-  absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
-                                   absl::string_view error, absl::Time retry_at,
-                                   absl::Time now) override;
-  absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
-                       absl::Time now) override;
-  absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
-                                   absl::Time now) override;
-  absl::Status Cancel(absl::string_view id, absl::Time now) override;
-  absl::StatusOr<Job> Get(absl::string_view id) override;
-  absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
-                                        int limit) override;
-  absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
-  absl::StatusOr<std::vector<std::string>> Topics() override;
-  absl::StatusOr<int> Kick(absl::string_view topic, int max,
-                           absl::Time now) override;
-  absl::Status KickJob(absl::string_view id, absl::Time now) override;
-  absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
-  absl::StatusOr<absl::Time> NextDue() override;
-
- private:
-  // Every statement, prepared once.
-  struct Statements {
-    std::unique_ptr<Statement> begin, commit, insert, counter_get, counter_set,
-        topic_due, all_due, next_due, make_ready, make_dead, reserve_one, ack,
-        lease, retry, release, touch, cancel, get, list_ready, list_timed,
-        list_dead, stats, topics, dead_of_topic, kick, state_of;
-  };
-
-  explicit SqliteBackend(std::unique_ptr<Connection> conn)
-      : conn_(std::move(conn)) {}
-
-  absl::Status PrepareAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when it fails.
-  template <typename F>
-  absl::Status WriteTransaction(F&& body) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  // The next value of the token/death-order counter. Inside a write
-  // transaction; the caller stores the last value it used with SaveCounter().
-  absl::StatusOr<int64_t> LoadCounter() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status SaveCounter(int64_t value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  // Moves up to `limit` due jobs from the rows `stmt` yields (delayed ->
-  // ready, expired reservation -> ready or dead) and records the moves in
-  // `out` (when not null). Returns whether `stmt` had more rows than `limit`.
-  absl::StatusOr<bool> MoveDue(Statement* stmt, int limit,
-                               std::vector<Transition>* out)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  absl::Mutex mu_;
-  std::unique_ptr<Connection> conn_ ABSL_GUARDED_BY(mu_);
-  Statements s_ ABSL_GUARDED_BY(mu_);
-};
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
     const SqliteOptions& options) {
   if (options.path.empty()) {
     return absl::InvalidArgumentError("sqlite: empty database path");
+  }
+  if (options.wal_autocheckpoint_pages < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sqlite ", options.path, ": negative wal_autocheckpoint_pages"));
   }
   if (options.busy_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
@@ -177,9 +56,12 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
                      ? "PRAGMA synchronous = FULL"
                      : "PRAGMA synchronous = NORMAL",
                  "set durability"));
+  DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ",
+                                             options.wal_autocheckpoint_pages),
+                                "set wal_autocheckpoint"));
   std::unique_ptr<SqliteBackend> backend(new SqliteBackend(std::move(conn)));
   {
-    absl::MutexLock lock(&backend->mu_);
+    MutexLock lock(&backend->mu_);
     DQ_RETURN_IF_ERROR(backend->PrepareAll());
   }
   return std::unique_ptr<Backend>(std::move(backend));
@@ -318,7 +200,7 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
 }
 
 absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   return WriteTransaction([&]() -> absl::Status {
     Statement* insert = s_.insert.get();
@@ -356,7 +238,7 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
     absl::string_view topic, int max, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   std::vector<Lease> leases;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
@@ -391,7 +273,7 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
 
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
                                 absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return WriteTransaction([&]() -> absl::Status {
     ScopedReset reset(s_.ack.get());
     s_.ack->BindText(1, id);
@@ -407,7 +289,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
                                                 absl::string_view error,
                                                 absl::Time retry_at,
                                                 absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   FailOutcome outcome = FailOutcome::kRetry;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
     int64_t seq, attempts, max_attempts;
@@ -451,7 +333,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
 
 absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
                                     absl::Time run_at, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return WriteTransaction([&]() -> absl::Status {
     const bool ready = run_at <= now;
     const int64_t run_us = ToMicros(run_at);
@@ -474,7 +356,7 @@ absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
 absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
                                                 uint64_t token,
                                                 absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   absl::Time deadline;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
     ScopedReset reset(s_.touch.get());
@@ -491,7 +373,7 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
 }
 
 absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return WriteTransaction([&]() -> absl::Status {
     ScopedReset reset(s_.cancel.get());
     s_.cancel->BindText(1, id);
@@ -503,89 +385,9 @@ absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
   });
 }
 
-absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
-  absl::MutexLock lock(&mu_);
-  ScopedReset reset(s_.get.get());
-  s_.get->BindText(1, id);
-  DQ_ASSIGN_OR_RETURN(bool row, s_.get->Step());
-  if (!row) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
-  return ReadJob(*s_.get);
-}
-
-absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
-                                                     JobState state,
-                                                     int limit) {
-  absl::MutexLock lock(&mu_);
-  std::vector<Job> jobs;
-  if (limit <= 0) return jobs;
-  Statement* stmt;
-  switch (state) {
-    case JobState::kReady:
-      stmt = s_.list_ready.get();
-      stmt->BindInt64(2, limit);
-      break;
-    case JobState::kDead:
-      stmt = s_.list_dead.get();
-      stmt->BindInt64(2, limit);
-      break;
-    default:
-      stmt = s_.list_timed.get();
-      stmt->BindInt64(2, StateToInt(state));
-      stmt->BindInt64(3, limit);
-      break;
-  }
-  ScopedReset reset(stmt);
-  stmt->BindText(1, topic);
-  while (true) {
-    DQ_ASSIGN_OR_RETURN(bool row, stmt->Step());
-    if (!row) break;
-    jobs.push_back(ReadJob(*stmt));
-  }
-  return jobs;
-}
-
-absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
-  absl::MutexLock lock(&mu_);
-  TopicStats stats;
-  ScopedReset reset(s_.stats.get());
-  s_.stats->BindText(1, topic);
-  while (true) {
-    DQ_ASSIGN_OR_RETURN(bool row, s_.stats->Step());
-    if (!row) break;
-    const int64_t n = s_.stats->Int64(1);
-    switch (StateFromInt(s_.stats->Int64(0))) {
-      case JobState::kDelayed:
-        stats.delayed = n;
-        break;
-      case JobState::kReady:
-        stats.ready = n;
-        break;
-      case JobState::kReserved:
-        stats.reserved = n;
-        break;
-      case JobState::kDead:
-        stats.dead = n;
-        break;
-    }
-  }
-  return stats;
-}
-
-absl::StatusOr<std::vector<std::string>> SqliteBackend::Topics() {
-  absl::MutexLock lock(&mu_);
-  std::vector<std::string> topics;
-  ScopedReset reset(s_.topics.get());
-  while (true) {
-    DQ_ASSIGN_OR_RETURN(bool row, s_.topics->Step());
-    if (!row) break;
-    topics.push_back(s_.topics->Text(0));
-  }
-  return topics;
-}
-
 absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
                                         absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   int moved = 0;
   if (max <= 0) return moved;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
@@ -614,7 +416,7 @@ absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
 }
 
 absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   return WriteTransaction([&]() -> absl::Status {
     int64_t seq, state;
     {
@@ -639,7 +441,7 @@ absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
 
 absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
                                                         int limit) {
-  absl::MutexLock lock(&mu_);
+  MutexLock lock(&mu_);
   PromoteResult result;
   if (limit < 1) limit = 1;
   absl::Status status = WriteTransaction([&]() -> absl::Status {
@@ -654,19 +456,11 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
   return result;
 }
 
-absl::StatusOr<absl::Time> SqliteBackend::NextDue() {
-  absl::MutexLock lock(&mu_);
-  ScopedReset reset(s_.next_due.get());
-  DQ_ASSIGN_OR_RETURN(bool row, s_.next_due->Step());
-  if (!row) return absl::InfiniteFuture();
-  return FromMicros(s_.next_due->Int64(0));
-}
-
-}  // namespace
+}  // namespace sqlite_internal
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenSqliteBackend(
     const SqliteOptions& options) {
-  return SqliteBackend::Open(options);
+  return sqlite_internal::SqliteBackend::Open(options);
 }
 
 }  // namespace delayq

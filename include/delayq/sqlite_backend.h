@@ -20,7 +20,9 @@
 // `sqlite:jobs.db?sync=full&busy_timeout_ms=2000`.
 //
 // Every operation is O(log n) in the number of stored jobs (O(k log n) for a
-// call that moves k jobs). Times are stored as integer microseconds.
+// call that moves k jobs; Topics() is linear in the number of topics): each
+// query walks an index, and per-topic counts are kept in a table updated in
+// the same transaction as the jobs. Times are stored as integer microseconds.
 //
 // Errors beyond the Backend contract:
 //   Unavailable         another connection held the write lock for longer
@@ -73,6 +75,13 @@ struct SqliteOptions {
   // How long a call waits for another connection's write lock before it
   // gives up with Unavailable. Must not be negative.
   absl::Duration busy_timeout = absl::Seconds(5);
+
+  // The WAL is copied back into the database file (a checkpoint, which
+  // syncs the file twice) once it holds this many pages of 4 KiB; 0 turns
+  // automatic checkpoints off. Larger means fewer syncs and higher
+  // throughput, for a larger -wal file beside the database (up to about
+  // 4 KiB times this). Must not be negative.
+  int wal_autocheckpoint_pages = 10000;
 };
 
 // OpenSqliteBackend()

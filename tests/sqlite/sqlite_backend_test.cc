@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "backends/sqlite/internal/db.h"
 #include "backends/sqlite/internal/statements.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -91,6 +92,33 @@ TEST(ParseSqliteUrlTest, RejectsMalformedUrlsNamingTheProblem) {
     absl::StatusOr<SqliteOptions> o = ParseSqliteUrl(c.url);
     EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument)) << c.url;
     EXPECT_THAT(o.status().message(), HasSubstr(c.says)) << c.url;
+  }
+}
+
+TEST(StatusFromSqliteTest, MapsResultCodesToTheMostSpecificStatus) {
+  using sqlite_internal::StatusFromSqlite;
+  const struct {
+    int rc;
+    absl::StatusCode code;
+  } cases[] = {
+      {SQLITE_BUSY, absl::StatusCode::kUnavailable},
+      {SQLITE_BUSY_SNAPSHOT, absl::StatusCode::kUnavailable},
+      {SQLITE_LOCKED, absl::StatusCode::kUnavailable},
+      {SQLITE_CANTOPEN, absl::StatusCode::kUnavailable},
+      {SQLITE_IOERR_WRITE, absl::StatusCode::kUnavailable},
+      {SQLITE_FULL, absl::StatusCode::kResourceExhausted},
+      {SQLITE_NOMEM, absl::StatusCode::kResourceExhausted},
+      {SQLITE_CORRUPT, absl::StatusCode::kDataLoss},
+      {SQLITE_NOTADB, absl::StatusCode::kDataLoss},
+      {SQLITE_READONLY, absl::StatusCode::kFailedPrecondition},
+      {SQLITE_CONSTRAINT_UNIQUE, absl::StatusCode::kAlreadyExists},
+      {SQLITE_MISUSE, absl::StatusCode::kInternal},
+  };
+  for (const auto& c : cases) {
+    const absl::Status status =
+        StatusFromSqlite(c.rc, sqlite3_errstr(c.rc), "/x/jobs.db", "step");
+    EXPECT_EQ(status.code(), c.code) << c.rc;
+    EXPECT_THAT(status.message(), HasSubstr("/x/jobs.db")) << c.rc;
   }
 }
 
@@ -240,12 +268,13 @@ TEST(SqliteBackendTest, CountersMatchRows) {
       ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve(topic, 40, now));
       for (size_t i = 0; i < leases.size(); ++i) {
         const Lease& l = leases[i];
-        if (i % 4 == 0) ASSERT_OK(backend->Ack(l.job.id, l.token, now));
-        if (i % 4 == 1) {
+        if (i % 4 == 0) {
+          ASSERT_OK(backend->Ack(l.job.id, l.token, now));
+        } else if (i % 4 == 1) {
           ASSERT_OK(backend->Fail(l.job.id, l.token, "x", now, now).status());
-        }
-        if (i % 4 == 2)
+        } else if (i % 4 == 2) {
           ASSERT_OK(backend->Release(l.job.id, l.token, now, now));
+        }
       }
     }
     now += absl::Seconds(70);

@@ -1,0 +1,157 @@
+// Copyright delayq authors.
+//
+// The SQLite Backend's reads: single statements, each its own snapshot.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "backends/sqlite/internal/backend_impl.h"
+#include "backends/sqlite/internal/schema.h"
+#include "backends/sqlite/internal/status_macros.h"
+
+namespace delayq {
+namespace sqlite_internal {
+
+JobState StateFromInt(int64_t s) {
+  switch (s) {
+    case kStateDelayed:
+      return JobState::kDelayed;
+    case kStateReady:
+      return JobState::kReady;
+    case kStateReserved:
+      return JobState::kReserved;
+    default:
+      return JobState::kDead;
+  }
+}
+
+int StateToInt(JobState s) {
+  switch (s) {
+    case JobState::kDelayed:
+      return kStateDelayed;
+    case JobState::kReady:
+      return kStateReady;
+    case JobState::kReserved:
+      return kStateReserved;
+    case JobState::kDead:
+      return kStateDead;
+  }
+  return kStateDead;
+}
+
+Job ReadJob(const Statement& s, uint64_t* token) {
+  Job job;
+  job.id = s.Text(1);
+  job.topic = s.Text(2);
+  job.payload = s.Text(3);
+  job.state = StateFromInt(s.Int64(4));
+  job.priority = static_cast<int>(s.Int64(5));
+  job.attempts = static_cast<int>(s.Int64(6));
+  job.max_attempts = static_cast<int>(s.Int64(7));
+  job.ttr = absl::Microseconds(s.Int64(8));
+  job.backoff.kind =
+      s.Int64(9) == 0 ? Backoff::Kind::kFixed : Backoff::Kind::kExponential;
+  job.backoff.base = absl::Microseconds(s.Int64(10));
+  job.backoff.max = absl::Microseconds(s.Int64(11));
+  job.enqueued_at = FromMicros(s.Int64(12));
+  job.run_at = FromMicros(s.Int64(13));
+  job.deadline = job.state == JobState::kReserved && !s.IsNull(14)
+                     ? FromMicros(s.Int64(14))
+                     : absl::InfinitePast();
+  job.last_error = s.Text(16);
+  if (token != nullptr) *token = static_cast<uint64_t>(s.Int64(15));
+  return job;
+}
+
+absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
+  MutexLock lock(&mu_);
+  ScopedReset reset(s_.get.get());
+  s_.get->BindText(1, id);
+  DQ_ASSIGN_OR_RETURN(bool row, s_.get->Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  return ReadJob(*s_.get);
+}
+
+absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
+                                                     JobState state,
+                                                     int limit) {
+  MutexLock lock(&mu_);
+  std::vector<Job> jobs;
+  if (limit <= 0) return jobs;
+  Statement* stmt;
+  switch (state) {
+    case JobState::kReady:
+      stmt = s_.list_ready.get();
+      stmt->BindInt64(2, limit);
+      break;
+    case JobState::kDead:
+      stmt = s_.list_dead.get();
+      stmt->BindInt64(2, limit);
+      break;
+    default:
+      stmt = s_.list_timed.get();
+      stmt->BindInt64(2, StateToInt(state));
+      stmt->BindInt64(3, limit);
+      break;
+  }
+  ScopedReset reset(stmt);
+  stmt->BindText(1, topic);
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) break;
+    jobs.push_back(ReadJob(*stmt));
+  }
+  return jobs;
+}
+
+absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
+  MutexLock lock(&mu_);
+  TopicStats stats;
+  ScopedReset reset(s_.stats.get());
+  s_.stats->BindText(1, topic);
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, s_.stats->Step());
+    if (!row) break;
+    const int64_t n = s_.stats->Int64(1);
+    switch (StateFromInt(s_.stats->Int64(0))) {
+      case JobState::kDelayed:
+        stats.delayed = n;
+        break;
+      case JobState::kReady:
+        stats.ready = n;
+        break;
+      case JobState::kReserved:
+        stats.reserved = n;
+        break;
+      case JobState::kDead:
+        stats.dead = n;
+        break;
+    }
+  }
+  return stats;
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteBackend::Topics() {
+  MutexLock lock(&mu_);
+  std::vector<std::string> topics;
+  ScopedReset reset(s_.topics.get());
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, s_.topics->Step());
+    if (!row) break;
+    topics.push_back(s_.topics->Text(0));
+  }
+  return topics;
+}
+
+absl::StatusOr<absl::Time> SqliteBackend::NextDue() {
+  MutexLock lock(&mu_);
+  ScopedReset reset(s_.next_due.get());
+  DQ_ASSIGN_OR_RETURN(bool row, s_.next_due->Step());
+  if (!row) return absl::InfiniteFuture();
+  return FromMicros(s_.next_due->Int64(0));
+}
+
+}  // namespace sqlite_internal
+}  // namespace delayq
