@@ -97,6 +97,8 @@ absl::Status ErrorReplyStatus(absl::string_view message) {
       starts("ERR AUTH")) {
     return absl::PermissionDeniedError(text);
   }
+  // SELECT of a database the server does not have: a configuration error.
+  if (starts("ERR DB index")) return absl::InvalidArgumentError(text);
   return absl::InternalError(text);
 }
 
@@ -104,7 +106,7 @@ ConnectionPool::ConnectionPool(PoolOptions options)
     : options_(std::move(options)) {}
 
 ConnectionPool::~ConnectionPool() {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard<std::mutex> lock(mu_);
   for (redisContext* c : idle_) FreeContext(c);
 }
 
@@ -152,15 +154,14 @@ absl::StatusOr<redisContext*> ConnectionPool::Connect() {
 
 absl::StatusOr<redisContext*> ConnectionPool::Acquire() {
   {
-    absl::MutexLock lock(&mu_);
-    auto available = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return !idle_.empty() || open_ < options_.size;
-    };
+    std::unique_lock<std::mutex> lock(mu_);
     // Every holder gives its connection back within the command timeout, so
     // waiting longer than that means something is wrong.
     const absl::Duration wait =
         options_.connect_timeout + 2 * options_.command_timeout;
-    if (!mu_.AwaitWithTimeout(absl::Condition(&available), wait)) {
+    if (!released_.wait_for(lock, absl::ToChronoMicroseconds(wait), [this] {
+          return !idle_.empty() || open_ < options_.size;
+        })) {
       return absl::DeadlineExceededError(
           "redis: no connection free in the pool");
     }
@@ -173,20 +174,26 @@ absl::StatusOr<redisContext*> ConnectionPool::Acquire() {
   }
   absl::StatusOr<redisContext*> c = Connect();
   if (!c.ok()) {
-    absl::MutexLock lock(&mu_);
-    --open_;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --open_;
+    }
+    released_.notify_one();
   }
   return c;
 }
 
 void ConnectionPool::Release(redisContext* c) {
-  absl::MutexLock lock(&mu_);
-  if (c->err != 0) {
-    FreeContext(c);
-    --open_;
-    return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (c->err != 0) {
+      FreeContext(c);
+      --open_;
+    } else {
+      idle_.push_back(c);
+    }
   }
-  idle_.push_back(c);
+  released_.notify_one();
 }
 
 absl::StatusOr<std::vector<Reply>> ConnectionPool::Pipeline(

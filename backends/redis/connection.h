@@ -12,16 +12,16 @@
 
 #include <hiredis/hiredis.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace delayq {
@@ -39,7 +39,8 @@ using Command = std::vector<std::string>;
 //
 // The status for an error reply: OOM -> ResourceExhausted; LOADING, BUSY,
 // READONLY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN -> Unavailable; NOAUTH,
-// WRONGPASS, NOPERM, ERR AUTH -> PermissionDenied; anything else (a script
+// WRONGPASS, NOPERM, ERR AUTH -> PermissionDenied; ERR DB index (SELECT out
+// of range) -> InvalidArgument; anything else (a script
 // error among them) -> Internal with the server's message.
 absl::Status ErrorReplyStatus(absl::string_view message);
 
@@ -74,9 +75,12 @@ class ConnectionPool {
   absl::StatusOr<redisContext*> Connect();
 
   const PoolOptions options_;
-  absl::Mutex mu_;
-  std::vector<redisContext*> idle_ ABSL_GUARDED_BY(mu_);
-  int open_ ABSL_GUARDED_BY(mu_) = 0;
+  // std::mutex rather than absl::Mutex: the system Abseil is not built with
+  // sanitizers, and ThreadSanitizer can check the pool only through pthreads.
+  std::mutex mu_;
+  std::condition_variable released_;
+  std::vector<redisContext*> idle_;  // guarded by mu_
+  int open_ = 0;                     // guarded by mu_
 };
 
 // Scripts

@@ -242,8 +242,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
       "reserve",
       {prefix_, absl::StrCat(prefix_, "ready:", topic), prefix_ + "token"},
       {Micros(now), ServerTime(), std::string(topic),
-       absl::StrCat(std::max(max, 1)), absl::StrCat(buckets_),
-       absl::StrCat(options_.dead_cap),
+       absl::StrCat(std::max(max, 1)), absl::StrCat(options_.dead_cap),
        absl::StrCat(options_.reserve_promote_limit)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();

@@ -85,7 +85,8 @@ struct RedisOptions {
 // Unavailable if the server cannot be reached, DeadlineExceeded if it does
 // not answer in time, PermissionDenied if AUTH is refused, InvalidArgument
 // for options out of range (port, db, buckets, caps, pool size, timeouts,
-// an empty namespace or one containing braces).
+// an empty namespace or one containing braces) and for a db the server does
+// not have.
 absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
     const RedisOptions& options);
 

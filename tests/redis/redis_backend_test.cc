@@ -163,6 +163,24 @@ TEST(RedisDeadCapTest, EvictsTheOldestDeathAndDeletesIt) {
   EXPECT_EQ(stats, (TopicStats{0, 0, 0, 2}));
 }
 
+TEST(RedisDeadCapTest, LeasesExpiringInReserveKeepEveryDeadJobUnderTheCap) {
+  RedisOptions options = FreshRedisOptions();
+  options.delay_buckets = 2;  // unlike the cap, so a mix-up would show
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend,
+                       OpenRedisBackend(options));
+  std::vector<NewJob> jobs;
+  for (int i = 0; i < 6; ++i)
+    jobs.push_back(MakeJob(absl::StrCat("j", i), "t"));
+  ASSERT_OK(backend->Add(jobs, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend->Reserve("t", 6, kT0));
+  ASSERT_EQ(l.size(), 6u);
+  // Every lease expired with no attempts left: Reserve buries them all.
+  ASSERT_OK_AND_ASSIGN(l, backend->Reserve("t", 6, kT0 + absl::Minutes(1)));
+  EXPECT_TRUE(l.empty());
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats, (TopicStats{0, 0, 0, 6}));
+}
+
 TEST(RedisServerTimeTest, ScriptsUseTheServersClock) {
   RedisOptions options = FreshRedisOptions();
   options.time_source = RedisOptions::TimeSource::kServer;
@@ -240,6 +258,13 @@ TEST(RedisOpenTest, LaterProcessesAdoptTheNamespacesBucketCount) {
   ASSERT_OK_AND_ASSIGN(PromoteResult r,
                        second->PromoteDue(kT0 + absl::Seconds(5), 10));
   EXPECT_EQ(r.transitions.size(), 3u);
+}
+
+TEST(RedisSelectTest, DbTheServerDoesNotHaveIsInvalid) {
+  RedisOptions o = FreshRedisOptions();
+  o.db = 1000;  // the server has 16
+  EXPECT_THAT(OpenRedisBackend(o),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(RedisSelectTest, DbSeparatesStores) {

@@ -8,12 +8,12 @@
 #include <signal.h>
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "delayq/redis_backend.h"
 #include "gtest/gtest.h"
@@ -61,7 +61,7 @@ TEST(RedisOutageTest, KilledUnderLoadFailsFastAndRecoversOnRestart) {
 
   std::atomic<bool> stop{false};
   std::atomic<int> ok_calls{0}, outage_calls{0};
-  absl::Mutex mu;
+  std::mutex mu;
   std::vector<std::string> problems;  // guarded by mu
   auto worker = [&](int w) {
     for (int i = 0; !stop.load(); ++i) {
@@ -77,7 +77,7 @@ TEST(RedisOutageTest, KilledUnderLoadFailsFastAndRecoversOnRestart) {
         }
       }
       const absl::Duration took = absl::Now() - start;
-      absl::MutexLock lock(&mu);
+      std::lock_guard<std::mutex> lock(mu);
       if (s.ok()) {
         ok_calls++;
       } else if (IsOutage(s)) {
@@ -110,7 +110,7 @@ TEST(RedisOutageTest, KilledUnderLoadFailsFastAndRecoversOnRestart) {
   stop = true;
   for (std::thread& t : threads) t.join();
   EXPECT_GE(ok_calls.load(), ok_before + 200) << "work did not resume";
-  absl::MutexLock lock(&mu);
+  std::lock_guard<std::mutex> lock(mu);
   EXPECT_TRUE(problems.empty())
       << problems.size() << " problems, first: " << problems.front();
 }
@@ -165,7 +165,7 @@ TEST(RedisOutageTest, SigkillLosesNoAcknowledgedAddWithAppendFsyncAlways) {
 
   std::atomic<bool> stop{false};
   std::atomic<int> added{0};
-  absl::Mutex mu;
+  std::mutex mu;
   std::vector<std::string> confirmed;  // guarded by mu
   auto producer = [&](int w) {
     for (int i = 0; !stop.load(); ++i) {
@@ -175,7 +175,7 @@ TEST(RedisOutageTest, SigkillLosesNoAcknowledgedAddWithAppendFsyncAlways) {
       }
       absl::Status s = backend->Add(batch, absl::UnixEpoch());
       if (s.ok()) {
-        absl::MutexLock lock(&mu);
+        std::lock_guard<std::mutex> lock(mu);
         for (const NewJob& j : batch) confirmed.push_back(j.id);
         added += batch.size();
       } else {
@@ -192,7 +192,7 @@ TEST(RedisOutageTest, SigkillLosesNoAcknowledgedAddWithAppendFsyncAlways) {
   for (std::thread& t : threads) t.join();
 
   ASSERT_OK(server->Restart(durable));
-  absl::MutexLock lock(&mu);
+  std::lock_guard<std::mutex> lock(mu);
   ASSERT_GE(confirmed.size(), 1000u);
   int lost = 0;
   for (const std::string& id : confirmed) {

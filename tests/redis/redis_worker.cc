@@ -12,13 +12,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "backends/redis/redis_backend_impl.h"
 
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  absl::Mutex mu;
+  std::mutex mu;
   std::vector<std::string> acked;
   std::atomic<bool> failed{false};
   auto work = [&](int t) {
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
       }
       empty_rounds = got_any ? 0 : empty_rounds + 1;
     }
-    absl::MutexLock lock(&mu);
+    std::lock_guard<std::mutex> lock(mu);
     acked.insert(acked.end(), mine.begin(), mine.end());
   };
   std::vector<std::thread> pool;

@@ -23,12 +23,18 @@ for i = 0, n - 1 do
 end
 
 local first = redis.call('INCRBY', KEYS[2], n) - n
+-- Redis turns Lua numbers into text with a slow "%.17g"; with no shift the
+-- caller's text is passed through as is.
+local now_text = now
+if shift == 0 then now_text = ARGV[1] end
 -- Counts are summed per topic and written once per topic, not per job.
 local added = {}
 for i = 0, n - 1 do
   local a = 4 + i * 8
   local id, topic = ARGV[a], ARGV[a + 1]
   local run_at = tonumber(ARGV[a + 7]) + shift
+  local run_at_text = run_at
+  if shift == 0 then run_at_text = ARGV[a + 7] end
   local seq = first + i + 1
   local state
   if run_at <= now then
@@ -43,9 +49,10 @@ for i = 0, n - 1 do
   -- deadline, last_error, token and bucket are absent until set (read as
   -- empty); fewer fields make the write cheaper.
   redis.call('HSET', job_key(id), 'topic', topic, 'payload', ARGV[a + 2],
-             'state', state, 'priority', ARGV[a + 3], 'attempts', 0,
+             'state', state, 'priority', ARGV[a + 3], 'attempts', '0',
              'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
-             'backoff', ARGV[a + 6], 'enqueued_at', now, 'run_at', run_at,
+             'backoff', ARGV[a + 6], 'enqueued_at', now_text,
+             'run_at', run_at_text,
              'seq', seq)
   local c = added[topic]
   if not c then

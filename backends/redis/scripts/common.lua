@@ -153,15 +153,16 @@ local function bury(id, jk, topic, cap)
   end
 end
 
--- Makes one due job ready again: a delayed job whose run_at came (from bucket
--- `b`), or a reservation whose deadline passed. Returns a transition
--- {kind, id, topic, attempts} or nil if the id names no job.
-local function promote_delayed(id, b)
+-- Makes one due job ready again: a delayed job whose run_at came, or a
+-- reservation whose deadline passed. `from` is the set the id was found in;
+-- an entry there that names no such job (which no script leaves behind) is
+-- dropped. Returns a transition {kind, id, topic, attempts}, or nil.
+local function promote_delayed(id, from)
   local jk = job_key(id)
   local f = redis.call('HMGET', jk, 'topic', 'priority', 'run_at', 'seq',
                        'attempts', 'state', 'bucket')
   if not f[1] or f[6] ~= 'delayed' then
-    redis.call('ZREM', bucket_key(b), id)
+    redis.call('ZREM', from, id)
     return nil
   end
   delay_off(id, f[1], f[7])
@@ -173,12 +174,12 @@ local function promote_delayed(id, b)
   return {'promoted', id, f[1], tonumber(f[5])}
 end
 
-local function expire_reservation(id, dead_cap)
+local function expire_reservation(id, from, dead_cap)
   local jk = job_key(id)
   local f = redis.call('HMGET', jk, 'topic', 'priority', 'run_at', 'seq',
                        'attempts', 'max_attempts', 'state')
   if not f[1] or f[7] ~= 'reserved' then
-    redis.call('ZREM', RESERVED, id)
+    redis.call('ZREM', from, id)
     return nil
   end
   lease_off(id, f[1])
@@ -197,8 +198,8 @@ local function expire_reservation(id, dead_cap)
 end
 
 -- Promotes up to `limit` due jobs (all of them when limit <= 0) from the
--- given sources, earliest due first. `sources` is a list of {key, bucket}
--- where bucket is a delay bucket index, or -1 for a set of reservations.
+-- given sources, earliest due first. `sources` is a list of {key, delayed}
+-- where delayed is true for a set of delayed jobs, false for reservations.
 -- Returns the transitions and whether more are due.
 local function promote_from(sources, now, limit, dead_cap)
   -- Take up to limit + 1 due entries from every source, merge them by time,
@@ -213,7 +214,7 @@ local function promote_from(sources, now, limit, dead_cap)
       r = redis.call('ZRANGEBYSCORE', src[1], '-inf', now, 'WITHSCORES')
     end
     for i = 1, #r, 2 do
-      table.insert(due, {tonumber(r[i + 1]), r[i], src[2]})
+      table.insert(due, {tonumber(r[i + 1]), r[i], src})
     end
   end
   if #due > 1 then table.sort(due, function(x, y) return x[1] < y[1] end) end
@@ -227,10 +228,10 @@ local function promote_from(sources, now, limit, dead_cap)
   for i = 1, n do
     local d = due[i]
     local t
-    if d[3] >= 0 then
-      t = promote_delayed(d[2], d[3])
+    if d[3][2] then
+      t = promote_delayed(d[2], d[3][1])
     else
-      t = expire_reservation(d[2], dead_cap)
+      t = expire_reservation(d[2], d[3][1], dead_cap)
     end
     if t then table.insert(out, t) end
   end
@@ -240,16 +241,15 @@ end
 -- Every topic: the delay buckets and the global reservations.
 local function promote_due(now, limit, buckets, dead_cap)
   local sources = {}
-  for b = 0, buckets - 1 do table.insert(sources, {bucket_key(b), b}) end
-  table.insert(sources, {RESERVED, -1})
+  for b = 0, buckets - 1 do table.insert(sources, {bucket_key(b), true}) end
+  table.insert(sources, {RESERVED, false})
   return promote_from(sources, now, limit, dead_cap)
 end
 
--- One topic: its own delayed and reserved sets. A delayed job's bucket is
--- read from its hash by promote_delayed(), so any index >= 0 will do.
+-- One topic: its own delayed and reserved sets.
 local function promote_topic(topic, now, limit, dead_cap)
-  return promote_from({{tdelayed_key(topic), 0}, {treserved_key(topic), -1}},
-                      now, limit, dead_cap)
+  return promote_from({{tdelayed_key(topic), true},
+                       {treserved_key(topic), false}}, now, limit, dead_cap)
 end
 
 -- Checks that `token` is the current reservation of job `id`. Returns the job
