@@ -152,10 +152,12 @@ def markdown(runs):
           r["metrics"]["missing"]] for r in by(runs, "w1")]))
     out.append("\nW2 delayed lateness (ms after the due time)\n")
     out.append(md_table(
-        ["system", "n", "p50", "p99", "max", "duplicates", "missing"],
+        ["system", "n", "p50", "p99", "max", "duplicates", "missing",
+         "host stall max (ms)"],
         [[r["system"], num(r["params"]["n"])] +
          [num(r["metrics"]["lateness_ms"][q]) for q in ("p50", "p99", "max")] +
-         [r["metrics"]["duplicates"], r["metrics"]["missing"]]
+         [r["metrics"]["duplicates"], r["metrics"]["missing"],
+          num(r["metrics"].get("host_oversleep_ms", {}).get("max", float("nan")))]
          for r in by(runs, "w2")]))
     out.append("\nW3 TTR redelivery (ms after the lease deadline, ttr 1 s)\n")
     out.append(md_table(

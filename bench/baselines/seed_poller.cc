@@ -278,6 +278,7 @@ absl::StatusOr<std::vector<Report>> RunW2(const Config& config) {
   std::atomic<int64_t> done{0};
   std::atomic<int64_t> moved{0};
 
+  StallProbe probe;
   absl::Notification stop;
   std::thread mover([&] { MoverLoop(config, stop, moved); });
   std::vector<std::thread> consumers = StartConsumers(
@@ -336,6 +337,7 @@ absl::StatusOr<std::vector<Report>> RunW2(const Config& config) {
   report.Param("lead_ms", absl::ToInt64Milliseconds(config.lead));
   report.Param("interval_ms", absl::ToInt64Milliseconds(config.interval));
   report.MetricJson("lateness_ms", Distribution(delivered));
+  report.MetricJson("host_oversleep_ms", probe.Finish());
   report.Metric("delivered", tally.delivered());
   report.Metric("duplicates", tally.Duplicates());
   report.Metric("missing", tally.Missing());

@@ -170,6 +170,30 @@ void Progress::Run() {
   }
 }
 
+StallProbe::StallProbe()
+    : thread_([this] {
+        constexpr absl::Duration kStep = absl::Milliseconds(1);
+        while (!stop_.HasBeenNotified()) {
+          const absl::Time before = absl::Now();
+          absl::SleepFor(kStep);
+          oversleep_ms_.push_back(
+              absl::ToDoubleMilliseconds(absl::Now() - before - kStep));
+        }
+      }) {}
+
+StallProbe::~StallProbe() { Join(); }
+
+void StallProbe::Join() {
+  if (!thread_.joinable()) return;
+  stop_.Notify();
+  thread_.join();
+}
+
+std::string StallProbe::Finish() {
+  Join();
+  return Distribution(oversleep_ms_);
+}
+
 int64_t ParseIndex(absl::string_view payload) {
   payload = payload.substr(0, payload.find('|'));
   int64_t index;

@@ -120,6 +120,30 @@ class Progress {
   std::thread thread_;
 };
 
+// StallProbe
+//
+// While alive, sleeps 1 ms at a time and records how much longer each sleep
+// took: how often and how long the machine kept this process off the CPU
+// (other load on a shared host). Lets a reader tell a late job caused by
+// the host from one caused by the queue.
+class StallProbe {
+ public:
+  StallProbe();
+  ~StallProbe();
+  StallProbe(const StallProbe&) = delete;
+  StallProbe& operator=(const StallProbe&) = delete;
+
+  // Stops the probe and returns Distribution() of the oversleeps in ms.
+  std::string Finish();
+
+ private:
+  void Join();
+
+  absl::Notification stop_;
+  std::vector<double> oversleep_ms_;
+  std::thread thread_;
+};
+
 // Parses a job index written as the payload's decimal prefix (up to '|');
 // -1 when there is none.
 int64_t ParseIndex(absl::string_view payload);

@@ -48,6 +48,7 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
       },
       handler_options);
   WL_RETURN_IF_ERROR(scheduler.Start());
+  StallProbe probe;
 
   const absl::Time first_due = absl::Now() + config.lead;
   for (int64_t i = 0; i < n; ++i) due[i] = first_due + config.spread * i / n;
@@ -95,6 +96,7 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
                static_cast<int64_t>(absl::ToInt64Seconds(config.spread)));
   report.Param("lead_ms", absl::ToInt64Milliseconds(config.lead));
   report.MetricJson("lateness_ms", Distribution(delivered));
+  report.MetricJson("host_oversleep_ms", probe.Finish());
   report.Metric("delivered", tally.delivered());
   report.Metric("duplicates", tally.Duplicates());
   report.Metric("missing", tally.Missing());
