@@ -12,6 +12,7 @@
 #include "delayq/delayq.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {
@@ -72,6 +73,29 @@ TEST(OpenBackendTest, UnknownSchemeIsInvalidArgumentNamingTheUrl) {
     EXPECT_THAT(backend.status().message(),
                 HasSubstr(absl::StrCat("\"", url, "\"")));
   }
+}
+
+TEST(OpenBackendTest, RedisSchemeReachesAServer) {
+  ASSERT_OK_AND_ASSIGN(auto server, testing::RedisServer::Start());
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Backend> backend,
+      OpenBackend(absl::StrCat("redis://127.0.0.1:", server->port(),
+                               "?namespace=open")));
+  EXPECT_EQ(backend->Name(), "redis");
+  NewJob job;
+  job.id = "a";
+  job.topic = "t";
+  job.payload = "p";
+  ASSERT_OK(backend->Add({job}, absl::FromUnixSeconds(100)));
+  ASSERT_OK_AND_ASSIGN(Job got, backend->Get("a"));
+  EXPECT_EQ(got.payload, "p");
+}
+
+TEST(OpenBackendTest, RedisUrlErrorsComeFromTheRedisParser) {
+  EXPECT_THAT(OpenBackend("redis://127.0.0.1").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(OpenBackend("redis:127.0.0.1:6379").status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Runs every standard workload on every store, plus the seed-design
+# baselines and the idle Redis load, and turns the results into a chart and
+# a table:
+#
+#   bench/run_all.sh
+#
+# writes bench/results/results.jsonl (one JSON object per run, replaced on
+# every run), bench/results/workloads.png and bench/results/workloads.md.
+# Starts a private redis-server on a free loopback port in a temporary
+# directory and stops it at the end. About 5 minutes on 2 cores.
+#
+# Sizes can be changed through the environment: W1_N (memory and Redis),
+# W1_N_SQLITE, W2_N (4,000 jobs due per second), W2_LIGHT_N (400 per second),
+# W3_N, IDLE_N.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+W1_N=${W1_N:-100000}
+W1_N_SQLITE=${W1_N_SQLITE:-20000}
+W2_N=${W2_N:-20000}
+W2_LIGHT_N=${W2_LIGHT_N:-2000}
+W3_N=${W3_N:-1000}
+IDLE_N=${IDLE_N:-100000}
+RESULTS=bench/results
+OUT=$RESULTS/results.jsonl
+
+# Debian's python3 with matplotlib, for the chart.
+PYTHON=/usr/bin/python3
+if ! "$PYTHON" -c 'import matplotlib' 2>/dev/null; then
+  echo "installing python3-matplotlib" >&2
+  apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null ||
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null; }
+fi
+command -v redis-server >/dev/null || {
+  echo "redis-server is missing (apt-get install redis-server)" >&2
+  exit 1
+}
+
+bazel build -c opt //bench:workloads //bench:seed_poller
+BIN=$(bazel info -c opt bazel-bin 2>/dev/null)/bench
+
+TMP=$(mktemp -d)
+PORT=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+stop_redis() {
+  redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
+  rm -rf "$TMP"
+}
+trap stop_redis EXIT
+redis-server --port "$PORT" --bind 127.0.0.1 --save '' --appendonly no \
+  --daemonize yes --pidfile "$TMP/redis.pid" --logfile "$TMP/redis.log" \
+  --dir "$TMP"
+for _ in $(seq 50); do
+  redis-cli -p "$PORT" ping >/dev/null 2>&1 && break
+  sleep 0.1
+done
+REDIS=redis://127.0.0.1:$PORT
+
+mkdir -p "$RESULTS"
+: >"$OUT"
+
+# run LABEL COMMAND...: appends the JSON lines; a failed run stops the script.
+run() {
+  local label=$1
+  shift
+  echo "== $label" >&2
+  "$@" --json >>"$OUT"
+}
+fresh_redis() { redis-cli -p "$PORT" flushall >/dev/null; }
+sqlite_url() { rm -f "$TMP"/bench.db*; echo "sqlite:$TMP/bench.db"; }
+
+for c in 1 8; do
+  run "memory w1 c=$c" "$BIN/workloads" --store=memory: --workload=w1 --n="$W1_N" --concurrency="$c"
+  run "sqlite w1 c=$c" "$BIN/workloads" --store="$(sqlite_url)" --workload=w1 --n="$W1_N_SQLITE" --concurrency="$c"
+  fresh_redis
+  run "redis w1 c=$c" "$BIN/workloads" --store="$REDIS" --workload=w1 --n="$W1_N" --concurrency="$c"
+done
+for n in "$W2_LIGHT_N" "$W2_N"; do
+  run "memory w2 n=$n" "$BIN/workloads" --store=memory: --workload=w2 --n="$n"
+  run "sqlite w2 n=$n" "$BIN/workloads" --store="$(sqlite_url)" --workload=w2 --n="$n"
+  fresh_redis
+  run "redis w2 n=$n" "$BIN/workloads" --store="$REDIS" --workload=w2 --n="$n"
+  for interval in 100 10; do
+    fresh_redis
+    run "seed poller ${interval}ms w2 n=$n" "$BIN/seed_poller" --redis="127.0.0.1:$PORT" \
+      --interval_ms="$interval" --workload=w2 --n="$n"
+  done
+done
+run "memory w3" "$BIN/workloads" --store=memory: --workload=w3 --n="$W3_N"
+run "sqlite w3" "$BIN/workloads" --store="$(sqlite_url)" --workload=w3 --n="$W3_N"
+fresh_redis
+run "redis w3" "$BIN/workloads" --store="$REDIS" --workload=w3 --n="$W3_N"
+
+fresh_redis
+run "seed poller w1 c=8" "$BIN/seed_poller" --redis="127.0.0.1:$PORT" \
+  --workload=w1 --n="$W1_N" --concurrency=8
+
+# Idle load: one consumer each, like delayq's default single worker.
+for interval in 100 10; do
+  fresh_redis
+  run "seed poller ${interval}ms idle" "$BIN/seed_poller" --redis="127.0.0.1:$PORT" \
+    --interval_ms="$interval" --workload=idle --n="$IDLE_N" --concurrency=1
+done
+fresh_redis
+run "redis idle" "$BIN/workloads" --store="$REDIS" --workload=idle --n="$IDLE_N"
+
+stop_redis
+trap - EXIT
+"$PYTHON" bench/plot.py "$OUT" "$RESULTS/workloads.png" "$RESULTS/workloads.md"
+cat "$RESULTS/workloads.md"

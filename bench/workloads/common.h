@@ -1,0 +1,49 @@
+// Copyright delayq authors.
+//
+// Helpers the workload files share: opening a scheduler on a store URL and
+// naming systems and topics.
+
+#ifndef DELAYQ_BENCH_WORKLOADS_COMMON_H_
+#define DELAYQ_BENCH_WORKLOADS_COMMON_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "bench/workloads/workloads.h"
+#include "delayq/delayq.h"
+
+namespace delayq {
+namespace bench {
+
+#define WL_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    const absl::Status wl_status_ = (expr);  \
+    if (!wl_status_.ok()) return wl_status_; \
+  } while (0)
+
+// A scheduler with default options (real clock) on `config.store_url`.
+inline absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
+    const WorkloadConfig& config) {
+  absl::StatusOr<std::unique_ptr<Backend>> backend =
+      OpenBackend(config.store_url);
+  if (!backend.ok()) return backend.status();
+  return Scheduler::Create(*std::move(backend));
+}
+
+// "delayq-memory", "delayq-sqlite", "delayq-redis".
+inline std::string SystemName(const Scheduler& scheduler) {
+  return absl::StrCat("delayq-", scheduler.backend().Name());
+}
+
+inline std::string Topic(const WorkloadConfig& config,
+                         absl::string_view workload) {
+  return absl::StrCat("bench.", workload, ".", config.run_tag);
+}
+
+}  // namespace bench
+}  // namespace delayq
+
+#endif  // DELAYQ_BENCH_WORKLOADS_COMMON_H_

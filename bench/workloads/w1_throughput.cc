@@ -1,0 +1,170 @@
+// Copyright delayq authors.
+//
+// W1, ready throughput: enqueue N immediate jobs, then consume them with C
+// threads that reserve and ack. Run twice on fresh topics: one job per call
+// (Enqueue, Reserve, Ack), and batched (EnqueueBatch and ReserveBatch of
+// `batch` jobs, then one Ack per job: the API has no batch ack).
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "bench/workloads/common.h"
+
+namespace delayq {
+namespace bench {
+namespace {
+
+// How long a consumer waits on an empty topic before it decides the run is
+// over. Every job is ready before consuming starts, so empty means done.
+constexpr absl::Duration kDrainWait = absl::Milliseconds(300);
+
+struct ConsumeResult {
+  absl::Duration elapsed;
+  int64_t ack_errors = 0;
+  absl::Status error;
+};
+
+ConsumeResult Consume(Scheduler& scheduler, const std::string& topic,
+                      int concurrency, int batch, Tally& tally,
+                      std::atomic<int64_t>& done) {
+  const absl::Time start = absl::Now();
+  std::atomic<int64_t> last_ack_nanos{0};
+  std::atomic<int64_t> ack_errors{0};
+  absl::Mutex mu;
+  absl::Status first_error;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < concurrency; ++t) {
+    threads.emplace_back([&] {
+      for (;;) {
+        std::vector<Lease> leases;
+        if (batch > 1) {
+          absl::StatusOr<std::vector<Lease>> got =
+              scheduler.ReserveBatch(topic, batch, kDrainWait);
+          if (!got.ok()) {
+            absl::MutexLock lock(&mu);
+            if (first_error.ok()) first_error = got.status();
+            return;
+          }
+          leases = *std::move(got);
+        } else {
+          absl::StatusOr<std::optional<Lease>> got =
+              scheduler.Reserve(topic, kDrainWait);
+          if (!got.ok()) {
+            absl::MutexLock lock(&mu);
+            if (first_error.ok()) first_error = got.status();
+            return;
+          }
+          if (got->has_value()) leases.push_back(**std::move(got));
+        }
+        if (leases.empty()) return;
+        for (const Lease& lease : leases) {
+          tally.Deliver(ParseIndex(lease.job.payload));
+          if (!scheduler.Ack(lease).ok()) ack_errors.fetch_add(1);
+          done.fetch_add(1);
+        }
+        const int64_t now = absl::ToUnixNanos(absl::Now());
+        int64_t seen = last_ack_nanos.load();
+        while (seen < now && !last_ack_nanos.compare_exchange_weak(seen, now)) {
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  ConsumeResult result;
+  const int64_t last = last_ack_nanos.load();
+  result.elapsed =
+      last == 0 ? absl::ZeroDuration() : absl::FromUnixNanos(last) - start;
+  result.ack_errors = ack_errors.load();
+  result.error = first_error;
+  return result;
+}
+
+absl::StatusOr<Report> RunMode(const WorkloadConfig& config, int batch) {
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenScheduler(config);
+  if (!scheduler.ok()) return scheduler.status();
+  const std::string mode = batch > 1 ? "batch" : "single";
+  const std::string topic = Topic(config, absl::StrCat("w1.", mode));
+  std::atomic<int64_t> done{0};
+
+  // Enqueue. Payloads are "index|" plus padding to a 64-byte body.
+  const std::string pad(56, 'x');
+  absl::Time start = absl::Now();
+  {
+    Progress progress(absl::StrCat("w1 ", mode, " enqueue"), config.n, &done);
+    if (batch > 1) {
+      std::vector<std::string> payloads;
+      for (int64_t i = 0; i < config.n; i += batch) {
+        payloads.clear();
+        for (int64_t j = i; j < std::min<int64_t>(config.n, i + batch); ++j) {
+          payloads.push_back(absl::StrCat(j, "|", pad));
+        }
+        absl::StatusOr<std::vector<std::string>> ids =
+            (*scheduler)->EnqueueBatch(topic, payloads);
+        if (!ids.ok()) return ids.status();
+        done.fetch_add(payloads.size());
+      }
+    } else {
+      for (int64_t i = 0; i < config.n; ++i) {
+        absl::StatusOr<std::string> id =
+            (*scheduler)->Enqueue(topic, absl::StrCat(i, "|", pad));
+        if (!id.ok()) return id.status();
+        done.fetch_add(1);
+      }
+    }
+  }
+  const absl::Duration enqueue_time = absl::Now() - start;
+  const int64_t enqueued = done.exchange(0);
+
+  Tally tally(config.n);
+  ConsumeResult consumed;
+  {
+    Progress progress(absl::StrCat("w1 ", mode, " consume"), config.n, &done);
+    consumed =
+        Consume(**scheduler, topic, config.concurrency, batch, tally, done);
+  }
+  WL_RETURN_IF_ERROR(consumed.error);
+  absl::StatusOr<TopicStats> left = (*scheduler)->Stats(topic);
+  if (!left.ok()) return left.status();
+
+  Report report(SystemName(**scheduler), "w1");
+  report.Param("n", config.n);
+  report.Param("concurrency", static_cast<int64_t>(config.concurrency));
+  report.Param("mode", mode);
+  report.Param("batch", static_cast<int64_t>(batch));
+  const double enqueue_s = absl::ToDoubleSeconds(enqueue_time);
+  const double consume_s = absl::ToDoubleSeconds(consumed.elapsed);
+  report.Metric("enqueued", enqueued);
+  report.Metric("enqueue_s", enqueue_s);
+  report.Metric("enqueue_jobs_per_s", enqueue_s > 0 ? enqueued / enqueue_s : 0);
+  report.Metric("consumed", tally.delivered());
+  report.Metric("consume_s", consume_s);
+  report.Metric("consume_jobs_per_s",
+                consume_s > 0 ? tally.delivered() / consume_s : 0);
+  report.Metric("duplicates", tally.Duplicates());
+  report.Metric("missing", tally.Missing());
+  report.Metric("ack_errors", consumed.ack_errors);
+  report.Metric("left_in_store",
+                left->delayed + left->ready + left->reserved + left->dead);
+  return report;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<Report>> RunW1(const WorkloadConfig& config) {
+  std::vector<Report> reports;
+  for (int batch : {1, std::max(2, config.batch)}) {
+    absl::StatusOr<Report> report = RunMode(config, batch);
+    if (!report.ok()) return report.status();
+    reports.push_back(*std::move(report));
+  }
+  return reports;
+}
+
+}  // namespace bench
+}  // namespace delayq

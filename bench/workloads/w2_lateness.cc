@@ -1,0 +1,110 @@
+// Copyright delayq authors.
+//
+// W2, delayed lateness: N jobs whose absolute run_at times are spread evenly
+// over `spread` (5 s), starting `lead` after the run begins so that
+// enqueueing (one Enqueue per job, in due order) stays ahead of the due
+// times. Handlers registered with Handle() and Start()ed before the first
+// job is enqueued wait for them. Lateness is the time the handler is
+// entered minus the job's due time.
+
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "bench/workloads/common.h"
+
+namespace delayq {
+namespace bench {
+
+// How long after the last due time the run waits for missing deliveries.
+constexpr absl::Duration kGiveUpAfter = absl::Seconds(30);
+
+absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
+  absl::StatusOr<std::unique_ptr<Scheduler>> opened = OpenScheduler(config);
+  if (!opened.ok()) return opened.status();
+  Scheduler& scheduler = **opened;
+  const std::string topic = Topic(config, "w2");
+  const int64_t n = config.n;
+
+  std::vector<absl::Time> due(n);
+  std::vector<double> lateness_ms(n, std::nan(""));
+  Tally tally(n);
+  std::atomic<int64_t> done{0};
+  HandlerOptions handler_options;
+  handler_options.concurrency = config.concurrency;
+  scheduler.Handle(
+      topic,
+      [&](const Job& job) {
+        const absl::Time now = absl::Now();
+        const int64_t i = ParseIndex(job.payload);
+        if (tally.Deliver(i) == 1) {
+          lateness_ms[i] = absl::ToDoubleMilliseconds(now - due[i]);
+          done.fetch_add(1);
+        }
+        return absl::OkStatus();
+      },
+      handler_options);
+  WL_RETURN_IF_ERROR(scheduler.Start());
+  StallProbe probe;
+
+  const absl::Time first_due = absl::Now() + config.lead;
+  for (int64_t i = 0; i < n; ++i) due[i] = first_due + config.spread * i / n;
+  int64_t enqueued_late = 0;
+  {
+    std::atomic<int64_t> enqueued{0};
+    Progress progress("w2 enqueue", n, &enqueued);
+    for (int64_t i = 0; i < n; ++i) {
+      JobOptions options;
+      options.run_at = due[i];
+      absl::StatusOr<std::string> id =
+          scheduler.Enqueue(topic, absl::StrCat(i, "|w2"), options);
+      if (!id.ok()) {
+        scheduler.Stop(absl::Seconds(5));
+        return id.status();
+      }
+      if (absl::Now() > due[i]) ++enqueued_late;
+      enqueued.fetch_add(1);
+    }
+  }
+  const absl::Time give_up = due[n - 1] + kGiveUpAfter;
+  {
+    Progress progress("w2 deliver", n, &done);
+    while (done.load() < n && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    // A little longer, so that a second delivery of the last jobs would be
+    // counted too.
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  scheduler.Stop(absl::Seconds(5));
+  absl::StatusOr<TopicStats> left = scheduler.Stats(topic);
+  if (!left.ok()) return left.status();
+
+  // Handler threads are joined: their writes are visible. Only first
+  // deliveries have a lateness.
+  std::vector<double> delivered;
+  for (double ms : lateness_ms) {
+    if (!std::isnan(ms)) delivered.push_back(ms);
+  }
+  Report report(SystemName(scheduler), "w2");
+  report.Param("n", n);
+  report.Param("concurrency", static_cast<int64_t>(config.concurrency));
+  report.Param("spread_s",
+               static_cast<int64_t>(absl::ToInt64Seconds(config.spread)));
+  report.Param("lead_ms", absl::ToInt64Milliseconds(config.lead));
+  report.MetricJson("lateness_ms", Distribution(delivered));
+  report.MetricJson("host_oversleep_ms", probe.Finish());
+  report.Metric("delivered", tally.delivered());
+  report.Metric("duplicates", tally.Duplicates());
+  report.Metric("missing", tally.Missing());
+  report.Metric("enqueued_late", enqueued_late);
+  report.Metric("left_in_store",
+                left->delayed + left->ready + left->reserved + left->dead);
+  return std::vector<Report>{std::move(report)};
+}
+
+}  // namespace bench
+}  // namespace delayq

@@ -1,0 +1,122 @@
+// Copyright delayq authors.
+//
+// W3, TTR redelivery: N jobs with ttr 1 s are reserved and never acked (the
+// worker "died"). Handlers then wait on the topic; redelivery time is when a
+// handler is entered minus the first lease's deadline. A job never
+// redelivered is lost; one delivered again after its handler acked it is a
+// duplicate.
+
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "bench/workloads/common.h"
+
+namespace delayq {
+namespace bench {
+namespace {
+
+constexpr absl::Duration kTtr = absl::Seconds(1);
+// How long after the last deadline the run waits for missing redeliveries.
+constexpr absl::Duration kGiveUpAfter = absl::Seconds(30);
+
+}  // namespace
+
+absl::StatusOr<std::vector<Report>> RunW3(const WorkloadConfig& config) {
+  absl::StatusOr<std::unique_ptr<Scheduler>> opened = OpenScheduler(config);
+  if (!opened.ok()) return opened.status();
+  Scheduler& scheduler = **opened;
+  const std::string topic = Topic(config, "w3");
+  const int64_t n = config.n;
+
+  std::vector<std::string> payloads;
+  for (int64_t i = 0; i < n; ++i) payloads.push_back(absl::StrCat(i, "|w3"));
+  JobOptions options;
+  options.ttr = kTtr;
+  options.max_attempts = 3;
+  for (int64_t i = 0; i < n; i += 1000) {
+    std::vector<std::string> chunk(
+        payloads.begin() + i,
+        payloads.begin() + std::min<int64_t>(n, i + 1000));
+    absl::StatusOr<std::vector<std::string>> ids =
+        scheduler.EnqueueBatch(topic, chunk, options);
+    if (!ids.ok()) return ids.status();
+  }
+
+  // The first leases, abandoned.
+  std::vector<absl::Time> deadline(n, absl::InfinitePast());
+  int64_t reserved = 0;
+  while (reserved < n) {
+    absl::StatusOr<std::vector<Lease>> leases =
+        scheduler.ReserveBatch(topic, 100);
+    if (!leases.ok()) return leases.status();
+    if (leases->empty()) {
+      return absl::InternalError(absl::StrCat("w3: only ", reserved, " of ", n,
+                                              " jobs could be reserved"));
+    }
+    for (const Lease& lease : *leases) {
+      const int64_t i = ParseIndex(lease.job.payload);
+      if (i < 0 || i >= n || deadline[i] != absl::InfinitePast()) {
+        return absl::InternalError(absl::StrCat(
+            "w3: job ", lease.job.id, " reserved twice before any deadline"));
+      }
+      deadline[i] = lease.deadline;
+      ++reserved;
+    }
+  }
+  absl::Time last_deadline = absl::InfinitePast();
+  for (absl::Time d : deadline) last_deadline = std::max(last_deadline, d);
+
+  std::vector<double> redelivery_ms(n, std::nan(""));
+  Tally tally(n);
+  std::atomic<int64_t> done{0};
+  HandlerOptions handler_options;
+  handler_options.concurrency = config.concurrency;
+  scheduler.Handle(
+      topic,
+      [&](const Job& job) {
+        const absl::Time now = absl::Now();
+        const int64_t i = ParseIndex(job.payload);
+        if (tally.Deliver(i) == 1) {
+          redelivery_ms[i] = absl::ToDoubleMilliseconds(now - deadline[i]);
+          done.fetch_add(1);
+        }
+        return absl::OkStatus();
+      },
+      handler_options);
+  WL_RETURN_IF_ERROR(scheduler.Start());
+  {
+    Progress progress("w3 redeliver", n, &done);
+    const absl::Time give_up = last_deadline + kGiveUpAfter;
+    while (done.load() < n && absl::Now() < give_up) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    // One more ttr, so that a further delivery of an acked job would show.
+    absl::SleepFor(kTtr + absl::Milliseconds(500));
+  }
+  scheduler.Stop(absl::Seconds(5));
+  absl::StatusOr<TopicStats> left = scheduler.Stats(topic);
+  if (!left.ok()) return left.status();
+
+  std::vector<double> delivered;
+  for (double ms : redelivery_ms) {
+    if (!std::isnan(ms)) delivered.push_back(ms);
+  }
+  Report report(SystemName(scheduler), "w3");
+  report.Param("n", n);
+  report.Param("concurrency", static_cast<int64_t>(config.concurrency));
+  report.Param("ttr_ms", absl::ToInt64Milliseconds(kTtr));
+  report.MetricJson("redelivery_ms", Distribution(delivered));
+  report.Metric("redelivered", tally.delivered());
+  report.Metric("lost", tally.Missing());
+  report.Metric("duplicates", tally.Duplicates());
+  report.Metric("left_in_store",
+                left->delayed + left->ready + left->reserved + left->dead);
+  return std::vector<Report>{std::move(report)};
+}
+
+}  // namespace bench
+}  // namespace delayq

@@ -1,0 +1,56 @@
+// Copyright delayq authors.
+//
+// workloads.h — the standard workloads (see the design's Benchmarks section),
+// run against a delayq Scheduler on any store.
+//
+//   w1  ready throughput: enqueue N immediate jobs, then consume them with C
+//       threads (reserve + ack); once one job per call, once batched.
+//   w2  delayed lateness: N jobs due spread evenly over 5 s, handlers
+//       waiting; delivery time minus due time.
+//   w3  TTR redelivery: N jobs with ttr 1 s reserved and never acked; time
+//       from the lease deadline to the second delivery.
+//   idle Redis commands per second while N jobs wait far in the future and
+//       a started scheduler with a worker has nothing to do (Redis only).
+//
+// Every workload counts deliveries per job, so a duplicate or a lost job
+// shows up in its report.
+
+#ifndef DELAYQ_BENCH_WORKLOADS_WORKLOADS_H_
+#define DELAYQ_BENCH_WORKLOADS_WORKLOADS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "bench/workloads/report.h"
+
+namespace delayq {
+namespace bench {
+
+struct WorkloadConfig {
+  // The store, as OpenBackend() takes it.
+  std::string store_url;
+  int64_t n = 0;
+  int concurrency = 1;
+  // Jobs per EnqueueBatch() / ReserveBatch() call in w1's batched mode.
+  int batch = 100;
+  // w2: how far ahead of the first due time enqueueing starts.
+  absl::Duration lead = absl::Seconds(2);
+  // w2: the span the due times are spread over.
+  absl::Duration spread = absl::Seconds(5);
+  // idle: how long to count commands.
+  absl::Duration window = absl::Seconds(10);
+  // A tag that keeps this run's topics apart from earlier runs' in the store.
+  std::string run_tag;
+};
+
+absl::StatusOr<std::vector<Report>> RunW1(const WorkloadConfig& config);
+absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config);
+absl::StatusOr<std::vector<Report>> RunW3(const WorkloadConfig& config);
+absl::StatusOr<std::vector<Report>> RunIdle(const WorkloadConfig& config);
+
+}  // namespace bench
+}  // namespace delayq
+
+#endif  // DELAYQ_BENCH_WORKLOADS_WORKLOADS_H_
