@@ -192,6 +192,7 @@ TEST(SchedulerReentryDeathTest, StopFromAHandlerDoesNotCrash) {
         scheduler->Enqueue("t", "p").IgnoreError();
         scheduler->Start().IgnoreError();
         stopped.WaitForNotification();
+        scheduler.reset();  // joins what the handler could not
         _exit(0);
       },
       ::testing::ExitedWithCode(0), "");

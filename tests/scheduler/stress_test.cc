@@ -105,5 +105,58 @@ TEST(StressTest, ProducersAndConsumersLoseAndDuplicateNothing) {
   EXPECT_EQ(stats.total(), 0);
 }
 
+// Consumers that sometimes stall past the ttr: their jobs are delivered
+// again, their late acks are refused, and every job is still acknowledged
+// exactly once.
+TEST(StressTest, StalledConsumersAreFencedOff) {
+  constexpr int kJobs = 2000;
+  ASSERT_OK_AND_ASSIGN(auto scheduler, Scheduler::Create(NewMemoryBackend()));
+  ASSERT_OK(scheduler->Start());
+  JobOptions options;
+  options.ttr = absl::Milliseconds(30);
+  options.max_attempts = 100;
+  std::vector<std::string> payloads(kJobs, "x");
+  ASSERT_OK(scheduler->EnqueueBatch("stall", payloads, options));
+
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, int> acked;
+  std::atomic<int> refused{0};
+  std::atomic<int> done{0};
+  std::vector<std::thread> consumers;
+  for (int c = 0; c < kConsumers; ++c) {
+    consumers.emplace_back([&] {
+      absl::BitGen gen;
+      while (done.load() < kJobs) {
+        absl::StatusOr<std::optional<Lease>> lease =
+            scheduler->Reserve("stall", absl::Milliseconds(20));
+        ASSERT_TRUE(lease.ok()) << lease.status();
+        if (!lease->has_value()) continue;
+        // One delivery in 25 stalls well past its 30 ms lease.
+        if (absl::Uniform(gen, 0, 25) == 0) {
+          absl::SleepFor(absl::Milliseconds(60));
+        }
+        absl::Status s = scheduler->Ack(**lease);
+        if (absl::IsFailedPrecondition(s)) {
+          ++refused;
+          continue;
+        }
+        ASSERT_OK(s);
+        absl::MutexLock lock(&mu);
+        ++acked[(*lease)->job.id];
+        ++done;
+      }
+    });
+  }
+  for (std::thread& t : consumers) t.join();
+  scheduler->Stop();
+
+  EXPECT_GT(refused.load(), 0) << "no consumer stalled past its lease";
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(acked.size(), static_cast<size_t>(kJobs));
+  for (const auto& [id, count] : acked) EXPECT_EQ(count, 1) << id;
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler->Stats("stall"));
+  EXPECT_EQ(stats.total(), 0);
+}
+
 }  // namespace
 }  // namespace delayq

@@ -167,6 +167,13 @@ TEST_F(WorkersTest, LeaseIsExtendedWhileTheHandlerRuns) {
   options.id = "long";
   options.ttr = absl::Seconds(10);
   ASSERT_OK(scheduler_->Enqueue("slow", "", options));
+  // Whatever fails below, let the handler end so Stop() can return.
+  struct Release {
+    absl::Notification* n;
+    ~Release() {
+      if (!n->HasBeenNotified()) n->Notify();
+    }
+  } release_on_exit{&release};
   ASSERT_OK(scheduler_->Start());
   ASSERT_TRUE(events.WaitFor(EventType::kReserved, 1));
 
@@ -196,23 +203,27 @@ TEST_F(WorkersTest, StopWaitsForRunningHandlers) {
   EventCounter events(*scheduler_);
   absl::Notification started;
   absl::Notification release;
+  std::atomic<bool> stopped{false};
+  std::atomic<bool> finished_before_stop{false};
   scheduler_->Handle("t", [&](const Job&) {
     started.Notify();
     release.WaitForNotification();
+    finished_before_stop = !stopped.load();
     return absl::OkStatus();
   });
   ASSERT_OK(scheduler_->Enqueue("t", ""));
   ASSERT_OK(scheduler_->Start());
   started.WaitForNotification();
-  std::atomic<bool> stopped{false};
+  const int sleepers = clock_.Waiters();
   std::thread stopper([&] {
     scheduler_->Stop(absl::Hours(1));
     stopped = true;
   });
-  absl::SleepFor(absl::Milliseconds(50));
-  EXPECT_FALSE(stopped.load());  // the handler is still running
+  // Stop() waits for the grace period on the scheduler's clock.
+  while (clock_.Waiters() == sleepers) absl::SleepFor(absl::Milliseconds(1));
   release.Notify();
   stopper.join();
+  EXPECT_TRUE(finished_before_stop.load());
   EXPECT_EQ(events.Count(EventType::kSucceeded), 1);
 }
 
