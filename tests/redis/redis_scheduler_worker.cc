@@ -16,6 +16,7 @@
 //                  (see EnqueueGroups() for the delays and topics)
 //   delay_ms=N     every enqueued group is delayed by N ms instead
 //   ttr_ms=N       ttr of enqueued jobs (default 60000)
+//   payload=TEXT   payload of enqueued jobs (default "work")
 //   hang=1         a handler whose job's payload is "hang" records
 //                  "begin ID ATTEMPTS" and then blocks until the process is
 //                  killed (it simulates a worker stuck mid-job)
@@ -66,7 +67,8 @@ int Fail(const std::string& what, const absl::Status& status) {
 absl::Status EnqueueGroups(delayq::Scheduler& scheduler,
                            const std::string& prefix, int groups,
                            const std::vector<std::string>& topics,
-                           int fixed_delay_ms, absl::Duration ttr) {
+                           int fixed_delay_ms, absl::Duration ttr,
+                           const std::string& payload) {
   for (int g = 0; g < groups; ++g) {
     delayq::JobOptions options;
     options.ttr = ttr;
@@ -77,7 +79,7 @@ absl::Status EnqueueGroups(delayq::Scheduler& scheduler,
     const std::string& topic = topics[g % topics.size()];
     const std::string group_id = absl::StrCat(prefix, "-", g);
     if (g % 2 == 0) {
-      std::vector<std::string> payloads(10, "work");
+      std::vector<std::string> payloads(10, payload);
       options.id = group_id;
       absl::StatusOr<std::vector<std::string>> ids =
           scheduler.EnqueueBatch(topic, payloads, options);
@@ -86,7 +88,7 @@ absl::Status EnqueueGroups(delayq::Scheduler& scheduler,
       for (int k = 0; k < 10; ++k) {
         options.id = absl::StrCat(group_id, "-", k);
         absl::StatusOr<std::string> id =
-            scheduler.Enqueue(topic, "work", options);
+            scheduler.Enqueue(topic, payload, options);
         if (!id.ok()) return id.status();
       }
     }
@@ -172,8 +174,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     std::vector<std::string> topics = absl::StrSplit(parts[2], ',');
-    absl::Status enqueued = EnqueueGroups(**scheduler, parts[0], groups, topics,
-                                          delay_ms, absl::Milliseconds(ttr_ms));
+    absl::Status enqueued = EnqueueGroups(
+        **scheduler, parts[0], groups, topics, delay_ms,
+        absl::Milliseconds(ttr_ms),
+        args.count("payload") != 0 ? args["payload"] : std::string("work"));
     if (!enqueued.ok()) return Fail("enqueue", enqueued);
   }
   if (handled.empty()) return 0;
