@@ -1,0 +1,188 @@
+// Copyright delayq authors.
+//
+// The delayq program on a Redis store (--store redis://...): adding and
+// inspecting jobs, working them off, and the errors for a malformed URL, a
+// refused connection and a server that never answers.
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/cli/cli_runner.h"
+#include "tests/testing/redis_server.h"
+
+namespace delayq {
+namespace testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Exit 1 with exactly one line on stderr, "delayq: ..." containing `what`.
+void ExpectFailure(const CliResult& r, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, StartsWith("delayq: "));
+  EXPECT_THAT(r.err, HasSubstr(what));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+// A loopback socket bound to a free port; listening or not.
+class Socket {
+ public:
+  explicit Socket(bool listen_on_it) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof(addr);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
+        (listen_on_it && listen(fd_, 16) != 0)) {
+      ADD_FAILURE() << "cannot set up a loopback socket";
+    }
+    port_ = ntohs(addr.sin_port);
+  }
+  ~Socket() { close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+class CliRedisTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = server->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+
+  // A namespace of its own for each test.
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    static std::atomic<int> counter{0};
+    store_ = absl::StrCat("redis://127.0.0.1:", server_->port(),
+                          "?namespace=cli-", getpid(), "-", counter++);
+  }
+
+  // Runs delayq with --store pointing at this test's namespace.
+  CliResult Run(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--store", store_});
+    return cli_.Run(args);
+  }
+
+  static RedisServer* server_;
+  CliRunner cli_;
+  std::string store_;
+};
+
+RedisServer* CliRedisTest::server_ = nullptr;
+
+TEST_F(CliRedisTest, AddGetListAndStats) {
+  CliResult add =
+      Run({"add", "mail", "hello", "--id", "m1", "--priority", "2"});
+  ASSERT_EQ(add.exit_code, 0) << add.err;
+  EXPECT_EQ(add.out, "m1\n");
+  CliResult later = Run({"add", "mail", "later", "--delay", "1h"});
+  ASSERT_EQ(later.exit_code, 0) << later.err;
+  const std::string later_id(absl::StripSuffix(later.out, "\n"));
+  ASSERT_FALSE(later_id.empty());
+
+  CliResult get = Run({"get", "m1"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_THAT(get.out, HasSubstr("topic:        mail"));
+  EXPECT_THAT(get.out, HasSubstr("state:        ready"));
+  EXPECT_THAT(get.out, HasSubstr("priority:     2"));
+  EXPECT_THAT(get.out, HasSubstr("payload:      5 bytes  hello"));
+
+  CliResult stats = Run({"stats", "--json"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_THAT(stats.out, HasSubstr("\"topic\":\"mail\""));
+  EXPECT_THAT(stats.out, HasSubstr("\"delayed\":1"));
+  EXPECT_THAT(stats.out, HasSubstr("\"ready\":1"));
+
+  CliResult ready = Run({"list", "mail"});
+  ASSERT_EQ(ready.exit_code, 0) << ready.err;
+  EXPECT_THAT(ready.out, HasSubstr("m1"));
+  EXPECT_THAT(ready.out, HasSubstr(later_id));
+  CliResult delayed = Run({"list", "mail", "--state", "delayed"});
+  ASSERT_EQ(delayed.exit_code, 0) << delayed.err;
+  EXPECT_THAT(delayed.out, HasSubstr(later_id));
+  EXPECT_THAT(delayed.out, ::testing::Not(HasSubstr("m1 ")));
+
+  // Another namespace on the same server sees none of it.
+  CliResult other =
+      cli_.Run({"--store",
+                absl::StrCat("redis://127.0.0.1:", server_->port(),
+                             "?namespace=other-", getpid()),
+                "stats", "--json"});
+  EXPECT_EQ(other.out, "[]\n") << other.err;
+}
+
+TEST_F(CliRedisTest, WorkRunsTheCommandAndAcks) {
+  cli_.SetEnv("OUT", cli_.dir());
+  ASSERT_EQ(Run({"add", "mail", "to alice", "--id", "a"}).exit_code, 0);
+  ASSERT_EQ(Run({"add", "mail", "to bob", "--id", "b"}).exit_code, 0);
+  CliResult work = Run({"work", "mail", "--once", "--poll", "50ms", "--", "sh",
+                        "-c", "cat > \"$OUT/$DELAYQ_JOB_ID.payload\""});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  EXPECT_EQ(CliRunner::ReadFile(cli_.dir() + "/a.payload"), "to alice");
+  EXPECT_EQ(CliRunner::ReadFile(cli_.dir() + "/b.payload"), "to bob");
+  EXPECT_THAT(work.err, HasSubstr("a attempt 1/3 ok in "));
+  EXPECT_THAT(work.err, HasSubstr("b attempt 1/3 ok in "));
+  // Acked jobs are gone from the store.
+  EXPECT_EQ(Run({"stats", "--json"}).out, "[]\n");
+  ExpectFailure(Run({"get", "a"}), "no job with id 'a'");
+}
+
+TEST_F(CliRedisTest, BadRedisUrlExitsOneWithOneLine) {
+  ExpectFailure(cli_.Run({"--store", "redis://127.0.0.1:notaport", "stats"}),
+                "port 'notaport'");
+  ExpectFailure(cli_.Run({"--store", "redis://127.0.0.1:6379?colour=blue",
+                          "add", "t", "x"}),
+                "colour");
+  ExpectFailure(cli_.Run({"--store", "redis://:6379", "stats"}), "host");
+}
+
+TEST_F(CliRedisTest, UnreachableRedisExitsOneWithoutHanging) {
+  {
+    // Bound but not listening: the connection is refused at once.
+    Socket closed(/*listen_on_it=*/false);
+    ExpectFailure(
+        cli_.Run({"--store", absl::StrCat("redis://127.0.0.1:", closed.port()),
+                  "add", "t", "x"}),
+        "refused");
+  }
+  // Listening but never answering: the connection is made and the first
+  // command runs into the command timeout. Run() fails the test if delayq
+  // is still running after 10 s.
+  Socket silent(/*listen_on_it=*/true);
+  const std::string url =
+      absl::StrCat("redis://127.0.0.1:", silent.port(), "?timeout_ms=300");
+  ExpectFailure(cli_.Run({"--store", url, "stats"}, "", absl::Seconds(10)),
+                "redis");
+  ExpectFailure(
+      cli_.Run({"--store", url, "add", "t", "x"}, "", absl::Seconds(10)),
+      "redis");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq
