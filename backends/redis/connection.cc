@@ -3,9 +3,13 @@
 #include "backends/redis/connection.h"
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -81,6 +85,44 @@ void FreeContext(redisContext* c) {
   if (c != nullptr) redisFree(c);
 }
 
+// RESP: "*<argc>\r\n" then "$<len>\r\n<arg>\r\n" per argument.
+void AppendRequests(const std::vector<Command>& commands, std::string* out) {
+  size_t size = 0;
+  for (const Command& cmd : commands) {
+    size += 16;
+    for (const std::string& a : cmd) size += a.size() + 16;
+  }
+  out->reserve(size);
+  for (const Command& cmd : commands) {
+    absl::StrAppend(out, "*", cmd.size(), "\r\n");
+    for (const std::string& a : cmd) {
+      absl::StrAppend(out, "$", a.size(), "\r\n", a, "\r\n");
+    }
+  }
+}
+
+// Writes all of `data` to the context's socket. On failure marks the
+// context as failed (so it is discarded) with the system's message, which
+// ContextStatus() maps: a send timeout ("Resource temporarily unavailable")
+// is DeadlineExceeded, a closed or reset connection Unavailable.
+absl::Status SendAll(redisContext* c, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n =
+        send(c->fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    c->err = REDIS_ERR_IO;
+    snprintf(c->errstr, sizeof(c->errstr), "%s",
+             n == 0 ? "connection closed" : strerror(errno));
+    return ContextStatus(c, "send");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ErrorReplyStatus(absl::string_view message) {
@@ -129,6 +171,10 @@ absl::StatusOr<redisContext*> ConnectionPool::Connect() {
   std::vector<Command> setup;
   if (!options_.password.empty()) setup.push_back({"AUTH", options_.password});
   if (options_.db != 0) setup.push_back({"SELECT", absl::StrCat(options_.db)});
+  // hiredis writes these itself, with write(): keep a vanished server's
+  // SIGPIPE away from the process.
+  std::optional<ScopedSigpipeBlock> no_sigpipe;
+  if (!setup.empty()) no_sigpipe.emplace();
   for (const Command& cmd : setup) {
     std::vector<const char*> argv;
     std::vector<size_t> lens;
@@ -198,30 +244,23 @@ void ConnectionPool::Release(redisContext* c) {
 
 absl::StatusOr<std::vector<Reply>> ConnectionPool::Pipeline(
     const std::vector<Command>& commands) {
-  ScopedSigpipeBlock no_sigpipe;
   absl::StatusOr<redisContext*> acquired = Acquire();
   if (!acquired.ok()) return acquired.status();
   redisContext* c = *acquired;
-  std::vector<const char*> argv;
-  std::vector<size_t> lens;
-  for (const Command& cmd : commands) {
-    argv.clear();
-    lens.clear();
-    for (const std::string& a : cmd) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    if (redisAppendCommandArgv(c, argv.size(), argv.data(), lens.data()) !=
-        REDIS_OK) {
-      absl::Status status = ContextStatus(c, "append");
-      Release(c);
-      return status;
-    }
+  // The commands are written here, not by hiredis, so that send() can say
+  // MSG_NOSIGNAL: a server that went away cannot raise SIGPIPE, and no
+  // signal-mask system calls are needed around every call.
+  std::string out;
+  AppendRequests(commands, &out);
+  if (absl::Status sent = SendAll(c, out); !sent.ok()) {
+    Release(c);
+    return sent;
   }
   std::vector<Reply> replies;
   replies.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {
     void* raw = nullptr;
+    // Nothing is queued in hiredis's output buffer, so this only reads.
     if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
       // The context now carries the error; Release() discards it, so the
       // replies still in flight die with the connection.
