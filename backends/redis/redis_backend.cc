@@ -118,17 +118,37 @@ absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
 }
 
 // Parses {"OK", snapshot, ...}.
+// Parses the snapshots of a reply {"OK", ..., snapshot...} from element
+// `first` on.
 absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
-                                                  absl::string_view script) {
-  if (Word(r) != "OK") return Unexpected(r, script);
+                                                  absl::string_view script,
+                                                  size_t first = 1) {
+  if (Word(r) != "OK" || r->elements < first) return Unexpected(r, script);
   std::vector<Lease> out;
-  out.reserve(r->elements - 1);
-  for (size_t i = 1; i < r->elements; ++i) {
+  out.reserve(r->elements - first);
+  for (size_t i = first; i < r->elements; ++i) {
     absl::StatusOr<Lease> lease = ParseSnapshot(r->element[i]);
     if (!lease.ok()) return lease.status();
     out.push_back(std::move(*lease));
   }
   return out;
+}
+
+// Parses one {kind, id, topic, attempts} entry of promote_due or reserve.
+absl::StatusOr<Transition> ParseTransition(const redisReply* t,
+                                           absl::string_view script) {
+  if (t->type != REDIS_REPLY_ARRAY || t->elements != 4) {
+    return Unexpected(t, script);
+  }
+  Transition tr;
+  const std::string kind = Str(t->element[0]);
+  tr.kind = kind == "promoted"  ? Transition::Kind::kPromoted
+            : kind == "expired" ? Transition::Kind::kExpired
+                                : Transition::Kind::kDead;
+  tr.id = Str(t->element[1]);
+  tr.topic = Str(t->element[2]);
+  tr.attempts = static_cast<int>(Int(t->element[3]));
+  return tr;
 }
 
 absl::Status ValidateOptions(const RedisOptions& o) {
@@ -247,7 +267,21 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
        absl::StrCat(options_.reserve_promote_limit)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
-  return ParseSnapshots(r->get(), "reserve");
+  const redisReply* reply = r->get();
+  if (Word(reply) != "OK" || reply->elements < 2 ||
+      reply->element[1]->type != REDIS_REPLY_ARRAY) {
+    return Unexpected(reply, "reserve");
+  }
+  if (moved != nullptr) {
+    const redisReply* list = reply->element[1];
+    for (size_t i = 0; i < list->elements; ++i) {
+      absl::StatusOr<Transition> t =
+          ParseTransition(list->element[i], "reserve");
+      if (!t.ok()) return t.status();
+      moved->push_back(*std::move(t));
+    }
+  }
+  return ParseSnapshots(reply, "reserve", /*first=*/2);
 }
 
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
@@ -497,19 +531,10 @@ absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
   PromoteResult result;
   result.more = Int(reply->element[1]) != 0;
   for (size_t i = 2; i < reply->elements; ++i) {
-    const redisReply* t = reply->element[i];
-    if (t->type != REDIS_REPLY_ARRAY || t->elements != 4) {
-      return Unexpected(reply, "promote_due");
-    }
-    Transition tr;
-    const std::string kind = Str(t->element[0]);
-    tr.kind = kind == "promoted"  ? Transition::Kind::kPromoted
-              : kind == "expired" ? Transition::Kind::kExpired
-                                  : Transition::Kind::kDead;
-    tr.id = Str(t->element[1]);
-    tr.topic = Str(t->element[2]);
-    tr.attempts = static_cast<int>(Int(t->element[3]));
-    result.transitions.push_back(std::move(tr));
+    absl::StatusOr<Transition> t =
+        ParseTransition(reply->element[i], "promote_due");
+    if (!t.ok()) return t.status();
+    result.transitions.push_back(*std::move(t));
   }
   return result;
 }

@@ -139,7 +139,7 @@ class Backend {
   // past its deadline), then reserves the first `max` ready jobs in ready
   // order. A job that went back to ready because its lease expired keeps its
   // run_at. When `moved` is not null, every job the first step moved is
-  // appended to it, as PromoteDue() would report it (earliest due first), so
+  // appended to it, as PromoteDue() would report it (in any order), so
   // the caller can report promotions, expiries and deaths it did not see
   // happen.
   // REQUIRES: max >= 1.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
 #include "tests/testing/status_matchers.h"
@@ -21,6 +22,7 @@ namespace testing {
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
 
 std::string BackendFactoryName(
     const ::testing::TestParamInfo<BackendFactory>& info) {
@@ -452,6 +454,41 @@ TEST_P(BackendConformanceTest, ReserveMovesEveryDueJobOfItsTopicFirst) {
   EXPECT_EQ(got.state, JobState::kReady);
   ASSERT_OK_AND_ASSIGN(got, backend_->Get("other-topic"));
   EXPECT_EQ(got.state, JobState::kDelayed) << "other topics are left alone";
+}
+
+TEST_P(BackendConformanceTest, ReserveReportsTheJobsItMoved) {
+  const std::string topic = Topic();
+  NewJob dies = MakeJob("dies", topic);
+  dies.max_attempts = 1;
+  ASSERT_OK(backend_->Add({MakeJob("comes-back", topic), dies,
+                           MakeJob("due", topic, At(absl::Seconds(40))),
+                           MakeJob("later", topic, At(absl::Seconds(100))),
+                           MakeJob("other", Topic("b"), At(absl::Seconds(10)))},
+                          kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> held,
+                       backend_->Reserve(topic, 2, kT0));
+  ASSERT_THAT(Ids(held), ElementsAre("comes-back", "dies"));
+
+  // Nothing is due yet: nothing is reported.
+  std::vector<Transition> moved;
+  ASSERT_OK(backend_->Reserve(topic, 1, At(absl::Seconds(20)), &moved));
+  EXPECT_THAT(moved, IsEmpty());
+
+  // At +50 s both leases (deadline +30 s) have expired and "due" is due.
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> next,
+      backend_->Reserve(topic, 1, At(absl::Seconds(50)), &moved));
+  EXPECT_THAT(Ids(next), ElementsAre("comes-back"));
+  std::vector<std::string> seen;
+  for (const Transition& t : moved) {
+    EXPECT_EQ(t.topic, topic) << t.id;
+    const char* kind = t.kind == Transition::Kind::kPromoted  ? "promoted"
+                       : t.kind == Transition::Kind::kExpired ? "expired"
+                                                              : "dead";
+    seen.push_back(absl::StrCat(t.id, " ", kind, " ", t.attempts));
+  }
+  EXPECT_THAT(seen, UnorderedElementsAre("comes-back expired 1", "dies dead 1",
+                                         "due promoted 0"));
 }
 
 TEST_P(BackendConformanceTest, ExpiredLeaseIsStaleOnceReserveMovedIt) {

@@ -11,14 +11,16 @@
 -- ARGV[4]  max jobs to reserve (>= 1)
 -- ARGV[5]  dead cap per topic
 -- ARGV[6]  most jobs to promote first (0: all that are due)
--- Reply:   {"OK", {snapshot...}, ...} one snapshot (see common.lua) per lease,
---          in reserve order; the snapshot holds the new token and deadline.
+-- Reply:   {"OK", moved, {snapshot...}, ...}: moved is the list of jobs the
+--          promotion step moved, {kind, id, topic, attempts} each as in
+--          promote_due; then one snapshot (see common.lua) per lease, in
+--          reserve order, holding the new token and deadline.
 local now = clock(ARGV[1], ARGV[2])
 local topic = ARGV[3]
-promote_topic(topic, now, tonumber(ARGV[6]), tonumber(ARGV[5]))
+local moved = promote_topic(topic, now, tonumber(ARGV[6]), tonumber(ARGV[5]))
 
 local popped = redis.call('ZPOPMIN', KEYS[2], tonumber(ARGV[4]))
-local out = {'OK'}
+local out = {'OK', moved}
 if #popped == 0 then return out end
 local n = #popped / 2
 local token = redis.call('INCRBY', KEYS[3], n) - n
