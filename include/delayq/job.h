@@ -4,10 +4,10 @@
 // gives when enqueueing, retry backoff, leases and per-topic counts.
 //
 // A job is a payload addressed to a topic. It starts `kDelayed` (when it has a
-// delay) or `kReady`, becomes `kReserved` when a worker takes it, and leaves the
-// store when the worker acknowledges it. A failed job goes back (after its
-// backoff) until its attempts are used up, then it is `kDead` and kept, with its
-// last error, until someone kicks it back or cancels it.
+// delay) or `kReady`, becomes `kReserved` when a worker takes it, and leaves
+// the store when the worker acknowledges it. A failed job goes back (after its
+// backoff) until its attempts are used up, then it is `kDead` and kept, with
+// its last error, until someone kicks it back or cancels it.
 //
 //   delayq::JobOptions opts;
 //   opts.id = "order-42";                  // caller-chosen, unique while live
@@ -86,8 +86,8 @@ struct JobOptions {
   // When not absl::InfinitePast(), the absolute time to run; overrides `delay`.
   // A time in the past means "ready now".
   absl::Time run_at = absl::InfinitePast();
-  // Time-to-run: how long a reservation lasts before the job is delivered again.
-  // Must be positive.
+  // Time-to-run: how long a reservation lasts before the job is delivered
+  // again. Must be positive.
   absl::Duration ttr = absl::Seconds(60);
   // Lower runs first; ties run in due-time, then enqueue, order.
   int priority = 0;

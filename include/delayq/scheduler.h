@@ -187,8 +187,8 @@ class Scheduler {
   // List()
   //
   // Up to `limit` jobs of `topic` in `state` (see Backend::List()).
-  absl::StatusOr<std::vector<Job>> List(absl::string_view topic,
-                                        JobState state, int limit = 100);
+  absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
+                                        int limit = 100);
 
   // Stats()
   //
