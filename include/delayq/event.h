@@ -58,7 +58,9 @@ struct Event {
 //
 // Called synchronously on the thread that made the transition, after the
 // store committed it and with no scheduler lock held. It must be quick and
-// thread-safe; it may call the scheduler.
+// thread-safe; it may call the scheduler, including AddListener() and
+// RemoveListener() (even for itself). An exception it throws is caught and
+// ignored: the transition it reports has already happened.
 using EventListener = std::function<void(const Event&)>;
 
 }  // namespace delayq

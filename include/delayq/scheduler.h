@@ -84,7 +84,7 @@ struct HandlerOptions {
   // Most leases one worker reserves in one store call.
   int batch = 1;
   // While a handler runs, its lease is touched whenever less than this
-  // fraction of the job's ttr remains.
+  // fraction of the job's ttr remains. Kept within [0.05, 0.95].
   double renew_fraction = 0.5;
 };
 
@@ -221,8 +221,10 @@ class Scheduler {
 
   // Handle()
   //
-  // Registers `handler` for `topic`; Start() runs its workers. Registering a
-  // topic again replaces the handler (takes effect for jobs reserved after).
+  // Registers `handler` for `topic`; Start() runs its workers (at once, when
+  // already started). Registering a topic again replaces the handler (takes
+  // effect for jobs reserved after). A bad topic is not registered and makes
+  // the next Start() return InvalidArgument.
   void Handle(absl::string_view topic, Handler handler,
               HandlerOptions options = {});
 
@@ -230,7 +232,8 @@ class Scheduler {
   //
   // Starts the timer thread and the workers of every handler. Worker threads
   // reserve jobs, run the handler, and ack or fail; a lease is extended while
-  // its handler runs. FailedPrecondition if already started.
+  // its handler runs. FailedPrecondition if already started; InvalidArgument
+  // if Handle() was given a bad topic.
   absl::Status Start();
 
   // Stop()
@@ -238,7 +241,12 @@ class Scheduler {
   // Stops reserving, waits up to `grace` for running handlers, and joins all
   // threads. A handler still running after `grace` is waited for all the
   // same (a thread cannot be killed safely), but its lease is no longer
-  // extended, so another worker may get the job after its ttr. Idempotent.
+  // extended, so another worker may get the job after its ttr. Idempotent;
+  // a second concurrent Stop() returns when the threads are gone. Called
+  // from a handler or listener running on one of the scheduler's own
+  // threads, it only asks the threads to stop and returns at once (a thread
+  // cannot join itself); the next Stop() from another thread, or the
+  // destructor, joins them.
   void Stop(absl::Duration grace = absl::Seconds(30));
 
   // AddListener()
