@@ -33,7 +33,8 @@ absl::Status ContextStatus(const redisContext* c, absl::string_view what) {
       (absl::StrContains(c->errstr, "temporarily unavailable") ||
        absl::StrContains(c->errstr, "timed out") ||
        absl::StrContains(c->errstr, "in progress"))) {
-    return absl::DeadlineExceededError(message);
+    return absl::DeadlineExceededError(absl::StrCat(
+        "redis ", what, ": no answer within the timeout (", c->errstr, ")"));
   }
   if (c->err == REDIS_ERR_PROTOCOL) return absl::InternalError(message);
   // Refused, reset, EOF, unresolvable host: the server cannot be reached.
