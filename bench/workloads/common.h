@@ -6,12 +6,16 @@
 #ifndef DELAYQ_BENCH_WORKLOADS_COMMON_H_
 #define DELAYQ_BENCH_WORKLOADS_COMMON_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "bench/workloads/report.h"
 #include "bench/workloads/workloads.h"
 #include "delayq/delayq.h"
 
@@ -41,6 +45,31 @@ inline std::string SystemName(const Scheduler& scheduler) {
 inline std::string Topic(const WorkloadConfig& config,
                          absl::string_view workload) {
   return absl::StrCat("bench.", workload, ".", config.run_tag);
+}
+
+// Registers `concurrency` handler workers for `topic`. The first delivery of
+// job i (whose payload starts with i) stores the milliseconds from since[i]
+// to the delivery in ms[i] and counts in `done`; every delivery counts in
+// `tally`. `since` may be filled in after this call, before the jobs are due.
+inline void RecordFirstDeliveries(Scheduler& scheduler,
+                                  const std::string& topic, int concurrency,
+                                  const std::vector<absl::Time>& since,
+                                  std::vector<double>& ms, Tally& tally,
+                                  std::atomic<int64_t>& done) {
+  HandlerOptions options;
+  options.concurrency = concurrency;
+  scheduler.Handle(
+      topic,
+      [&since, &ms, &tally, &done](const Job& job) {
+        const absl::Time now = absl::Now();
+        const int64_t i = ParseIndex(job.payload);
+        if (tally.Deliver(i) == 1) {
+          ms[i] = absl::ToDoubleMilliseconds(now - since[i]);
+          done.fetch_add(1);
+        }
+        return absl::OkStatus();
+      },
+      options);
 }
 
 }  // namespace bench

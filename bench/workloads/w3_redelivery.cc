@@ -73,20 +73,8 @@ absl::StatusOr<std::vector<Report>> RunW3(const WorkloadConfig& config) {
   std::vector<double> redelivery_ms(n, std::nan(""));
   Tally tally(n);
   std::atomic<int64_t> done{0};
-  HandlerOptions handler_options;
-  handler_options.concurrency = config.concurrency;
-  scheduler.Handle(
-      topic,
-      [&](const Job& job) {
-        const absl::Time now = absl::Now();
-        const int64_t i = ParseIndex(job.payload);
-        if (tally.Deliver(i) == 1) {
-          redelivery_ms[i] = absl::ToDoubleMilliseconds(now - deadline[i]);
-          done.fetch_add(1);
-        }
-        return absl::OkStatus();
-      },
-      handler_options);
+  RecordFirstDeliveries(scheduler, topic, config.concurrency, deadline,
+                        redelivery_ms, tally, done);
   WL_RETURN_IF_ERROR(scheduler.Start());
   {
     Progress progress("w3 redeliver", n, &done);
