@@ -76,6 +76,12 @@ class CliRunner {
   int runs_ = 0;
 };
 
+// ExpectFailure()
+//
+// Checks the program's answer to a failing command: exit 1, nothing on
+// stdout, and exactly one line on stderr, "delayq: ..." containing `what`.
+void ExpectFailure(const CliResult& r, absl::string_view what);
+
 }  // namespace testing
 }  // namespace delayq
 

@@ -20,15 +20,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-// Exit 1 with exactly one line on stderr, "delayq: ..." containing `what`.
-void ExpectFailure(const CliResult& r, const std::string& what) {
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.err, StartsWith("delayq: "));
-  EXPECT_THAT(r.err, HasSubstr(what));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.out, "");
-}
-
 // Exit 2 with the problem and the usage on stderr.
 void ExpectUsage(const CliResult& r, const std::string& what) {
   EXPECT_EQ(r.exit_code, 2) << r.err;

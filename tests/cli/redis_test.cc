@@ -26,16 +26,6 @@ namespace testing {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
-
-// Exit 1 with exactly one line on stderr, "delayq: ..." containing `what`.
-void ExpectFailure(const CliResult& r, const std::string& what) {
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.err, StartsWith("delayq: "));
-  EXPECT_THAT(r.err, HasSubstr(what));
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.out, "");
-}
 
 // A loopback socket bound to a free port; listening or not.
 class Socket {
