@@ -1,9 +1,11 @@
 // Copyright delayq authors.
 //
-// Throughput of the SQLite backend from one thread, with synchronous=NORMAL
-// (arg 0) and FULL (arg 1), each benchmark on a fresh file:
+// Throughput of the SQLite backend from one thread, each benchmark on a fresh
+// file. The first argument is the durability, synchronous=NORMAL (0) or FULL
+// (1); the second the page size of the file (1024 is the default, 4096
+// SQLite's usual size):
 //   BM_EnqueueSingle    one Add() per job
-//   BM_EnqueueBatch     one Add() per batch of range(1) jobs
+//   BM_EnqueueBatch     one Add() per batch of range(2) jobs
 //   BM_ReserveAck       Reserve(1) + Ack() of pre-filled jobs
 //   BM_Lifecycle        Add() + Reserve(1) + Ack() per job
 //   BM_FileSize         1,000,000 jobs enqueued in batches; reports the file
@@ -50,11 +52,13 @@ class ScratchDb {
   std::string dir_, path_;
 };
 
-std::unique_ptr<Backend> Open(const std::string& path, int64_t durability) {
+std::unique_ptr<Backend> Open(const std::string& path,
+                              const benchmark::State& state) {
   SqliteOptions options;
   options.path = path;
-  options.durability = durability == 0 ? SqliteOptions::Durability::kNormal
-                                       : SqliteOptions::Durability::kFull;
+  options.durability = state.range(0) == 0 ? SqliteOptions::Durability::kNormal
+                                           : SqliteOptions::Durability::kFull;
+  options.page_size = static_cast<int>(state.range(1));
   auto backend = OpenSqliteBackend(options);
   if (!backend.ok()) {
     std::fprintf(stderr, "%s\n", backend.status().ToString().c_str());
@@ -77,12 +81,20 @@ void Check(const absl::Status& status, benchmark::State& state) {
 }
 
 void SetLabel(benchmark::State& state) {
-  state.SetLabel(state.range(0) == 0 ? "sync=normal" : "sync=full");
+  state.SetLabel(absl::StrCat(state.range(0) == 0 ? "sync=normal" : "sync=full",
+                              " page=", state.range(1)));
+}
+
+// Both durabilities, each with both page sizes.
+void DurabilityAndPageSize(benchmark::internal::Benchmark* b) {
+  for (int64_t sync : {0, 1}) {
+    for (int64_t page : {1024, 4096}) b->Args({sync, page});
+  }
 }
 
 void BM_EnqueueSingle(benchmark::State& state) {
   ScratchDb db;
-  auto backend = Open(db.path(), state.range(0));
+  auto backend = Open(db.path(), state);
   int64_t n = 0;
   for (auto _ : state) {
     NewJob job = MakeJob(n++);
@@ -92,15 +104,14 @@ void BM_EnqueueSingle(benchmark::State& state) {
   SetLabel(state);
 }
 BENCHMARK(BM_EnqueueSingle)
-    ->Arg(0)
-    ->Arg(1)
+    ->Apply(DurabilityAndPageSize)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
 void BM_EnqueueBatch(benchmark::State& state) {
   ScratchDb db;
-  auto backend = Open(db.path(), state.range(0));
-  const int batch = static_cast<int>(state.range(1));
+  auto backend = Open(db.path(), state);
+  const int batch = static_cast<int>(state.range(2));
   int64_t n = 0;
   std::vector<NewJob> jobs(batch);
   for (auto _ : state) {
@@ -113,16 +124,18 @@ void BM_EnqueueBatch(benchmark::State& state) {
   SetLabel(state);
 }
 BENCHMARK(BM_EnqueueBatch)
-    ->Args({0, 100})
-    ->Args({0, 1000})
-    ->Args({1, 100})
-    ->Args({1, 1000})
+    ->Args({0, 1024, 100})
+    ->Args({0, 1024, 1000})
+    ->Args({0, 4096, 1000})
+    ->Args({1, 1024, 100})
+    ->Args({1, 1024, 1000})
+    ->Args({1, 4096, 1000})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
 void BM_ReserveAck(benchmark::State& state) {
   ScratchDb db;
-  auto backend = Open(db.path(), state.range(0));
+  auto backend = Open(db.path(), state);
   int64_t added = 0, done = 0;
   std::vector<NewJob> jobs;
   for (auto _ : state) {
@@ -147,14 +160,13 @@ void BM_ReserveAck(benchmark::State& state) {
   SetLabel(state);
 }
 BENCHMARK(BM_ReserveAck)
-    ->Arg(0)
-    ->Arg(1)
+    ->Apply(DurabilityAndPageSize)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
 void BM_Lifecycle(benchmark::State& state) {
   ScratchDb db;
-  auto backend = Open(db.path(), state.range(0));
+  auto backend = Open(db.path(), state);
   int64_t n = 0;
   for (auto _ : state) {
     NewJob job = MakeJob(n++);
@@ -170,8 +182,7 @@ void BM_Lifecycle(benchmark::State& state) {
   SetLabel(state);
 }
 BENCHMARK(BM_Lifecycle)
-    ->Arg(0)
-    ->Arg(1)
+    ->Apply(DurabilityAndPageSize)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
@@ -182,7 +193,7 @@ void BM_FileSize(benchmark::State& state) {
   for (auto _ : state) {
     ScratchDb db;
     {
-      auto backend = Open(db.path(), state.range(0));
+      auto backend = Open(db.path(), state);
       std::vector<NewJob> jobs(kBatch);
       for (int64_t n = 0; n < kJobs; n += kBatch) {
         for (int i = 0; i < kBatch; ++i) jobs[i] = MakeJob(n + i);
@@ -199,7 +210,8 @@ void BM_FileSize(benchmark::State& state) {
   SetLabel(state);
 }
 BENCHMARK(BM_FileSize)
-    ->Arg(0)
+    ->Args({0, 1024})
+    ->Args({0, 4096})
     ->Iterations(1)
     ->UseRealTime()
     ->Unit(benchmark::kSecond);

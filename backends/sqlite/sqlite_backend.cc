@@ -44,13 +44,19 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
     return absl::InvalidArgumentError(absl::StrCat(
         "sqlite ", options.path, ": negative wal_autocheckpoint_pages"));
   }
+  if (!ValidPageSize(options.page_size)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sqlite ", options.path, ": page_size ", options.page_size,
+                     " is not a power of two from 512 to 65536"));
+  }
   if (options.busy_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         absl::StrCat("sqlite ", options.path, ": negative busy_timeout"));
   }
   DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn,
                       Connection::Open(options.path, options.busy_timeout));
-  DQ_RETURN_IF_ERROR(sqlite_internal::PrepareSchema(conn.get()));
+  DQ_RETURN_IF_ERROR(
+      sqlite_internal::PrepareSchema(conn.get(), options.page_size));
   DQ_RETURN_IF_ERROR(
       conn->Exec(options.durability == SqliteOptions::Durability::kFull
                      ? "PRAGMA synchronous = FULL"

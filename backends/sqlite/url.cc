@@ -1,18 +1,32 @@
 // Copyright delayq authors.
 //
-// ParseSqliteUrl(): sqlite:PATH[?sync=normal|full&busy_timeout_ms=N].
+// ParseSqliteUrl():
+// sqlite:PATH[?sync=normal|full&busy_timeout_ms=N&page_size=N].
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "backends/sqlite/internal/schema.h"
 #include "delayq/sqlite_backend.h"
 
 namespace delayq {
+namespace {
+
+// Plain decimal digits only: SimpleAtoi alone would also take a sign and
+// surrounding spaces.
+bool ParseDigits(absl::string_view value, int64_t* out) {
+  return !value.empty() &&
+         value.find_first_not_of("0123456789") == absl::string_view::npos &&
+         absl::SimpleAtoi(value, out);
+}
+
+}  // namespace
 
 absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
   constexpr absl::string_view kScheme = "sqlite:";
@@ -38,7 +52,7 @@ absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
     return absl::InvalidArgumentError(
         absl::StrCat("sqlite URL '", url, "' has an empty query after '?'"));
   }
-  bool seen_sync = false, seen_timeout = false;
+  absl::flat_hash_set<std::string> seen;
   for (absl::string_view param : absl::StrSplit(query, '&')) {
     const size_t eq = param.find('=');
     if (eq == absl::string_view::npos) {
@@ -47,12 +61,11 @@ absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
     }
     const absl::string_view key = param.substr(0, eq);
     const absl::string_view value = param.substr(eq + 1);
+    if (!seen.insert(std::string(key)).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("sqlite URL '", url, "': '", key, "' given twice"));
+    }
     if (key == "sync") {
-      if (seen_sync) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("sqlite URL '", url, "': 'sync' given twice"));
-      }
-      seen_sync = true;
       if (value == "normal") {
         options.durability = SqliteOptions::Durability::kNormal;
       } else if (value == "full") {
@@ -63,27 +76,26 @@ absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
                          "'full', not '", value, "'"));
       }
     } else if (key == "busy_timeout_ms") {
-      if (seen_timeout) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "sqlite URL '", url, "': 'busy_timeout_ms' given twice"));
-      }
-      seen_timeout = true;
       int64_t ms = 0;
-      // SimpleAtoi accepts a sign and surrounding spaces; a URL value gets
-      // plain digits only.
-      const bool digits =
-          !value.empty() &&
-          value.find_first_not_of("0123456789") == absl::string_view::npos;
-      if (!digits || !absl::SimpleAtoi(value, &ms) || ms > INT32_MAX) {
+      if (!ParseDigits(value, &ms) || ms > INT32_MAX) {
         return absl::InvalidArgumentError(absl::StrCat(
             "sqlite URL '", url, "': busy_timeout_ms must be a whole number ",
             "of milliseconds from 0 to 2147483647, not '", value, "'"));
       }
       options.busy_timeout = absl::Milliseconds(ms);
+    } else if (key == "page_size") {
+      int64_t bytes = 0;
+      if (!ParseDigits(value, &bytes) || bytes > 65536 ||
+          !sqlite_internal::ValidPageSize(static_cast<int>(bytes))) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sqlite URL '", url, "': page_size must be a power of two from ",
+            "512 to 65536, not '", value, "'"));
+      }
+      options.page_size = static_cast<int>(bytes);
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("sqlite URL '", url, "': unknown parameter '", key,
-                       "' (known: sync, busy_timeout_ms)"));
+                       "' (known: sync, busy_timeout_ms, page_size)"));
     }
   }
   return options;

@@ -17,7 +17,7 @@
 //   auto scheduler = delayq::Scheduler::Create(*std::move(backend));
 //
 // Or through a URL (see open.h):
-// `sqlite:jobs.db?sync=full&busy_timeout_ms=2000`.
+// `sqlite:jobs.db?sync=full&busy_timeout_ms=2000&page_size=4096`.
 //
 // Every operation is O(log n) in the number of stored jobs (O(k log n) for a
 // call that moves k jobs; Topics() is linear in the number of topics): each
@@ -76,11 +76,21 @@ struct SqliteOptions {
   // gives up with Unavailable. Must not be negative.
   absl::Duration busy_timeout = absl::Seconds(5);
 
+  // The size in bytes of a database page, for a file this call creates: a
+  // power of two from 512 to 65536. An existing file keeps the size it was
+  // made with. Every commit writes each page it changed to the WAL, and a
+  // single-job call changes a handful, so small pages write less: 1 KiB
+  // pages run single-job calls about half again as fast as SQLite's usual
+  // 4 KiB (see bench/README.md). Jobs whose payload nears the page size
+  // spill into overflow pages; for payloads of several KiB choose 4096 or
+  // more.
+  int page_size = 1024;
+
   // The WAL is copied back into the database file (a checkpoint, which
-  // syncs the file twice) once it holds this many pages of 4 KiB; 0 turns
-  // automatic checkpoints off. Larger means fewer syncs and higher
-  // throughput, for a larger -wal file beside the database (up to about
-  // 4 KiB times this). Must not be negative.
+  // syncs the file twice) once it holds this many pages; 0 turns automatic
+  // checkpoints off. Larger means fewer syncs and higher throughput, for a
+  // larger -wal file beside the database (up to about page_size times this).
+  // Must not be negative.
   int wal_autocheckpoint_pages = 10000;
 };
 
@@ -89,13 +99,16 @@ struct SqliteOptions {
 // Opens (creating if needed) the delayq database at `options.path`. Upgrades
 // a file written by an older delayq in place; refuses, without touching it,
 // a file written by a newer one. Errors as listed at the top of this file;
-// InvalidArgument for an empty path or a negative busy_timeout.
+// InvalidArgument for an empty path, a negative busy_timeout or
+// wal_autocheckpoint_pages, or a page_size that is not a power of two from
+// 512 to 65536.
 absl::StatusOr<std::unique_ptr<Backend>> OpenSqliteBackend(
     const SqliteOptions& options);
 
 // ParseSqliteUrl()
 //
-// Parses `sqlite:PATH[?sync=normal|full&busy_timeout_ms=N]` into options.
+// Parses `sqlite:PATH[?sync=normal|full&busy_timeout_ms=N&page_size=N]` into
+// options.
 // PATH is taken literally (relative paths are relative to the working
 // directory) and must not be empty. Each parameter may appear at most once.
 // InvalidArgument, naming the problem, for another scheme, an empty path, an

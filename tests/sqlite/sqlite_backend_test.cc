@@ -66,6 +66,13 @@ TEST(ParseSqliteUrlTest, AcceptsPathAndParameters) {
   EXPECT_EQ(o.busy_timeout, absl::ZeroDuration());
   ASSERT_OK_AND_ASSIGN(o, ParseSqliteUrl("sqlite:a.db?sync=normal"));
   EXPECT_EQ(o.durability, SqliteOptions::Durability::kNormal);
+  EXPECT_EQ(o.page_size, 1024);
+  ASSERT_OK_AND_ASSIGN(o, ParseSqliteUrl("sqlite:a.db?page_size=65536"));
+  EXPECT_EQ(o.page_size, 65536);
+  ASSERT_OK_AND_ASSIGN(o,
+                       ParseSqliteUrl("sqlite:a.db?page_size=512&sync=full"));
+  EXPECT_EQ(o.page_size, 512);
+  EXPECT_EQ(o.durability, SqliteOptions::Durability::kFull);
 }
 
 TEST(ParseSqliteUrlTest, RejectsMalformedUrlsNamingTheProblem) {
@@ -85,6 +92,12 @@ TEST(ParseSqliteUrlTest, RejectsMalformedUrlsNamingTheProblem) {
       {"sqlite:a.db?busy_timeout_ms=1s", "busy_timeout_ms"},
       {"sqlite:a.db?busy_timeout_ms=", "busy_timeout_ms"},
       {"sqlite:a.db?busy_timeout_ms=99999999999", "busy_timeout_ms"},
+      {"sqlite:a.db?page_size=1000", "page_size"},
+      {"sqlite:a.db?page_size=131072", "page_size"},
+      {"sqlite:a.db?page_size=99999999999", "page_size"},
+      {"sqlite:a.db?page_size=+1024", "page_size"},
+      {"sqlite:a.db?page_size=", "page_size"},
+      {"sqlite:a.db?page_size=1024&page_size=1024", "twice"},
       {"sqlite:a.db?timeout=5", "unknown parameter 'timeout'"},
       {"sqlite:a.db?sync=full&", "no '='"},
   };

@@ -54,6 +54,15 @@ NewJob Job1() {
   return job;
 }
 
+// The page size recorded in a database file's header (bytes 16-17, big
+// endian; 1 stands for 65536).
+size_t PageSizeOf(const std::string& data) {
+  if (data.size() < 18) return 0;
+  const size_t v = (static_cast<unsigned char>(data[16]) << 8) |
+                   static_cast<unsigned char>(data[17]);
+  return v == 1 ? 65536 : v;
+}
+
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 // Runs `sql` on `path` with a plain SQLite connection.
@@ -174,7 +183,7 @@ TEST(SqliteFilesTest, ReportsACorruptedFileAsDataLoss) {
   const std::string path = MakeDelayqFile(1000);
   std::string data = ReadFile(path);
   // Overwrite every page but the first (the header and schema) with junk.
-  const size_t page = 4096;
+  const size_t page = PageSizeOf(data);
   for (size_t i = page; i < data.size(); ++i) data[i] = static_cast<char>(0xA5);
   WriteFile(path, data);
   const absl::Status status = OpenAndReadAll(path);
@@ -210,6 +219,46 @@ TEST(SqliteFilesTest, RefusesAReadOnlyLocation) {
   auto backend = Open(path);
   EXPECT_THAT(backend, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(backend.status().message(), HasSubstr(path));
+}
+
+TEST(SqliteFilesTest, ANewFileGetsThePageSizeAskedFor) {
+  const std::string small = MakeDelayqFile(3);
+  EXPECT_EQ(PageSizeOf(ReadFile(small)), 1024u);
+
+  SqliteOptions options;
+  options.path = FreshDbPath("page");
+  options.page_size = 8192;
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, OpenSqliteBackend(options));
+    EXPECT_OK(backend->Add({Job1()}, kNow));
+  }
+  EXPECT_EQ(PageSizeOf(ReadFile(options.path)), 8192u);
+}
+
+TEST(SqliteFilesTest, AnExistingFileKeepsItsPageSize) {
+  const std::string path = MakeDelayqFile(3);
+  SqliteOptions options;
+  options.path = path;
+  options.page_size = 4096;
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, OpenSqliteBackend(options));
+    ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+    EXPECT_EQ(stats.ready, 3);
+    EXPECT_OK(backend->Add({Job1()}, kNow));
+  }
+  EXPECT_EQ(PageSizeOf(ReadFile(path)), 1024u);
+}
+
+TEST(SqliteFilesTest, RejectsABadPageSizeWithoutCreatingAFile) {
+  for (int bytes : {0, -1024, 256, 1000, 3072, 131072}) {
+    SqliteOptions options;
+    options.path = FreshDbPath("badpage");
+    options.page_size = bytes;
+    auto backend = OpenSqliteBackend(options);
+    EXPECT_THAT(backend, StatusIs(absl::StatusCode::kInvalidArgument)) << bytes;
+    EXPECT_THAT(backend.status().message(), HasSubstr("page_size")) << bytes;
+    EXPECT_FALSE(Exists(options.path)) << bytes;
+  }
 }
 
 TEST(SqliteFilesTest, RejectsEmptyPathAndNegativeTimeout) {

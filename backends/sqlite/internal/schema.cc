@@ -133,7 +133,15 @@ absl::Status CheckAndMigrate(Connection* conn) {
 
 }  // namespace
 
-absl::Status PrepareSchema(Connection* conn) {
+bool ValidPageSize(int bytes) {
+  return bytes >= 512 && bytes <= 65536 && (bytes & (bytes - 1)) == 0;
+}
+
+absl::Status PrepareSchema(Connection* conn, int page_size) {
+  // Takes effect only while the file is still empty; a file that has tables
+  // keeps its page size.
+  DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA page_size = ", page_size),
+                                "set page size"));
   // BEGIN IMMEDIATE: two processes opening a new file at once initialise it
   // once; the second sees the first's schema.
   DQ_RETURN_IF_ERROR(conn->Exec("BEGIN IMMEDIATE", "begin schema check"));

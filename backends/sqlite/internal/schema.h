@@ -32,8 +32,15 @@ inline constexpr int kStateDead = 3;
 // write transaction: an empty database is initialised, an older delayq
 // schema is migrated. Refuses, changing nothing, with FailedPrecondition a
 // database of a newer schema or one that has tables but is not delayq's.
-// Then switches the file to WAL.
-absl::Status PrepareSchema(Connection* conn);
+// A file this call creates gets pages of `page_size` bytes. Then switches
+// the file to WAL.
+absl::Status PrepareSchema(Connection* conn, int page_size);
+
+// ValidPageSize()
+//
+// Whether SQLite accepts `bytes` as a page size: a power of two from 512 to
+// 65536.
+bool ValidPageSize(int bytes);
 
 }  // namespace sqlite_internal
 }  // namespace delayq
