@@ -9,8 +9,12 @@
 
 #include <string>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
@@ -27,6 +31,24 @@ using ::testing::StartsWith;
 bool Exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
+}
+
+// Whether process `pid` has exited (gone, or a zombie no one reaped yet),
+// polling up to `limit`.
+bool ProcessEnds(pid_t pid, absl::Duration limit) {
+  const absl::Time deadline = absl::Now() + limit;
+  while (true) {
+    const std::string stat =
+        CliRunner::ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+    // "pid (comm) S ...": the state follows the last ')'.
+    const size_t paren = stat.rfind(')');
+    if (stat.empty() || paren == std::string::npos ||
+        stat.compare(paren + 1, 3, " Z ") == 0) {
+      return true;
+    }
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
 }
 
 std::string JobError(CliRunner& cli, const std::string& id) {
@@ -141,6 +163,28 @@ TEST(CliWorkTest, JobOfAKilledWorkerComesBackAfterItsTtr) {
   EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/attempt"), "2\n");
   EXPECT_THAT(second.err, HasSubstr("k attempt 2/3 ok"));
   EXPECT_EQ(cli.Run({"stats", "--json"}).out, "[]\n");
+}
+
+TEST(CliWorkTest, AKilledWorkerTakesItsRunningCommandWithIt) {
+  CliRunner cli;
+  cli.SetEnv("OUT", cli.dir());
+  ASSERT_EQ(cli.Run({"add", "t", "x", "--id", "orphan"}).exit_code, 0);
+  const std::string started = cli.dir() + "/started";
+  CliProcess worker =
+      cli.Start({"work", "t", "--poll", "50ms", "--", "sh", "-c",
+                 "echo $$ > \"$OUT/pid\"; touch \"$OUT/started\"; "
+                 "exec sleep 30"});
+  ASSERT_TRUE(CliRunner::WaitForFile(started));
+  pid_t command = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(
+      absl::StripAsciiWhitespace(CliRunner::ReadFile(cli.dir() + "/pid")),
+      &command));
+  ASSERT_FALSE(ProcessEnds(command, absl::ZeroDuration()));
+  ASSERT_EQ(kill(worker.pid, SIGKILL), 0);
+  EXPECT_EQ(cli.Wait(worker).signal, SIGKILL);
+  EXPECT_TRUE(ProcessEnds(command, absl::Seconds(10)))
+      << "the command outlived its worker";
+  kill(command, SIGKILL);  // should the check fail, leave nothing behind
 }
 
 TEST(CliWorkTest, SigintWaitsForTheRunningCommandThenExitsZero) {
