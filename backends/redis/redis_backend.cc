@@ -86,7 +86,7 @@ absl::Status Stale(absl::string_view id) {
 
 // Parses a snapshot {id, topic, payload, state, priority, attempts,
 // max_attempts, ttr, backoff, enqueued_at, run_at, deadline, last_error,
-// token} (order fixed by SNAPSHOT_FIELDS in scripts/common.lua).
+// token} (order fixed by SNAPSHOT_FIELDS in scripts/lib/snapshot.lua).
 absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 14 ||
       r->element[1]->type == REDIS_REPLY_NIL) {

@@ -1,4 +1,5 @@
 -- ack: deletes the job reserved under a token.
+-- requires: keys lease index counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"

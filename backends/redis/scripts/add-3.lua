@@ -1,4 +1,5 @@
 -- add: stores a batch of new jobs, all or nothing.
+-- requires: clock keys ready index
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:seq"     enqueue order counter

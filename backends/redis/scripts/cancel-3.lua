@@ -1,4 +1,5 @@
 -- cancel: deletes a job in any state.
+-- requires: keys ready index counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"

@@ -1,4 +1,5 @@
 -- fail: ends a reservation as failed; retry after backoff or bury.
+-- requires: clock lease index counts bury schedule
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"

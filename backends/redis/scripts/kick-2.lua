@@ -1,4 +1,5 @@
 -- kick: moves up to N dead jobs of a topic (oldest death first) to ready.
+-- requires: clock schedule counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:dead:<topic>"

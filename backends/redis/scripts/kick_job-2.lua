@@ -1,4 +1,5 @@
 -- kick_job: moves one dead job to ready with attempts reset to 0.
+-- requires: clock schedule counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"

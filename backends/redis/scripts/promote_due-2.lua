@@ -1,6 +1,7 @@
 -- promote_due: moves up to `limit` due jobs across all topics: delayed jobs
 -- whose run_at came become ready; reservations past their deadline become
 -- ready again, or dead ("lease expired") when their attempts are used up.
+-- requires: clock promote
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"

@@ -1,4 +1,5 @@
 -- release: ends a reservation without counting it as an attempt.
+-- requires: clock lease index counts schedule
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"

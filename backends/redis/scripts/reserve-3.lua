@@ -1,6 +1,7 @@
 -- reserve: promotes the topic's due jobs (all of them, unless a limit is
 -- given), then reserves up to N ready jobs of one topic in ready
 -- order, each with a fresh fencing token.
+-- requires: clock promote snapshot index
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"
@@ -13,7 +14,7 @@
 -- ARGV[6]  most jobs to promote first (0: all that are due)
 -- Reply:   {"OK", moved, {snapshot...}, ...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
---          promote_due; then one snapshot (see common.lua) per lease, in
+--          promote_due; then one snapshot (see lib/snapshot.lua) per lease, in
 --          reserve order, holding the new token and deadline.
 local now = clock(ARGV[1], ARGV[2])
 local topic = ARGV[3]

@@ -1,4 +1,5 @@
 -- touch: extends a reservation to now + ttr.
+-- requires: clock lease index
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
