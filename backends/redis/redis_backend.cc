@@ -451,22 +451,25 @@ absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
 }
 
 absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
-  absl::StatusOr<std::vector<Reply>> replies =
-      pool_.Pipeline({{"HMGET", absl::StrCat(prefix_, "counts:", topic),
-                       "delayed", "ready", "reserved", "dead"}});
-  if (!replies.ok()) return replies.status();
-  const redisReply* r = (*replies)[0].get();
-  if (r->type == REDIS_REPLY_ERROR) {
-    return redis_internal::ErrorReplyStatus(Str(r));
-  }
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
-    return Unexpected(r, "HMGET");
+  // The sizes of the topic's four sets, read by one script so that a job
+  // moving between them meanwhile is counted once.
+  Call call{"stats",
+            {prefix_, absl::StrCat(prefix_, "tdelayed:", topic),
+             absl::StrCat(prefix_, "ready:", topic),
+             absl::StrCat(prefix_, "treserved:", topic),
+             absl::StrCat(prefix_, "dead:", topic)},
+            {}};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const redisReply* reply = r->get();
+  if (Word(reply) != "OK" || reply->elements != 5) {
+    return Unexpected(reply, "stats");
   }
   TopicStats stats;
-  stats.delayed = Int(r->element[0]);
-  stats.ready = Int(r->element[1]);
-  stats.reserved = Int(r->element[2]);
-  stats.dead = Int(r->element[3]);
+  stats.delayed = Int(reply->element[1]);
+  stats.ready = Int(reply->element[2]);
+  stats.reserved = Int(reply->element[3]);
+  stats.dead = Int(reply->element[4]);
   return stats;
 }
 

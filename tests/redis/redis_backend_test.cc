@@ -7,6 +7,7 @@
 #include "delayq/redis_backend.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -87,11 +88,10 @@ TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
       {MakeJob("a", "t"), MakeJob("d", "t", kT0 + absl::Minutes(1))}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, kT0));
   // "d" has enqueue seq 2, so it went to bucket 2 % 4.
-  EXPECT_THAT(
-      Keys(),
-      ElementsAre(Key("counts:t"), Key("delayed:2"), Key("job:a"), Key("job:d"),
-                  Key("meta"), Key("reserved"), Key("seq"), Key("tdelayed:t"),
-                  Key("token"), Key("topics"), Key("treserved:t")));
+  EXPECT_THAT(Keys(), ElementsAre(Key("delayed:2"), Key("job:a"), Key("job:d"),
+                                  Key("meta"), Key("reserved"), Key("seq"),
+                                  Key("tdelayed:t"), Key("token"),
+                                  Key("topics"), Key("treserved:t")));
   // Redis Cluster hashes only the part between the first '{' and the next
   // '}': for every key that is the namespace, so all share one slot.
   for (const std::string& k : Keys()) {
@@ -100,6 +100,53 @@ TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
     ASSERT_EQ(open, 0u) << k;
     ASSERT_NE(close, std::string::npos) << k;
     EXPECT_EQ(k.substr(open + 1, close - open - 1), options_.ns) << k;
+  }
+}
+
+// The ready set orders by member bytes (a binary header of priority, run_at
+// and enqueue order before the id): the extremes of each field must still
+// sort as numbers, sign included, and ids that sort the other way must not
+// matter.
+TEST_F(RedisBackendTest, ReadyOrderHoldsAtTheExtremesOfEveryField) {
+  constexpr int kMin = std::numeric_limits<int>::min();
+  constexpr int kMax = std::numeric_limits<int>::max();
+  auto job = [](const char* id, int priority, absl::Time run_at) {
+    NewJob j = MakeJob(id, "t", run_at);
+    j.priority = priority;
+    return j;
+  };
+  const absl::Time far_past = absl::InfinitePast();
+  const absl::Time long_ago = kT0 - absl::Hours(24 * 365 * 100);
+  ASSERT_OK(backend_->Add(
+      {job("z-max", kMax, far_past), job("y-one", 1, far_past),
+       job("x-zero-now", 0, kT0), job("w-zero-ago", 0, long_ago),
+       job("v-zero-past", 0, far_past), job("u-minus-one", -1, kT0),
+       job("t-min-now", kMin, kT0), job("s-min-past", kMin, far_past),
+       job("r-min-past-later", kMin, far_past)},
+      kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 20, kT0));
+  std::vector<std::string> ids;
+  for (const Lease& l : leases) ids.push_back(l.job.id);
+  EXPECT_THAT(ids, ElementsAre("s-min-past", "r-min-past-later", "t-min-now",
+                               "u-minus-one", "v-zero-past", "w-zero-ago",
+                               "x-zero-now", "y-one", "z-max"));
+  // What went in comes back out, extremes included.
+  EXPECT_EQ(leases[0].job.priority, kMin);
+  EXPECT_EQ(leases[8].job.priority, kMax);
+  EXPECT_EQ(leases[0].job.run_at, absl::FromUnixMicros(-(int64_t{1} << 52)));
+
+  // Enqueue order past 255 and 65535 (bytes 0x00 and 0xff inside the
+  // header), with ids that sort the other way.
+  std::vector<NewJob> many;
+  for (int i = 0; i < 70000; ++i) {
+    many.push_back(MakeJob(absl::StrCat("m", 99999 - i), "many"));
+  }
+  ASSERT_OK(backend_->Add(many, kT0));
+  ASSERT_OK_AND_ASSIGN(leases, backend_->Reserve("many", 70000, kT0));
+  ASSERT_EQ(leases.size(), many.size());
+  for (size_t i = 0; i < many.size(); ++i) {
+    ASSERT_EQ(leases[i].job.id, many[i].id) << i;
   }
 }
 

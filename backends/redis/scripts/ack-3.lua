@@ -1,5 +1,5 @@
 -- ack: deletes the job reserved under a token.
--- requires: keys lease index counts
+-- requires: keys lease index topics
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
@@ -10,5 +10,5 @@
 local topic, err = check_lease(KEYS[2], ARGV[2])
 if not topic then return {err} end
 lease_off(ARGV[1], topic)
-forget(ARGV[1], topic, 'reserved')
+forget(KEYS[2], topic)
 return {'OK'}

@@ -1,5 +1,5 @@
 -- cancel: deletes a job in any state.
--- requires: keys ready index counts
+-- requires: keys ready index topics
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
@@ -21,5 +21,5 @@ elseif state == 'reserved' then
 elseif state == 'dead' then
   redis.call('ZREM', dead_key(topic), id)
 end
-forget(id, topic, state)
+forget(jk, topic)
 return {'OK'}

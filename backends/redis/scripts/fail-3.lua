@@ -1,5 +1,5 @@
 -- fail: ends a reservation as failed; retry after backoff or bury.
--- requires: clock lease index counts bury schedule
+-- requires: clock lease index bury schedule
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
@@ -21,11 +21,9 @@ lease_off(id, topic)
 redis.call('HSET', jk, 'last_error', ARGV[5])
 local f = redis.call('HMGET', jk, 'attempts', 'max_attempts')
 if tonumber(f[1]) >= tonumber(f[2]) then
-  count(topic, 'reserved', 'dead')
   bury(id, jk, topic, tonumber(ARGV[8]))
   return {'DEAD'}
 end
-local to = schedule(id, jk, topic, tonumber(ARGV[6]) + shift, now,
+schedule(id, jk, topic, tonumber(ARGV[6]) + shift, now,
                     tonumber(ARGV[7]))
-count(topic, 'reserved', to)
 return {'RETRY'}

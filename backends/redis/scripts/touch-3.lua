@@ -13,7 +13,7 @@ local now = clock(ARGV[1], ARGV[2])
 local jk = KEYS[2]
 local topic, err = check_lease(jk, ARGV[4])
 if not topic then return {err} end
-local deadline = now + tonumber(redis.call('HGET', jk, 'ttr'))
+local deadline = int_text(now + tonumber(redis.call('HGET', jk, 'ttr')))
 redis.call('HSET', jk, 'deadline', deadline)
 lease_on(ARGV[3], topic, deadline)
-return {'OK', tostring(deadline)}
+return {'OK', deadline}

@@ -1,5 +1,6 @@
 -- index.lua — a delayed job or a lease enters and leaves both of its
--- indexes (the global one and its topic's) together.
+-- indexes (the global one and its topic's) together. Times are passed as
+-- text (see keys.lua).
 -- requires: keys
 
 local function delay_on(id, topic, run_at, b)

@@ -9,8 +9,8 @@
 --   P.."tdelayed:"..topic   zset  the topic's delayed jobs by run_at
 --   P.."treserved:"..topic  zset  the topic's reserved jobs by deadline
 --   P.."dead:"..topic    zset    dead jobs by death order (capped)
---   P.."counts:"..topic  hash    delayed/ready/reserved/dead/live counts
---   P.."topics"          set     topics with at least one live job
+--   P.."topics"          set     topics with at least one live job (a job in
+--                                one of the four per-topic sets above)
 --   P.."token"           string  fencing token counter
 --   P.."seq"             string  enqueue / death order counter
 -- Keys that the caller knows in advance (the global keys, and the job hash of
@@ -21,13 +21,35 @@
 -- Job hash fields: topic payload state priority attempts max_attempts ttr
 -- backoff ("kind:base_us:max_us") enqueued_at run_at deadline last_error
 -- token seq bucket. Times are integer microseconds since the Unix epoch.
+--
+-- Numbers passed to redis.call() travel as text: Redis formats a Lua number
+-- argument with "%.17g", which costs several times the call's own work for
+-- a 16-digit time, so scripts pass the caller's text through where they can
+-- and format computed integers once with int_text().
 
 local P = KEYS[1]
+
+local function int_text(n) return string.format('%d', n) end
+
+-- redis.call(cmd, key, args...) in slices of at most 512 args (even, so
+-- score/member pairs stay together), so a large batch never passes more
+-- values than unpack() can spread. Without `key` the slices alone are the
+-- arguments (DEL, EXISTS).
+local function call_many(cmd, key, args)
+  local n = #args
+  for i = 1, n, 512 do
+    local j = math.min(i + 511, n)
+    if key then
+      redis.call(cmd, key, unpack(args, i, j))
+    else
+      redis.call(cmd, unpack(args, i, j))
+    end
+  end
+end
 
 local function job_key(id) return P .. 'job:' .. id end
 local function ready_key(topic) return P .. 'ready:' .. topic end
 local function dead_key(topic) return P .. 'dead:' .. topic end
-local function counts_key(topic) return P .. 'counts:' .. topic end
 local function bucket_key(i) return P .. 'delayed:' .. i end
 local RESERVED = P .. 'reserved'
 local TOPICS = P .. 'topics'

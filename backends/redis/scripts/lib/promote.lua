@@ -1,6 +1,6 @@
 -- promote.lua — moves due jobs: delayed jobs whose run_at came, leases whose
 -- deadline passed.
--- requires: keys ready index counts bury
+-- requires: keys ready index bury
 
 -- Makes one due job ready again: a delayed job whose run_at came, or a
 -- reservation whose deadline passed. `from` is the set the id was found in;
@@ -16,10 +16,9 @@ local function promote_delayed(id, from)
   end
   delay_off(id, f[1], f[7])
   local run_at = tonumber(f[3])
-  redis.call('ZADD', ready_key(f[1]), 0,
+  redis.call('ZADD', ready_key(f[1]), '0',
              ready_member(tonumber(f[2]), run_at, tonumber(f[4]), id))
   redis.call('HSET', jk, 'state', 'ready')
-  count(f[1], 'delayed', 'ready')
   return {'promoted', id, f[1], tonumber(f[5])}
 end
 
@@ -35,21 +34,20 @@ local function expire_reservation(id, from, dead_cap)
   local attempts = tonumber(f[5])
   if attempts >= tonumber(f[6]) then
     redis.call('HSET', jk, 'last_error', 'lease expired')
-    count(f[1], 'reserved', 'dead')
     bury(id, jk, f[1], dead_cap)
     return {'dead', id, f[1], attempts}
   end
-  redis.call('ZADD', ready_key(f[1]), 0,
+  redis.call('ZADD', ready_key(f[1]), '0',
              ready_member(tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), id))
   redis.call('HSET', jk, 'state', 'ready', 'deadline', '')
-  count(f[1], 'reserved', 'ready')
   return {'expired', id, f[1], attempts}
 end
 
 -- Promotes up to `limit` due jobs (all of them when limit <= 0) from the
 -- given sources, earliest due first. `sources` is a list of {key, delayed}
 -- where delayed is true for a set of delayed jobs, false for reservations.
--- Returns the transitions and whether more are due.
+-- `now` is the time as text (see keys.lua). Returns the transitions and
+-- whether more are due.
 local function promote_from(sources, now, limit, dead_cap)
   -- Take up to limit + 1 due entries from every source, merge them by time,
   -- and move the first `limit`: the extra entry tells whether more remain.
@@ -58,7 +56,7 @@ local function promote_from(sources, now, limit, dead_cap)
     local r
     if limit > 0 then
       r = redis.call('ZRANGEBYSCORE', src[1], '-inf', now, 'WITHSCORES',
-                     'LIMIT', 0, limit + 1)
+                     'LIMIT', '0', int_text(limit + 1))
     else
       r = redis.call('ZRANGEBYSCORE', src[1], '-inf', now, 'WITHSCORES')
     end
