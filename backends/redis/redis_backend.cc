@@ -298,27 +298,29 @@ absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
 
 absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
     absl::Span<const Lease> leases, absl::Time now) {
-  std::vector<Call> calls;
-  calls.reserve(leases.size());
-  for (const Lease& l : leases) {
-    Call call = LeaseCall("ack", l.job.id);
-    call.args = {l.job.id, absl::StrCat(l.token)};
-    calls.push_back(std::move(call));
-  }
-  absl::StatusOr<std::vector<Reply>> replies = scripts_.Run(calls);
-  if (!replies.ok()) return replies.status();
   std::vector<absl::Status> out;
+  if (leases.empty()) return out;
+  Call call{"ack_batch", {prefix_, prefix_ + "reserved"}, {}};
+  call.args.reserve(2 * leases.size());
+  for (const Lease& l : leases) {
+    call.args.push_back(l.job.id);
+    call.args.push_back(absl::StrCat(l.token));
+  }
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const redisReply* reply = r->get();
+  if (Word(reply) != "OK" || reply->elements != leases.size() + 1) {
+    return Unexpected(reply, "ack_batch");
+  }
   out.reserve(leases.size());
   for (size_t i = 0; i < leases.size(); ++i) {
-    const redisReply* r = (*replies)[i].get();
-    if (r->type == REDIS_REPLY_ERROR) {
-      out.push_back(redis_internal::ErrorReplyStatus(Str(r)));
-    } else if (Word(r) == "OK") {
+    const std::string word = Str(reply->element[i + 1]);
+    if (word == "OK") {
       out.push_back(absl::OkStatus());
-    } else if (Word(r) == "STALE") {
+    } else if (word == "STALE") {
       out.push_back(Stale(leases[i].job.id));
     } else {
-      out.push_back(Unexpected(r, "ack"));
+      out.push_back(Unexpected(reply, "ack_batch"));
     }
   }
   return out;
