@@ -117,21 +117,46 @@ absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
   return lease;
 }
 
-// Parses {"OK", snapshot, ...}.
-// Parses the snapshots of a reply {"OK", ..., snapshot...} from element
-// `first` on.
+// Parses the snapshots of a reply {"OK", snapshot...}.
 absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
-                                                  absl::string_view script,
-                                                  size_t first = 1) {
-  if (Word(r) != "OK" || r->elements < first) return Unexpected(r, script);
+                                                  absl::string_view script) {
+  if (Word(r) != "OK") return Unexpected(r, script);
   std::vector<Lease> out;
-  out.reserve(r->elements - first);
-  for (size_t i = first; i < r->elements; ++i) {
+  out.reserve(r->elements - 1);
+  for (size_t i = 1; i < r->elements; ++i) {
     absl::StatusOr<Lease> lease = ParseSnapshot(r->element[i]);
     if (!lease.ok()) return lease.status();
     out.push_back(std::move(*lease));
   }
   return out;
+}
+
+// Parses one lease of a reserve reply: {payload, priority, attempts,
+// max_attempts, ttr, backoff, enqueued_at, run_at, last_error, deadline,
+// token, id} (order fixed by scripts/reserve-3.lua) of a job of `topic`.
+absl::StatusOr<Lease> ParseLease(const redisReply* r, absl::string_view topic) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 12) {
+    return absl::InternalError("redis: malformed lease");
+  }
+  redisReply** e = r->element;
+  Lease lease;
+  Job& job = lease.job;
+  job.id = Str(e[11]);
+  job.topic = std::string(topic);
+  job.payload = Str(e[0]);
+  job.state = JobState::kReserved;
+  job.priority = static_cast<int>(Int(e[1]));
+  job.attempts = static_cast<int>(Int(e[2]));
+  job.max_attempts = static_cast<int>(Int(e[3]));
+  job.ttr = absl::Microseconds(Int(e[4]));
+  job.backoff = DecodeBackoff(Str(e[5]));
+  job.enqueued_at = TimeOf(e[6]);
+  job.run_at = TimeOf(e[7]);
+  job.last_error = Str(e[8]);
+  job.deadline = TimeOf(e[9]);
+  lease.token = static_cast<uint64_t>(Int(e[10]));
+  lease.deadline = job.deadline;
+  return lease;
 }
 
 // Parses one {kind, id, topic, attempts} entry of promote_due or reserve.
@@ -281,7 +306,14 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
       moved->push_back(*std::move(t));
     }
   }
-  return ParseSnapshots(reply, "reserve", /*first=*/2);
+  std::vector<Lease> out;
+  out.reserve(reply->elements - 2);
+  for (size_t i = 2; i < reply->elements; ++i) {
+    absl::StatusOr<Lease> lease = ParseLease(reply->element[i], topic);
+    if (!lease.ok()) return lease.status();
+    out.push_back(*std::move(lease));
+  }
+  return out;
 }
 
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,

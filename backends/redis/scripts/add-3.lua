@@ -54,7 +54,7 @@ local function add_to(key, score, member)
   a[#a + 1] = score
   a[#a + 1] = member
 end
-local topics, topic_seen = {}, {}
+local topics, ready_keys = {}, {}
 for i = 1, n do
   local a = 4 + (i - 1) * 8
   local id, topic = ARGV[a], ARGV[a + 1]
@@ -66,9 +66,14 @@ for i = 1, n do
   local seq_text = int_text(seq)
   -- deadline, last_error and token are absent until set (read as empty);
   -- fewer fields make the write cheaper.
+  local rk = ready_keys[topic]
+  if not rk then
+    rk = ready_key(topic)
+    ready_keys[topic] = rk
+    topics[#topics + 1] = topic
+  end
   if run_at <= now then
-    add_to(ready_key(topic), '0',
-           ready_member(tonumber(ARGV[a + 3]), run_at, seq, id))
+    add_to(rk, '0', ready_member(tonumber(ARGV[a + 3]), run_at, seq, id))
     redis.call('HSET', keys[i], 'topic', topic, 'payload', ARGV[a + 2],
                'state', 'ready', 'priority', ARGV[a + 3], 'attempts', '0',
                'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
@@ -83,10 +88,6 @@ for i = 1, n do
                'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
                'backoff', ARGV[a + 6], 'enqueued_at', now_text,
                'run_at', run_at_text, 'seq', seq_text, 'bucket', b)
-  end
-  if not topic_seen[topic] then
-    topic_seen[topic] = true
-    topics[#topics + 1] = topic
   end
 end
 for key, a in pairs(adds) do call_many('ZADD', key, a) end

@@ -1,7 +1,7 @@
 -- reserve: promotes the topic's due jobs (all of them, unless a limit is
 -- given), then reserves up to N ready jobs of one topic in ready
 -- order, each with a fresh fencing token.
--- requires: clock promote snapshot
+-- requires: clock promote
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"
@@ -12,14 +12,25 @@
 -- ARGV[4]  max jobs to reserve (>= 1)
 -- ARGV[5]  dead cap per topic
 -- ARGV[6]  most jobs to promote first (0: all that are due)
--- Reply:   {"OK", moved, {snapshot...}, ...}: moved is the list of jobs the
+-- Reply:   {"OK", moved, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
---          promote_due; then one snapshot (see lib/snapshot.lua) per lease,
---          in reserve order, holding the new token and deadline.
+--          promote_due; then one entry per lease, in reserve order:
+--          {payload, priority, attempts, max_attempts, ttr, backoff,
+--          enqueued_at, run_at, last_error, deadline, token, id}. The topic
+--          and the state ("reserved") are the caller's to fill in, so they
+--          are neither read nor sent.
 local now, _, now_text = clock(ARGV[1], ARGV[2])
 local topic = ARGV[3]
-local moved = promote_topic(topic, now_text, tonumber(ARGV[6]),
-                            tonumber(ARGV[5]))
+-- Most calls find nothing due: two one-entry range queries tell, and the
+-- promotion proper (which reads scores and merges the sets) runs only when
+-- one of them found something.
+local moved = {}
+if #redis.call('ZRANGEBYSCORE', tdelayed_key(topic), '-inf', now_text,
+               'LIMIT', '0', '1') > 0 or
+   #redis.call('ZRANGEBYSCORE', treserved_key(topic), '-inf', now_text,
+               'LIMIT', '0', '1') > 0 then
+  moved = promote_topic(topic, now_text, tonumber(ARGV[6]), tonumber(ARGV[5]))
+end
 
 local popped = redis.call('ZPOPMIN', KEYS[2], ARGV[4])
 local out = {'OK', moved}
@@ -30,23 +41,25 @@ local token = redis.call('INCRBY', KEYS[3], int_text(n)) - n
 local leases = {}
 for i = 1, #popped, 2 do
   local id = member_id(popped[i])
-  local v = snapshot(id)
-  -- v[1] is the id, then SNAPSHOT_FIELDS: v[6] attempts, v[8] ttr.
+  local jk = job_key(id)
+  local v = redis.call('HMGET', jk, 'payload', 'priority', 'attempts',
+                       'max_attempts', 'ttr', 'backoff', 'enqueued_at',
+                       'run_at', 'last_error')
   -- A member without a job cannot occur while every transition goes through
   -- these scripts; should one appear it is dropped, not reserved.
-  if v[2] then
+  if v[5] then
     token = token + 1
-    local deadline = int_text(now + tonumber(v[8]))
-    local attempts = int_text(tonumber(v[6]) + 1)
+    local deadline = int_text(now + tonumber(v[5]))
+    local attempts = int_text(tonumber(v[3]) + 1)
     local token_text = int_text(token)
-    redis.call('HSET', job_key(id), 'state', 'reserved', 'attempts', attempts,
+    redis.call('HSET', jk, 'state', 'reserved', 'attempts', attempts,
                'token', token_text, 'deadline', deadline)
     leases[#leases + 1] = deadline
     leases[#leases + 1] = id
-    v[4] = 'reserved'
-    v[6] = attempts
-    v[12] = deadline
-    v[14] = token_text
+    v[3] = attempts
+    v[10] = deadline
+    v[11] = token_text
+    v[12] = id
     out[#out + 1] = v
   end
 end
