@@ -318,14 +318,17 @@ void Scripts::Append(const Call& call, bool by_body, std::string* out) const {
   size_t size = 64 + (by_body ? s.body.size() : s.sha.size());
   for (const std::string& k : call.keys) size += k.size() + 16;
   for (const std::string& a : call.args) size += a.size() + 16;
+  size += call.encoded_args.size();
   // One call is the common case; several grow the string geometrically.
   if (out->empty()) out->reserve(size);
-  AppendArrayHeader(3 + call.keys.size() + call.args.size(), out);
+  AppendArrayHeader(
+      3 + call.keys.size() + call.args.size() + call.encoded_count, out);
   AppendArgument(by_body ? "EVAL" : "EVALSHA", out);
   AppendArgument(by_body ? s.body : s.sha, out);
   AppendArgument(absl::StrCat(call.keys.size()), out);
   for (const std::string& k : call.keys) AppendArgument(k, out);
   for (const std::string& a : call.args) AppendArgument(a, out);
+  out->append(call.encoded_args);
 }
 
 absl::StatusOr<std::vector<Reply>> Scripts::Run(

@@ -110,6 +110,11 @@ class Scripts {
     absl::string_view script;  // the script's name, e.g. "ack"
     std::vector<std::string> keys;
     std::vector<std::string> args;
+    // More arguments, after `args`, already encoded with AppendArgument():
+    // a large batch is written once instead of being built as strings and
+    // copied.
+    std::string encoded_args;
+    size_t encoded_count = 0;
   };
 
   // Runs `calls` in one pipeline and returns their replies in order. A reply

@@ -64,8 +64,9 @@ for i = 1, n do
   if shift ~= 0 then run_at_text = int_text(run_at) end
   local seq = first + i
   local seq_text = int_text(seq)
-  -- deadline, last_error and token are absent until set (read as empty);
-  -- fewer fields make the write cheaper.
+  -- attempts, deadline, last_error and token are absent until the first
+  -- reservation sets them (read as empty, attempts as 0); fewer fields make
+  -- the write cheaper.
   local rk = ready_keys[topic]
   if not rk then
     rk = ready_key(topic)
@@ -75,7 +76,7 @@ for i = 1, n do
   if run_at <= now then
     add_to(rk, '0', ready_member(tonumber(ARGV[a + 3]), run_at, seq, id))
     redis.call('HSET', keys[i], 'topic', topic, 'payload', ARGV[a + 2],
-               'state', 'ready', 'priority', ARGV[a + 3], 'attempts', '0',
+               'state', 'ready', 'priority', ARGV[a + 3],
                'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
                'backoff', ARGV[a + 6], 'enqueued_at', now_text,
                'run_at', run_at_text, 'seq', seq_text)
@@ -84,7 +85,7 @@ for i = 1, n do
     add_to(bucket_key(b), run_at_text, id)
     add_to(tdelayed_key(topic), run_at_text, id)
     redis.call('HSET', keys[i], 'topic', topic, 'payload', ARGV[a + 2],
-               'state', 'delayed', 'priority', ARGV[a + 3], 'attempts', '0',
+               'state', 'delayed', 'priority', ARGV[a + 3],
                'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
                'backoff', ARGV[a + 6], 'enqueued_at', now_text,
                'run_at', run_at_text, 'seq', seq_text, 'bucket', b)

@@ -20,7 +20,7 @@ if not topic then return {err} end
 lease_off(id, topic)
 redis.call('HSET', jk, 'last_error', ARGV[5])
 local f = redis.call('HMGET', jk, 'attempts', 'max_attempts')
-if tonumber(f[1]) >= tonumber(f[2]) then
+if (tonumber(f[1]) or 0) >= tonumber(f[2]) then
   bury(id, jk, topic, tonumber(ARGV[8]))
   return {'DEAD'}
 end

@@ -16,7 +16,7 @@ local id, jk = ARGV[3], KEYS[2]
 local topic, err = check_lease(jk, ARGV[4])
 if not topic then return {err} end
 lease_off(id, topic)
-if tonumber(redis.call('HGET', jk, 'attempts')) > 0 then
+if (tonumber(redis.call('HGET', jk, 'attempts')) or 0) > 0 then
   redis.call('HINCRBY', jk, 'attempts', '-1')
 end
 schedule(id, jk, topic, tonumber(ARGV[5]) + shift, now,

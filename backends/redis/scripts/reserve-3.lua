@@ -50,7 +50,7 @@ for i = 1, #popped, 2 do
   if v[5] then
     token = token + 1
     local deadline = int_text(now + tonumber(v[5]))
-    local attempts = int_text(tonumber(v[3]) + 1)
+    local attempts = int_text((tonumber(v[3]) or 0) + 1)
     local token_text = int_text(token)
     redis.call('HSET', jk, 'state', 'reserved', 'attempts', attempts,
                'token', token_text, 'deadline', deadline)

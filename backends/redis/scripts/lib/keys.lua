@@ -20,7 +20,8 @@
 --
 -- Job hash fields: topic payload state priority attempts max_attempts ttr
 -- backoff ("kind:base_us:max_us") enqueued_at run_at deadline last_error
--- token seq bucket. Times are integer microseconds since the Unix epoch.
+-- token seq bucket; attempts, deadline, last_error and token are absent
+-- until the first reservation (attempts then reads as 0). Times are integer microseconds since the Unix epoch.
 --
 -- Numbers passed to redis.call() travel as text: Redis formats a Lua number
 -- argument with "%.17g", which costs several times the call's own work for

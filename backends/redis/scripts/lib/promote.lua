@@ -19,7 +19,7 @@ local function promote_delayed(id, from)
   redis.call('ZADD', ready_key(f[1]), '0',
              ready_member(tonumber(f[2]), run_at, tonumber(f[4]), id))
   redis.call('HSET', jk, 'state', 'ready')
-  return {'promoted', id, f[1], tonumber(f[5])}
+  return {'promoted', id, f[1], tonumber(f[5]) or 0}
 end
 
 local function expire_reservation(id, from, dead_cap)
@@ -31,7 +31,7 @@ local function expire_reservation(id, from, dead_cap)
     return nil
   end
   lease_off(id, f[1])
-  local attempts = tonumber(f[5])
+  local attempts = tonumber(f[5]) or 0
   if attempts >= tonumber(f[6]) then
     redis.call('HSET', jk, 'last_error', 'lease expired')
     bury(id, jk, f[1], dead_cap)
