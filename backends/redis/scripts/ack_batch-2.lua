@@ -1,6 +1,6 @@
 -- ack_batch: deletes the jobs of many leases, each acked on its own terms:
 -- a lease whose token is not current is refused and the others still go.
--- requires: keys topics
+-- requires: keys calls topics
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"

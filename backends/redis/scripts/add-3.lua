@@ -1,5 +1,5 @@
 -- add: stores a batch of new jobs, all or nothing.
--- requires: clock keys ready
+-- requires: clock keys calls ready
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:seq"     enqueue order counter

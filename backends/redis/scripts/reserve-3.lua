@@ -1,7 +1,7 @@
 -- reserve: promotes the topic's due jobs (all of them, unless a limit is
 -- given), then reserves up to N ready jobs of one topic in ready
 -- order, each with a fresh fencing token.
--- requires: clock promote
+-- requires: clock calls promote
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"

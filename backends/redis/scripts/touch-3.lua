@@ -1,5 +1,5 @@
 -- touch: extends a reservation to now + ttr.
--- requires: clock lease index
+-- requires: clock calls lease index
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"

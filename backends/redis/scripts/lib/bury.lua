@@ -1,7 +1,7 @@
 -- bury.lua — moves a dead job to the topic's dead set and evicts the oldest
 -- beyond `cap` (deleting their hashes, so nothing leaks; the topic keeps
 -- `cap` >= 1 dead jobs, so it stays live).
--- requires: keys
+-- requires: keys calls
 local function bury(id, jk, topic, cap)
   local seq = redis.call('INCR', P .. 'seq')
   local dk = dead_key(topic)

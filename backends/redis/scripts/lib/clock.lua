@@ -2,7 +2,7 @@
 -- caller computed with its own clock, and the time as text (see keys.lua).
 -- `server` = '1' reads the server's TIME (allowed in Redis >= 5 with
 -- effects replication, the default since Redis 5).
--- requires: keys
+-- requires: calls
 local function clock(now_arg, server)
   if server == '1' then
     local t = redis.call('TIME')

@@ -1,6 +1,6 @@
 -- promote.lua — moves due jobs: delayed jobs whose run_at came, leases whose
 -- deadline passed.
--- requires: keys ready index bury
+-- requires: keys calls ready index bury
 
 -- Makes one due job ready again: a delayed job whose run_at came, or a
 -- reservation whose deadline passed. `from` is the set the id was found in;

@@ -1,6 +1,6 @@
 -- schedule.lua — puts a job (not in any index) into ready or delayed by its
 -- run_at. Returns the new state.
--- requires: keys ready index
+-- requires: keys calls ready index
 local function schedule(id, jk, topic, run_at, now, buckets)
   local run_at_text = int_text(run_at)
   if run_at <= now then
