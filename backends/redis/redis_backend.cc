@@ -50,23 +50,38 @@ absl::Time TimeOf(const redisReply* r) {
   return absl::FromUnixMicros(Int(r));
 }
 
-// "kind:base_us:max_us", kind "f" (fixed) or "e" (exponential).
-void AppendBackoff(const Backoff& b, std::string* out) {
-  absl::StrAppend(out, b.kind == Backoff::Kind::kFixed ? "f" : "e", ":",
-                  DurationMicros(b.base), ":", DurationMicros(b.max));
+// A job's fixed settings in one hash field (scripts/lib/spec.lua):
+// "priority:max_attempts:ttr_us:kind:base_us:max_us", backoff kind "f"
+// (fixed) or "e" (exponential).
+void AppendSpec(const NewJob& j, std::string* out) {
+  absl::StrAppend(
+      out, j.priority, ":", j.max_attempts, ":", DurationMicros(j.ttr), ":",
+      j.backoff.kind == Backoff::Kind::kFixed ? "f" : "e", ":",
+      DurationMicros(j.backoff.base), ":", DurationMicros(j.backoff.max));
 }
 
-Backoff DecodeBackoff(absl::string_view text) {
-  std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
-  Backoff b;
-  if (parts.size() != 3) return b;
-  int64_t base = 0, max = 0;
-  if (!absl::SimpleAtoi(parts[1], &base) || !absl::SimpleAtoi(parts[2], &max)) {
-    return b;
+// Fills the fields AppendSpec() packed into `job`; false if `spec` is not
+// such a field.
+bool ParseSpec(absl::string_view spec, Job* job) {
+  std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
+  int64_t ttr = 0, base = 0, max = 0;
+  if (parts.size() != 6 || !absl::SimpleAtoi(parts[0], &job->priority) ||
+      !absl::SimpleAtoi(parts[1], &job->max_attempts) ||
+      !absl::SimpleAtoi(parts[2], &ttr) || !absl::SimpleAtoi(parts[4], &base) ||
+      !absl::SimpleAtoi(parts[5], &max)) {
+    return false;
   }
-  return parts[0] == "f" ? Backoff::Fixed(absl::Microseconds(base))
-                         : Backoff::Exponential(absl::Microseconds(base),
-                                                absl::Microseconds(max));
+  job->ttr = absl::Microseconds(ttr);
+  job->backoff = parts[3] == "f"
+                     ? Backoff::Fixed(absl::Microseconds(base))
+                     : Backoff::Exponential(absl::Microseconds(base),
+                                            absl::Microseconds(max));
+  return true;
+}
+
+absl::Status BadSpec(absl::string_view id) {
+  return absl::InternalError(
+      absl::StrCat("redis: job '", id, "' has a malformed spec field"));
 }
 
 // The reply's status word: the first element of the array every script
@@ -86,11 +101,11 @@ absl::Status Stale(absl::string_view id) {
       absl::StrCat("lease of job '", id, "' is not current"));
 }
 
-// Parses a snapshot {id, topic, payload, state, priority, attempts,
-// max_attempts, ttr, backoff, enqueued_at, run_at, deadline, last_error,
-// token} (order fixed by SNAPSHOT_FIELDS in scripts/lib/snapshot.lua).
+// Parses a snapshot {id, topic, spec, payload, state, attempts, enqueued_at,
+// run_at, deadline, last_error, token} (order fixed by SNAPSHOT_FIELDS in
+// scripts/lib/snapshot.lua).
 absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 14 ||
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 11 ||
       r->element[1]->type == REDIS_REPLY_NIL) {
     return absl::InternalError("redis: malformed job snapshot");
   }
@@ -99,22 +114,19 @@ absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
   Job& job = lease.job;
   job.id = Str(e[0]);
   job.topic = Str(e[1]);
-  job.payload = Str(e[2]);
-  if (!ParseJobState(Str(e[3]), &job.state)) {
+  if (!ParseSpec(Str(e[2]), &job)) return BadSpec(job.id);
+  job.payload = Str(e[3]);
+  if (!ParseJobState(Str(e[4]), &job.state)) {
     return absl::InternalError(
-        absl::StrCat("redis: job '", job.id, "' has state '", Str(e[3]), "'"));
+        absl::StrCat("redis: job '", job.id, "' has state '", Str(e[4]), "'"));
   }
-  job.priority = static_cast<int>(Int(e[4]));
   job.attempts = static_cast<int>(Int(e[5]));
-  job.max_attempts = static_cast<int>(Int(e[6]));
-  job.ttr = absl::Microseconds(Int(e[7]));
-  job.backoff = DecodeBackoff(Str(e[8]));
-  job.enqueued_at = TimeOf(e[9]);
-  job.run_at = TimeOf(e[10]);
+  job.enqueued_at = TimeOf(e[6]);
+  job.run_at = TimeOf(e[7]);
   job.deadline =
-      job.state == JobState::kReserved ? TimeOf(e[11]) : absl::InfinitePast();
-  job.last_error = Str(e[12]);
-  lease.token = static_cast<uint64_t>(Int(e[13]));
+      job.state == JobState::kReserved ? TimeOf(e[8]) : absl::InfinitePast();
+  job.last_error = Str(e[9]);
+  lease.token = static_cast<uint64_t>(Int(e[10]));
   lease.deadline = job.deadline;
   return lease;
 }
@@ -133,30 +145,30 @@ absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
   return out;
 }
 
-// Parses one lease of a reserve reply: {payload, priority, attempts,
-// max_attempts, ttr, backoff, enqueued_at, run_at, last_error, deadline,
-// token, id} (order fixed by scripts/reserve-3.lua) of a job of `topic`.
+// Parses one lease of a reserve reply: {spec, payload, attempts,
+// enqueued_at, run_at, last_error, deadline, token, id} (order fixed by
+// scripts/reserve-3.lua) of a job of `topic`.
 absl::StatusOr<Lease> ParseLease(const redisReply* r, absl::string_view topic) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 12) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 9) {
     return absl::InternalError("redis: malformed lease");
   }
   redisReply** e = r->element;
   Lease lease;
   Job& job = lease.job;
-  job.id = Str(e[11]);
+  job.id = Str(e[8]);
+  if (e[0]->type != REDIS_REPLY_STRING ||
+      !ParseSpec(absl::string_view(e[0]->str, e[0]->len), &job)) {
+    return BadSpec(job.id);
+  }
+  job.payload = Str(e[1]);
   job.topic = std::string(topic);
-  job.payload = Str(e[0]);
   job.state = JobState::kReserved;
-  job.priority = static_cast<int>(Int(e[1]));
   job.attempts = static_cast<int>(Int(e[2]));
-  job.max_attempts = static_cast<int>(Int(e[3]));
-  job.ttr = absl::Microseconds(Int(e[4]));
-  job.backoff = DecodeBackoff(Str(e[5]));
-  job.enqueued_at = TimeOf(e[6]);
-  job.run_at = TimeOf(e[7]);
-  job.last_error = Str(e[8]);
-  job.deadline = TimeOf(e[9]);
-  lease.token = static_cast<uint64_t>(Int(e[10]));
+  job.enqueued_at = TimeOf(e[3]);
+  job.run_at = TimeOf(e[4]);
+  job.last_error = Str(e[5]);
+  job.deadline = TimeOf(e[6]);
+  lease.token = static_cast<uint64_t>(Int(e[7]));
   lease.deadline = job.deadline;
   return lease;
 }
@@ -270,20 +282,18 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
     size += j.id.size() + j.topic.size() + j.payload.size() + 200;
   }
   out.reserve(size);
-  std::string backoff;
+  std::string spec;
   for (const NewJob& j : jobs) {
     AppendArgument(j.id, &out);
     AppendArgument(j.topic, &out);
-    AppendArgument(j.payload, &out);
     AppendArgument(absl::AlphaNum(j.priority).Piece(), &out);
-    AppendArgument(absl::AlphaNum(j.max_attempts).Piece(), &out);
-    AppendArgument(absl::AlphaNum(DurationMicros(j.ttr)).Piece(), &out);
-    backoff.clear();
-    AppendBackoff(j.backoff, &backoff);
-    AppendArgument(backoff, &out);
     AppendArgument(absl::AlphaNum(ClampMicros(j.run_at)).Piece(), &out);
+    spec.clear();
+    AppendSpec(j, &spec);
+    AppendArgument(spec, &out);
+    AppendArgument(j.payload, &out);
   }
-  call.encoded_count = 8 * jobs.size();
+  call.encoded_count = 6 * jobs.size();
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const std::string word = Word(r->get());
@@ -436,16 +446,15 @@ absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
 absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
   // One HMGET is atomic; the field order matches ParseSnapshot() minus id.
   redis_internal::Command cmd = {
-      "HMGET",       JobKey(id), "topic",        "payload",    "state",
-      "priority",    "attempts", "max_attempts", "ttr",        "backoff",
-      "enqueued_at", "run_at",   "deadline",     "last_error", "token"};
+      "HMGET",    JobKey(id),    "topic",  "spec",     "payload",    "state",
+      "attempts", "enqueued_at", "run_at", "deadline", "last_error", "token"};
   absl::StatusOr<std::vector<Reply>> replies = pool_.Pipeline({cmd});
   if (!replies.ok()) return replies.status();
   redisReply* r = (*replies)[0].get();
   if (r->type == REDIS_REPLY_ERROR) {
     return redis_internal::ErrorReplyStatus(Str(r));
   }
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 13) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 10) {
     return Unexpected(r, "HMGET");
   }
   if (r->element[0]->type == REDIS_REPLY_NIL) {

@@ -185,6 +185,38 @@ TEST_F(RedisBackendTest, ReadyOrderHoldsAtTheExtremesOfEveryField) {
   }
 }
 
+// A job's fixed settings share one hash field, colon-separated, next to the
+// payload's own field: a payload full of colons and the settings must both
+// come back intact on every path that reads a job.
+TEST_F(RedisBackendTest, PayloadWithSeparatorsRoundTrips) {
+  NewJob j = MakeJob("colons", "t");
+  j.payload = std::string(":1:2:f:3:4:\0:", 13);
+  j.priority = -5;
+  j.max_attempts = 7;
+  j.ttr = absl::Seconds(9);
+  j.backoff = Backoff::Fixed(absl::Milliseconds(250));
+  ASSERT_OK(backend_->Add({j}, kT0));
+  auto check = [&](const Job& got) {
+    EXPECT_EQ(got.payload, j.payload);
+    EXPECT_EQ(got.priority, -5);
+    EXPECT_EQ(got.max_attempts, 7);
+    EXPECT_EQ(got.ttr, absl::Seconds(9));
+    EXPECT_EQ(got.backoff.kind, Backoff::Kind::kFixed);
+    EXPECT_EQ(got.backoff.base, absl::Milliseconds(250));
+  };
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("colons"));
+  check(got);
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> listed,
+                       backend_->List("t", JobState::kReady, 10));
+  ASSERT_EQ(listed.size(), 1u);
+  check(listed[0]);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  check(leases[0].job);
+  EXPECT_EQ(leases[0].deadline, kT0 + absl::Seconds(9));
+}
+
 TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {
   ASSERT_OK(backend_->Add(
       {MakeJob("ack-me", "t"), MakeJob("cancel-ready", "t"),

@@ -7,13 +7,13 @@
 -- ARGV[1]  now (µs, caller's clock)
 -- ARGV[2]  "1" to use the server's TIME instead of ARGV[1]
 -- ARGV[3]  number of delay buckets
--- ARGV[4..] 8 values per job: id, topic, payload, priority, max_attempts,
---          ttr (µs), backoff ("kind:base_us:max_us"), run_at (µs)
+-- ARGV[4..] 6 values per job: id, topic, priority, run_at (µs), spec (see
+--          lib/spec.lua; it holds the priority too), payload
 -- Reply:   {"OK"} or {"EXISTS", id} (nothing stored): id is the first job
 --          of the batch whose id is taken or repeats an earlier one
 local now, shift, now_text = clock(ARGV[1], ARGV[2])
 local buckets = tonumber(ARGV[3])
-local n = (#ARGV - 3) / 8
+local n = (#ARGV - 3) / 6
 
 -- One EXISTS for the whole batch; the slow search for the culprit runs
 -- only when it finds one.
@@ -21,7 +21,7 @@ local seen = {}
 local repeated = nil
 local keys = {}
 for i = 1, n do
-  local id = ARGV[4 + (i - 1) * 8]
+  local id = ARGV[4 + (i - 1) * 6]
   keys[i] = job_key(id)
   if seen[id] and not repeated then repeated = i end
   seen[id] = true
@@ -36,11 +36,11 @@ end
 if taken then
   for i = 1, repeated or n do
     if redis.call('EXISTS', keys[i]) == 1 then
-      return {'EXISTS', ARGV[4 + (i - 1) * 8]}
+      return {'EXISTS', ARGV[4 + (i - 1) * 6]}
     end
   end
 end
-if repeated then return {'EXISTS', ARGV[4 + (repeated - 1) * 8]} end
+if repeated then return {'EXISTS', ARGV[4 + (repeated - 1) * 6]} end
 
 local first = redis.call('INCRBY', KEYS[2], int_text(n)) - n
 -- Index entries are gathered per key and written with one call per key.
@@ -56,11 +56,11 @@ local function add_to(key, score, member)
 end
 local topics, ready_keys = {}, {}
 for i = 1, n do
-  local a = 4 + (i - 1) * 8
+  local a = 4 + (i - 1) * 6
   local id, topic = ARGV[a], ARGV[a + 1]
-  local run_at = tonumber(ARGV[a + 7]) + shift
+  local run_at = tonumber(ARGV[a + 3]) + shift
   -- With no shift the caller's text is passed through (see keys.lua).
-  local run_at_text = ARGV[a + 7]
+  local run_at_text = ARGV[a + 3]
   if shift ~= 0 then run_at_text = int_text(run_at) end
   local seq = first + i
   local seq_text = int_text(seq)
@@ -74,21 +74,18 @@ for i = 1, n do
     topics[#topics + 1] = topic
   end
   if run_at <= now then
-    add_to(rk, '0', ready_member(tonumber(ARGV[a + 3]), run_at, seq, id))
-    redis.call('HSET', keys[i], 'topic', topic, 'payload', ARGV[a + 2],
-               'state', 'ready', 'priority', ARGV[a + 3],
-               'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
-               'backoff', ARGV[a + 6], 'enqueued_at', now_text,
-               'run_at', run_at_text, 'seq', seq_text)
+    add_to(rk, '0', ready_member(tonumber(ARGV[a + 2]), run_at, seq, id))
+    redis.call('HSET', keys[i], 'topic', topic, 'spec', ARGV[a + 4],
+               'payload', ARGV[a + 5], 'state', 'ready',
+               'enqueued_at', now_text, 'run_at', run_at_text, 'seq', seq_text)
   else
     local b = int_text(seq % buckets)
     add_to(bucket_key(b), run_at_text, id)
     add_to(tdelayed_key(topic), run_at_text, id)
-    redis.call('HSET', keys[i], 'topic', topic, 'payload', ARGV[a + 2],
-               'state', 'delayed', 'priority', ARGV[a + 3],
-               'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
-               'backoff', ARGV[a + 6], 'enqueued_at', now_text,
-               'run_at', run_at_text, 'seq', seq_text, 'bucket', b)
+    redis.call('HSET', keys[i], 'topic', topic, 'spec', ARGV[a + 4],
+               'payload', ARGV[a + 5], 'state', 'delayed',
+               'enqueued_at', now_text, 'run_at', run_at_text, 'seq', seq_text,
+               'bucket', b)
   end
 end
 for key, a in pairs(adds) do call_many('ZADD', key, a) end

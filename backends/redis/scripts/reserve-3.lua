@@ -1,7 +1,7 @@
 -- reserve: promotes the topic's due jobs (all of them, unless a limit is
 -- given), then reserves up to N ready jobs of one topic in ready
 -- order, each with a fresh fencing token.
--- requires: clock calls promote
+-- requires: clock calls promote spec
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"
@@ -15,8 +15,8 @@
 -- Reply:   {"OK", moved, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
 --          promote_due; then one entry per lease, in reserve order:
---          {payload, priority, attempts, max_attempts, ttr, backoff,
---          enqueued_at, run_at, last_error, deadline, token, id}. The topic
+--          {spec, payload, attempts, enqueued_at, run_at, last_error,
+--          deadline, token, id} (spec: see lib/spec.lua). The topic
 --          and the state ("reserved") are the caller's to fill in, so they
 --          are neither read nor sent.
 local now, _, now_text = clock(ARGV[1], ARGV[2])
@@ -42,14 +42,13 @@ local leases = {}
 for i = 1, #popped, 2 do
   local id = member_id(popped[i])
   local jk = job_key(id)
-  local v = redis.call('HMGET', jk, 'payload', 'priority', 'attempts',
-                       'max_attempts', 'ttr', 'backoff', 'enqueued_at',
-                       'run_at', 'last_error')
+  local v = redis.call('HMGET', jk, 'spec', 'payload', 'attempts',
+                       'enqueued_at', 'run_at', 'last_error')
   -- A member without a job cannot occur while every transition goes through
   -- these scripts; should one appear it is dropped, not reserved.
-  if v[5] then
+  if v[1] then
     token = token + 1
-    local deadline = int_text(now + tonumber(v[5]))
+    local deadline = int_text(now + spec_ttr(v[1]))
     local attempts = int_text((tonumber(v[3]) or 0) + 1)
     local token_text = int_text(token)
     redis.call('HSET', jk, 'state', 'reserved', 'attempts', attempts,
@@ -57,9 +56,9 @@ for i = 1, #popped, 2 do
     leases[#leases + 1] = deadline
     leases[#leases + 1] = id
     v[3] = attempts
-    v[10] = deadline
-    v[11] = token_text
-    v[12] = id
+    v[7] = deadline
+    v[8] = token_text
+    v[9] = id
     out[#out + 1] = v
   end
 end

@@ -18,11 +18,11 @@
 -- the script (a job's topic, ids popped from a set) are built from P, which
 -- carries the same hash tag, as BullMQ does.
 --
--- Job hash fields: topic payload state priority attempts max_attempts ttr
--- backoff ("kind:base_us:max_us") enqueued_at run_at deadline last_error
--- token seq bucket; attempts, deadline, last_error and token are absent
--- until the first reservation (attempts then reads as 0). Times are integer
--- microseconds since the Unix epoch.
+-- Job hash fields: topic state spec (priority, max_attempts, ttr and backoff
+-- in one field, see spec.lua) payload attempts enqueued_at run_at deadline
+-- last_error token seq bucket; attempts, deadline, last_error and token are
+-- absent until the first reservation (attempts then reads as 0). Times are
+-- integer microseconds since the Unix epoch.
 
 local P = KEYS[1]
 

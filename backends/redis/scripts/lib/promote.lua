@@ -1,6 +1,6 @@
 -- promote.lua — moves due jobs: delayed jobs whose run_at came, leases whose
 -- deadline passed.
--- requires: keys calls ready index bury
+-- requires: keys calls ready index bury spec
 
 -- Makes one due job ready again: a delayed job whose run_at came, or a
 -- reservation whose deadline passed. `from` is the set the id was found in;
@@ -8,7 +8,7 @@
 -- dropped. Returns a transition {kind, id, topic, attempts}, or nil.
 local function promote_delayed(id, from)
   local jk = job_key(id)
-  local f = redis.call('HMGET', jk, 'topic', 'priority', 'run_at', 'seq',
+  local f = redis.call('HMGET', jk, 'topic', 'spec', 'run_at', 'seq',
                        'attempts', 'state', 'bucket')
   if not f[1] or f[6] ~= 'delayed' then
     redis.call('ZREM', from, id)
@@ -17,28 +17,29 @@ local function promote_delayed(id, from)
   delay_off(id, f[1], f[7])
   local run_at = tonumber(f[3])
   redis.call('ZADD', ready_key(f[1]), '0',
-             ready_member(tonumber(f[2]), run_at, tonumber(f[4]), id))
+             ready_member(spec_priority(f[2]), run_at, tonumber(f[4]), id))
   redis.call('HSET', jk, 'state', 'ready')
   return {'promoted', id, f[1], tonumber(f[5]) or 0}
 end
 
 local function expire_reservation(id, from, dead_cap)
   local jk = job_key(id)
-  local f = redis.call('HMGET', jk, 'topic', 'priority', 'run_at', 'seq',
-                       'attempts', 'max_attempts', 'state')
-  if not f[1] or f[7] ~= 'reserved' then
+  local f = redis.call('HMGET', jk, 'topic', 'spec', 'run_at', 'seq',
+                       'attempts', 'state')
+  if not f[1] or f[6] ~= 'reserved' then
     redis.call('ZREM', from, id)
     return nil
   end
   lease_off(id, f[1])
   local attempts = tonumber(f[5]) or 0
-  if attempts >= tonumber(f[6]) then
+  if attempts >= spec_max_attempts(f[2]) then
     redis.call('HSET', jk, 'last_error', 'lease expired')
     bury(id, jk, f[1], dead_cap)
     return {'dead', id, f[1], attempts}
   end
   redis.call('ZADD', ready_key(f[1]), '0',
-             ready_member(tonumber(f[2]), tonumber(f[3]), tonumber(f[4]), id))
+             ready_member(spec_priority(f[2]), tonumber(f[3]), tonumber(f[4]),
+                          id))
   redis.call('HSET', jk, 'state', 'ready', 'deadline', '')
   return {'expired', id, f[1], attempts}
 end

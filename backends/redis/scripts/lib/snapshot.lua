@@ -1,8 +1,7 @@
 -- snapshot.lua — a job as the C++ side parses it.
 -- requires: keys
-local SNAPSHOT_FIELDS = {'topic', 'payload', 'state', 'priority', 'attempts',
-  'max_attempts', 'ttr', 'backoff', 'enqueued_at', 'run_at', 'deadline',
-  'last_error', 'token'}
+local SNAPSHOT_FIELDS = {'topic', 'spec', 'payload', 'state', 'attempts',
+  'enqueued_at', 'run_at', 'deadline', 'last_error', 'token'}
 
 -- {id, fields...} in the order of SNAPSHOT_FIELDS (the C++ side relies on it).
 local function snapshot(id)
