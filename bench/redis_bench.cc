@@ -7,7 +7,7 @@
 //   bazel run -c opt //bench:redis_bench
 //
 // Every iteration is one round trip: Add() is one script call, Reserve() one,
-// Ack() one, and AckBatch() one pipeline. items_per_second counts jobs.
+// Ack() one, and AckBatch() one. items_per_second counts jobs.
 
 #include <hiredis/hiredis.h>
 

@@ -86,7 +86,6 @@ void FreeContext(redisContext* c) {
   if (c != nullptr) redisFree(c);
 }
 
-// RESP: "*<argc>\r\n" then "$<len>\r\n<arg>\r\n" per argument.
 void AppendRequests(const std::vector<Command>& commands, std::string* out) {
   size_t size = 0;
   for (const Command& cmd : commands) {
@@ -95,10 +94,8 @@ void AppendRequests(const std::vector<Command>& commands, std::string* out) {
   }
   out->reserve(size);
   for (const Command& cmd : commands) {
-    absl::StrAppend(out, "*", cmd.size(), "\r\n");
-    for (const std::string& a : cmd) {
-      absl::StrAppend(out, "$", a.size(), "\r\n", a, "\r\n");
-    }
+    AppendArrayHeader(cmd.size(), out);
+    for (const std::string& a : cmd) AppendArgument(a, out);
   }
 }
 
@@ -125,6 +122,15 @@ absl::Status SendAll(redisContext* c, const std::string& data) {
 }
 
 }  // namespace
+
+// RESP: "*<argc>\r\n" then "$<len>\r\n<arg>\r\n" per argument.
+void AppendArrayHeader(size_t argc, std::string* out) {
+  absl::StrAppend(out, "*", argc, "\r\n");
+}
+
+void AppendArgument(absl::string_view arg, std::string* out) {
+  absl::StrAppend(out, "$", arg.size(), "\r\n", arg, "\r\n");
+}
 
 absl::Status ErrorReplyStatus(absl::string_view message) {
   const std::string text = absl::StrCat("redis: ", message);
@@ -245,21 +251,26 @@ void ConnectionPool::Release(redisContext* c) {
 
 absl::StatusOr<std::vector<Reply>> ConnectionPool::Pipeline(
     const std::vector<Command>& commands) {
+  std::string out;
+  AppendRequests(commands, &out);
+  return PipelineEncoded(out, commands.size());
+}
+
+absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineEncoded(
+    const std::string& request, size_t count) {
   absl::StatusOr<redisContext*> acquired = Acquire();
   if (!acquired.ok()) return acquired.status();
   redisContext* c = *acquired;
   // The commands are written here, not by hiredis, so that send() can say
   // MSG_NOSIGNAL: a server that went away cannot raise SIGPIPE, and no
   // signal-mask system calls are needed around every call.
-  std::string out;
-  AppendRequests(commands, &out);
-  if (absl::Status sent = SendAll(c, out); !sent.ok()) {
+  if (absl::Status sent = SendAll(c, request); !sent.ok()) {
     Release(c);
     return sent;
   }
   std::vector<Reply> replies;
-  replies.reserve(commands.size());
-  for (size_t i = 0; i < commands.size(); ++i) {
+  replies.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
     void* raw = nullptr;
     // Nothing is queued in hiredis's output buffer, so this only reads.
     if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
@@ -298,24 +309,34 @@ absl::Status Scripts::LoadAll() {
   return absl::OkStatus();
 }
 
-Command Scripts::ToCommand(const Call& call, bool by_body) const {
-  const Script& s = scripts_.at(std::string(call.script));
-  Command cmd;
-  cmd.reserve(3 + call.keys.size() + call.args.size());
-  cmd.push_back(by_body ? "EVAL" : "EVALSHA");
-  cmd.push_back(by_body ? s.body : s.sha);
-  cmd.push_back(absl::StrCat(call.keys.size()));
-  cmd.insert(cmd.end(), call.keys.begin(), call.keys.end());
-  cmd.insert(cmd.end(), call.args.begin(), call.args.end());
-  return cmd;
+void Scripts::Append(const Call& call, bool by_body, std::string* out) const {
+  // Every name the backend calls is embedded; an unknown one is a bug, and
+  // the server refuses the empty sha it is sent with.
+  static const Script* const kUnknown = new Script{"", "", 0};
+  auto it = scripts_.find(call.script);
+  const Script& s = it != scripts_.end() ? it->second : *kUnknown;
+  size_t size = 64 + (by_body ? s.body.size() : s.sha.size());
+  for (const std::string& k : call.keys) size += k.size() + 16;
+  for (const std::string& a : call.args) size += a.size() + 16;
+  size += call.encoded_args.size();
+  // One call is the common case; several grow the string geometrically.
+  if (out->empty()) out->reserve(size);
+  AppendArrayHeader(
+      3 + call.keys.size() + call.args.size() + call.encoded_count, out);
+  AppendArgument(by_body ? "EVAL" : "EVALSHA", out);
+  AppendArgument(by_body ? s.body : s.sha, out);
+  AppendArgument(absl::StrCat(call.keys.size()), out);
+  for (const std::string& k : call.keys) AppendArgument(k, out);
+  for (const std::string& a : call.args) AppendArgument(a, out);
+  out->append(call.encoded_args);
 }
 
 absl::StatusOr<std::vector<Reply>> Scripts::Run(
     const std::vector<Call>& calls) {
-  std::vector<Command> commands;
-  commands.reserve(calls.size());
-  for (const Call& call : calls) commands.push_back(ToCommand(call, false));
-  absl::StatusOr<std::vector<Reply>> replies = pool_->Pipeline(commands);
+  std::string request;
+  for (const Call& call : calls) Append(call, false, &request);
+  absl::StatusOr<std::vector<Reply>> replies =
+      pool_->PipelineEncoded(request, calls.size());
   if (!replies.ok()) return replies;
   std::vector<size_t> missing;
   for (size_t i = 0; i < replies->size(); ++i) {
@@ -326,9 +347,10 @@ absl::StatusOr<std::vector<Reply>> Scripts::Run(
     }
   }
   if (missing.empty()) return replies;
-  std::vector<Command> again;
-  for (size_t i : missing) again.push_back(ToCommand(calls[i], true));
-  absl::StatusOr<std::vector<Reply>> retried = pool_->Pipeline(again);
+  std::string again;
+  for (size_t i : missing) Append(calls[i], true, &again);
+  absl::StatusOr<std::vector<Reply>> retried =
+      pool_->PipelineEncoded(again, missing.size());
   if (!retried.ok()) return retried.status();
   for (size_t k = 0; k < missing.size(); ++k) {
     (*replies)[missing[k]] = std::move((*retried)[k]);

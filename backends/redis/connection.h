@@ -44,6 +44,11 @@ using Command = std::vector<std::string>;
 // error among them) -> Internal with the server's message.
 absl::Status ErrorReplyStatus(absl::string_view message);
 
+// Appends one command's header ("*<argc>") or one argument ("$<len>" and
+// the bytes) in RESP to `out`, for PipelineEncoded().
+void AppendArrayHeader(size_t argc, std::string* out);
+void AppendArgument(absl::string_view arg, std::string* out);
+
 struct PoolOptions {
   std::string host;
   int port = 6379;
@@ -67,6 +72,11 @@ class ConnectionPool {
   // failure (Unavailable, DeadlineExceeded) fails the whole call.
   absl::StatusOr<std::vector<Reply>> Pipeline(
       const std::vector<Command>& commands);
+
+  // As Pipeline(), for `count` commands already encoded in RESP in
+  // `request` (see AppendArgument()).
+  absl::StatusOr<std::vector<Reply>> PipelineEncoded(const std::string& request,
+                                                     size_t count);
 
  private:
   absl::StatusOr<redisContext*> Acquire();
@@ -100,6 +110,11 @@ class Scripts {
     absl::string_view script;  // the script's name, e.g. "ack"
     std::vector<std::string> keys;
     std::vector<std::string> args;
+    // More arguments, after `args`, already encoded with AppendArgument():
+    // a large batch is written once instead of being built as strings and
+    // copied.
+    std::string encoded_args;
+    size_t encoded_count = 0;
   };
 
   // Runs `calls` in one pipeline and returns their replies in order. A reply
@@ -115,7 +130,8 @@ class Scripts {
     std::string sha;
     int num_keys;
   };
-  Command ToCommand(const Call& call, bool by_body) const;
+  // Appends `call` in RESP, as EVALSHA (or EVAL with the body) to `out`.
+  void Append(const Call& call, bool by_body, std::string* out) const;
 
   ConnectionPool* pool_;
   absl::flat_hash_map<std::string, Script> scripts_;

@@ -11,6 +11,7 @@
 namespace delayq {
 namespace {
 
+using redis_internal::AppendArgument;
 using redis_internal::Reply;
 using Call = redis_internal::Scripts::Call;
 
@@ -49,22 +50,38 @@ absl::Time TimeOf(const redisReply* r) {
   return absl::FromUnixMicros(Int(r));
 }
 
-std::string EncodeBackoff(const Backoff& b) {
-  return absl::StrCat(b.kind == Backoff::Kind::kFixed ? "f" : "e", ":",
-                      DurationMicros(b.base), ":", DurationMicros(b.max));
+// A job's fixed settings in one hash field (scripts/lib/spec.lua):
+// "priority:max_attempts:ttr_us:kind:base_us:max_us", backoff kind "f"
+// (fixed) or "e" (exponential).
+void AppendSpec(const NewJob& j, std::string* out) {
+  absl::StrAppend(
+      out, j.priority, ":", j.max_attempts, ":", DurationMicros(j.ttr), ":",
+      j.backoff.kind == Backoff::Kind::kFixed ? "f" : "e", ":",
+      DurationMicros(j.backoff.base), ":", DurationMicros(j.backoff.max));
 }
 
-Backoff DecodeBackoff(absl::string_view text) {
-  std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
-  Backoff b;
-  if (parts.size() != 3) return b;
-  int64_t base = 0, max = 0;
-  if (!absl::SimpleAtoi(parts[1], &base) || !absl::SimpleAtoi(parts[2], &max)) {
-    return b;
+// Fills the fields AppendSpec() packed into `job`; false if `spec` is not
+// such a field.
+bool ParseSpec(absl::string_view spec, Job* job) {
+  std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
+  int64_t ttr = 0, base = 0, max = 0;
+  if (parts.size() != 6 || !absl::SimpleAtoi(parts[0], &job->priority) ||
+      !absl::SimpleAtoi(parts[1], &job->max_attempts) ||
+      !absl::SimpleAtoi(parts[2], &ttr) || !absl::SimpleAtoi(parts[4], &base) ||
+      !absl::SimpleAtoi(parts[5], &max)) {
+    return false;
   }
-  return parts[0] == "f" ? Backoff::Fixed(absl::Microseconds(base))
-                         : Backoff::Exponential(absl::Microseconds(base),
-                                                absl::Microseconds(max));
+  job->ttr = absl::Microseconds(ttr);
+  job->backoff = parts[3] == "f"
+                     ? Backoff::Fixed(absl::Microseconds(base))
+                     : Backoff::Exponential(absl::Microseconds(base),
+                                            absl::Microseconds(max));
+  return true;
+}
+
+absl::Status BadSpec(absl::string_view id) {
+  return absl::InternalError(
+      absl::StrCat("redis: job '", id, "' has a malformed spec field"));
 }
 
 // The reply's status word: the first element of the array every script
@@ -84,11 +101,11 @@ absl::Status Stale(absl::string_view id) {
       absl::StrCat("lease of job '", id, "' is not current"));
 }
 
-// Parses a snapshot {id, topic, payload, state, priority, attempts,
-// max_attempts, ttr, backoff, enqueued_at, run_at, deadline, last_error,
-// token} (order fixed by SNAPSHOT_FIELDS in scripts/common.lua).
+// Parses a snapshot {id, topic, spec, payload, state, attempts, enqueued_at,
+// run_at, deadline, last_error, token} (order fixed by SNAPSHOT_FIELDS in
+// scripts/lib/snapshot.lua).
 absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 14 ||
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 11 ||
       r->element[1]->type == REDIS_REPLY_NIL) {
     return absl::InternalError("redis: malformed job snapshot");
   }
@@ -97,41 +114,63 @@ absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
   Job& job = lease.job;
   job.id = Str(e[0]);
   job.topic = Str(e[1]);
-  job.payload = Str(e[2]);
-  if (!ParseJobState(Str(e[3]), &job.state)) {
+  if (!ParseSpec(Str(e[2]), &job)) return BadSpec(job.id);
+  job.payload = Str(e[3]);
+  if (!ParseJobState(Str(e[4]), &job.state)) {
     return absl::InternalError(
-        absl::StrCat("redis: job '", job.id, "' has state '", Str(e[3]), "'"));
+        absl::StrCat("redis: job '", job.id, "' has state '", Str(e[4]), "'"));
   }
-  job.priority = static_cast<int>(Int(e[4]));
   job.attempts = static_cast<int>(Int(e[5]));
-  job.max_attempts = static_cast<int>(Int(e[6]));
-  job.ttr = absl::Microseconds(Int(e[7]));
-  job.backoff = DecodeBackoff(Str(e[8]));
-  job.enqueued_at = TimeOf(e[9]);
-  job.run_at = TimeOf(e[10]);
+  job.enqueued_at = TimeOf(e[6]);
+  job.run_at = TimeOf(e[7]);
   job.deadline =
-      job.state == JobState::kReserved ? TimeOf(e[11]) : absl::InfinitePast();
-  job.last_error = Str(e[12]);
-  lease.token = static_cast<uint64_t>(Int(e[13]));
+      job.state == JobState::kReserved ? TimeOf(e[8]) : absl::InfinitePast();
+  job.last_error = Str(e[9]);
+  lease.token = static_cast<uint64_t>(Int(e[10]));
   lease.deadline = job.deadline;
   return lease;
 }
 
-// Parses {"OK", snapshot, ...}.
-// Parses the snapshots of a reply {"OK", ..., snapshot...} from element
-// `first` on.
+// Parses the snapshots of a reply {"OK", snapshot...}.
 absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
-                                                  absl::string_view script,
-                                                  size_t first = 1) {
-  if (Word(r) != "OK" || r->elements < first) return Unexpected(r, script);
+                                                  absl::string_view script) {
+  if (Word(r) != "OK") return Unexpected(r, script);
   std::vector<Lease> out;
-  out.reserve(r->elements - first);
-  for (size_t i = first; i < r->elements; ++i) {
+  out.reserve(r->elements - 1);
+  for (size_t i = 1; i < r->elements; ++i) {
     absl::StatusOr<Lease> lease = ParseSnapshot(r->element[i]);
     if (!lease.ok()) return lease.status();
     out.push_back(std::move(*lease));
   }
   return out;
+}
+
+// Parses one lease of a reserve reply: {spec, payload, attempts,
+// enqueued_at, run_at, last_error, deadline, token, id} (order fixed by
+// scripts/reserve-3.lua) of a job of `topic`.
+absl::StatusOr<Lease> ParseLease(const redisReply* r, absl::string_view topic) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 9) {
+    return absl::InternalError("redis: malformed lease");
+  }
+  redisReply** e = r->element;
+  Lease lease;
+  Job& job = lease.job;
+  job.id = Str(e[8]);
+  if (e[0]->type != REDIS_REPLY_STRING ||
+      !ParseSpec(absl::string_view(e[0]->str, e[0]->len), &job)) {
+    return BadSpec(job.id);
+  }
+  job.payload = Str(e[1]);
+  job.topic = std::string(topic);
+  job.state = JobState::kReserved;
+  job.attempts = static_cast<int>(Int(e[2]));
+  job.enqueued_at = TimeOf(e[3]);
+  job.run_at = TimeOf(e[4]);
+  job.last_error = Str(e[5]);
+  job.deadline = TimeOf(e[6]);
+  lease.token = static_cast<uint64_t>(Int(e[7]));
+  lease.deadline = job.deadline;
+  return lease;
 }
 
 // Parses one {kind, id, topic, attempts} entry of promote_due or reserve.
@@ -232,19 +271,29 @@ Call RedisBackend::LeaseCall(absl::string_view script,
 
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
-  Call call{"add", {prefix_, prefix_ + "seq", prefix_ + "topics"}, {}};
-  call.args.reserve(3 + 8 * jobs.size());
-  call.args = {Micros(now), ServerTime(), absl::StrCat(buckets_)};
+  Call call{"add",
+            {prefix_, prefix_ + "seq", prefix_ + "topics"},
+            {Micros(now), ServerTime(), absl::StrCat(buckets_)}};
+  // Written straight into the request: a batch of jobs is the one call
+  // whose arguments are worth not copying.
+  std::string& out = call.encoded_args;
+  size_t size = 0;
   for (const NewJob& j : jobs) {
-    call.args.push_back(j.id);
-    call.args.push_back(j.topic);
-    call.args.push_back(j.payload);
-    call.args.push_back(absl::StrCat(j.priority));
-    call.args.push_back(absl::StrCat(j.max_attempts));
-    call.args.push_back(absl::StrCat(DurationMicros(j.ttr)));
-    call.args.push_back(EncodeBackoff(j.backoff));
-    call.args.push_back(Micros(j.run_at));
+    size += j.id.size() + j.topic.size() + j.payload.size() + 200;
   }
+  out.reserve(size);
+  std::string spec;
+  for (const NewJob& j : jobs) {
+    AppendArgument(j.id, &out);
+    AppendArgument(j.topic, &out);
+    AppendArgument(absl::AlphaNum(j.priority).Piece(), &out);
+    AppendArgument(absl::AlphaNum(ClampMicros(j.run_at)).Piece(), &out);
+    spec.clear();
+    AppendSpec(j, &spec);
+    AppendArgument(spec, &out);
+    AppendArgument(j.payload, &out);
+  }
+  call.encoded_count = 6 * jobs.size();
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const std::string word = Word(r->get());
@@ -281,7 +330,14 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
       moved->push_back(*std::move(t));
     }
   }
-  return ParseSnapshots(reply, "reserve", /*first=*/2);
+  std::vector<Lease> out;
+  out.reserve(reply->elements - 2);
+  for (size_t i = 2; i < reply->elements; ++i) {
+    absl::StatusOr<Lease> lease = ParseLease(reply->element[i], topic);
+    if (!lease.ok()) return lease.status();
+    out.push_back(*std::move(lease));
+  }
+  return out;
 }
 
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
@@ -298,27 +354,29 @@ absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
 
 absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
     absl::Span<const Lease> leases, absl::Time now) {
-  std::vector<Call> calls;
-  calls.reserve(leases.size());
-  for (const Lease& l : leases) {
-    Call call = LeaseCall("ack", l.job.id);
-    call.args = {l.job.id, absl::StrCat(l.token)};
-    calls.push_back(std::move(call));
-  }
-  absl::StatusOr<std::vector<Reply>> replies = scripts_.Run(calls);
-  if (!replies.ok()) return replies.status();
   std::vector<absl::Status> out;
+  if (leases.empty()) return out;
+  Call call{"ack_batch", {prefix_, prefix_ + "reserved"}, {}};
+  call.args.reserve(2 * leases.size());
+  for (const Lease& l : leases) {
+    call.args.push_back(l.job.id);
+    call.args.push_back(absl::StrCat(l.token));
+  }
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const redisReply* reply = r->get();
+  if (Word(reply) != "OK" || reply->elements != leases.size() + 1) {
+    return Unexpected(reply, "ack_batch");
+  }
   out.reserve(leases.size());
   for (size_t i = 0; i < leases.size(); ++i) {
-    const redisReply* r = (*replies)[i].get();
-    if (r->type == REDIS_REPLY_ERROR) {
-      out.push_back(redis_internal::ErrorReplyStatus(Str(r)));
-    } else if (Word(r) == "OK") {
+    const std::string word = Str(reply->element[i + 1]);
+    if (word == "OK") {
       out.push_back(absl::OkStatus());
-    } else if (Word(r) == "STALE") {
+    } else if (word == "STALE") {
       out.push_back(Stale(leases[i].job.id));
     } else {
-      out.push_back(Unexpected(r, "ack"));
+      out.push_back(Unexpected(reply, "ack_batch"));
     }
   }
   return out;
@@ -388,16 +446,15 @@ absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
 absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
   // One HMGET is atomic; the field order matches ParseSnapshot() minus id.
   redis_internal::Command cmd = {
-      "HMGET",       JobKey(id), "topic",        "payload",    "state",
-      "priority",    "attempts", "max_attempts", "ttr",        "backoff",
-      "enqueued_at", "run_at",   "deadline",     "last_error", "token"};
+      "HMGET",    JobKey(id),    "topic",  "spec",     "payload",    "state",
+      "attempts", "enqueued_at", "run_at", "deadline", "last_error", "token"};
   absl::StatusOr<std::vector<Reply>> replies = pool_.Pipeline({cmd});
   if (!replies.ok()) return replies.status();
   redisReply* r = (*replies)[0].get();
   if (r->type == REDIS_REPLY_ERROR) {
     return redis_internal::ErrorReplyStatus(Str(r));
   }
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 13) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 10) {
     return Unexpected(r, "HMGET");
   }
   if (r->element[0]->type == REDIS_REPLY_NIL) {
@@ -451,22 +508,25 @@ absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
 }
 
 absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
-  absl::StatusOr<std::vector<Reply>> replies =
-      pool_.Pipeline({{"HMGET", absl::StrCat(prefix_, "counts:", topic),
-                       "delayed", "ready", "reserved", "dead"}});
-  if (!replies.ok()) return replies.status();
-  const redisReply* r = (*replies)[0].get();
-  if (r->type == REDIS_REPLY_ERROR) {
-    return redis_internal::ErrorReplyStatus(Str(r));
-  }
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 4) {
-    return Unexpected(r, "HMGET");
+  // The sizes of the topic's four sets, read by one script so that a job
+  // moving between them meanwhile is counted once.
+  Call call{"stats",
+            {prefix_, absl::StrCat(prefix_, "tdelayed:", topic),
+             absl::StrCat(prefix_, "ready:", topic),
+             absl::StrCat(prefix_, "treserved:", topic),
+             absl::StrCat(prefix_, "dead:", topic)},
+            {}};
+  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const redisReply* reply = r->get();
+  if (Word(reply) != "OK" || reply->elements != 5) {
+    return Unexpected(reply, "stats");
   }
   TopicStats stats;
-  stats.delayed = Int(r->element[0]);
-  stats.ready = Int(r->element[1]);
-  stats.reserved = Int(r->element[2]);
-  stats.dead = Int(r->element[3]);
+  stats.delayed = Int(reply->element[1]);
+  stats.ready = Int(reply->element[2]);
+  stats.reserved = Int(reply->element[3]);
+  stats.dead = Int(reply->element[4]);
   return stats;
 }
 

@@ -54,9 +54,12 @@ class RedisBackend : public Backend {
 
   // AckBatch()
   //
-  // Acknowledges every lease in one pipeline (one round trip). Each lease is
-  // its own atomic Ack(); the result holds one status per lease, in order.
-  // The outer status fails only when the server could not be reached.
+  // Acknowledges every lease in one script call (one round trip). Each lease
+  // is acked on its own terms, as by Ack(): a lease that is not current gets
+  // FailedPrecondition in its slot and the others still go; the same lease
+  // twice is acked once and stale the second time. The result holds one
+  // status per lease, in order. The outer status fails when the server could
+  // not be reached or answered with an error.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now);
 

@@ -1,7 +1,8 @@
 // Copyright delayq authors.
 //
 // The Lua scripts of the Redis backend, embedded at build time from
-// scripts/<name>-<numkeys>.lua (each with scripts/common.lua prepended).
+// scripts/<name>-<numkeys>.lua, each preceded by the helpers from
+// scripts/lib/ that it names on its "-- requires:" line.
 
 #ifndef DELAYQ_BACKENDS_REDIS_SCRIPTS_H_
 #define DELAYQ_BACKENDS_REDIS_SCRIPTS_H_

@@ -7,6 +7,7 @@
 #include "delayq/redis_backend.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -82,16 +83,50 @@ TEST_F(RedisBackendTest, ReloadsScriptsAfterScriptFlush) {
   EXPECT_THAT(backend_->Get("a"), StatusIs(absl::StatusCode::kNotFound));
 }
 
+TEST_F(RedisBackendTest, AckBatchAcksEachLeaseOnItsOwnTerms) {
+  ASSERT_OK(backend_->Add({MakeJob("a", "t"), MakeJob("b", "t"),
+                           MakeJob("c", "t"), MakeJob("other", "u")},
+                          kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> t, backend_->Reserve("t", 3, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> u, backend_->Reserve("u", 1, kT0));
+  ASSERT_EQ(t.size(), 3u);
+  ASSERT_EQ(u.size(), 1u);
+  Lease stale = t[1];
+  stale.token += 1000;
+  // "a" twice: acked once, stale the second time; "b" under a wrong token;
+  // "other" from another topic.
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> acked,
+                       backend_->AckBatch({t[0], stale, t[0], u[0]}, kT0));
+  ASSERT_EQ(acked.size(), 4u);
+  EXPECT_OK(acked[0]);
+  EXPECT_THAT(acked[1], StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(acked[2], StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_OK(acked[3]);
+  EXPECT_THAT(backend_->Get("a"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(backend_->Get("other"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(Job b, backend_->Get("b"));
+  EXPECT_EQ(b.state, JobState::kReserved);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats("t"));
+  EXPECT_EQ(stats, (TopicStats{0, 0, 2, 0}));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
+  EXPECT_THAT(topics, ElementsAre("t")) << "u had no job left";
+  ASSERT_OK_AND_ASSIGN(acked, backend_->AckBatch({t[1], t[2]}, kT0));
+  EXPECT_OK(acked[0]);
+  EXPECT_OK(acked[1]);
+  EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq"), Key("token")));
+  ASSERT_OK_AND_ASSIGN(acked, backend_->AckBatch({}, kT0));
+  EXPECT_TRUE(acked.empty());
+}
+
 TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
   ASSERT_OK(backend_->Add(
       {MakeJob("a", "t"), MakeJob("d", "t", kT0 + absl::Minutes(1))}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, kT0));
   // "d" has enqueue seq 2, so it went to bucket 2 % 4.
-  EXPECT_THAT(
-      Keys(),
-      ElementsAre(Key("counts:t"), Key("delayed:2"), Key("job:a"), Key("job:d"),
-                  Key("meta"), Key("reserved"), Key("seq"), Key("tdelayed:t"),
-                  Key("token"), Key("topics"), Key("treserved:t")));
+  EXPECT_THAT(Keys(), ElementsAre(Key("delayed:2"), Key("job:a"), Key("job:d"),
+                                  Key("meta"), Key("reserved"), Key("seq"),
+                                  Key("tdelayed:t"), Key("token"),
+                                  Key("topics"), Key("treserved:t")));
   // Redis Cluster hashes only the part between the first '{' and the next
   // '}': for every key that is the namespace, so all share one slot.
   for (const std::string& k : Keys()) {
@@ -101,6 +136,85 @@ TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
     ASSERT_NE(close, std::string::npos) << k;
     EXPECT_EQ(k.substr(open + 1, close - open - 1), options_.ns) << k;
   }
+}
+
+// The ready set orders by member bytes (a binary header of priority, run_at
+// and enqueue order before the id): the extremes of each field must still
+// sort as numbers, sign included, and ids that sort the other way must not
+// matter.
+TEST_F(RedisBackendTest, ReadyOrderHoldsAtTheExtremesOfEveryField) {
+  constexpr int kMin = std::numeric_limits<int>::min();
+  constexpr int kMax = std::numeric_limits<int>::max();
+  auto job = [](const char* id, int priority, absl::Time run_at) {
+    NewJob j = MakeJob(id, "t", run_at);
+    j.priority = priority;
+    return j;
+  };
+  const absl::Time far_past = absl::InfinitePast();
+  const absl::Time long_ago = kT0 - absl::Hours(24 * 365 * 100);
+  ASSERT_OK(backend_->Add(
+      {job("z-max", kMax, far_past), job("y-one", 1, far_past),
+       job("x-zero-now", 0, kT0), job("w-zero-ago", 0, long_ago),
+       job("v-zero-past", 0, far_past), job("u-minus-one", -1, kT0),
+       job("t-min-now", kMin, kT0), job("s-min-past", kMin, far_past),
+       job("r-min-past-later", kMin, far_past)},
+      kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 20, kT0));
+  std::vector<std::string> ids;
+  for (const Lease& l : leases) ids.push_back(l.job.id);
+  EXPECT_THAT(ids, ElementsAre("s-min-past", "r-min-past-later", "t-min-now",
+                               "u-minus-one", "v-zero-past", "w-zero-ago",
+                               "x-zero-now", "y-one", "z-max"));
+  // What went in comes back out, extremes included.
+  EXPECT_EQ(leases[0].job.priority, kMin);
+  EXPECT_EQ(leases[8].job.priority, kMax);
+  EXPECT_EQ(leases[0].job.run_at, absl::FromUnixMicros(-(int64_t{1} << 52)));
+
+  // Enqueue order past 255 and 65535 (bytes 0x00 and 0xff inside the
+  // header), with ids that sort the other way.
+  std::vector<NewJob> many;
+  for (int i = 0; i < 70000; ++i) {
+    many.push_back(MakeJob(absl::StrCat("m", 99999 - i), "many"));
+  }
+  ASSERT_OK(backend_->Add(many, kT0));
+  ASSERT_OK_AND_ASSIGN(leases, backend_->Reserve("many", 70000, kT0));
+  ASSERT_EQ(leases.size(), many.size());
+  for (size_t i = 0; i < many.size(); ++i) {
+    ASSERT_EQ(leases[i].job.id, many[i].id) << i;
+  }
+}
+
+// A job's fixed settings share one hash field, colon-separated, next to the
+// payload's own field: a payload full of colons and the settings must both
+// come back intact on every path that reads a job.
+TEST_F(RedisBackendTest, PayloadWithSeparatorsRoundTrips) {
+  NewJob j = MakeJob("colons", "t");
+  j.payload = std::string(":1:2:f:3:4:\0:", 13);
+  j.priority = -5;
+  j.max_attempts = 7;
+  j.ttr = absl::Seconds(9);
+  j.backoff = Backoff::Fixed(absl::Milliseconds(250));
+  ASSERT_OK(backend_->Add({j}, kT0));
+  auto check = [&](const Job& got) {
+    EXPECT_EQ(got.payload, j.payload);
+    EXPECT_EQ(got.priority, -5);
+    EXPECT_EQ(got.max_attempts, 7);
+    EXPECT_EQ(got.ttr, absl::Seconds(9));
+    EXPECT_EQ(got.backoff.kind, Backoff::Kind::kFixed);
+    EXPECT_EQ(got.backoff.base, absl::Milliseconds(250));
+  };
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("colons"));
+  check(got);
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> listed,
+                       backend_->List("t", JobState::kReady, 10));
+  ASSERT_EQ(listed.size(), 1u);
+  check(listed[0]);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  check(leases[0].job);
+  EXPECT_EQ(leases[0].deadline, kT0 + absl::Seconds(9));
 }
 
 TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {

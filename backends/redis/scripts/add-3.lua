@@ -1,4 +1,5 @@
 -- add: stores a batch of new jobs, all or nothing.
+-- requires: clock keys calls ready
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:seq"     enqueue order counter
@@ -6,68 +7,87 @@
 -- ARGV[1]  now (µs, caller's clock)
 -- ARGV[2]  "1" to use the server's TIME instead of ARGV[1]
 -- ARGV[3]  number of delay buckets
--- ARGV[4..] 8 values per job: id, topic, payload, priority, max_attempts,
---          ttr (µs), backoff ("kind:base_us:max_us"), run_at (µs)
--- Reply:   {"OK"} or {"EXISTS", id} (nothing stored)
-local now, shift = clock(ARGV[1], ARGV[2])
+-- ARGV[4..] 6 values per job: id, topic, priority, run_at (µs), spec (see
+--          lib/spec.lua; it holds the priority too), payload
+-- Reply:   {"OK"} or {"EXISTS", id} (nothing stored): id is the first job
+--          of the batch whose id is taken or repeats an earlier one
+local now, shift, now_text = clock(ARGV[1], ARGV[2])
 local buckets = tonumber(ARGV[3])
-local n = (#ARGV - 3) / 8
+local n = (#ARGV - 3) / 6
 
+-- One EXISTS for the whole batch; the slow search for the culprit runs
+-- only when it finds one.
 local seen = {}
-for i = 0, n - 1 do
-  local id = ARGV[4 + i * 8]
-  if seen[id] or redis.call('EXISTS', job_key(id)) == 1 then
-    return {'EXISTS', id}
-  end
+local repeated = nil
+local keys = {}
+for i = 1, n do
+  local id = ARGV[4 + (i - 1) * 6]
+  keys[i] = job_key(id)
+  if seen[id] and not repeated then repeated = i end
   seen[id] = true
 end
+local taken = false
+for i = 1, n, 512 do
+  if redis.call('EXISTS', unpack(keys, i, math.min(i + 511, n))) > 0 then
+    taken = true
+    break
+  end
+end
+if taken then
+  for i = 1, repeated or n do
+    if redis.call('EXISTS', keys[i]) == 1 then
+      return {'EXISTS', ARGV[4 + (i - 1) * 6]}
+    end
+  end
+end
+if repeated then return {'EXISTS', ARGV[4 + (repeated - 1) * 6]} end
 
-local first = redis.call('INCRBY', KEYS[2], n) - n
--- Redis turns Lua numbers into text with a slow "%.17g"; with no shift the
--- caller's text is passed through as is.
-local now_text = now
-if shift == 0 then now_text = ARGV[1] end
--- Counts are summed per topic and written once per topic, not per job.
-local added = {}
-for i = 0, n - 1 do
-  local a = 4 + i * 8
+local first = redis.call('INCRBY', KEYS[2], int_text(n)) - n
+-- Index entries are gathered per key and written with one call per key.
+local adds = {}
+local function add_to(key, score, member)
+  local a = adds[key]
+  if not a then
+    a = {}
+    adds[key] = a
+  end
+  a[#a + 1] = score
+  a[#a + 1] = member
+end
+local topics, ready_keys = {}, {}
+for i = 1, n do
+  local a = 4 + (i - 1) * 6
   local id, topic = ARGV[a], ARGV[a + 1]
-  local run_at = tonumber(ARGV[a + 7]) + shift
-  local run_at_text = run_at
-  if shift == 0 then run_at_text = ARGV[a + 7] end
-  local seq = first + i + 1
-  local state
+  local run_at = tonumber(ARGV[a + 3]) + shift
+  -- With no shift the caller's text is passed through (see keys.lua).
+  local run_at_text = ARGV[a + 3]
+  if shift ~= 0 then run_at_text = int_text(run_at) end
+  local seq = first + i
+  local seq_text = int_text(seq)
+  -- attempts, deadline, last_error and token are absent until the first
+  -- reservation sets them (read as empty, attempts as 0); fewer fields make
+  -- the write cheaper.
+  local rk = ready_keys[topic]
+  if not rk then
+    rk = ready_key(topic)
+    ready_keys[topic] = rk
+    topics[#topics + 1] = topic
+  end
   if run_at <= now then
-    state = 'ready'
-    redis.call('ZADD', ready_key(topic), 0,
-               ready_member(tonumber(ARGV[a + 3]), run_at, seq, id))
+    add_to(rk, '0', ready_member(tonumber(ARGV[a + 2]), run_at, seq, id))
+    redis.call('HSET', keys[i], 'topic', topic, 'spec', ARGV[a + 4],
+               'payload', ARGV[a + 5], 'state', 'ready',
+               'enqueued_at', now_text, 'run_at', run_at_text, 'seq', seq_text)
   else
-    state = 'delayed'
-    delay_on(id, topic, run_at, seq % buckets)
-    redis.call('HSET', job_key(id), 'bucket', seq % buckets)
-  end
-  -- deadline, last_error, token and bucket are absent until set (read as
-  -- empty); fewer fields make the write cheaper.
-  redis.call('HSET', job_key(id), 'topic', topic, 'payload', ARGV[a + 2],
-             'state', state, 'priority', ARGV[a + 3], 'attempts', '0',
-             'max_attempts', ARGV[a + 4], 'ttr', ARGV[a + 5],
-             'backoff', ARGV[a + 6], 'enqueued_at', now_text,
-             'run_at', run_at_text,
-             'seq', seq)
-  local c = added[topic]
-  if not c then
-    c = {ready = 0, delayed = 0}
-    added[topic] = c
-  end
-  c[state] = c[state] + 1
-end
-for topic, c in pairs(added) do
-  local ck = counts_key(topic)
-  if c.ready > 0 then redis.call('HINCRBY', ck, 'ready', c.ready) end
-  if c.delayed > 0 then redis.call('HINCRBY', ck, 'delayed', c.delayed) end
-  if redis.call('HINCRBY', ck, 'live', c.ready + c.delayed) ==
-      c.ready + c.delayed then
-    redis.call('SADD', KEYS[3], topic)
+    local b = int_text(seq % buckets)
+    add_to(bucket_key(b), run_at_text, id)
+    add_to(tdelayed_key(topic), run_at_text, id)
+    redis.call('HSET', keys[i], 'topic', topic, 'spec', ARGV[a + 4],
+               'payload', ARGV[a + 5], 'state', 'delayed',
+               'enqueued_at', now_text, 'run_at', run_at_text, 'seq', seq_text,
+               'bucket', b)
   end
 end
+for key, a in pairs(adds) do call_many('ZADD', key, a) end
+call_many('SADD', KEYS[3], topics)
 return {'OK'}

@@ -1,4 +1,5 @@
 -- fail: ends a reservation as failed; retry after backoff or bury.
+-- requires: clock lease index bury schedule spec
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
@@ -18,13 +19,10 @@ local topic, err = check_lease(jk, ARGV[4])
 if not topic then return {err} end
 lease_off(id, topic)
 redis.call('HSET', jk, 'last_error', ARGV[5])
-local f = redis.call('HMGET', jk, 'attempts', 'max_attempts')
-if tonumber(f[1]) >= tonumber(f[2]) then
-  count(topic, 'reserved', 'dead')
+local f = redis.call('HMGET', jk, 'attempts', 'spec')
+if (tonumber(f[1]) or 0) >= spec_max_attempts(f[2]) then
   bury(id, jk, topic, tonumber(ARGV[8]))
   return {'DEAD'}
 end
-local to = schedule(id, jk, topic, tonumber(ARGV[6]) + shift, now,
-                    tonumber(ARGV[7]))
-count(topic, 'reserved', to)
+schedule(id, jk, topic, tonumber(ARGV[6]) + shift, now, tonumber(ARGV[7]))
 return {'RETRY'}

@@ -1,4 +1,5 @@
 -- kick: moves up to N dead jobs of a topic (oldest death first) to ready.
+-- requires: clock schedule
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:dead:<topic>"
@@ -14,9 +15,8 @@ local moved = 0
 for i = 1, #popped, 2 do
   local id = popped[i]
   local jk = job_key(id)
-  redis.call('HSET', jk, 'attempts', 0)
+  redis.call('HSET', jk, 'attempts', '0')
   schedule(id, jk, topic, now, now, 1)
-  count(topic, 'dead', 'ready')
   moved = moved + 1
 end
 return {'OK', moved}

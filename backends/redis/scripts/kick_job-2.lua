@@ -1,4 +1,5 @@
 -- kick_job: moves one dead job to ready with attempts reset to 0.
+-- requires: clock schedule
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
@@ -12,7 +13,6 @@ local f = redis.call('HMGET', jk, 'topic', 'state')
 if not f[1] then return {'NOTFOUND'} end
 if f[2] ~= 'dead' then return {'NOTDEAD'} end
 redis.call('ZREM', dead_key(f[1]), id)
-redis.call('HSET', jk, 'attempts', 0)
+redis.call('HSET', jk, 'attempts', '0')
 schedule(id, jk, f[1], now, now, 1)
-count(f[1], 'dead', 'ready')
 return {'OK'}

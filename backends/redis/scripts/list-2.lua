@@ -1,6 +1,7 @@
 -- list: up to `limit` jobs of a topic in one state, in the order they would
 -- be reserved (ready), become due (delayed), expire (reserved) or died in
 -- (dead).
+-- requires: ready snapshot
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  the topic's set for the state: "{ns}:ready:<topic>",
@@ -8,7 +9,7 @@
 --          "{ns}:dead:<topic>"
 -- ARGV[1]  state: "ready", "delayed", "reserved" or "dead"
 -- ARGV[2]  limit (>= 1)
--- Reply:   {"OK", snapshot, ...} (see common.lua)
+-- Reply:   {"OK", snapshot, ...} (see lib/snapshot.lua)
 local out = {'OK'}
 local members = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)
 for _, m in ipairs(members) do

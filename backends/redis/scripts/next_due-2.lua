@@ -1,5 +1,6 @@
 -- next_due: the earliest run_at of a delayed job or deadline of a
 -- reservation, across all topics.
+-- requires: keys
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"

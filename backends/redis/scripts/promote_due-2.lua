@@ -1,6 +1,7 @@
 -- promote_due: moves up to `limit` due jobs across all topics: delayed jobs
 -- whose run_at came become ready; reservations past their deadline become
 -- ready again, or dead ("lease expired") when their attempts are used up.
+-- requires: clock promote
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"
@@ -11,8 +12,8 @@
 -- ARGV[5]  dead cap per topic
 -- Reply:   {"OK", more (0/1), {kind, id, topic, attempts}, ...} where kind is
 --          "promoted", "expired" or "dead"
-local now = clock(ARGV[1], ARGV[2])
-local out, more = promote_due(now, tonumber(ARGV[3]), tonumber(ARGV[4]),
+local _, _, now_text = clock(ARGV[1], ARGV[2])
+local out, more = promote_due(now_text, tonumber(ARGV[3]), tonumber(ARGV[4]),
                               tonumber(ARGV[5]))
 local reply = {'OK', more}
 for _, t in ipairs(out) do table.insert(reply, t) end

@@ -1,4 +1,5 @@
 -- release: ends a reservation without counting it as an attempt.
+-- requires: clock lease index schedule
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
@@ -15,10 +16,9 @@ local id, jk = ARGV[3], KEYS[2]
 local topic, err = check_lease(jk, ARGV[4])
 if not topic then return {err} end
 lease_off(id, topic)
-if tonumber(redis.call('HGET', jk, 'attempts')) > 0 then
-  redis.call('HINCRBY', jk, 'attempts', -1)
+if (tonumber(redis.call('HGET', jk, 'attempts')) or 0) > 0 then
+  redis.call('HINCRBY', jk, 'attempts', '-1')
 end
-local to = schedule(id, jk, topic, tonumber(ARGV[5]) + shift, now,
+schedule(id, jk, topic, tonumber(ARGV[5]) + shift, now,
                     tonumber(ARGV[6]))
-count(topic, 'reserved', to)
 return {'OK'}

@@ -1,4 +1,5 @@
 -- touch: extends a reservation to now + ttr.
+-- requires: clock calls lease index spec
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
@@ -12,7 +13,7 @@ local now = clock(ARGV[1], ARGV[2])
 local jk = KEYS[2]
 local topic, err = check_lease(jk, ARGV[4])
 if not topic then return {err} end
-local deadline = now + tonumber(redis.call('HGET', jk, 'ttr'))
+local deadline = int_text(now + spec_ttr(redis.call('HGET', jk, 'spec')))
 redis.call('HSET', jk, 'deadline', deadline)
 lease_on(ARGV[3], topic, deadline)
-return {'OK', tostring(deadline)}
+return {'OK', deadline}

@@ -1,0 +1,16 @@
+-- topics.lua — the set of live topics, and deleting a job.
+-- requires: keys
+
+-- A topic is live while one of its four sets holds a job. Redis deletes a
+-- sorted set when its last member goes, so EXISTS over the four tells.
+local function topic_empty(topic)
+  return redis.call('EXISTS', ready_key(topic), tdelayed_key(topic),
+                    treserved_key(topic), dead_key(topic)) == 0
+end
+
+-- Removes a job, already out of every index, from the store: its hash, and
+-- its topic from the topic set when it was the topic's last job.
+local function forget(jk, topic)
+  redis.call('DEL', jk)
+  if topic_empty(topic) then redis.call('SREM', TOPICS, topic) end
+end
