@@ -20,6 +20,12 @@ using Call = redis_internal::Scripts::Call;
 // 1970), which also maps the infinite times to finite ones.
 constexpr int64_t kMaxMicros = int64_t{1} << 52;
 
+// The data layout this code reads and writes, recorded in "{ns}:meta" by the
+// first backend to open a namespace. Layout 1 (hex ready members, a
+// counts hash per topic) was not recorded; layout 2 is this one. A change to
+// what the scripts store bumps it.
+constexpr int kLayout = 2;
+
 int64_t ClampMicros(absl::Time t) {
   return std::clamp(absl::ToUnixMicros(t), -kMaxMicros, kMaxMicros);
 }
@@ -233,15 +239,28 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
   if (absl::Status s = backend->scripts_.LoadAll(); !s.ok()) return s;
   // The first process to open a namespace fixes its bucket count; later ones
   // adopt it, so no process misses a bucket another one writes to.
-  const std::string meta = backend->prefix_ + "meta";
-  absl::StatusOr<std::vector<Reply>> replies = backend->pool_.Pipeline(
-      {{"HSETNX", meta, "buckets", absl::StrCat(options.delay_buckets)},
-       {"HGET", meta, "buckets"}});
-  if (!replies.ok()) return replies.status();
-  const redisReply* got = (*replies)[1].get();
-  if (got->type == REDIS_REPLY_ERROR) {
-    return redis_internal::ErrorReplyStatus(Str(got));
+  Call call{"open",
+            {backend->prefix_, backend->prefix_ + "meta",
+             backend->prefix_ + "topics"},
+            {absl::StrCat(options.delay_buckets), absl::StrCat(kLayout)}};
+  absl::StatusOr<Reply> r = backend->scripts_.RunOne(std::move(call));
+  if (!r.ok()) return r.status();
+  const redisReply* reply = r->get();
+  const std::string word = Word(reply);
+  if (word == "OLD_LAYOUT") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "redis: namespace '", options.ns,
+        "' holds jobs in the layout of an earlier delayq, which this one "
+        "cannot read; drain it with that version or use another namespace"));
   }
+  if (word == "NEWER_LAYOUT" && reply->elements == 2) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "redis: namespace '", options.ns, "' was written by a newer delayq ",
+        "(data layout ", Str(reply->element[1]), "; this one writes ", kLayout,
+        "); left untouched"));
+  }
+  if (word != "OK" || reply->elements != 2) return Unexpected(reply, "open");
+  const redisReply* got = reply->element[1];
   const int64_t buckets = Int(got);
   if (buckets < 1 || buckets > 64) {
     return absl::FailedPreconditionError(

@@ -86,7 +86,9 @@ struct RedisOptions {
 // not answer in time, PermissionDenied if AUTH is refused, InvalidArgument
 // for options out of range (port, db, buckets, caps, pool size, timeouts,
 // an empty namespace or one containing braces) and for a db the server does
-// not have.
+// not have. FailedPrecondition, changing nothing, for a namespace that holds
+// jobs in a data layout this version does not read (written by an earlier
+// delayq, or by a newer one).
 absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
     const RedisOptions& options);
 

@@ -374,6 +374,52 @@ TEST(RedisOpenTest, LaterProcessesAdoptTheNamespacesBucketCount) {
   EXPECT_EQ(r.transitions.size(), 3u);
 }
 
+std::string NsKey(const RedisOptions& o, absl::string_view suffix) {
+  return absl::StrCat("{", o.ns, "}:", suffix);
+}
+
+TEST(RedisOpenTest, ANewNamespaceRecordsItsLayout) {
+  RedisOptions o = FreshRedisOptions();
+  ASSERT_OK(RedisBackend::Open(o).status());
+  EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
+              ElementsAre("2"));
+}
+
+// A namespace an earlier delayq wrote: meta records only the bucket count.
+TEST(RedisOpenTest, RefusesJobsInTheEarlierLayoutWithoutTouchingThem) {
+  RedisOptions o = FreshRedisOptions();
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4"});
+  RawCommand(o.port, {"SADD", NsKey(o, "topics"), "mail"});
+  RawCommand(o.port, {"HSET", NsKey(o, "counts:mail"), "ready", "1"});
+  absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
+  EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(std::string(b.status().message()),
+              ::testing::HasSubstr("earlier delayq"));
+  EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
+              ElementsAre("buckets", "4"));
+}
+
+TEST(RedisOpenTest, TakesOverAnEmptyNamespaceOfTheEarlierLayout) {
+  RedisOptions o = FreshRedisOptions();
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4"});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
+  EXPECT_EQ(b->delay_buckets(), 4);
+  EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
+              ElementsAre("2"));
+  ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
+  EXPECT_EQ(leases.size(), 1u);
+}
+
+TEST(RedisOpenTest, RefusesANewerLayout) {
+  RedisOptions o = FreshRedisOptions();
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4", "layout", "3"});
+  absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
+  EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(std::string(b.status().message()),
+              ::testing::HasSubstr("newer delayq"));
+}
+
 TEST(RedisSelectTest, DbTheServerDoesNotHaveIsInvalid) {
   RedisOptions o = FreshRedisOptions();
   o.db = 1000;  // the server has 16
