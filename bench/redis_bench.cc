@@ -2,7 +2,9 @@
 //
 // Redis backend throughput: enqueue (single and batched) and reserve + ack
 // (single call and batched) with 1 and 8 threads. Starts its own
-// redis-server (no persistence) on a free loopback port.
+// redis-server (no persistence) on a free loopback port and a Unix socket;
+// the second argument of each benchmark picks the transport (0 TCP loopback,
+// 1 the Unix socket).
 //
 //   bazel run -c opt //bench:redis_bench
 //
@@ -29,12 +31,15 @@ namespace delayq {
 namespace {
 
 int g_port = 0;
+std::string g_socket;
 std::atomic<int> g_run{0};
 
-// A store under a namespace no earlier run used.
-std::unique_ptr<RedisBackend> OpenFresh() {
+// A store under a namespace no earlier run used, reached over TCP (0) or
+// the Unix socket (1) as the benchmark's second argument says.
+std::unique_ptr<RedisBackend> OpenFresh(const benchmark::State& state) {
   RedisOptions options;
   options.port = g_port;
+  if (state.range(1) == 1) options.unix_socket = g_socket;
   options.ns = absl::StrCat("bench", g_run.fetch_add(1));
   options.pool_size = 8;
   auto backend = RedisBackend::Open(options);
@@ -68,7 +73,7 @@ std::atomic<int64_t> g_next_id{0};
 
 void BM_Enqueue(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(0));
-  if (state.thread_index() == 0) g_backend = OpenFresh();
+  if (state.thread_index() == 0) g_backend = OpenFresh(state);
   for (auto _ : state) {
     std::vector<NewJob> jobs;
     const absl::Time now = absl::Now();
@@ -79,10 +84,21 @@ void BM_Enqueue(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * batch);
   if (state.thread_index() == 0) state.counters["batch"] = batch;
+  state.SetLabel(state.range(1) == 0 ? "tcp" : "unix");
 }
-BENCHMARK(BM_Enqueue)->Arg(1)->Iterations(10000)->UseRealTime();
-BENCHMARK(BM_Enqueue)->Arg(100)->Iterations(500)->UseRealTime();
-BENCHMARK(BM_Enqueue)->Arg(1)->Iterations(4000)->Threads(8)->UseRealTime();
+BENCHMARK(BM_Enqueue)->Args({1, 0})->Iterations(10000)->UseRealTime();
+BENCHMARK(BM_Enqueue)->Args({100, 0})->Iterations(500)->UseRealTime();
+BENCHMARK(BM_Enqueue)->Args({100, 1})->Iterations(500)->UseRealTime();
+BENCHMARK(BM_Enqueue)
+    ->Args({1, 0})
+    ->Iterations(4000)
+    ->Threads(8)
+    ->UseRealTime();
+BENCHMARK(BM_Enqueue)
+    ->Args({1, 1})
+    ->Iterations(4000)
+    ->Threads(8)
+    ->UseRealTime();
 
 // Reserve + ack: `batch` = 1 is one Reserve() and one Ack() per job;
 // `batch` > 1 reserves that many in one script call and acks them in one
@@ -92,7 +108,7 @@ constexpr int kReserveIterations = 1500;
 void BM_ReserveAck(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(0));
   if (state.thread_index() == 0) {
-    g_backend = OpenFresh();
+    g_backend = OpenFresh(state);
     const int64_t total = int64_t{kReserveIterations} * state.threads() * batch;
     const absl::Time now = absl::Now();
     std::vector<NewJob> jobs;
@@ -124,15 +140,16 @@ void BM_ReserveAck(benchmark::State& state) {
   }
   state.SetItemsProcessed(done);
   if (state.thread_index() == 0) state.counters["batch"] = batch;
+  state.SetLabel(state.range(1) == 0 ? "tcp" : "unix");
 }
 BENCHMARK(BM_ReserveAck)
-    ->Arg(1)
+    ->ArgsProduct({{1}, {0, 1}})
     ->Iterations(kReserveIterations)
     ->Threads(1)
     ->Threads(8)
     ->UseRealTime();
 BENCHMARK(BM_ReserveAck)
-    ->Arg(50)
+    ->ArgsProduct({{50}, {0, 1}})
     ->Iterations(kReserveIterations / 10)
     ->Threads(1)
     ->Threads(8)
@@ -148,6 +165,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   delayq::g_port = (*server)->port();
+  delayq::g_socket = (*server)->socket_path();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -19,14 +19,15 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenBackend(absl::string_view url) {
     if (!options.ok()) return options.status();
     return OpenSqliteBackend(*options);
   }
-  if (absl::StartsWith(url, "redis:")) {
+  if (absl::StartsWith(url, "redis:") || absl::StartsWith(url, "redis+unix:")) {
     absl::StatusOr<RedisOptions> options = ParseRedisUrl(url);
     if (!options.ok()) return options.status();
     return OpenRedisBackend(*options);
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown store URL \"", url,
-                   "\"; expected memory:, sqlite:PATH or redis://HOST:PORT"));
+                   "\"; expected memory:, sqlite:PATH, redis://HOST:PORT or ",
+                   "redis+unix:///SOCKET"));
 }
 
 }  // namespace delayq

@@ -25,20 +25,34 @@ timeval TimeoutTimeval(absl::Duration d) {
   return absl::ToTimeval(d);
 }
 
-// Maps the error a hiredis context reported. hiredis reports a timed-out
-// read or connect as an I/O error whose text is the errno message.
-absl::Status ContextStatus(const redisContext* c, absl::string_view what) {
-  const std::string message = absl::StrCat("redis ", what, ": ", c->errstr);
+// Maps the error a hiredis context reported while talking to `endpoint`.
+// hiredis reports a timed-out read or connect as an I/O error whose text is
+// the errno message.
+absl::Status ContextStatus(const redisContext* c, absl::string_view endpoint,
+                           absl::string_view what) {
+  const std::string message =
+      absl::StrCat("redis ", endpoint, ": ", what, ": ", c->errstr);
   if (c->err == REDIS_ERR_IO &&
       (absl::StrContains(c->errstr, "temporarily unavailable") ||
        absl::StrContains(c->errstr, "timed out") ||
        absl::StrContains(c->errstr, "in progress"))) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "redis ", what, ": no answer within the timeout (", c->errstr, ")"));
+    return absl::DeadlineExceededError(
+        absl::StrCat("redis ", endpoint, ": ", what,
+                     ": no answer within the timeout (", c->errstr, ")"));
   }
   if (c->err == REDIS_ERR_PROTOCOL) return absl::InternalError(message);
   // Refused, reset, EOF, unresolvable host: the server cannot be reached.
   return absl::UnavailableError(message);
+}
+
+// How messages name the server: host:port (an IPv6 host in brackets), or
+// the socket's path.
+std::string Endpoint(const PoolOptions& o) {
+  if (!o.unix_socket.empty()) return o.unix_socket;
+  if (absl::StrContains(o.host, ':')) {
+    return absl::StrCat("[", o.host, "]:", o.port);
+  }
+  return absl::StrCat(o.host, ":", o.port);
 }
 
 // hiredis writes with write(2), which raises SIGPIPE when the server has
@@ -100,10 +114,11 @@ void AppendRequests(const std::vector<Command>& commands, std::string* out) {
 }
 
 // Writes all of `data` to the context's socket. On failure marks the
-// context as failed (so it is discarded) with the system's message, which
-// ContextStatus() maps: a send timeout ("Resource temporarily unavailable")
-// is DeadlineExceeded, a closed or reset connection Unavailable.
-absl::Status SendAll(redisContext* c, const std::string& data) {
+// context as failed (so it is discarded) with the system's message and
+// returns false; ContextStatus() maps it: a send timeout ("Resource
+// temporarily unavailable") is DeadlineExceeded, a closed or reset
+// connection Unavailable.
+bool SendAll(redisContext* c, const std::string& data) {
   size_t done = 0;
   while (done < data.size()) {
     const ssize_t n =
@@ -116,9 +131,9 @@ absl::Status SendAll(redisContext* c, const std::string& data) {
     c->err = REDIS_ERR_IO;
     snprintf(c->errstr, sizeof(c->errstr), "%s",
              n == 0 ? "connection closed" : strerror(errno));
-    return ContextStatus(c, "send");
+    return false;
   }
-  return absl::OkStatus();
+  return true;
 }
 
 }  // namespace
@@ -152,7 +167,7 @@ absl::Status ErrorReplyStatus(absl::string_view message) {
 }
 
 ConnectionPool::ConnectionPool(PoolOptions options)
-    : options_(std::move(options)) {}
+    : options_(std::move(options)), endpoint_(Endpoint(options_)) {}
 
 ConnectionPool::~ConnectionPool() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -161,17 +176,20 @@ ConnectionPool::~ConnectionPool() {
 
 absl::StatusOr<redisContext*> ConnectionPool::Connect() {
   const timeval connect_tv = TimeoutTimeval(options_.connect_timeout);
-  redisContext* c =
-      redisConnectWithTimeout(options_.host.c_str(), options_.port, connect_tv);
+  redisContext* c = options_.unix_socket.empty()
+                        ? redisConnectWithTimeout(options_.host.c_str(),
+                                                  options_.port, connect_tv)
+                        : redisConnectUnixWithTimeout(
+                              options_.unix_socket.c_str(), connect_tv);
   if (c == nullptr) return absl::ResourceExhaustedError("redis: out of memory");
   if (c->err != 0) {
-    absl::Status status = ContextStatus(c, "connect");
+    absl::Status status = ContextStatus(c, endpoint_, "connect");
     FreeContext(c);
     return status;
   }
   if (redisSetTimeout(c, TimeoutTimeval(options_.command_timeout)) !=
       REDIS_OK) {
-    absl::Status status = ContextStatus(c, "set timeout");
+    absl::Status status = ContextStatus(c, endpoint_, "set timeout");
     FreeContext(c);
     return status;
   }
@@ -193,7 +211,7 @@ absl::StatusOr<redisContext*> ConnectionPool::Connect() {
         redisCommandArgv(c, argv.size(), argv.data(), lens.data())));
     absl::Status status;
     if (reply == nullptr) {
-      status = ContextStatus(c, cmd[0]);
+      status = ContextStatus(c, endpoint_, cmd[0]);
     } else if (reply->type == REDIS_REPLY_ERROR) {
       status = ErrorReplyStatus(absl::string_view(reply->str, reply->len));
     }
@@ -264,9 +282,10 @@ absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineEncoded(
   // The commands are written here, not by hiredis, so that send() can say
   // MSG_NOSIGNAL: a server that went away cannot raise SIGPIPE, and no
   // signal-mask system calls are needed around every call.
-  if (absl::Status sent = SendAll(c, request); !sent.ok()) {
+  if (!SendAll(c, request)) {
+    absl::Status status = ContextStatus(c, endpoint_, "send");
     Release(c);
-    return sent;
+    return status;
   }
   std::vector<Reply> replies;
   replies.reserve(count);
@@ -277,7 +296,7 @@ absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineEncoded(
       // The context now carries the error; Release() discards it, so the
       // replies still in flight die with the connection.
       if (c->err == 0) c->err = REDIS_ERR_OTHER;
-      absl::Status status = ContextStatus(c, "reply");
+      absl::Status status = ContextStatus(c, endpoint_, "reply");
       Release(c);
       return status;
     }

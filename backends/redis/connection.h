@@ -52,6 +52,7 @@ void AppendArgument(absl::string_view arg, std::string* out);
 struct PoolOptions {
   std::string host;
   int port = 6379;
+  std::string unix_socket;  // when not empty, used instead of host and port
   std::string password;
   int db = 0;
   absl::Duration connect_timeout;
@@ -85,6 +86,7 @@ class ConnectionPool {
   absl::StatusOr<redisContext*> Connect();
 
   const PoolOptions options_;
+  const std::string endpoint_;  // the server, as error messages name it
   // std::mutex rather than absl::Mutex: the system Abseil is not built with
   // sanitizers, and ThreadSanitizer can check the pool only through pthreads.
   std::mutex mu_;

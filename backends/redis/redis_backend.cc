@@ -200,7 +200,7 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   auto bad = [](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("redis options: ", what));
   };
-  if (o.host.empty()) return bad("host is empty");
+  if (o.unix_socket.empty() && o.host.empty()) return bad("host is empty");
   if (o.port < 1 || o.port > 65535) return bad("port must be in 1..65535");
   if (o.db < 0) return bad("db must be >= 0");
   if (o.ns.empty() || o.ns.find_first_of("{}") != std::string::npos) {
@@ -228,8 +228,9 @@ RedisBackend::RedisBackend(const RedisOptions& options)
       prefix_(absl::StrCat("{", options.ns, "}:")),
       buckets_(options.delay_buckets),
       pool_(redis_internal::PoolOptions{
-          options.host, options.port, options.password, options.db,
-          options.connect_timeout, options.command_timeout, options.pool_size}),
+          options.host, options.port, options.unix_socket, options.password,
+          options.db, options.connect_timeout, options.command_timeout,
+          options.pool_size}),
       scripts_(&pool_) {}
 
 absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(

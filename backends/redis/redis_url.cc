@@ -1,6 +1,7 @@
 // Copyright delayq authors.
 //
-// ParseRedisUrl(): redis://[:password@]host:port[/db][?name=value&...].
+// ParseRedisUrl(): redis://[:password@]host:port[/db][?name=value&...] and
+// redis+unix://[:password@]/socket/path[?db=N&name=value&...].
 
 #include <limits>
 #include <string>
@@ -50,35 +51,31 @@ bool ParseInt(absl::string_view text, int64_t lo, int64_t hi, int64_t* v) {
   return absl::SimpleAtoi(text, v) && *v >= lo && *v <= hi;
 }
 
-}  // namespace
-
-absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
-  RedisOptions o;
-  constexpr absl::string_view kScheme = "redis://";
-  if (!absl::StartsWith(url, kScheme)) {
-    return Bad(url, "scheme must be redis://");
+// Takes ":password" (percent-encoded) from a URL's userinfo.
+absl::Status ParsePassword(absl::string_view url, absl::string_view userinfo,
+                           RedisOptions* o) {
+  if (!absl::ConsumePrefix(&userinfo, ":")) {
+    return Bad(url, "credentials must be ':password@' (no user name)");
   }
-  absl::string_view rest = url.substr(kScheme.size());
-
-  absl::string_view query;
-  if (size_t q = rest.find('?'); q != absl::string_view::npos) {
-    query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
+  if (!PercentDecode(userinfo, &o->password)) {
+    return Bad(url, "malformed percent escape in password");
   }
+  return absl::OkStatus();
+}
+
+// The part after "redis://" and before '?': [:password@]host:port[/db].
+absl::Status ParseTcpTarget(absl::string_view url, absl::string_view rest,
+                            RedisOptions* o) {
   absl::string_view path;
   if (size_t slash = rest.find('/'); slash != absl::string_view::npos) {
     path = rest.substr(slash + 1);
     rest = rest.substr(0, slash);
   }
   if (size_t at = rest.rfind('@'); at != absl::string_view::npos) {
-    absl::string_view userinfo = rest.substr(0, at);
+    if (absl::Status s = ParsePassword(url, rest.substr(0, at), o); !s.ok()) {
+      return s;
+    }
     rest = rest.substr(at + 1);
-    if (!absl::ConsumePrefix(&userinfo, ":")) {
-      return Bad(url, "credentials must be ':password@' (no user name)");
-    }
-    if (!PercentDecode(userinfo, &o.password)) {
-      return Bad(url, "malformed percent escape in password");
-    }
   }
 
   // host:port, with an IPv6 host in brackets.
@@ -98,20 +95,49 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
     port = rest.substr(colon + 1);
   }
   if (host.empty()) return Bad(url, "missing host");
-  o.host = std::string(host);
+  o->host = std::string(host);
   int64_t v = 0;
   if (!ParseInt(port, 1, 65535, &v)) {
     return Bad(url, absl::StrCat("port '", port, "' is not in 1..65535"));
   }
-  o.port = static_cast<int>(v);
+  o->port = static_cast<int>(v);
 
   if (!path.empty()) {
     if (!ParseInt(path, 0, std::numeric_limits<int>::max(), &v)) {
       return Bad(url, absl::StrCat("db '", path, "' is not a number >= 0"));
     }
-    o.db = static_cast<int>(v);
+    o->db = static_cast<int>(v);
   }
+  return absl::OkStatus();
+}
 
+// The part after "redis+unix://" and before '?': [:password@]/socket/path.
+absl::Status ParseSocketTarget(absl::string_view url, absl::string_view rest,
+                               RedisOptions* o) {
+  if (absl::StartsWith(rest, ":")) {
+    const size_t at = rest.find('@');
+    if (at == absl::string_view::npos) {
+      return Bad(url, "a password must end with '@'");
+    }
+    if (absl::Status s = ParsePassword(url, rest.substr(0, at), o); !s.ok()) {
+      return s;
+    }
+    rest = rest.substr(at + 1);
+  }
+  if (!absl::StartsWith(rest, "/")) {
+    return Bad(url, "the socket path must be absolute (redis+unix:///path)");
+  }
+  if (!PercentDecode(rest, &o->unix_socket)) {
+    return Bad(url, "malformed percent escape in the socket path");
+  }
+  return absl::OkStatus();
+}
+
+// The parameters after '?'. `db` is one of them only for a socket, whose
+// URL has no other place for it.
+absl::Status ParseQuery(absl::string_view url, absl::string_view query,
+                        bool socket, RedisOptions* o) {
+  int64_t v = 0;
   std::vector<std::string> seen;
   if (!query.empty()) {
     for (absl::string_view pair : absl::StrSplit(query, '&')) {
@@ -132,42 +158,71 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
         return Bad(url, absl::StrCat("parameter ", name, "='", value,
                                      "' is not a number in ", lo, "..", hi));
       };
-      if (name == "namespace") {
-        if (!PercentDecode(value, &o.ns)) {
+      if (name == "db" && socket) {
+        if (absl::Status s = number(0, std::numeric_limits<int>::max(), &v);
+            !s.ok()) {
+          return s;
+        }
+        o->db = static_cast<int>(v);
+      } else if (name == "namespace") {
+        if (!PercentDecode(value, &o->ns)) {
           return Bad(url, "malformed percent escape in namespace");
         }
-        if (o.ns.find_first_of("{}") != std::string::npos) {
+        if (o->ns.find_first_of("{}") != std::string::npos) {
           return Bad(url, "namespace may not contain braces");
         }
       } else if (name == "time") {
         if (value == "server") {
-          o.time_source = RedisOptions::TimeSource::kServer;
+          o->time_source = RedisOptions::TimeSource::kServer;
         } else if (value == "caller") {
-          o.time_source = RedisOptions::TimeSource::kCaller;
+          o->time_source = RedisOptions::TimeSource::kCaller;
         } else {
           return Bad(url, absl::StrCat("time='", value,
                                        "' must be 'server' or 'caller'"));
         }
       } else if (name == "buckets") {
         if (absl::Status s = number(1, 64, &v); !s.ok()) return s;
-        o.delay_buckets = static_cast<int>(v);
+        o->delay_buckets = static_cast<int>(v);
       } else if (name == "dead_cap") {
         if (absl::Status s = number(1, std::numeric_limits<int>::max(), &v);
             !s.ok()) {
           return s;
         }
-        o.dead_cap = static_cast<int>(v);
+        o->dead_cap = static_cast<int>(v);
       } else if (name == "timeout_ms") {
         if (absl::Status s = number(1, 3600 * 1000, &v); !s.ok()) return s;
-        o.command_timeout = absl::Milliseconds(v);
+        o->command_timeout = absl::Milliseconds(v);
       } else if (name == "pool") {
         if (absl::Status s = number(1, 1024, &v); !s.ok()) return s;
-        o.pool_size = static_cast<int>(v);
+        o->pool_size = static_cast<int>(v);
       } else {
         return Bad(url, absl::StrCat("unknown parameter '", name, "'"));
       }
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
+  RedisOptions o;
+  constexpr absl::string_view kTcp = "redis://";
+  constexpr absl::string_view kSocket = "redis+unix://";
+  const bool socket = absl::StartsWith(url, kSocket);
+  if (!socket && !absl::StartsWith(url, kTcp)) {
+    return Bad(url, "scheme must be redis:// or redis+unix://");
+  }
+  absl::string_view rest = url.substr(socket ? kSocket.size() : kTcp.size());
+  absl::string_view query;
+  if (size_t q = rest.find('?'); q != absl::string_view::npos) {
+    query = rest.substr(q + 1);
+    rest = rest.substr(0, q);
+  }
+  absl::Status parsed =
+      socket ? ParseSocketTarget(url, rest, &o) : ParseTcpTarget(url, rest, &o);
+  if (!parsed.ok()) return parsed;
+  if (absl::Status s = ParseQuery(url, query, socket, &o); !s.ok()) return s;
   return o;
 }
 

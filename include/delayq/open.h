@@ -8,6 +8,7 @@
 //                                                  parameters, e.g.
 //                                                  sqlite:jobs.db?sync=full
 //   redis://[:password@]host:port[/db][?namespace=NS&...]
+//   redis+unix://[:password@]/path/to/redis.sock[?db=N&namespace=NS&...]
 //
 // Each backend also has a typed factory with an options struct
 // (memory_backend.h, sqlite_backend.h, redis_backend.h).

@@ -89,6 +89,13 @@ TEST(OpenBackendTest, RedisSchemeReachesAServer) {
   ASSERT_OK(backend->Add({job}, absl::FromUnixSeconds(100)));
   ASSERT_OK_AND_ASSIGN(Job got, backend->Get("a"));
   EXPECT_EQ(got.payload, "p");
+
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Backend> over_socket,
+      OpenBackend(absl::StrCat("redis+unix://", server->socket_path(),
+                               "?namespace=open")));
+  ASSERT_OK_AND_ASSIGN(got, over_socket->Get("a"));
+  EXPECT_EQ(got.payload, "p");
 }
 
 TEST(OpenBackendTest, RedisUrlErrorsComeFromTheRedisParser) {

@@ -344,8 +344,33 @@ TEST(RedisOpenTest, UnreachableServerIsUnavailable) {
   RedisOptions o = FreshRedisOptions();
   o.port = 1;  // privileged and unused: the connection is refused
   const absl::Time start = absl::Now();
-  EXPECT_THAT(OpenRedisBackend(o), StatusIs(absl::StatusCode::kUnavailable));
+  absl::StatusOr<std::unique_ptr<Backend>> b = OpenRedisBackend(o);
+  EXPECT_THAT(b, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(std::string(b.status().message()),
+              ::testing::HasSubstr("127.0.0.1:1"));
   EXPECT_LT(absl::Now() - start, o.connect_timeout + absl::Seconds(1));
+}
+
+TEST(RedisSocketTest, WorksOverTheServersUnixSocket) {
+  RedisOptions o = FreshRedisOptions();
+  o.unix_socket = SharedRedisServer().socket_path();
+  o.host = "host.invalid";  // not used when a socket is given
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
+  ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK(b->Ack("a", leases[0].token, kT0));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, b->Stats("t"));
+  EXPECT_EQ(stats.ready + stats.reserved + stats.delayed + stats.dead, 0);
+}
+
+TEST(RedisSocketTest, AMissingSocketIsUnavailableNamingIt) {
+  RedisOptions o = FreshRedisOptions();
+  o.unix_socket = absl::StrCat(SharedRedisServer().dir(), "/no-such.sock");
+  absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
+  EXPECT_THAT(b, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(std::string(b.status().message()),
+              ::testing::HasSubstr(o.unix_socket));
 }
 
 TEST(RedisOpenTest, WrongPasswordIsRefused) {

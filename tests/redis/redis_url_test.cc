@@ -55,6 +55,21 @@ TEST(ParseRedisUrlTest, Ipv6HostAndCallerTime) {
   EXPECT_EQ(o.time_source, RedisOptions::TimeSource::kCaller);
 }
 
+TEST(ParseRedisUrlTest, UnixSocketWithDbAndPassword) {
+  ASSERT_OK_AND_ASSIGN(RedisOptions o,
+                       ParseRedisUrl("redis+unix:///run/redis/redis.sock"));
+  EXPECT_EQ(o.unix_socket, "/run/redis/redis.sock");
+  EXPECT_EQ(o.db, 0);
+  ASSERT_OK_AND_ASSIGN(
+      o, ParseRedisUrl("redis+unix://:p%40ss@/var/run/r%20s.sock?db=3&"
+                       "namespace=jobs&pool=2"));
+  EXPECT_EQ(o.unix_socket, "/var/run/r s.sock");
+  EXPECT_EQ(o.password, "p@ss");
+  EXPECT_EQ(o.db, 3);
+  EXPECT_EQ(o.ns, "jobs");
+  EXPECT_EQ(o.pool_size, 2);
+}
+
 struct BadUrl {
   const char* url;
   const char* message;  // a part of the expected error text
@@ -72,6 +87,12 @@ INSTANTIATE_TEST_SUITE_P(
     All, ParseRedisUrlErrorTest,
     ::testing::Values(
         BadUrl{"http://localhost:6379", "scheme must be redis://"},
+        BadUrl{"redis+unix://run/redis.sock", "must be absolute"},
+        BadUrl{"redis+unix://", "must be absolute"},
+        BadUrl{"redis+unix://:pw/run/redis.sock", "must end with '@'"},
+        BadUrl{"redis+unix:///r.sock?db=x", "db='x'"},
+        BadUrl{"redis+unix:///r%zz.sock", "percent escape in the socket"},
+        BadUrl{"redis://h:1?db=2", "unknown parameter 'db'"},
         BadUrl{"redis:/localhost:6379", "scheme"},
         BadUrl{"redis://localhost", "missing port"},
         BadUrl{"redis://:6379", "missing host"},

@@ -101,6 +101,16 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
     return absl::InternalError(absl::StrCat("mkdtemp: ", strerror(errno)));
   }
   server->dir_ = templ;
+  // A socket path must fit sockaddr_un (107 bytes); the test's temporary
+  // directory can be deeper than that.
+  server->socket_path_ = server->dir_ + "/redis.sock";
+  if (server->socket_path_.size() > 100) {
+    std::string short_templ = "/tmp/dq-redis-XXXXXX";
+    if (mkdtemp(short_templ.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat("mkdtemp: ", strerror(errno)));
+    }
+    server->socket_path_ = short_templ + "/redis.sock";
+  }
   server->extra_args_ = std::move(extra_args);
   absl::Status last;
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -115,6 +125,12 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
 
 RedisServer::~RedisServer() {
   if (pid_ > 0) Stop().IgnoreError();
+  const std::string socket_dir =
+      socket_path_.substr(0, socket_path_.rfind('/'));
+  if (!socket_path_.empty() && socket_dir != dir_) {
+    unlink(socket_path_.c_str());
+    rmdir(socket_dir.c_str());
+  }
 }
 
 absl::Status RedisServer::Launch() {
@@ -129,6 +145,10 @@ absl::Status RedisServer::Launch() {
                                    "no",
                                    "--daemonize",
                                    "no",
+                                   "--unixsocket",
+                                   socket_path_,
+                                   "--unixsocketperm",
+                                   "700",
                                    "--dir",
                                    dir_,
                                    "--logfile",

@@ -3,10 +3,11 @@
 // redis_server.h — a real redis-server for tests, as a child process.
 //
 // Start() runs `redis-server` (found on PATH, else /usr/bin/redis-server) on
-// a free loopback port in a fresh temporary directory, without persistence
-// unless asked, and returns once it answers PING. The server is stopped when
-// the object is destroyed; it also dies with the test process. A missing
-// redis-server is an error (FailedPrecondition), never a skip.
+// a free loopback port and a Unix socket in a fresh temporary directory,
+// without persistence unless asked, and returns once it answers PING. The
+// server is stopped when the object is destroyed; it also dies with the test
+// process. A missing redis-server is an error (FailedPrecondition), never a
+// skip.
 //
 //   ASSERT_OK_AND_ASSIGN(auto server, delayq::testing::RedisServer::Start());
 //   options.port = server->port();
@@ -40,6 +41,8 @@ class RedisServer {
   RedisServer& operator=(const RedisServer&) = delete;
 
   int port() const { return port_; }
+  // The server also listens on this Unix socket.
+  const std::string& socket_path() const { return socket_path_; }
   const std::string& dir() const { return dir_; }
   bool running() const { return pid_ > 0; }
 
@@ -70,6 +73,7 @@ class RedisServer {
   std::string binary_;
   std::string dir_;
   int port_ = 0;
+  std::string socket_path_;
   pid_t pid_ = -1;
   std::vector<std::string> extra_args_;
 };
