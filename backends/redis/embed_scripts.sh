@@ -19,6 +19,15 @@ requires() {
   sed -n 's/^-- requires:\(.*\)$/\1/p' "$1"
 }
 
+# The names on a script's "-- loads:" lines: helpers it needs only now and
+# then. Each is wrapped in a function load_<name>() that defines it (and
+# whatever it requires that the script's own helpers do not) when called and
+# returns a table of the helper file's functions, so a call that does not
+# need it does not pay for building its closures.
+loads() {
+  sed -n 's/^-- loads:\(.*\)$/\1/p' "$1"
+}
+
 declare -A emitted
 declare -A visiting
 body=""
@@ -56,6 +65,24 @@ emit() {
     visiting=()
     body=""
     for dep in $(requires "$f"); do emit "$dep"; done
+    top_emitted="${!emitted[*]}"
+    for lazy in $(loads "$f"); do
+      # Start from the script's own helpers for each, so two loaded
+      # helpers sharing a requirement each define it.
+      emitted=()
+      visiting=()
+      for e in $top_emitted; do emitted[$e]=1; done
+      outer="$body"
+      body=""
+      emit "$lazy"
+      inner="$body"
+      exports=""
+      for fn in $(sed -n 's/^local function \([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' \
+                  "${libdir}/${lazy}.lua"); do
+        exports+="${fn} = ${fn}, "
+      done
+      body="${outer}local function load_${lazy}()"$'\n'"${inner}return {${exports}}"$'\n'"end"$'\n'
+    done
     echo "    {\"${name}\", ${keys}, R\"delayq_lua("
     printf '%s' "$body"
     echo "-- ${base}.lua"

@@ -1,7 +1,8 @@
 -- reserve: promotes the topic's due jobs (all of them, unless a limit is
 -- given), then reserves up to N ready jobs of one topic in ready
 -- order, each with a fresh fencing token.
--- requires: clock calls promote spec
+-- requires: clock calls keys ready spec
+-- loads: promote
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"
@@ -22,14 +23,15 @@
 local now, _, now_text = clock(ARGV[1], ARGV[2])
 local topic = ARGV[3]
 -- Most calls find nothing due: two one-entry range queries tell, and the
--- promotion proper (which reads scores and merges the sets) runs only when
--- one of them found something.
+-- promotion proper (which reads scores and merges the sets) runs, and its
+-- helpers are built, only when one of them found something.
 local moved = {}
 if #redis.call('ZRANGEBYSCORE', tdelayed_key(topic), '-inf', now_text,
                'LIMIT', '0', '1') > 0 or
    #redis.call('ZRANGEBYSCORE', treserved_key(topic), '-inf', now_text,
                'LIMIT', '0', '1') > 0 then
-  moved = promote_topic(topic, now_text, tonumber(ARGV[6]), tonumber(ARGV[5]))
+  moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[6]),
+                                        tonumber(ARGV[5]))
 end
 
 local popped = redis.call('ZPOPMIN', KEYS[2], ARGV[4])
