@@ -47,10 +47,11 @@ namespace delayq {
 struct RedisOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
-  // A Unix domain socket path (Redis's `unixsocket`). When not empty the
-  // backend connects there and host and port are not used. A server on the
-  // same machine answers each call sooner over its socket than over TCP
-  // loopback (bench/README.md measures both).
+  // A Unix domain socket path (Redis's `unixsocket`), for a server on the
+  // same machine that listens on one. When not empty the backend connects
+  // there and host and port are not used. It is not faster by itself: on a
+  // 2-core host with many blocked client threads it measured slower than
+  // TCP loopback (bench/README.md).
   std::string unix_socket;
   // Sent with AUTH on every new connection when not empty.
   std::string password;
