@@ -58,8 +58,9 @@ Commands:
 %s
 Every command takes:
   --store URL   where the jobs are: sqlite:PATH (a file, created by add and
-                work when missing), redis://HOST:PORT, or memory: (a fresh
-                store that lives only as long as the command). Default:
+                work when missing), redis://HOST:PORT, redis+unix:///SOCKET,
+                or memory: (a fresh store that lives only as long as the
+                command). Default:
                 $DELAYQ_STORE, else sqlite:delayq.db in the current directory.
   --json        (stats, list, get, add, cancel, kick, retry) JSON output.
   -h, --help    help for the command; also `delayq help COMMAND`.
