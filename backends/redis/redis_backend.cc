@@ -21,10 +21,11 @@ using Call = redis_internal::Scripts::Call;
 constexpr int64_t kMaxMicros = int64_t{1} << 52;
 
 // The data layout this code reads and writes, recorded in "{ns}:meta" by the
-// first backend to open a namespace. Layout 1 (hex ready members, a
-// counts hash per topic) was not recorded; layout 2 is this one. A change to
-// what the scripts store bumps it.
-constexpr int kLayout = 2;
+// first backend to open a namespace. A change to what the scripts store
+// bumps it: 1 (not recorded) had hex ready members and a counts hash per
+// topic; 2 binary ready members biased by 2^53, which lose the last bit of
+// run_at; 3 biases them by 2^52.
+constexpr int kLayout = 3;
 
 int64_t ClampMicros(absl::Time t) {
   return std::clamp(absl::ToUnixMicros(t), -kMaxMicros, kMaxMicros);
@@ -251,8 +252,9 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
   if (word == "OLD_LAYOUT") {
     return absl::FailedPreconditionError(absl::StrCat(
         "redis: namespace '", options.ns,
-        "' holds jobs in the layout of an earlier delayq, which this one "
-        "cannot read; drain it with that version or use another namespace"));
+        "' holds jobs in the data layout of an earlier delayq, which this one "
+        "cannot read; drain it with that version (and stop every process of "
+        "it) or use another namespace"));
   }
   if (word == "NEWER_LAYOUT" && reply->elements == 2) {
     return absl::FailedPreconditionError(absl::StrCat(

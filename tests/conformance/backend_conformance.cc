@@ -282,6 +282,22 @@ TEST_P(BackendConformanceTest, ReserveOrdersByPriorityThenRunAtThenEnqueue) {
                                        "p1-early", "p1-late"));
 }
 
+TEST_P(BackendConformanceTest, ReserveOrdersRunAtToTheMicrosecond) {
+  const std::string topic = Topic();
+  // Enqueued latest first: only run_at, one microsecond apart, can put them
+  // in order.
+  std::vector<NewJob> jobs;
+  for (int us = 7; us >= 0; --us) {
+    jobs.push_back(MakeJob(absl::StrCat("us", us), topic,
+                           At(-absl::Seconds(1) + absl::Microseconds(us))));
+  }
+  ASSERT_OK(backend_->Add(jobs, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 10, kT0));
+  EXPECT_THAT(Ids(leases), ElementsAre("us0", "us1", "us2", "us3", "us4", "us5",
+                                       "us6", "us7"));
+}
+
 TEST_P(BackendConformanceTest, ReserveKeepsEnqueueOrderAcrossCallsAndBatches) {
   const std::string topic = Topic();
   // All due at the same time: enqueue order decides, whether the jobs came

@@ -407,7 +407,7 @@ TEST(RedisOpenTest, ANewNamespaceRecordsItsLayout) {
   RedisOptions o = FreshRedisOptions();
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("2"));
+              ElementsAre("3"));
 }
 
 // A namespace an earlier delayq wrote: meta records only the bucket count.
@@ -430,15 +430,32 @@ TEST(RedisOpenTest, TakesOverAnEmptyNamespaceOfTheEarlierLayout) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
   EXPECT_EQ(b->delay_buckets(), 4);
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("2"));
+              ElementsAre("3"));
   ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
   EXPECT_EQ(leases.size(), 1u);
 }
 
+// Layout 2 packed run_at with a bias that lost its last bit: its ready
+// members cannot be read by this version.
+TEST(RedisOpenTest, RefusesJobsInAnOlderRecordedLayout) {
+  RedisOptions o = FreshRedisOptions();
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4", "layout", "2"});
+  RawCommand(o.port, {"SADD", NsKey(o, "topics"), "mail"});
+  absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
+  EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
+              ElementsAre("2"));
+
+  RawCommand(o.port, {"DEL", NsKey(o, "topics")});
+  ASSERT_OK(RedisBackend::Open(o).status());
+  EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
+              ElementsAre("3"));
+}
+
 TEST(RedisOpenTest, RefusesANewerLayout) {
   RedisOptions o = FreshRedisOptions();
-  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4", "layout", "3"});
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4", "layout", "4"});
   absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
   EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(b.status().message()),
