@@ -329,11 +329,8 @@ absl::Status Scripts::LoadAll() {
 }
 
 void Scripts::Append(const Call& call, bool by_body, std::string* out) const {
-  // Every name the backend calls is embedded; an unknown one is a bug, and
-  // the server refuses the empty sha it is sent with.
-  static const Script* const kUnknown = new Script{"", "", 0};
-  auto it = scripts_.find(call.script);
-  const Script& s = it != scripts_.end() ? it->second : *kUnknown;
+  // Run() checked that the name is known.
+  const Script& s = scripts_.at(call.script);
   size_t size = 64 + (by_body ? s.body.size() : s.sha.size());
   for (const std::string& k : call.keys) size += k.size() + 16;
   for (const std::string& a : call.args) size += a.size() + 16;
@@ -352,6 +349,13 @@ void Scripts::Append(const Call& call, bool by_body, std::string* out) const {
 
 absl::StatusOr<std::vector<Reply>> Scripts::Run(
     const std::vector<Call>& calls) {
+  for (const Call& call : calls) {
+    // Every name the backend calls is embedded; an unknown one is a bug.
+    if (!scripts_.contains(call.script)) {
+      return absl::InternalError(
+          absl::StrCat("redis: no script named '", call.script, "'"));
+    }
+  }
   std::string request;
   for (const Call& call : calls) Append(call, false, &request);
   absl::StatusOr<std::vector<Reply>> replies =

@@ -202,6 +202,12 @@ absl::Status ValidateOptions(const RedisOptions& o) {
     return absl::InvalidArgumentError(absl::StrCat("redis options: ", what));
   };
   if (o.unix_socket.empty() && o.host.empty()) return bad("host is empty");
+  // sockaddr_un holds 107 bytes and a NUL; a longer path would be cut short
+  // and name another socket.
+  if (o.unix_socket.size() > 107) {
+    return bad(absl::StrCat("unix_socket path is ", o.unix_socket.size(),
+                            " bytes; at most 107 fit a socket address"));
+  }
   if (o.port < 1 || o.port > 65535) return bad("port must be in 1..65535");
   if (o.db < 0) return bad("db must be >= 0");
   if (o.ns.empty() || o.ns.find_first_of("{}") != std::string::npos) {

@@ -364,9 +364,19 @@ TEST(RedisSocketTest, WorksOverTheServersUnixSocket) {
   EXPECT_EQ(stats.ready + stats.reserved + stats.delayed + stats.dead, 0);
 }
 
+TEST(RedisSocketTest, APathTooLongForASocketAddressIsInvalid) {
+  RedisOptions o = FreshRedisOptions();
+  o.unix_socket = "/" + std::string(107, 's');
+  absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
+  EXPECT_THAT(b, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(std::string(b.status().message()),
+              ::testing::HasSubstr("unix_socket"));
+}
+
 TEST(RedisSocketTest, AMissingSocketIsUnavailableNamingIt) {
   RedisOptions o = FreshRedisOptions();
-  o.unix_socket = absl::StrCat(SharedRedisServer().dir(), "/no-such.sock");
+  const std::string& live = SharedRedisServer().socket_path();
+  o.unix_socket = live.substr(0, live.rfind('/')) + "/no-such.sock";
   absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
   EXPECT_THAT(b, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_THAT(std::string(b.status().message()),
@@ -460,6 +470,50 @@ TEST(RedisOpenTest, RefusesANewerLayout) {
   EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(b.status().message()),
               ::testing::HasSubstr("newer delayq"));
+}
+
+// With a promotion limit, Reserve() moves at most that many of its topic's
+// due jobs, earliest due first whichever set they are in; the rest wait for
+// the next call.
+TEST(RedisReservePromoteLimitTest, MovesTheEarliestDueFirstUpToTheLimit) {
+  RedisOptions o = FreshRedisOptions();
+  o.reserve_promote_limit = 2;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
+  NewJob leased = MakeJob("r", "t");  // max_attempts 1
+  leased.ttr = absl::Seconds(1);
+  ASSERT_OK(b->Add({leased}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> first, b->Reserve("t", 1, kT0));
+  ASSERT_EQ(first.size(), 1u);  // its lease ends at kT0 + 1 s
+  ASSERT_OK(b->Add({MakeJob("d5", "t", kT0 + absl::Seconds(5)),
+                    MakeJob("d4", "t", kT0 + absl::Seconds(4)),
+                    MakeJob("d3", "t", kT0 + absl::Seconds(3)),
+                    MakeJob("d2", "t", kT0 + absl::Seconds(2))},
+                   kT0));
+
+  const absl::Time later = kT0 + absl::Seconds(10);
+  std::vector<Transition> moved;
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       b->Reserve("t", 10, later, &moved));
+  ASSERT_EQ(moved.size(), 2u);
+  EXPECT_EQ(moved[0].id, "r");
+  EXPECT_EQ(moved[0].kind, Transition::Kind::kDead);
+  EXPECT_EQ(moved[1].id, "d2");
+  EXPECT_EQ(moved[1].kind, Transition::Kind::kPromoted);
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].job.id, "d2");
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, b->Stats("t"));
+  EXPECT_EQ(stats.delayed, 3);
+  EXPECT_EQ(stats.reserved, 1);
+  EXPECT_EQ(stats.dead, 1);
+
+  moved.clear();
+  ASSERT_OK_AND_ASSIGN(leases, b->Reserve("t", 10, later, &moved));
+  ASSERT_EQ(leases.size(), 2u);
+  EXPECT_EQ(leases[0].job.id, "d3");
+  EXPECT_EQ(leases[1].job.id, "d4");
+  ASSERT_OK_AND_ASSIGN(leases, b->Reserve("t", 10, later));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].job.id, "d5");
 }
 
 TEST(RedisSelectTest, DbTheServerDoesNotHaveIsInvalid) {

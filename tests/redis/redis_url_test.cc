@@ -70,6 +70,19 @@ TEST(ParseRedisUrlTest, UnixSocketWithDbAndPassword) {
   EXPECT_EQ(o.pool_size, 2);
 }
 
+TEST(ParseRedisUrlTest, ErrorsDoNotQuoteThePassword) {
+  for (const char* url :
+       {"redis://:s3cret@localhost", "redis://user:s3cret@localhost:6379",
+        "redis+unix://:s3cret@relative.sock"}) {
+    absl::StatusOr<RedisOptions> o = ParseRedisUrl(url);
+    EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument)) << url;
+    EXPECT_THAT(std::string(o.status().message()),
+                ::testing::Not(HasSubstr("s3cret")))
+        << url;
+    EXPECT_THAT(std::string(o.status().message()), HasSubstr("***")) << url;
+  }
+}
+
 struct BadUrl {
   const char* url;
   const char* message;  // a part of the expected error text
