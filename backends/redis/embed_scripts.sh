@@ -35,6 +35,10 @@ body=""
 emit() {
   local name="$1"
   [[ -n "${emitted[$name]:-}" ]] && return 0
+  if [[ ! "$name" =~ ^[a-z_][a-z0-9_]*$ ]]; then
+    echo "embed_scripts.sh: helper name '${name}' is not a Lua identifier" >&2
+    exit 1
+  fi
   local file="${libdir}/${name}.lua"
   if [[ ! -f "$file" ]]; then
     echo "embed_scripts.sh: unknown helper '${name}' (no ${file})" >&2
@@ -42,6 +46,10 @@ emit() {
   fi
   if [[ -n "${visiting[$name]:-}" ]]; then
     echo "embed_scripts.sh: helpers require each other in a cycle at '${name}'" >&2
+    exit 1
+  fi
+  if [[ -n "$(loads "$file")" ]]; then
+    echo "embed_scripts.sh: ${file}: only scripts may have a '-- loads:' line" >&2
     exit 1
   fi
   visiting[$name]=1

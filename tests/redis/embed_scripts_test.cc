@@ -1,0 +1,141 @@
+// Copyright delayq authors.
+//
+// embed_scripts.sh, the build step that gives each Redis script the helpers
+// it names: every required helper once, after what it requires; a loaded
+// helper wrapped in a function of its own; clear failures for an unknown
+// helper, a cycle, a bad name or a misplaced "-- loads:" line.
+
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace delayq {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string ScriptPath() {
+  const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* workspace = std::getenv("TEST_WORKSPACE");
+  return absl::StrCat(srcdir ? srcdir : ".", "/",
+                      workspace ? workspace : "delayq",
+                      "/backends/redis/embed_scripts.sh");
+}
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // the generated source
+  std::string err;
+};
+
+// Writes `libs` (name -> text) into a fresh lib directory and `script` as
+// op-1.lua, runs the build step on them and returns what it made.
+Result Embed(const std::map<std::string, std::string>& libs,
+             const std::string& script) {
+  static int runs = 0;
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = absl::StrCat(tmp ? tmp : "/tmp", "/embed", ++runs);
+  mkdir(dir.c_str(), 0755);
+  mkdir((dir + "/lib").c_str(), 0755);
+  for (const auto& [name, text] : libs) {
+    std::ofstream(absl::StrCat(dir, "/lib/", name, ".lua")) << text;
+  }
+  std::ofstream(dir + "/op-1.lua") << script;
+  const std::string command =
+      absl::StrCat("bash ", ScriptPath(), " ", dir, "/out.cc ", dir, "/lib ",
+                   dir, "/op-1.lua 2>", dir, "/err");
+  Result r;
+  const int status = std::system(command.c_str());
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::stringstream out, err;
+  out << std::ifstream(dir + "/out.cc").rdbuf();
+  err << std::ifstream(dir + "/err").rdbuf();
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST(EmbedScriptsTest, RequiredHelpersComeOnceAfterWhatTheyRequire) {
+  Result r =
+      Embed({{"base", "local function base() end\n"},
+             {"left", "-- requires: base\nlocal function left() end\n"},
+             {"right", "-- requires: base\nlocal function right() end\n"},
+             {"unused", "local function unused() end\n"}},
+            "-- requires: left right base\nreturn 1\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Count(r.out, "local function base()"), 1u);
+  EXPECT_LT(r.out.find("function base()"), r.out.find("function left()"));
+  EXPECT_LT(r.out.find("function left()"), r.out.find("function right()"));
+  EXPECT_LT(r.out.find("function right()"), r.out.find("return 1"));
+  EXPECT_THAT(r.out, Not(HasSubstr("unused")));
+  EXPECT_THAT(r.out, HasSubstr("{\"op\", 1, R\"delayq_lua("));
+}
+
+TEST(EmbedScriptsTest, LoadedHelpersAreBuiltOnlyInsideTheirLoader) {
+  Result r =
+      Embed({{"base", "local function base() end\n"},
+             {"shared", "local function shared() end\n"},
+             {"one", "-- requires: base shared\nlocal function one() end\n"},
+             {"two", "-- requires: shared\nlocal function two() end\n"}},
+            "-- requires: base\n-- loads: one two\nreturn load_one().one\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // base is the script's own, so neither loader defines it again; shared
+  // is defined inside each loader that needs it.
+  EXPECT_EQ(Count(r.out, "local function base()"), 1u);
+  EXPECT_EQ(Count(r.out, "local function shared()"), 2u);
+  const size_t load_one = r.out.find("local function load_one()");
+  const size_t load_two = r.out.find("local function load_two()");
+  ASSERT_NE(load_one, std::string::npos);
+  ASSERT_NE(load_two, std::string::npos);
+  EXPECT_LT(r.out.find("local function base()"), load_one);
+  EXPECT_LT(load_one, r.out.find("local function one()"));
+  EXPECT_THAT(r.out, HasSubstr("return {one = one, }"));
+  EXPECT_THAT(r.out, HasSubstr("return {two = two, }"));
+}
+
+TEST(EmbedScriptsTest, MistakesFailTheBuildNamingThem) {
+  const struct {
+    std::map<std::string, std::string> libs;
+    std::string script;
+    std::string says;
+  } cases[] = {
+      {{}, "-- requires: missing\n", "unknown helper 'missing'"},
+      {{{"a", "-- requires: b\n"}, {"b", "-- requires: a\n"}},
+       "-- requires: a\n",
+       "cycle"},
+      {{{"a-b", "local x = 1\n"}},
+       "-- requires: a-b\n",
+       "not a Lua identifier"},
+      {{{"a", "-- loads: b\n"}, {"b", ""}},
+       "-- requires: a\n",
+       "only scripts may have a '-- loads:' line"},
+  };
+  for (const auto& c : cases) {
+    Result r = Embed(c.libs, c.script);
+    EXPECT_NE(r.exit_code, 0) << c.script;
+    EXPECT_THAT(r.err, HasSubstr(c.says)) << c.script;
+  }
+}
+
+}  // namespace
+}  // namespace delayq
