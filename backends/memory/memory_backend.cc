@@ -126,7 +126,7 @@ class MemoryBackend : public Backend {
       Unlink(e);
       e->job.state = JobState::kReserved;
       e->job.attempts++;
-      e->job.deadline = now + e->job.ttr;
+      e->job.deadline = std::max(now, e->job.run_at) + e->job.ttr;
       e->token = next_token_++;
       Link(e);
       Lease lease;

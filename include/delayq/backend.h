@@ -131,8 +131,10 @@ class Backend {
   // with run_at <= now and reservations whose deadline is <= now count as
   // ready even if PromoteDue() has not run (an expired reservation of a job
   // with no attempts left goes dead instead). Each reserved job gets
-  // attempts + 1, deadline = now + ttr and a fresh token never issued before
-  // for that job.
+  // attempts + 1, deadline = max(now, run_at) + ttr and a fresh token never
+  // issued before for that job. (The max matters when `now` is behind the
+  // clock that found the job due, another process's or one that moved on
+  // since `now` was read: the lease still gets its whole ttr.)
   //
   // Precisely: the call first moves every due job of `topic` as PromoteDue()
   // would (so afterwards none of them is still stored delayed or reserved

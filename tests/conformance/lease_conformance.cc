@@ -19,6 +19,38 @@ using ::testing::IsEmpty;
 
 constexpr absl::StatusCode kStale = absl::StatusCode::kFailedPrecondition;
 
+// ----------------------------------------------------------------- Reserve
+
+// A caller whose clock is behind the one that promoted a job (another
+// process's, or its own read before a wait) still gets the whole ttr,
+// counted from when the job was due: its lease must not be born expired.
+TEST_P(BackendConformanceTest, ALeaseRunsTtrFromRunAtWhenNowIsBehindIt) {
+  const std::string topic = Topic();
+  NewJob job = MakeJob("late", topic, At(absl::Seconds(90)));
+  job.ttr = absl::Seconds(60);
+  AddOne(job, kT0);
+  ASSERT_OK(backend_->PromoteDue(At(absl::Seconds(90)), 10).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 1, At(absl::Seconds(30))));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].deadline, At(absl::Seconds(150)));
+  ASSERT_OK_AND_ASSIGN(PromoteResult r,
+                       backend_->PromoteDue(At(absl::Seconds(149)), 10));
+  EXPECT_THAT(r.transitions, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("late"));
+  EXPECT_EQ(got.state, JobState::kReserved);
+  EXPECT_EQ(got.deadline, At(absl::Seconds(150)));
+
+  // A caller that is on time gets ttr from now, as ever.
+  NewJob now_due = MakeJob("on-time", topic, At(absl::Seconds(100)));
+  now_due.ttr = absl::Seconds(60);
+  AddOne(now_due, kT0);
+  ASSERT_OK_AND_ASSIGN(leases,
+                       backend_->Reserve(topic, 1, At(absl::Seconds(120))));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].deadline, At(absl::Seconds(180)));
+}
+
 // --------------------------------------------------------------------- Ack
 
 TEST_P(BackendConformanceTest, AckDeletesTheJob) {

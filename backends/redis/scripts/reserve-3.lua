@@ -50,7 +50,9 @@ for i = 1, #popped, 2 do
   -- these scripts; should one appear it is dropped, not reserved.
   if v[1] then
     token = token + 1
-    local deadline = int_text(now + spec_ttr(v[1]))
+    -- ttr from now, or from run_at when the caller's clock is behind the
+    -- one that found the job due.
+    local deadline = int_text(math.max(now, tonumber(v[5])) + spec_ttr(v[1]))
     local attempts = int_text((tonumber(v[3]) or 0) + 1)
     local token_text = int_text(token)
     redis.call('HSET', jk, 'state', 'reserved', 'attempts', attempts,

@@ -51,10 +51,11 @@ struct Sql {
       "UPDATE jobs SET state = 3, due_us = NULL, token = NULL, "
       "dead_order = ?2, last_error = ?3 WHERE seq = ?1";
 
-  // The next ready job of a topic (jobs_ready), leased in place.
+  // The next ready job of a topic (jobs_ready), leased in place; the lease
+  // runs ttr from now, or from run_at when the caller's clock is behind it.
   static constexpr const char* kReserveOne =
       "UPDATE jobs SET state = 2, attempts = attempts + 1, "
-      "due_us = ?2 + ttr_us, token = ?3 "
+      "due_us = max(?2, run_at_us) + ttr_us, token = ?3 "
       "WHERE seq = (SELECT seq FROM jobs WHERE topic = ?1 AND state = 1 "
       "ORDER BY priority, run_at_us, seq LIMIT 1) "
       "RETURNING " DQ_JOB_COLUMNS;
