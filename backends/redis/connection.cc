@@ -328,9 +328,8 @@ absl::Status Scripts::LoadAll() {
   return absl::OkStatus();
 }
 
-void Scripts::Append(const Call& call, bool by_body, std::string* out) const {
-  // Run() checked that the name is known.
-  const Script& s = scripts_.at(call.script);
+void Scripts::Append(const Script& s, const Call& call, bool by_body,
+                     std::string* out) {
   size_t size = 64 + (by_body ? s.body.size() : s.sha.size());
   for (const std::string& k : call.keys) size += k.size() + 16;
   for (const std::string& a : call.args) size += a.size() + 16;
@@ -349,15 +348,21 @@ void Scripts::Append(const Call& call, bool by_body, std::string* out) const {
 
 absl::StatusOr<std::vector<Reply>> Scripts::Run(
     const std::vector<Call>& calls) {
+  std::vector<const Script*> scripts;
+  scripts.reserve(calls.size());
   for (const Call& call : calls) {
+    auto it = scripts_.find(call.script);
     // Every name the backend calls is embedded; an unknown one is a bug.
-    if (!scripts_.contains(call.script)) {
+    if (it == scripts_.end()) {
       return absl::InternalError(
           absl::StrCat("redis: no script named '", call.script, "'"));
     }
+    scripts.push_back(&it->second);
   }
   std::string request;
-  for (const Call& call : calls) Append(call, false, &request);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Append(*scripts[i], calls[i], false, &request);
+  }
   absl::StatusOr<std::vector<Reply>> replies =
       pool_->PipelineEncoded(request, calls.size());
   if (!replies.ok()) return replies;
@@ -371,7 +376,7 @@ absl::StatusOr<std::vector<Reply>> Scripts::Run(
   }
   if (missing.empty()) return replies;
   std::string again;
-  for (size_t i : missing) Append(calls[i], true, &again);
+  for (size_t i : missing) Append(*scripts[i], calls[i], true, &again);
   absl::StatusOr<std::vector<Reply>> retried =
       pool_->PipelineEncoded(again, missing.size());
   if (!retried.ok()) return retried.status();

@@ -132,8 +132,10 @@ class Scripts {
     std::string sha;
     int num_keys;
   };
-  // Appends `call` in RESP, as EVALSHA (or EVAL with the body) to `out`.
-  void Append(const Call& call, bool by_body, std::string* out) const;
+  // Appends `call` of `script` in RESP, as EVALSHA (or EVAL with the body)
+  // to `out`.
+  static void Append(const Script& script, const Call& call, bool by_body,
+                     std::string* out);
 
   ConnectionPool* pool_;
   absl::flat_hash_map<std::string, Script> scripts_;

@@ -43,6 +43,11 @@ NewJob MakeJob(std::string id, std::string topic, absl::Time run_at = kT0) {
   return j;
 }
 
+// A key of the store `o` opens.
+std::string NsKey(const RedisOptions& o, absl::string_view suffix) {
+  return absl::StrCat("{", o.ns, "}:", suffix);
+}
+
 class RedisBackendTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -58,9 +63,7 @@ class RedisBackendTest : public ::testing::Test {
     return keys;
   }
 
-  std::string Key(absl::string_view suffix) {
-    return absl::StrCat("{", options_.ns, "}:", suffix);
-  }
+  std::string Key(absl::string_view suffix) { return NsKey(options_, suffix); }
 
   RedisOptions options_;
   std::unique_ptr<RedisBackend> backend_;
@@ -407,10 +410,6 @@ TEST(RedisOpenTest, LaterProcessesAdoptTheNamespacesBucketCount) {
   ASSERT_OK_AND_ASSIGN(PromoteResult r,
                        second->PromoteDue(kT0 + absl::Seconds(5), 10));
   EXPECT_EQ(r.transitions.size(), 3u);
-}
-
-std::string NsKey(const RedisOptions& o, absl::string_view suffix) {
-  return absl::StrCat("{", o.ns, "}:", suffix);
 }
 
 TEST(RedisOpenTest, ANewNamespaceRecordsItsLayout) {
