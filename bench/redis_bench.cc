@@ -19,9 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "backends/redis/redis_backend_impl.h"
 #include "benchmark/benchmark.h"
@@ -41,7 +44,6 @@ std::unique_ptr<RedisBackend> OpenFresh(const benchmark::State& state) {
   options.port = g_port;
   if (state.range(1) == 1) options.unix_socket = g_socket;
   options.ns = absl::StrCat("bench", g_run.fetch_add(1));
-  options.pool_size = 8;
   auto backend = RedisBackend::Open(options);
   if (!backend.ok()) {
     fprintf(stderr, "open: %s\n", backend.status().ToString().c_str());
@@ -59,6 +61,34 @@ NewJob MakeJob(std::string id, absl::Time now) {
   return j;
 }
 
+// CPU seconds the server has used (user + system), from INFO cpu: the
+// benchmarks report it per job, since on a machine this small the server's
+// CPU per job, not the round trip, decides the throughput of many threads.
+double ServerCpuSeconds() {
+  double total = 0;
+  redisContext* c = redisConnect("127.0.0.1", g_port);
+  if (c == nullptr || c->err != 0) {
+    fprintf(stderr, "INFO cpu: cannot connect\n");
+    abort();
+  }
+  auto* r = static_cast<redisReply*>(redisCommand(c, "INFO cpu"));
+  if (r != nullptr && r->type == REDIS_REPLY_STRING) {
+    for (absl::string_view line :
+         absl::StrSplit(absl::string_view(r->str, r->len), '\n')) {
+      double v = 0;
+      for (absl::string_view name : {"used_cpu_user:", "used_cpu_sys:"}) {
+        if (absl::ConsumePrefix(&line, name) &&
+            absl::SimpleAtod(absl::StripTrailingAsciiWhitespace(line), &v)) {
+          total += v;
+        }
+      }
+    }
+  }
+  if (r != nullptr) freeReplyObject(r);
+  redisFree(c);
+  return total;
+}
+
 void Check(const absl::Status& s) {
   if (!s.ok()) {
     fprintf(stderr, "%s\n", s.ToString().c_str());
@@ -70,10 +100,23 @@ void Check(const absl::Status& s) {
 // (the other threads wait for it at the loop's start barrier).
 std::unique_ptr<RedisBackend> g_backend;
 std::atomic<int64_t> g_next_id{0};
+double g_cpu_start = 0;
+
+// Thread 0 calls these around the timed loop; both run while the other
+// threads wait at the loop's start and stop barriers.
+void StartServerCpu(const benchmark::State& state) {
+  if (state.thread_index() == 0) g_cpu_start = ServerCpuSeconds();
+}
+void ReportServerCpu(benchmark::State& state, int64_t jobs) {
+  if (state.thread_index() != 0 || jobs == 0) return;
+  state.counters["server_us_per_job"] =
+      (ServerCpuSeconds() - g_cpu_start) * 1e6 / static_cast<double>(jobs);
+}
 
 void BM_Enqueue(benchmark::State& state) {
   const int batch = static_cast<int>(state.range(0));
   if (state.thread_index() == 0) g_backend = OpenFresh(state);
+  StartServerCpu(state);
   for (auto _ : state) {
     std::vector<NewJob> jobs;
     const absl::Time now = absl::Now();
@@ -83,6 +126,7 @@ void BM_Enqueue(benchmark::State& state) {
     Check(g_backend->Add(jobs, now));
   }
   state.SetItemsProcessed(state.iterations() * batch);
+  ReportServerCpu(state, state.iterations() * batch * state.threads());
   if (state.thread_index() == 0) state.counters["batch"] = batch;
   state.SetLabel(state.range(1) == 0 ? "tcp" : "unix");
 }
@@ -121,6 +165,7 @@ void BM_ReserveAck(benchmark::State& state) {
     }
   }
   int64_t done = 0;
+  StartServerCpu(state);
   for (auto _ : state) {
     const absl::Time now = absl::Now();
     auto leases = g_backend->Reserve("bench", batch, now);
@@ -139,6 +184,7 @@ void BM_ReserveAck(benchmark::State& state) {
     done += batch;
   }
   state.SetItemsProcessed(done);
+  ReportServerCpu(state, done * state.threads());
   if (state.thread_index() == 0) state.counters["batch"] = batch;
   state.SetLabel(state.range(1) == 0 ? "tcp" : "unix");
 }

@@ -113,29 +113,6 @@ void AppendRequests(const std::vector<Command>& commands, std::string* out) {
   }
 }
 
-// Writes all of `data` to the context's socket. On failure marks the
-// context as failed (so it is discarded) with the system's message and
-// returns false; ContextStatus() maps it: a send timeout ("Resource
-// temporarily unavailable") is DeadlineExceeded, a closed or reset
-// connection Unavailable.
-bool SendAll(redisContext* c, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n =
-        send(c->fd, data.data() + done, data.size() - done, MSG_NOSIGNAL);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    c->err = REDIS_ERR_IO;
-    snprintf(c->errstr, sizeof(c->errstr), "%s",
-             n == 0 ? "connection closed" : strerror(errno));
-    return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 // RESP: "*<argc>\r\n" then "$<len>\r\n<arg>\r\n" per argument.
@@ -167,12 +144,11 @@ absl::Status ErrorReplyStatus(absl::string_view message) {
 }
 
 ConnectionPool::ConnectionPool(PoolOptions options)
-    : options_(std::move(options)), endpoint_(Endpoint(options_)) {}
+    : options_(std::move(options)),
+      endpoint_(Endpoint(options_)),
+      slots_(static_cast<size_t>(options_.size)) {}
 
-ConnectionPool::~ConnectionPool() {
-  std::lock_guard<std::mutex> lock(mu_);
-  for (redisContext* c : idle_) FreeContext(c);
-}
+ConnectionPool::~ConnectionPool() = default;
 
 absl::StatusOr<redisContext*> ConnectionPool::Connect() {
   const timeval connect_tv = TimeoutTimeval(options_.connect_timeout);
@@ -223,48 +199,40 @@ absl::StatusOr<redisContext*> ConnectionPool::Connect() {
   return c;
 }
 
-absl::StatusOr<redisContext*> ConnectionPool::Acquire() {
-  {
-    std::unique_lock<std::mutex> lock(mu_);
-    // Every holder gives its connection back within the command timeout, so
-    // waiting longer than that means something is wrong.
-    const absl::Duration wait =
-        options_.connect_timeout + 2 * options_.command_timeout;
-    if (!released_.wait_for(lock, absl::ToChronoMicroseconds(wait), [this] {
-          return !idle_.empty() || open_ < options_.size;
-        })) {
-      return absl::DeadlineExceededError(
-          "redis: no connection free in the pool");
-    }
-    if (!idle_.empty()) {
-      redisContext* c = idle_.back();
-      idle_.pop_back();
-      return c;
-    }
-    ++open_;
-  }
-  absl::StatusOr<redisContext*> c = Connect();
-  if (!c.ok()) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --open_;
-    }
-    released_.notify_one();
-  }
-  return c;
-}
-
-void ConnectionPool::Release(redisContext* c) {
+absl::StatusOr<std::shared_ptr<SharedConnection>> ConnectionPool::Pick() {
+  size_t slot = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (c->err != 0) {
-      FreeContext(c);
-      --open_;
-    } else {
-      idle_.push_back(c);
+    int fewest = -1;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const std::shared_ptr<SharedConnection>& c = slots_[i];
+      if (c == nullptr || !c->usable()) {
+        fewest = -1;
+        slot = i;
+        break;
+      }
+      if (fewest < 0 || c->in_flight() < fewest) {
+        fewest = c->in_flight();
+        slot = i;
+      }
+    }
+    // A connection nobody is using would not notice a server that went
+    // away (and maybe came back) since; it is checked before it is used.
+    if (fewest > 0 || (fewest == 0 && slots_[slot]->StillOpen())) {
+      return slots_[slot];
     }
   }
-  released_.notify_one();
+  // Connecting may take the connect timeout: not under the lock, so calls
+  // on the other connections go on meanwhile.
+  absl::StatusOr<redisContext*> context = Connect();
+  if (!context.ok()) return context.status();
+  auto fresh = std::make_shared<SharedConnection>(*context, endpoint_);
+  std::lock_guard<std::mutex> lock(mu_);
+  std::shared_ptr<SharedConnection>& c = slots_[slot];
+  // Another caller may have filled the slot meanwhile; this call then uses
+  // the connection it opened once, and it closes after.
+  if (c == nullptr || !c->usable()) c = fresh;
+  return fresh;
 }
 
 absl::StatusOr<std::vector<Reply>> ConnectionPool::Pipeline(
@@ -276,34 +244,9 @@ absl::StatusOr<std::vector<Reply>> ConnectionPool::Pipeline(
 
 absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineEncoded(
     const std::string& request, size_t count) {
-  absl::StatusOr<redisContext*> acquired = Acquire();
-  if (!acquired.ok()) return acquired.status();
-  redisContext* c = *acquired;
-  // The commands are written here, not by hiredis, so that send() can say
-  // MSG_NOSIGNAL: a server that went away cannot raise SIGPIPE, and no
-  // signal-mask system calls are needed around every call.
-  if (!SendAll(c, request)) {
-    absl::Status status = ContextStatus(c, endpoint_, "send");
-    Release(c);
-    return status;
-  }
-  std::vector<Reply> replies;
-  replies.reserve(count);
-  for (size_t i = 0; i < count; ++i) {
-    void* raw = nullptr;
-    // Nothing is queued in hiredis's output buffer, so this only reads.
-    if (redisGetReply(c, &raw) != REDIS_OK || raw == nullptr) {
-      // The context now carries the error; Release() discards it, so the
-      // replies still in flight die with the connection.
-      if (c->err == 0) c->err = REDIS_ERR_OTHER;
-      absl::Status status = ContextStatus(c, endpoint_, "reply");
-      Release(c);
-      return status;
-    }
-    replies.emplace_back(static_cast<redisReply*>(raw));
-  }
-  Release(c);
-  return replies;
+  absl::StatusOr<std::shared_ptr<SharedConnection>> c = Pick();
+  if (!c.ok()) return c.status();
+  return (*c)->Call(request, count);
 }
 
 absl::Status Scripts::LoadAll() {

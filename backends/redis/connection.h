@@ -1,18 +1,19 @@
 // Copyright delayq authors.
 //
-// connection.h — a thread-safe pool of hiredis connections and the scripts
-// that run on them. Private to the Redis backend.
+// connection.h — the connections a backend keeps to its server, and the
+// scripts that run on them. Private to the Redis backend.
 //
-// hiredis keeps an error on its context and a context that reported one is
-// dead: the pool discards it and opens a new one for the next call. Every
-// connection gets the connect and command timeouts, AUTH and SELECT.
+// The pool holds a few connections that every thread shares (see
+// shared_connection.h): a call goes to the one with the fewest calls under
+// way. A connection that failed is replaced by a new one at the next call
+// that would use it. Every connection gets the connect and command
+// timeouts, AUTH and SELECT.
 
 #ifndef DELAYQ_BACKENDS_REDIS_CONNECTION_H_
 #define DELAYQ_BACKENDS_REDIS_CONNECTION_H_
 
 #include <hiredis/hiredis.h>
 
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,14 +24,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "backends/redis/shared_connection.h"
 
 namespace delayq {
 namespace redis_internal {
-
-struct ReplyDeleter {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 
 // One command: its arguments, binary safe.
 using Command = std::vector<std::string>;
@@ -57,7 +54,7 @@ struct PoolOptions {
   int db = 0;
   absl::Duration connect_timeout;
   absl::Duration command_timeout;
-  int size = 8;
+  int size = 2;  // connections
 };
 
 // ConnectionPool
@@ -70,7 +67,8 @@ class ConnectionPool {
 
   // Sends `commands` in one pipeline on one connection and returns their
   // replies in order. Error replies are returned as replies; a transport
-  // failure (Unavailable, DeadlineExceeded) fails the whole call.
+  // failure (Unavailable, DeadlineExceeded) fails the whole call. Calls from
+  // many threads run at once, sharing the connections.
   absl::StatusOr<std::vector<Reply>> Pipeline(
       const std::vector<Command>& commands);
 
@@ -80,9 +78,9 @@ class ConnectionPool {
                                                      size_t count);
 
  private:
-  absl::StatusOr<redisContext*> Acquire();
-  // Returns `c` to the pool, or frees it when it reported an error.
-  void Release(redisContext* c);
+  // The usable connection with the fewest calls under way, opening one in
+  // an empty or failed slot first.
+  absl::StatusOr<std::shared_ptr<SharedConnection>> Pick();
   absl::StatusOr<redisContext*> Connect();
 
   const PoolOptions options_;
@@ -90,9 +88,8 @@ class ConnectionPool {
   // std::mutex rather than absl::Mutex: the system Abseil is not built with
   // sanitizers, and ThreadSanitizer can check the pool only through pthreads.
   std::mutex mu_;
-  std::condition_variable released_;
-  std::vector<redisContext*> idle_;  // guarded by mu_
-  int open_ = 0;                     // guarded by mu_
+  // options_.size slots; empty until first used. Guarded by mu_.
+  std::vector<std::shared_ptr<SharedConnection>> slots_;
 };
 
 // Scripts

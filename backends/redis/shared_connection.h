@@ -1,0 +1,114 @@
+// Copyright delayq authors.
+//
+// shared_connection.h — one Redis connection that many threads use at once.
+// Private to the Redis backend.
+//
+// A call writes its commands at once and queues itself for their replies.
+// Redis answers a connection's commands in the order they came, so the
+// replies are handed out in the order the calls were queued. One waiting
+// caller at a time reads the socket for everyone: it keeps the replies that
+// are its own and hands the others to their callers; when its own are in, it
+// passes the reading on to the next caller still waiting.
+//
+// Why: on a small machine the server's cost per call is mostly the system
+// calls and the wake-up of one blocked client thread per reply. Calls that
+// share a connection reach the server together and leave it in one write,
+// so that cost is paid once for several calls (bench/README.md has the
+// numbers).
+//
+// A connection that fails (a write or read error, a read that times out, a
+// reply that does not parse) fails every call queued on it with that error
+// and takes no more calls; the pool opens a new one.
+
+#ifndef DELAYQ_BACKENDS_REDIS_SHARED_CONNECTION_H_
+#define DELAYQ_BACKENDS_REDIS_SHARED_CONNECTION_H_
+
+#include <hiredis/hiredis.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace delayq {
+namespace redis_internal {
+
+struct ReplyDeleter {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
+
+class SharedConnection {
+ public:
+  // Takes ownership of `context`, a connected blocking hiredis context whose
+  // socket has the command timeout for reads and writes. `endpoint` names
+  // the server in error messages.
+  SharedConnection(redisContext* context, std::string endpoint);
+  ~SharedConnection();
+  SharedConnection(const SharedConnection&) = delete;
+  SharedConnection& operator=(const SharedConnection&) = delete;
+
+  // Writes `count` commands, encoded in RESP in `request`, and returns their
+  // `count` replies in order (error replies among them). A transport failure
+  // fails the whole call: Unavailable (closed, reset), DeadlineExceeded (no
+  // answer within the command timeout) or Internal (a reply that does not
+  // parse).
+  absl::StatusOr<std::vector<Reply>> Call(const std::string& request,
+                                          size_t count);
+
+  // False once the connection has failed; it then fails every call.
+  bool usable() const { return !failed_.load(std::memory_order_acquire); }
+
+  // For a connection with no call under way, which would notice nothing:
+  // false, and the connection failed, when the server has closed it (it
+  // restarted, or dropped the client) since its last call. Otherwise
+  // usable(). One non-blocking system call.
+  bool StillOpen();
+  // Calls queued or being written now, for spreading calls over connections.
+  int in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+
+ private:
+  // A call waiting for its replies.
+  struct Waiter {
+    size_t count = 0;
+    std::vector<Reply> replies;
+    absl::Status status;
+    bool done = false;
+    std::condition_variable wake;
+  };
+
+  absl::Status Send(const std::string& request);
+  // Reads the socket and hands out replies until `self` is done; called and
+  // returning with `lock` held, and releasing it while reading.
+  void ReadFor(Waiter* self, std::unique_lock<std::mutex>& lock);
+  // Reads at least one reply, and every further one already received.
+  absl::Status ReadReplies(std::vector<Reply>* out);
+  void Deliver(std::vector<Reply>* replies, Waiter* self);
+  // Ends every queued call with `status` and takes no more.
+  void Fail(absl::Status status);
+
+  redisContext* const context_;
+  const std::string endpoint_;
+  std::atomic<bool> failed_{false};
+  std::atomic<int> in_flight_{0};
+  // Held while writing, so that calls' bytes do not interleave and the queue
+  // is in the order the server sees the commands.
+  std::mutex send_mu_;
+  // std::mutex rather than absl::Mutex: the system Abseil is not built with
+  // sanitizers, and ThreadSanitizer can check this only through pthreads.
+  std::mutex mu_;
+  std::deque<Waiter*> queue_;  // guarded by mu_
+  bool reading_ = false;       // guarded by mu_
+  absl::Status failure_;       // guarded by mu_
+};
+
+}  // namespace redis_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_REDIS_SHARED_CONNECTION_H_

@@ -1,0 +1,239 @@
+// Copyright delayq authors.
+//
+// One connection shared by many threads, against a real redis-server: every
+// call gets its own replies, in order, however the calls interleave; a
+// server that dies or stalls fails every call queued on the connection, and
+// none is left waiting.
+
+#include "backends/redis/shared_connection.h"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "backends/redis/connection.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/redis_server.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace redis_internal {
+namespace {
+
+using ::delayq::testing::RedisServer;
+using ::delayq::testing::StatusIs;
+
+std::unique_ptr<SharedConnection> Connect(
+    const RedisServer& server,
+    absl::Duration command_timeout = absl::Seconds(5)) {
+  redisContext* c = redisConnect("127.0.0.1", server.port());
+  if (c == nullptr || c->err != 0) return nullptr;
+  if (redisSetTimeout(c, absl::ToTimeval(command_timeout)) != REDIS_OK) {
+    redisFree(c);
+    return nullptr;
+  }
+  return std::make_unique<SharedConnection>(
+      c, absl::StrCat("127.0.0.1:", server.port()));
+}
+
+std::string Encode(const std::vector<std::vector<std::string>>& commands) {
+  std::string out;
+  for (const auto& cmd : commands) {
+    AppendArrayHeader(cmd.size(), &out);
+    for (const std::string& a : cmd) AppendArgument(a, &out);
+  }
+  return out;
+}
+
+std::string ReplyText(const Reply& r) {
+  return r->str == nullptr ? "" : std::string(r->str, r->len);
+}
+
+TEST(SharedConnectionTest, ManyThreadsEachGetTheirOwnRepliesInOrder) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start());
+  std::unique_ptr<SharedConnection> conn = Connect(*server);
+  ASSERT_NE(conn, nullptr);
+  constexpr int kThreads = 8;
+  constexpr int kCalls = 300;
+  std::atomic<int> most_in_flight{0};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        // 1 to 4 commands per call; every 16th carries 40 KB, so replies
+        // straddle the reads of whichever thread reads.
+        std::vector<std::vector<std::string>> cmds;
+        std::vector<std::string> want;
+        for (int k = 0; k <= (t + i) % 4; ++k) {
+          std::string text = absl::StrCat("t", t, "-c", i, "-k", k);
+          if (i % 16 == 0) text += std::string(40 * 1024, 'x');
+          cmds.push_back({"ECHO", text});
+          want.push_back(text);
+        }
+        const int now = conn->in_flight();
+        int seen = most_in_flight.load();
+        while (now > seen && !most_in_flight.compare_exchange_weak(seen, now)) {
+        }
+        absl::StatusOr<std::vector<Reply>> got =
+            conn->Call(Encode(cmds), cmds.size());
+        if (!got.ok() || got->size() != want.size()) {
+          ++wrong;
+          continue;
+        }
+        for (size_t k = 0; k < want.size(); ++k) {
+          if (ReplyText((*got)[k]) != want[k]) ++wrong;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(most_in_flight.load(), 0) << "no call ever met another one";
+  EXPECT_TRUE(conn->usable());
+  EXPECT_EQ(conn->in_flight(), 0);
+}
+
+TEST(SharedConnectionTest, NoCommandsIsNoCall) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start());
+  std::unique_ptr<SharedConnection> conn = Connect(*server);
+  ASSERT_NE(conn, nullptr);
+  ASSERT_OK_AND_ASSIGN(std::vector<Reply> none, conn->Call("", 0));
+  EXPECT_TRUE(none.empty());
+  ASSERT_OK_AND_ASSIGN(std::vector<Reply> pong,
+                       conn->Call(Encode({{"PING"}}), 1));
+  EXPECT_EQ(ReplyText(pong[0]), "PONG");
+}
+
+// Starts `n` calls of ECHO behind a DEBUG SLEEP of `sleep` on `conn`, so
+// all of them are queued when the test acts; returns their statuses.
+std::vector<absl::Status> CallsBehindASleep(SharedConnection* conn, int n,
+                                            absl::Duration sleep,
+                                            absl::Duration act_after,
+                                            const std::function<void()>& act) {
+  std::vector<absl::Status> statuses(n + 1);
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    statuses[0] =
+        conn->Call(Encode({{"DEBUG", "SLEEP",
+                            absl::StrCat(absl::ToDoubleSeconds(sleep))}}),
+                   1)
+            .status();
+  });
+  // The sleep goes first, so every ECHO waits behind it.
+  while (conn->in_flight() < 1) absl::SleepFor(absl::Milliseconds(1));
+  for (int i = 1; i <= n; ++i) {
+    threads.emplace_back([&, i] {
+      statuses[i] = conn->Call(Encode({{"ECHO", "x"}}), 1).status();
+    });
+  }
+  while (conn->in_flight() < n + 1) absl::SleepFor(absl::Milliseconds(1));
+  absl::SleepFor(act_after);
+  act();
+  for (std::thread& t : threads) t.join();
+  return statuses;
+}
+
+TEST(SharedConnectionTest, AServerThatDiesFailsEveryQueuedCall) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start({"--enable-debug-command", "yes"}));
+  std::unique_ptr<SharedConnection> conn = Connect(*server);
+  ASSERT_NE(conn, nullptr);
+  std::vector<absl::Status> statuses =
+      CallsBehindASleep(conn.get(), 4, absl::Seconds(30),
+                        absl::Milliseconds(50), [&] { server->Kill(); });
+  for (const absl::Status& s : statuses) {
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnavailable));
+  }
+  EXPECT_FALSE(conn->usable());
+  EXPECT_EQ(conn->in_flight(), 0);
+  // A failed connection takes no more calls.
+  EXPECT_THAT(conn->Call(Encode({{"PING"}}), 1),
+              StatusIs(absl::StatusCode::kUnavailable));
+}
+
+TEST(SharedConnectionTest, NoAnswerWithinTheTimeoutFailsEveryQueuedCall) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start({"--enable-debug-command", "yes"}));
+  std::unique_ptr<SharedConnection> conn =
+      Connect(*server, absl::Milliseconds(200));
+  ASSERT_NE(conn, nullptr);
+  std::vector<absl::Status> statuses = CallsBehindASleep(
+      conn.get(), 3, absl::Seconds(2), absl::ZeroDuration(), [] {});
+  for (const absl::Status& s : statuses) {
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kDeadlineExceeded));
+  }
+  EXPECT_FALSE(conn->usable());
+  EXPECT_THAT(conn->Call(Encode({{"PING"}}), 1),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+}
+
+PoolOptions PoolFor(const RedisServer& server, int size) {
+  PoolOptions options;
+  options.host = "127.0.0.1";
+  options.port = server.port();
+  options.connect_timeout = absl::Seconds(1);
+  options.command_timeout = absl::Seconds(2);
+  options.size = size;
+  return options;
+}
+
+TEST(ConnectionPoolTest, AConnectionTheServerClosedWhileIdleIsNotUsed) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start());
+  ConnectionPool pool(PoolFor(*server, 1));
+  ASSERT_OK(pool.Pipeline({{"SET", "k", "v"}}).status());
+  // The pooled connection dies with the old process, unused; the next call
+  // finds it closed and opens a new one instead of failing on it.
+  ASSERT_OK(server->Restart());
+  ASSERT_OK_AND_ASSIGN(std::vector<Reply> r, pool.Pipeline({{"PING"}}));
+  EXPECT_EQ(ReplyText(r[0]), "PONG");
+}
+
+TEST(ConnectionPoolTest, AConnectionThatFailedMidCallIsReplaced) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start({"--enable-debug-command", "yes"}));
+  PoolOptions options = PoolFor(*server, 1);
+  options.command_timeout = absl::Milliseconds(200);
+  ConnectionPool pool(options);
+  EXPECT_THAT(pool.Pipeline({{"DEBUG", "SLEEP", "0.3"}}).status(),
+              StatusIs(absl::StatusCode::kDeadlineExceeded));
+  ASSERT_OK_AND_ASSIGN(std::vector<Reply> r, pool.Pipeline({{"PING"}}));
+  EXPECT_EQ(ReplyText(r[0]), "PONG");
+}
+
+TEST(ConnectionPoolTest, SpreadsConcurrentCallsOverItsConnections) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start({"--enable-debug-command", "yes"}));
+  ConnectionPool pool(PoolFor(*server, 2));
+  ASSERT_OK(pool.Pipeline({{"CLIENT", "SETNAME", "warm"}}).status());
+  // While one connection is busy with a slow call, another call goes to
+  // the other connection: two clients besides this test's own.
+  std::thread slow([&] {
+    EXPECT_OK(pool.Pipeline({{"DEBUG", "SLEEP", "0.3"}}).status());
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  ASSERT_OK_AND_ASSIGN(std::vector<Reply> r, pool.Pipeline({{"CLIENT", "ID"}}));
+  slow.join();
+  ASSERT_OK_AND_ASSIGN(std::vector<Reply> list,
+                       pool.Pipeline({{"CLIENT", "LIST"}}));
+  const std::string clients = ReplyText(list[0]);
+  EXPECT_EQ(std::count(clients.begin(), clients.end(), '\n'), 2) << clients;
+}
+
+}  // namespace
+}  // namespace redis_internal
+}  // namespace delayq
