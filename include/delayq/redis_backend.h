@@ -64,8 +64,11 @@ struct RedisOptions {
   std::string ns = "delayq";
   // How long establishing a connection may take.
   absl::Duration connect_timeout = absl::Seconds(1);
-  // How long any one call may wait for the server's reply. A call that takes
-  // longer returns DeadlineExceeded; whether the change happened is unknown.
+  // How long a call may wait for the server's next reply on its connection
+  // (calls share connections, so one queued behind others may wait longer
+  // in all while the server keeps answering). A call that gets no reply in
+  // that time returns DeadlineExceeded, as does every call queued with it on
+  // that connection; whether their changes happened is unknown.
   absl::Duration command_timeout = absl::Seconds(2);
   // Delayed jobs are spread over this many sorted sets (1..64) so that no
   // single set grows without bound under heavy scheduling.

@@ -1,7 +1,6 @@
 -- reserve: promotes the topic's due jobs (all of them, unless a limit is
 -- given), then reserves up to N ready jobs of one topic in ready
 -- order, each with a fresh fencing token.
--- requires: clock calls keys ready spec
 -- loads: promote
 --
 -- KEYS[1]  key prefix "{ns}:"
@@ -20,15 +19,27 @@
 --          deadline, token, id} (spec: see lib/spec.lua). The topic
 --          and the state ("reserved") are the caller's to fill in, so they
 --          are neither read nor sent.
-local now, _, now_text = clock(ARGV[1], ARGV[2])
-local topic = ARGV[3]
+--
+-- Run once per job like ack, so it requires no helpers either: building
+-- their closures on every call cost more than the reservation itself. It
+-- spells out instead clock(), int_text(), member_id() (READY_HEADER),
+-- spec_ttr() and the key layout of keys.lua, and must change with them. The
+-- promotion, needed only when something is due, loads its helpers then.
+local P, topic = KEYS[1], ARGV[3]
+local now, now_text = tonumber(ARGV[1]), ARGV[1]
+if ARGV[2] == '1' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now_text = string.format('%d', now)
+end
+local treserved = P .. 'treserved:' .. topic
 -- Most calls find nothing due: two one-entry range queries tell, and the
--- promotion proper (which reads scores and merges the sets) runs, and its
--- helpers are built, only when one of them found something.
+-- promotion proper (which reads scores and merges the sets) runs only when
+-- one of them found something.
 local moved = {}
-if #redis.call('ZRANGEBYSCORE', tdelayed_key(topic), '-inf', now_text,
+if #redis.call('ZRANGEBYSCORE', P .. 'tdelayed:' .. topic, '-inf', now_text,
                'LIMIT', '0', '1') > 0 or
-   #redis.call('ZRANGEBYSCORE', treserved_key(topic), '-inf', now_text,
+   #redis.call('ZRANGEBYSCORE', treserved, '-inf', now_text,
                'LIMIT', '0', '1') > 0 then
   moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[6]),
                                         tonumber(ARGV[5]))
@@ -38,12 +49,12 @@ local popped = redis.call('ZPOPMIN', KEYS[2], ARGV[4])
 local out = {'OK', moved}
 if #popped == 0 then return out end
 local n = #popped / 2
-local token = redis.call('INCRBY', KEYS[3], int_text(n)) - n
+local token = redis.call('INCRBY', KEYS[3], string.format('%d', n)) - n
 -- Both lease indexes get one ZADD for the whole batch.
 local leases = {}
 for i = 1, #popped, 2 do
-  local id = member_id(popped[i])
-  local jk = job_key(id)
+  local id = string.sub(popped[i], 21)
+  local jk = P .. 'job:' .. id
   local v = redis.call('HMGET', jk, 'spec', 'payload', 'attempts',
                        'enqueued_at', 'run_at', 'last_error')
   -- A member without a job cannot occur while every transition goes through
@@ -52,9 +63,10 @@ for i = 1, #popped, 2 do
     token = token + 1
     -- ttr from now, or from run_at when the caller's clock is behind the
     -- one that found the job due.
-    local deadline = int_text(math.max(now, tonumber(v[5])) + spec_ttr(v[1]))
-    local attempts = int_text((tonumber(v[3]) or 0) + 1)
-    local token_text = int_text(token)
+    local ttr = tonumber(string.match(v[1], '^-?%d+:%d+:(%d+):'))
+    local deadline = string.format('%d', math.max(now, tonumber(v[5])) + ttr)
+    local attempts = string.format('%d', (tonumber(v[3]) or 0) + 1)
+    local token_text = string.format('%d', token)
     redis.call('HSET', jk, 'state', 'reserved', 'attempts', attempts,
                'token', token_text, 'deadline', deadline)
     leases[#leases + 1] = deadline
@@ -66,8 +78,11 @@ for i = 1, #popped, 2 do
     out[#out + 1] = v
   end
 end
-if #leases > 0 then
-  call_many('ZADD', RESERVED, leases)
-  call_many('ZADD', treserved_key(topic), leases)
+-- At most 2 * 256 arguments per ZADD, so unpack() never spreads more values
+-- than Lua's stack allows.
+for i = 1, #leases, 512 do
+  local j = math.min(i + 511, #leases)
+  redis.call('ZADD', P .. 'reserved', unpack(leases, i, j))
+  redis.call('ZADD', treserved, unpack(leases, i, j))
 end
 return out
