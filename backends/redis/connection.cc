@@ -131,7 +131,8 @@ absl::Status ErrorReplyStatus(absl::string_view message) {
   };
   if (starts("OOM")) return absl::ResourceExhaustedError(text);
   if (starts("LOADING") || starts("BUSY") || starts("READONLY") ||
-      starts("MASTERDOWN") || starts("TRYAGAIN") || starts("CLUSTERDOWN")) {
+      starts("MASTERDOWN") || starts("TRYAGAIN") || starts("CLUSTERDOWN") ||
+      starts("ERR max number of clients")) {
     return absl::UnavailableError(text);
   }
   if (starts("NOAUTH") || starts("WRONGPASS") || starts("NOPERM") ||
@@ -146,7 +147,8 @@ absl::Status ErrorReplyStatus(absl::string_view message) {
 ConnectionPool::ConnectionPool(PoolOptions options)
     : options_(std::move(options)),
       endpoint_(Endpoint(options_)),
-      slots_(static_cast<size_t>(options_.size)) {}
+      slots_(static_cast<size_t>(options_.size)),
+      connecting_(static_cast<size_t>(options_.size), false) {}
 
 ConnectionPool::~ConnectionPool() = default;
 
@@ -172,6 +174,10 @@ absl::StatusOr<redisContext*> ConnectionPool::Connect() {
   std::vector<Command> setup;
   if (!options_.password.empty()) setup.push_back({"AUTH", options_.password});
   if (options_.db != 0) setup.push_back({"SELECT", absl::StrCat(options_.db)});
+  // One round trip on every new connection, so that an error the server
+  // sends on accepting it (too many clients) fails the opening instead of
+  // passing for the first call's reply.
+  if (setup.empty()) setup.push_back({"PING"});
   // hiredis writes these itself, with write(): keep a vanished server's
   // SIGPIPE away from the process.
   std::optional<ScopedSigpipeBlock> no_sigpipe;
@@ -199,39 +205,75 @@ absl::StatusOr<redisContext*> ConnectionPool::Connect() {
   return c;
 }
 
-absl::StatusOr<std::shared_ptr<SharedConnection>> ConnectionPool::Pick() {
-  size_t slot = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    int fewest = -1;
-    for (size_t i = 0; i < slots_.size(); ++i) {
-      const std::shared_ptr<SharedConnection>& c = slots_[i];
-      if (c == nullptr || !c->usable()) {
-        fewest = -1;
-        slot = i;
-        break;
-      }
-      if (fewest < 0 || c->in_flight() < fewest) {
-        fewest = c->in_flight();
-        slot = i;
-      }
-    }
-    // A connection nobody is using would not notice a server that went
+ConnectionPool::Choice ConnectionPool::Choose() {
+  Choice choice;
+  std::shared_ptr<SharedConnection> least;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const std::shared_ptr<SharedConnection>& c = slots_[i];
+    // A connection nobody uses would not have noticed a server that went
     // away (and maybe came back) since; it is checked before it is used.
-    if (fewest > 0 || (fewest == 0 && slots_[slot]->StillOpen())) {
-      return slots_[slot];
+    if (c != nullptr && c->usable() && c->in_flight() == 0 && c->StillOpen()) {
+      choice.use = c;
+      return choice;
+    }
+    if (c == nullptr || !c->usable()) {
+      if (choice.open < 0 && !connecting_[i]) choice.open = static_cast<int>(i);
+    } else if (least == nullptr || c->in_flight() < least->in_flight()) {
+      least = c;
     }
   }
+  if (choice.open < 0) choice.use = std::move(least);
+  return choice;
+}
+
+std::shared_ptr<SharedConnection> ConnectionPool::LeastBusy() {
+  std::shared_ptr<SharedConnection> least;
+  for (const std::shared_ptr<SharedConnection>& c : slots_) {
+    if (c == nullptr || !c->usable()) continue;
+    if (least == nullptr || c->in_flight() < least->in_flight()) least = c;
+  }
+  if (least != nullptr && least->in_flight() == 0 && !least->StillOpen()) {
+    return nullptr;
+  }
+  return least;
+}
+
+absl::StatusOr<std::shared_ptr<SharedConnection>> ConnectionPool::Pick() {
+  std::unique_lock<std::mutex> lock(mu_);
+  const uint64_t before = openings_;
+  Choice choice = Choose();
+  // No connection open, and other calls are opening one in every slot:
+  // wait for theirs rather than open more, and share its failure.
+  while (choice.use == nullptr && choice.open < 0) {
+    if (openings_ != before && !last_opening_.ok()) return last_opening_;
+    opened_.wait_for(lock,
+                     absl::ToChronoMicroseconds(options_.connect_timeout +
+                                                options_.command_timeout));
+    choice = Choose();
+  }
+  if (choice.use != nullptr) {
+    choice.use->AddUser();
+    return std::move(choice.use);
+  }
+  const size_t slot = static_cast<size_t>(choice.open);
+  connecting_[slot] = true;
   // Connecting may take the connect timeout: not under the lock, so calls
   // on the other connections go on meanwhile.
+  lock.unlock();
   absl::StatusOr<redisContext*> context = Connect();
-  if (!context.ok()) return context.status();
-  auto fresh = std::make_shared<SharedConnection>(*context, endpoint_);
-  std::lock_guard<std::mutex> lock(mu_);
-  std::shared_ptr<SharedConnection>& c = slots_[slot];
-  // Another caller may have filled the slot meanwhile; this call then uses
-  // the connection it opened once, and it closes after.
-  if (c == nullptr || !c->usable()) c = fresh;
+  std::shared_ptr<SharedConnection> fresh;
+  if (context.ok()) {
+    fresh = std::make_shared<SharedConnection>(*context, endpoint_);
+  }
+  lock.lock();
+  connecting_[slot] = false;
+  ++openings_;
+  last_opening_ = context.status();
+  opened_.notify_all();
+  if (fresh == nullptr) fresh = LeastBusy();
+  if (fresh == nullptr) return context.status();
+  if (context.ok()) slots_[slot] = fresh;
+  fresh->AddUser();
   return fresh;
 }
 
@@ -246,7 +288,9 @@ absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineEncoded(
     const std::string& request, size_t count) {
   absl::StatusOr<std::shared_ptr<SharedConnection>> c = Pick();
   if (!c.ok()) return c.status();
-  return (*c)->Call(request, count);
+  absl::StatusOr<std::vector<Reply>> replies = (*c)->Call(request, count);
+  (*c)->RemoveUser();
+  return replies;
 }
 
 absl::Status Scripts::LoadAll() {

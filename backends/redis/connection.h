@@ -14,6 +14,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,7 +37,8 @@ using Command = std::vector<std::string>;
 // ErrorReplyStatus()
 //
 // The status for an error reply: OOM -> ResourceExhausted; LOADING, BUSY,
-// READONLY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN -> Unavailable; NOAUTH,
+// READONLY, MASTERDOWN, TRYAGAIN, CLUSTERDOWN, ERR max number of clients
+// -> Unavailable; NOAUTH,
 // WRONGPASS, NOPERM, ERR AUTH -> PermissionDenied; ERR DB index (SELECT out
 // of range) -> InvalidArgument; anything else (a script
 // error among them) -> Internal with the server's message.
@@ -78,9 +81,19 @@ class ConnectionPool {
                                                      size_t count);
 
  private:
-  // The usable connection with the fewest calls under way, opening one in
-  // an empty or failed slot first.
+  // What Choose() found: a connection to use, or a slot to open one in.
+  struct Choice {
+    std::shared_ptr<SharedConnection> use;
+    int open = -1;
+  };
+
+  // A connection for one call, counted as in use (AddUser()) until the
+  // caller's RemoveUser(): an idle one that is still open; else a new one
+  // in an empty or failed slot, while every open one is busy; else the
+  // least busy. When opening fails, the least busy open one, if any.
   absl::StatusOr<std::shared_ptr<SharedConnection>> Pick();
+  Choice Choose();                                // under mu_
+  std::shared_ptr<SharedConnection> LeastBusy();  // under mu_; may be null
   absl::StatusOr<redisContext*> Connect();
 
   const PoolOptions options_;
@@ -88,8 +101,14 @@ class ConnectionPool {
   // std::mutex rather than absl::Mutex: the system Abseil is not built with
   // sanitizers, and ThreadSanitizer can check the pool only through pthreads.
   std::mutex mu_;
-  // options_.size slots; empty until first used. Guarded by mu_.
+  // options_.size slots; empty until first needed. Guarded by mu_.
   std::vector<std::shared_ptr<SharedConnection>> slots_;
+  // A call is opening a connection for the slot. Guarded by mu_.
+  std::vector<bool> connecting_;
+  // Signalled when an opening ends; its count and outcome. Guarded by mu_.
+  std::condition_variable opened_;
+  uint64_t openings_ = 0;
+  absl::Status last_opening_;
 };
 
 // Scripts

@@ -76,14 +76,24 @@ bool SharedConnection::StillOpen() {
   if (!usable()) return false;
   char byte;
   const ssize_t n = recv(context_->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  // Nothing to read is the healthy case. Bytes no call asked for are left
-  // for the reader, which fails the connection on them.
-  if (n > 0 ||
-      (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
-    return true;
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    return true;  // nothing to read: the healthy case
   }
-  Fail(SocketStatus(endpoint_, "idle connection", n, errno));
+  if (n > 0) {
+    // With no call under way every reply has been read: these bytes answer
+    // nothing (an error the server sent on its own, or a stream out of
+    // step), and would be taken for the next call's reply.
+    Fail(absl::InternalError(absl::StrCat(
+        "redis ", endpoint_, ": the server sent bytes no call asked for")));
+  } else {
+    Fail(SocketStatus(endpoint_, "idle connection", n, errno));
+  }
   return false;
+}
+
+int SharedConnection::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int>(queue_.size());
 }
 
 // The commands are written here, not by hiredis, so that send() can say

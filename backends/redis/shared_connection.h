@@ -56,20 +56,32 @@ class SharedConnection {
 
   // Writes `count` commands, encoded in RESP in `request`, and returns their
   // `count` replies in order (error replies among them). A transport failure
-  // fails the whole call: Unavailable (closed, reset), DeadlineExceeded (no
-  // answer within the command timeout) or Internal (a reply that does not
-  // parse).
+  // fails the whole call, and every other call queued on the connection:
+  // Unavailable (closed, reset), DeadlineExceeded (no answer, or no room to
+  // write, within the command timeout; whether the commands ran is then
+  // unknown), Internal (a reply that does not parse, or bytes no call asked
+  // for) or ResourceExhausted (no memory for a reply).
   absl::StatusOr<std::vector<Reply>> Call(const std::string& request,
                                           size_t count);
 
   // False once the connection has failed; it then fails every call.
   bool usable() const { return !failed_.load(std::memory_order_acquire); }
 
-  // For a connection with no call under way, which would notice nothing:
-  // false, and the connection failed, when the server has closed it (it
-  // restarted, or dropped the client) since its last call. Otherwise
-  // usable(). One non-blocking system call.
+  // Marks a call about to be made (by the pool, before it hands the
+  // connection out, so that in_flight() counts it from then on) and its end.
+  void AddUser() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
+  void RemoveUser() { in_flight_.fetch_sub(1, std::memory_order_relaxed); }
+
+  // For a connection with no user (in_flight() == 0, and none can start
+  // meanwhile), which would notice nothing: false, and the connection
+  // failed, when the server has closed it (it restarted, or dropped the
+  // client) or sent bytes no call asked for. Otherwise usable(). One
+  // non-blocking system call.
   bool StillOpen();
+
+  // Calls whose commands are written (or being written) and whose replies
+  // are not all in.
+  int waiting() const;
   // Calls queued or being written now, for spreading calls over connections.
   int in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
 
@@ -102,7 +114,7 @@ class SharedConnection {
   std::mutex send_mu_;
   // std::mutex rather than absl::Mutex: the system Abseil is not built with
   // sanitizers, and ThreadSanitizer can check this only through pthreads.
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::deque<Waiter*> queue_;  // guarded by mu_
   bool reading_ = false;       // guarded by mu_
   absl::Status failure_;       // guarded by mu_

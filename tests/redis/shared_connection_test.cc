@@ -8,6 +8,7 @@
 #include "backends/redis/shared_connection.h"
 
 #include <hiredis/hiredis.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -133,14 +134,14 @@ std::vector<absl::Status> CallsBehindASleep(SharedConnection* conn, int n,
                    1)
             .status();
   });
-  // The sleep goes first, so every ECHO waits behind it.
-  while (conn->in_flight() < 1) absl::SleepFor(absl::Milliseconds(1));
+  // The sleep is written first, so every ECHO waits behind it.
+  while (conn->waiting() < 1) absl::SleepFor(absl::Milliseconds(1));
   for (int i = 1; i <= n; ++i) {
     threads.emplace_back([&, i] {
       statuses[i] = conn->Call(Encode({{"ECHO", "x"}}), 1).status();
     });
   }
-  while (conn->in_flight() < n + 1) absl::SleepFor(absl::Milliseconds(1));
+  while (conn->waiting() < n + 1) absl::SleepFor(absl::Milliseconds(1));
   absl::SleepFor(act_after);
   act();
   for (std::thread& t : threads) t.join();
@@ -179,6 +180,21 @@ TEST(SharedConnectionTest, NoAnswerWithinTheTimeoutFailsEveryQueuedCall) {
   EXPECT_FALSE(conn->usable());
   EXPECT_THAT(conn->Call(Encode({{"PING"}}), 1),
               StatusIs(absl::StatusCode::kDeadlineExceeded));
+}
+
+TEST(SharedConnectionTest, WritingToAClosedConnectionRaisesNoSigpipe) {
+  // With the default disposition a SIGPIPE would end this process.
+  signal(SIGPIPE, SIG_DFL);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start());
+  std::unique_ptr<SharedConnection> conn = Connect(*server);
+  ASSERT_NE(conn, nullptr);
+  server->Kill();
+  // Far more than a socket buffer: the writes after the peer's reset fail
+  // with EPIPE.
+  EXPECT_THAT(conn->Call(Encode({{"ECHO", std::string(8 << 20, 'x')}}), 1),
+              StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_FALSE(conn->usable());
 }
 
 PoolOptions PoolFor(const RedisServer& server, int size) {
@@ -232,6 +248,37 @@ TEST(ConnectionPoolTest, SpreadsConcurrentCallsOverItsConnections) {
                        pool.Pipeline({{"CLIENT", "LIST"}}));
   const std::string clients = ReplyText(list[0]);
   EXPECT_EQ(std::count(clients.begin(), clients.end(), '\n'), 2) << clients;
+}
+
+TEST(ConnectionPoolTest, ACallFallsBackToABusyConnectionWhenOpeningFails) {
+  // The server takes one client: opening a second connection is refused
+  // with an error reply on accept.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start({"--maxclients", "1",
+                                           "--enable-debug-command", "yes"}));
+  ConnectionPool pool(PoolFor(*server, 2));
+  ASSERT_OK(pool.Pipeline({{"PING"}}).status());
+  std::thread slow([&] {
+    EXPECT_OK(pool.Pipeline({{"DEBUG", "SLEEP", "0.2"}}).status());
+  });
+  absl::SleepFor(absl::Milliseconds(50));
+  // The only connection is busy, so this call tries to open another; that
+  // fails, and it queues behind the sleep on the busy one instead.
+  ASSERT_OK_AND_ASSIGN(std::vector<Reply> r, pool.Pipeline({{"ECHO", "hi"}}));
+  EXPECT_EQ(ReplyText(r[0]), "hi");
+  slow.join();
+}
+
+TEST(ConnectionPoolTest, OpeningFailsWithTheServersError) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start({"--maxclients", "1"}));
+  redisContext* other = redisConnect("127.0.0.1", server->port());
+  ASSERT_NE(other, nullptr);
+  ASSERT_EQ(other->err, 0);
+  ConnectionPool pool(PoolFor(*server, 1));
+  EXPECT_THAT(pool.Pipeline({{"PING"}}).status(),
+              StatusIs(absl::StatusCode::kUnavailable));
+  redisFree(other);
 }
 
 }  // namespace
