@@ -263,7 +263,8 @@ absl::StatusOr<std::shared_ptr<SharedConnection>> ConnectionPool::Pick() {
   absl::StatusOr<redisContext*> context = Connect();
   std::shared_ptr<SharedConnection> fresh;
   if (context.ok()) {
-    fresh = std::make_shared<SharedConnection>(*context, endpoint_);
+    fresh = std::make_shared<SharedConnection>(
+        *context, options_.command_timeout, endpoint_);
   }
   lock.lock();
   connecting_[slot] = false;

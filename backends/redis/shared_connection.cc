@@ -2,6 +2,7 @@
 
 #include "backends/redis/shared_connection.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -33,8 +34,11 @@ absl::Status SocketStatus(absl::string_view endpoint, absl::string_view what,
 
 }  // namespace
 
-SharedConnection::SharedConnection(redisContext* context, std::string endpoint)
-    : context_(context), endpoint_(std::move(endpoint)) {}
+SharedConnection::SharedConnection(redisContext* context,
+                                   absl::Duration timeout, std::string endpoint)
+    : context_(context),
+      timeout_(absl::ToChronoMicroseconds(timeout)),
+      endpoint_(std::move(endpoint)) {}
 
 SharedConnection::~SharedConnection() { redisFree(context_); }
 
@@ -49,6 +53,7 @@ absl::StatusOr<std::vector<Reply>> SharedConnection::Call(
 
   Waiter self;
   self.count = count;
+  self.deadline = std::chrono::steady_clock::now() + timeout_;
   self.replies.reserve(count);
   {
     std::lock_guard<std::mutex> send_lock(send_mu_);
@@ -62,10 +67,13 @@ absl::StatusOr<std::vector<Reply>> SharedConnection::Call(
   }
   std::unique_lock<std::mutex> lock(mu_);
   while (!self.done) {
-    if (reading_) {
-      self.wake.wait(lock);
-    } else {
+    if (!reading_) {
       ReadFor(&self, lock);
+    } else if (self.wake.wait_until(lock, self.deadline) ==
+                   std::cv_status::timeout &&
+               !self.done) {
+      // The replies before this call's did not all come in its time.
+      FailLocked(TimedOut());
     }
   }
   if (!self.status.ok()) return self.status;
@@ -120,7 +128,7 @@ void SharedConnection::ReadFor(Waiter* self,
   while (!self->done) {
     lock.unlock();
     std::vector<Reply> replies;
-    absl::Status read = ReadReplies(&replies);
+    absl::Status read = ReadReplies(self->deadline, &replies);
     lock.lock();
     Deliver(&replies, self);
     if (!read.ok()) {
@@ -133,7 +141,8 @@ void SharedConnection::ReadFor(Waiter* self,
   if (!queue_.empty()) queue_.front()->wake.notify_one();
 }
 
-absl::Status SharedConnection::ReadReplies(std::vector<Reply>* out) {
+absl::Status SharedConnection::ReadReplies(
+    std::chrono::steady_clock::time_point deadline, std::vector<Reply>* out) {
   redisReader* reader = context_->reader;
   while (true) {
     void* raw = nullptr;
@@ -146,6 +155,14 @@ absl::Status SharedConnection::ReadReplies(std::vector<Reply>* out) {
       continue;
     }
     if (!out->empty()) return absl::OkStatus();
+    // Waits only until the call's deadline, however the replies trickle in.
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return TimedOut();
+    pollfd readable{context_->fd, POLLIN, 0};
+    const int ready = poll(&readable, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) return TimedOut();
     char buf[16 * 1024];
     const ssize_t n = recv(context_->fd, buf, sizeof(buf), 0);
     if (n > 0) {
@@ -185,8 +202,18 @@ void SharedConnection::Deliver(std::vector<Reply>* replies, Waiter* self) {
   }
 }
 
+absl::Status SharedConnection::TimedOut() const {
+  return absl::DeadlineExceededError(absl::StrCat(
+      "redis ", endpoint_, ": reply: no answer within the timeout (",
+      absl::FormatDuration(absl::FromChrono(timeout_)), ")"));
+}
+
 void SharedConnection::Fail(absl::Status status) {
   std::lock_guard<std::mutex> lock(mu_);
+  FailLocked(std::move(status));
+}
+
+void SharedConnection::FailLocked(absl::Status status) {
   if (failure_.ok()) {
     failure_ = std::move(status);
     failed_.store(true, std::memory_order_release);

@@ -16,9 +16,10 @@
 // so that cost is paid once for several calls (bench/README.md has the
 // numbers).
 //
-// A connection that fails (a write or read error, a read that times out, a
-// reply that does not parse) fails every call queued on it with that error
-// and takes no more calls; the pool opens a new one.
+// A connection that fails (a write or read error, a call whose replies are
+// not all in within the timeout, a reply that does not parse) fails every
+// call queued on it with that error and takes no more calls; the pool opens
+// a new one.
 
 #ifndef DELAYQ_BACKENDS_REDIS_SHARED_CONNECTION_H_
 #define DELAYQ_BACKENDS_REDIS_SHARED_CONNECTION_H_
@@ -26,6 +27,7 @@
 #include <hiredis/hiredis.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -35,6 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -47,9 +50,11 @@ using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
 class SharedConnection {
  public:
   // Takes ownership of `context`, a connected blocking hiredis context whose
-  // socket has the command timeout for reads and writes. `endpoint` names
-  // the server in error messages.
-  SharedConnection(redisContext* context, std::string endpoint);
+  // socket has `timeout` for reads and writes. `timeout` also bounds each
+  // call from its queueing to its last reply. `endpoint` names the server in
+  // error messages.
+  SharedConnection(redisContext* context, absl::Duration timeout,
+                   std::string endpoint);
   ~SharedConnection();
   SharedConnection(const SharedConnection&) = delete;
   SharedConnection& operator=(const SharedConnection&) = delete;
@@ -89,6 +94,7 @@ class SharedConnection {
   // A call waiting for its replies.
   struct Waiter {
     size_t count = 0;
+    std::chrono::steady_clock::time_point deadline;
     std::vector<Reply> replies;
     absl::Status status;
     bool done = false;
@@ -99,13 +105,18 @@ class SharedConnection {
   // Reads the socket and hands out replies until `self` is done; called and
   // returning with `lock` held, and releasing it while reading.
   void ReadFor(Waiter* self, std::unique_lock<std::mutex>& lock);
-  // Reads at least one reply, and every further one already received.
-  absl::Status ReadReplies(std::vector<Reply>* out);
+  // Reads at least one reply, and every further one already received,
+  // waiting for bytes until `deadline` at most.
+  absl::Status ReadReplies(std::chrono::steady_clock::time_point deadline,
+                           std::vector<Reply>* out);
   void Deliver(std::vector<Reply>* replies, Waiter* self);
   // Ends every queued call with `status` and takes no more.
   void Fail(absl::Status status);
+  void FailLocked(absl::Status status);  // with mu_ held
+  absl::Status TimedOut() const;
 
   redisContext* const context_;
+  const std::chrono::steady_clock::duration timeout_;
   const std::string endpoint_;
   std::atomic<bool> failed_{false};
   std::atomic<int> in_flight_{0};

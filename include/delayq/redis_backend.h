@@ -64,21 +64,22 @@ struct RedisOptions {
   std::string ns = "delayq";
   // How long establishing a connection may take.
   absl::Duration connect_timeout = absl::Seconds(1);
-  // How long a call may wait for the server's next reply on its connection
-  // (calls share connections, so one queued behind others may wait longer
-  // in all while the server keeps answering). A call that gets no reply in
-  // that time returns DeadlineExceeded, as does every call queued with it on
-  // that connection; whether their changes happened is unknown.
+  // How long a call may wait for all its replies, from when it is written.
+  // A call that gets them later returns DeadlineExceeded (whether its change
+  // happened is unknown), and since calls share connections and the server
+  // answers each connection's calls in order, so does every call queued with
+  // it on that connection, which is then replaced by a new one.
   absl::Duration command_timeout = absl::Seconds(2);
   // Delayed jobs are spread over this many sorted sets (1..64) so that no
   // single set grows without bound under heavy scheduling.
   int delay_buckets = 4;
   // Dead jobs kept per topic; the oldest beyond it are deleted.
   int dead_cap = 10000;
-  // Connections kept open. Every thread's calls share them, each call going
-  // to the one with the fewest calls under way; calls that meet on one
-  // connection reach the server together and leave it in one write, which
-  // costs the server less than a connection per thread (bench/README.md).
+  // Connections kept open at most, opened as needed. Every thread's calls
+  // share them: a call takes an idle one, else opens another, else joins
+  // the least busy. Calls that meet on one connection reach the server
+  // together and leave it in one write, which costs the server less than a
+  // connection per thread (bench/README.md).
   int pool_size = 2;
   // Reserve() first promotes every due job of its topic, as the Backend
   // contract requires. A positive limit bounds how many it promotes per

@@ -45,7 +45,7 @@ std::unique_ptr<SharedConnection> Connect(
     return nullptr;
   }
   return std::make_unique<SharedConnection>(
-      c, absl::StrCat("127.0.0.1:", server.port()));
+      c, command_timeout, absl::StrCat("127.0.0.1:", server.port()));
 }
 
 std::string Encode(const std::vector<std::vector<std::string>>& commands) {
@@ -180,6 +180,30 @@ TEST(SharedConnectionTest, NoAnswerWithinTheTimeoutFailsEveryQueuedCall) {
   EXPECT_FALSE(conn->usable());
   EXPECT_THAT(conn->Call(Encode({{"PING"}}), 1),
               StatusIs(absl::StatusCode::kDeadlineExceeded));
+}
+
+TEST(SharedConnectionTest, EachCallHasTheWholeTimeoutAndNoMore) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start({"--enable-debug-command", "yes"}));
+  std::unique_ptr<SharedConnection> conn =
+      Connect(*server, absl::Milliseconds(300));
+  ASSERT_NE(conn, nullptr);
+  // Two sleeps of 0.2 s queued together: the first is answered within its
+  // 0.3 s, the second (0.4 s after it was queued) is not, though no single
+  // wait for bytes lasts 0.3 s.
+  absl::Status first, second;
+  std::thread a([&] {
+    first = conn->Call(Encode({{"DEBUG", "SLEEP", "0.2"}}), 1).status();
+  });
+  while (conn->waiting() < 1) absl::SleepFor(absl::Milliseconds(1));
+  std::thread b([&] {
+    second = conn->Call(Encode({{"DEBUG", "SLEEP", "0.2"}}), 1).status();
+  });
+  a.join();
+  b.join();
+  EXPECT_OK(first);
+  EXPECT_THAT(second, StatusIs(absl::StatusCode::kDeadlineExceeded));
+  EXPECT_FALSE(conn->usable());
 }
 
 TEST(SharedConnectionTest, WritingToAClosedConnectionRaisesNoSigpipe) {
