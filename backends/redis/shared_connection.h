@@ -87,7 +87,8 @@ class SharedConnection {
   // Calls whose commands are written (or being written) and whose replies
   // are not all in.
   int waiting() const;
-  // Calls queued or being written now, for spreading calls over connections.
+  // Calls under way (inside Call()) plus users the pool handed the
+  // connection to: 0 means nobody is using it.
   int in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
 
  private:
