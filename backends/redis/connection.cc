@@ -207,7 +207,6 @@ absl::StatusOr<redisContext*> ConnectionPool::Connect() {
 
 ConnectionPool::Choice ConnectionPool::Choose() {
   Choice choice;
-  std::shared_ptr<SharedConnection> least;
   for (size_t i = 0; i < slots_.size(); ++i) {
     const std::shared_ptr<SharedConnection>& c = slots_[i];
     // A connection nobody uses would not have noticed a server that went
@@ -216,13 +215,11 @@ ConnectionPool::Choice ConnectionPool::Choose() {
       choice.use = c;
       return choice;
     }
-    if (c == nullptr || !c->usable()) {
-      if (choice.open < 0 && !connecting_[i]) choice.open = static_cast<int>(i);
-    } else if (least == nullptr || c->in_flight() < least->in_flight()) {
-      least = c;
+    if ((c == nullptr || !c->usable()) && choice.open < 0 && !connecting_[i]) {
+      choice.open = static_cast<int>(i);
     }
   }
-  if (choice.open < 0) choice.use = std::move(least);
+  if (choice.open < 0) choice.use = LeastBusy();
   return choice;
 }
 

@@ -131,11 +131,7 @@ void SharedConnection::ReadFor(Waiter* self,
     absl::Status read = ReadReplies(self->deadline, &replies);
     lock.lock();
     Deliver(&replies, self);
-    if (!read.ok()) {
-      lock.unlock();
-      Fail(std::move(read));
-      lock.lock();
-    }
+    if (!read.ok()) FailLocked(std::move(read));
   }
   reading_ = false;
   if (!queue_.empty()) queue_.front()->wake.notify_one();

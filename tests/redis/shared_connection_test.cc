@@ -19,7 +19,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "backends/redis/connection.h"
@@ -123,7 +125,6 @@ TEST(SharedConnectionTest, NoCommandsIsNoCall) {
 // all of them are queued when the test acts; returns their statuses.
 std::vector<absl::Status> CallsBehindASleep(SharedConnection* conn, int n,
                                             absl::Duration sleep,
-                                            absl::Duration act_after,
                                             const std::function<void()>& act) {
   std::vector<absl::Status> statuses(n + 1);
   std::vector<std::thread> threads;
@@ -142,7 +143,6 @@ std::vector<absl::Status> CallsBehindASleep(SharedConnection* conn, int n,
     });
   }
   while (conn->waiting() < n + 1) absl::SleepFor(absl::Milliseconds(1));
-  absl::SleepFor(act_after);
   act();
   for (std::thread& t : threads) t.join();
   return statuses;
@@ -153,9 +153,8 @@ TEST(SharedConnectionTest, AServerThatDiesFailsEveryQueuedCall) {
                        RedisServer::Start({"--enable-debug-command", "yes"}));
   std::unique_ptr<SharedConnection> conn = Connect(*server);
   ASSERT_NE(conn, nullptr);
-  std::vector<absl::Status> statuses =
-      CallsBehindASleep(conn.get(), 4, absl::Seconds(30),
-                        absl::Milliseconds(50), [&] { server->Kill(); });
+  std::vector<absl::Status> statuses = CallsBehindASleep(
+      conn.get(), 4, absl::Seconds(30), [&] { server->Kill(); });
   for (const absl::Status& s : statuses) {
     EXPECT_THAT(s, StatusIs(absl::StatusCode::kUnavailable));
   }
@@ -172,8 +171,8 @@ TEST(SharedConnectionTest, NoAnswerWithinTheTimeoutFailsEveryQueuedCall) {
   std::unique_ptr<SharedConnection> conn =
       Connect(*server, absl::Milliseconds(200));
   ASSERT_NE(conn, nullptr);
-  std::vector<absl::Status> statuses = CallsBehindASleep(
-      conn.get(), 3, absl::Seconds(2), absl::ZeroDuration(), [] {});
+  std::vector<absl::Status> statuses =
+      CallsBehindASleep(conn.get(), 3, absl::Seconds(2), [] {});
   for (const absl::Status& s : statuses) {
     EXPECT_THAT(s, StatusIs(absl::StatusCode::kDeadlineExceeded));
   }
@@ -231,6 +230,48 @@ PoolOptions PoolFor(const RedisServer& server, int size) {
   return options;
 }
 
+// A client of its own, named "probe", that sees the server's clients while
+// another client is blocked in BLPOP.
+class Probe {
+ public:
+  explicit Probe(const RedisServer& server)
+      : c_(redisConnect("127.0.0.1", server.port())) {
+    Command("CLIENT SETNAME probe");
+  }
+  ~Probe() { redisFree(c_); }
+
+  // Waits until some client is blocked in BLPOP.
+  void AwaitBlpop() {
+    while (Clients().find("cmd=blpop") == std::string::npos) {
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+  }
+
+  // CLIENT LIST less the probe's own line.
+  std::string Clients() {
+    std::string out;
+    for (absl::string_view line :
+         absl::StrSplit(Command("CLIENT LIST"), '\n')) {
+      if (!line.empty() && !absl::StrContains(line, "name=probe")) {
+        absl::StrAppend(&out, line, "\n");
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string Command(const char* command) {
+    auto* r = static_cast<redisReply*>(redisCommand(c_, command));
+    std::string text = r != nullptr && r->str != nullptr
+                           ? std::string(r->str, r->len)
+                           : std::string();
+    if (r != nullptr) freeReplyObject(r);
+    return text;
+  }
+
+  redisContext* c_;
+};
+
 TEST(ConnectionPoolTest, AConnectionTheServerClosedWhileIdleIsNotUsed) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
                        RedisServer::Start());
@@ -257,37 +298,37 @@ TEST(ConnectionPoolTest, AConnectionThatFailedMidCallIsReplaced) {
 
 TEST(ConnectionPoolTest, SpreadsConcurrentCallsOverItsConnections) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
-                       RedisServer::Start({"--enable-debug-command", "yes"}));
+                       RedisServer::Start());
   ConnectionPool pool(PoolFor(*server, 2));
-  ASSERT_OK(pool.Pipeline({{"CLIENT", "SETNAME", "warm"}}).status());
+  ASSERT_OK(pool.Pipeline({{"PING"}}).status());
+  Probe probe(*server);
   // While one connection is busy with a slow call, another call goes to
-  // the other connection: two clients besides this test's own.
+  // the other connection: two clients of the pool.
   std::thread slow([&] {
-    EXPECT_OK(pool.Pipeline({{"DEBUG", "SLEEP", "0.3"}}).status());
+    EXPECT_OK(pool.Pipeline({{"BLPOP", "nothing", "0.3"}}).status());
   });
-  absl::SleepFor(absl::Milliseconds(50));
-  ASSERT_OK_AND_ASSIGN(std::vector<Reply> r, pool.Pipeline({{"CLIENT", "ID"}}));
-  slow.join();
-  ASSERT_OK_AND_ASSIGN(std::vector<Reply> list,
-                       pool.Pipeline({{"CLIENT", "LIST"}}));
-  const std::string clients = ReplyText(list[0]);
+  probe.AwaitBlpop();
+  ASSERT_OK(pool.Pipeline({{"PING"}}).status());
+  const std::string clients = probe.Clients();
   EXPECT_EQ(std::count(clients.begin(), clients.end(), '\n'), 2) << clients;
+  slow.join();
 }
 
 TEST(ConnectionPoolTest, ACallFallsBackToABusyConnectionWhenOpeningFails) {
-  // The server takes one client: opening a second connection is refused
-  // with an error reply on accept.
+  // The server takes two clients, the pool's first connection and the
+  // probe: opening a second connection is refused with an error reply on
+  // accept.
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
-                       RedisServer::Start({"--maxclients", "1",
-                                           "--enable-debug-command", "yes"}));
+                       RedisServer::Start({"--maxclients", "2"}));
   ConnectionPool pool(PoolFor(*server, 2));
   ASSERT_OK(pool.Pipeline({{"PING"}}).status());
+  Probe probe(*server);
   std::thread slow([&] {
-    EXPECT_OK(pool.Pipeline({{"DEBUG", "SLEEP", "0.2"}}).status());
+    EXPECT_OK(pool.Pipeline({{"BLPOP", "nothing", "0.2"}}).status());
   });
-  absl::SleepFor(absl::Milliseconds(50));
+  probe.AwaitBlpop();
   // The only connection is busy, so this call tries to open another; that
-  // fails, and it queues behind the sleep on the busy one instead.
+  // fails, and it queues behind the BLPOP on the busy one instead.
   ASSERT_OK_AND_ASSIGN(std::vector<Reply> r, pool.Pipeline({{"ECHO", "hi"}}));
   EXPECT_EQ(ReplyText(r[0]), "hi");
   slow.join();
