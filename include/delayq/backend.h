@@ -41,9 +41,11 @@
 #define DELAYQ_BACKEND_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -100,6 +102,48 @@ struct PromoteResult {
 enum class FailOutcome {
   kRetry,  // delayed until the given retry time (or ready if it has passed)
   kDead,   // attempts used up; dead with the error kept
+};
+
+// StoreNews
+//
+// A change to a shared store that a scheduler waiting on it must hear of
+// promptly, announced by the store to every subscriber (see
+// Backend::Subscribe()). Only edges are announced, not every job, so a busy
+// queue pays almost nothing for them.
+struct StoreNews {
+  enum class Kind {
+    // `topic` had no ready job and now has at least one (an immediate job
+    // was added, a job was promoted, released, retried at once or kicked).
+    kReady,
+    // Something comes due at `at` (a delayed job's run_at or a lease's
+    // deadline) that may be earlier than anything a subscriber knew of.
+    kDue,
+    // News may have been lost (the subscription dropped and came back):
+    // read the store again.
+    kResync,
+  };
+  Kind kind = Kind::kResync;
+  std::string topic;                      // kReady only
+  absl::Time at = absl::InfiniteFuture();  // kDue only
+};
+
+// NewsCallback
+//
+// Receives StoreNews. Called from a thread of the store's, one call at a
+// time; it must be quick and must not call back into the Backend.
+using NewsCallback = std::function<void(const StoreNews&)>;
+
+// NewsSubscription
+//
+// Delivers news while it lives. Destroying it stops the deliveries: once the
+// destructor returns, no callback is running or will run. Must be destroyed
+// before the Backend that made it.
+class NewsSubscription {
+ public:
+  NewsSubscription() = default;
+  NewsSubscription(const NewsSubscription&) = delete;
+  NewsSubscription& operator=(const NewsSubscription&) = delete;
+  virtual ~NewsSubscription() = default;
 };
 
 // Backend
@@ -258,6 +302,31 @@ class Backend {
   // run_at of a delayed job or deadline of a reservation, across all topics.
   // absl::InfiniteFuture() when there is none.
   virtual absl::StatusOr<absl::Time> NextDue() = 0;
+
+  // Subscribe()
+  //
+  // Starts delivering StoreNews to `on_news` until the returned subscription
+  // is destroyed. A store shared by several processes announces the changes
+  // that every process makes, this one included:
+  //   * kReady(topic) whenever a call leaves a topic's ready set non-empty
+  //     that was empty before it;
+  //   * kDue(at) whenever a call stores a run_at or a lease deadline `at`
+  //     that is earlier than the store's NextDue() as last read or
+  //     announced (a store may announce more often than that, never less).
+  // News follows the change it tells of: a subscriber that hears it and then
+  // reads the store sees the change. Delivery is best effort: a subscription
+  // that may have missed news (its connection dropped) delivers kResync once
+  // it is back, and callers keep a rare periodic look at the store as a
+  // safety net.
+  //
+  // Returns nullptr when the store has no news to give: a store private to
+  // one Backend object (memory), where the caller sees every change itself.
+  // This default is what a store without the feature inherits.
+  virtual absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
+      NewsCallback on_news) {
+    (void)on_news;
+    return std::unique_ptr<NewsSubscription>();
+  }
 };
 
 // BackendWrapper
@@ -324,6 +393,10 @@ class BackendWrapper : public Backend {
     return target_->PromoteDue(now, limit);
   }
   absl::StatusOr<absl::Time> NextDue() override { return target_->NextDue(); }
+  absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
+      NewsCallback on_news) override {
+    return target_->Subscribe(std::move(on_news));
+  }
 
  private:
   Backend* target_;

@@ -7,9 +7,12 @@
 // writes through the store, and keeps a hierarchical timing wheel of the
 // store's upcoming deadlines (delayed jobs, lease deadlines, retry backoffs)
 // so that due jobs are promoted on time without polling the store in a loop.
-// The wheel is only a cache: every `poll_interval` the scheduler asks the store
-// for its next due time, so jobs added by other processes, or left by a
-// process that died, are promoted too.
+// The wheel is only a cache of the store, which other processes share: a
+// store that announces their changes (SQLite, Redis) wakes the scheduler
+// within a millisecond or two when something becomes ready or due sooner
+// than it knew, and every `poll_interval` (`news_poll_interval` for a store
+// with news) the scheduler asks the store for its next due time anyway, so
+// lost news or a process that died loses nothing.
 //
 // Two ways to drive it:
 //   * A host loop (a game server) calls Tick() from its own loop and
@@ -66,10 +69,15 @@ struct SchedulerOptions {
   // The timing wheel's resolution. Deadlines are rounded up to a tick, so a
   // job is never promoted early and at most one tick late.
   absl::Duration tick = absl::Milliseconds(1);
-  // How often the timer thread asks the store for its next due time, to see
-  // jobs other processes added. Also the longest a blocked Reserve() sleeps
-  // between looks at the store.
+  // How often the timer thread asks a store that sends no news (see
+  // Backend::Subscribe()) for its next due time, to see jobs other processes
+  // added. Also the longest a blocked Reserve() sleeps between looks at such
+  // a store.
   absl::Duration poll_interval = absl::Seconds(1);
+  // The same for a store that announces other processes' changes (SQLite,
+  // Redis): the scheduler wakes on the store's news, and looks at the store
+  // on its own only this often, as a safety net against lost news.
+  absl::Duration news_poll_interval = absl::Seconds(30);
   // Payloads larger than this are refused with InvalidArgument.
   size_t max_payload_bytes = 1 << 20;
   // Most jobs one PromoteDue() call of the store moves; promotion loops until
@@ -101,7 +109,7 @@ class Scheduler {
   //
   // A scheduler over `backend`. Asks the store for its next due time, so a
   // restarted process picks up where the store left off. InvalidArgument for
-  // a null backend or options out of range (tick <= 0, poll_interval <= 0,
+  // a null backend or options out of range (tick <= 0, poll_interval or news_poll_interval <= 0,
   // promote_batch < 1); a store error if the store cannot be read.
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
       std::unique_ptr<Backend> backend, SchedulerOptions options = {});
