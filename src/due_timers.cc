@@ -32,14 +32,26 @@ void DueTimers::ArmPoll(absl::Time at) {
   wheel_.Cancel(poll_);
   poll_ = at == absl::InfiniteFuture()
               ? TimerId()
-              : wheel_.Insert(ticks_.CeilTicks(at), Entry{"", 0});
+              : wheel_.Insert(ticks_.CeilTicks(at), Entry{"", kPollSerial});
+}
+
+void DueTimers::ArmNews(absl::Time at) {
+  if (at >= news_at_ || at == absl::InfiniteFuture()) return;
+  wheel_.Cancel(news_);
+  news_ = wheel_.Insert(ticks_.CeilTicks(at), Entry{"", kNewsSerial});
+  news_at_ = at;
 }
 
 DueTimers::Fired DueTimers::Advance(absl::Time now) {
   Fired fired;
   fired.timers = wheel_.Advance(ticks_.FloorTicks(now), [&](Entry&& entry) {
     if (entry.id.empty()) {
-      poll_ = TimerId();
+      if (entry.serial == kNewsSerial) {
+        news_ = TimerId();
+        news_at_ = absl::InfiniteFuture();
+      } else {
+        poll_ = TimerId();
+      }
       fired.poll = true;
       return;
     }

@@ -38,9 +38,15 @@ class DueTimers {
   // Arms the poll timer for `at`, replacing the previous one.
   void ArmPoll(absl::Time at);
 
+  // Arms the news timer for `at` (the store announced something due then),
+  // unless it is already armed for an earlier time. Kept apart from the poll
+  // timer so that a look at the store that raced with the news cannot
+  // replace it.
+  void ArmNews(absl::Time at);
+
   struct Fired {
     size_t timers = 0;  // job and poll timers that fired
-    bool poll = false;  // the poll timer was among them
+    bool poll = false;  // the poll or the news timer was among them
   };
 
   // Fires every timer due at `now`.
@@ -53,8 +59,11 @@ class DueTimers {
   size_t size() const { return by_id_.size(); }
 
  private:
-  // What the wheel holds: the job id ("" for the poll timer) and the serial
-  // of the Arm() call, so a fired timer only clears its own entry in by_id_.
+  // What the wheel holds: the job id ("" for the poll and news timers) and
+  // the serial of the Arm() call, so a fired timer only clears its own entry
+  // in by_id_.
+  static constexpr uint64_t kPollSerial = 0;
+  static constexpr uint64_t kNewsSerial = 1;
   struct Entry {
     std::string id;
     uint64_t serial;
@@ -68,7 +77,9 @@ class DueTimers {
   TimingWheel<Entry> wheel_;
   absl::flat_hash_map<std::string, Armed> by_id_;
   TimerId poll_;
-  uint64_t next_serial_ = 1;
+  TimerId news_;
+  absl::Time news_at_ = absl::InfiniteFuture();
+  uint64_t next_serial_ = kNewsSerial + 1;
 };
 
 }  // namespace internal

@@ -29,6 +29,10 @@ absl::Status ValidateSchedulerOptions(const SchedulerOptions& options) {
     return absl::InvalidArgumentError(
         "SchedulerOptions::poll_interval must be positive");
   }
+  if (options.news_poll_interval <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "SchedulerOptions::news_poll_interval must be positive");
+  }
   if (options.promote_batch < 1) {
     return absl::InvalidArgumentError(
         "SchedulerOptions::promote_batch must be at least 1");
@@ -49,12 +53,48 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
 Scheduler::Impl::~Impl() { Stop(absl::ZeroDuration()); }
 
 absl::Status Scheduler::Impl::Init() {
+  // Subscribed before the first look at the store, so that no change falls
+  // between the look and the news.
+  absl::StatusOr<std::unique_ptr<NewsSubscription>> news =
+      backend_->Subscribe([this](const StoreNews& n) { OnNews(n); });
+  if (!news.ok()) return news.status();
+  news_ = *std::move(news);
   absl::StatusOr<absl::Time> next = backend_->NextDue();
   if (!next.ok()) return next.status();
   absl::MutexLock lock(&mu_);
   ArmPollLocked(*next);
-  next_refresh_ = clock_->Now() + options_.poll_interval;
+  next_refresh_ = clock_->Now() + LookInterval();
   return absl::OkStatus();
+}
+
+absl::Duration Scheduler::Impl::LookInterval() const {
+  return news_ != nullptr ? options_.news_poll_interval
+                          : options_.poll_interval;
+}
+
+void Scheduler::Impl::OnNews(const StoreNews& news) {
+  switch (news.kind) {
+    case StoreNews::Kind::kReady:
+      WakeTopic(news.topic);
+      return;
+    case StoreNews::Kind::kDue: {
+      absl::MutexLock lock(&mu_);
+      const absl::Time earliest = timers_.NextWake();
+      timers_.ArmNews(news.at);
+      if (news.at < earliest) ++timers_changed_;
+      return;
+    }
+    case StoreNews::Kind::kResync: {
+      // Whatever was missed is in the store: look at it now, and let every
+      // blocked Reserve() look too.
+      absl::MutexLock lock(&mu_);
+      next_refresh_ = absl::InfinitePast();
+      ArmPollLocked(clock_->Now());
+      ++timers_changed_;
+      ++all_topics_signal_;
+      return;
+    }
+  }
 }
 
 // --- Producing -------------------------------------------------------------
@@ -171,7 +211,7 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
       next_timer = timers_.NextWake();
       if (next_timer > now) {
         const absl::Time wake =
-            std::min({deadline, now + options_.poll_interval, next_timer});
+            std::min({deadline, now + LookInterval(), next_timer});
         clock_->AwaitWithDeadline(
             &mu_,
             absl::Condition(
@@ -305,7 +345,7 @@ absl::StatusOr<int> Scheduler::Impl::Tick() {
   {
     absl::MutexLock lock(&mu_);
     refresh = now >= next_refresh_;
-    if (refresh) next_refresh_ = now + options_.poll_interval;
+    if (refresh) next_refresh_ = now + LookInterval();
     fired = timers_.Advance(now);
   }
   // Always ask the store: jobs of other processes are due without a timer
@@ -372,7 +412,7 @@ void Scheduler::Impl::RefreshFromStore(absl::Time now) {
   // time at or before it runs on another clock (Redis server time) or just
   // got a job from another process; either way the periodic refresh sees to
   // it, and arming in the past would only spin.
-  ArmPollLocked(*next > now ? *next : now + options_.poll_interval);
+  ArmPollLocked(*next > now ? *next : now + LookInterval());
 }
 
 void Scheduler::Impl::TimerLoop() {
@@ -435,7 +475,7 @@ void Scheduler::Impl::ArmPollLocked(absl::Time at) {
 
 uint64_t Scheduler::Impl::SignalOf(const std::string& topic) const {
   auto it = topic_signal_.find(topic);
-  return it == topic_signal_.end() ? 0 : it->second;
+  return all_topics_signal_ + (it == topic_signal_.end() ? 0 : it->second);
 }
 
 void Scheduler::Impl::Disarm(absl::string_view id) {

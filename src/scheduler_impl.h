@@ -87,6 +87,11 @@ class Scheduler::Impl {
   absl::Status PromoteAll(absl::Time now, int* moved);
   void ReportMoved(const std::vector<Transition>& moved);
   void RefreshFromStore(absl::Time now);
+  // The store's news of other processes' changes (see Backend::Subscribe()).
+  void OnNews(const StoreNews& news) ABSL_LOCKS_EXCLUDED(mu_);
+  // How often this scheduler looks at the store on its own: rarely when the
+  // store sends news, every poll_interval otherwise.
+  absl::Duration LookInterval() const;
   void WakeTopic(absl::string_view topic) ABSL_LOCKS_EXCLUDED(mu_);
   void WakeTopics(const std::vector<std::string>& topics)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -95,6 +100,7 @@ class Scheduler::Impl {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ArmPollLocked(absl::Time at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Disarm(absl::string_view id) ABSL_LOCKS_EXCLUDED(mu_);
+  // The wake-up counter of `topic`'s blocked Reserve() calls.
   uint64_t SignalOf(const std::string& topic) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Emit(EventType type, absl::string_view id, absl::string_view topic,
@@ -129,6 +135,8 @@ class Scheduler::Impl {
   // Bumped whenever a job of the topic may have become ready; blocked
   // Reserve() calls wait for a change.
   absl::flat_hash_map<std::string, uint64_t> topic_signal_ ABSL_GUARDED_BY(mu_);
+  // Bumped for every topic at once: the store's news may have been lost.
+  uint64_t all_topics_signal_ ABSL_GUARDED_BY(mu_) = 0;
   // Reserve() calls that may block; while there are none, nobody needs to
   // bump topic_signal_.
   std::atomic<int> reserve_waiters_{0};
@@ -153,6 +161,10 @@ class Scheduler::Impl {
   uint64_t next_active_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<uint64_t, std::shared_ptr<ActiveLease>> active_ ABSL_GUARDED_BY(mu_);
   uint64_t active_changed_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // The store's news, when it sends any. Declared last so that it is
+  // destroyed first: no news arrives while the rest is torn down.
+  std::unique_ptr<NewsSubscription> news_;
 };
 
 }  // namespace delayq

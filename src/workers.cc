@@ -144,7 +144,7 @@ void Scheduler::Impl::WorkerLoop(std::string topic) {
       options = registration.options;
     }
     absl::StatusOr<std::vector<Lease>> leases =
-        Reserve(topic, std::max(1, options.batch), options_.poll_interval,
+        Reserve(topic, std::max(1, options.batch), LookInterval(),
                 /*for_worker=*/true);
     if (!leases.ok()) {
       // The store is failing; wait a poll interval (or for Stop) and retry.

@@ -123,7 +123,7 @@ struct StoreNews {
     kResync,
   };
   Kind kind = Kind::kResync;
-  std::string topic;                      // kReady only
+  std::string topic;                       // kReady only
   absl::Time at = absl::InfiniteFuture();  // kDue only
 };
 

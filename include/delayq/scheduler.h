@@ -109,8 +109,9 @@ class Scheduler {
   //
   // A scheduler over `backend`. Asks the store for its next due time, so a
   // restarted process picks up where the store left off. InvalidArgument for
-  // a null backend or options out of range (tick <= 0, poll_interval or news_poll_interval <= 0,
-  // promote_batch < 1); a store error if the store cannot be read.
+  // a null backend or options out of range (tick <= 0, poll_interval or
+  // news_poll_interval <= 0, promote_batch < 1); a store error if the store
+  // cannot be read.
   static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
       std::unique_ptr<Backend> backend, SchedulerOptions options = {});
 
