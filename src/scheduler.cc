@@ -48,54 +48,13 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
       options_(options),
       clock_(clock),
       id_prefix_(RandomIdPrefix()),
-      timers_(clock->Now(), options.tick) {}
+      promotion_(
+          *backend_, *clock, options,
+          [this](const std::vector<Transition>& moved) { EmitMoved(moved); }) {}
 
 Scheduler::Impl::~Impl() { Stop(absl::ZeroDuration()); }
 
-absl::Status Scheduler::Impl::Init() {
-  // Subscribed before the first look at the store, so that no change falls
-  // between the look and the news.
-  absl::StatusOr<std::unique_ptr<NewsSubscription>> news =
-      backend_->Subscribe([this](const StoreNews& n) { OnNews(n); });
-  if (!news.ok()) return news.status();
-  news_ = *std::move(news);
-  absl::StatusOr<absl::Time> next = backend_->NextDue();
-  if (!next.ok()) return next.status();
-  absl::MutexLock lock(&mu_);
-  ArmPollLocked(*next);
-  next_refresh_ = clock_->Now() + LookInterval();
-  return absl::OkStatus();
-}
-
-absl::Duration Scheduler::Impl::LookInterval() const {
-  return news_ != nullptr ? options_.news_poll_interval
-                          : options_.poll_interval;
-}
-
-void Scheduler::Impl::OnNews(const StoreNews& news) {
-  switch (news.kind) {
-    case StoreNews::Kind::kReady:
-      WakeTopic(news.topic);
-      return;
-    case StoreNews::Kind::kDue: {
-      absl::MutexLock lock(&mu_);
-      const absl::Time earliest = timers_.NextWake();
-      timers_.ArmNews(news.at);
-      if (news.at < earliest) ++timers_changed_;
-      return;
-    }
-    case StoreNews::Kind::kResync: {
-      // Whatever was missed is in the store: look at it now, and let every
-      // blocked Reserve() look too.
-      absl::MutexLock lock(&mu_);
-      next_refresh_ = absl::InfinitePast();
-      ArmPollLocked(clock_->Now());
-      ++timers_changed_;
-      ++all_topics_signal_;
-      return;
-    }
-  }
-}
+absl::Status Scheduler::Impl::Init() { return promotion_.Init(); }
 
 // --- Producing -------------------------------------------------------------
 
@@ -135,10 +94,9 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   if (absl::Status s = backend_->Add(jobs, now); !s.ok()) return s;
 
   if (run_at > now) {
-    absl::MutexLock lock(&mu_);
-    for (const std::string& id : ids) ArmLocked(id, run_at);
+    promotion_.ArmAll(ids, run_at);
   } else {
-    WakeTopic(topic);
+    promotion_.WakeTopic(topic);
   }
   if (events_.active()) {
     for (const std::string& id : ids) Emit(EventType::kEnqueued, id, topic);
@@ -155,12 +113,9 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   std::vector<Transition> moved;
   absl::StatusOr<std::vector<Lease>> leases =
       backend_->Reserve(topic, max, now, &moved);
-  ReportMoved(moved);
+  promotion_.Moved(moved);
   if (!leases.ok() || leases->empty()) return leases;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const Lease& lease : *leases) ArmLocked(lease.job.id, lease.deadline);
-  }
+  promotion_.ArmLeases(*leases);
   if (events_.active()) {
     for (const Lease& lease : *leases) {
       Emit(EventType::kReserved, lease.job.id, topic, lease.job.attempts);
@@ -178,53 +133,17 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
   }
   absl::Time now = clock_->Now();
   const absl::Time deadline = now + wait;
-  const std::string key(topic);
   // Counted from before the first look at the store, so that an Enqueue
-  // racing with that look still bumps the signal this call waits on.
-  struct WaiterCount {
-    explicit WaiterCount(std::atomic<int>* n) : n(n) { n->fetch_add(1); }
-    ~WaiterCount() { n->fetch_sub(1); }
-    std::atomic<int>* n;
-  };
-  std::optional<WaiterCount> counted;
-  if (wait > absl::ZeroDuration()) counted.emplace(&reserve_waiters_);
+  // racing with that look still wakes this call.
+  std::optional<internal::Promotion::WaitScope> waiting;
+  if (wait > absl::ZeroDuration()) waiting.emplace(promotion_);
   for (;;) {
-    struct WakeArgs {
-      Impl* impl;
-      const std::string* topic;
-      uint64_t signal;
-      uint64_t timers;
-      bool for_worker;
-    } args{this, &key, 0, 0, for_worker};
-    {
-      absl::MutexLock lock(&mu_);
-      args.signal = SignalOf(key);
-      args.timers = timers_changed_;
-    }
+    const internal::Promotion::Seen seen = promotion_.Observe(topic);
     absl::StatusOr<std::vector<Lease>> leases = ReserveOnce(topic, max, now);
     if (!leases.ok() || !leases->empty() || now >= deadline) return leases;
-
-    absl::Time next_timer;
-    {
-      absl::MutexLock lock(&mu_);
-      if (for_worker && stopping_) return leases;
-      next_timer = timers_.NextWake();
-      if (next_timer > now) {
-        const absl::Time wake =
-            std::min({deadline, now + LookInterval(), next_timer});
-        clock_->AwaitWithDeadline(
-            &mu_,
-            absl::Condition(
-                +[](WakeArgs* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                  const Impl* impl = a->impl;
-                  return (a->for_worker && impl->stopping_) ||
-                         impl->timers_changed_ != a->timers ||
-                         impl->SignalOf(*a->topic) != a->signal;
-                },
-                &args),
-            wake);
-      }
-    }
+    if (for_worker && stopping()) return leases;
+    const absl::Time next_timer = promotion_.Await(
+        topic, seen, std::min(deadline, now + promotion_.LookInterval()));
     if (next_timer <= now) {
       // A timer is due and nobody ticked: promote here, so a host that runs
       // no threads still sees jobs become ready while it waits.
@@ -236,12 +155,17 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
   }
 }
 
+bool Scheduler::Impl::stopping() {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
 absl::Status Scheduler::Impl::Ack(const Lease& lease) {
   const absl::Time now = clock_->Now();
   if (absl::Status s = backend_->Ack(lease.job.id, lease.token, now); !s.ok()) {
     return s;
   }
-  Disarm(lease.job.id);
+  promotion_.Disarm(lease.job.id);
   Emit(EventType::kSucceeded, lease.job.id, lease.job.topic,
        lease.job.attempts);
   return absl::OkStatus();
@@ -257,7 +181,7 @@ absl::Status Scheduler::Impl::Fail(const Lease& lease,
   const Job& job = lease.job;
   Emit(EventType::kFailed, job.id, job.topic, job.attempts, error);
   if (*outcome == FailOutcome::kDead) {
-    Disarm(job.id);
+    promotion_.Disarm(job.id);
     Emit(EventType::kDead, job.id, job.topic, job.attempts, error);
     return absl::OkStatus();
   }
@@ -265,9 +189,9 @@ absl::Status Scheduler::Impl::Fail(const Lease& lease,
   // consumer may hold the job and own that timer. A stale timer only costs
   // one empty promotion.
   if (retry_at > now) {
-    Arm(job.id, retry_at);
+    promotion_.Arm(job.id, retry_at);
   } else {
-    WakeTopic(job.topic);
+    promotion_.WakeTopic(job.topic);
   }
   Emit(EventType::kRetried, job.id, job.topic, job.attempts, error);
   return absl::OkStatus();
@@ -286,9 +210,9 @@ absl::Status Scheduler::Impl::Release(const Lease& lease,
     return s;
   }
   if (run_at > now) {
-    Arm(lease.job.id, run_at);
+    promotion_.Arm(lease.job.id, run_at);
   } else {
-    WakeTopic(lease.job.topic);
+    promotion_.WakeTopic(lease.job.topic);
   }
   return absl::OkStatus();
 }
@@ -299,7 +223,7 @@ absl::Status Scheduler::Impl::Touch(Lease& lease) {
   if (!deadline.ok()) return deadline.status();
   lease.deadline = *deadline;
   lease.job.deadline = *deadline;
-  Arm(lease.job.id, *deadline);
+  promotion_.Arm(lease.job.id, *deadline);
   return absl::OkStatus();
 }
 
@@ -313,7 +237,7 @@ absl::Status Scheduler::Impl::Cancel(absl::string_view id) {
     if (job.ok()) topic = job->topic;
   }
   if (absl::Status s = backend_->Cancel(id, clock_->Now()); !s.ok()) return s;
-  Disarm(id);
+  promotion_.Disarm(id);
   Emit(EventType::kCancelled, id, topic);
   return absl::OkStatus();
 }
@@ -323,71 +247,25 @@ absl::StatusOr<int> Scheduler::Impl::Kick(absl::string_view topic, int max) {
   if (max < 0) return absl::InvalidArgumentError("max must not be negative");
   if (max == 0) return 0;
   absl::StatusOr<int> kicked = backend_->Kick(topic, max, clock_->Now());
-  if (kicked.ok() && *kicked > 0) WakeTopic(topic);
+  if (kicked.ok() && *kicked > 0) promotion_.WakeTopic(topic);
   return kicked;
 }
 
 absl::Status Scheduler::Impl::KickJob(absl::string_view id) {
   if (absl::Status s = backend_->KickJob(id, clock_->Now()); !s.ok()) return s;
-  if (reserve_waiters_.load() > 0) {
+  // Only blocked Reserve() calls need the topic; skip the read otherwise.
+  if (promotion_.HasWaiters()) {
     absl::StatusOr<Job> job = backend_->Get(id);
-    if (job.ok()) WakeTopic(job->topic);
+    if (job.ok()) promotion_.WakeTopic(job->topic);
   }
   return absl::OkStatus();
 }
 
 // --- Promotion -------------------------------------------------------------
 
-absl::StatusOr<int> Scheduler::Impl::Tick() {
-  const absl::Time now = clock_->Now();
-  bool refresh;
-  internal::DueTimers::Fired fired;
-  {
-    absl::MutexLock lock(&mu_);
-    refresh = now >= next_refresh_;
-    if (refresh) next_refresh_ = now + LookInterval();
-    fired = timers_.Advance(now);
-  }
-  // Always ask the store: jobs of other processes are due without a timer
-  // here. The timers decide when to wake, not what is due.
-  int moved = 0;
-  if (absl::Status s = PromoteAll(now, &moved); !s.ok()) {
-    // The timers that fired are gone; look at the store again next time.
-    absl::MutexLock lock(&mu_);
-    next_refresh_ = now;
-    return s;
-  }
-  // The store's next due time is the only news of other processes' jobs.
-  if (refresh || fired.poll) RefreshFromStore(now);
-  return moved;
-}
+absl::StatusOr<int> Scheduler::Impl::Tick() { return promotion_.Tick(); }
 
-absl::Status Scheduler::Impl::PromoteAll(absl::Time now, int* moved) {
-  PromoteResult result;
-  do {
-    absl::StatusOr<PromoteResult> step =
-        backend_->PromoteDue(now, options_.promote_batch);
-    if (!step.ok()) return step.status();
-    result = *std::move(step);
-    *moved += static_cast<int>(result.transitions.size());
-    ReportMoved(result.transitions);
-  } while (result.more);
-  return absl::OkStatus();
-}
-
-void Scheduler::Impl::ReportMoved(const std::vector<Transition>& moved) {
-  if (moved.empty()) return;
-  std::vector<std::string> topics;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const Transition& t : moved) {
-      timers_.Disarm(t.id);
-      if (t.kind != Transition::Kind::kDead) topics.push_back(t.topic);
-    }
-  }
-  std::sort(topics.begin(), topics.end());
-  topics.erase(std::unique(topics.begin(), topics.end()), topics.end());
-  WakeTopics(topics);
+void Scheduler::Impl::EmitMoved(const std::vector<Transition>& moved) {
   if (!events_.active()) return;
   for (const Transition& t : moved) {
     switch (t.kind) {
@@ -404,84 +282,7 @@ void Scheduler::Impl::ReportMoved(const std::vector<Transition>& moved) {
   }
 }
 
-void Scheduler::Impl::RefreshFromStore(absl::Time now) {
-  absl::StatusOr<absl::Time> next = backend_->NextDue();
-  if (!next.ok()) return;  // the next refresh tries again
-  absl::MutexLock lock(&mu_);
-  // Everything due at `now` was just promoted. A store that still reports a
-  // time at or before it runs on another clock (Redis server time) or just
-  // got a job from another process; either way the periodic refresh sees to
-  // it, and arming in the past would only spin.
-  ArmPollLocked(*next > now ? *next : now + LookInterval());
-}
-
-void Scheduler::Impl::TimerLoop() {
-  MarkOwnThread();
-  for (;;) {
-    const bool ok = Tick().ok();
-    absl::MutexLock lock(&mu_);
-    if (timer_stopping_) return;
-    const absl::Time now = clock_->Now();
-    absl::Time wake = std::min(timers_.NextWake(), next_refresh_);
-    // A store that keeps failing is retried at the poll interval, not in a
-    // busy loop.
-    if (!ok) wake = std::max(wake, now + options_.poll_interval);
-    struct Args {
-      Impl* impl;
-      uint64_t seen;
-    } args{this, timers_changed_};
-    clock_->AwaitWithDeadline(&mu_,
-                              absl::Condition(
-                                  +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                                    return a->impl->timer_stopping_ ||
-                                           a->impl->timers_changed_ != a->seen;
-                                  },
-                                  &args),
-                              wake);
-    if (timer_stopping_) return;
-  }
-}
-
-// --- Bookkeeping -----------------------------------------------------------
-
-void Scheduler::Impl::WakeTopic(absl::string_view topic) {
-  if (reserve_waiters_.load() == 0) return;
-  absl::MutexLock lock(&mu_);
-  ++topic_signal_[topic];
-}
-
-void Scheduler::Impl::WakeTopics(const std::vector<std::string>& topics) {
-  if (topics.empty() || reserve_waiters_.load() == 0) return;
-  absl::MutexLock lock(&mu_);
-  for (const std::string& topic : topics) ++topic_signal_[topic];
-}
-
-void Scheduler::Impl::Arm(absl::string_view id, absl::Time at) {
-  absl::MutexLock lock(&mu_);
-  ArmLocked(id, at);
-}
-
-void Scheduler::Impl::ArmLocked(absl::string_view id, absl::Time at) {
-  const absl::Time earliest = timers_.NextWake();
-  timers_.Arm(id, at);
-  if (at < earliest) ++timers_changed_;
-}
-
-void Scheduler::Impl::ArmPollLocked(absl::Time at) {
-  const absl::Time earliest = timers_.NextWake();
-  timers_.ArmPoll(at);
-  if (at < earliest) ++timers_changed_;
-}
-
-uint64_t Scheduler::Impl::SignalOf(const std::string& topic) const {
-  auto it = topic_signal_.find(topic);
-  return all_topics_signal_ + (it == topic_signal_.end() ? 0 : it->second);
-}
-
-void Scheduler::Impl::Disarm(absl::string_view id) {
-  absl::MutexLock lock(&mu_);
-  timers_.Disarm(id);
-}
+// --- Events ------------------------------------------------------------------
 
 void Scheduler::Impl::Emit(EventType type, absl::string_view id,
                            absl::string_view topic, int attempts,

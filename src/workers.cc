@@ -71,9 +71,8 @@ absl::Status Scheduler::Impl::Start() {
   }
   started_ = true;
   stopping_ = false;
-  timer_stopping_ = false;
   keeper_stopping_ = false;
-  timer_thread_ = std::thread(&Impl::TimerLoop, this);
+  promotion_.StartTimerThread([this] { MarkOwnThread(); });
   keeper_thread_ = std::thread(&Impl::KeeperLoop, this);
   for (auto& [topic, registration] : handlers_) {
     registration.workers_started = 0;
@@ -96,7 +95,10 @@ void Scheduler::Impl::Stop(absl::Duration grace) {
     // From a handler or listener: ask the threads to stop; joining them is
     // left to the next Stop() from outside, or to the destructor.
     absl::MutexLock lock(&mu_);
-    if (started_) stopping_ = true;
+    if (started_) {
+      stopping_ = true;
+      promotion_.WakeAll();  // workers asleep in Reserve() look again
+    }
     return;
   }
   absl::MutexLock serialize(&stop_mu_);
@@ -105,6 +107,7 @@ void Scheduler::Impl::Stop(absl::Duration grace) {
     absl::MutexLock lock(&mu_);
     if (!started_) return;
     stopping_ = true;
+    promotion_.WakeAll();  // workers asleep in Reserve() look again
     const absl::Time deadline = clock_->Now() + grace;
     clock_->AwaitWithDeadline(
         &mu_,
@@ -120,12 +123,8 @@ void Scheduler::Impl::Stop(absl::Duration grace) {
     workers.swap(workers_);
   }
   for (std::thread& t : workers) t.join();
-  {
-    absl::MutexLock lock(&mu_);
-    timer_stopping_ = true;
-  }
   keeper_thread_.join();
-  timer_thread_.join();
+  promotion_.StopTimerThread();
   absl::MutexLock lock(&mu_);
   started_ = false;
   stopping_ = false;
@@ -144,7 +143,7 @@ void Scheduler::Impl::WorkerLoop(std::string topic) {
       options = registration.options;
     }
     absl::StatusOr<std::vector<Lease>> leases =
-        Reserve(topic, std::max(1, options.batch), LookInterval(),
+        Reserve(topic, std::max(1, options.batch), promotion_.LookInterval(),
                 /*for_worker=*/true);
     if (!leases.ok()) {
       // The store is failing; wait a poll interval (or for Stop) and retry.
@@ -260,7 +259,7 @@ void Scheduler::Impl::Renew(ActiveLease& active) {
     active.renew_at = now + active.renew_after;
     // The handler may have finished meanwhile and armed a retry; only a
     // lease still running owns the job's timer.
-    if (active_.count(active.key) > 0) ArmLocked(lease.job.id, *deadline);
+    if (active_.count(active.key) > 0) promotion_.Arm(lease.job.id, *deadline);
   } else if (absl::IsFailedPrecondition(deadline.status())) {
     active.renew_at = absl::InfiniteFuture();  // the lease is gone
   } else {

@@ -1,0 +1,266 @@
+// Copyright delayq authors.
+
+#include "src/promotion.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace delayq {
+namespace internal {
+
+Promotion::Promotion(Backend& backend, Clock& clock,
+                     const SchedulerOptions& options, MovedCallback on_moved)
+    : backend_(backend),
+      clock_(clock),
+      options_(options),
+      on_moved_(std::move(on_moved)),
+      timers_(clock.Now(), options.tick) {}
+
+Promotion::~Promotion() {
+  news_.reset();
+  StopTimerThread();
+}
+
+absl::Status Promotion::Init() {
+  // Subscribed before the first look at the store, so that no change falls
+  // between the look and the news.
+  absl::StatusOr<std::unique_ptr<NewsSubscription>> news =
+      backend_.Subscribe([this](const StoreNews& n) { OnNews(n); });
+  if (!news.ok()) return news.status();
+  news_ = *std::move(news);
+  absl::StatusOr<absl::Time> next = backend_.NextDue();
+  if (!next.ok()) return next.status();
+  absl::MutexLock lock(&mu_);
+  ArmPollLocked(*next);
+  next_refresh_ = clock_.Now() + LookInterval();
+  return absl::OkStatus();
+}
+
+absl::Duration Promotion::LookInterval() const {
+  return news_ != nullptr ? options_.news_poll_interval
+                          : options_.poll_interval;
+}
+
+// --- Deadlines -------------------------------------------------------------
+
+void Promotion::Arm(absl::string_view id, absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  ArmLocked(id, at);
+}
+
+void Promotion::ArmAll(absl::Span<const std::string> ids, absl::Time at) {
+  absl::MutexLock lock(&mu_);
+  for (const std::string& id : ids) ArmLocked(id, at);
+}
+
+void Promotion::ArmLeases(absl::Span<const Lease> leases) {
+  absl::MutexLock lock(&mu_);
+  for (const Lease& lease : leases) ArmLocked(lease.job.id, lease.deadline);
+}
+
+void Promotion::Disarm(absl::string_view id) {
+  absl::MutexLock lock(&mu_);
+  timers_.Disarm(id);
+}
+
+void Promotion::ArmLocked(absl::string_view id, absl::Time at) {
+  const absl::Time before = timers_.NextWake();
+  timers_.Arm(id, at);
+  NoteEarliestLocked(before);
+}
+
+void Promotion::ArmPollLocked(absl::Time at) {
+  const absl::Time before = timers_.NextWake();
+  timers_.ArmPoll(at);
+  NoteEarliestLocked(before);
+}
+
+void Promotion::NoteEarliestLocked(absl::Time before) {
+  if (timers_.NextWake() < before) ++timers_changed_;
+}
+
+// --- Promoting -------------------------------------------------------------
+
+absl::StatusOr<int> Promotion::Tick() {
+  const absl::Time now = clock_.Now();
+  bool refresh;
+  DueTimers::Fired fired;
+  {
+    absl::MutexLock lock(&mu_);
+    refresh = now >= next_refresh_;
+    if (refresh) next_refresh_ = now + LookInterval();
+    fired = timers_.Advance(now);
+  }
+  // Always ask the store: jobs of other processes are due without a timer
+  // here. The timers decide when to wake, not what is due.
+  int moved = 0;
+  if (absl::Status s = PromoteAll(now, &moved); !s.ok()) {
+    // The timers that fired are gone; look at the store again next time.
+    absl::MutexLock lock(&mu_);
+    next_refresh_ = now;
+    return s;
+  }
+  if (refresh || fired.poll) RefreshFromStore(now);
+  return moved;
+}
+
+absl::Status Promotion::PromoteAll(absl::Time now, int* moved) {
+  PromoteResult result;
+  do {
+    absl::StatusOr<PromoteResult> step =
+        backend_.PromoteDue(now, options_.promote_batch);
+    if (!step.ok()) return step.status();
+    result = *std::move(step);
+    *moved += static_cast<int>(result.transitions.size());
+    Moved(result.transitions);
+  } while (result.more);
+  return absl::OkStatus();
+}
+
+void Promotion::Moved(const std::vector<Transition>& moved) {
+  if (moved.empty()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    const bool waiting = waiters_.load() > 0;
+    for (const Transition& t : moved) {
+      timers_.Disarm(t.id);
+      if (waiting && t.kind != Transition::Kind::kDead) {
+        ++topic_signal_[t.topic];
+      }
+    }
+  }
+  on_moved_(moved);
+}
+
+void Promotion::RefreshFromStore(absl::Time now) {
+  absl::StatusOr<absl::Time> next = backend_.NextDue();
+  if (!next.ok()) return;  // the next refresh tries again
+  absl::MutexLock lock(&mu_);
+  // Everything due at `now` was just promoted. A store that still reports a
+  // time at or before it runs on another clock (Redis server time) or just
+  // got a job from another process (whose news arms the news timer); either
+  // way the next look sees to it, and arming in the past would only spin.
+  ArmPollLocked(*next > now ? *next : now + LookInterval());
+}
+
+void Promotion::OnNews(const StoreNews& news) {
+  switch (news.kind) {
+    case StoreNews::Kind::kReady:
+      WakeTopic(news.topic);
+      return;
+    case StoreNews::Kind::kDue: {
+      absl::MutexLock lock(&mu_);
+      const absl::Time before = timers_.NextWake();
+      timers_.ArmNews(news.at);
+      NoteEarliestLocked(before);
+      return;
+    }
+    case StoreNews::Kind::kResync: {
+      // Whatever was missed is in the store: look at it now, and let every
+      // blocked Reserve() look too.
+      absl::MutexLock lock(&mu_);
+      next_refresh_ = absl::InfinitePast();
+      ArmPollLocked(clock_.Now());
+      ++timers_changed_;
+      ++all_topics_signal_;
+      return;
+    }
+  }
+}
+
+// --- Waiting ----------------------------------------------------------------
+
+void Promotion::WakeTopic(absl::string_view topic) {
+  if (waiters_.load() == 0) return;
+  absl::MutexLock lock(&mu_);
+  ++topic_signal_[topic];
+}
+
+void Promotion::WakeAll() {
+  absl::MutexLock lock(&mu_);
+  ++all_topics_signal_;
+}
+
+uint64_t Promotion::SignalOf(absl::string_view topic) const {
+  auto it = topic_signal_.find(topic);
+  return all_topics_signal_ + (it == topic_signal_.end() ? 0 : it->second);
+}
+
+Promotion::Seen Promotion::Observe(absl::string_view topic) {
+  absl::MutexLock lock(&mu_);
+  return Seen{SignalOf(topic), timers_changed_};
+}
+
+absl::Time Promotion::Await(absl::string_view topic, const Seen& seen,
+                            absl::Time until) {
+  struct Args {
+    const Promotion* p;
+    absl::string_view topic;
+    const Seen* seen;
+  } args{this, topic, &seen};
+  absl::MutexLock lock(&mu_);
+  const absl::Time next_timer = timers_.NextWake();
+  if (next_timer > clock_.Now()) {
+    clock_.AwaitWithDeadline(
+        &mu_,
+        absl::Condition(
+            +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+              return a->p->timers_changed_ != a->seen->timers ||
+                     a->p->SignalOf(a->topic) != a->seen->topic_signal;
+            },
+            &args),
+        std::min(until, next_timer));
+  }
+  return next_timer;
+}
+
+// --- The timer thread --------------------------------------------------------
+
+void Promotion::StartTimerThread(std::function<void()> on_start) {
+  {
+    absl::MutexLock lock(&mu_);
+    timer_stopping_ = false;
+  }
+  timer_thread_ = std::thread([this, on_start = std::move(on_start)] {
+    on_start();
+    TimerLoop();
+  });
+}
+
+void Promotion::StopTimerThread() {
+  if (!timer_thread_.joinable()) return;
+  {
+    absl::MutexLock lock(&mu_);
+    timer_stopping_ = true;
+  }
+  timer_thread_.join();
+}
+
+void Promotion::TimerLoop() {
+  for (;;) {
+    const bool ok = Tick().ok();
+    absl::MutexLock lock(&mu_);
+    if (timer_stopping_) return;
+    const absl::Time now = clock_.Now();
+    absl::Time wake = std::min(timers_.NextWake(), next_refresh_);
+    // A store that keeps failing is retried at the poll interval, not in a
+    // busy loop.
+    if (!ok) wake = std::max(wake, now + options_.poll_interval);
+    struct Args {
+      Promotion* p;
+      uint64_t seen;
+    } args{this, timers_changed_};
+    clock_.AwaitWithDeadline(&mu_,
+                             absl::Condition(
+                                 +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                   return a->p->timer_stopping_ ||
+                                          a->p->timers_changed_ != a->seen;
+                                 },
+                                 &args),
+                             wake);
+    if (timer_stopping_) return;
+  }
+}
+
+}  // namespace internal
+}  // namespace delayq

@@ -1,0 +1,178 @@
+// Copyright delayq authors.
+//
+// Promotion — how this process learns that something in the store is due,
+// and what it does then.
+//
+// The store is shared by many processes; this process keeps a cache of when
+// it will next have work, a timing wheel (DueTimers), fed by three sources:
+//   * deadlines this process set itself: a delayed job it enqueued, a lease
+//     it holds, a retry's backoff (Arm() / Disarm());
+//   * the store's news of every process's changes (Backend::Subscribe()): a
+//     topic that got a ready job wakes that topic's waiters at once, an
+//     earlier due time arms the news timer;
+//   * a safety-net look at the store's NextDue() every LookInterval() (rare
+//     when the store sends news), so that lost news or a crashed process
+//     loses nothing.
+// When a timer fires, Tick() asks the store to promote everything due
+// (PromoteDue() until nothing is left) and wakes the waiters of the topics
+// that got ready jobs. A timer thread (StartTimerThread()) or the host's own
+// loop calls Tick(); a blocked Reserve() that finds a timer due calls it too.
+//
+// Thread-safe. The mutex inside is a leaf: no store call, callback or other
+// lock is taken under it.
+
+#ifndef DELAYQ_SRC_PROMOTION_H_
+#define DELAYQ_SRC_PROMOTION_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "delayq/backend.h"
+#include "delayq/clock.h"
+#include "delayq/scheduler.h"
+#include "src/due_timers.h"
+
+namespace delayq {
+namespace internal {
+
+class Promotion {
+ public:
+  // Called, with no lock held, with the jobs a store call moved (promoted,
+  // expired, dead), so the scheduler can report events.
+  using MovedCallback = std::function<void(const std::vector<Transition>&)>;
+
+  // `backend` and `clock` must outlive this object.
+  Promotion(Backend& backend, Clock& clock, const SchedulerOptions& options,
+            MovedCallback on_moved);
+  ~Promotion();
+
+  Promotion(const Promotion&) = delete;
+  Promotion& operator=(const Promotion&) = delete;
+
+  // Subscribes to the store's news and reads its next due time.
+  absl::Status Init();
+
+  // How often the store is looked at without news: rarely when it sends
+  // news, every poll_interval otherwise.
+  absl::Duration LookInterval() const;
+
+  // --- Deadlines this process knows ---------------------------------------
+
+  // Arms (or re-arms) the timer of job `id` for `at`.
+  void Arm(absl::string_view id, absl::Time at);
+  void ArmAll(absl::Span<const std::string> ids, absl::Time at);
+  void ArmLeases(absl::Span<const Lease> leases);
+  void Disarm(absl::string_view id);
+
+  // --- Promoting -----------------------------------------------------------
+
+  // Fires the timers due at the clock's now, promotes everything due in the
+  // store, and (when a poll or news timer fired, or the safety-net interval
+  // passed) reads the store's next due time. Returns the jobs moved.
+  absl::StatusOr<int> Tick();
+
+  // Takes note of jobs a store call moved (Reserve() promotes its topic on
+  // its own): their timers go, their topics' waiters wake, and the
+  // MovedCallback hears of them.
+  void Moved(const std::vector<Transition>& moved);
+
+  // --- Waiting for work ----------------------------------------------------
+
+  // Wakes the blocked Reserve() calls of `topic`, or of every topic.
+  void WakeTopic(absl::string_view topic);
+  void WakeAll();
+  // Whether any Reserve() is in a WaitScope.
+  bool HasWaiters() const { return waiters_.load() > 0; }
+
+  // While a WaitScope lives, wake-ups of topics are counted for it. Take one
+  // before the first look at the store, so that a job that becomes ready
+  // during that look still wakes the caller.
+  class WaitScope {
+   public:
+    explicit WaitScope(Promotion& p) : p_(p) { ++p_.waiters_; }
+    ~WaitScope() { --p_.waiters_; }
+    WaitScope(const WaitScope&) = delete;
+    WaitScope& operator=(const WaitScope&) = delete;
+
+   private:
+    Promotion& p_;
+  };
+
+  // What a waiter has seen; taken before it looks at the store.
+  struct Seen {
+    uint64_t topic_signal = 0;
+    uint64_t timers = 0;
+  };
+  Seen Observe(absl::string_view topic);
+
+  // Sleeps until `topic` is woken or the timers changed since `seen`, until
+  // `until`, or until the earliest timer is due, whichever is first; returns
+  // at once when a timer is due already. Returns when the earliest timer is
+  // due, so the caller can Tick() when that is now or past.
+  absl::Time Await(absl::string_view topic, const Seen& seen, absl::Time until);
+
+  // --- The timer thread ----------------------------------------------------
+
+  // Runs Tick() whenever the earliest timer is due, on a thread of its own
+  // that first runs `on_start`.
+  void StartTimerThread(std::function<void()> on_start);
+  // Ends the timer thread and waits for it.
+  void StopTimerThread();
+
+ private:
+  absl::Status PromoteAll(absl::Time now, int* moved);
+  void RefreshFromStore(absl::Time now);
+  void OnNews(const StoreNews& news);
+  void TimerLoop();
+  // Arming helpers: note when the earliest timer moved earlier, so sleepers
+  // look again.
+  void ArmLocked(absl::string_view id, absl::Time at)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ArmPollLocked(absl::Time at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NoteEarliestLocked(absl::Time before) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint64_t SignalOf(absl::string_view topic) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Backend& backend_;
+  Clock& clock_;
+  const SchedulerOptions options_;
+  const MovedCallback on_moved_;
+
+  absl::Mutex mu_;
+  DueTimers timers_ ABSL_GUARDED_BY(mu_);
+  // When Tick() next reads the store's next due time.
+  absl::Time next_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // Bumped whenever a job of the topic may have become ready.
+  absl::flat_hash_map<std::string, uint64_t> topic_signal_ ABSL_GUARDED_BY(mu_);
+  // Bumped for every topic at once (lost news, Stop()).
+  uint64_t all_topics_signal_ ABSL_GUARDED_BY(mu_) = 0;
+  // Bumped when the earliest timer moved earlier: whoever sleeps until the
+  // next timer (the timer thread, a blocked Reserve) looks again.
+  uint64_t timers_changed_ ABSL_GUARDED_BY(mu_) = 0;
+  // Live WaitScopes; while there are none, nobody needs topic signals.
+  std::atomic<int> waiters_{0};
+
+  std::thread timer_thread_;
+  bool timer_stopping_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Set by Init(); null when the store sends no news. Destroyed first (see
+  // ~Promotion()), so no news arrives while the rest is torn down.
+  std::unique_ptr<NewsSubscription> news_;
+};
+
+}  // namespace internal
+}  // namespace delayq
+
+#endif  // DELAYQ_SRC_PROMOTION_H_
