@@ -24,10 +24,12 @@ Promotion::~Promotion() {
 absl::Status Promotion::Init() {
   // Subscribed before the first look at the store, so that no change falls
   // between the look and the news.
+  // A store that cannot deliver news (a SQLite file in a folder this
+  // process may not write to) still works: the scheduler then looks at it
+  // every poll_interval, as at a store without news.
   absl::StatusOr<std::unique_ptr<NewsSubscription>> news =
       backend_.Subscribe([this](const StoreNews& n) { OnNews(n); });
-  if (!news.ok()) return news.status();
-  news_ = *std::move(news);
+  if (news.ok()) news_ = *std::move(news);
   absl::StatusOr<absl::Time> next = backend_.NextDue();
   if (!next.ok()) return next.status();
   absl::MutexLock lock(&mu_);

@@ -76,7 +76,9 @@ struct SchedulerOptions {
   absl::Duration poll_interval = absl::Seconds(1);
   // The same for a store that announces other processes' changes (SQLite,
   // Redis): the scheduler wakes on the store's news, and looks at the store
-  // on its own only this often, as a safety net against lost news.
+  // on its own only this often, as a safety net against lost news. (A store
+  // whose news cannot be had, such as a SQLite file in a folder this process
+  // may not write to, is looked at every poll_interval instead.)
   absl::Duration news_poll_interval = absl::Seconds(30);
   // Payloads larger than this are refused with InvalidArgument.
   size_t max_payload_bytes = 1 << 20;
