@@ -129,11 +129,11 @@ TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
       {MakeJob("a", "t"), MakeJob("d", "t", kT0 + absl::Minutes(1))}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, kT0));
   // "d" has enqueue seq 2, so it went to bucket 2 % 4.
-  EXPECT_THAT(Keys(),
-              ElementsAre(Key("delayed:2"), Key("horizon"), Key("job:a"),
-                          Key("job:d"), Key("meta"), Key("reserved"),
-                          Key("seq"), Key("tdelayed:t"), Key("token"),
-                          Key("topics"), Key("treserved:t")));
+  EXPECT_THAT(
+      Keys(),
+      ElementsAre(Key("delayed:2"), Key("horizon"), Key("job:a"), Key("job:d"),
+                  Key("meta"), Key("reserved"), Key("seq"), Key("tdelayed:t"),
+                  Key("token"), Key("topics"), Key("treserved:t")));
   // Redis Cluster hashes only the part between the first '{' and the next
   // '}': for every key that is the namespace, so all share one slot.
   for (const std::string& k : Keys()) {
