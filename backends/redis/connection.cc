@@ -2,11 +2,14 @@
 
 #include "backends/redis/connection.h"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -25,34 +28,11 @@ timeval TimeoutTimeval(absl::Duration d) {
   return absl::ToTimeval(d);
 }
 
-// Maps the error a hiredis context reported while talking to `endpoint`.
-// hiredis reports a timed-out read or connect as an I/O error whose text is
-// the errno message.
-absl::Status ContextStatus(const redisContext* c, absl::string_view endpoint,
-                           absl::string_view what) {
-  const std::string message =
-      absl::StrCat("redis ", endpoint, ": ", what, ": ", c->errstr);
-  if (c->err == REDIS_ERR_IO &&
-      (absl::StrContains(c->errstr, "temporarily unavailable") ||
-       absl::StrContains(c->errstr, "timed out") ||
-       absl::StrContains(c->errstr, "in progress"))) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("redis ", endpoint, ": ", what,
-                     ": no answer within the timeout (", c->errstr, ")"));
-  }
-  if (c->err == REDIS_ERR_PROTOCOL) return absl::InternalError(message);
-  // Refused, reset, EOF, unresolvable host: the server cannot be reached.
-  return absl::UnavailableError(message);
-}
-
-// How messages name the server: host:port (an IPv6 host in brackets), or
-// the socket's path.
-std::string Endpoint(const PoolOptions& o) {
-  if (!o.unix_socket.empty()) return o.unix_socket;
-  if (absl::StrContains(o.host, ':')) {
-    return absl::StrCat("[", o.host, "]:", o.port);
-  }
-  return absl::StrCat(o.host, ":", o.port);
+// hiredis 0.14 opens its sockets without close-on-exec: a child process
+// that execs must not inherit them (nor keep a connection open).
+void SetCloseOnExec(int fd) {
+  const int flags = fcntl(fd, F_GETFD);
+  if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
 // hiredis writes with write(2), which raises SIGPIPE when the server has
@@ -115,6 +95,84 @@ void AppendRequests(const std::vector<Command>& commands, std::string* out) {
 
 }  // namespace
 
+// hiredis reports a timed-out read or connect as an I/O error whose text is
+// the errno message.
+absl::Status ContextStatus(const redisContext* c, absl::string_view endpoint,
+                           absl::string_view what) {
+  const std::string message =
+      absl::StrCat("redis ", endpoint, ": ", what, ": ", c->errstr);
+  if (c->err == REDIS_ERR_IO &&
+      (absl::StrContains(c->errstr, "temporarily unavailable") ||
+       absl::StrContains(c->errstr, "timed out") ||
+       absl::StrContains(c->errstr, "in progress"))) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("redis ", endpoint, ": ", what,
+                     ": no answer within the timeout (", c->errstr, ")"));
+  }
+  if (c->err == REDIS_ERR_PROTOCOL) return absl::InternalError(message);
+  // Refused, reset, EOF, unresolvable host: the server cannot be reached.
+  return absl::UnavailableError(message);
+}
+
+std::string Endpoint(const PoolOptions& o) {
+  if (!o.unix_socket.empty()) return o.unix_socket;
+  if (absl::StrContains(o.host, ':')) {
+    return absl::StrCat("[", o.host, "]:", o.port);
+  }
+  return absl::StrCat(o.host, ":", o.port);
+}
+
+absl::StatusOr<redisContext*> DialNonBlocking(const PoolOptions& options,
+                                              int cancel_fd) {
+  const std::string endpoint = Endpoint(options);
+  redisContext* c =
+      options.unix_socket.empty()
+          ? redisConnectNonBlock(options.host.c_str(), options.port)
+          : redisConnectUnixNonBlock(options.unix_socket.c_str());
+  if (c == nullptr) return absl::ResourceExhaustedError("redis: out of memory");
+  if (c->err != 0) {
+    absl::Status status = ContextStatus(c, endpoint, "connect");
+    FreeContext(c);
+    return status;
+  }
+  SetCloseOnExec(c->fd);
+  // The connection is under way: it is made when the socket is writable.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        absl::ToChronoMicroseconds(options.connect_timeout);
+  for (;;) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      FreeContext(c);
+      return absl::DeadlineExceededError(absl::StrCat(
+          "redis ", endpoint, ": connect: no answer within the timeout"));
+    }
+    pollfd fds[2] = {{c->fd, POLLOUT, 0}, {cancel_fd, POLLIN, 0}};
+    const int n = poll(fds, cancel_fd >= 0 ? 2 : 1, left.count());
+    if (n < 0 && errno != EINTR) {
+      const int error = errno;
+      FreeContext(c);
+      return absl::UnavailableError(
+          absl::StrCat("redis ", endpoint, ": poll: ", strerror(error)));
+    }
+    if (n <= 0) continue;
+    if (cancel_fd >= 0 && fds[1].revents != 0) {
+      FreeContext(c);
+      return absl::CancelledError("redis: connect cancelled");
+    }
+    if (fds[0].revents != 0) break;
+  }
+  int error = 0;
+  socklen_t len = sizeof(error);
+  if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
+  if (error != 0) {
+    FreeContext(c);
+    return absl::UnavailableError(
+        absl::StrCat("redis ", endpoint, ": connect: ", strerror(error)));
+  }
+  return c;
+}
+
 // RESP: "*<argc>\r\n" then "$<len>\r\n<arg>\r\n" per argument.
 void AppendArrayHeader(size_t argc, std::string* out) {
   absl::StrAppend(out, "*", argc, "\r\n");
@@ -165,6 +223,7 @@ absl::StatusOr<redisContext*> ConnectionPool::Connect() {
     FreeContext(c);
     return status;
   }
+  SetCloseOnExec(c->fd);
   if (redisSetTimeout(c, TimeoutTimeval(options_.command_timeout)) !=
       REDIS_OK) {
     absl::Status status = ContextStatus(c, endpoint_, "set timeout");

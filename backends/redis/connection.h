@@ -60,6 +60,33 @@ struct PoolOptions {
   int size = 2;  // connections
 };
 
+// Endpoint()
+//
+// How messages name the server of `options`: host:port (an IPv6 host in
+// brackets), or the socket's path.
+std::string Endpoint(const PoolOptions& options);
+
+// ContextStatus()
+//
+// The status for the error a hiredis context `c` reported while talking to
+// `endpoint` during `what`: a timed-out read or connect -> DeadlineExceeded,
+// a reply that does not parse -> Internal, anything else (refused, reset,
+// EOF, an unresolvable host) -> Unavailable.
+absl::Status ContextStatus(const redisContext* c, absl::string_view endpoint,
+                           absl::string_view what);
+
+// DialNonBlocking()
+//
+// A new connection to the server of `options` for a caller that does its
+// own waiting (the news subscription, see news.h): a hiredis context, whose
+// reader parses the replies, on a non-blocking close-on-exec socket,
+// connected within the connect timeout. Nothing is sent on it yet (no AUTH,
+// no SELECT). Cancelled as soon as `cancel_fd` (if >= 0) is readable;
+// otherwise errors as ContextStatus() maps them. The caller frees it with
+// redisFree().
+absl::StatusOr<redisContext*> DialNonBlocking(const PoolOptions& options,
+                                              int cancel_fd);
+
 // ConnectionPool
 class ConnectionPool {
  public:

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "backends/redis/news.h"
 #include "backends/redis/redis_backend_impl.h"
 
 namespace delayq {
@@ -197,6 +198,17 @@ absl::StatusOr<Transition> ParseTransition(const redisReply* t,
   return tr;
 }
 
+redis_internal::PoolOptions PoolOptionsFor(const RedisOptions& o) {
+  return redis_internal::PoolOptions{o.host,
+                                     o.port,
+                                     o.unix_socket,
+                                     o.password,
+                                     o.db,
+                                     o.connect_timeout,
+                                     o.command_timeout,
+                                     o.pool_size};
+}
+
 absl::Status ValidateOptions(const RedisOptions& o) {
   auto bad = [](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("redis options: ", what));
@@ -233,11 +245,9 @@ absl::Status ValidateOptions(const RedisOptions& o) {
 RedisBackend::RedisBackend(const RedisOptions& options)
     : options_(options),
       prefix_(absl::StrCat("{", options.ns, "}:")),
+      news_channel_(prefix_ + "news"),
       buckets_(options.delay_buckets),
-      pool_(redis_internal::PoolOptions{
-          options.host, options.port, options.unix_socket, options.password,
-          options.db, options.connect_timeout, options.command_timeout,
-          options.pool_size}),
+      pool_(PoolOptionsFor(options)),
       scripts_(&pool_) {}
 
 absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
@@ -635,6 +645,12 @@ absl::StatusOr<absl::Time> RedisBackend::NextDue() {
   if (Word(r->get()) != "OK") return Unexpected(r->get(), "next_due");
   if ((*r)->elements < 2) return absl::InfiniteFuture();
   return absl::FromUnixMicros(Int((*r)->element[1]));
+}
+
+absl::StatusOr<std::unique_ptr<NewsSubscription>> RedisBackend::Subscribe(
+    NewsCallback on_news) {
+  return redis_internal::SubscribeToNews(PoolOptionsFor(options_),
+                                         news_channel_, std::move(on_news));
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(

@@ -51,6 +51,13 @@ class RedisBackend : public Backend {
   absl::Status KickJob(absl::string_view id, absl::Time now) override;
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
   absl::StatusOr<absl::Time> NextDue() override;
+  // Subscribe()
+  //
+  // News of every process's changes to the namespace, published by the
+  // scripts on the channel news_channel() and read on a connection of the
+  // subscription's own (see news.h). Errors as for opening the store.
+  absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
+      NewsCallback on_news) override;
 
   // AckBatch()
   //
@@ -65,6 +72,9 @@ class RedisBackend : public Backend {
 
   // The prefix every key of this store starts with: "{ns}:".
   const std::string& key_prefix() const { return prefix_; }
+
+  // The sharded pub/sub channel the scripts announce news on: "{ns}:news".
+  const std::string& news_channel() const { return news_channel_; }
 
   // The number of delay buckets in use (fixed by the first process that
   // opened the namespace).
@@ -83,6 +93,7 @@ class RedisBackend : public Backend {
 
   const RedisOptions options_;
   const std::string prefix_;
+  const std::string news_channel_;
   int buckets_;
   redis_internal::ConnectionPool pool_;
   redis_internal::Scripts scripts_;

@@ -116,6 +116,9 @@ TEST_F(RedisBackendTest, AckBatchAcksEachLeaseOnItsOwnTerms) {
   ASSERT_OK_AND_ASSIGN(acked, backend_->AckBatch({t[1], t[2]}, kT0));
   EXPECT_OK(acked[0]);
   EXPECT_OK(acked[1]);
+  // The news horizon goes once NextDue() finds nothing pending.
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture());
   EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq"), Key("token")));
   ASSERT_OK_AND_ASSIGN(acked, backend_->AckBatch({}, kT0));
   EXPECT_TRUE(acked.empty());
@@ -126,10 +129,11 @@ TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
       {MakeJob("a", "t"), MakeJob("d", "t", kT0 + absl::Minutes(1))}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, kT0));
   // "d" has enqueue seq 2, so it went to bucket 2 % 4.
-  EXPECT_THAT(Keys(), ElementsAre(Key("delayed:2"), Key("job:a"), Key("job:d"),
-                                  Key("meta"), Key("reserved"), Key("seq"),
-                                  Key("tdelayed:t"), Key("token"),
-                                  Key("topics"), Key("treserved:t")));
+  EXPECT_THAT(
+      Keys(),
+      ElementsAre(Key("delayed:2"), Key("horizon"), Key("job:a"), Key("job:d"),
+                  Key("meta"), Key("reserved"), Key("seq"), Key("tdelayed:t"),
+                  Key("token"), Key("topics"), Key("treserved:t")));
   // Redis Cluster hashes only the part between the first '{' and the next
   // '}': for every key that is the namespace, so all share one slot.
   for (const std::string& k : Keys()) {
@@ -239,7 +243,12 @@ TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {
       backend_->Fail("cancel-dead", w[0].token, "boom", kT0, kT0));
   ASSERT_EQ(out, FailOutcome::kDead);
   ASSERT_OK(backend_->Cancel("cancel-dead", kT0));
-  // Only the counters and the namespace's settings remain.
+  // Only the counters and the namespace's settings remain, and the news
+  // horizon until NextDue() finds nothing pending.
+  EXPECT_THAT(Keys(), ElementsAre(Key("horizon"), Key("meta"), Key("seq"),
+                                  Key("token")));
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture());
   EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq"), Key("token")));
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
   EXPECT_TRUE(topics.empty());

@@ -1,5 +1,5 @@
 -- add: stores a batch of new jobs, all or nothing.
--- requires: clock keys calls ready
+-- requires: clock keys calls ready news
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:seq"     enqueue order counter
@@ -55,6 +55,9 @@ local function add_to(key, score, member)
   a[#a + 1] = member
 end
 local topics, ready_keys = {}, {}
+-- The earliest run_at of the batch's delayed jobs: one due announcement per
+-- call at most.
+local first_due = nil
 for i = 1, n do
   local a = 4 + (i - 1) * 6
   local id, topic = ARGV[a], ARGV[a + 1]
@@ -74,12 +77,14 @@ for i = 1, n do
     topics[#topics + 1] = topic
   end
   if run_at <= now then
+    note_ready(topic)
     add_to(rk, '0', ready_member(tonumber(ARGV[a + 2]), run_at, seq, id))
     redis.call('HSET', keys[i], 'topic', topic, 'spec', ARGV[a + 4],
                'payload', ARGV[a + 5], 'state', 'ready',
                'enqueued_at', now_text, 'run_at', run_at_text, 'seq', seq_text)
   else
     local b = int_text(seq % buckets)
+    if not first_due or run_at < first_due then first_due = run_at end
     add_to(bucket_key(b), run_at_text, id)
     add_to(tdelayed_key(topic), run_at_text, id)
     redis.call('HSET', keys[i], 'topic', topic, 'spec', ARGV[a + 4],
@@ -90,4 +95,5 @@ for i = 1, n do
 end
 for key, a in pairs(adds) do call_many('ZADD', key, a) end
 call_many('SADD', KEYS[3], topics)
+if first_due then announce_due(first_due, now) end
 return {'OK'}

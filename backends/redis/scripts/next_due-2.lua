@@ -1,5 +1,6 @@
 -- next_due: the earliest run_at of a delayed job or deadline of a
--- reservation, across all topics.
+-- reservation, across all topics. It becomes the horizon (see news.lua):
+-- the caller now knows of it. The key goes when nothing is pending.
 -- requires: keys
 --
 -- KEYS[1]  key prefix "{ns}:"
@@ -16,5 +17,10 @@ local function consider(key)
 end
 for b = 0, tonumber(ARGV[1]) - 1 do consider(bucket_key(b)) end
 consider(KEYS[2])
-if best then return {'OK', string.format('%d', best)} end
+if best then
+  local text = string.format('%d', best)
+  redis.call('SET', HORIZON, text)
+  return {'OK', text}
+end
+redis.call('DEL', HORIZON)
 return {'OK'}

@@ -23,8 +23,9 @@
 -- Run once per job like ack, so it requires no helpers either: building
 -- their closures on every call cost more than the reservation itself. It
 -- spells out instead clock(), int_text(), member_id() (READY_HEADER),
--- spec_ttr() and the key layout of keys.lua, and must change with them. The
--- promotion, needed only when something is due, loads its helpers then.
+-- spec_ttr(), announce_due() of news.lua and the key layout of keys.lua, and
+-- must change with them. The promotion, needed only when something is due,
+-- loads its helpers then (and announces the ready edge it may make).
 local P, topic = KEYS[1], ARGV[3]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] == '1' then
@@ -52,6 +53,7 @@ local n = #popped / 2
 local token = redis.call('INCRBY', KEYS[3], string.format('%d', n)) - n
 -- Both lease indexes get one ZADD for the whole batch.
 local leases = {}
+local first, first_text = nil, nil  -- the earliest new deadline
 for i = 1, #popped, 2 do
   local id = string.sub(popped[i], 21)
   local jk = P .. 'job:' .. id
@@ -64,7 +66,9 @@ for i = 1, #popped, 2 do
     -- ttr from now, or from run_at when the caller's clock is behind the
     -- one that found the job due.
     local ttr = tonumber(string.match(v[1], '^-?%d+:%d+:(%d+):'))
-    local deadline = string.format('%d', math.max(now, tonumber(v[5])) + ttr)
+    local at = math.max(now, tonumber(v[5])) + ttr
+    local deadline = string.format('%d', at)
+    if not first or at < first then first, first_text = at, deadline end
     local attempts = string.format('%d', (tonumber(v[3]) or 0) + 1)
     local token_text = string.format('%d', token)
     redis.call('HSET', jk, 'state', 'reserved', 'attempts', attempts,
@@ -84,5 +88,14 @@ for i = 1, #leases, 512 do
   local j = math.min(i + 511, #leases)
   redis.call('ZADD', P .. 'reserved', unpack(leases, i, j))
   redis.call('ZADD', treserved, unpack(leases, i, j))
+end
+-- announce_due(first, now) of news.lua: one GET per call, and most calls
+-- find a horizon at or before their deadlines.
+if first then
+  local h = tonumber(redis.call('GET', P .. 'horizon'))
+  if not h or first < h or h <= now then
+    redis.call('SET', P .. 'horizon', first_text)
+    redis.call('SPUBLISH', P .. 'news', 'd' .. first_text)
+  end
 end
 return out

@@ -1,5 +1,5 @@
 -- touch: extends a reservation to now + ttr.
--- requires: clock calls lease index spec
+-- requires: clock calls lease index spec news
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
@@ -13,7 +13,9 @@ local now = clock(ARGV[1], ARGV[2])
 local jk = KEYS[2]
 local topic, err = check_lease(jk, ARGV[4])
 if not topic then return {err} end
-local deadline = int_text(now + spec_ttr(redis.call('HGET', jk, 'spec')))
+local at = now + spec_ttr(redis.call('HGET', jk, 'spec'))
+local deadline = int_text(at)
 redis.call('HSET', jk, 'deadline', deadline)
 lease_on(ARGV[3], topic, deadline)
+announce_due(at, now)
 return {'OK', deadline}

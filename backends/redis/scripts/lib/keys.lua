@@ -13,6 +13,10 @@
 --                                one of the four per-topic sets above)
 --   P.."token"           string  fencing token counter
 --   P.."seq"             string  enqueue / death order counter
+--   P.."horizon"         string  due time subscribers know of (see news.lua)
+--   P.."news"            channel sharded pub/sub channel of the announcements
+--                                (see news.lua); not a key, but it carries
+--                                the hash tag, so it lives in the same slot
 -- Keys that the caller knows in advance (the global keys, and the job hash of
 -- a single-job call) are passed in KEYS; keys that depend on data read inside
 -- the script (a job's topic, ids popped from a set) are built from P, which
@@ -32,6 +36,8 @@ local function dead_key(topic) return P .. 'dead:' .. topic end
 local function bucket_key(i) return P .. 'delayed:' .. i end
 local RESERVED = P .. 'reserved'
 local TOPICS = P .. 'topics'
+local HORIZON = P .. 'horizon'
+local NEWS = P .. 'news'
 -- The global sets serve PromoteDue() and NextDue() across topics; the
 -- per-topic ones let Reserve() promote its own topic only (leases of other
 -- topics stay current until their own topic moves them) and List() walk one

@@ -1,6 +1,6 @@
 -- promote.lua — moves due jobs: delayed jobs whose run_at came, leases whose
 -- deadline passed.
--- requires: keys calls ready index bury spec
+-- requires: keys calls ready index bury spec news
 
 -- Makes one due job ready again: a delayed job whose run_at came, or a
 -- reservation whose deadline passed. `from` is the set the id was found in;
@@ -16,6 +16,7 @@ local function promote_delayed(id, from)
   end
   delay_off(id, f[1], f[7])
   local run_at = tonumber(f[3])
+  note_ready(f[1])
   redis.call('ZADD', ready_key(f[1]), '0',
              ready_member(spec_priority(f[2]), run_at, tonumber(f[4]), id))
   redis.call('HSET', jk, 'state', 'ready')
@@ -37,6 +38,7 @@ local function expire_reservation(id, from, dead_cap)
     bury(id, jk, f[1], dead_cap)
     return {'dead', id, f[1], attempts}
   end
+  note_ready(f[1])
   redis.call('ZADD', ready_key(f[1]), '0',
              ready_member(spec_priority(f[2]), tonumber(f[3]), tonumber(f[4]),
                           id))

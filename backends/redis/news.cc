@@ -1,0 +1,335 @@
+// Copyright delayq authors.
+
+#include "backends/redis/news.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace delayq {
+namespace redis_internal {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Reconnection backoff: the first retry comes quickly (a server that
+// dropped subscribers, a failover), later ones ever slower.
+constexpr auto kFirstBackoff = std::chrono::milliseconds(5);
+constexpr auto kLongestBackoff = std::chrono::seconds(1);
+// A connection that brought nothing for this long is asked for a PING, and
+// replaced when the answer does not come within the command timeout: a
+// server that vanished without closing the connection (a host that went
+// down, a network cut) would otherwise leave the subscription deaf.
+constexpr auto kIdleCheck = std::chrono::seconds(15);
+
+std::string Str(const redisReply* r) {
+  if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS ||
+      r->type == REDIS_REPLY_ERROR) {
+    return std::string(r->str, r->len);
+  }
+  return "";
+}
+
+// A pushed message's kind ("smessage", "ssubscribe", ...), or "".
+std::string PushKind(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < 1) return "";
+  return absl::AsciiStrToLower(Str(r->element[0]));
+}
+
+class NewsListener final : public NewsSubscription {
+ public:
+  NewsListener(const PoolOptions& options, std::string channel,
+               NewsCallback on_news, int wake_fd)
+      : options_(options),
+        endpoint_(Endpoint(options)),
+        channel_(std::move(channel)),
+        on_news_(std::move(on_news)),
+        wake_fd_(wake_fd) {}
+
+  ~NewsListener() override {
+    if (thread_.joinable()) {
+      // Every wait of the thread polls wake_fd_ too, so it returns at once
+      // and delivers nothing more.
+      const uint64_t one = 1;
+      ssize_t n;
+      do {
+        n = write(wake_fd_, &one, sizeof(one));
+      } while (n < 0 && errno == EINTR);
+      thread_.join();
+    }
+    if (context_ != nullptr) redisFree(context_);
+    close(wake_fd_);
+  }
+
+  // Connects and subscribes in the caller's thread, then starts the reader.
+  absl::Status Start() {
+    absl::StatusOr<redisContext*> c = Open();
+    if (!c.ok()) return c.status();
+    context_ = *c;
+    thread_ = std::thread([this] { Run(); });
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status Cancelled() const {
+    return absl::CancelledError("redis: news subscription closed");
+  }
+
+  // A connection with AUTH (when a password is set) and SSUBSCRIBE done.
+  absl::StatusOr<redisContext*> Open() {
+    absl::StatusOr<redisContext*> dialed = DialNonBlocking(options_, wake_fd_);
+    if (!dialed.ok()) return dialed.status();
+    redisContext* c = *dialed;
+    absl::Status status = Handshake(c);
+    if (!status.ok()) {
+      redisFree(c);
+      return status;
+    }
+    return c;
+  }
+
+  absl::Status Handshake(redisContext* c) {
+    const Clock::time_point deadline =
+        Clock::now() + absl::ToChronoMicroseconds(options_.command_timeout);
+    std::string request;
+    if (!options_.password.empty()) {
+      AppendArrayHeader(2, &request);
+      AppendArgument("AUTH", &request);
+      AppendArgument(options_.password, &request);
+    }
+    AppendArrayHeader(2, &request);
+    AppendArgument("SSUBSCRIBE", &request);
+    AppendArgument(channel_, &request);
+    if (absl::Status s = Send(c, request, deadline); !s.ok()) return s;
+    if (!options_.password.empty()) {
+      absl::StatusOr<Reply> auth = Next(c, deadline);
+      if (!auth.ok()) return auth.status();
+      if ((*auth)->type == REDIS_REPLY_ERROR) {
+        return ErrorReplyStatus(Str(auth->get()));
+      }
+    }
+    absl::StatusOr<Reply> confirm = Next(c, deadline);
+    if (!confirm.ok()) return confirm.status();
+    const redisReply* r = confirm->get();
+    if (r->type == REDIS_REPLY_ERROR) return ErrorReplyStatus(Str(r));
+    if (PushKind(r) != "ssubscribe") {
+      return absl::InternalError(absl::StrCat(
+          "redis ", endpoint_, ": unexpected reply to SSUBSCRIBE"));
+    }
+    return absl::OkStatus();
+  }
+
+  // Waits until `fd` has `events` or the deadline passes (no deadline:
+  // Clock::time_point::max()). Cancelled when the subscription is closing.
+  absl::Status Await(int fd, short events, Clock::time_point deadline,
+                     absl::string_view what) {
+    for (;;) {
+      int timeout_ms = -1;
+      if (deadline != Clock::time_point::max()) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+            deadline - Clock::now());
+        if (left.count() <= 0) {
+          return absl::DeadlineExceededError(
+              absl::StrCat("redis ", endpoint_, ": ", what,
+                           ": no answer within the timeout"));
+        }
+        timeout_ms = static_cast<int>(
+            std::min<int64_t>(left.count(), std::numeric_limits<int>::max()));
+      }
+      pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd, events, 0}};
+      const int n = poll(fds, fd >= 0 ? 2 : 1, timeout_ms);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return absl::UnavailableError(
+            absl::StrCat("redis ", endpoint_, ": poll: ", strerror(errno)));
+      }
+      if (fds[0].revents != 0) return Cancelled();
+      if (n > 0) return absl::OkStatus();
+    }
+  }
+
+  absl::Status Send(redisContext* c, const std::string& request,
+                    Clock::time_point deadline) {
+    size_t sent = 0;
+    while (sent < request.size()) {
+      const ssize_t n = send(c->fd, request.data() + sent,
+                             request.size() - sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        sent += static_cast<size_t>(n);
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (absl::Status s = Await(c->fd, POLLOUT, deadline, "write");
+            !s.ok()) {
+          return s;
+        }
+      } else if (n < 0 && errno != EINTR) {
+        return absl::UnavailableError(
+            absl::StrCat("redis ", endpoint_, ": write: ", strerror(errno)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The next reply or pushed message, waiting for bytes until `deadline`.
+  absl::StatusOr<Reply> Next(redisContext* c, Clock::time_point deadline) {
+    for (;;) {
+      void* r = nullptr;
+      if (redisGetReplyFromReader(c, &r) != REDIS_OK) {
+        return ContextStatus(c, endpoint_, "read");
+      }
+      if (r != nullptr) return Reply(static_cast<redisReply*>(r));
+      if (absl::Status s = Await(c->fd, POLLIN, deadline, "read"); !s.ok()) {
+        return s;
+      }
+      if (redisBufferRead(c) != REDIS_OK) {
+        return ContextStatus(c, endpoint_, "read");
+      }
+    }
+  }
+
+  // Waits `d`; false when the subscription is closing.
+  bool Sleep(Clock::duration d) {
+    return Await(-1, 0, Clock::now() + d, "backoff").code() !=
+           absl::StatusCode::kCancelled;
+  }
+
+  void Deliver(const StoreNews& news) {
+    // A callback must not throw; should one, the news is dropped rather
+    // than the process.
+    try {
+      on_news_(news);
+    } catch (...) {
+    }
+  }
+
+  void Run() {
+    Clock::duration backoff = kFirstBackoff;
+    bool pinged = false;
+    for (;;) {
+      if (context_ == nullptr) {
+        if (!Sleep(backoff)) return;
+        backoff = std::min<Clock::duration>(2 * backoff, kLongestBackoff);
+        absl::StatusOr<redisContext*> c = Open();
+        if (absl::IsCancelled(c.status())) return;
+        if (!c.ok()) continue;
+        context_ = *c;
+        backoff = kFirstBackoff;
+        pinged = false;
+        StoreNews resync;
+        resync.kind = StoreNews::Kind::kResync;
+        Deliver(resync);
+      }
+      const Clock::time_point deadline =
+          Clock::now() +
+          (pinged ? absl::ToChronoMicroseconds(options_.command_timeout)
+                  : Clock::duration(kIdleCheck));
+      absl::StatusOr<Reply> reply = Next(context_, deadline);
+      if (absl::IsCancelled(reply.status())) return;
+      if (absl::IsDeadlineExceeded(reply.status()) && !pinged) {
+        std::string ping;
+        AppendArrayHeader(1, &ping);
+        AppendArgument("PING", &ping);
+        pinged = true;
+        const absl::Status sent =
+            Send(context_, ping,
+                 Clock::now() +
+                     absl::ToChronoMicroseconds(options_.command_timeout));
+        if (absl::IsCancelled(sent)) return;
+        if (sent.ok()) continue;
+      }
+      if (!reply.ok()) {
+        Drop();
+        continue;
+      }
+      pinged = false;
+      const redisReply* r = reply->get();
+      const std::string kind = PushKind(r);
+      if (kind == "smessage" && r->elements == 3 &&
+          r->element[2]->type == REDIS_REPLY_STRING) {
+        std::optional<StoreNews> news = ParseNews(
+            absl::string_view(r->element[2]->str, r->element[2]->len));
+        if (news.has_value()) Deliver(*news);
+      } else if (kind == "sunsubscribe") {
+        // The server ended the subscription (on a cluster, the slot moved
+        // to another node): subscribe again, wherever the channel is now.
+        Drop();
+      }
+      // Anything else (the answer to a PING) only shows the connection is
+      // alive.
+    }
+  }
+
+  void Drop() {
+    redisFree(context_);
+    context_ = nullptr;
+  }
+
+  const PoolOptions options_;
+  const std::string endpoint_;
+  const std::string channel_;
+  const NewsCallback on_news_;
+  const int wake_fd_;  // an eventfd, written once to stop the thread
+  // The subscribed connection, or null between a failure and the next
+  // opening. Used by the thread only once it runs.
+  redisContext* context_ = nullptr;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::optional<StoreNews> ParseNews(absl::string_view message) {
+  if (message.size() < 2) return std::nullopt;
+  StoreNews news;
+  const absl::string_view rest = message.substr(1);
+  switch (message[0]) {
+    case 'r':
+      news.kind = StoreNews::Kind::kReady;
+      news.topic = std::string(rest);
+      return news;
+    case 'd': {
+      int64_t micros = 0;
+      // Digits with an optional '-': SimpleAtoi alone would take spaces
+      // and a '+' too.
+      const bool digits =
+          (rest[0] == '-' ||
+           absl::ascii_isdigit(static_cast<unsigned char>(rest[0]))) &&
+          absl::ascii_isdigit(static_cast<unsigned char>(rest.back()));
+      if (!digits || !absl::SimpleAtoi(rest, &micros)) {
+        return std::nullopt;
+      }
+      news.kind = StoreNews::Kind::kDue;
+      news.at = absl::FromUnixMicros(micros);
+      return news;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+absl::StatusOr<std::unique_ptr<NewsSubscription>> SubscribeToNews(
+    const PoolOptions& options, std::string channel, NewsCallback on_news) {
+  const int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd < 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("redis: eventfd: ", strerror(errno)));
+  }
+  auto listener = std::make_unique<NewsListener>(options, std::move(channel),
+                                                 std::move(on_news), wake_fd);
+  if (absl::Status s = listener->Start(); !s.ok()) return s;
+  return std::unique_ptr<NewsSubscription>(std::move(listener));
+}
+
+}  // namespace redis_internal
+}  // namespace delayq
