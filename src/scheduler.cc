@@ -50,7 +50,9 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
       id_prefix_(RandomIdPrefix()),
       promotion_(
           *backend_, *clock, options,
-          [this](const std::vector<Transition>& moved) { EmitMoved(moved); }) {}
+          [this](const std::vector<Transition>& moved) { EmitMoved(moved); }),
+      workers_(*this, *backend_, *clock, promotion_, options.poll_interval,
+               [this] { MarkOwnThread(); }) {}
 
 Scheduler::Impl::~Impl() { Stop(absl::ZeroDuration()); }
 
@@ -125,7 +127,8 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
 }
 
 absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
-    absl::string_view topic, int max, absl::Duration wait, bool for_worker) {
+    absl::string_view topic, int max, absl::Duration wait,
+    const std::atomic<bool>* stop) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
   if (max < 1) return absl::InvalidArgumentError("max must be at least 1");
   if (wait < absl::ZeroDuration()) {
@@ -141,7 +144,7 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
     const internal::Promotion::Seen seen = promotion_.Observe(topic);
     absl::StatusOr<std::vector<Lease>> leases = ReserveOnce(topic, max, now);
     if (!leases.ok() || !leases->empty() || now >= deadline) return leases;
-    if (for_worker && stopping()) return leases;
+    if (stop != nullptr && stop->load()) return leases;
     const absl::Time next_timer = promotion_.Await(
         topic, seen, std::min(deadline, now + promotion_.LookInterval()));
     if (next_timer <= now) {
@@ -153,11 +156,6 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
     }
     now = clock_->Now();
   }
-}
-
-bool Scheduler::Impl::stopping() {
-  absl::MutexLock lock(&mu_);
-  return stopping_;
 }
 
 absl::Status Scheduler::Impl::Ack(const Lease& lease) {
@@ -259,6 +257,38 @@ absl::Status Scheduler::Impl::KickJob(absl::string_view id) {
     if (job.ok()) promotion_.WakeTopic(job->topic);
   }
   return absl::OkStatus();
+}
+
+// --- Threads -------------------------------------------------------------
+
+namespace {
+// The scheduler whose thread (worker, timer or keeper) this is, if any. A
+// handler or listener that calls Stop() runs on such a thread and must not
+// wait for, or join, itself.
+thread_local const void* own_scheduler = nullptr;
+}  // namespace
+
+void Scheduler::Impl::MarkOwnThread() { own_scheduler = this; }
+
+bool Scheduler::Impl::OnOwnThread() const { return own_scheduler == this; }
+
+absl::Status Scheduler::Impl::Start() {
+  absl::MutexLock lock(&threads_mu_);
+  if (absl::Status s = workers_.Start(); !s.ok()) return s;
+  promotion_.StartTimerThread([this] { MarkOwnThread(); });
+  return absl::OkStatus();
+}
+
+void Scheduler::Impl::Stop(absl::Duration grace) {
+  if (OnOwnThread()) {
+    // From a handler or listener: ask the threads to stop; joining them is
+    // left to the next Stop() from outside, or to the destructor.
+    workers_.RequestStop();
+    return;
+  }
+  absl::MutexLock lock(&threads_mu_);
+  workers_.Stop(grace);
+  promotion_.StopTimerThread();
 }
 
 // --- Promotion -------------------------------------------------------------

@@ -1,11 +1,15 @@
 // Copyright delayq authors.
 //
-// Scheduler::Impl — the state behind the public Scheduler. scheduler.cc holds
-// the job operations; promotion.h how this process learns that something is
-// due; workers.cc the handler threads and lease renewal.
-//
-// Locking: `mu_` guards the handler table and thread state; Promotion has
-// its own (leaf) mutex, which may be taken under `mu_`. It is never held across
+// Scheduler::Impl — the state behind the public Scheduler: the job
+// operations (scheduler.cc) over three parts with their own files and locks:
+//   Promotion   how this process learns that something is due, the timer
+//               thread and the blocked Reserve() calls (promotion.h);
+//   WorkerPool  the Handle() threads (worker_pool.h), which run jobs;
+//   LeaseKeeper inside the pool, keeping the workers' leases alive
+//               (lease_keeper.h).
+// No lock is held across a store call or a handler, so a slow store or
+// handler blocks nobody else. Listeners run with no lock of ours held
+// (EventHub has its own). It is never held across
 // a store call or a handler, so a slow store or handler blocks nobody else.
 // Listeners run with no lock of ours held (EventHub has its own).
 
@@ -27,37 +31,40 @@
 #include "delayq/scheduler.h"
 #include "src/event_hub.h"
 #include "src/promotion.h"
+#include "src/worker_pool.h"
 
 namespace delayq {
 
-class Scheduler::Impl {
+class Scheduler::Impl : public internal::JobOps {
  public:
   Impl(std::unique_ptr<Backend> backend, const SchedulerOptions& options,
        Clock* clock);
-  ~Impl();
+  ~Impl() override;
 
   absl::Status Init();
 
-  // Job operations (scheduler.cc). `batch`: ids get an index suffix.
+  // Job operations. `batch`: ids get an index suffix.
   absl::StatusOr<std::vector<std::string>> Enqueue(
       absl::string_view topic, absl::Span<const absl::string_view> payloads,
       const JobOptions& options, bool batch);
-  // `for_worker`: return empty as soon as Stop() begins.
-  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
-                                             absl::Duration wait,
-                                             bool for_worker = false);
-  absl::Status Ack(const Lease& lease);
-  absl::Status Fail(const Lease& lease, absl::string_view error);
-  absl::Status Release(const Lease& lease, absl::Duration delay);
+  // `stop`, when given: return empty as soon as it is set.
+  absl::StatusOr<std::vector<Lease>> Reserve(
+      absl::string_view topic, int max, absl::Duration wait,
+      const std::atomic<bool>* stop = nullptr);
+  absl::Status Ack(const Lease& lease) override;
+  absl::Status Fail(const Lease& lease, absl::string_view error) override;
+  absl::Status Release(const Lease& lease, absl::Duration delay) override;
   absl::Status Touch(Lease& lease);
   absl::Status Cancel(absl::string_view id);
   absl::StatusOr<int> Kick(absl::string_view topic, int max);
   absl::Status KickJob(absl::string_view id);
   absl::StatusOr<int> Tick();
 
-  // Workers (workers.cc).
+  // Threads.
   void Handle(absl::string_view topic, Handler handler,
-              const HandlerOptions& options);
+              const HandlerOptions& options) {
+    workers_.Handle(topic, std::move(handler), options);
+  }
   absl::Status Start();
   void Stop(absl::Duration grace);
 
@@ -66,39 +73,17 @@ class Scheduler::Impl {
   internal::EventHub& events() { return events_; }
 
  private:
-  struct Registration {
-    Handler handler;
-    HandlerOptions options;
-    int workers_started = 0;
-  };
-  // A lease a handler is working on; the keeper touches it while it runs.
-  struct ActiveLease {
-    uint64_t key;
-    Lease lease;
-    // How long after a (re)newal the keeper renews again, on this process's
-    // clock (so a store on another clock cannot make it late).
-    absl::Duration renew_after;
-    absl::Time renew_at;
-  };
-
-  // scheduler.cc
+  absl::StatusOr<std::vector<Lease>> ReserveForWorker(
+      absl::string_view topic, int max, absl::Duration wait,
+      const std::atomic<bool>* stop) override {
+    return Reserve(topic, max, wait, stop);
+  }
   absl::StatusOr<std::vector<Lease>> ReserveOnce(absl::string_view topic,
                                                  int max, absl::Time now);
-  bool stopping() ABSL_LOCKS_EXCLUDED(mu_);
   // Events for jobs that a store call moved.
   void EmitMoved(const std::vector<Transition>& moved);
   void Emit(EventType type, absl::string_view id, absl::string_view topic,
             int attempts = 0, absl::string_view error = "");
-
-  // workers.cc
-  void StartWorkers(const std::string& topic, Registration& registration)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void WorkerLoop(std::string topic);
-  void RunJob(const Lease& lease, const Handler& handler,
-              double renew_fraction);
-  absl::Status Finish(const Lease& lease, const absl::Status& result);
-  void KeeperLoop();
-  void Renew(ActiveLease& active);
   // Marks the calling thread as one of this scheduler's own.
   void MarkOwnThread();
   bool OnOwnThread() const;
@@ -109,27 +94,13 @@ class Scheduler::Impl {
   const std::string id_prefix_;
   std::atomic<uint64_t> id_counter_{0};
   internal::EventHub events_;
-
   // How this process learns that something is due: the timers, the store's
   // news, the blocked Reserve() calls and the timer thread.
   internal::Promotion promotion_;
-
-  absl::Mutex mu_;
-  // Serializes Stop() calls, so a second one returns only when the threads
-  // are gone.
-  absl::Mutex stop_mu_ ABSL_ACQUIRED_BEFORE(mu_);
-  // A topic Handle() refused; Start() reports it.
-  absl::Status handle_error_ ABSL_GUARDED_BY(mu_);
-  bool started_ ABSL_GUARDED_BY(mu_) = false;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  std::map<std::string, Registration> handlers_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::thread> workers_ ABSL_GUARDED_BY(mu_);
-  int running_handlers_ ABSL_GUARDED_BY(mu_) = 0;
-  std::thread keeper_thread_;
-  bool keeper_stopping_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t next_active_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<uint64_t, std::shared_ptr<ActiveLease>> active_ ABSL_GUARDED_BY(mu_);
-  uint64_t active_changed_ ABSL_GUARDED_BY(mu_) = 0;
+  internal::WorkerPool workers_;
+  // Serializes Start() and Stop(), so a second Stop() returns only when the
+  // threads are gone.
+  absl::Mutex threads_mu_;
 };
 
 }  // namespace delayq

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -197,6 +198,112 @@ TEST_F(WorkersTest, LeaseIsExtendedWhileTheHandlerRuns) {
   scheduler_->Stop();
   EXPECT_EQ(runs.load(), 1);
   EXPECT_EQ(events.Count(EventType::kExpired), 0);
+}
+
+// Waits (real time) until job `id`'s stored lease deadline is `want`.
+bool DeadlineBecomes(Scheduler& scheduler, absl::string_view id,
+                     absl::Time want) {
+  const absl::Time give_up = absl::Now() + kPatience;
+  for (;;) {
+    absl::StatusOr<Job> job = scheduler.Get(id);
+    if (job.ok() && job->deadline == want) return true;
+    if (absl::Now() >= give_up) return false;
+    absl::SleepFor(absl::Microseconds(100));
+  }
+}
+
+// A batch of two: while the first job's handler runs past the second job's
+// ttr, the second lease is renewed too, so no other consumer can take the
+// job meanwhile, and it then runs once, on its live lease.
+TEST_F(WorkersTest, JobsWaitingInABatchKeepTheirLeases) {
+  EventCounter events(*scheduler_);
+  absl::Notification release;
+  absl::Mutex mu;
+  std::vector<std::string> runs;
+  HandlerOptions handler_options;
+  handler_options.batch = 2;
+  scheduler_->Handle(
+      "t",
+      [&](const Job& job) {
+        {
+          absl::MutexLock lock(&mu);
+          runs.push_back(job.id);
+        }
+        if (job.id == "first") release.WaitForNotification();
+        return absl::OkStatus();
+      },
+      handler_options);
+  JobOptions options;
+  options.ttr = absl::Seconds(10);
+  options.id = "first";
+  ASSERT_OK(scheduler_->Enqueue("t", "", options));
+  options.id = "second";
+  ASSERT_OK(scheduler_->Enqueue("t", "", options));
+  struct Release {
+    absl::Notification* n;
+    ~Release() {
+      if (!n->HasBeenNotified()) n->Notify();
+    }
+  } release_on_exit{&release};
+  ASSERT_OK(scheduler_->Start());
+  ASSERT_TRUE(events.WaitFor(EventType::kReserved, 2));
+
+  // Past the renewal point of both leases, then past their first deadline.
+  clock_.Advance(absl::Seconds(6));
+  ASSERT_TRUE(
+      DeadlineBecomes(*scheduler_, "second", clock_.Now() + absl::Seconds(10)))
+      << "the waiting lease was not renewed";
+  clock_.Advance(absl::Seconds(6));
+  // Another consumer finds nothing to take: both leases are live.
+  ASSERT_OK_AND_ASSIGN(std::optional<Lease> taken, scheduler_->Reserve("t"));
+  EXPECT_FALSE(taken.has_value()) << "took " << taken->job.id;
+
+  release.Notify();
+  ASSERT_TRUE(events.WaitFor(EventType::kSucceeded, 2));
+  scheduler_->Stop();
+  EXPECT_THAT(runs, ::testing::ElementsAre("first", "second"));
+  EXPECT_EQ(events.Count(EventType::kExpired), 0);
+}
+
+// A job of the batch that is cancelled while it waits its turn: the
+// renewal is refused, and the job is not started on the dead lease.
+TEST_F(WorkersTest, AJobWhoseLeaseIsGoneIsNotStarted) {
+  EventCounter events(*scheduler_);
+  absl::Notification release;
+  std::atomic<int> second_runs{0};
+  HandlerOptions handler_options;
+  handler_options.batch = 2;
+  scheduler_->Handle(
+      "t",
+      [&](const Job& job) {
+        if (job.id == "first") release.WaitForNotification();
+        if (job.id == "second") ++second_runs;
+        return absl::OkStatus();
+      },
+      handler_options);
+  JobOptions options;
+  options.ttr = absl::Seconds(10);
+  options.id = "first";
+  ASSERT_OK(scheduler_->Enqueue("t", "", options));
+  options.id = "second";
+  ASSERT_OK(scheduler_->Enqueue("t", "", options));
+  struct Release {
+    absl::Notification* n;
+    ~Release() {
+      if (!n->HasBeenNotified()) n->Notify();
+    }
+  } release_on_exit{&release};
+  ASSERT_OK(scheduler_->Start());
+  ASSERT_TRUE(events.WaitFor(EventType::kReserved, 2));
+  ASSERT_OK(scheduler_->Cancel("second"));
+  // The keeper's next renewal of "second" is refused; "first" is renewed.
+  clock_.Advance(absl::Seconds(6));
+  ASSERT_TRUE(
+      DeadlineBecomes(*scheduler_, "first", clock_.Now() + absl::Seconds(10)));
+  release.Notify();
+  ASSERT_TRUE(events.WaitFor(EventType::kSucceeded, 1));
+  scheduler_->Stop();
+  EXPECT_EQ(second_runs.load(), 0);
 }
 
 TEST_F(WorkersTest, StopWaitsForRunningHandlers) {
