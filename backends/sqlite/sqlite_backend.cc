@@ -65,7 +65,8 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
   DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ",
                                              options.wal_autocheckpoint_pages),
                                 "set wal_autocheckpoint"));
-  std::unique_ptr<SqliteBackend> backend(new SqliteBackend(std::move(conn)));
+  std::unique_ptr<SqliteBackend> backend(
+      new SqliteBackend(std::move(conn), NewsFolder(options.path)));
   {
     MutexLock lock(&backend->mu_);
     DQ_RETURN_IF_ERROR(backend->PrepareAll());
@@ -105,6 +106,10 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.dead_of_topic, Sql::kDeadOfTopic},
       {&s_.kick, Sql::kKick},
       {&s_.state_of, Sql::kStateOf},
+      {&s_.ready_count, Sql::kReadyCount},
+      {&s_.topic_of, Sql::kTopicOf},
+      {&s_.horizon_get, Sql::kHorizonGet},
+      {&s_.horizon_set, Sql::kHorizonSet},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -113,7 +118,7 @@ absl::Status SqliteBackend::PrepareAll() {
 }
 
 template <typename F>
-absl::Status SqliteBackend::WriteTransaction(F&& body) {
+absl::Status SqliteBackend::WriteTransaction(absl::Time now, F&& body) {
   {
     ScopedReset reset(s_.begin.get());
     absl::StatusOr<int> begun = s_.begin->Run();
@@ -122,13 +127,95 @@ absl::Status SqliteBackend::WriteTransaction(F&& body) {
       return begun.status();
     }
   }
+  pending_ = PendingNews();
+  pending_.now_us = ToMicros(now);
   absl::Status status = body();
+  std::vector<std::string> news;
+  if (status.ok()) {
+    absl::StatusOr<std::vector<std::string>> collected = CollectNews();
+    if (collected.ok()) {
+      news = *std::move(collected);
+    } else {
+      status = collected.status();
+    }
+  }
   if (status.ok()) {
     ScopedReset reset(s_.commit.get());
     status = s_.commit->Run().status();
   }
-  if (!status.ok()) conn_->Rollback();
+  if (!status.ok()) {
+    conn_->Rollback();
+    return status;
+  }
+  // After the commit: a subscriber that hears the news sees the change.
+  if (!news.empty()) sender_.Send(news);
   return status;
+}
+
+void SqliteBackend::NoteMadeReady(absl::string_view topic, int64_t n) {
+  pending_.ready_delta[topic] += n;
+}
+
+void SqliteBackend::NoteReserved(const Lease& lease) {
+  // Only topics the transaction made ready are of interest.
+  auto it = pending_.ready_delta.find(lease.job.topic);
+  if (it != pending_.ready_delta.end()) --it->second;
+  NoteDue(ToMicros(lease.deadline));
+}
+
+void SqliteBackend::NoteDue(int64_t at_us) {
+  if (!pending_.earliest_due_us || at_us < *pending_.earliest_due_us) {
+    pending_.earliest_due_us = at_us;
+  }
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteBackend::CollectNews() {
+  std::vector<std::string> news;
+  for (const auto& [topic, delta] : pending_.ready_delta) {
+    if (delta <= 0) continue;  // cannot have been empty and now have jobs
+    ScopedReset reset(s_.ready_count.get());
+    s_.ready_count->BindText(1, topic);
+    DQ_ASSIGN_OR_RETURN(bool row, s_.ready_count->Step());
+    const int64_t now_ready = row ? s_.ready_count->Int64(0) : 0;
+    if (now_ready > 0 && now_ready == delta)
+      news.push_back(ReadyMessage(topic));
+  }
+  if (pending_.earliest_due_us) {
+    const int64_t at = *pending_.earliest_due_us;
+    DQ_ASSIGN_OR_RETURN(std::optional<int64_t> horizon, ReadHorizon());
+    if (!horizon || at < *horizon || *horizon <= pending_.now_us) {
+      ScopedReset reset(s_.horizon_set.get());
+      s_.horizon_set->BindInt64(1, at);
+      DQ_RETURN_IF_ERROR(s_.horizon_set->Run().status());
+      news.push_back(DueMessage(at));
+    }
+  }
+  return news;
+}
+
+absl::StatusOr<std::optional<int64_t>> SqliteBackend::ReadHorizon() {
+  ScopedReset reset(s_.horizon_get.get());
+  DQ_ASSIGN_OR_RETURN(bool row, s_.horizon_get->Step());
+  if (!row || s_.horizon_get->IsNull(0)) return std::optional<int64_t>();
+  return std::optional<int64_t>(s_.horizon_get->Int64(0));
+}
+
+absl::StatusOr<std::unique_ptr<NewsSubscription>> SqliteBackend::Subscribe(
+    NewsCallback on_news) {
+  // Read after the socket is bound, so that a horizon announced meanwhile
+  // arrives as news if it is not the one read here.
+  return SubscribeToNews(
+      news_folder_, std::move(on_news), [this]() -> std::optional<StoreNews> {
+        MutexLock lock(&mu_);
+        absl::StatusOr<std::optional<int64_t>> horizon = ReadHorizon();
+        if (!horizon.ok() || !horizon->has_value()) {
+          return std::nullopt;
+        }
+        StoreNews news;
+        news.kind = StoreNews::Kind::kDue;
+        news.at = FromMicros(**horizon);
+        return news;
+      });
 }
 
 absl::StatusOr<int64_t> SqliteBackend::LoadCounter() {
@@ -198,6 +285,7 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
       ScopedReset reset(s_.make_ready.get());
       s_.make_ready->BindInt64(1, d.seq);
       DQ_RETURN_IF_ERROR(s_.make_ready->Run().status());
+      NoteMadeReady(d.transition.topic);
     }
     if (out != nullptr) out->push_back(std::move(d.transition));
   }
@@ -208,7 +296,7 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
 absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
-  return WriteTransaction([&]() -> absl::Status {
+  return WriteTransaction(now, [&]() -> absl::Status {
     Statement* insert = s_.insert.get();
     for (const NewJob& job : jobs) {
       ScopedReset reset(insert);
@@ -228,8 +316,10 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
       insert->BindInt64(12, run_at);
       if (delayed) {
         insert->BindInt64(13, run_at);
+        NoteDue(run_at);
       } else {
         insert->BindNull(13);
+        NoteMadeReady(job.topic);
       }
       absl::StatusOr<int> done = insert->Run();
       if (done.status().code() == absl::StatusCode::kAlreadyExists) {
@@ -248,7 +338,7 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
   MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   std::vector<Lease> leases;
-  absl::Status status = WriteTransaction([&]() -> absl::Status {
+  absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     s_.topic_due->BindText(1, topic);
     s_.topic_due->BindInt64(2, now_us);
     DQ_RETURN_IF_ERROR(
@@ -269,6 +359,7 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
       // Finish the statement so its change is complete before the next one.
       DQ_RETURN_IF_ERROR(reserve->Run().status());
       ++counter;
+      NoteReserved(lease);
       leases.push_back(std::move(lease));
     }
     if (!leases.empty()) DQ_RETURN_IF_ERROR(SaveCounter(counter));
@@ -281,7 +372,7 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
                                 absl::Time now) {
   MutexLock lock(&mu_);
-  return WriteTransaction([&]() -> absl::Status {
+  return WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.ack.get());
     s_.ack->BindText(1, id);
     s_.ack->BindInt64(2, static_cast<int64_t>(token));
@@ -298,8 +389,9 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
                                                 absl::Time now) {
   MutexLock lock(&mu_);
   FailOutcome outcome = FailOutcome::kRetry;
-  absl::Status status = WriteTransaction([&]() -> absl::Status {
+  absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     int64_t seq, attempts, max_attempts;
+    std::string topic;
     {
       ScopedReset reset(s_.lease.get());
       s_.lease->BindText(1, id);
@@ -309,6 +401,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
       seq = s_.lease->Int64(0);
       attempts = s_.lease->Int64(1);
       max_attempts = s_.lease->Int64(2);
+      topic = s_.lease->Text(3);
     }
     if (attempts >= max_attempts) {
       outcome = FailOutcome::kDead;
@@ -328,8 +421,10 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
     s_.retry->BindInt64(3, retry_us);
     if (ready) {
       s_.retry->BindNull(4);
+      NoteMadeReady(topic);
     } else {
       s_.retry->BindInt64(4, retry_us);
+      NoteDue(retry_us);
     }
     s_.retry->BindText(5, error);
     return s_.retry->Run().status();
@@ -341,7 +436,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
 absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
                                     absl::Time run_at, absl::Time now) {
   MutexLock lock(&mu_);
-  return WriteTransaction([&]() -> absl::Status {
+  return WriteTransaction(now, [&]() -> absl::Status {
     const bool ready = run_at <= now;
     const int64_t run_us = ToMicros(run_at);
     ScopedReset reset(s_.release.get());
@@ -354,9 +449,14 @@ absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
     } else {
       s_.release->BindInt64(5, run_us);
     }
-    DQ_ASSIGN_OR_RETURN(int changed, s_.release->Run());
-    if (changed == 0) return StaleLease(id, token);
-    return absl::OkStatus();
+    DQ_ASSIGN_OR_RETURN(bool row, s_.release->Step());
+    if (!row) return StaleLease(id, token);
+    if (ready) {
+      NoteMadeReady(s_.release->Text(0));
+    } else {
+      NoteDue(run_us);
+    }
+    return s_.release->Run().status();
   });
 }
 
@@ -365,7 +465,7 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
                                                 absl::Time now) {
   MutexLock lock(&mu_);
   absl::Time deadline;
-  absl::Status status = WriteTransaction([&]() -> absl::Status {
+  absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.touch.get());
     s_.touch->BindText(1, id);
     s_.touch->BindInt64(2, static_cast<int64_t>(token));
@@ -373,6 +473,7 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
     DQ_ASSIGN_OR_RETURN(bool row, s_.touch->Step());
     if (!row) return StaleLease(id, token);
     deadline = FromMicros(s_.touch->Int64(0));
+    NoteDue(s_.touch->Int64(0));
     return s_.touch->Run().status();
   });
   if (!status.ok()) return status;
@@ -381,7 +482,7 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
 
 absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
   MutexLock lock(&mu_);
-  return WriteTransaction([&]() -> absl::Status {
+  return WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.cancel.get());
     s_.cancel->BindText(1, id);
     DQ_ASSIGN_OR_RETURN(int changed, s_.cancel->Run());
@@ -397,7 +498,7 @@ absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
   MutexLock lock(&mu_);
   int moved = 0;
   if (max <= 0) return moved;
-  absl::Status status = WriteTransaction([&]() -> absl::Status {
+  absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     std::vector<int64_t> seqs;
     {
       ScopedReset reset(s_.dead_of_topic.get());
@@ -416,6 +517,7 @@ absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
       DQ_RETURN_IF_ERROR(s_.kick->Run().status());
     }
     moved = static_cast<int>(seqs.size());
+    if (moved > 0) NoteMadeReady(topic, moved);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -424,7 +526,7 @@ absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
 
 absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
   MutexLock lock(&mu_);
-  return WriteTransaction([&]() -> absl::Status {
+  return WriteTransaction(now, [&]() -> absl::Status {
     int64_t seq, state;
     {
       ScopedReset reset(s_.state_of.get());
@@ -439,6 +541,12 @@ absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
           absl::StrCat("job '", id, "' is ", JobStateName(StateFromInt(state)),
                        ", not dead"));
     }
+    {
+      ScopedReset reset(s_.topic_of.get());
+      s_.topic_of->BindInt64(1, seq);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.topic_of->Step());
+      if (row) NoteMadeReady(s_.topic_of->Text(0));
+    }
     ScopedReset reset(s_.kick.get());
     s_.kick->BindInt64(1, seq);
     s_.kick->BindInt64(2, ToMicros(now));
@@ -451,7 +559,7 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
   MutexLock lock(&mu_);
   PromoteResult result;
   if (limit < 1) limit = 1;
-  absl::Status status = WriteTransaction([&]() -> absl::Status {
+  absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     // One row more than `limit` tells whether more remain.
     s_.all_due->BindInt64(1, ToMicros(now));
     s_.all_due->BindInt64(2, static_cast<int64_t>(limit) + 1);

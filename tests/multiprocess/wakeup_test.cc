@@ -177,7 +177,8 @@ TEST_P(WakeupTest, ExpiredLeaseOfAnotherProcess) {
               absl::ToDoubleMilliseconds(absl::Now() - deadline));
 }
 
-INSTANTIATE_TEST_SUITE_P(Stores, WakeupTest, ::testing::Values(Store::kRedis),
+INSTANTIATE_TEST_SUITE_P(Stores, WakeupTest,
+                         ::testing::Values(Store::kSqlite, Store::kRedis),
                          StoreName);
 
 // Redis: a subscription connection killed by the server comes back, and the

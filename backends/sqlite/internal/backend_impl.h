@@ -8,16 +8,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "backends/sqlite/internal/db.h"
 #include "backends/sqlite/internal/mutex.h"
+#include "backends/sqlite/internal/news.h"
 #include "delayq/backend.h"
 #include "delayq/sqlite_backend.h"
 
@@ -66,6 +69,8 @@ class SqliteBackend : public Backend {
   absl::Status KickJob(absl::string_view id, absl::Time now) override;
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
   absl::StatusOr<absl::Time> NextDue() override;
+  absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
+      NewsCallback on_news) override;
 
  private:
   // Every statement, prepared once.
@@ -73,17 +78,32 @@ class SqliteBackend : public Backend {
     std::unique_ptr<Statement> begin, commit, insert, counter_get, counter_set,
         topic_due, all_due, next_due, make_ready, make_dead, reserve_one, ack,
         lease, retry, release, touch, cancel, get, list_ready, list_timed,
-        list_dead, stats, topics, dead_of_topic, kick, state_of;
+        list_dead, stats, topics, dead_of_topic, kick, state_of, ready_count,
+        topic_of, horizon_get, horizon_set;
   };
 
-  explicit SqliteBackend(std::unique_ptr<Connection> conn)
-      : conn_(std::move(conn)) {}
+  // What the running write transaction will announce once it commits (see
+  // Subscribe()): only edges, found from what the transaction did.
+  struct PendingNews {
+    int64_t now_us = 0;
+    // Per topic: jobs the transaction made ready minus those it reserved.
+    absl::flat_hash_map<std::string, int64_t> ready_delta;
+    // The earliest due time (run_at or lease deadline) it stored.
+    std::optional<int64_t> earliest_due_us;
+  };
+
+  SqliteBackend(std::unique_ptr<Connection> conn, std::string news_folder)
+      : conn_(std::move(conn)),
+        news_folder_(news_folder),
+        sender_(std::move(news_folder)) {}
 
   absl::Status PrepareAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when it fails.
+  // After the commit, sends the news the body noted (`now`: the call's).
   template <typename F>
-  absl::Status WriteTransaction(F&& body) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteTransaction(absl::Time now, F&& body)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // The next value of the token/death-order counter. Inside a write
   // transaction; the caller stores the last value it used with SaveCounter().
@@ -97,9 +117,30 @@ class SqliteBackend : public Backend {
                                std::vector<Transition>* out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Notes for the pending news; inside a write transaction.
+  void NoteMadeReady(absl::string_view topic, int64_t n = 1)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NoteReserved(const Lease& lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void NoteDue(int64_t at_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The messages of the pending news, read before the commit. A topic whose
+  // ready jobs are all the transaction's own had none before. A due time is
+  // announced when it is earlier than the horizon (the latest announced, see
+  // news.h), or the horizon has passed: while the horizon lies ahead, every
+  // subscriber already wakes by then and reads the store. Subscribe() hands
+  // a new subscriber the horizon as its first news, so that holds for it too.
+  // The horizon this call announces is stored with the change.
+  absl::StatusOr<std::vector<std::string>> CollectNews()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The horizon, if any has been announced.
+  absl::StatusOr<std::optional<int64_t>> ReadHorizon()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   Mutex mu_;
   std::unique_ptr<Connection> conn_ ABSL_GUARDED_BY(mu_);
   Statements s_ ABSL_GUARDED_BY(mu_);
+  const std::string news_folder_;
+  NewsSender sender_ ABSL_GUARDED_BY(mu_);
+  PendingNews pending_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace sqlite_internal

@@ -79,10 +79,20 @@ CREATE TABLE counter (
 INSERT INTO counter (id, value) VALUES (1, 0);
 )sql";
 
+// Version 2: news_horizon holds the latest due time announced to the
+// processes that subscribe to news (see news.h), NULL before the first.
+constexpr char kSchemaV2[] = R"sql(
+CREATE TABLE news_horizon (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  at_us INTEGER
+);
+INSERT INTO news_horizon (id, at_us) VALUES (1, NULL);
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
-constexpr const char* kMigrations[] = {kSchemaV1};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
@@ -164,7 +174,7 @@ absl::Status PrepareSchema(Connection* conn, int page_size) {
   // reported at open rather than at the first job.
   DQ_RETURN_IF_ERROR(conn->Exec(
       "SELECT max(seq) FROM jobs; SELECT count(*) FROM counts;"
-      "SELECT value FROM counter;"
+      "SELECT value FROM counter; SELECT at_us FROM news_horizon;"
       "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
       "LIMIT 1",
       "read schema"));

@@ -63,14 +63,15 @@ struct Sql {
   static constexpr const char* kAck =
       "DELETE FROM jobs WHERE id = ?1 AND state = 2 AND token = ?2";
   static constexpr const char* kLease =
-      "SELECT seq, attempts, max_attempts FROM jobs "
+      "SELECT seq, attempts, max_attempts, topic FROM jobs "
       "WHERE id = ?1 AND state = 2 AND token = ?2";
   static constexpr const char* kRetry =
       "UPDATE jobs SET state = ?2, run_at_us = ?3, due_us = ?4, token = NULL, "
       "last_error = ?5 WHERE seq = ?1";
   static constexpr const char* kRelease =
       "UPDATE jobs SET state = ?3, attempts = attempts - 1, run_at_us = ?4, "
-      "due_us = ?5, token = NULL WHERE id = ?1 AND state = 2 AND token = ?2";
+      "due_us = ?5, token = NULL WHERE id = ?1 AND state = 2 AND token = ?2 "
+      "RETURNING topic";
   static constexpr const char* kTouch =
       "UPDATE jobs SET due_us = ?3 + ttr_us "
       "WHERE id = ?1 AND state = 2 AND token = ?2 RETURNING due_us";
@@ -94,6 +95,13 @@ struct Sql {
 
   static constexpr const char* kStats =
       "SELECT state, n FROM counts WHERE topic = ?1";
+  // A topic's ready jobs, for news of a ready set that was empty.
+  static constexpr const char* kReadyCount =
+      "SELECT n FROM counts WHERE topic = ?1 AND state = 1";
+  static constexpr const char* kHorizonGet =
+      "SELECT at_us FROM news_horizon WHERE id = 1";
+  static constexpr const char* kHorizonSet =
+      "UPDATE news_horizon SET at_us = ?1 WHERE id = 1";
   static constexpr const char* kTopics =
       "SELECT topic FROM counts GROUP BY topic HAVING sum(n) > 0 "
       "ORDER BY topic";
@@ -101,6 +109,8 @@ struct Sql {
   static constexpr const char* kDeadOfTopic =
       "SELECT seq FROM jobs WHERE topic = ?1 AND state = 3 "
       "ORDER BY dead_order LIMIT ?2";
+  static constexpr const char* kTopicOf =
+      "SELECT topic FROM jobs WHERE seq = ?1";
   static constexpr const char* kKick =
       "UPDATE jobs SET state = 1, attempts = 0, run_at_us = ?2, due_us = NULL, "
       "dead_order = NULL WHERE seq = ?1";
