@@ -25,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/redis/redis_test_server.h"
+#include "tests/testing/news_recorder.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
 
@@ -53,53 +54,8 @@ NewJob MakeJob(std::string id, std::string topic, absl::Time run_at = kT0,
   return j;
 }
 
-// Printable news, so failures say what came.
-std::string Describe(const StoreNews& n) {
-  switch (n.kind) {
-    case StoreNews::Kind::kReady:
-      return absl::StrCat("ready(", n.topic, ")");
-    case StoreNews::Kind::kDue:
-      return absl::StrCat("due(+", absl::FormatDuration(n.at - kT0), ")");
-    case StoreNews::Kind::kResync:
-      return "resync";
-  }
-  return "?";
-}
-std::string Ready(absl::string_view topic) {
-  return absl::StrCat("ready(", topic, ")");
-}
-std::string Due(absl::Duration after_t0) {
-  return absl::StrCat("due(+", absl::FormatDuration(after_t0), ")");
-}
-
-// Collects the news a subscription delivers.
-class Recorder {
- public:
-  NewsCallback Callback() {
-    return [this](const StoreNews& n) {
-      std::lock_guard<std::mutex> lock(mu_);
-      news_.push_back(Describe(n));
-      cv_.notify_all();
-    };
-  }
-
-  // The next news, or "" when none comes within `wait`.
-  std::string Next(absl::Duration wait = kWait) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (!cv_.wait_for(lock, absl::ToChronoMilliseconds(wait),
-                      [&] { return !news_.empty(); })) {
-      return "";
-    }
-    std::string n = news_.front();
-    news_.pop_front();
-    return n;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> news_;
-};
+const auto Ready = testing::NewsRecorder::Ready;
+const auto Due = testing::NewsRecorder::Due;
 
 class RedisNewsTest : public ::testing::Test {
  protected:
@@ -144,7 +100,7 @@ class RedisNewsTest : public ::testing::Test {
   RedisOptions options_;
   std::unique_ptr<RedisBackend> subscriber_;
   std::unique_ptr<RedisBackend> store_;  // "another process"
-  Recorder recorder_;
+  testing::NewsRecorder recorder_{kT0};
   std::unique_ptr<NewsSubscription> subscription_;
   int sentinels_ = 0;
 };
@@ -315,8 +271,9 @@ TEST_F(RedisNewsTest, MessagesThatAreNotNewsAreIgnored) {
   EXPECT_THAT(RawCommand(options_.port,
                          {"SPUBLISH", subscriber_->news_channel(), "d-5"}),
               ElementsAre("1"));
-  EXPECT_EQ(recorder_.Next(), Describe(StoreNews{StoreNews::Kind::kDue, "",
-                                                 absl::FromUnixMicros(-5)}));
+  EXPECT_EQ(recorder_.Next(),
+            recorder_.Describe(StoreNews{StoreNews::Kind::kDue, "",
+                                         absl::FromUnixMicros(-5)}));
 }
 
 TEST_F(RedisNewsTest, ResyncAfterTheConnectionDropsThenNewsAgain) {
@@ -333,7 +290,7 @@ TEST(RedisNewsServerTimeTest, TimesAreTheServers) {
   options.time_source = RedisOptions::TimeSource::kServer;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> store,
                        OpenRedisBackend(options));
-  Recorder recorder;
+  testing::NewsRecorder recorder(kT0);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NewsSubscription> subscription,
                        store->Subscribe(recorder.Callback()));
   // A caller clock an hour behind: the delay keeps its length on the
@@ -342,7 +299,7 @@ TEST(RedisNewsServerTimeTest, TimesAreTheServers) {
   ASSERT_OK(store->Add({MakeJob("d", "t", behind + absl::Minutes(5))}, behind));
   ASSERT_OK_AND_ASSIGN(Job d, store->Get("d"));
   EXPECT_EQ(recorder.Next(),
-            Describe(StoreNews{StoreNews::Kind::kDue, "", d.run_at}));
+            recorder.Describe(StoreNews{StoreNews::Kind::kDue, "", d.run_at}));
   EXPECT_GT(d.run_at, absl::Now());
   ASSERT_OK(store->Add({MakeJob("r", "t", behind)}, behind));
   EXPECT_EQ(recorder.Next(), Ready("t"));
@@ -401,7 +358,7 @@ class RedisNewsOutageTest : public ::testing::Test {
 TEST_F(RedisNewsOutageTest, DestroyingReturnsPromptlyWhileTheServerIsStopped) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> store,
                        OpenRedisBackend(options_));
-  Recorder recorder;
+  testing::NewsRecorder recorder(kT0);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NewsSubscription> subscription,
                        store->Subscribe(recorder.Callback()));
   ASSERT_EQ(kill(pid_, SIGSTOP), 0);
@@ -412,7 +369,7 @@ TEST_F(RedisNewsOutageTest, DestroyingReturnsPromptlyWhileTheServerIsStopped) {
 TEST_F(RedisNewsOutageTest, ReconnectsAfterARestartAndStopsPromptlyMeanwhile) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> store,
                        OpenRedisBackend(options_));
-  Recorder recorder;
+  testing::NewsRecorder recorder(kT0);
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<NewsSubscription> subscription,
                        store->Subscribe(recorder.Callback()));
   server_->Kill();
@@ -435,7 +392,7 @@ TEST_F(RedisNewsOutageTest, SubscribingToAnUnreachableServerFails) {
                        OpenRedisBackend(options_));
   server_->Kill();
   pid_ = 0;
-  Recorder recorder;
+  testing::NewsRecorder recorder(kT0);
   EXPECT_THAT(store->Subscribe(recorder.Callback()).status(),
               StatusIs(absl::StatusCode::kUnavailable));
 }
