@@ -72,6 +72,22 @@ inline void RecordFirstDeliveries(Scheduler& scheduler,
       options);
 }
 
+// "two-process" or "one-process", the shape every report names.
+inline std::string ShapeName(const WorkloadConfig& config) {
+  return config.two_process ? "two-process" : "one-process";
+}
+
+// W1's consumers: `concurrency` threads reserve (`batch` at a time when > 1)
+// and ack until the topic stays empty; `done` counts acks as they happen.
+struct ConsumeResult {
+  absl::Duration elapsed;  // from the start to the last ack
+  int64_t ack_errors = 0;
+  absl::Status error;
+};
+ConsumeResult Consume(Scheduler& scheduler, const std::string& topic,
+                      int concurrency, int batch, Tally& tally,
+                      std::atomic<int64_t>& done);
+
 }  // namespace bench
 }  // namespace delayq
 

@@ -18,15 +18,26 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "bench/workloads/consumer_process.h"
 #include "bench/workloads/workloads.h"
 
 ABSL_FLAG(std::string, store,
           "memory:", "store URL: memory:, sqlite:PATH or redis://HOST:PORT");
-ABSL_FLAG(std::string, workload, "w1", "w1, w2, w3 or idle (Redis only)");
+ABSL_FLAG(std::string, workload, "w1", "w1, w2, w3, w4 or idle (Redis only)");
+ABSL_FLAG(std::string, shape, "",
+          "two-process (consumers in a process of their own; the default for "
+          "sqlite: and redis:// stores) or one-process (one scheduler "
+          "produces and consumes; the only shape of memory:)");
+// The consumer process's own flags (see consumer_process.h).
+ABSL_FLAG(std::string, role, "", "internal: run as a consumer process");
+ABSL_FLAG(std::string, role_topic, "", "internal: the consumer's topic");
+ABSL_FLAG(int64_t, role_linger_ms, 500, "internal: the handler's linger");
+ABSL_FLAG(int64_t, role_give_up_unix_ms, 0, "internal: the handler's end");
 ABSL_FLAG(int64_t, n, -1,
-          "jobs (default: w1 100000, w2 20000, w3 1000, idle 100000)");
+          "jobs (default: w1 100000, w2 20000, w3 1000, w4 1000, idle 100000)");
 ABSL_FLAG(int, concurrency, 4, "consumer threads / handler workers");
 ABSL_FLAG(int, batch, 100, "w1: jobs per batched enqueue and reserve");
 ABSL_FLAG(int, lead_ms, 2000, "w2: time from start to the first due time");
@@ -48,6 +59,33 @@ int main(int argc, char** argv) {
   config.lead = absl::Milliseconds(absl::GetFlag(FLAGS_lead_ms));
   config.window = absl::Seconds(absl::GetFlag(FLAGS_window_s));
   config.run_tag = absl::StrCat(absl::ToUnixMillis(absl::Now()));
+  const std::string shape = absl::GetFlag(FLAGS_shape);
+  const bool shared_store = !absl::StartsWith(config.store_url, "memory:");
+  if (shape.empty()) {
+    config.two_process = shared_store;
+  } else if (shape == "two-process" || shape == "one-process") {
+    config.two_process = shape == "two-process";
+  } else {
+    std::fprintf(stderr, "--shape is two-process or one-process\n");
+    return 2;
+  }
+  if (config.two_process && !shared_store) {
+    std::fprintf(stderr,
+                 "a memory: store lives in one process: --shape=one-process\n");
+    return 2;
+  }
+  if (!absl::GetFlag(FLAGS_role).empty()) {
+    delayq::bench::ConsumerArgs args;
+    args.role = absl::GetFlag(FLAGS_role);
+    args.topic = absl::GetFlag(FLAGS_role_topic);
+    args.n = config.n;
+    args.concurrency = config.concurrency;
+    args.batch = config.batch;
+    args.linger = absl::Milliseconds(absl::GetFlag(FLAGS_role_linger_ms));
+    const int64_t give_up_ms = absl::GetFlag(FLAGS_role_give_up_unix_ms);
+    if (give_up_ms > 0) args.give_up = absl::FromUnixMillis(give_up_ms);
+    return delayq::bench::RunConsumerRole(config, args);
+  }
   if (config.concurrency < 1 || config.batch < 1 || config.n == 0 ||
       config.lead < absl::ZeroDuration() ||
       config.window <= absl::ZeroDuration()) {
@@ -70,11 +108,14 @@ int main(int argc, char** argv) {
   } else if (workload == "w3") {
     default_n(1000);
     reports = delayq::bench::RunW3(config);
+  } else if (workload == "w4") {
+    default_n(1000);
+    reports = delayq::bench::RunW4(config);
   } else if (workload == "idle") {
     default_n(100000);
     reports = delayq::bench::RunIdle(config);
   } else {
-    std::fprintf(stderr, "unknown --workload=%s (w1, w2, w3 or idle)\n",
+    std::fprintf(stderr, "unknown --workload=%s (w1, w2, w3, w4 or idle)\n",
                  workload.c_str());
     return 2;
   }

@@ -11,10 +11,13 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "bench/workloads/common.h"
+#include "bench/workloads/consumer_process.h"
 
 namespace delayq {
 namespace bench {
@@ -24,11 +27,7 @@ namespace {
 // over. Every job is ready before consuming starts, so empty means done.
 constexpr absl::Duration kDrainWait = absl::Milliseconds(300);
 
-struct ConsumeResult {
-  absl::Duration elapsed;
-  int64_t ack_errors = 0;
-  absl::Status error;
-};
+}  // namespace
 
 ConsumeResult Consume(Scheduler& scheduler, const std::string& topic,
                       int concurrency, int batch, Tally& tally,
@@ -85,6 +84,57 @@ ConsumeResult Consume(Scheduler& scheduler, const std::string& topic,
   return result;
 }
 
+namespace {
+
+// What the consumers did, counted where they ran.
+struct Consumed {
+  ConsumeResult result;
+  int64_t delivered = 0;
+  int64_t duplicates = 0;
+  int64_t missing = 0;
+};
+
+// Consumes in a consumer process (two-process shape).
+absl::StatusOr<Consumed> ConsumeElsewhere(const WorkloadConfig& config,
+                                          const std::string& topic, int batch) {
+  ConsumerArgs args;
+  args.role = "consume";
+  args.topic = topic;
+  args.n = config.n;
+  args.concurrency = config.concurrency;
+  args.batch = batch;
+  absl::StatusOr<std::unique_ptr<ConsumerProcess>> consumer =
+      ConsumerProcess::Start(config, args);
+  if (!consumer.ok()) return consumer.status();
+  absl::StatusOr<std::string> line = (*consumer)->ReadLine(absl::Minutes(30));
+  if (!line.ok()) return line.status();
+  std::vector<absl::string_view> f = absl::StrSplit(*line, ' ');
+  int64_t elapsed_ns;
+  Consumed c;
+  if (f.size() != 6 || f[0] != "consumed" ||
+      !absl::SimpleAtoi(f[1], &c.delivered) ||
+      !absl::SimpleAtoi(f[2], &elapsed_ns) ||
+      !absl::SimpleAtoi(f[3], &c.duplicates) ||
+      !absl::SimpleAtoi(f[4], &c.missing) ||
+      !absl::SimpleAtoi(f[5], &c.result.ack_errors)) {
+    return absl::InternalError(absl::StrCat("consumer said '", *line, "'"));
+  }
+  c.result.elapsed = absl::Nanoseconds(elapsed_ns);
+  return c;
+}
+
+Consumed ConsumeHere(Scheduler& scheduler, const WorkloadConfig& config,
+                     const std::string& topic, int batch,
+                     std::atomic<int64_t>& done) {
+  Tally tally(config.n);
+  Consumed c;
+  c.result = Consume(scheduler, topic, config.concurrency, batch, tally, done);
+  c.delivered = tally.delivered();
+  c.duplicates = tally.Duplicates();
+  c.missing = tally.Missing();
+  return c;
+}
+
 absl::StatusOr<Report> RunMode(const WorkloadConfig& config, int batch) {
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenScheduler(config);
   if (!scheduler.ok()) return scheduler.status();
@@ -121,34 +171,37 @@ absl::StatusOr<Report> RunMode(const WorkloadConfig& config, int batch) {
   const absl::Duration enqueue_time = absl::Now() - start;
   const int64_t enqueued = done.exchange(0);
 
-  Tally tally(config.n);
-  ConsumeResult consumed;
-  {
+  Consumed consumed;
+  if (config.two_process) {
+    absl::StatusOr<Consumed> elsewhere = ConsumeElsewhere(config, topic, batch);
+    if (!elsewhere.ok()) return elsewhere.status();
+    consumed = *std::move(elsewhere);
+  } else {
     Progress progress(absl::StrCat("w1 ", mode, " consume"), config.n, &done);
-    consumed =
-        Consume(**scheduler, topic, config.concurrency, batch, tally, done);
+    consumed = ConsumeHere(**scheduler, config, topic, batch, done);
   }
-  WL_RETURN_IF_ERROR(consumed.error);
+  WL_RETURN_IF_ERROR(consumed.result.error);
   absl::StatusOr<TopicStats> left = (*scheduler)->Stats(topic);
   if (!left.ok()) return left.status();
 
   Report report(SystemName(**scheduler), "w1");
+  report.Param("shape", ShapeName(config));
   report.Param("n", config.n);
   report.Param("concurrency", static_cast<int64_t>(config.concurrency));
   report.Param("mode", mode);
   report.Param("batch", static_cast<int64_t>(batch));
   const double enqueue_s = absl::ToDoubleSeconds(enqueue_time);
-  const double consume_s = absl::ToDoubleSeconds(consumed.elapsed);
+  const double consume_s = absl::ToDoubleSeconds(consumed.result.elapsed);
   report.Metric("enqueued", enqueued);
   report.Metric("enqueue_s", enqueue_s);
   report.Metric("enqueue_jobs_per_s", enqueue_s > 0 ? enqueued / enqueue_s : 0);
-  report.Metric("consumed", tally.delivered());
+  report.Metric("consumed", consumed.delivered);
   report.Metric("consume_s", consume_s);
   report.Metric("consume_jobs_per_s",
-                consume_s > 0 ? tally.delivered() / consume_s : 0);
-  report.Metric("duplicates", tally.Duplicates());
-  report.Metric("missing", tally.Missing());
-  report.Metric("ack_errors", consumed.ack_errors);
+                consume_s > 0 ? consumed.delivered / consume_s : 0);
+  report.Metric("duplicates", consumed.duplicates);
+  report.Metric("missing", consumed.missing);
+  report.Metric("ack_errors", consumed.result.ack_errors);
   report.Metric("left_in_store",
                 left->delayed + left->ready + left->reserved + left->dead);
   return report;

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "bench/workloads/common.h"
+#include "bench/workloads/consumer_process.h"
 
 namespace delayq {
 namespace bench {
@@ -33,13 +34,28 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
   std::vector<double> lateness_ms(n, std::nan(""));
   Tally tally(n);
   std::atomic<int64_t> done{0};
-  RecordFirstDeliveries(scheduler, topic, config.concurrency, due, lateness_ms,
-                        tally, done);
-  WL_RETURN_IF_ERROR(scheduler.Start());
-  StallProbe probe;
-
   const absl::Time first_due = absl::Now() + config.lead;
   for (int64_t i = 0; i < n; ++i) due[i] = first_due + config.spread * i / n;
+  const absl::Time give_up = due[n - 1] + kGiveUpAfter;
+  std::unique_ptr<ConsumerProcess> consumer;
+  if (config.two_process) {
+    ConsumerArgs args;
+    args.role = "handler";
+    args.topic = topic;
+    args.n = n;
+    args.concurrency = config.concurrency;
+    args.give_up = give_up;
+    absl::StatusOr<std::unique_ptr<ConsumerProcess>> started =
+        ConsumerProcess::Start(config, args);
+    if (!started.ok()) return started.status();
+    consumer = *std::move(started);
+  } else {
+    RecordFirstDeliveries(scheduler, topic, config.concurrency, due,
+                          lateness_ms, tally, done);
+    WL_RETURN_IF_ERROR(scheduler.Start());
+  }
+  StallProbe probe;
+
   int64_t enqueued_late = 0;
   {
     std::atomic<int64_t> enqueued{0};
@@ -57,8 +73,13 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
       enqueued.fetch_add(1);
     }
   }
-  const absl::Time give_up = due[n - 1] + kGiveUpAfter;
-  {
+  FirstDeliveries first;
+  if (consumer != nullptr) {
+    absl::StatusOr<std::vector<std::vector<absl::Time>>> times =
+        consumer->Deliveries(n, give_up - absl::Now() + absl::Minutes(1));
+    if (!times.ok()) return times.status();
+    first = Summarize(*times, due);
+  } else {
     Progress progress("w2 deliver", n, &done);
     while (done.load() < n && absl::Now() < give_up) {
       absl::SleepFor(absl::Milliseconds(20));
@@ -66,28 +87,31 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
     // A little longer, so that a second delivery of the last jobs would be
     // counted too.
     absl::SleepFor(absl::Milliseconds(500));
+    scheduler.Stop(absl::Seconds(5));
+    // Handler threads are joined: their writes are visible. Only first
+    // deliveries have a lateness.
+    for (double ms : lateness_ms) {
+      if (!std::isnan(ms)) first.ms.push_back(ms);
+    }
+    first.delivered = tally.delivered();
+    first.duplicates = tally.Duplicates();
+    first.missing = tally.Missing();
   }
-  scheduler.Stop(absl::Seconds(5));
   absl::StatusOr<TopicStats> left = scheduler.Stats(topic);
   if (!left.ok()) return left.status();
 
-  // Handler threads are joined: their writes are visible. Only first
-  // deliveries have a lateness.
-  std::vector<double> delivered;
-  for (double ms : lateness_ms) {
-    if (!std::isnan(ms)) delivered.push_back(ms);
-  }
   Report report(SystemName(scheduler), "w2");
+  report.Param("shape", ShapeName(config));
   report.Param("n", n);
   report.Param("concurrency", static_cast<int64_t>(config.concurrency));
   report.Param("spread_s",
                static_cast<int64_t>(absl::ToInt64Seconds(config.spread)));
   report.Param("lead_ms", absl::ToInt64Milliseconds(config.lead));
-  report.MetricJson("lateness_ms", Distribution(delivered));
+  report.MetricJson("lateness_ms", Distribution(first.ms));
   report.MetricJson("host_oversleep_ms", probe.Finish());
-  report.Metric("delivered", tally.delivered());
-  report.Metric("duplicates", tally.Duplicates());
-  report.Metric("missing", tally.Missing());
+  report.Metric("delivered", first.delivered);
+  report.Metric("duplicates", first.duplicates);
+  report.Metric("missing", first.missing);
   report.Metric("enqueued_late", enqueued_late);
   report.Metric("left_in_store",
                 left->delayed + left->ready + left->reserved + left->dead);

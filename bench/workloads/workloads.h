@@ -9,11 +9,18 @@
 //       waiting; delivery time minus due time.
 //   w3  TTR redelivery: N jobs with ttr 1 s reserved and never acked; time
 //       from the lease deadline to the second delivery.
+//   w4  handler start: an idle Handle() worker waits; one immediate job is
+//       enqueued every 10 ms; time from Enqueue() to the handler's entry.
 //   idle Redis commands per second while N jobs wait far in the future and
 //       a started scheduler with a worker has nothing to do (Redis only).
 //
 // Every workload counts deliveries per job, so a duplicate or a lost job
 // shows up in its report.
+//
+// Shapes: with `two_process` (the default for SQLite and Redis, which
+// processes share), the consumers of w1-w4 run in a process of their own
+// (consumer_process.h), as services deploy them; otherwise producer and
+// consumers share one Scheduler in one process.
 
 #ifndef DELAYQ_BENCH_WORKLOADS_WORKLOADS_H_
 #define DELAYQ_BENCH_WORKLOADS_WORKLOADS_H_
@@ -43,11 +50,14 @@ struct WorkloadConfig {
   absl::Duration window = absl::Seconds(10);
   // A tag that keeps this run's topics apart from earlier runs' in the store.
   std::string run_tag;
+  // Consumers in a process of their own (see above).
+  bool two_process = false;
 };
 
 absl::StatusOr<std::vector<Report>> RunW1(const WorkloadConfig& config);
 absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config);
 absl::StatusOr<std::vector<Report>> RunW3(const WorkloadConfig& config);
+absl::StatusOr<std::vector<Report>> RunW4(const WorkloadConfig& config);
 absl::StatusOr<std::vector<Report>> RunIdle(const WorkloadConfig& config);
 
 }  // namespace bench

@@ -1,0 +1,166 @@
+// Copyright delayq authors.
+
+#include "bench/workloads/consumer_process.h"
+
+#include <atomic>
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "bench/workloads/common.h"
+
+namespace delayq {
+namespace bench {
+namespace {
+
+absl::Mutex say_mu;
+
+void Say(const std::string& line) {
+  absl::MutexLock lock(&say_mu);
+  std::fwrite(line.data(), 1, line.size(), stdout);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+int RunHandler(Scheduler& scheduler, const ConsumerArgs& args) {
+  Tally tally(args.n);
+  std::atomic<int64_t> first{0};
+  HandlerOptions options;
+  options.concurrency = args.concurrency;
+  scheduler.Handle(
+      args.topic,
+      [&](const Job& job) {
+        const absl::Time now = absl::Now();
+        const int64_t i = ParseIndex(job.payload);
+        Say(absl::StrCat("d ", i, " ", absl::ToUnixMicros(now)));
+        if (tally.Deliver(i) == 1) first.fetch_add(1);
+        return absl::OkStatus();
+      },
+      options);
+  if (absl::Status s = scheduler.Start(); !s.ok()) {
+    std::fprintf(stderr, "start: %s\n", s.ToString().c_str());
+    return 2;
+  }
+  Say("ready");
+  while (first.load() < args.n && absl::Now() < args.give_up) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  absl::SleepFor(args.linger);
+  scheduler.Stop(absl::Seconds(5));
+  Say("end");
+  return 0;
+}
+
+int RunConsume(Scheduler& scheduler, const ConsumerArgs& args) {
+  Tally tally(args.n);
+  std::atomic<int64_t> done{0};
+  ConsumeResult result;
+  {
+    Progress progress("consume", args.n, &done);
+    result = Consume(scheduler, args.topic, args.concurrency, args.batch, tally,
+                     done);
+  }
+  if (!result.error.ok()) {
+    std::fprintf(stderr, "consume: %s\n", result.error.ToString().c_str());
+    return 2;
+  }
+  Say(absl::StrCat("consumed ", tally.delivered(), " ",
+                   absl::ToInt64Nanoseconds(result.elapsed), " ",
+                   tally.Duplicates(), " ", tally.Missing(), " ",
+                   result.ack_errors));
+  return 0;
+}
+
+}  // namespace
+
+int RunConsumerRole(const WorkloadConfig& config, const ConsumerArgs& args) {
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenScheduler(config);
+  if (!scheduler.ok()) {
+    std::fprintf(stderr, "open %s: %s\n", config.store_url.c_str(),
+                 scheduler.status().ToString().c_str());
+    return 2;
+  }
+  if (args.role == "handler") return RunHandler(**scheduler, args);
+  if (args.role == "consume") return RunConsume(**scheduler, args);
+  std::fprintf(stderr, "unknown --role=%s\n", args.role.c_str());
+  return 2;
+}
+
+absl::StatusOr<std::unique_ptr<ConsumerProcess>> ConsumerProcess::Start(
+    const WorkloadConfig& config, const ConsumerArgs& args) {
+  std::vector<std::string> argv = {
+      "/proc/self/exe",
+      absl::StrCat("--store=", config.store_url),
+      absl::StrCat("--role=", args.role),
+      absl::StrCat("--role_topic=", args.topic),
+      absl::StrCat("--n=", args.n),
+      absl::StrCat("--concurrency=", args.concurrency),
+      absl::StrCat("--batch=", args.batch),
+      absl::StrCat("--role_linger_ms=", absl::ToInt64Milliseconds(args.linger)),
+      absl::StrCat("--role_give_up_unix_ms=",
+                   args.give_up == absl::InfiniteFuture()
+                       ? int64_t{0}
+                       : absl::ToUnixMillis(args.give_up)),
+  };
+  std::unique_ptr<ConsumerProcess> process(new ConsumerProcess(argv));
+  if (!process->child_.started()) {
+    return absl::InternalError("could not start the consumer process");
+  }
+  if (args.role == "handler") {
+    absl::StatusOr<std::string> line = process->ReadLine(absl::Seconds(30));
+    if (!line.ok()) return line.status();
+    if (*line != "ready") {
+      return absl::InternalError(
+          absl::StrCat("consumer said '", *line, "' instead of ready"));
+    }
+  }
+  return process;
+}
+
+absl::StatusOr<std::string> ConsumerProcess::ReadLine(absl::Duration patience) {
+  std::optional<std::string> line = child_.ReadLine(patience);
+  if (!line) {
+    return absl::InternalError(
+        "the consumer process died or fell silent (its stderr is above)");
+  }
+  return *std::move(line);
+}
+
+absl::StatusOr<std::vector<std::vector<absl::Time>>>
+ConsumerProcess::Deliveries(int64_t n, absl::Duration patience) {
+  std::vector<std::vector<absl::Time>> times(n);
+  for (;;) {
+    absl::StatusOr<std::string> line = ReadLine(patience);
+    if (!line.ok()) return line.status();
+    if (*line == "end") return times;
+    std::vector<absl::string_view> f = absl::StrSplit(*line, ' ');
+    int64_t i, micros;
+    if (f.size() != 3 || f[0] != "d" || !absl::SimpleAtoi(f[1], &i) ||
+        !absl::SimpleAtoi(f[2], &micros)) {
+      return absl::InternalError(absl::StrCat("consumer said '", *line, "'"));
+    }
+    if (i >= 0 && i < n) times[i].push_back(absl::FromUnixMicros(micros));
+  }
+}
+
+FirstDeliveries Summarize(const std::vector<std::vector<absl::Time>>& times,
+                          const std::vector<absl::Time>& since) {
+  FirstDeliveries out;
+  for (size_t i = 0; i < times.size(); ++i) {
+    if (times[i].empty()) {
+      ++out.missing;
+      continue;
+    }
+    ++out.delivered;
+    if (times[i].size() > 1) ++out.duplicates;
+    out.ms.push_back(absl::ToDoubleMilliseconds(times[i][0] - since[i]));
+  }
+  return out;
+}
+
+}  // namespace bench
+}  // namespace delayq

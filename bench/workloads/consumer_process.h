@@ -1,0 +1,85 @@
+// Copyright delayq authors.
+//
+// The consumer side of a workload in a process of its own, as services run
+// it: this same binary, started again with --role, opens its own Scheduler
+// on the store and tells the producer (the parent) what it did, one line at
+// a time on its stdout. Both processes run on one machine, so absl::Now() in
+// one is comparable with absl::Now() in the other.
+//
+// Roles:
+//   handler  Handle() workers on the topic; prints "ready" once started,
+//            "d INDEX UNIX_MICROS" for every delivery (the handler's entry),
+//            and "end" once every job was delivered and `linger` passed
+//            (duplicates would show then), or at `give_up`.
+//   consume  C threads Reserve() (batches of `batch` when > 1) and Ack()
+//            until the topic stays empty; prints "consumed DELIVERED
+//            ELAPSED_NS DUPLICATES MISSING ACK_ERRORS".
+
+#ifndef DELAYQ_BENCH_WORKLOADS_CONSUMER_PROCESS_H_
+#define DELAYQ_BENCH_WORKLOADS_CONSUMER_PROCESS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "bench/workloads/workloads.h"
+#include "tests/testing/child_process.h"
+
+namespace delayq {
+namespace bench {
+
+struct ConsumerArgs {
+  std::string role;  // "handler" or "consume"
+  std::string topic;
+  int64_t n = 0;
+  int concurrency = 1;
+  int batch = 1;
+  absl::Duration linger = absl::Milliseconds(500);
+  absl::Time give_up = absl::InfiniteFuture();
+};
+
+// Runs the role in this process (the child); returns the exit status.
+int RunConsumerRole(const WorkloadConfig& config, const ConsumerArgs& args);
+
+// The consumer process, seen from the producer.
+class ConsumerProcess {
+ public:
+  // Starts this binary again in `args.role` on `config.store_url`, and for
+  // a handler waits until it says it is ready.
+  static absl::StatusOr<std::unique_ptr<ConsumerProcess>> Start(
+      const WorkloadConfig& config, const ConsumerArgs& args);
+
+  // The next line; an error when the consumer died or said nothing for
+  // `patience`.
+  absl::StatusOr<std::string> ReadLine(absl::Duration patience);
+
+  // A handler's deliveries until it says "end": for every job index, the
+  // times it was delivered, in order.
+  absl::StatusOr<std::vector<std::vector<absl::Time>>> Deliveries(
+      int64_t n, absl::Duration patience);
+
+ private:
+  explicit ConsumerProcess(const std::vector<std::string>& argv)
+      : child_(argv) {}
+  testing::ChildProcess child_;
+};
+
+// Lateness of the first delivery of each job after `since[i]`, in ms, for
+// jobs delivered at least once; and the count of jobs delivered more than
+// once and never.
+struct FirstDeliveries {
+  std::vector<double> ms;
+  int64_t delivered = 0;
+  int64_t duplicates = 0;
+  int64_t missing = 0;
+};
+FirstDeliveries Summarize(const std::vector<std::vector<absl::Time>>& times,
+                          const std::vector<absl::Time>& since);
+
+}  // namespace bench
+}  // namespace delayq
+
+#endif  // DELAYQ_BENCH_WORKLOADS_CONSUMER_PROCESS_H_
