@@ -28,6 +28,18 @@ def order(system):
     return SYSTEM_ORDER.index(system) if system in SYSTEM_ORDER else 99
 
 
+def shape(r):
+    """"2-proc" or "1-proc": where the consumers ran (baselines: one)."""
+    return "2-proc" if r["params"].get("shape") == "two-process" else "1-proc"
+
+
+def system(r):
+    """The system and, for delayq's shared stores, the shape."""
+    if r["system"] in ("delayq-sqlite", "delayq-redis"):
+        return f'{r["system"]} {shape(r)}'
+    return r["system"]
+
+
 def load(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]
@@ -36,14 +48,15 @@ def load(path):
 def by(runs, workload):
     return sorted((r for r in runs if r["workload"] == workload),
                   key=lambda r: (r["params"].get("n", 0) if workload == "w2" else 0,
-                                 order(r["system"]), r["params"].get("concurrency", 0),
+                                 order(r["system"]), shape(r),
+                                 r["params"].get("concurrency", 0),
                                  r["params"].get("mode", "") == "batch"))
 
 
 def w1_label(r):
     p = r["params"]
     ack = ", no ack" if p.get("ack") == "none" else ""
-    return f'{r["system"]}\n{p["mode"]}, c={p["concurrency"]}{ack}'
+    return f'{system(r)}\n{p["mode"]}, c={p["concurrency"]}{ack}'
 
 
 def bar_groups(ax, labels, series, colors, log=True):
@@ -81,7 +94,7 @@ def plot(runs, png):
 
     w2 = by(runs, "w2")
     ax = axes[0][0]
-    labels = [f'{r["system"]}\nn={r["params"]["n"]:,}' for r in w2]
+    labels = [f'{system(r)}\nn={r["params"]["n"]:,}' for r in w2]
     bar_groups(ax, labels, [
         (q, [max(r["metrics"]["lateness_ms"][q], 0.01) for r in w2])
         for q in ("p50", "p99", "max")], colors)
@@ -94,7 +107,7 @@ def plot(runs, png):
 
     w3 = by(runs, "w3")
     ax = axes[0][1]
-    bar_groups(ax, [r["system"] for r in w3], [
+    bar_groups(ax, [system(r) for r in w3], [
         (q, [max(r["metrics"]["redelivery_ms"][q], 0.01) for r in w3])
         for q in ("p50", "p99", "max")], colors)
     ax.set_title("W3 TTR redelivery: redelivery minus lease deadline (ms, log)")
@@ -142,11 +155,12 @@ def num(v):
 
 def markdown(runs):
     out = []
-    out.append("W1 ready throughput (jobs/s)\n")
+    out.append("Shapes: 2-proc = consumers in a process of their own; 1-proc = one"
+               " scheduler produces and consumes.\n\nW1 ready throughput (jobs/s)\n")
     out.append(md_table(
         ["system", "mode", "concurrency", "n", "enqueue jobs/s", "consume jobs/s",
          "duplicates", "missing"],
-        [[r["system"], r["params"]["mode"], r["params"]["concurrency"],
+        [[system(r), r["params"]["mode"], r["params"]["concurrency"],
           num(r["params"]["n"]), num(r["metrics"]["enqueue_jobs_per_s"]),
           num(r["metrics"]["consume_jobs_per_s"]), r["metrics"]["duplicates"],
           r["metrics"]["missing"]] for r in by(runs, "w1")]))
@@ -154,7 +168,7 @@ def markdown(runs):
     out.append(md_table(
         ["system", "n", "p50", "p99", "max", "duplicates", "missing",
          "host stall max (ms)"],
-        [[r["system"], num(r["params"]["n"])] +
+        [[system(r), num(r["params"]["n"])] +
          [num(r["metrics"]["lateness_ms"][q]) for q in ("p50", "p99", "max")] +
          [r["metrics"]["duplicates"], r["metrics"]["missing"],
           num(r["metrics"].get("host_oversleep_ms", {}).get("max", float("nan")))]
@@ -162,10 +176,18 @@ def markdown(runs):
     out.append("\nW3 TTR redelivery (ms after the lease deadline, ttr 1 s)\n")
     out.append(md_table(
         ["system", "n", "p50", "p99", "max", "lost", "duplicates"],
-        [[r["system"], num(r["params"]["n"])] +
+        [[system(r), num(r["params"]["n"])] +
          [num(r["metrics"]["redelivery_ms"][q]) for q in ("p50", "p99", "max")] +
          [r["metrics"]["lost"], r["metrics"]["duplicates"]]
          for r in by(runs, "w3")]))
+    out.append("\nW4 handler start (ms from Enqueue() to an idle worker's handler,"
+               " one job every 10 ms)\n")
+    out.append(md_table(
+        ["system", "n", "p50", "p99", "max", "duplicates", "missing"],
+        [[system(r), num(r["params"]["n"])] +
+         [num(r["metrics"]["handler_start_ms"][q]) for q in ("p50", "p99", "max")] +
+         [r["metrics"]["duplicates"], r["metrics"]["missing"]]
+         for r in by(runs, "w4")]))
     out.append("\nIdle Redis load (jobs pending far in the future, nothing due)\n")
     out.append(md_table(
         ["system", "pending", "commands/s", "of which script calls/s", "commands"],

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every standard workload on every store, plus the seed-design
 # baselines and the idle Redis load, and turns the results into a chart and
-# a table:
+# a table. SQLite and Redis runs put their consumers in a process of their
+# own (the deployment shape); a few one-process runs are kept beside them for
+# comparison, labelled by their "shape":
 #
 #   bench/run_all.sh
 #
@@ -12,7 +14,7 @@
 #
 # Sizes can be changed through the environment: W1_N (memory and Redis),
 # W1_N_SQLITE, W2_N (4,000 jobs due per second), W2_LIGHT_N (400 per second),
-# W3_N, IDLE_N.
+# W3_N, W4_N, IDLE_N.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -21,6 +23,7 @@ W1_N_SQLITE=${W1_N_SQLITE:-20000}
 W2_N=${W2_N:-20000}
 W2_LIGHT_N=${W2_LIGHT_N:-2000}
 W3_N=${W3_N:-1000}
+W4_N=${W4_N:-1000}
 IDLE_N=${IDLE_N:-100000}
 RESULTS=bench/results
 OUT=$RESULTS/results.jsonl
@@ -67,7 +70,7 @@ run() {
   "$@" --json >>"$OUT"
 }
 fresh_redis() { redis-cli -p "$PORT" flushall >/dev/null; }
-sqlite_url() { rm -f "$TMP"/bench.db*; echo "sqlite:$TMP/bench.db"; }
+sqlite_url() { rm -rf "$TMP"/bench.db*; echo "sqlite:$TMP/bench.db"; }
 
 for c in 1 8; do
   run "memory w1 c=$c" "$BIN/workloads" --store=memory: --workload=w1 --n="$W1_N" --concurrency="$c"
@@ -90,6 +93,24 @@ run "memory w3" "$BIN/workloads" --store=memory: --workload=w3 --n="$W3_N"
 run "sqlite w3" "$BIN/workloads" --store="$(sqlite_url)" --workload=w3 --n="$W3_N"
 fresh_redis
 run "redis w3" "$BIN/workloads" --store="$REDIS" --workload=w3 --n="$W3_N"
+
+for store in sqlite redis; do
+  if [[ $store == sqlite ]]; then url=$(sqlite_url); else fresh_redis; url=$REDIS; fi
+  run "$store w4" "$BIN/workloads" --store="$url" --workload=w4 --n="$W4_N"
+done
+run "memory w4" "$BIN/workloads" --store=memory: --workload=w4 --n="$W4_N"
+
+# The same stores with producer and consumers on one scheduler in one process.
+run "sqlite w1 c=8 one-process" "$BIN/workloads" --store="$(sqlite_url)" --workload=w1 \
+  --n="$W1_N_SQLITE" --concurrency=8 --shape=one-process
+fresh_redis
+run "redis w1 c=8 one-process" "$BIN/workloads" --store="$REDIS" --workload=w1 \
+  --n="$W1_N" --concurrency=8 --shape=one-process
+run "sqlite w2 n=$W2_N one-process" "$BIN/workloads" --store="$(sqlite_url)" --workload=w2 \
+  --n="$W2_N" --shape=one-process
+fresh_redis
+run "redis w2 n=$W2_N one-process" "$BIN/workloads" --store="$REDIS" --workload=w2 \
+  --n="$W2_N" --shape=one-process
 
 fresh_redis
 run "seed poller w1 c=8" "$BIN/seed_poller" --redis="127.0.0.1:$PORT" \

@@ -47,31 +47,6 @@ inline std::string Topic(const WorkloadConfig& config,
   return absl::StrCat("bench.", workload, ".", config.run_tag);
 }
 
-// Registers `concurrency` handler workers for `topic`. The first delivery of
-// job i (whose payload starts with i) stores the milliseconds from since[i]
-// to the delivery in ms[i] and counts in `done`; every delivery counts in
-// `tally`. `since` may be filled in after this call, before the jobs are due.
-inline void RecordFirstDeliveries(Scheduler& scheduler,
-                                  const std::string& topic, int concurrency,
-                                  const std::vector<absl::Time>& since,
-                                  std::vector<double>& ms, Tally& tally,
-                                  std::atomic<int64_t>& done) {
-  HandlerOptions options;
-  options.concurrency = concurrency;
-  scheduler.Handle(
-      topic,
-      [&since, &ms, &tally, &done](const Job& job) {
-        const absl::Time now = absl::Now();
-        const int64_t i = ParseIndex(job.payload);
-        if (tally.Deliver(i) == 1) {
-          ms[i] = absl::ToDoubleMilliseconds(now - since[i]);
-          done.fetch_add(1);
-        }
-        return absl::OkStatus();
-      },
-      options);
-}
-
 // "two-process" or "one-process", the shape every report names.
 inline std::string ShapeName(const WorkloadConfig& config) {
   return config.two_process ? "two-process" : "one-process";

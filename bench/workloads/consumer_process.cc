@@ -162,5 +162,63 @@ FirstDeliveries Summarize(const std::vector<std::vector<absl::Time>>& times,
   return out;
 }
 
+absl::StatusOr<std::unique_ptr<HandlerRun>> HandlerRun::Start(
+    const WorkloadConfig& config, Scheduler& scheduler,
+    const ConsumerArgs& args) {
+  std::unique_ptr<HandlerRun> run(new HandlerRun(scheduler, args));
+  if (config.two_process) {
+    ConsumerArgs handler = args;
+    handler.role = "handler";
+    absl::StatusOr<std::unique_ptr<ConsumerProcess>> process =
+        ConsumerProcess::Start(config, handler);
+    if (!process.ok()) return process.status();
+    run->process_ = *std::move(process);
+    return run;
+  }
+  HandlerOptions options;
+  options.concurrency = args.concurrency;
+  HandlerRun* self = run.get();
+  scheduler.Handle(
+      args.topic,
+      [self](const Job& job) {
+        const absl::Time now = absl::Now();
+        const int64_t i = ParseIndex(job.payload);
+        absl::MutexLock lock(&self->mu_);
+        if (i < 0 || i >= self->args_.n) return absl::OkStatus();
+        self->times_[i].push_back(now);
+        if (self->times_[i].size() == 1) ++self->first_;
+        return absl::OkStatus();
+      },
+      options);
+  if (absl::Status s = scheduler.Start(); !s.ok()) return s;
+  return run;
+}
+
+HandlerRun::~HandlerRun() {
+  if (process_ == nullptr) scheduler_.Stop(absl::Seconds(5));
+}
+
+absl::StatusOr<FirstDeliveries> HandlerRun::Finish(
+    const std::vector<absl::Time>& since) {
+  if (process_ != nullptr) {
+    absl::StatusOr<std::vector<std::vector<absl::Time>>> times =
+        process_->Deliveries(args_.n,
+                             args_.give_up - absl::Now() + absl::Minutes(1));
+    if (!times.ok()) return times.status();
+    return Summarize(*times, since);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    auto all_in = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return first_ >= args_.n;
+    };
+    mu_.AwaitWithDeadline(absl::Condition(&all_in), args_.give_up);
+  }
+  absl::SleepFor(args_.linger);
+  scheduler_.Stop(absl::Seconds(5));
+  absl::MutexLock lock(&mu_);
+  return Summarize(times_, since);
+}
+
 }  // namespace bench
 }  // namespace delayq

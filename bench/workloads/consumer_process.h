@@ -23,9 +23,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "bench/workloads/workloads.h"
+#include "delayq/scheduler.h"
 #include "tests/testing/child_process.h"
 
 namespace delayq {
@@ -78,6 +81,36 @@ struct FirstDeliveries {
 };
 FirstDeliveries Summarize(const std::vector<std::vector<absl::Time>>& times,
                           const std::vector<absl::Time>& since);
+
+// HandlerRun — Handle() workers that record when each job (payload "i|...")
+// is delivered, in the workload's shape: in a consumer process, or on the
+// producer's own scheduler.
+class HandlerRun {
+ public:
+  // Starts `args.concurrency` workers on `args.topic` for `args.n` jobs and
+  // returns once they wait.
+  static absl::StatusOr<std::unique_ptr<HandlerRun>> Start(
+      const WorkloadConfig& config, Scheduler& scheduler,
+      const ConsumerArgs& args);
+  ~HandlerRun();
+
+  // Waits until every job was delivered (or args.give_up), then
+  // args.linger, stops the workers, and measures each job's first delivery
+  // from since[i].
+  absl::StatusOr<FirstDeliveries> Finish(const std::vector<absl::Time>& since);
+
+ private:
+  HandlerRun(Scheduler& scheduler, const ConsumerArgs& args)
+      : scheduler_(scheduler), args_(args), times_(args.n) {}
+
+  Scheduler& scheduler_;
+  const ConsumerArgs args_;
+  std::unique_ptr<ConsumerProcess> process_;  // two-process shape
+  // One-process shape: delivery times per job, and jobs delivered once.
+  absl::Mutex mu_;
+  std::vector<std::vector<absl::Time>> times_ ABSL_GUARDED_BY(mu_);
+  int64_t first_ ABSL_GUARDED_BY(mu_) = 0;
+};
 
 }  // namespace bench
 }  // namespace delayq

@@ -8,7 +8,6 @@
 // entered minus the job's due time.
 
 #include <atomic>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -31,29 +30,16 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
   const int64_t n = config.n;
 
   std::vector<absl::Time> due(n);
-  std::vector<double> lateness_ms(n, std::nan(""));
-  Tally tally(n);
-  std::atomic<int64_t> done{0};
   const absl::Time first_due = absl::Now() + config.lead;
   for (int64_t i = 0; i < n; ++i) due[i] = first_due + config.spread * i / n;
-  const absl::Time give_up = due[n - 1] + kGiveUpAfter;
-  std::unique_ptr<ConsumerProcess> consumer;
-  if (config.two_process) {
-    ConsumerArgs args;
-    args.role = "handler";
-    args.topic = topic;
-    args.n = n;
-    args.concurrency = config.concurrency;
-    args.give_up = give_up;
-    absl::StatusOr<std::unique_ptr<ConsumerProcess>> started =
-        ConsumerProcess::Start(config, args);
-    if (!started.ok()) return started.status();
-    consumer = *std::move(started);
-  } else {
-    RecordFirstDeliveries(scheduler, topic, config.concurrency, due,
-                          lateness_ms, tally, done);
-    WL_RETURN_IF_ERROR(scheduler.Start());
-  }
+  ConsumerArgs args;
+  args.topic = topic;
+  args.n = n;
+  args.concurrency = config.concurrency;
+  args.give_up = due[n - 1] + kGiveUpAfter;
+  absl::StatusOr<std::unique_ptr<HandlerRun>> handlers =
+      HandlerRun::Start(config, scheduler, args);
+  if (!handlers.ok()) return handlers.status();
   StallProbe probe;
 
   int64_t enqueued_late = 0;
@@ -65,38 +51,13 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
       options.run_at = due[i];
       absl::StatusOr<std::string> id =
           scheduler.Enqueue(topic, absl::StrCat(i, "|w2"), options);
-      if (!id.ok()) {
-        scheduler.Stop(absl::Seconds(5));
-        return id.status();
-      }
+      if (!id.ok()) return id.status();
       if (absl::Now() > due[i]) ++enqueued_late;
       enqueued.fetch_add(1);
     }
   }
-  FirstDeliveries first;
-  if (consumer != nullptr) {
-    absl::StatusOr<std::vector<std::vector<absl::Time>>> times =
-        consumer->Deliveries(n, give_up - absl::Now() + absl::Minutes(1));
-    if (!times.ok()) return times.status();
-    first = Summarize(*times, due);
-  } else {
-    Progress progress("w2 deliver", n, &done);
-    while (done.load() < n && absl::Now() < give_up) {
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    // A little longer, so that a second delivery of the last jobs would be
-    // counted too.
-    absl::SleepFor(absl::Milliseconds(500));
-    scheduler.Stop(absl::Seconds(5));
-    // Handler threads are joined: their writes are visible. Only first
-    // deliveries have a lateness.
-    for (double ms : lateness_ms) {
-      if (!std::isnan(ms)) first.ms.push_back(ms);
-    }
-    first.delivered = tally.delivered();
-    first.duplicates = tally.Duplicates();
-    first.missing = tally.Missing();
-  }
+  absl::StatusOr<FirstDeliveries> first = (*handlers)->Finish(due);
+  if (!first.ok()) return first.status();
   absl::StatusOr<TopicStats> left = scheduler.Stats(topic);
   if (!left.ok()) return left.status();
 
@@ -107,11 +68,11 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
   report.Param("spread_s",
                static_cast<int64_t>(absl::ToInt64Seconds(config.spread)));
   report.Param("lead_ms", absl::ToInt64Milliseconds(config.lead));
-  report.MetricJson("lateness_ms", Distribution(first.ms));
+  report.MetricJson("lateness_ms", Distribution(first->ms));
   report.MetricJson("host_oversleep_ms", probe.Finish());
-  report.Metric("delivered", first.delivered);
-  report.Metric("duplicates", first.duplicates);
-  report.Metric("missing", first.missing);
+  report.Metric("delivered", first->delivered);
+  report.Metric("duplicates", first->duplicates);
+  report.Metric("missing", first->missing);
   report.Metric("enqueued_late", enqueued_late);
   report.Metric("left_in_store",
                 left->delayed + left->ready + left->reserved + left->dead);

@@ -7,7 +7,6 @@
 // duplicate.
 
 #include <atomic>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -73,48 +72,19 @@ absl::StatusOr<std::vector<Report>> RunW3(const WorkloadConfig& config) {
 
   // The process that holds the abandoned leases stays alive and idle; in the
   // two-process shape the handlers run in another.
-  std::vector<double> redelivery_ms(n, std::nan(""));
-  Tally tally(n);
-  std::atomic<int64_t> done{0};
-  const absl::Time give_up = last_deadline + kGiveUpAfter;
+  ConsumerArgs args;
+  args.topic = topic;
+  args.n = n;
+  args.concurrency = config.concurrency;
+  args.give_up = last_deadline + kGiveUpAfter;
   // One more ttr after the last redelivery, so that a further delivery of
   // an acked job would show.
-  const absl::Duration linger = kTtr + absl::Milliseconds(500);
-  FirstDeliveries first;
-  if (config.two_process) {
-    ConsumerArgs args;
-    args.role = "handler";
-    args.topic = topic;
-    args.n = n;
-    args.concurrency = config.concurrency;
-    args.give_up = give_up;
-    args.linger = linger;
-    absl::StatusOr<std::unique_ptr<ConsumerProcess>> consumer =
-        ConsumerProcess::Start(config, args);
-    if (!consumer.ok()) return consumer.status();
-    absl::StatusOr<std::vector<std::vector<absl::Time>>> times =
-        (*consumer)->Deliveries(n, give_up - absl::Now() + absl::Minutes(1));
-    if (!times.ok()) return times.status();
-    first = Summarize(*times, deadline);
-  } else {
-    RecordFirstDeliveries(scheduler, topic, config.concurrency, deadline,
-                          redelivery_ms, tally, done);
-    WL_RETURN_IF_ERROR(scheduler.Start());
-    {
-      Progress progress("w3 redeliver", n, &done);
-      while (done.load() < n && absl::Now() < give_up) {
-        absl::SleepFor(absl::Milliseconds(20));
-      }
-      absl::SleepFor(linger);
-    }
-    scheduler.Stop(absl::Seconds(5));
-    for (double ms : redelivery_ms) {
-      if (!std::isnan(ms)) first.ms.push_back(ms);
-    }
-    first.delivered = tally.delivered();
-    first.duplicates = tally.Duplicates();
-    first.missing = tally.Missing();
-  }
+  args.linger = kTtr + absl::Milliseconds(500);
+  absl::StatusOr<std::unique_ptr<HandlerRun>> handlers =
+      HandlerRun::Start(config, scheduler, args);
+  if (!handlers.ok()) return handlers.status();
+  absl::StatusOr<FirstDeliveries> first = (*handlers)->Finish(deadline);
+  if (!first.ok()) return first.status();
   absl::StatusOr<TopicStats> left = scheduler.Stats(topic);
   if (!left.ok()) return left.status();
 
@@ -123,10 +93,10 @@ absl::StatusOr<std::vector<Report>> RunW3(const WorkloadConfig& config) {
   report.Param("n", n);
   report.Param("concurrency", static_cast<int64_t>(config.concurrency));
   report.Param("ttr_ms", absl::ToInt64Milliseconds(kTtr));
-  report.MetricJson("redelivery_ms", Distribution(first.ms));
-  report.Metric("redelivered", first.delivered);
-  report.Metric("lost", first.missing);
-  report.Metric("duplicates", first.duplicates);
+  report.MetricJson("redelivery_ms", Distribution(first->ms));
+  report.Metric("redelivered", first->delivered);
+  report.Metric("lost", first->missing);
+  report.Metric("duplicates", first->duplicates);
   report.Metric("left_in_store",
                 left->delayed + left->ready + left->reserved + left->dead);
   return std::vector<Report>{std::move(report)};

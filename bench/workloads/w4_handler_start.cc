@@ -7,7 +7,6 @@
 // waits for, when the worker has nothing else to do.
 
 #include <atomic>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -33,26 +32,14 @@ absl::StatusOr<std::vector<Report>> RunW4(const WorkloadConfig& config) {
   const int64_t n = config.n;
 
   std::vector<absl::Time> sent(n, absl::InfiniteFuture());
-  std::vector<double> start_ms(n, std::nan(""));
-  Tally tally(n);
-  std::atomic<int64_t> done{0};
-  const absl::Time give_up = absl::Now() + kEvery * n + kGiveUpAfter;
-  std::unique_ptr<ConsumerProcess> consumer;
-  if (config.two_process) {
-    ConsumerArgs args;
-    args.role = "handler";
-    args.topic = topic;
-    args.n = n;
-    args.concurrency = 1;
-    args.give_up = give_up;
-    absl::StatusOr<std::unique_ptr<ConsumerProcess>> started =
-        ConsumerProcess::Start(config, args);
-    if (!started.ok()) return started.status();
-    consumer = *std::move(started);
-  } else {
-    RecordFirstDeliveries(scheduler, topic, 1, sent, start_ms, tally, done);
-    WL_RETURN_IF_ERROR(scheduler.Start());
-  }
+  ConsumerArgs args;
+  args.topic = topic;
+  args.n = n;
+  args.concurrency = 1;
+  args.give_up = absl::Now() + kEvery * n + kGiveUpAfter;
+  absl::StatusOr<std::unique_ptr<HandlerRun>> handlers =
+      HandlerRun::Start(config, scheduler, args);
+  if (!handlers.ok()) return handlers.status();
   // Let the worker settle into its wait.
   absl::SleepFor(absl::Milliseconds(200));
 
@@ -69,34 +56,17 @@ absl::StatusOr<std::vector<Report>> RunW4(const WorkloadConfig& config) {
       enqueued.fetch_add(1);
     }
   }
-  FirstDeliveries first;
-  if (consumer != nullptr) {
-    absl::StatusOr<std::vector<std::vector<absl::Time>>> times =
-        consumer->Deliveries(n, give_up - absl::Now() + absl::Minutes(1));
-    if (!times.ok()) return times.status();
-    first = Summarize(*times, sent);
-  } else {
-    while (done.load() < n && absl::Now() < give_up) {
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    absl::SleepFor(absl::Milliseconds(500));
-    scheduler.Stop(absl::Seconds(5));
-    for (double ms : start_ms) {
-      if (!std::isnan(ms)) first.ms.push_back(ms);
-    }
-    first.delivered = tally.delivered();
-    first.duplicates = tally.Duplicates();
-    first.missing = tally.Missing();
-  }
+  absl::StatusOr<FirstDeliveries> first = (*handlers)->Finish(sent);
+  if (!first.ok()) return first.status();
 
   Report report(SystemName(scheduler), "w4");
   report.Param("shape", ShapeName(config));
   report.Param("n", n);
   report.Param("every_ms", absl::ToInt64Milliseconds(kEvery));
-  report.MetricJson("handler_start_ms", Distribution(first.ms));
-  report.Metric("delivered", first.delivered);
-  report.Metric("duplicates", first.duplicates);
-  report.Metric("missing", first.missing);
+  report.MetricJson("handler_start_ms", Distribution(first->ms));
+  report.Metric("delivered", first->delivered);
+  report.Metric("duplicates", first->duplicates);
+  report.Metric("missing", first->missing);
   return std::vector<Report>{std::move(report)};
 }
 
