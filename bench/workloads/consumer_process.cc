@@ -41,11 +41,17 @@ int RunHandler(Scheduler& scheduler, const ConsumerArgs& args) {
         return absl::OkStatus();
       },
       options);
+  Say("ready");
+  std::string go;
+  for (int c = std::getchar(); c != EOF && c != '\n'; c = std::getchar()) {
+    go.push_back(static_cast<char>(c));
+  }
+  if (go != "go") return 2;  // the producer went away
   if (absl::Status s = scheduler.Start(); !s.ok()) {
     std::fprintf(stderr, "start: %s\n", s.ToString().c_str());
     return 2;
   }
-  Say("ready");
+  Say("started");
   while (first.load() < args.n && absl::Now() < args.give_up) {
     absl::SleepFor(absl::Milliseconds(5));
   }
@@ -111,14 +117,29 @@ absl::StatusOr<std::unique_ptr<ConsumerProcess>> ConsumerProcess::Start(
     return absl::InternalError("could not start the consumer process");
   }
   if (args.role == "handler") {
-    absl::StatusOr<std::string> line = process->ReadLine(absl::Seconds(30));
-    if (!line.ok()) return line.status();
-    if (*line != "ready") {
-      return absl::InternalError(
-          absl::StrCat("consumer said '", *line, "' instead of ready"));
+    if (absl::Status s = process->Expect("ready", absl::Seconds(30)); !s.ok()) {
+      return s;
     }
   }
   return process;
+}
+
+absl::Status ConsumerProcess::Expect(const std::string& want,
+                                     absl::Duration patience) {
+  absl::StatusOr<std::string> line = ReadLine(patience);
+  if (!line.ok()) return line.status();
+  if (*line != want) {
+    return absl::InternalError(
+        absl::StrCat("consumer said '", *line, "' instead of ", want));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConsumerProcess::Tell(const std::string& line) {
+  if (!child_.WriteLine(line)) {
+    return absl::InternalError("the consumer process went away");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> ConsumerProcess::ReadLine(absl::Duration patience) {
@@ -162,7 +183,7 @@ FirstDeliveries Summarize(const std::vector<std::vector<absl::Time>>& times,
   return out;
 }
 
-absl::StatusOr<std::unique_ptr<HandlerRun>> HandlerRun::Start(
+absl::StatusOr<std::unique_ptr<HandlerRun>> HandlerRun::Prepare(
     const WorkloadConfig& config, Scheduler& scheduler,
     const ConsumerArgs& args) {
   std::unique_ptr<HandlerRun> run(new HandlerRun(scheduler, args));
@@ -190,22 +211,43 @@ absl::StatusOr<std::unique_ptr<HandlerRun>> HandlerRun::Start(
         return absl::OkStatus();
       },
       options);
-  if (absl::Status s = scheduler.Start(); !s.ok()) return s;
   return run;
 }
 
+absl::Status HandlerRun::Start() {
+  if (process_ == nullptr) return scheduler_.Start();
+  if (absl::Status s = process_->Tell("go"); !s.ok()) return s;
+  if (absl::Status s = process_->Expect("started", absl::Seconds(30));
+      !s.ok()) {
+    return s;
+  }
+  reader_ = std::thread([this] {
+    read_ = process_->Deliveries(
+        args_.n, args_.give_up - absl::Now() + absl::Minutes(1));
+  });
+  return absl::OkStatus();
+}
+
 HandlerRun::~HandlerRun() {
-  if (process_ == nullptr) scheduler_.Stop(absl::Seconds(5));
+  if (process_ == nullptr) {
+    scheduler_.Stop(absl::Seconds(5));
+    return;
+  }
+  if (reader_.joinable()) {
+    process_->Kill();  // the reader sees the end of its output
+    reader_.join();
+  }
 }
 
 absl::StatusOr<FirstDeliveries> HandlerRun::Finish(
     const std::vector<absl::Time>& since) {
   if (process_ != nullptr) {
-    absl::StatusOr<std::vector<std::vector<absl::Time>>> times =
-        process_->Deliveries(args_.n,
-                             args_.give_up - absl::Now() + absl::Minutes(1));
-    if (!times.ok()) return times.status();
-    return Summarize(*times, since);
+    if (!reader_.joinable()) {
+      return absl::FailedPreconditionError("HandlerRun: not started");
+    }
+    reader_.join();
+    if (!read_.ok()) return read_.status();
+    return Summarize(*read_, since);
   }
   {
     absl::MutexLock lock(&mu_);

@@ -7,10 +7,13 @@
 // one is comparable with absl::Now() in the other.
 //
 // Roles:
-//   handler  Handle() workers on the topic; prints "ready" once started,
-//            "d INDEX UNIX_MICROS" for every delivery (the handler's entry),
-//            and "end" once every job was delivered and `linger` passed
-//            (duplicates would show then), or at `give_up`.
+//   handler  opens its Scheduler and prints "ready"; on a line "go" from
+//            the producer starts Handle() workers on the topic and prints
+//            "started"; then "d INDEX UNIX_MICROS" for every delivery (the
+//            handler's entry), and "end" once every job was delivered and
+//            `linger` passed (duplicates would show then), or at `give_up`.
+//            (Between "ready" and "go" the consumer knows of the store only
+//            what its news tells it.)
 //   consume  C threads Reserve() (batches of `batch` when > 1) and Ack()
 //            until the topic stays empty; prints "consumed DELIVERED
 //            ELAPSED_NS DUPLICATES MISSING ACK_ERRORS".
@@ -21,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -51,13 +55,19 @@ int RunConsumerRole(const WorkloadConfig& config, const ConsumerArgs& args);
 class ConsumerProcess {
  public:
   // Starts this binary again in `args.role` on `config.store_url`, and for
-  // a handler waits until it says it is ready.
+  // a handler waits until it says it is ready (before "go").
   static absl::StatusOr<std::unique_ptr<ConsumerProcess>> Start(
       const WorkloadConfig& config, const ConsumerArgs& args);
 
   // The next line; an error when the consumer died or said nothing for
   // `patience`.
   absl::StatusOr<std::string> ReadLine(absl::Duration patience);
+  // Reads the next line and fails unless it is `want`.
+  absl::Status Expect(const std::string& want, absl::Duration patience);
+  // Sends a line to the consumer.
+  absl::Status Tell(const std::string& line);
+  // Ends the consumer at once (SIGKILL).
+  void Kill() { child_.Kill(); }
 
   // A handler's deliveries until it says "end": for every job index, the
   // times it was delivered, in order.
@@ -87,11 +97,14 @@ FirstDeliveries Summarize(const std::vector<std::vector<absl::Time>>& times,
 // producer's own scheduler.
 class HandlerRun {
  public:
-  // Starts `args.concurrency` workers on `args.topic` for `args.n` jobs and
-  // returns once they wait.
-  static absl::StatusOr<std::unique_ptr<HandlerRun>> Start(
+  // Prepares `args.concurrency` workers on `args.topic` for `args.n` jobs
+  // (in the two-process shape: starts the consumer process, whose scheduler
+  // then hears the store's news).
+  static absl::StatusOr<std::unique_ptr<HandlerRun>> Prepare(
       const WorkloadConfig& config, Scheduler& scheduler,
       const ConsumerArgs& args);
+  // Starts the workers; returns once they wait.
+  absl::Status Start();
   ~HandlerRun();
 
   // Waits until every job was delivered (or args.give_up), then
@@ -105,7 +118,11 @@ class HandlerRun {
 
   Scheduler& scheduler_;
   const ConsumerArgs args_;
-  std::unique_ptr<ConsumerProcess> process_;  // two-process shape
+  // Two-process shape: the consumer, and a thread that reads its deliveries
+  // as they come (a full pipe would stall its handlers).
+  std::unique_ptr<ConsumerProcess> process_;
+  std::thread reader_;
+  absl::StatusOr<std::vector<std::vector<absl::Time>>> read_;
   // One-process shape: delivery times per job, and jobs delivered once.
   absl::Mutex mu_;
   std::vector<std::vector<absl::Time>> times_ ABSL_GUARDED_BY(mu_);

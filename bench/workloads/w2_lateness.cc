@@ -38,8 +38,9 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
   args.concurrency = config.concurrency;
   args.give_up = due[n - 1] + kGiveUpAfter;
   absl::StatusOr<std::unique_ptr<HandlerRun>> handlers =
-      HandlerRun::Start(config, scheduler, args);
+      HandlerRun::Prepare(config, scheduler, args);
   if (!handlers.ok()) return handlers.status();
+  WL_RETURN_IF_ERROR((*handlers)->Start());
   StallProbe probe;
 
   int64_t enqueued_late = 0;

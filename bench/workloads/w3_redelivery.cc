@@ -22,6 +22,8 @@ namespace {
 constexpr absl::Duration kTtr = absl::Seconds(1);
 // How long after the last deadline the run waits for missing redeliveries.
 constexpr absl::Duration kGiveUpAfter = absl::Seconds(30);
+// How long enqueueing and the first reservations may take.
+constexpr absl::Duration kReserveWithin = absl::Seconds(60);
 
 }  // namespace
 
@@ -31,6 +33,21 @@ absl::StatusOr<std::vector<Report>> RunW3(const WorkloadConfig& config) {
   Scheduler& scheduler = **opened;
   const std::string topic = Topic(config, "w3");
   const int64_t n = config.n;
+
+  // The handlers' scheduler exists before the leases are taken, and their
+  // process is not the one that holds them: in the two-process shape only
+  // the store's news tells it when the leases run out.
+  ConsumerArgs args;
+  args.topic = topic;
+  args.n = n;
+  args.concurrency = config.concurrency;
+  args.give_up = absl::Now() + kReserveWithin + kGiveUpAfter;
+  // One more ttr after the last redelivery, so that a further delivery of
+  // an acked job would show.
+  args.linger = kTtr + absl::Milliseconds(500);
+  absl::StatusOr<std::unique_ptr<HandlerRun>> handlers =
+      HandlerRun::Prepare(config, scheduler, args);
+  if (!handlers.ok()) return handlers.status();
 
   std::vector<std::string> payloads;
   for (int64_t i = 0; i < n; ++i) payloads.push_back(absl::StrCat(i, "|w3"));
@@ -67,22 +84,7 @@ absl::StatusOr<std::vector<Report>> RunW3(const WorkloadConfig& config) {
       ++reserved;
     }
   }
-  absl::Time last_deadline = absl::InfinitePast();
-  for (absl::Time d : deadline) last_deadline = std::max(last_deadline, d);
-
-  // The process that holds the abandoned leases stays alive and idle; in the
-  // two-process shape the handlers run in another.
-  ConsumerArgs args;
-  args.topic = topic;
-  args.n = n;
-  args.concurrency = config.concurrency;
-  args.give_up = last_deadline + kGiveUpAfter;
-  // One more ttr after the last redelivery, so that a further delivery of
-  // an acked job would show.
-  args.linger = kTtr + absl::Milliseconds(500);
-  absl::StatusOr<std::unique_ptr<HandlerRun>> handlers =
-      HandlerRun::Start(config, scheduler, args);
-  if (!handlers.ok()) return handlers.status();
+  WL_RETURN_IF_ERROR((*handlers)->Start());
   absl::StatusOr<FirstDeliveries> first = (*handlers)->Finish(deadline);
   if (!first.ok()) return first.status();
   absl::StatusOr<TopicStats> left = scheduler.Stats(topic);

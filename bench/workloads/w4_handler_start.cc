@@ -38,8 +38,9 @@ absl::StatusOr<std::vector<Report>> RunW4(const WorkloadConfig& config) {
   args.concurrency = 1;
   args.give_up = absl::Now() + kEvery * n + kGiveUpAfter;
   absl::StatusOr<std::unique_ptr<HandlerRun>> handlers =
-      HandlerRun::Start(config, scheduler, args);
+      HandlerRun::Prepare(config, scheduler, args);
   if (!handlers.ok()) return handlers.status();
+  WL_RETURN_IF_ERROR((*handlers)->Start());
   // Let the worker settle into its wait.
   absl::SleepFor(absl::Milliseconds(200));
 

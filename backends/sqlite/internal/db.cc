@@ -5,12 +5,14 @@
 #include <errno.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace delayq {
 namespace sqlite_internal {
@@ -197,11 +199,9 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
     }
     return StatusFromSqlite(rc, detail, path, "open");
   }
-  std::unique_ptr<Connection> conn(new Connection(db, path));
+  std::unique_ptr<Connection> conn(new Connection(db, path, busy_timeout));
   sqlite3_extended_result_codes(db, 1);
-  sqlite3_busy_timeout(db, static_cast<int>(std::min<int64_t>(
-                               absl::ToInt64Milliseconds(busy_timeout),
-                               std::numeric_limits<int>::max())));
+  sqlite3_busy_handler(db, &Connection::OnBusy, conn.get());
   if (sqlite3_db_readonly(db, "main") == 1) {
     return absl::FailedPreconditionError(
         absl::StrCat("sqlite ", path, ": file is read-only"));
@@ -210,6 +210,24 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
 }
 
 Connection::~Connection() { sqlite3_close_v2(db_); }
+
+int Connection::OnBusy(void* connection, int count) {
+  auto* conn = static_cast<Connection*>(connection);
+  // A steady clock: this measures a wait, not a job's time.
+  const int64_t now_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now().time_since_epoch())
+          .count();
+  if (count == 0) conn->busy_since_ns_ = now_ns;
+  const absl::Duration waited =
+      absl::Nanoseconds(now_ns - conn->busy_since_ns_);
+  if (waited >= conn->busy_timeout_) return 0;  // SQLITE_BUSY to the caller
+  const absl::Duration nap =
+      std::min(absl::Microseconds(20) * (int64_t{1} << std::min(count, 6)),
+               absl::Milliseconds(1));
+  absl::SleepFor(std::min(nap, conn->busy_timeout_ - waited));
+  return 1;
+}
 
 absl::StatusOr<std::unique_ptr<Statement>> Connection::Prepare(
     absl::string_view sql) {

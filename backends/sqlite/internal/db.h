@@ -138,10 +138,20 @@ class Connection {
   sqlite3* db() const { return db_; }
 
  private:
-  Connection(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  Connection(sqlite3* db, std::string path, absl::Duration busy_timeout)
+      : db_(db), path_(std::move(path)), busy_timeout_(busy_timeout) {}
+
+  // SQLite's busy handler: while another process holds the write lock,
+  // waits in short naps (20 µs doubling to 1 ms) until busy_timeout_ has
+  // passed. SQLite's own busy_timeout naps up to 100 ms at a time, which
+  // delays a waiting writer long after the lock is free.
+  static int OnBusy(void* connection, int count);
 
   sqlite3* db_;
   std::string path_;
+  const absl::Duration busy_timeout_;
+  // When the current wait for the lock began (steady clock, nanoseconds).
+  int64_t busy_since_ns_ = 0;
 };
 
 }  // namespace sqlite_internal
