@@ -5,13 +5,14 @@
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"
--- KEYS[3]  "{ns}:token"   fencing token counter
 -- ARGV[1]  now (µs)
 -- ARGV[2]  "1" to use the server's TIME
 -- ARGV[3]  topic
 -- ARGV[4]  max jobs to reserve (>= 1)
 -- ARGV[5]  dead cap per topic
 -- ARGV[6]  most jobs to promote first (0: all that are due)
+-- ARGV[7]  the first fencing token, drawn at random by the caller in
+--          [1, 2^52); the leases get it and the integers after it
 -- Reply:   {"OK", moved, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
 --          promote_due; then one entry per lease, in reserve order:
@@ -49,8 +50,12 @@ end
 local popped = redis.call('ZPOPMIN', KEYS[2], ARGV[4])
 local out = {'OK', moved}
 if #popped == 0 then return out end
-local n = #popped / 2
-local token = redis.call('INCRBY', KEYS[3], string.format('%d', n)) - n
+-- Tokens are random, not a counter kept here: a counter starts again after
+-- Redis loses it (FLUSHALL, a restart from an older snapshot, a failover to a
+-- replica that lagged) and would hand a stale worker's token to the next
+-- attempt. Redis's own math.random cannot serve: it starts from the same
+-- seed on every server start. Below 2^53, every token is exact in Lua.
+local token = tonumber(ARGV[7]) - 1
 -- Both lease indexes get one ZADD for the whole batch.
 local leases = {}
 local first, first_text = nil, nil  -- the earliest new deadline
