@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/random/random.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -155,7 +156,7 @@ absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
 
 // Parses one lease of a reserve reply: {spec, payload, attempts,
 // enqueued_at, run_at, last_error, deadline, token, id} (order fixed by
-// scripts/reserve-3.lua) of a job of `topic`.
+// scripts/reserve-2.lua) of a job of `topic`.
 absl::StatusOr<Lease> ParseLease(const redisReply* r, absl::string_view topic) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 9) {
     return absl::InternalError("redis: malformed lease");
@@ -238,6 +239,15 @@ absl::Status ValidateOptions(const RedisOptions& o) {
     return bad("timeouts must be positive");
   }
   return absl::OkStatus();
+}
+
+// The first fencing token of a reserve call: random in [1, 2^52), so that
+// tokens stay unique for a job however much of the store Redis loses, and
+// the integers after it stay exact in the script's doubles (2^53). Two
+// reservations of one job share a token with probability 2^-52.
+std::string FirstToken() {
+  thread_local absl::BitGen gen;
+  return absl::StrCat(absl::Uniform<uint64_t>(gen, 1, uint64_t{1} << 52));
 }
 
 }  // namespace
@@ -346,12 +356,11 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
     absl::string_view topic, int max, absl::Time now,
     std::vector<Transition>* moved) {
-  Call call{
-      "reserve",
-      {prefix_, absl::StrCat(prefix_, "ready:", topic), prefix_ + "token"},
-      {Micros(now), ServerTime(), std::string(topic),
-       absl::StrCat(std::max(max, 1)), absl::StrCat(options_.dead_cap),
-       absl::StrCat(options_.reserve_promote_limit)}};
+  Call call{"reserve",
+            {prefix_, absl::StrCat(prefix_, "ready:", topic)},
+            {Micros(now), ServerTime(), std::string(topic),
+             absl::StrCat(std::max(max, 1)), absl::StrCat(options_.dead_cap),
+             absl::StrCat(options_.reserve_promote_limit), FirstToken()}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();

@@ -119,7 +119,7 @@ TEST_F(RedisBackendTest, AckBatchAcksEachLeaseOnItsOwnTerms) {
   // The news horizon goes once NextDue() finds nothing pending.
   ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
   EXPECT_EQ(next, absl::InfiniteFuture());
-  EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq"), Key("token")));
+  EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq")));
   ASSERT_OK_AND_ASSIGN(acked, backend_->AckBatch({}, kT0));
   EXPECT_TRUE(acked.empty());
 }
@@ -133,7 +133,7 @@ TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
       Keys(),
       ElementsAre(Key("delayed:2"), Key("horizon"), Key("job:a"), Key("job:d"),
                   Key("meta"), Key("reserved"), Key("seq"), Key("tdelayed:t"),
-                  Key("token"), Key("topics"), Key("treserved:t")));
+                  Key("topics"), Key("treserved:t")));
   // Redis Cluster hashes only the part between the first '{' and the next
   // '}': for every key that is the namespace, so all share one slot.
   for (const std::string& k : Keys()) {
@@ -149,6 +149,48 @@ TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
 // and enqueue order before the id): the extremes of each field must still
 // sort as numbers, sign included, and ids that sort the other way must not
 // matter.
+// Fencing must survive what Redis can lose: a stale worker's token is never
+// the token of the job's next attempt.
+TEST_F(RedisBackendTest, ATokenIsNotIssuedAgainAfterRedisLosesEverything) {
+  ASSERT_OK(backend_->Add({MakeJob("a", "t")}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> stale,
+                       backend_->Reserve("t", 1, kT0));
+  ASSERT_EQ(stale.size(), 1u);
+  ASSERT_THAT(RawCommand(options_.port, {"FLUSHALL"}), ElementsAre("OK"));
+  ASSERT_OK(backend_->Add({MakeJob("a", "t")}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> now, backend_->Reserve("t", 1, kT0));
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_THAT(backend_->Ack("a", stale[0].token, kT0),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_OK(backend_->Ack("a", now[0].token, kT0));
+}
+
+TEST_F(RedisBackendTest, ATokenIsNotIssuedAgainAfterAnOlderSnapshotReturns) {
+  ASSERT_OK(backend_->Add({MakeJob("a", "t"), MakeJob("b", "t")}, kT0));
+  // The namespace as an RDB snapshot taken now would hold it.
+  std::vector<std::pair<std::string, std::string>> snapshot;
+  for (const std::string& key : Keys()) {
+    snapshot.emplace_back(key, RawCommand(options_.port, {"DUMP", key})[0]);
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> stale,
+                       backend_->Reserve("t", 2, kT0));
+  ASSERT_EQ(stale.size(), 2u);
+  // The server comes back from that snapshot: the reservations are gone.
+  for (const std::string& key : Keys()) RawCommand(options_.port, {"DEL", key});
+  for (const auto& [key, dump] : snapshot) {
+    ASSERT_THAT(RawCommand(options_.port, {"RESTORE", key, "0", dump}),
+                ElementsAre("OK"));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> now, backend_->Reserve("t", 2, kT0));
+  ASSERT_EQ(now.size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(now[i].job.id, stale[i].job.id);
+    EXPECT_THAT(backend_->Ack(stale[i].job.id, stale[i].token, kT0),
+                StatusIs(absl::StatusCode::kFailedPrecondition));
+    EXPECT_OK(backend_->Ack(now[i].job.id, now[i].token, kT0));
+  }
+}
+
 TEST_F(RedisBackendTest, ReadyOrderHoldsAtTheExtremesOfEveryField) {
   constexpr int kMin = std::numeric_limits<int>::min();
   constexpr int kMax = std::numeric_limits<int>::max();
@@ -245,11 +287,10 @@ TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {
   ASSERT_OK(backend_->Cancel("cancel-dead", kT0));
   // Only the counters and the namespace's settings remain, and the news
   // horizon until NextDue() finds nothing pending.
-  EXPECT_THAT(Keys(), ElementsAre(Key("horizon"), Key("meta"), Key("seq"),
-                                  Key("token")));
+  EXPECT_THAT(Keys(), ElementsAre(Key("horizon"), Key("meta"), Key("seq")));
   ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
   EXPECT_EQ(next, absl::InfiniteFuture());
-  EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq"), Key("token")));
+  EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq")));
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
   EXPECT_TRUE(topics.empty());
 }

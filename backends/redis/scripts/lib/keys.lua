@@ -11,7 +11,6 @@
 --   P.."dead:"..topic    zset    dead jobs by death order (capped)
 --   P.."topics"          set     topics with at least one live job (a job in
 --                                one of the four per-topic sets above)
---   P.."token"           string  fencing token counter
 --   P.."seq"             string  enqueue / death order counter
 --   P.."horizon"         string  due time subscribers know of (see news.lua)
 --   P.."news"            channel sharded pub/sub channel of the announcements
