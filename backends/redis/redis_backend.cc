@@ -229,7 +229,7 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   if (o.delay_buckets < 1 || o.delay_buckets > 64) {
     return bad("delay_buckets must be in 1..64");
   }
-  if (o.dead_cap < 1) return bad("dead_cap must be >= 1");
+  if (o.dead_cap != 0) return bad(kNoDeadCap);
   if (o.pool_size < 1) return bad("pool_size must be >= 1");
   if (o.reserve_promote_limit < 0) {
     return bad("reserve_promote_limit must be >= 0");
@@ -359,7 +359,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
   Call call{"reserve",
             {prefix_, absl::StrCat(prefix_, "ready:", topic)},
             {Micros(now), ServerTime(), std::string(topic),
-             absl::StrCat(std::max(max, 1)), absl::StrCat(options_.dead_cap),
+             absl::StrCat(std::max(max, 1)),
              absl::StrCat(options_.reserve_promote_limit), FirstToken()}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
@@ -435,14 +435,9 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
                                                absl::Time retry_at,
                                                absl::Time now) {
   Call call = LeaseCall("fail", id);
-  call.args = {Micros(now),
-               ServerTime(),
-               std::string(id),
-               absl::StrCat(token),
-               std::string(error),
-               Micros(retry_at),
-               absl::StrCat(buckets_),
-               absl::StrCat(options_.dead_cap)};
+  call.args = {Micros(now),           ServerTime(),       std::string(id),
+               absl::StrCat(token),   std::string(error), Micros(retry_at),
+               absl::StrCat(buckets_)};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const std::string word = Word(r->get());
@@ -628,7 +623,7 @@ absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
   Call call{"promote_due",
             {prefix_, prefix_ + "reserved"},
             {Micros(now), ServerTime(), absl::StrCat(std::max(limit, 1)),
-             absl::StrCat(buckets_), absl::StrCat(options_.dead_cap)}};
+             absl::StrCat(buckets_)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();

@@ -17,6 +17,11 @@
 
 namespace delayq {
 
+// Why RedisOptions::dead_cap and the URL's dead_cap are refused.
+inline constexpr char kNoDeadCap[] =
+    "dead_cap is no longer supported: dead jobs stay until they are retried "
+    "or cancelled";
+
 class RedisBackend : public Backend {
  public:
   // Open()

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "backends/redis/redis_backend_impl.h"
 #include "delayq/redis_backend.h"
 
 namespace delayq {
@@ -198,11 +199,7 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
         if (absl::Status s = number(1, 64, &v); !s.ok()) return s;
         o->delay_buckets = static_cast<int>(v);
       } else if (name == "dead_cap") {
-        if (absl::Status s = number(1, std::numeric_limits<int>::max(), &v);
-            !s.ok()) {
-          return s;
-        }
-        o->dead_cap = static_cast<int>(v);
+        return Bad(url, kNoDeadCap);
       } else if (name == "timeout_ms") {
         if (absl::Status s = number(1, 3600 * 1000, &v); !s.ok()) return s;
         o->command_timeout = absl::Milliseconds(v);

@@ -45,7 +45,7 @@ namespace delayq {
 // RedisOptions
 //
 // Where the server is and how the store behaves. Every process that shares a
-// namespace should use the same `delay_buckets` and `dead_cap`.
+// namespace should use the same `delay_buckets`.
 struct RedisOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
@@ -73,8 +73,10 @@ struct RedisOptions {
   // Delayed jobs are spread over this many sorted sets (1..64) so that no
   // single set grows without bound under heavy scheduling.
   int delay_buckets = 4;
-  // Dead jobs kept per topic; the oldest beyond it are deleted.
-  int dead_cap = 10000;
+  // No longer used, and must stay 0: dead jobs stay until they are retried
+  // or cancelled, as on every store (Open() refuses another value rather
+  // than ignore a cap the caller relies on).
+  int dead_cap = 0;
   // Connections kept open at most, opened as needed. Every thread's calls
   // share them: a call takes an idle one, else opens another, else joins
   // the least busy. Calls that meet on one connection reach the server
@@ -111,7 +113,7 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 //
 // Parses
 //   redis://[:password@]host:port[/db][?namespace=NS&time=server|caller
-//            &buckets=N&dead_cap=N&timeout_ms=N&pool=N]
+//            &buckets=N&timeout_ms=N&pool=N]
 // or, for a server's Unix socket (`unix_socket`; the db as a parameter),
 //   redis+unix://[:password@]/path/to/redis.sock[?db=N&namespace=NS&...]
 // into options (fields not named keep their defaults; `timeout_ms` sets the

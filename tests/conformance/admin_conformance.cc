@@ -287,6 +287,43 @@ TEST_P(BackendConformanceTest, PromoteDueReturnsExpiredLeasesOrKillsThem) {
   ExpectStale("once", leases[1].token, At(absl::Seconds(30)));
 }
 
+// A job leaves the store only by ack or cancel: however many die, every dead
+// job stays (more than the 10,000 a Redis store once kept per topic).
+TEST_P(BackendConformanceTest, EveryDeadJobStaysUntilCancelled) {
+  const std::string topic = Topic();
+  constexpr int kJobs = 10'050;
+  std::vector<NewJob> jobs;
+  for (int i = 0; i < kJobs; ++i) {
+    NewJob job = MakeJob("d" + std::to_string(i), topic);
+    job.max_attempts = 1;
+    jobs.push_back(std::move(job));
+  }
+  ASSERT_OK(backend_->Add(jobs, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, kJobs, kT0));
+  ASSERT_EQ(leases.size(), static_cast<size_t>(kJobs));
+  // Half die by Fail, half by their leases expiring.
+  for (int i = 0; i < kJobs; i += 2) {
+    ASSERT_OK_AND_ASSIGN(
+        FailOutcome outcome,
+        backend_->Fail(leases[i].job.id, leases[i].token, "boom", kT0, kT0));
+    ASSERT_EQ(outcome, FailOutcome::kDead);
+  }
+  PromoteResult result;
+  do {
+    ASSERT_OK_AND_ASSIGN(result,
+                         backend_->PromoteDue(At(absl::Hours(1)), 1000));
+  } while (result.more);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, (TopicStats{0, 0, 0, kJobs}));
+  for (const char* id : {"d0", "d1", "d10048", "d10049"}) {
+    ASSERT_OK_AND_ASSIGN(Job got, backend_->Get(id));
+    EXPECT_EQ(got.state, JobState::kDead) << id;
+  }
+  ASSERT_OK(backend_->Cancel("d0", At(absl::Hours(1))));
+  EXPECT_THAT(backend_->Get("d0"), StatusIs(absl::StatusCode::kNotFound));
+}
+
 TEST_P(BackendConformanceTest, PromoteDueStopsAtLimitEarliestFirst) {
   const std::string topic = Topic();
   std::vector<NewJob> jobs;

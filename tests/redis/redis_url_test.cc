@@ -34,7 +34,7 @@ TEST(ParseRedisUrlTest, EveryPart) {
   ASSERT_OK_AND_ASSIGN(
       RedisOptions o,
       ParseRedisUrl("redis://:s%40cret@10.0.0.5:6380/3?namespace=orders&"
-                    "time=server&buckets=8&dead_cap=50&timeout_ms=250&pool=3"));
+                    "time=server&buckets=8&timeout_ms=250&pool=3"));
   EXPECT_EQ(o.password, "s@cret");
   EXPECT_EQ(o.host, "10.0.0.5");
   EXPECT_EQ(o.port, 6380);
@@ -42,7 +42,6 @@ TEST(ParseRedisUrlTest, EveryPart) {
   EXPECT_EQ(o.ns, "orders");
   EXPECT_EQ(o.time_source, RedisOptions::TimeSource::kServer);
   EXPECT_EQ(o.delay_buckets, 8);
-  EXPECT_EQ(o.dead_cap, 50);
   EXPECT_EQ(o.command_timeout, absl::Milliseconds(250));
   EXPECT_EQ(o.pool_size, 3);
 }
@@ -122,7 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"redis://h:1?time=local", "time='local'"},
         BadUrl{"redis://h:1?buckets=0", "buckets='0'"},
         BadUrl{"redis://h:1?buckets=65", "buckets='65'"},
-        BadUrl{"redis://h:1?dead_cap=-5", "dead_cap='-5'"},
+        BadUrl{"redis://h:1?dead_cap=50", "dead_cap is no longer supported"},
         BadUrl{"redis://h:1?timeout_ms=1e3", "timeout_ms='1e3'"},
         BadUrl{"redis://h:1?pool=0", "pool='0'"},
         BadUrl{"redis://h:1?colour=red", "unknown parameter 'colour'"},

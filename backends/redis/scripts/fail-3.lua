@@ -11,7 +11,6 @@
 -- ARGV[5]  error text
 -- ARGV[6]  retry_at (µs, caller's clock; shifted with the server's TIME)
 -- ARGV[7]  number of delay buckets
--- ARGV[8]  dead cap per topic
 -- Reply:   {"RETRY"}, {"DEAD"} or {"STALE"} (nothing changed)
 local now, shift = clock(ARGV[1], ARGV[2])
 local id, jk = ARGV[3], KEYS[2]
@@ -21,7 +20,7 @@ lease_off(id, topic)
 redis.call('HSET', jk, 'last_error', ARGV[5])
 local f = redis.call('HMGET', jk, 'attempts', 'spec')
 if (tonumber(f[1]) or 0) >= spec_max_attempts(f[2]) then
-  bury(id, jk, topic, tonumber(ARGV[8]))
+  bury(id, jk, topic)
   return {'DEAD'}
 end
 schedule(id, jk, topic, tonumber(ARGV[6]) + shift, now, tonumber(ARGV[7]))

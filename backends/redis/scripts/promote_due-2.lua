@@ -9,12 +9,10 @@
 -- ARGV[2]  "1" to use the server's TIME
 -- ARGV[3]  limit (>= 1)
 -- ARGV[4]  number of delay buckets
--- ARGV[5]  dead cap per topic
 -- Reply:   {"OK", more (0/1), {kind, id, topic, attempts}, ...} where kind is
 --          "promoted", "expired" or "dead"
 local _, _, now_text = clock(ARGV[1], ARGV[2])
-local out, more = promote_due(now_text, tonumber(ARGV[3]), tonumber(ARGV[4]),
-                              tonumber(ARGV[5]))
+local out, more = promote_due(now_text, tonumber(ARGV[3]), tonumber(ARGV[4]))
 local reply = {'OK', more}
 for _, t in ipairs(out) do table.insert(reply, t) end
 return reply

@@ -9,9 +9,8 @@
 -- ARGV[2]  "1" to use the server's TIME
 -- ARGV[3]  topic
 -- ARGV[4]  max jobs to reserve (>= 1)
--- ARGV[5]  dead cap per topic
--- ARGV[6]  most jobs to promote first (0: all that are due)
--- ARGV[7]  the first fencing token, drawn at random by the caller in
+-- ARGV[5]  most jobs to promote first (0: all that are due)
+-- ARGV[6]  the first fencing token, drawn at random by the caller in
 --          [1, 2^52); the leases get it and the integers after it
 -- Reply:   {"OK", moved, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
@@ -43,8 +42,7 @@ if #redis.call('ZRANGEBYSCORE', P .. 'tdelayed:' .. topic, '-inf', now_text,
                'LIMIT', '0', '1') > 0 or
    #redis.call('ZRANGEBYSCORE', treserved, '-inf', now_text,
                'LIMIT', '0', '1') > 0 then
-  moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[6]),
-                                        tonumber(ARGV[5]))
+  moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[5]))
 end
 
 local popped = redis.call('ZPOPMIN', KEYS[2], ARGV[4])
@@ -55,7 +53,7 @@ if #popped == 0 then return out end
 -- replica that lagged) and would hand a stale worker's token to the next
 -- attempt. Redis's own math.random cannot serve: it starts from the same
 -- seed on every server start. Below 2^53, every token is exact in Lua.
-local token = tonumber(ARGV[7]) - 1
+local token = tonumber(ARGV[6]) - 1
 -- Both lease indexes get one ZADD for the whole batch.
 local leases = {}
 local first, first_text = nil, nil  -- the earliest new deadline

@@ -23,7 +23,7 @@ local function promote_delayed(id, from)
   return {'promoted', id, f[1], tonumber(f[5]) or 0}
 end
 
-local function expire_reservation(id, from, dead_cap)
+local function expire_reservation(id, from)
   local jk = job_key(id)
   local f = redis.call('HMGET', jk, 'topic', 'spec', 'run_at', 'seq',
                        'attempts', 'state')
@@ -35,7 +35,7 @@ local function expire_reservation(id, from, dead_cap)
   local attempts = tonumber(f[5]) or 0
   if attempts >= spec_max_attempts(f[2]) then
     redis.call('HSET', jk, 'last_error', 'lease expired')
-    bury(id, jk, f[1], dead_cap)
+    bury(id, jk, f[1])
     return {'dead', id, f[1], attempts}
   end
   note_ready(f[1])
@@ -51,7 +51,7 @@ end
 -- where delayed is true for a set of delayed jobs, false for reservations.
 -- `now` is the time as text (see keys.lua). Returns the transitions and
 -- whether more are due.
-local function promote_from(sources, now, limit, dead_cap)
+local function promote_from(sources, now, limit)
   -- Take up to limit + 1 due entries from every source, merge them by time,
   -- and move the first `limit`: the extra entry tells whether more remain.
   local due = {}
@@ -81,7 +81,7 @@ local function promote_from(sources, now, limit, dead_cap)
     if d[3][2] then
       t = promote_delayed(d[2], d[3][1])
     else
-      t = expire_reservation(d[2], d[3][1], dead_cap)
+      t = expire_reservation(d[2], d[3][1])
     end
     if t then table.insert(out, t) end
   end
@@ -89,15 +89,15 @@ local function promote_from(sources, now, limit, dead_cap)
 end
 
 -- Every topic: the delay buckets and the global reservations.
-local function promote_due(now, limit, buckets, dead_cap)
+local function promote_due(now, limit, buckets)
   local sources = {}
   for b = 0, buckets - 1 do table.insert(sources, {bucket_key(b), true}) end
   table.insert(sources, {RESERVED, false})
-  return promote_from(sources, now, limit, dead_cap)
+  return promote_from(sources, now, limit)
 end
 
 -- One topic: its own delayed and reserved sets.
-local function promote_topic(topic, now, limit, dead_cap)
+local function promote_topic(topic, now, limit)
   return promote_from({{tdelayed_key(topic), true},
-                       {treserved_key(topic), false}}, now, limit, dead_cap)
+                       {treserved_key(topic), false}}, now, limit)
 end
