@@ -33,6 +33,27 @@ absl::Status StaleLease(absl::string_view id, uint64_t token) {
                    "' is not the job's current reservation"));
 }
 
+// Opens the file and brings its schema to this version. Processes that open
+// a new file at once race to create its schema and to switch it to WAL
+// mode: SQLite answers a loser BUSY (the switch to WAL does not wait in the
+// busy handler) or, while the file changes mode under it, an I/O error. A
+// loser starts again on a new connection until busy_timeout has passed.
+absl::StatusOr<std::unique_ptr<Connection>> OpenWithSchema(
+    const SqliteOptions& options) {
+  const absl::Time give_up = absl::Now() + options.busy_timeout;
+  for (;;) {
+    DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn,
+                        Connection::Open(options.path, options.busy_timeout));
+    const absl::Status prepared = PrepareSchema(conn.get(), options.page_size);
+    if (prepared.ok()) return conn;
+    if (!absl::IsUnavailable(prepared) || absl::Now() >= give_up) {
+      return prepared;
+    }
+    conn.reset();
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
@@ -54,9 +75,7 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
         absl::StrCat("sqlite ", options.path, ": negative busy_timeout"));
   }
   DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn,
-                      Connection::Open(options.path, options.busy_timeout));
-  DQ_RETURN_IF_ERROR(
-      sqlite_internal::PrepareSchema(conn.get(), options.page_size));
+                      OpenWithSchema(options));
   DQ_RETURN_IF_ERROR(
       conn->Exec(options.durability == SqliteOptions::Durability::kFull
                      ? "PRAGMA synchronous = FULL"
