@@ -14,9 +14,13 @@
 #include <cstring>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "backends/redis/scripts.h"
 
 namespace delayq {
@@ -182,12 +186,34 @@ void AppendArgument(absl::string_view arg, std::string* out) {
   absl::StrAppend(out, "$", arg.size(), "\r\n", arg, "\r\n");
 }
 
+namespace {
+
+// "CLOCK_SKEW <caller minus server, µs> ..." from scripts/lib/clock.lua.
+absl::Status ClockSkewStatus(absl::string_view message) {
+  int64_t skew_us = 0;
+  const std::vector<absl::string_view> words = absl::StrSplit(message, ' ');
+  if (words.size() < 2 || !absl::SimpleAtoi(words[1], &skew_us)) {
+    return absl::InternalError(absl::StrCat("redis: ", message));
+  }
+  const absl::Duration skew = absl::Microseconds(skew_us);
+  return absl::FailedPreconditionError(absl::StrCat(
+      "redis: this host's clock is ",
+      absl::FormatDuration(absl::AbsDuration(skew)),
+      skew > absl::ZeroDuration() ? " ahead of" : " behind",
+      " the server's, more than max_clock_skew allows; nothing was changed. "
+      "Fix the host's time synchronisation, or let the server keep time "
+      "(time=server)"));
+}
+
+}  // namespace
+
 absl::Status ErrorReplyStatus(absl::string_view message) {
   const std::string text = absl::StrCat("redis: ", message);
   auto starts = [&](absl::string_view p) {
     return absl::StartsWith(message, p);
   };
   if (starts("OOM")) return absl::ResourceExhaustedError(text);
+  if (starts("CLOCK_SKEW ")) return ClockSkewStatus(message);
   if (starts("LOADING") || starts("BUSY") || starts("READONLY") ||
       starts("MASTERDOWN") || starts("TRYAGAIN") || starts("CLUSTERDOWN") ||
       starts("ERR max number of clients")) {

@@ -231,6 +231,9 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   }
   if (o.dead_cap != 0) return bad(kNoDeadCap);
   if (o.pool_size < 1) return bad("pool_size must be >= 1");
+  if (o.max_clock_skew < absl::ZeroDuration()) {
+    return bad("max_clock_skew must be >= 0");
+  }
   if (o.reserve_promote_limit < 0) {
     return bad("reserve_promote_limit must be >= 0");
   }
@@ -239,6 +242,17 @@ absl::Status ValidateOptions(const RedisOptions& o) {
     return bad("timeouts must be positive");
   }
   return absl::OkStatus();
+}
+
+// ARGV[2] of the timed scripts (scripts/lib/clock.lua). A call's latency
+// makes the caller's clock look behind the server's, never ahead, so the
+// tolerance behind also covers the longest a call may take.
+std::string ClockMode(const RedisOptions& o) {
+  if (o.time_source == RedisOptions::TimeSource::kServer) return "1";
+  if (o.max_clock_skew == absl::InfiniteDuration()) return "0";
+  return absl::StrCat(
+      absl::ToInt64Microseconds(o.max_clock_skew), ":",
+      absl::ToInt64Microseconds(o.max_clock_skew + o.command_timeout));
 }
 
 // The first fencing token of a reserve call: random in [1, 2^52), so that
@@ -256,6 +270,7 @@ RedisBackend::RedisBackend(const RedisOptions& options)
     : options_(options),
       prefix_(absl::StrCat("{", options.ns, "}:")),
       news_channel_(prefix_ + "news"),
+      clock_mode_(ClockMode(options)),
       buckets_(options.delay_buckets),
       pool_(PoolOptionsFor(options)),
       scripts_(&pool_) {}
@@ -308,10 +323,6 @@ std::string RedisBackend::Micros(absl::Time t) const {
   return absl::StrCat(ClampMicros(t));
 }
 
-const char* RedisBackend::ServerTime() const {
-  return options_.time_source == RedisOptions::TimeSource::kServer ? "1" : "0";
-}
-
 Call RedisBackend::LeaseCall(absl::string_view script,
                              absl::string_view id) const {
   return Call{script, {prefix_, JobKey(id), prefix_ + "reserved"}, {}};
@@ -321,7 +332,7 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
   Call call{"add",
             {prefix_, prefix_ + "seq", prefix_ + "topics"},
-            {Micros(now), ServerTime(), absl::StrCat(buckets_)}};
+            {Micros(now), clock_mode_, absl::StrCat(buckets_)}};
   // Written straight into the request: a batch of jobs is the one call
   // whose arguments are worth not copying.
   std::string& out = call.encoded_args;
@@ -358,7 +369,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
     std::vector<Transition>* moved) {
   Call call{"reserve",
             {prefix_, absl::StrCat(prefix_, "ready:", topic)},
-            {Micros(now), ServerTime(), std::string(topic),
+            {Micros(now), clock_mode_, std::string(topic),
              absl::StrCat(std::max(max, 1)),
              absl::StrCat(options_.reserve_promote_limit), FirstToken()}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
@@ -435,7 +446,7 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
                                                absl::Time retry_at,
                                                absl::Time now) {
   Call call = LeaseCall("fail", id);
-  call.args = {Micros(now),           ServerTime(),       std::string(id),
+  call.args = {Micros(now),           clock_mode_,        std::string(id),
                absl::StrCat(token),   std::string(error), Micros(retry_at),
                absl::StrCat(buckets_)};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
@@ -450,7 +461,7 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
 absl::Status RedisBackend::Release(absl::string_view id, uint64_t token,
                                    absl::Time run_at, absl::Time now) {
   Call call = LeaseCall("release", id);
-  call.args = {Micros(now),         ServerTime(),   std::string(id),
+  call.args = {Micros(now),         clock_mode_,    std::string(id),
                absl::StrCat(token), Micros(run_at), absl::StrCat(buckets_)};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
@@ -463,7 +474,7 @@ absl::Status RedisBackend::Release(absl::string_view id, uint64_t token,
 absl::StatusOr<absl::Time> RedisBackend::Touch(absl::string_view id,
                                                uint64_t token, absl::Time now) {
   Call call = LeaseCall("touch", id);
-  call.args = {Micros(now), ServerTime(), std::string(id), absl::StrCat(token)};
+  call.args = {Micros(now), clock_mode_, std::string(id), absl::StrCat(token)};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const std::string word = Word(r->get());
@@ -591,7 +602,7 @@ absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
   if (max <= 0) return 0;
   Call call{"kick",
             {prefix_, absl::StrCat(prefix_, "dead:", topic)},
-            {Micros(now), ServerTime(), std::string(topic), absl::StrCat(max)}};
+            {Micros(now), clock_mode_, std::string(topic), absl::StrCat(max)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   if (Word(r->get()) != "OK" || (*r)->elements != 2) {
@@ -603,7 +614,7 @@ absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
 absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {
   Call call{"kick_job",
             {prefix_, JobKey(id)},
-            {Micros(now), ServerTime(), std::string(id)}};
+            {Micros(now), clock_mode_, std::string(id)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const std::string word = Word(r->get());
@@ -622,7 +633,7 @@ absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
                                                        int limit) {
   Call call{"promote_due",
             {prefix_, prefix_ + "reserved"},
-            {Micros(now), ServerTime(), absl::StrCat(std::max(limit, 1)),
+            {Micros(now), clock_mode_, absl::StrCat(std::max(limit, 1)),
              absl::StrCat(buckets_)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();

@@ -90,7 +90,6 @@ class RedisBackend : public Backend {
 
   std::string JobKey(absl::string_view id) const;
   std::string Micros(absl::Time t) const;
-  const char* ServerTime() const;
   // A call of a script whose keys are the prefix, the job and the
   // reservations (ack, fail, release, touch, cancel).
   redis_internal::Scripts::Call LeaseCall(absl::string_view script,
@@ -99,6 +98,9 @@ class RedisBackend : public Backend {
   const RedisOptions options_;
   const std::string prefix_;
   const std::string news_channel_;
+  // Every timed script's ARGV[2]: whose clock, and how far the caller's may
+  // stray from the server's (scripts/lib/clock.lua).
+  const std::string clock_mode_;
   int buckets_;
   redis_internal::ConnectionPool pool_;
   redis_internal::Scripts scripts_;

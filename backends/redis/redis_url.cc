@@ -195,6 +195,13 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
           return Bad(url, absl::StrCat("time='", value,
                                        "' must be 'server' or 'caller'"));
         }
+      } else if (name == "max_skew_ms") {
+        if (value == "off") {
+          o->max_clock_skew = absl::InfiniteDuration();
+        } else {
+          if (absl::Status s = number(0, 3600 * 1000, &v); !s.ok()) return s;
+          o->max_clock_skew = absl::Milliseconds(v);
+        }
       } else if (name == "buckets") {
         if (absl::Status s = number(1, 64, &v); !s.ok()) return s;
         o->delay_buckets = static_cast<int>(v);

@@ -89,11 +89,20 @@ struct RedisOptions {
   // outage, at the price of Reserve() possibly missing due jobs beyond it
   // until PromoteDue() catches up. 0: no limit.
   int reserve_promote_limit = 0;
-  // kCaller: times come from the `now` arguments (deterministic tests).
+  // kCaller: times come from the `now` arguments (deterministic tests), and
+  // the hosts' clocks must agree within `max_clock_skew`.
   // kServer: scripts read the server's TIME, so the hosts' clocks need not
   // agree; absolute times passed in (run_at, retry_at) are taken relative to
   // the caller's `now`, and every time returned is on the server's clock.
   enum class TimeSource { kCaller, kServer } time_source = TimeSource::kCaller;
+  // kCaller only. A call whose `now` is ahead of the server's TIME by more
+  // than this (or behind it by more than this plus `command_timeout`) is
+  // refused with FailedPrecondition and changes nothing: a host whose clock
+  // runs ahead would otherwise fire every host's delayed jobs early and end
+  // their leases, one that runs behind would give its own leases less than
+  // their ttr. InfiniteDuration() turns the check off, for a simulated
+  // clock (the URL's `max_skew_ms=off`).
+  absl::Duration max_clock_skew = absl::Milliseconds(250);
 };
 
 // OpenRedisBackend()
@@ -113,7 +122,7 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 //
 // Parses
 //   redis://[:password@]host:port[/db][?namespace=NS&time=server|caller
-//            &buckets=N&timeout_ms=N&pool=N]
+//            &max_skew_ms=N|off&buckets=N&timeout_ms=N&pool=N]
 // or, for a server's Unix socket (`unix_socket`; the db as a parameter),
 //   redis+unix://[:password@]/path/to/redis.sock[?db=N&namespace=NS&...]
 // into options (fields not named keep their defaults; `timeout_ms` sets the

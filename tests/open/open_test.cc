@@ -80,7 +80,7 @@ TEST(OpenBackendTest, RedisSchemeReachesAServer) {
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Backend> backend,
       OpenBackend(absl::StrCat("redis://127.0.0.1:", server->port(),
-                               "?namespace=open")));
+                               "?namespace=open&max_skew_ms=off")));
   EXPECT_EQ(backend->Name(), "redis");
   NewJob job;
   job.id = "a";
@@ -93,7 +93,7 @@ TEST(OpenBackendTest, RedisSchemeReachesAServer) {
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<Backend> over_socket,
       OpenBackend(absl::StrCat("redis+unix://", server->socket_path(),
-                               "?namespace=open")));
+                               "?namespace=open&max_skew_ms=off")));
   ASSERT_OK_AND_ASSIGN(got, over_socket->Get("a"));
   EXPECT_EQ(got.payload, "p");
 }

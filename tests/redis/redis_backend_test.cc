@@ -295,6 +295,39 @@ TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {
   EXPECT_TRUE(topics.empty());
 }
 
+// A host whose clock runs ahead would fire every host's delayed jobs early
+// and end their leases; one that runs behind would shorten its own leases.
+// Such a host's calls are refused, whatever the call: even a read-only
+// command that promotes first (`delayq stats`) moves nothing.
+TEST(RedisClockSkewTest, ACallerAheadOrBehindIsRefusedAndChangesNothing) {
+  RedisOptions options = FreshRedisOptions();
+  options.max_clock_skew = absl::Milliseconds(250);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend,
+                       OpenRedisBackend(options));
+  const absl::Time now = absl::Now();
+  ASSERT_OK(backend->Add({MakeJob("ready", "t", now),
+                          MakeJob("soon", "t", now + absl::Seconds(5))},
+                         now));
+  const absl::Time ahead = now + absl::Hours(1);
+  const absl::Time behind = now - absl::Hours(1);
+  auto refused = [](const absl::Status& status, absl::string_view direction) {
+    EXPECT_THAT(status, StatusIs(absl::StatusCode::kFailedPrecondition));
+    EXPECT_THAT(std::string(status.message()), ::testing::HasSubstr(direction));
+  };
+  refused(backend->PromoteDue(ahead, 100).status(), "ahead of");
+  refused(backend->Reserve("t", 2, ahead).status(), "ahead of");
+  refused(backend->Add({MakeJob("late", "t", behind)}, behind), "behind");
+  ASSERT_OK_AND_ASSIGN(Job soon, backend->Get("soon"));
+  EXPECT_EQ(soon.state, JobState::kDelayed);
+  EXPECT_THAT(backend->Get("late"), StatusIs(absl::StatusCode::kNotFound));
+  // A lease cannot be renewed from the future either.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend->Reserve("t", 2, absl::Now()));
+  ASSERT_EQ(leases.size(), 1u);
+  refused(backend->Touch("ready", leases[0].token, ahead).status(), "ahead of");
+  EXPECT_OK(backend->Ack("ready", leases[0].token, absl::Now()));
+}
+
 // A cap that one process brought along once trimmed every process's dead
 // jobs; a caller that still asks for one is told, not ignored.
 TEST(RedisDeadCapTest, ACapIsRefused) {

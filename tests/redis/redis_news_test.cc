@@ -326,6 +326,7 @@ class RedisNewsOutageTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(server_, RedisServer::Start());
     options_.port = server_->port();
     options_.ns = "news-outage";
+    options_.max_clock_skew = absl::InfiniteDuration();  // simulated times
     // Generous, so a destructor that waited for a timeout would show.
     options_.connect_timeout = absl::Seconds(2);
     options_.command_timeout = absl::Seconds(2);

@@ -45,6 +45,7 @@ RedisOptions OptionsFor(const RedisServer& server) {
   o.connect_timeout = absl::Milliseconds(300);
   o.command_timeout = absl::Milliseconds(500);
   o.pool_size = 4;
+  o.max_clock_skew = absl::InfiniteDuration();  // simulated times
   return o;
 }
 

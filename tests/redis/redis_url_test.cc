@@ -33,8 +33,9 @@ TEST(ParseRedisUrlTest, HostAndPortKeepEveryOtherDefault) {
 TEST(ParseRedisUrlTest, EveryPart) {
   ASSERT_OK_AND_ASSIGN(
       RedisOptions o,
-      ParseRedisUrl("redis://:s%40cret@10.0.0.5:6380/3?namespace=orders&"
-                    "time=server&buckets=8&timeout_ms=250&pool=3"));
+      ParseRedisUrl(
+          "redis://:s%40cret@10.0.0.5:6380/3?namespace=orders&"
+          "time=server&max_skew_ms=40&buckets=8&timeout_ms=250&pool=3"));
   EXPECT_EQ(o.password, "s@cret");
   EXPECT_EQ(o.host, "10.0.0.5");
   EXPECT_EQ(o.port, 6380);
@@ -44,6 +45,13 @@ TEST(ParseRedisUrlTest, EveryPart) {
   EXPECT_EQ(o.delay_buckets, 8);
   EXPECT_EQ(o.command_timeout, absl::Milliseconds(250));
   EXPECT_EQ(o.pool_size, 3);
+  EXPECT_EQ(o.max_clock_skew, absl::Milliseconds(40));
+}
+
+TEST(ParseRedisUrlTest, ClockSkewCheckCanBeTurnedOff) {
+  ASSERT_OK_AND_ASSIGN(RedisOptions o,
+                       ParseRedisUrl("redis://h:1?max_skew_ms=off"));
+  EXPECT_EQ(o.max_clock_skew, absl::InfiniteDuration());
 }
 
 TEST(ParseRedisUrlTest, Ipv6HostAndCallerTime) {
@@ -122,6 +130,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"redis://h:1?buckets=0", "buckets='0'"},
         BadUrl{"redis://h:1?buckets=65", "buckets='65'"},
         BadUrl{"redis://h:1?dead_cap=50", "dead_cap is no longer supported"},
+        BadUrl{"redis://h:1?max_skew_ms=soon", "max_skew_ms='soon'"},
         BadUrl{"redis://h:1?timeout_ms=1e3", "timeout_ms='1e3'"},
         BadUrl{"redis://h:1?pool=0", "pool='0'"},
         BadUrl{"redis://h:1?colour=red", "unknown parameter 'colour'"},

@@ -5,7 +5,7 @@
 -- KEYS[2]  "{ns}:seq"     enqueue order counter
 -- KEYS[3]  "{ns}:topics"  set of live topics
 -- ARGV[1]  now (µs, caller's clock)
--- ARGV[2]  "1" to use the server's TIME instead of ARGV[1]
+-- ARGV[2]  clock mode (see lib/clock.lua)
 -- ARGV[3]  number of delay buckets
 -- ARGV[4..] 6 values per job: id, topic, priority, run_at (µs), spec (see
 --          lib/spec.lua; it holds the priority too), payload

@@ -4,7 +4,7 @@
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:job:<id>"
 -- ARGV[1]  now (µs)
--- ARGV[2]  "1" to use the server's TIME
+-- ARGV[2]  clock mode (see lib/clock.lua)
 -- ARGV[3]  id
 -- Reply:   {"OK"}, {"NOTFOUND"} or {"NOTDEAD"}
 local now = clock(ARGV[1], ARGV[2])

@@ -6,7 +6,7 @@
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"
 -- ARGV[1]  now (µs)
--- ARGV[2]  "1" to use the server's TIME
+-- ARGV[2]  clock mode (see lib/clock.lua)
 -- ARGV[3]  limit (>= 1)
 -- ARGV[4]  number of delay buckets
 -- Reply:   {"OK", more (0/1), {kind, id, topic, attempts}, ...} where kind is

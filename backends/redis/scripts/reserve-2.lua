@@ -6,7 +6,7 @@
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"
 -- ARGV[1]  now (µs)
--- ARGV[2]  "1" to use the server's TIME
+-- ARGV[2]  clock mode (see lib/clock.lua)
 -- ARGV[3]  topic
 -- ARGV[4]  max jobs to reserve (>= 1)
 -- ARGV[5]  most jobs to promote first (0: all that are due)
@@ -28,10 +28,18 @@
 -- loads its helpers then (and announces the ready edge it may make).
 local P, topic = KEYS[1], ARGV[3]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
-if ARGV[2] == '1' then
+if ARGV[2] ~= '0' then
   local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  now_text = string.format('%d', now)
+  local s = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if ARGV[2] == '1' then
+    now, now_text = s, string.format('%d', s)
+  else
+    local ahead, behind = string.match(ARGV[2], '^(%d+):(%d+)$')
+    local skew = now - s
+    if skew > tonumber(ahead) or -skew > tonumber(behind) then
+      return redis.error_reply('CLOCK_SKEW ' .. string.format('%d', skew))
+    end
+  end
 end
 local treserved = P .. 'treserved:' .. topic
 -- Most calls find nothing due: two one-entry range queries tell, and the

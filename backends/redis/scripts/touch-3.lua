@@ -5,7 +5,7 @@
 -- KEYS[2]  "{ns}:job:<id>"
 -- KEYS[3]  "{ns}:reserved"
 -- ARGV[1]  now (µs)
--- ARGV[2]  "1" to use the server's TIME
+-- ARGV[2]  clock mode (see lib/clock.lua)
 -- ARGV[3]  id
 -- ARGV[4]  token
 -- Reply:   {"OK", deadline_us} or {"STALE"} (nothing changed)
