@@ -74,6 +74,9 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   const absl::Time run_at = options.run_at != absl::InfinitePast()
                                 ? options.run_at
                                 : now + options.delay;
+  if (absl::Status s = internal::ValidateRunAt(run_at, "run_at"); !s.ok()) {
+    return s;
+  }
   std::vector<NewJob> jobs(payloads.size());
   std::vector<std::string> ids;
   ids.reserve(payloads.size());
@@ -202,6 +205,10 @@ absl::Status Scheduler::Impl::Release(const Lease& lease,
   }
   const absl::Time now = clock_->Now();
   const absl::Time run_at = now + delay;
+  if (absl::Status s = internal::ValidateRunAt(run_at, "release time");
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s =
           backend_->Release(lease.job.id, lease.token, run_at, now);
       !s.ok()) {

@@ -2,9 +2,12 @@
 
 #include "src/validation.h"
 
+#include <utility>
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 
 namespace delayq {
 namespace internal {
@@ -13,6 +16,18 @@ namespace {
 bool IsTopicChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
          (c >= '0' && c <= '9') || c == '.' || c == '_' || c == ':' || c == '-';
+}
+
+// OK for `min` <= d <= kLongestDuration.
+absl::Status ValidateDuration(absl::Duration d, absl::string_view what,
+                              absl::Duration min) {
+  if (d < min || d > kLongestDuration) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be from ", absl::FormatDuration(min), " to ",
+                     absl::FormatDuration(kLongestDuration), ", got ",
+                     absl::FormatDuration(d)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -43,21 +58,44 @@ absl::Status ValidateId(absl::string_view id) {
 
 absl::Status ValidateOptions(const JobOptions& options) {
   if (absl::Status s = ValidateId(options.id); !s.ok()) return s;
-  if (options.delay < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "delay is negative (", absl::FormatDuration(options.delay), ")"));
+  if (options.delay < absl::ZeroDuration() ||
+      options.delay == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("delay must be finite and not negative, got ",
+                     absl::FormatDuration(options.delay)));
   }
-  if (options.ttr <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ttr must be positive, got ", absl::FormatDuration(options.ttr)));
+  if (options.run_at != absl::InfinitePast()) {
+    if (absl::Status s = ValidateRunAt(options.run_at, "run_at"); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s =
+          ValidateDuration(options.ttr, "ttr", absl::Microseconds(1));
+      !s.ok()) {
+    return s;
   }
   if (options.max_attempts < 1) {
     return absl::InvalidArgumentError(absl::StrCat(
         "max_attempts must be at least 1, got ", options.max_attempts));
   }
-  if (options.backoff.base < absl::ZeroDuration() ||
-      options.backoff.max < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("backoff durations must not be negative");
+  for (const auto& [d, what] :
+       {std::pair{options.backoff.base, "backoff base"},
+        std::pair{options.backoff.max, "backoff max"}}) {
+    if (absl::Status s = ValidateDuration(d, what, absl::ZeroDuration());
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRunAt(absl::Time at, absl::string_view what) {
+  if (at < absl::UnixEpoch() || at > kLatestRunAt) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " ", absl::FormatTime(at, absl::UTCTimeZone()),
+        " is outside what every store keeps exactly (",
+        absl::FormatTime(absl::UnixEpoch(), absl::UTCTimeZone()), " to ",
+        absl::FormatTime(kLatestRunAt, absl::UTCTimeZone()), ")"));
   }
   return absl::OkStatus();
 }

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "delayq/job.h"
 
 namespace delayq {
@@ -17,6 +18,17 @@ namespace internal {
 inline constexpr size_t kMaxTopicBytes = 200;
 inline constexpr size_t kMaxIdBytes = 200;
 
+// What every store keeps exactly. Redis holds times as microseconds in Lua's
+// doubles, exact up to 2^52 µs (the year 2112); SQLite and memory hold more,
+// but a job must read back the same from every store. So a job's run_at (and
+// a retry or release time) is at most kLatestRunAt, and a duration (ttr,
+// backoff) at most kLongestDuration: a lease deadline or a retry computed
+// from them stays below 2^52 µs. Times are kept to the microsecond.
+inline constexpr absl::Time kLatestRunAt =
+    absl::FromUnixSeconds(4102444800);  // 2100-01-01T00:00:00Z
+inline constexpr absl::Duration kLongestDuration =
+    absl::Hours(24 * 365 * 10);  // ten years of 365 days
+
 // OK for a topic of 1..200 bytes from [A-Za-z0-9._:-]; InvalidArgument naming
 // the problem otherwise.
 absl::Status ValidateTopic(absl::string_view topic);
@@ -24,9 +36,14 @@ absl::Status ValidateTopic(absl::string_view topic);
 // OK for an id of at most 200 bytes ("" means "generate one").
 absl::Status ValidateId(absl::string_view id);
 
-// OK for options the stores can keep: delay >= 0, ttr > 0, max_attempts >= 1,
-// backoff durations >= 0, and the id as ValidateId().
+// OK for options the stores can keep: delay >= 0 and finite, run_at (when
+// set) as ValidateRunAt(), 1 µs <= ttr <= kLongestDuration, max_attempts >=
+// 1, 0 <= backoff durations <= kLongestDuration, and the id as ValidateId().
 absl::Status ValidateOptions(const JobOptions& options);
+
+// OK for a time a job may become due at: from the Unix epoch to
+// kLatestRunAt. `what` names it in the error ("run_at", "release time").
+absl::Status ValidateRunAt(absl::Time at, absl::string_view what);
 
 // OK for a payload of at most `max_bytes`.
 absl::Status ValidatePayload(absl::string_view payload, size_t max_bytes);

@@ -82,12 +82,18 @@ struct JobOptions {
   // at most 200 bytes.
   std::string id;
   // Run this long after enqueue. Must not be negative.
+  //
+  // Times and durations are kept to the microsecond, and only as far as
+  // every store keeps them exactly: a job is due from the Unix epoch to
+  // 2100-01-01T00:00:00Z, and ttr and backoff are at most ten years (of 365
+  // days). Enqueue() refuses anything else with InvalidArgument, including
+  // infinite durations and times.
   absl::Duration delay = absl::ZeroDuration();
   // When not absl::InfinitePast(), the absolute time to run; overrides `delay`.
   // A time in the past means "ready now".
   absl::Time run_at = absl::InfinitePast();
   // Time-to-run: how long a reservation lasts before the job is delivered
-  // again. Must be positive.
+  // again. At least 1 µs.
   absl::Duration ttr = absl::Seconds(60);
   // Lower runs first; ties run in due-time, then enqueue, order.
   int priority = 0;

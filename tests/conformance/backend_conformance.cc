@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
+#include "src/validation.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {
@@ -160,6 +161,24 @@ TEST_P(BackendConformanceTest, TimesRoundTripAtMillisecondPrecision) {
     EXPECT_EQ(got.run_at, At(offsets[i])) << i;
     EXPECT_EQ(got.enqueued_at, At(absl::Milliseconds(i))) << i;
   }
+}
+
+// The latest run_at and the longest ttr the scheduler accepts read back
+// exactly from every store, and so does the lease deadline they make.
+TEST_P(BackendConformanceTest, TheLatestTimesRoundTripExactly) {
+  const std::string topic = Topic();
+  NewJob job = MakeJob("late", topic, ::delayq::internal::kLatestRunAt);
+  job.ttr = ::delayq::internal::kLongestDuration;
+  ASSERT_OK(backend_->Add({job}, kT0));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("late"));
+  EXPECT_EQ(got.run_at, ::delayq::internal::kLatestRunAt);
+  EXPECT_EQ(got.ttr, ::delayq::internal::kLongestDuration);
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> leases,
+      backend_->Reserve(topic, 1, ::delayq::internal::kLatestRunAt));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].deadline, ::delayq::internal::kLatestRunAt +
+                                    ::delayq::internal::kLongestDuration);
 }
 
 TEST_P(BackendConformanceTest, AddEmptyBatchIsANoOp) {

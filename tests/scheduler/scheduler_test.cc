@@ -17,6 +17,7 @@
 #include "delayq/memory_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/validation.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {
@@ -122,6 +123,70 @@ TEST_F(SchedulerTest, EnqueueValidatesInput) {
   EXPECT_THAT(scheduler_->Enqueue("t", std::string((1 << 20) + 1, 'x')),
               StatusIs(kInvalid));
   EXPECT_OK(scheduler_->Enqueue("t", std::string(1 << 20, 'x')));
+}
+
+// What a store cannot keep exactly is refused rather than stored otherwise
+// (Redis once kept the year 3000 as 2112, and an infinite ttr meant a
+// crashed worker's job never came back).
+TEST_F(SchedulerTest, EnqueueRefusesTimesNoStoreKeepsExactly) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  auto with = [](auto set) {
+    JobOptions options;
+    set(options);
+    return options;
+  };
+  auto enqueue = [&](const JobOptions& options) {
+    return scheduler_->Enqueue("t", "p", options).status();
+  };
+  EXPECT_THAT(
+      enqueue(with([](JobOptions& o) { o.ttr = absl::InfiniteDuration(); })),
+      StatusIs(kInvalid));
+  EXPECT_THAT(
+      enqueue(with([](JobOptions& o) { o.ttr = absl::Nanoseconds(500); })),
+      StatusIs(kInvalid));
+  EXPECT_OK(
+      enqueue(with([](JobOptions& o) { o.ttr = absl::Microseconds(1); })));
+  EXPECT_OK(
+      enqueue(with([](JobOptions& o) { o.ttr = internal::kLongestDuration; })));
+  EXPECT_THAT(enqueue(with([](JobOptions& o) {
+                o.ttr = internal::kLongestDuration + absl::Seconds(1);
+              })),
+              StatusIs(kInvalid));
+  EXPECT_THAT(enqueue(with([](JobOptions& o) {
+                o.run_at = absl::FromCivil(absl::CivilSecond(3000, 1, 1),
+                                           absl::UTCTimeZone());
+              })),
+              StatusIs(kInvalid));
+  EXPECT_OK(
+      enqueue(with([](JobOptions& o) { o.run_at = internal::kLatestRunAt; })));
+  EXPECT_THAT(enqueue(with([](JobOptions& o) {
+                o.run_at = absl::UnixEpoch() - absl::Seconds(1);
+              })),
+              StatusIs(kInvalid));
+  EXPECT_THAT(
+      enqueue(with([](JobOptions& o) { o.run_at = absl::InfiniteFuture(); })),
+      StatusIs(kInvalid));
+  EXPECT_THAT(
+      enqueue(with([](JobOptions& o) { o.delay = absl::InfiniteDuration(); })),
+      StatusIs(kInvalid));
+  EXPECT_THAT(enqueue(with([](JobOptions& o) {
+                o.delay = absl::Hours(24 * 365 * 100);
+              })),
+              StatusIs(kInvalid))
+      << "due after the latest run_at";
+  EXPECT_THAT(enqueue(with([](JobOptions& o) {
+                o.backoff.base = absl::InfiniteDuration();
+              })),
+              StatusIs(kInvalid));
+  EXPECT_THAT(enqueue(with([](JobOptions& o) {
+                o.backoff.max = absl::InfiniteDuration();
+              })),
+              StatusIs(kInvalid));
+  ASSERT_OK(scheduler_->Enqueue("r", "p"));
+  Lease lease = MustReserve("r");
+  EXPECT_THAT(scheduler_->Release(lease, absl::InfiniteDuration()),
+              StatusIs(kInvalid));
+  EXPECT_OK(scheduler_->Release(lease, absl::Seconds(1)));
 }
 
 TEST_F(SchedulerTest, PayloadLimitIsConfigurable) {
