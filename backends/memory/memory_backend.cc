@@ -104,9 +104,9 @@ class MemoryBackend : public Backend {
     auto it = topics_.find(topic);
     if (it == topics_.end()) return leases;
     TopicIndex* index = it->second.get();
-    // Everything due in this topic moves first, earliest first, so the ready
+    // What is due in this topic moves first, earliest first, so the ready
     // index alone decides the order.
-    for (;;) {
+    for (int n = 0; n < kReservePromoteLimit; ++n) {
       const bool delayed_due = !index->delayed.empty() &&
                                std::get<0>(*index->delayed.begin()) <= now;
       const bool lease_due = !index->reserved.empty() &&

@@ -234,8 +234,8 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   if (o.max_clock_skew < absl::ZeroDuration()) {
     return bad("max_clock_skew must be >= 0");
   }
-  if (o.reserve_promote_limit < 0) {
-    return bad("reserve_promote_limit must be >= 0");
+  if (o.reserve_promote_limit < 1) {
+    return bad("reserve_promote_limit must be >= 1");
   }
   if (o.connect_timeout <= absl::ZeroDuration() ||
       o.command_timeout <= absl::ZeroDuration()) {

@@ -7,7 +7,6 @@
 #include "delayq/sqlite_backend.h"
 
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -361,8 +360,7 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
     s_.topic_due->BindText(1, topic);
     s_.topic_due->BindInt64(2, now_us);
     DQ_RETURN_IF_ERROR(
-        MoveDue(s_.topic_due.get(), std::numeric_limits<int>::max(), moved)
-            .status());
+        MoveDue(s_.topic_due.get(), kReservePromoteLimit, moved).status());
     DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
     Statement* reserve = s_.reserve_one.get();
     while (static_cast<int>(leases.size()) < max) {

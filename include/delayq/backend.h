@@ -72,6 +72,11 @@ struct NewJob {
   absl::Time run_at = absl::UnixEpoch();
 };
 
+// kReservePromoteLimit
+//
+// The most due jobs one Backend::Reserve() moves before it reserves.
+inline constexpr int kReservePromoteLimit = 1000;
+
 // Transition
 //
 // One job moved by Backend::PromoteDue().
@@ -171,24 +176,27 @@ class Backend {
   // Reserve()
   //
   // Reserves up to `max` jobs of `topic` and returns their leases in reserve
-  // order (empty when none is due). Sees every job due at `now`: delayed jobs
+  // order (empty when none is due). Sees the jobs due at `now`: delayed jobs
   // with run_at <= now and reservations whose deadline is <= now count as
   // ready even if PromoteDue() has not run (an expired reservation of a job
-  // with no attempts left goes dead instead). Each reserved job gets
+  // with no attempts left goes dead instead) — the earliest
+  // kReservePromoteLimit of them, when more are due. Each reserved job gets
   // attempts + 1, deadline = max(now, run_at) + ttr and a fresh token never
   // issued before for that job. (The max matters when `now` is behind the
   // clock that found the job due, another process's or one that moved on
   // since `now` was read: the lease still gets its whole ttr.)
   //
-  // Precisely: the call first moves every due job of `topic` as PromoteDue()
-  // would (so afterwards none of them is still stored delayed or reserved
-  // past its deadline), then reserves the first `max` ready jobs in ready
-  // order. A job that went back to ready because its lease expired keeps its
-  // run_at. When `moved` is not null, every job the first step moved is
-  // appended to it, as PromoteDue() would report it (in any order), so
-  // the caller can report promotions, expiries and deaths it did not see
-  // happen.
-  // REQUIRES: max >= 1.
+  // Precisely: the call first moves the due jobs of `topic` as PromoteDue()
+  // would, earliest first and at most kReservePromoteLimit of them (when no
+  // more were due, none is still stored delayed or reserved past its
+  // deadline afterwards), then reserves the first `max` ready jobs in ready
+  // order. The bound keeps one call short (SQLite's write lock, Redis's one
+  // thread) however many jobs came due at once; the rest move with the next
+  // calls and with PromoteDue(), which the scheduler runs in batches. A job
+  // that went back to ready because its lease expired keeps its run_at. When
+  // `moved` is not null, every job the first step moved is appended to it, as
+  // PromoteDue() would report it (in any order), so the caller can report
+  // promotions, expiries and deaths it did not see happen. REQUIRES: max >= 1.
   virtual absl::StatusOr<std::vector<Lease>> Reserve(
       absl::string_view topic, int max, absl::Time now,
       std::vector<Transition>* moved) = 0;

@@ -83,12 +83,10 @@ struct RedisOptions {
   // together and leave it in one write, which costs the server less than a
   // connection per thread (bench/README.md).
   int pool_size = 2;
-  // Reserve() first promotes every due job of its topic, as the Backend
-  // contract requires. A positive limit bounds how many it promotes per
-  // call, bounding how long one script can block the server after a long
-  // outage, at the price of Reserve() possibly missing due jobs beyond it
-  // until PromoteDue() catches up. 0: no limit.
-  int reserve_promote_limit = 0;
+  // The most due jobs of its topic one Reserve() promotes before it
+  // reserves (at least 1): it bounds how long one script holds the server.
+  // Due jobs beyond it wait for the next calls and PromoteDue().
+  int reserve_promote_limit = kReservePromoteLimit;
   // kCaller: times come from the `now` arguments (deterministic tests), and
   // the hosts' clocks must agree within `max_clock_skew`.
   // kServer: scripts read the server's TIME, so the hosts' clocks need not

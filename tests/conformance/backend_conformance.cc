@@ -369,6 +369,32 @@ TEST_P(BackendConformanceTest, ReserveSeesDueDelayedJobsWithoutPromoteDue) {
   EXPECT_EQ(leases[0].job.run_at, At(absl::Seconds(5)));
 }
 
+// A million jobs due at once must not make one call hold the store for
+// seconds: one Reserve() moves at most kReservePromoteLimit, earliest first.
+TEST_P(BackendConformanceTest, ReserveMovesAtMostTheLimitOfDueJobs) {
+  const std::string topic = Topic();
+  constexpr int kMore = 500;
+  std::vector<NewJob> jobs;
+  for (int i = 0; i < kReservePromoteLimit + kMore; ++i) {
+    jobs.push_back(MakeJob(absl::StrCat("d", i), topic,
+                           At(absl::Seconds(1) + absl::Microseconds(i))));
+  }
+  ASSERT_OK(backend_->Add(jobs, kT0));
+  std::vector<Transition> moved;
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 1, At(absl::Hours(1)), &moved));
+  EXPECT_EQ(moved.size(), static_cast<size_t>(kReservePromoteLimit));
+  EXPECT_THAT(Ids(leases), ElementsAre("d0"));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, (TopicStats{kMore, kReservePromoteLimit - 1, 1, 0}));
+  // The next call moves the rest.
+  moved.clear();
+  ASSERT_OK_AND_ASSIGN(leases,
+                       backend_->Reserve(topic, 1, At(absl::Hours(1)), &moved));
+  EXPECT_EQ(moved.size(), static_cast<size_t>(kMore));
+  EXPECT_THAT(Ids(leases), ElementsAre("d1"));
+}
+
 TEST_P(BackendConformanceTest, ReserveMoreThanAvailableReturnsWhatThereIs) {
   const std::string topic = Topic();
   ASSERT_OK(backend_->Add({MakeJob("a", topic), MakeJob("b", topic)}, kT0));

@@ -1,5 +1,5 @@
--- reserve: promotes the topic's due jobs (all of them, unless a limit is
--- given), then reserves up to N ready jobs of one topic in ready
+-- reserve: promotes the topic's due jobs (up to a limit, earliest first),
+-- then reserves up to N ready jobs of one topic in ready
 -- order, each with a fresh fencing token.
 -- loads: promote
 --
@@ -9,7 +9,7 @@
 -- ARGV[2]  clock mode (see lib/clock.lua)
 -- ARGV[3]  topic
 -- ARGV[4]  max jobs to reserve (>= 1)
--- ARGV[5]  most jobs to promote first (0: all that are due)
+-- ARGV[5]  most jobs to promote first (>= 1)
 -- ARGV[6]  the first fencing token, drawn at random by the caller in
 --          [1, 2^52); the leases get it and the integers after it
 -- Reply:   {"OK", moved, lease...}: moved is the list of jobs the
