@@ -323,6 +323,35 @@ TEST(SqliteBackendTest, CountersMatchRows) {
   sqlite3_close(db);
 }
 
+// Topics that come and go (one per order) leave no counts behind.
+TEST(SqliteBackendTest, ATopicWithNoJobsLeftKeepsNoCounts) {
+  const std::string path = FreshDbPath("counts-go");
+  auto backend = MustOpen(path);
+  for (int i = 0; i < 50; ++i) {
+    const std::string topic = absl::StrCat("order-", i);
+    ASSERT_OK(backend->Add({MakeJob(absl::StrCat(i), topic)}, kNow));
+    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve(topic, 1, kNow));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_OK(backend->Ack(leases[0].job.id, leases[0].token, kNow));
+  }
+  ASSERT_OK(backend->Add({MakeJob("stays", "kept")}, kNow));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT topic, state, n FROM counts", -1,
+                               &stmt, nullptr),
+            SQLITE_OK);
+  std::vector<std::string> rows;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    rows.push_back(absl::StrCat(
+        reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), ":",
+        sqlite3_column_int(stmt, 1), ":", sqlite3_column_int64(stmt, 2)));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  EXPECT_THAT(rows, ::testing::ElementsAre("kept:1:1"));
+}
+
 // Many threads share one Backend object (one connection behind a mutex).
 TEST(SqliteBackendTest, ThreadsShareOneBackend) {
   auto backend = MustOpen(FreshDbPath("threads"));

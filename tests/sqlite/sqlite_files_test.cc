@@ -76,6 +76,22 @@ void RawExec(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
+// The first column of the first row of `sql`, -1 if there is none.
+int64_t RawQueryInt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  int64_t value = -1;
+  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      value = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return value;
+}
+
 // A delayq file with `n` jobs, closed (so its WAL is checkpointed away).
 std::string MakeDelayqFile(int n) {
   const std::string path = FreshDbPath("files");
@@ -148,6 +164,42 @@ TEST(SqliteFilesTest, RefusesANewerSchemaWithoutTouchingIt) {
   EXPECT_THAT(backend.status().message(), HasSubstr(path));
   EXPECT_THAT(backend.status().message(), HasSubstr("newer"));
   EXPECT_EQ(ReadFile(path), before);
+}
+
+// A file written by the first release (schema version 1: no news horizon,
+// counts rows kept at 0) opens, keeps its jobs and is brought up to date.
+TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
+  const std::string path = MakeDelayqFile(2);
+  RawExec(path, R"sql(
+    DROP TABLE news_horizon;
+    DROP TRIGGER jobs_count_delete;
+    DROP TRIGGER jobs_count_update;
+    CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN
+      UPDATE counts SET n = n - 1 WHERE topic = OLD.topic AND state = OLD.state;
+    END;
+    CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs
+      WHEN OLD.state <> NEW.state BEGIN
+      UPDATE counts SET n = n - 1 WHERE topic = OLD.topic AND state = OLD.state;
+      INSERT INTO counts (topic, state, n) VALUES (NEW.topic, NEW.state, 1)
+        ON CONFLICT (topic, state) DO UPDATE SET n = n + 1;
+    END;
+    INSERT INTO counts (topic, state, n) VALUES ('gone', 1, 0);
+    PRAGMA user_version = 1;
+  )sql");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend->Topics());
+  ASSERT_EQ(topics.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats(topics[0]));
+  EXPECT_EQ(stats.total(), 2);
+  ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve(topics[0], 2, kNow));
+  ASSERT_EQ(leases.size(), 2u);
+  for (const Lease& l : leases)
+    ASSERT_OK(backend->Ack(l.job.id, l.token, kNow));
+  backend.reset();
+  // Nothing left: no counts row, and the schema is the current one.
+  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
+  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 3);
 }
 
 TEST(SqliteFilesTest, ReportsATruncatedHeaderAsDataLoss) {

@@ -89,10 +89,29 @@ CREATE TABLE news_horizon (
 INSERT INTO news_horizon (id, at_us) VALUES (1, NULL);
 )sql";
 
+// Version 3: a counts row goes when its count reaches 0, so topics that
+// come and go (one per order, per player) leave nothing behind.
+constexpr char kSchemaV3[] = R"sql(
+DROP TRIGGER jobs_count_delete;
+DROP TRIGGER jobs_count_update;
+CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN
+  UPDATE counts SET n = n - 1 WHERE topic = OLD.topic AND state = OLD.state;
+  DELETE FROM counts WHERE topic = OLD.topic AND state = OLD.state AND n = 0;
+END;
+CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs
+  WHEN OLD.state <> NEW.state BEGIN
+  UPDATE counts SET n = n - 1 WHERE topic = OLD.topic AND state = OLD.state;
+  DELETE FROM counts WHERE topic = OLD.topic AND state = OLD.state AND n = 0;
+  INSERT INTO counts (topic, state, n) VALUES (NEW.topic, NEW.state, 1)
+    ON CONFLICT (topic, state) DO UPDATE SET n = n + 1;
+END;
+DELETE FROM counts WHERE n = 0;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
