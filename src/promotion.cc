@@ -14,7 +14,7 @@ Promotion::Promotion(Backend& backend, Clock& clock,
       clock_(clock),
       options_(options),
       on_moved_(std::move(on_moved)),
-      timers_(clock.Now(), options.tick) {}
+      timers_(clock.Now(), options.tick, options.max_job_timers) {}
 
 Promotion::~Promotion() {
   news_.reset();
@@ -127,7 +127,7 @@ void Promotion::Moved(const std::vector<Transition>& moved) {
     for (const Transition& t : moved) {
       timers_.Disarm(t.id);
       if (waiting && t.kind != Transition::Kind::kDead) {
-        ++topic_signal_[t.topic];
+        ++topic_signal_[SlotOf(t.topic)];
       }
     }
   }
@@ -175,7 +175,7 @@ void Promotion::OnNews(const StoreNews& news) {
 void Promotion::WakeTopic(absl::string_view topic) {
   if (waiters_.load() == 0) return;
   absl::MutexLock lock(&mu_);
-  ++topic_signal_[topic];
+  ++topic_signal_[SlotOf(topic)];
 }
 
 void Promotion::WakeAll() {
@@ -183,9 +183,12 @@ void Promotion::WakeAll() {
   ++all_topics_signal_;
 }
 
+size_t Promotion::SlotOf(absl::string_view topic) {
+  return absl::Hash<absl::string_view>{}(topic) % kTopicSlots;
+}
+
 uint64_t Promotion::SignalOf(absl::string_view topic) const {
-  auto it = topic_signal_.find(topic);
-  return all_topics_signal_ + (it == topic_signal_.end() ? 0 : it->second);
+  return all_topics_signal_ + topic_signal_[SlotOf(topic)];
 }
 
 Promotion::Seen Promotion::Observe(absl::string_view topic) {

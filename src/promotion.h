@@ -24,7 +24,9 @@
 #ifndef DELAYQ_SRC_PROMOTION_H_
 #define DELAYQ_SRC_PROMOTION_H_
 
+#include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,7 +35,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -144,6 +146,8 @@ class Promotion {
   void NoteEarliestLocked(absl::Time before) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t SignalOf(absl::string_view topic) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The topic's slot in topic_signal_.
+  static size_t SlotOf(absl::string_view topic);
 
   Backend& backend_;
   Clock& clock_;
@@ -154,8 +158,12 @@ class Promotion {
   DueTimers timers_ ABSL_GUARDED_BY(mu_);
   // When Tick() next reads the store's next due time.
   absl::Time next_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  // Bumped whenever a job of the topic may have become ready.
-  absl::flat_hash_map<std::string, uint64_t> topic_signal_ ABSL_GUARDED_BY(mu_);
+  // Bumped whenever a job of a topic in the slot may have become ready. A
+  // fixed number of slots rather than one per topic, so that topics that
+  // come and go leave nothing behind: topics that share a slot only wake
+  // each other's waiters for one more look at the store.
+  static constexpr size_t kTopicSlots = 1024;
+  std::array<uint64_t, kTopicSlots> topic_signal_ ABSL_GUARDED_BY(mu_){};
   // Bumped for every topic at once (lost news, Stop()).
   uint64_t all_topics_signal_ ABSL_GUARDED_BY(mu_) = 0;
   // Bumped when the earliest timer moved earlier: whoever sleeps until the
