@@ -7,10 +7,15 @@
 namespace delayq {
 namespace internal {
 
-DueTimers::DueTimers(absl::Time origin, absl::Duration tick)
-    : ticks_(origin, tick), wheel_(0) {}
+DueTimers::DueTimers(absl::Time origin, absl::Duration tick,
+                     size_t max_job_timers)
+    : max_job_timers_(max_job_timers), ticks_(origin, tick), wheel_(0) {}
 
 void DueTimers::Arm(absl::string_view id, absl::Time at) {
+  if (by_id_.size() >= max_job_timers_ && !by_id_.contains(id)) {
+    ArmNews(at);
+    return;
+  }
   const uint64_t serial = next_serial_++;
   const TimerId timer =
       wheel_.Insert(ticks_.CeilTicks(at), Entry{std::string(id), serial});

@@ -14,6 +14,7 @@
 #ifndef DELAYQ_SRC_DUE_TIMERS_H_
 #define DELAYQ_SRC_DUE_TIMERS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -27,9 +28,13 @@ namespace internal {
 
 class DueTimers {
  public:
-  DueTimers(absl::Time origin, absl::Duration tick);
+  // Keeps at most `max_job_timers` job timers.
+  DueTimers(absl::Time origin, absl::Duration tick, size_t max_job_timers);
 
-  // Arms (or re-arms) the timer of job `id` for `at`.
+  // Arms (or re-arms) the timer of job `id` for `at`. When max_job_timers
+  // are armed already, a new job's time arms the news timer instead (see
+  // ArmNews()): its firing makes the scheduler ask the store, which knows
+  // every job's time.
   void Arm(absl::string_view id, absl::Time at);
 
   // Disarms the timer of job `id`, if any.
@@ -73,6 +78,7 @@ class DueTimers {
     uint64_t serial;
   };
 
+  const size_t max_job_timers_;
   TickConverter ticks_;
   TimingWheel<Entry> wheel_;
   absl::flat_hash_map<std::string, Armed> by_id_;

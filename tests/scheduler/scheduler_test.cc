@@ -189,6 +189,40 @@ TEST_F(SchedulerTest, EnqueueRefusesTimesNoStoreKeepsExactly) {
   EXPECT_OK(scheduler_->Release(lease, absl::Seconds(1)));
 }
 
+// Beyond max_job_timers, one timer stands for the rest, and the store tells
+// the next due time each time it fires: a consumer blocked in Reserve()
+// still gets every job at its time. The store is looked at on its own only
+// once an hour, so only the timers can wake it.
+TEST_F(SchedulerTest, JobsBeyondTheTimerCapAreOnTime) {
+  SchedulerOptions options;
+  options.clock = &clock_;
+  options.poll_interval = absl::Hours(1);
+  options.max_job_timers = 2;
+  ASSERT_OK_AND_ASSIGN(auto capped,
+                       Scheduler::Create(NewMemoryBackend(), options));
+  constexpr int kJobs = 6;
+  for (int i = kJobs; i >= 1; --i) {
+    ASSERT_OK(
+        capped->Enqueue("t", absl::StrCat("j", i), Delayed(absl::Seconds(i))));
+  }
+  for (int i = 1; i <= kJobs; ++i) {
+    std::optional<Lease> got;
+    std::thread consumer([&] {
+      absl::StatusOr<std::optional<Lease>> lease =
+          capped->Reserve("t", absl::Hours(1));
+      ASSERT_TRUE(lease.ok());
+      got = *lease;
+    });
+    while (clock_.Waiters() == 0) absl::SleepFor(absl::Milliseconds(1));
+    clock_.Advance(absl::Seconds(1));
+    consumer.join();
+    ASSERT_TRUE(got.has_value()) << "j" << i;
+    EXPECT_EQ(got->job.payload, absl::StrCat("j", i));
+    EXPECT_EQ(clock_.Now(), kStart + absl::Seconds(i)) << "j" << i;
+    ASSERT_OK(capped->Ack(*got));
+  }
+}
+
 TEST_F(SchedulerTest, PayloadLimitIsConfigurable) {
   SchedulerOptions options;
   options.clock = &clock_;
