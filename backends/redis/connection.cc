@@ -188,6 +188,17 @@ void AppendArgument(absl::string_view arg, std::string* out) {
 
 namespace {
 
+// Whether the server answered a write with READONLY: it is a replica now.
+bool AnyReadOnly(const std::vector<Reply>& replies) {
+  for (const Reply& r : replies) {
+    if (r->type == REDIS_REPLY_ERROR &&
+        absl::StartsWith(absl::string_view(r->str, r->len), "READONLY")) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // "CLOCK_SKEW <caller minus server, µs> ..." from scripts/lib/clock.lua.
 absl::Status ClockSkewStatus(absl::string_view message) {
   int64_t skew_us = 0;
@@ -372,6 +383,13 @@ absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineEncoded(
   absl::StatusOr<std::shared_ptr<SharedConnection>> c = Pick();
   if (!c.ok()) return c.status();
   absl::StatusOr<std::vector<Reply>> replies = (*c)->Call(request, count);
+  // A primary demoted to a replica (a failover) answers every write with
+  // READONLY for as long as the connection lives; the address may lead to
+  // the new primary on a new connection.
+  if (replies.ok() && AnyReadOnly(*replies)) {
+    (*c)->Fail(absl::UnavailableError(absl::StrCat(
+        "redis ", endpoint_, ": the server is a read-only replica now")));
+  }
   (*c)->RemoveUser();
   return replies;
 }

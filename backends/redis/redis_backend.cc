@@ -4,9 +4,11 @@
 #include <utility>
 
 #include "absl/random/random.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "backends/redis/news.h"
 #include "backends/redis/redis_backend_impl.h"
 
@@ -244,6 +246,29 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   return absl::OkStatus();
 }
 
+// FailedPrecondition when the server may evict any key (maxmemory-policy
+// allkeys-*), and with it jobs. A server that hides INFO cannot be checked.
+absl::Status CheckNoEviction(redis_internal::ConnectionPool& pool) {
+  absl::StatusOr<std::vector<Reply>> replies =
+      pool.Pipeline({{"INFO", "memory"}});
+  if (!replies.ok()) return replies.status();
+  const redisReply* r = (*replies)[0].get();
+  if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS) {
+    return absl::OkStatus();
+  }
+  for (absl::string_view line :
+       absl::StrSplit(absl::string_view(r->str, r->len), "\r\n")) {
+    if (!absl::ConsumePrefix(&line, "maxmemory_policy:")) continue;
+    if (!absl::StartsWith(line, "allkeys-")) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "redis: the server's maxmemory-policy is ", line,
+        ", which deletes any key, and so jobs, when memory runs short; set "
+        "it to noeviction (writes are then refused when memory is full), or "
+        "accept losing jobs with allow_eviction=1"));
+  }
+  return absl::OkStatus();
+}
+
 // ARGV[2] of the timed scripts (scripts/lib/clock.lua). A call's latency
 // makes the caller's clock look behind the server's, never ahead, so the
 // tolerance behind also covers the longest a call may take.
@@ -280,6 +305,9 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
   if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
   std::unique_ptr<RedisBackend> backend(new RedisBackend(options));
   if (absl::Status s = backend->scripts_.LoadAll(); !s.ok()) return s;
+  if (!options.allow_key_eviction) {
+    if (absl::Status s = CheckNoEviction(backend->pool_); !s.ok()) return s;
+  }
   // The first process to open a namespace fixes its bucket count; later ones
   // adopt it, so no process misses a bucket another one writes to.
   Call call{"open",

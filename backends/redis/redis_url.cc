@@ -213,6 +213,12 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
       } else if (name == "pool") {
         if (absl::Status s = number(1, 1024, &v); !s.ok()) return s;
         o->pool_size = static_cast<int>(v);
+      } else if (name == "allow_eviction") {
+        if (value != "1" && value != "0") {
+          return Bad(
+              url, absl::StrCat("allow_eviction='", value, "' must be 1 or 0"));
+        }
+        o->allow_key_eviction = value == "1";
       } else {
         return Bad(url, absl::StrCat("unknown parameter '", name, "'"));
       }

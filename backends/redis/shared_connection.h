@@ -72,6 +72,11 @@ class SharedConnection {
   // False once the connection has failed; it then fails every call.
   bool usable() const { return !failed_.load(std::memory_order_acquire); }
 
+  // Fails the connection: every call queued on it ends with `status`, and
+  // so does every later one. For a server that is no longer what the pool
+  // wants (a primary demoted to a replica), so the pool opens another.
+  void Fail(absl::Status status);
+
   // Marks a call about to be made (by the pool, before it hands the
   // connection out, so that in_flight() counts it from then on) and its end.
   void AddUser() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
@@ -111,8 +116,6 @@ class SharedConnection {
   absl::Status ReadReplies(std::chrono::steady_clock::time_point deadline,
                            std::vector<Reply>* out);
   void Deliver(std::vector<Reply>* replies, Waiter* self);
-  // Ends every queued call with `status` and takes no more.
-  void Fail(absl::Status status);
   void FailLocked(absl::Status status);  // with mu_ held
   absl::Status TimedOut() const;
 

@@ -87,6 +87,12 @@ struct RedisOptions {
   // reserves (at least 1): it bounds how long one script holds the server.
   // Due jobs beyond it wait for the next calls and PromoteDue().
   int reserve_promote_limit = kReservePromoteLimit;
+  // Open() refuses a server whose maxmemory-policy is allkeys-*: when memory
+  // runs short such a server deletes any key, and so jobs, which then
+  // vanish without a trace. (noeviction refuses the write instead, and
+  // volatile-* touches only keys with a TTL, which delayq never sets.) True
+  // accepts that risk (the URL's allow_eviction=1).
+  bool allow_key_eviction = false;
   // kCaller: times come from the `now` arguments (deterministic tests), and
   // the hosts' clocks must agree within `max_clock_skew`.
   // kServer: scripts read the server's TIME, so the hosts' clocks need not
@@ -120,7 +126,8 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 //
 // Parses
 //   redis://[:password@]host:port[/db][?namespace=NS&time=server|caller
-//            &max_skew_ms=N|off&buckets=N&timeout_ms=N&pool=N]
+//            &max_skew_ms=N|off&buckets=N&timeout_ms=N&pool=N
+//            &allow_eviction=0|1]
 // or, for a server's Unix socket (`unix_socket`; the db as a parameter),
 //   redis+unix://[:password@]/path/to/redis.sock[?db=N&namespace=NS&...]
 // into options (fields not named keep their defaults; `timeout_ms` sets the

@@ -14,9 +14,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "delayq/redis_backend.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/redis/redis_test_server.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
 
@@ -24,6 +27,7 @@ namespace delayq {
 namespace {
 
 using ::delayq::testing::RedisServer;
+using ::delayq::testing::StatusIs;
 
 NewJob MakeJob(std::string id, std::string topic) {
   NewJob j;
@@ -208,6 +212,71 @@ TEST(RedisOutageTest, SigkillLosesNoAcknowledgedAddWithAppendFsyncAlways) {
   EXPECT_EQ(lost, 0) << "of " << confirmed.size() << " acknowledged jobs";
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
   EXPECT_GE(stats.ready, static_cast<int64_t>(confirmed.size()));
+}
+
+// The clients of `server` other than the one asking.
+int OtherClients(const RedisServer& server) {
+  const std::vector<std::string> list =
+      testing::RawCommand(server.port(), {"CLIENT", "LIST", "TYPE", "normal"});
+  if (list.empty()) return -1;
+  const std::vector<absl::string_view> lines =
+      absl::StrSplit(list[0], '\n', absl::SkipWhitespace());
+  return static_cast<int>(lines.size()) - 1;
+}
+
+// A primary demoted to a replica (a failover) answers writes with READONLY
+// for as long as a connection lives: the connection is dropped, and the next
+// call opens another, which reaches whatever the address leads to.
+TEST(RedisFailoverTest, ADemotedServerIsLeftForANewConnection) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start());
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend,
+                       OpenRedisBackend(OptionsFor(*server)));
+  ASSERT_OK(backend->Add({MakeJob("before", "t")}, absl::UnixEpoch()));
+  ASSERT_EQ(OtherClients(*server), 1);
+  // Demoted: a replica of a primary that is not there (port 1).
+  ASSERT_EQ(
+      testing::RawCommand(server->port(), {"REPLICAOF", "127.0.0.1", "1"})[0],
+      "OK");
+  absl::Status refused =
+      backend->Add({MakeJob("during", "t")}, absl::UnixEpoch());
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(std::string(refused.message()), ::testing::HasSubstr("READONLY"));
+  int others = OtherClients(*server);
+  for (int i = 0; i < 200 && others != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+    others = OtherClients(*server);
+  }
+  EXPECT_EQ(others, 0) << "the connection to the replica is still open";
+  // Promoted again: the next call works, on a new connection.
+  ASSERT_EQ(testing::RawCommand(server->port(), {"REPLICAOF", "NO", "ONE"})[0],
+            "OK");
+  EXPECT_OK(backend->Add({MakeJob("after", "t")}, absl::UnixEpoch()));
+}
+
+// A server that may evict any key when memory runs short would lose jobs
+// without a trace: Open() refuses it unless told to accept that.
+TEST(RedisEvictionTest, AServerThatEvictsAnyKeyIsRefused) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
+                       RedisServer::Start());
+  ASSERT_EQ(
+      testing::RawCommand(server->port(), {"CONFIG", "SET", "maxmemory-policy",
+                                           "allkeys-lru"})[0],
+      "OK");
+  RedisOptions options = OptionsFor(*server);
+  absl::StatusOr<std::unique_ptr<Backend>> refused = OpenRedisBackend(options);
+  EXPECT_THAT(refused.status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr("allkeys-lru"));
+  options.allow_key_eviction = true;
+  EXPECT_OK(OpenRedisBackend(options).status());
+  ASSERT_EQ(
+      testing::RawCommand(server->port(), {"CONFIG", "SET", "maxmemory-policy",
+                                           "volatile-lru"})[0],
+      "OK");
+  options.allow_key_eviction = false;
+  EXPECT_OK(OpenRedisBackend(options).status()) << "delayq sets no TTL";
 }
 
 }  // namespace
