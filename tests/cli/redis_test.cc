@@ -142,6 +142,18 @@ TEST_F(CliRedisTest, WorkRunsTheCommandAndAcks) {
   ExpectFailure(Run({"get", "a"}), "no job with id 'a'");
 }
 
+// A command gets no descriptor of its worker: no authenticated connection
+// to Redis (the pool's or the news subscription's) in particular.
+TEST_F(CliRedisTest, ACommandInheritsNoRedisConnection) {
+  cli_.SetEnv("OUT", cli_.dir());
+  ASSERT_EQ(Run({"add", "mail", "x"}).exit_code, 0);
+  CliResult work = Run({"work", "mail", "--once", "--poll", "50ms", "--", "sh",
+                        "-c", "exec ls /proc/self/fd > \"$OUT/fds\""});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  // 3 is ls's own handle on the folder it lists.
+  EXPECT_EQ(CliRunner::ReadFile(cli_.dir() + "/fds"), "0\n1\n2\n3\n");
+}
+
 TEST_F(CliRedisTest, BadRedisUrlExitsOneWithOneLine) {
   ExpectFailure(cli_.Run({"--store", "redis://127.0.0.1:notaport", "stats"}),
                 "port 'notaport'");

@@ -187,6 +187,19 @@ TEST(CliWorkTest, AKilledWorkerTakesItsRunningCommandWithIt) {
   kill(command, SIGKILL);  // should the check fail, leave nothing behind
 }
 
+// A command gets stdin, stdout and stderr, and no other descriptor of its
+// worker (the store's file, its news socket, another command's pipes).
+TEST(CliWorkTest, ACommandInheritsNoOtherDescriptor) {
+  CliRunner cli;
+  cli.SetEnv("OUT", cli.dir());
+  ASSERT_EQ(cli.Run({"add", "t", "x"}).exit_code, 0);
+  CliResult work = cli.Run({"work", "t", "--once", "--poll", "50ms", "--", "sh",
+                            "-c", "exec ls /proc/self/fd > \"$OUT/fds\""});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  // 3 is ls's own handle on the folder it lists.
+  EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/fds"), "0\n1\n2\n3\n");
+}
+
 TEST(CliWorkTest, SigintWaitsForTheRunningCommandThenExitsZero) {
   CliRunner cli;
   cli.SetEnv("OUT", cli.dir());

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #ifdef __linux__
@@ -90,6 +91,21 @@ bool Drain(int fd, Tail& tail) {
   }
 }
 
+// Closes every descriptor from `first` on, in a child between fork and
+// exec: the command gets stdin, stdout and stderr and nothing else of the
+// worker's, whatever the worker opened (or inherited) without
+// close-on-exec, such as a library's socket to the store.
+void CloseDescriptorsFrom(int first) {
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, first, ~0U, 0) == 0) return;
+#endif
+  // Kernels before 5.9: every possible descriptor, one by one.
+  const long most = sysconf(_SC_OPEN_MAX);
+  for (long fd = first; fd < (most > 0 ? most : 65536); ++fd) {
+    close(static_cast<int>(fd));
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> FindProgram(absl::string_view name) {
@@ -150,6 +166,7 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
 #endif
     dup2(in[0], STDIN_FILENO);
     dup2(err[1], STDERR_FILENO);
+    CloseDescriptorsFrom(3);
     // The worker blocks SIGINT/SIGTERM and ignores SIGPIPE; the command
     // starts with neither.
     struct sigaction dfl;
