@@ -200,6 +200,31 @@ TEST(CliWorkTest, ACommandInheritsNoOtherDescriptor) {
   EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/fds"), "0\n1\n2\n3\n");
 }
 
+// What the command started in the background dies too: its job, whose
+// lease lapses with the worker, runs again elsewhere, and must not also run
+// on here.
+TEST(CliWorkTest, AKilledWorkerTakesWhatItsCommandStartedWithIt) {
+  CliRunner cli;
+  cli.SetEnv("OUT", cli.dir());
+  ASSERT_EQ(cli.Run({"add", "t", "x", "--id", "orphans"}).exit_code, 0);
+  const std::string started = cli.dir() + "/started";
+  CliProcess worker = cli.Start(
+      {"work", "t", "--poll", "50ms", "--", "sh", "-c",
+       "sleep 300 & echo $! > \"$OUT/background\"; touch \"$OUT/started\"; "
+       "wait"});
+  ASSERT_TRUE(CliRunner::WaitForFile(started));
+  pid_t background = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(CliRunner::ReadFile(
+                                   cli.dir() + "/background")),
+                               &background));
+  ASSERT_FALSE(ProcessEnds(background, absl::ZeroDuration()));
+  ASSERT_EQ(kill(worker.pid, SIGKILL), 0);
+  EXPECT_EQ(cli.Wait(worker).signal, SIGKILL);
+  EXPECT_TRUE(ProcessEnds(background, absl::Seconds(10)))
+      << "the command's background process outlived its worker";
+  kill(background, SIGKILL);  // should the check fail, leave nothing behind
+}
+
 TEST(CliWorkTest, SigintWaitsForTheRunningCommandThenExitsZero) {
   CliRunner cli;
   cli.SetEnv("OUT", cli.dir());

@@ -182,6 +182,7 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
     _exit(127);
   }
   setpgid(pid, pid);  // as the child does: whichever runs first wins
+  if (spec.guard != nullptr) spec.guard->Watch(pid);
   close(in[0]);
   close(err[1]);
   SetNonBlocking(in[1]);
@@ -255,6 +256,7 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
   if (in_open) close(in[1]);
   // A timed-out command's helpers go with it.
   if (result.timed_out) kill(-pid, SIGKILL);
+  if (spec.guard != nullptr) spec.guard->Forget(pid);
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   result.stderr_tail = tail.Take();

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "tools/delayq/group_guard.h"
 
 namespace delayq {
 namespace cli {
@@ -27,6 +28,9 @@ struct ChildSpec {
   absl::Duration timeout = absl::InfiniteDuration();
   // After SIGTERM at the timeout, how long before SIGKILL.
   absl::Duration kill_grace = absl::Seconds(5);
+  // When set, kills the command's process group should the worker die
+  // while it runs.
+  GroupGuard* guard = nullptr;
 };
 
 struct ChildResult {
@@ -51,7 +55,8 @@ absl::StatusOr<std::string> FindProgram(absl::string_view name);
 // worker does not reach it, and a timeout kills everything it started),
 // writes `input` to its stdin, and waits for it to end. Its stdout goes to
 // ours; its stderr is copied to ours and its last kStderrTailBytes kept. On
-// Linux the program gets SIGKILL if the thread that started it dies, so a
+// Linux the program gets SIGKILL if the thread that started it dies, and
+// with a `guard` so does its whole process group if the worker dies, so a
 // killed worker leaves no command behind. Errors only when the program
 // could not be started at all.
 absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,

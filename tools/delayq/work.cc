@@ -153,6 +153,10 @@ int RunWork(const Context& ctx) {
   // must not kill the worker.
   signal(SIGPIPE, SIG_IGN);
   BlockStopSignals();
+  // Before the store starts threads of its own.
+  absl::StatusOr<std::unique_ptr<GroupGuard>> guard = GroupGuard::Start();
+  if (!guard.ok()) return Fail(guard.status());
+  base.guard = guard->get();
   absl::StatusOr<std::unique_ptr<Scheduler>> opened =
       OpenScheduler(ctx, /*create=*/true, poll);
   if (!opened.ok()) return Fail(opened.status());
