@@ -25,7 +25,7 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenBackend(absl::string_view url) {
     return OpenRedisBackend(*options);
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown store URL \"", url,
+      absl::StrCat("unknown store URL \"", RedactedUrl(url),
                    "\"; expected memory:, sqlite:PATH, redis://HOST:PORT or ",
                    "redis+unix:///SOCKET"));
 }

@@ -12,28 +12,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "backends/redis/redis_backend_impl.h"
+#include "delayq/open.h"
 #include "delayq/redis_backend.h"
 
 namespace delayq {
 namespace {
 
-// The URL as error messages quote it: credentials become "***".
-std::string Redacted(absl::string_view url) {
-  const size_t scheme = url.find("://");
-  if (scheme == absl::string_view::npos) return std::string(url);
-  const size_t start = scheme + 3;
-  const size_t at = url.find('@', start);
-  const size_t slash = url.find('/', start);
-  if (at == absl::string_view::npos ||
-      (slash != absl::string_view::npos && slash < at)) {
-    return std::string(url);
-  }
-  return absl::StrCat(url.substr(0, start), "***", url.substr(at));
-}
-
 absl::Status Bad(absl::string_view url, absl::string_view why) {
   return absl::InvalidArgumentError(
-      absl::StrCat("redis URL '", Redacted(url), "': ", why));
+      absl::StrCat("redis URL '", RedactedUrl(url), "': ", why));
 }
 
 // Decodes %XX escapes; false on a malformed escape.

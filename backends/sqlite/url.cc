@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "backends/sqlite/internal/schema.h"
+#include "delayq/open.h"
 #include "delayq/sqlite_backend.h"
 
 namespace delayq {
@@ -31,8 +32,8 @@ bool ParseDigits(absl::string_view value, int64_t* out) {
 absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
   constexpr absl::string_view kScheme = "sqlite:";
   if (!absl::StartsWith(url, kScheme)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sqlite URL '", url, "' does not start with 'sqlite:'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sqlite URL '", RedactedUrl(url), "' does not start with 'sqlite:'"));
   }
   absl::string_view rest = url.substr(kScheme.size());
   absl::string_view query;
@@ -43,27 +44,28 @@ absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
   }
   if (rest.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("sqlite URL '", url, "' has an empty path"));
+        absl::StrCat("sqlite URL '", RedactedUrl(url), "' has an empty path"));
   }
   SqliteOptions options;
   options.path = std::string(rest);
   if (question == absl::string_view::npos) return options;
   if (query.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("sqlite URL '", url, "' has an empty query after '?'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sqlite URL '", RedactedUrl(url), "' has an empty query after '?'"));
   }
   absl::flat_hash_set<std::string> seen;
   for (absl::string_view param : absl::StrSplit(query, '&')) {
     const size_t eq = param.find('=');
     if (eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "sqlite URL '", url, "': parameter '", param, "' has no '='"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("sqlite URL '", RedactedUrl(url), "': parameter '",
+                       param, "' has no '='"));
     }
     const absl::string_view key = param.substr(0, eq);
     const absl::string_view value = param.substr(eq + 1);
     if (!seen.insert(std::string(key)).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sqlite URL '", url, "': '", key, "' given twice"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sqlite URL '", RedactedUrl(url), "': '", key, "' given twice"));
     }
     if (key == "sync") {
       if (value == "normal") {
@@ -71,15 +73,16 @@ absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
       } else if (value == "full") {
         options.durability = SqliteOptions::Durability::kFull;
       } else {
-        return absl::InvalidArgumentError(
-            absl::StrCat("sqlite URL '", url, "': sync must be 'normal' or ",
-                         "'full', not '", value, "'"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "sqlite URL '", RedactedUrl(url), "': sync must be 'normal' or ",
+            "'full', not '", value, "'"));
       }
     } else if (key == "busy_timeout_ms") {
       int64_t ms = 0;
       if (!ParseDigits(value, &ms) || ms > INT32_MAX) {
         return absl::InvalidArgumentError(absl::StrCat(
-            "sqlite URL '", url, "': busy_timeout_ms must be a whole number ",
+            "sqlite URL '", RedactedUrl(url),
+            "': busy_timeout_ms must be a whole number ",
             "of milliseconds from 0 to 2147483647, not '", value, "'"));
       }
       options.busy_timeout = absl::Milliseconds(ms);
@@ -87,15 +90,16 @@ absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
       int64_t bytes = 0;
       if (!ParseDigits(value, &bytes) || bytes > 65536 ||
           !sqlite_internal::ValidPageSize(static_cast<int>(bytes))) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "sqlite URL '", url, "': page_size must be a power of two from ",
-            "512 to 65536, not '", value, "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("sqlite URL '", RedactedUrl(url),
+                         "': page_size must be a power of two from ",
+                         "512 to 65536, not '", value, "'"));
       }
       options.page_size = static_cast<int>(bytes);
     } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("sqlite URL '", url, "': unknown parameter '", key,
-                       "' (known: sync, busy_timeout_ms, page_size)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "sqlite URL '", RedactedUrl(url), "': unknown parameter '", key,
+          "' (known: sync, busy_timeout_ms, page_size)"));
     }
   }
   return options;

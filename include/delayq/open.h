@@ -17,6 +17,7 @@
 #define DELAYQ_OPEN_H_
 
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -30,6 +31,14 @@ namespace delayq {
 // or with malformed parts; otherwise whatever the backend's factory returns
 // (Unavailable for a store that cannot be reached, ...).
 absl::StatusOr<std::unique_ptr<Backend>> OpenBackend(absl::string_view url);
+
+// RedactedUrl()
+//
+// `url` as it may be shown: whatever could hold a password, everything from
+// "://" to the last '@', becomes "***" (a password may hold '/' or '@'
+// itself, so this may hide a little more than the password). Every message
+// and error of delayq that quotes a store URL quotes it so.
+std::string RedactedUrl(absl::string_view url);
 
 }  // namespace delayq
 

@@ -19,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
+#include "tests/redis/redis_test_server.h"
 #include "tests/testing/redis_server.h"
 
 namespace delayq {
@@ -26,6 +27,7 @@ namespace testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A loopback socket bound to a free port; listening or not.
 class Socket {
@@ -152,6 +154,40 @@ TEST_F(CliRedisTest, ACommandInheritsNoRedisConnection) {
   ASSERT_EQ(work.exit_code, 0) << work.err;
   // 3 is ls's own handle on the folder it lists.
   EXPECT_EQ(CliRunner::ReadFile(cli_.dir() + "/fds"), "0\n1\n2\n3\n");
+}
+
+// Nothing the program prints shows a password, whatever the URL looks like:
+// not the worker's greeting, not a malformed URL, not an unknown scheme.
+TEST_F(CliRedisTest, NoOutputShowsThePassword) {
+  absl::StatusOr<std::unique_ptr<RedisServer>> locked = RedisServer::Start();
+  ASSERT_TRUE(locked.ok()) << locked.status();
+  ASSERT_EQ(RawCommand((*locked)->port(),
+                       {"CONFIG", "SET", "requirepass", "hun/ter@2"})[0],
+            "OK");
+  const std::string at = absl::StrCat("127.0.0.1:", (*locked)->port());
+  auto expect_hidden = [](const CliResult& r) {
+    for (const std::string& out : {r.out, r.err}) {
+      EXPECT_THAT(out, Not(HasSubstr("hun"))) << out;
+      EXPECT_THAT(out, Not(HasSubstr("ter"))) << out;
+    }
+  };
+  const std::string good = absl::StrCat("redis://:hun%2Fter%402@", at);
+  ASSERT_EQ(cli_.Run({"--store", good, "add", "t", "x"}).exit_code, 0);
+  CliResult work = cli_.Run(
+      {"--store", good, "work", "t", "--once", "--poll", "50ms", "--", "true"});
+  EXPECT_EQ(work.exit_code, 0) << work.err;
+  EXPECT_THAT(work.err, HasSubstr("from redis://***@" + at));
+  expect_hidden(work);
+  for (const std::string& url :
+       {absl::StrCat("redis://:hun/ter@2@", at),
+        absl::StrCat("redis://:hun/ter@2@", at, "?colour=blue"),
+        absl::StrCat("rediss://user:hun/ter@2@", at),
+        absl::StrCat("redis+unix://:hun/ter@2@/no/such.sock?db=x"),
+        absl::StrCat("redis://:wrong-hunter@", at)}) {
+    CliResult r = cli_.Run({"--store", url, "stats"});
+    EXPECT_NE(r.exit_code, 0) << url;
+    expect_hidden(r);
+  }
 }
 
 TEST_F(CliRedisTest, BadRedisUrlExitsOneWithOneLine) {

@@ -105,5 +105,36 @@ TEST(OpenBackendTest, RedisUrlErrorsComeFromTheRedisParser) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(RedactedUrlTest, HidesEverythingThatCouldBeAPassword) {
+  EXPECT_EQ(RedactedUrl("redis://:s3cret@h:6379/2?namespace=q"),
+            "redis://***@h:6379/2?namespace=q");
+  EXPECT_EQ(RedactedUrl("redis://:pa/ss@h:6379"), "redis://***@h:6379");
+  EXPECT_EQ(RedactedUrl("redis://:p@ss:w@h:6379"), "redis://***@h:6379");
+  EXPECT_EQ(RedactedUrl("rediss://user:pw@h:6380"), "rediss://***@h:6380");
+  EXPECT_EQ(RedactedUrl("redis+unix://:pw@/run/redis.sock"),
+            "redis+unix://***@/run/redis.sock");
+  EXPECT_EQ(RedactedUrl("redis://h:6379?namespace=q"),
+            "redis://h:6379?namespace=q");
+  EXPECT_EQ(RedactedUrl("sqlite:/var/jobs@2.db"), "sqlite:/var/jobs@2.db");
+}
+
+// Whatever is wrong with a URL, the error does not quote its password.
+TEST(OpenBackendTest, ErrorsNeverQuoteThePassword) {
+  for (const char* url :
+       {"redis://:hunter2/x@127.0.0.1:notaport", "rediss://:hunter2@h:1",
+        "redis://:hunter2@h:1?colour=blue", "redis://:hun%zzter2@h:1",
+        "redis+unix://:hunter2/x@/no/such.sock?db=x",
+        "redis://:hunter2@127.0.0.1:1"}) {
+    absl::Status status = OpenBackend(url).status();
+    EXPECT_FALSE(status.ok()) << url;
+    EXPECT_THAT(std::string(status.message()),
+                ::testing::Not(HasSubstr("hunter2")))
+        << url;
+    EXPECT_THAT(std::string(status.message()),
+                ::testing::Not(HasSubstr("zzter2")))
+        << url;
+  }
+}
+
 }  // namespace
 }  // namespace delayq

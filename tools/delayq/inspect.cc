@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "delayq/clock.h"
+#include "delayq/open.h"
 #include "delayq/scheduler.h"
 #include "tools/delayq/cli.h"
 #include "tools/delayq/signals.h"
@@ -150,7 +151,7 @@ int RunStats(const Context& ctx) {
     if (clear) absl::PrintF("\033[H\033[2J");
     if (!ctx.json()) {
       absl::PrintF("%s  %s  every %s, Ctrl-C to stop\n\n",
-                   LocalText(RealClock().Now()), StoreUrl(ctx),
+                   LocalText(RealClock().Now()), RedactedUrl(StoreUrl(ctx)),
                    DurationText(every));
     }
     // A store error while watching is shown and retried, not fatal.

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "delayq/open.h"
 #include "delayq/scheduler.h"
 #include "tools/delayq/child.h"
 #include "tools/delayq/cli.h"
@@ -171,7 +172,8 @@ int RunWork(const Context& ctx) {
       topic, [&worker](const Job& job) { return worker.Run(job); }, options);
   if (absl::Status s = scheduler.Start(); !s.ok()) return Fail(s);
   absl::FPrintF(stderr, "delayq: working on %s from %s with %d worker%s\n",
-                topic, StoreUrl(ctx), concurrency, concurrency == 1 ? "" : "s");
+                topic, RedactedUrl(StoreUrl(ctx)), concurrency,
+                concurrency == 1 ? "" : "s");
 
   const bool once = ctx.Has("once");
   for (;;) {
