@@ -86,6 +86,8 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
       job.id = absl::StrCat(id_prefix_, "-", id_counter_.fetch_add(1) + 1);
     } else {
       job.id = batch ? absl::StrCat(options.id, "-", i) : options.id;
+      // A batch's ids are the given one and a suffix: they too must fit.
+      if (absl::Status s = internal::ValidateId(job.id); !s.ok()) return s;
     }
     job.topic = std::string(topic);
     job.payload = std::string(payloads[i]);

@@ -53,6 +53,16 @@ absl::Status ValidateId(absl::string_view id) {
     return absl::InvalidArgumentError(absl::StrCat(
         "job id is ", id.size(), " bytes; the limit is ", kMaxIdBytes));
   }
+  // Ids go into logs, terminals and a command's environment, where a
+  // control byte would forge a line, move the cursor or cut the id short.
+  for (size_t i = 0; i < id.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(id[i]);
+    if (c < 0x20 || c == 0x7f) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "job id \"%s\" has the control byte %s at offset %d",
+          absl::CHexEscape(id), absl::CHexEscape(id.substr(i, 1)), i));
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -33,7 +33,8 @@ inline constexpr absl::Duration kLongestDuration =
 // the problem otherwise.
 absl::Status ValidateTopic(absl::string_view topic);
 
-// OK for an id of at most 200 bytes ("" means "generate one").
+// OK for an id of at most 200 bytes with no control byte (below 0x20, or
+// 0x7f); "" means "generate one".
 absl::Status ValidateId(absl::string_view id);
 
 // OK for options the stores can keep: delay >= 0 and finite, run_at (when

@@ -72,6 +72,23 @@ TEST(CliErrorsTest, BadValuesExitOneWithOneLine) {
                 "bad --state: 'sleeping'");
 }
 
+// A payload over the limit is refused after reading one byte past it, not
+// after reading all of it (stdin may be endless).
+TEST(CliErrorsTest, AnOversizedPayloadOnStdinIsRefusedUnread) {
+  CliRunner cli;
+  const std::string big(3 << 20, 'x');
+  ExpectFailure(cli.Run({"add", "t", "-"}, big),
+                "payload is 1048577 bytes; the limit is 1048576");
+}
+
+// Ids go into logs, terminals and DELAYQ_JOB_ID: no control bytes.
+TEST(CliErrorsTest, AnIdWithAControlByteIsRefused) {
+  CliRunner cli;
+  ExpectFailure(cli.Run({"add", "t", "x", "--id", "a\nforged line"}),
+                "control byte");
+  ExpectFailure(cli.Run({"add", "t", "x", "--id", "\x1b[2J"}), "control byte");
+}
+
 TEST(CliErrorsTest, BadOrUnreachableStoresExitOne) {
   CliRunner cli;
   ExpectFailure(cli.Run({"--store", "postgres://db/jobs", "stats"}),

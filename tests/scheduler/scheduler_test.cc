@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/synchronization/mutex.h"
 #include "delayq/memory_backend.h"
 #include "gmock/gmock.h"
@@ -221,6 +222,31 @@ TEST_F(SchedulerTest, JobsBeyondTheTimerCapAreOnTime) {
     EXPECT_EQ(clock_.Now(), kStart + absl::Seconds(i)) << "j" << i;
     ASSERT_OK(capped->Ack(*got));
   }
+}
+
+// Ids end up in logs, terminals and a command's environment.
+TEST_F(SchedulerTest, IdsWithControlBytesOrTooLongInABatchAreRefused) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  for (const std::string& id :
+       {std::string("a\nb"), std::string("a\0b", 3), std::string("\x1b[2J"),
+        std::string("del\x7f"), std::string("tab\there")}) {
+    JobOptions options;
+    options.id = id;
+    EXPECT_THAT(scheduler_->Enqueue("t", "p", options), StatusIs(kInvalid))
+        << absl::CHexEscape(id);
+  }
+  JobOptions options;
+  options.id = "caf\xc3\xa9-ok";  // UTF-8 is fine
+  EXPECT_OK(scheduler_->Enqueue("t", "p", options));
+  // A batch's ids are the id plus "-0", "-1", ...: each must fit 200 bytes.
+  std::vector<std::string> payloads(11, "p");
+  options.id = std::string(198, 'b');
+  EXPECT_THAT(scheduler_->EnqueueBatch("t", payloads, options),
+              StatusIs(kInvalid));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler_->Stats("t"));
+  EXPECT_EQ(stats.total(), 1) << "nothing of the batch was stored";
+  payloads.resize(10);
+  EXPECT_OK(scheduler_->EnqueueBatch("t", payloads, options));
 }
 
 TEST_F(SchedulerTest, PayloadLimitIsConfigurable) {

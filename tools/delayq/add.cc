@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -20,12 +21,15 @@ namespace delayq {
 namespace cli {
 namespace {
 
-// All of stdin, byte for byte.
-absl::StatusOr<std::string> ReadStdin() {
+// Stdin, byte for byte, but no more than `most` + 1 bytes: enough for the
+// scheduler to refuse a payload over its limit without reading all of an
+// endless or huge input first.
+absl::StatusOr<std::string> ReadStdin(size_t most) {
   std::string data;
   char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = read(STDIN_FILENO, buffer, sizeof(buffer));
+  while (data.size() <= most) {
+    const ssize_t n = read(STDIN_FILENO, buffer,
+                           std::min(sizeof(buffer), most + 1 - data.size()));
     if (n == 0) return data;
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -34,6 +38,7 @@ absl::StatusOr<std::string> ReadStdin() {
     }
     data.append(buffer, static_cast<size_t>(n));
   }
+  return data;
 }
 
 // Fills `options` from the flags; an error names the flag.
@@ -98,7 +103,8 @@ int RunAdd(const Context& ctx) {
   std::string payload;
   if (ctx.args.size() == 2) {
     if (ctx.args[1] == "-") {
-      absl::StatusOr<std::string> in = ReadStdin();
+      absl::StatusOr<std::string> in =
+          ReadStdin(SchedulerOptions().max_payload_bytes);
       if (!in.ok()) return Fail(in.status());
       payload = *std::move(in);
     } else {
