@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/db.h"
@@ -59,6 +60,14 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
     const SqliteOptions& options) {
   if (options.path.empty()) {
     return absl::InvalidArgumentError("sqlite: empty database path");
+  }
+  // SQLite would read a path that starts with "file:" as a URI, with
+  // options of its own, and open another file than the one checked here.
+  if (absl::StartsWith(options.path, "file:")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sqlite ", options.path,
+        ": SQLite URIs (file:...) are not taken; give the file's path, and "
+        "options as URL parameters or SqliteOptions"));
   }
   if (options.wal_autocheckpoint_pages < 0) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -202,6 +202,34 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 3);
 }
 
+// Payloads are nobody else's business: a new file and its -wal and -shm
+// files are 0600 whatever the usual umask (022) would allow.
+TEST(SqliteFilesTest, NewFilesAreReadableByTheirOwnerOnly) {
+  const mode_t old_umask = umask(022);
+  const std::string path = FreshDbPath("private");
+  {
+    auto backend = Open(path);
+    ASSERT_OK(backend);
+    ASSERT_OK((*backend)->Add({Job1()}, kNow));
+    for (const std::string& file : {path, path + "-wal", path + "-shm"}) {
+      struct stat st;
+      ASSERT_EQ(stat(file.c_str(), &st), 0) << file;
+      EXPECT_EQ(st.st_mode & 0777, 0600u) << file;
+    }
+  }
+  umask(old_umask);
+}
+
+// SQLite would take "file:..." as a URI with options of its own, and open
+// another file than the one delayq checked.
+TEST(SqliteFilesTest, SqliteUrisAreRefused) {
+  ASSERT_OK_AND_ASSIGN(SqliteOptions options,
+                       ParseSqliteUrl("sqlite:file:jobs.db"));
+  auto backend = OpenSqliteBackend(options);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(backend.status().message(), HasSubstr("URI"));
+}
+
 TEST(SqliteFilesTest, ReportsATruncatedHeaderAsDataLoss) {
   const std::string path = MakeDelayqFile(2);
   WriteFile(path, ReadFile(path).substr(0, 50));

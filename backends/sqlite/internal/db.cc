@@ -3,7 +3,9 @@
 #include "backends/sqlite/internal/db.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -174,6 +176,21 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
   bool exists = false;
   const absl::Status checked = CheckExistingFile(path, &exists);
   if (!checked.ok()) return checked;
+  if (!exists) {
+    // Made here rather than by SQLite, which would make it 0644, readable
+    // by every local user: 0600 (less if the umask asks). SQLite gives the
+    // -wal and -shm files the same mode. Another process may create it
+    // first; then that one's file is opened.
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
+                        S_IRUSR | S_IWUSR);
+    if (fd >= 0) {
+      close(fd);
+    } else if (errno != EEXIST) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "sqlite ", path,
+          ": cannot create the database file: ", std::strerror(errno)));
+    }
+  }
   sqlite3* db = nullptr;
   // NOMUTEX: the Backend serialises calls on a connection itself.
   const int rc = sqlite3_open_v2(
