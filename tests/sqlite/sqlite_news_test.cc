@@ -1,11 +1,9 @@
 // Copyright delayq authors.
 //
-// News of the SQLite store (Backend::Subscribe()): one backend subscribes, a
-// second one on the same file, as another process would, changes the store,
-// and the news must arrive — edges only, with the exact times. "No news" is
-// checked without sleeping: a sentinel job on a fresh topic is added after
-// the change, and its kReady must be the next news. The socket folder's
-// housekeeping is checked with real child processes.
+// News of the SQLite store (Backend::Subscribe()): the news conformance
+// suite (tests/conformance/news_conformance.h) on a file, and what only this
+// store does: a late subscriber hears the horizon first, and the socket
+// folder's housekeeping, checked with real child processes.
 
 #include <dirent.h>
 #include <signal.h>
@@ -23,6 +21,7 @@
 #include "delayq/sqlite_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/conformance/news_conformance.h"
 #include "tests/sqlite/temp_path.h"
 #include "tests/testing/news_recorder.h"
 #include "tests/testing/status_matchers.h"
@@ -30,7 +29,10 @@
 namespace delayq {
 namespace {
 
+using ::delayq::testing::NewsConformanceTest;
+using ::delayq::testing::NewsPair;
 using ::delayq::testing::NewsRecorder;
+using ::delayq::testing::NewsStore;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
@@ -69,89 +71,28 @@ int Sockets(const std::string& path) {
   return n;
 }
 
-class SqliteNewsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    path_ = testing::FreshDbPath("news");
-    subscriber_ = Open(path_);
-    store_ = Open(path_);
-    ASSERT_NE(subscriber_, nullptr);
-    ASSERT_NE(store_, nullptr);
-    ASSERT_OK_AND_ASSIGN(subscription_,
-                         subscriber_->Subscribe(recorder_.Callback()));
-    ASSERT_NE(subscription_, nullptr);
-  }
-
-  void TearDown() override { subscription_.reset(); }
-
-  // Every news that arrives before a sentinel added now, in order.
-  std::vector<std::string> Settle() {
-    const std::string topic = absl::StrCat("sentinel-", ++sentinels_);
-    EXPECT_OK(store_->Add({MakeJob(topic, topic)}, kT0));
-    std::vector<std::string> before;
-    for (;;) {
-      std::string n = recorder_.Next();
-      if (n.empty()) {
-        ADD_FAILURE() << "the sentinel's news did not come";
-        return before;
-      }
-      if (n == Ready(topic)) return before;
-      before.push_back(n);
-    }
-  }
-
-  Lease ReserveOne(absl::string_view topic, absl::Time now) {
-    absl::StatusOr<std::vector<Lease>> leases = store_->Reserve(topic, 1, now);
-    EXPECT_OK(leases.status());
-    if (!leases.ok() || leases->size() != 1) {
-      ADD_FAILURE() << "nothing to reserve in " << topic;
-      return Lease();
-    }
-    return (*leases)[0];
-  }
-
-  std::string path_;
-  std::unique_ptr<Backend> subscriber_;
-  std::unique_ptr<Backend> store_;  // "another process"
-  NewsRecorder recorder_{kT0};
-  std::unique_ptr<NewsSubscription> subscription_;
-  int sentinels_ = 0;
-};
-
-TEST_F(SqliteNewsTest, ReadyIsAnnouncedOnlyWhenTheReadySetWasEmpty) {
-  ASSERT_OK(store_->Add({MakeJob("a", "t")}, kT0));
-  EXPECT_EQ(recorder_.Next(), Ready("t"));
-  ASSERT_OK(store_->Add({MakeJob("b", "t")}, kT0));
-  EXPECT_THAT(Settle(), IsEmpty()) << "t already had a ready job";
-  // One announcement per topic per call, however many jobs it adds.
-  ASSERT_OK(store_->Add({MakeJob("c", "u"), MakeJob("d", "u"),
-                         MakeJob("e", "t"), MakeJob("f", "v")},
-                        kT0));
-  std::vector<std::string> news = Settle();
-  EXPECT_THAT(news, ::testing::UnorderedElementsAre(Ready("u"), Ready("v")));
+NewsPair OpenPair() {
+  const std::string path = testing::FreshDbPath("news");
+  return NewsPair{Open(path), Open(path), path};
 }
 
-TEST_F(SqliteNewsTest, DueIsAnnouncedWhenEarlierThanTheHorizon) {
-  ASSERT_OK(store_->Add({MakeJob("d60", "t", kT0 + absl::Seconds(60))}, kT0));
-  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(60)));
-  ASSERT_OK(store_->Add({MakeJob("d120", "t", kT0 + absl::Seconds(120))}, kT0));
-  EXPECT_THAT(Settle(), IsEmpty()) << "later than what subscribers know";
-  // A batch announces its earliest run_at, once.
-  ASSERT_OK(store_->Add({MakeJob("d40", "t", kT0 + absl::Seconds(40)),
-                         MakeJob("d30", "t", kT0 + absl::Seconds(30)),
-                         MakeJob("d50", "t", kT0 + absl::Seconds(50))},
-                        kT0));
-  EXPECT_THAT(Settle(), ElementsAre(Due(absl::Seconds(30))));
-  // A horizon that has passed says nothing: the next time stored is news
-  // even though it is later.
-  ASSERT_OK(store_->Add({MakeJob("d200", "t", kT0 + absl::Seconds(200))},
-                        kT0 + absl::Seconds(31)));
-  EXPECT_THAT(Settle(), ElementsAre(Due(absl::Seconds(200))));
+const NewsStore kSqliteNews{"sqlite", OpenPair};
+std::string Name(const ::testing::TestParamInfo<NewsStore>& info) {
+  return info.param.name;
 }
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, NewsConformanceTest,
+                         ::testing::Values(kSqliteNews), Name);
+
+// What only the SQLite store does: its socket folder, and a late
+// subscriber told the horizon first.
+class SqliteNewsTest : public NewsConformanceTest {};
+INSTANTIATE_TEST_SUITE_P(Sqlite, SqliteNewsTest, ::testing::Values(kSqliteNews),
+                         Name);
 
 // A subscriber that comes later is told the horizon first: it knows what
 // the others were told, so later due times that are not news reach it too.
-TEST_F(SqliteNewsTest, ANewSubscriberHearsTheHorizonFirst) {
+TEST_P(SqliteNewsTest, ANewSubscriberHearsTheHorizonFirst) {
   ASSERT_OK(store_->Add({MakeJob("d60", "t", kT0 + absl::Seconds(60))}, kT0));
   EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(60)));
   NewsRecorder late(kT0);
@@ -160,101 +101,23 @@ TEST_F(SqliteNewsTest, ANewSubscriberHearsTheHorizonFirst) {
   EXPECT_EQ(late.Next(), Due(absl::Seconds(60)));
 }
 
-TEST_F(SqliteNewsTest, PromotionAndExpiryIntoAnEmptyReadySetAreAnnounced) {
-  ASSERT_OK(store_->Add({MakeJob("p", "t", kT0 + absl::Seconds(10))}, kT0));
-  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(10)));
-  ASSERT_OK_AND_ASSIGN(PromoteResult r,
-                       store_->PromoteDue(kT0 + absl::Seconds(10), 10));
-  ASSERT_EQ(r.transitions.size(), 1u);
-  EXPECT_EQ(recorder_.Next(), Ready("t"));
-
-  // The lease's deadline is news too (the horizon at +10 s has passed).
-  ReserveOne("t", kT0 + absl::Seconds(10));
-  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(40)));
-  ASSERT_OK_AND_ASSIGN(r, store_->PromoteDue(kT0 + absl::Seconds(40), 10));
-  ASSERT_EQ(r.transitions.size(), 1u);
-  EXPECT_EQ(r.transitions[0].kind, Transition::Kind::kExpired);
-  EXPECT_EQ(recorder_.Next(), Ready("t"));
-
-  // Reserve() promotes its topic's due jobs itself; what it leaves ready
-  // is news.
-  ASSERT_OK(store_->Add({MakeJob("q1", "u", kT0 + absl::Seconds(50)),
-                         MakeJob("q2", "u", kT0 + absl::Seconds(50))},
-                        kT0 + absl::Seconds(41)));
-  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(50)));
-  std::vector<Transition> moved;
-  ASSERT_OK_AND_ASSIGN(
-      std::vector<Lease> leases,
-      store_->Reserve("u", 1, kT0 + absl::Seconds(60), &moved));
-  ASSERT_EQ(moved.size(), 2u);
-  ASSERT_EQ(leases.size(), 1u);
-  EXPECT_THAT(Settle(), ElementsAre(Ready("u"), Due(absl::Seconds(90))));
-}
-
-TEST_F(SqliteNewsTest, RetriesReleasesAndKicksAreAnnounced) {
-  ASSERT_OK(store_->Add({MakeJob("a", "t")}, kT0));
-  EXPECT_EQ(recorder_.Next(), Ready("t"));
-  Lease l = ReserveOne("t", kT0);
-  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(30)));
-  ASSERT_OK_AND_ASSIGN(FailOutcome out,
-                       store_->Fail("a", l.token, "boom", kT0, kT0));
-  ASSERT_EQ(out, FailOutcome::kRetry);
-  EXPECT_EQ(recorder_.Next(), Ready("t"));
-  l = ReserveOne("t", kT0);
-  ASSERT_OK(store_->Release("a", l.token, kT0, kT0));
-  EXPECT_EQ(recorder_.Next(), Ready("t"));
-  // A delayed retry earlier than the horizon (+30 s) is due news.
-  l = ReserveOne("t", kT0);
-  ASSERT_OK_AND_ASSIGN(
-      out, store_->Fail("a", l.token, "boom", kT0 + absl::Seconds(3), kT0));
-  ASSERT_EQ(out, FailOutcome::kRetry);
-  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(3)));
-  // So is a delayed release.
-  ASSERT_OK(store_->Add({MakeJob("b", "u")}, kT0));
-  EXPECT_EQ(recorder_.Next(), Ready("u"));
-  l = ReserveOne("u", kT0);
-  ASSERT_OK(store_->Release("b", l.token, kT0 + absl::Seconds(2), kT0));
-  EXPECT_THAT(Settle(), ElementsAre(Due(absl::Seconds(2))));
-
-  // Kicks of dead jobs.
-  ASSERT_OK(store_->Add({MakeJob("x", "k", kT0, absl::Seconds(30), 1),
-                         MakeJob("y", "k", kT0, absl::Seconds(30), 1)},
-                        kT0));
-  EXPECT_EQ(recorder_.Next(), Ready("k"));
-  ASSERT_OK_AND_ASSIGN(std::vector<Lease> two,
-                       store_->Reserve("k", 2, kT0 + absl::Seconds(1)));
-  ASSERT_EQ(two.size(), 2u);
-  for (const Lease& d : two) {
-    ASSERT_OK_AND_ASSIGN(out, store_->Fail(d.job.id, d.token, "boom", kT0,
-                                           kT0 + absl::Seconds(1)));
-    ASSERT_EQ(out, FailOutcome::kDead);
-  }
-  EXPECT_THAT(Settle(), IsEmpty()) << "deaths are no news";
-  ASSERT_OK(store_->KickJob("x", kT0 + absl::Seconds(1)));
-  EXPECT_EQ(recorder_.Next(), Ready("k"));
-  ReserveOne("k", kT0 + absl::Seconds(1));
-  ASSERT_OK_AND_ASSIGN(int kicked, store_->Kick("k", 10, kT0));
-  EXPECT_EQ(kicked, 1);
-  EXPECT_THAT(Settle(), ElementsAre(Ready("k")));
-}
-
-TEST_F(SqliteNewsTest, TheFolderIsPrivateAndTheSocketGoesWithTheSubscription) {
+TEST_P(SqliteNewsTest, TheFolderIsPrivateAndTheSocketGoesWithTheSubscription) {
   struct stat st;
-  ASSERT_EQ(stat((path_ + "-news").c_str(), &st), 0);
+  ASSERT_EQ(stat((where_ + "-news").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700);
-  EXPECT_EQ(Sockets(path_), 1);
+  EXPECT_EQ(Sockets(where_), 1);
   const absl::Time before = absl::Now();
   subscription_.reset();
   EXPECT_LT(absl::Now() - before, absl::Seconds(1));
-  EXPECT_EQ(Sockets(path_), 0);
+  EXPECT_EQ(Sockets(where_), 0);
 }
 
 // A subscriber killed with SIGKILL leaves its socket behind; the next news
 // finds nobody listening there and removes it.
-TEST_F(SqliteNewsTest, ADeadSubscribersSocketIsRemovedByTheNextSender) {
+TEST_P(SqliteNewsTest, ADeadSubscribersSocketIsRemovedByTheNextSender) {
   const pid_t child = fork();
   if (child == 0) {
-    std::unique_ptr<Backend> b = Open(path_);
+    std::unique_ptr<Backend> b = Open(where_);
     NewsRecorder r(kT0);
     auto s = b->Subscribe(r.Callback());
     if (!s.ok()) _exit(2);
@@ -264,22 +127,22 @@ TEST_F(SqliteNewsTest, ADeadSubscribersSocketIsRemovedByTheNextSender) {
   }
   ASSERT_GT(child, 0);
   const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  while (Sockets(path_) < 2 && absl::Now() < give_up) {
+  while (Sockets(where_) < 2 && absl::Now() < give_up) {
     absl::SleepFor(absl::Milliseconds(1));
   }
-  ASSERT_EQ(Sockets(path_), 2);
+  ASSERT_EQ(Sockets(where_), 2);
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
-  EXPECT_EQ(Sockets(path_), 2);
+  EXPECT_EQ(Sockets(where_), 2);
   ASSERT_OK(store_->Add({MakeJob("a", "t")}, kT0));
   EXPECT_EQ(recorder_.Next(), Ready("t"));
-  EXPECT_EQ(Sockets(path_), 1);
+  EXPECT_EQ(Sockets(where_), 1);
 }
 
 // A subscriber whose socket was taken away rebinds and says news may have
 // been lost.
-TEST_F(SqliteNewsTest, ASubscriberWhoseSocketIsGoneRebindsAndResyncs) {
-  const std::string folder = path_ + "-news";
+TEST_P(SqliteNewsTest, ASubscriberWhoseSocketIsGoneRebindsAndResyncs) {
+  const std::string folder = where_ + "-news";
   DIR* d = opendir(folder.c_str());
   ASSERT_NE(d, nullptr);
   while (dirent* e = readdir(d)) {

@@ -1,0 +1,214 @@
+// Copyright delayq authors.
+
+#include "tests/conformance/news_conformance.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace testing {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+const absl::Time NewsConformanceTest::kT0 =
+    absl::FromUnixSeconds(1'700'000'000);
+
+void NewsConformanceTest::SetUp() {
+  NewsPair pair = GetParam().open();
+  ASSERT_NE(pair.subscriber, nullptr);
+  ASSERT_NE(pair.other, nullptr);
+  subscriber_ = std::move(pair.subscriber);
+  store_ = std::move(pair.other);
+  where_ = std::move(pair.where);
+  ASSERT_OK_AND_ASSIGN(subscription_,
+                       subscriber_->Subscribe(recorder_.Callback()));
+  ASSERT_NE(subscription_, nullptr);
+}
+
+void NewsConformanceTest::TearDown() { subscription_.reset(); }
+
+NewJob NewsConformanceTest::MakeJob(std::string id, std::string topic,
+                                    absl::Time run_at, absl::Duration ttr,
+                                    int max_attempts) {
+  NewJob j;
+  j.id = std::move(id);
+  j.topic = std::move(topic);
+  j.payload = "p";
+  j.run_at = run_at;
+  j.ttr = ttr;
+  j.max_attempts = max_attempts;
+  return j;
+}
+
+std::vector<std::string> NewsConformanceTest::Settle() {
+  const std::string topic = absl::StrCat("sentinel-", ++sentinels_);
+  EXPECT_OK(store_->Add({MakeJob(topic, topic)}, kT0));
+  std::vector<std::string> before;
+  for (;;) {
+    std::string n = recorder_.Next();
+    if (n.empty()) {
+      ADD_FAILURE() << "the sentinel's news did not come";
+      return before;
+    }
+    if (n == Ready(topic)) return before;
+    before.push_back(n);
+  }
+}
+
+Lease NewsConformanceTest::ReserveOne(absl::string_view topic, absl::Time now) {
+  absl::StatusOr<std::vector<Lease>> leases = store_->Reserve(topic, 1, now);
+  EXPECT_OK(leases.status());
+  if (!leases.ok() || leases->size() != 1) {
+    ADD_FAILURE() << "nothing to reserve in " << topic;
+    return Lease();
+  }
+  return (*leases)[0];
+}
+
+namespace {
+
+TEST_P(NewsConformanceTest, ReadyIsAnnouncedOnlyWhenTheReadySetWasEmpty) {
+  ASSERT_OK(store_->Add({MakeJob("a", "t")}, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+  ASSERT_OK(store_->Add({MakeJob("b", "t")}, kT0));
+  EXPECT_THAT(Settle(), IsEmpty()) << "t already had a ready job";
+  // One announcement per topic per call, however many jobs it adds.
+  ASSERT_OK(store_->Add({MakeJob("c", "u"), MakeJob("d", "u"),
+                         MakeJob("e", "t"), MakeJob("f", "v")},
+                        kT0));
+  EXPECT_THAT(Settle(), UnorderedElementsAre(Ready("u"), Ready("v")));
+}
+
+TEST_P(NewsConformanceTest, DueIsAnnouncedWhenEarlierThanTheHorizon) {
+  // No horizon yet: the first delayed job is news.
+  ASSERT_OK(store_->Add({MakeJob("d60", "t", kT0 + absl::Seconds(60))}, kT0));
+  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(60)));
+  ASSERT_OK(store_->Add({MakeJob("d120", "t", kT0 + absl::Seconds(120))}, kT0));
+  EXPECT_THAT(Settle(), IsEmpty()) << "later than what subscribers know";
+  // A batch announces its earliest run_at, once.
+  ASSERT_OK(store_->Add({MakeJob("d40", "t", kT0 + absl::Seconds(40)),
+                         MakeJob("d30", "t", kT0 + absl::Seconds(30)),
+                         MakeJob("d50", "t", kT0 + absl::Seconds(50))},
+                        kT0));
+  EXPECT_THAT(Settle(), ElementsAre(Due(absl::Seconds(30))));
+  // A horizon that has passed says nothing: the next time stored is news
+  // even though it is later.
+  ASSERT_OK(store_->Add({MakeJob("d200", "t", kT0 + absl::Seconds(200))},
+                        kT0 + absl::Seconds(31)));
+  EXPECT_THAT(Settle(), ElementsAre(Due(absl::Seconds(200))));
+}
+
+TEST_P(NewsConformanceTest, PromotionAndExpiryIntoAnEmptyReadySetAreAnnounced) {
+  ASSERT_OK(store_->Add({MakeJob("p", "t", kT0 + absl::Seconds(10))}, kT0));
+  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(10)));
+  ASSERT_OK_AND_ASSIGN(PromoteResult r,
+                       store_->PromoteDue(kT0 + absl::Seconds(10), 10));
+  ASSERT_EQ(r.transitions.size(), 1u);
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+
+  // The lease's deadline is news too (the horizon at +10 s has passed).
+  ReserveOne("t", kT0 + absl::Seconds(10));
+  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(40)));
+  ASSERT_OK_AND_ASSIGN(r, store_->PromoteDue(kT0 + absl::Seconds(40), 10));
+  ASSERT_EQ(r.transitions.size(), 1u);
+  EXPECT_EQ(r.transitions[0].kind, Transition::Kind::kExpired);
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+
+  // Reserve() promotes its topic's due jobs itself; what it leaves ready
+  // is news.
+  ASSERT_OK(store_->Add({MakeJob("q1", "u", kT0 + absl::Seconds(50)),
+                         MakeJob("q2", "u", kT0 + absl::Seconds(50))},
+                        kT0 + absl::Seconds(41)));
+  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(50)));
+  std::vector<Transition> moved;
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> leases,
+      store_->Reserve("u", 1, kT0 + absl::Seconds(60), &moved));
+  ASSERT_EQ(moved.size(), 2u);
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_THAT(Settle(), ElementsAre(Ready("u"), Due(absl::Seconds(90))));
+}
+
+TEST_P(NewsConformanceTest,
+       LeaseDeadlinesAreAnnouncedWhenEarlierThanTheHorizon) {
+  ASSERT_OK(store_->Add({MakeJob("a", "t")}, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+  ReserveOne("t", kT0);
+  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(30)));
+  ASSERT_OK(store_->Add({MakeJob("b", "t")}, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t")) << "the reservation emptied t";
+  ReserveOne("t", kT0 + absl::Seconds(1));
+  EXPECT_THAT(Settle(), IsEmpty()) << "+31 s is later than +30 s";
+  // A batch announces its earliest deadline.
+  ASSERT_OK(store_->Add({MakeJob("c", "t", kT0, absl::Seconds(20)),
+                         MakeJob("d", "t", kT0, absl::Seconds(5)),
+                         MakeJob("e", "t", kT0, absl::Seconds(10))},
+                        kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       store_->Reserve("t", 3, kT0 + absl::Seconds(2)));
+  ASSERT_EQ(leases.size(), 3u);
+  EXPECT_THAT(Settle(), ElementsAre(Due(absl::Seconds(7))));
+  // Touch() moves a deadline: news when the horizon (+7 s) has passed.
+  ASSERT_OK_AND_ASSIGN(
+      absl::Time deadline,
+      store_->Touch(leases[0].job.id, leases[0].token, kT0 + absl::Seconds(8)));
+  EXPECT_EQ(deadline, kT0 + absl::Seconds(28));
+  EXPECT_THAT(Settle(), ElementsAre(Due(absl::Seconds(28))));
+}
+
+TEST_P(NewsConformanceTest, RetriesReleasesAndKicksAreAnnounced) {
+  ASSERT_OK(store_->Add({MakeJob("a", "t")}, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+  Lease l = ReserveOne("t", kT0);
+  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(30)));
+  ASSERT_OK_AND_ASSIGN(FailOutcome out,
+                       store_->Fail("a", l.token, "boom", kT0, kT0));
+  ASSERT_EQ(out, FailOutcome::kRetry);
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+  l = ReserveOne("t", kT0);
+  ASSERT_OK(store_->Release("a", l.token, kT0, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+  // A delayed retry earlier than the horizon (+30 s) is due news.
+  l = ReserveOne("t", kT0);
+  ASSERT_OK_AND_ASSIGN(
+      out, store_->Fail("a", l.token, "boom", kT0 + absl::Seconds(3), kT0));
+  ASSERT_EQ(out, FailOutcome::kRetry);
+  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(3)));
+  // So is a delayed release.
+  ASSERT_OK(store_->Add({MakeJob("b", "u")}, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("u"));
+  l = ReserveOne("u", kT0);
+  ASSERT_OK(store_->Release("b", l.token, kT0 + absl::Seconds(2), kT0));
+  EXPECT_THAT(Settle(), ElementsAre(Due(absl::Seconds(2))));
+
+  // Kicks of dead jobs.
+  ASSERT_OK(store_->Add({MakeJob("x", "k", kT0, absl::Seconds(30), 1),
+                         MakeJob("y", "k", kT0, absl::Seconds(30), 1)},
+                        kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("k"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> two,
+                       store_->Reserve("k", 2, kT0 + absl::Seconds(1)));
+  ASSERT_EQ(two.size(), 2u);
+  for (const Lease& d : two) {
+    ASSERT_OK_AND_ASSIGN(out, store_->Fail(d.job.id, d.token, "boom", kT0,
+                                           kT0 + absl::Seconds(1)));
+    ASSERT_EQ(out, FailOutcome::kDead);
+  }
+  EXPECT_THAT(Settle(), IsEmpty()) << "deaths are no news";
+  ASSERT_OK(store_->KickJob("x", kT0 + absl::Seconds(1)));
+  EXPECT_EQ(recorder_.Next(), Ready("k"));
+  ReserveOne("k", kT0 + absl::Seconds(1));
+  ASSERT_OK_AND_ASSIGN(int kicked, store_->Kick("k", 10, kT0));
+  EXPECT_EQ(kicked, 1);
+  EXPECT_THAT(Settle(), ElementsAre(Ready("k")));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq
