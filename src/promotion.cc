@@ -107,16 +107,16 @@ absl::StatusOr<int> Promotion::Tick() {
 }
 
 absl::Status Promotion::PromoteAll(absl::Time now, int* moved) {
-  PromoteResult result;
-  do {
+  // Each batch with the time it is sent: a long backlog takes a while, and a
+  // store that checks the caller's clock (Redis) refuses a stale one.
+  for (absl::Time at = now;; at = clock_.Now()) {
     absl::StatusOr<PromoteResult> step =
-        backend_.PromoteDue(now, options_.promote_batch);
+        backend_.PromoteDue(at, options_.promote_batch);
     if (!step.ok()) return step.status();
-    result = *std::move(step);
-    *moved += static_cast<int>(result.transitions.size());
-    Moved(result.transitions);
-  } while (result.more);
-  return absl::OkStatus();
+    *moved += static_cast<int>(step->transitions.size());
+    Moved(step->transitions);
+    if (!step->more) return absl::OkStatus();
+  }
 }
 
 void Promotion::Moved(const std::vector<Transition>& moved) {

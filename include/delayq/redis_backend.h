@@ -104,8 +104,10 @@ struct RedisOptions {
   // refused with FailedPrecondition and changes nothing: a host whose clock
   // runs ahead would otherwise fire every host's delayed jobs early and end
   // their leases, one that runs behind would give its own leases less than
-  // their ttr. InfiniteDuration() turns the check off, for a simulated
-  // clock (the URL's `max_skew_ms=off`).
+  // their ttr, and its delayed jobs would fire early. So `now` must be read
+  // for the call (as the Scheduler does), not once for a long run of calls.
+  // InfiniteDuration() turns the check off, for a simulated clock (the URL's
+  // `max_skew_ms=off`).
   absl::Duration max_clock_skew = absl::Milliseconds(250);
 };
 
