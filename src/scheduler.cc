@@ -8,6 +8,7 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "src/contract_errors.h"
 #include "src/scheduler_impl.h"
 #include "src/validation.h"
 
@@ -315,7 +316,8 @@ void Scheduler::Impl::EmitMoved(const std::vector<Transition>& moved) {
         Emit(EventType::kExpired, t.id, t.topic, t.attempts);
         break;
       case Transition::Kind::kDead:
-        Emit(EventType::kDead, t.id, t.topic, t.attempts, "lease expired");
+        Emit(EventType::kDead, t.id, t.topic, t.attempts,
+             internal::kLeaseExpired);
         break;
     }
   }

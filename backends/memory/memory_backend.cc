@@ -24,11 +24,10 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "src/contract_errors.h"
 
 namespace delayq {
 namespace {
-
-constexpr char kLeaseExpired[] = "lease expired";
 
 struct TopicIndex;
 
@@ -70,8 +69,7 @@ class MemoryBackend : public Backend {
     absl::flat_hash_set<absl::string_view> batch;
     for (const NewJob& job : jobs) {
       if (jobs_.contains(job.id) || !batch.insert(job.id).second) {
-        return absl::AlreadyExistsError(
-            absl::StrCat("job id already in use: ", job.id));
+        return internal::IdInUse(job.id);
       }
     }
     for (const NewJob& job : jobs) {
@@ -142,7 +140,7 @@ class MemoryBackend : public Backend {
                    absl::Time now) override {
     std::lock_guard<std::mutex> lock(mu_);
     Entry* e = Current(id, token);
-    if (e == nullptr) return StaleToken(id);
+    if (e == nullptr) return internal::StaleLease(id);
     Erase(e);
     return absl::OkStatus();
   }
@@ -152,7 +150,7 @@ class MemoryBackend : public Backend {
                                    absl::Time now) override {
     std::lock_guard<std::mutex> lock(mu_);
     Entry* e = Current(id, token);
-    if (e == nullptr) return StaleToken(id);
+    if (e == nullptr) return internal::StaleLease(id);
     Unlink(e);
     e->job.last_error = std::string(error);
     if (e->job.attempts < e->job.max_attempts) {
@@ -170,7 +168,7 @@ class MemoryBackend : public Backend {
                        absl::Time now) override {
     std::lock_guard<std::mutex> lock(mu_);
     Entry* e = Current(id, token);
-    if (e == nullptr) return StaleToken(id);
+    if (e == nullptr) return internal::StaleLease(id);
     Unlink(e);
     e->job.attempts = std::max(0, e->job.attempts - 1);
     e->job.run_at = run_at;
@@ -183,7 +181,7 @@ class MemoryBackend : public Backend {
                                    absl::Time now) override {
     std::lock_guard<std::mutex> lock(mu_);
     Entry* e = Current(id, token);
-    if (e == nullptr) return StaleToken(id);
+    if (e == nullptr) return internal::StaleLease(id);
     Unlink(e);
     e->job.deadline = now + e->job.ttr;
     Link(e);
@@ -193,7 +191,7 @@ class MemoryBackend : public Backend {
   absl::Status Cancel(absl::string_view id, absl::Time now) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(id);
-    if (it == jobs_.end()) return NoSuchJob(id);
+    if (it == jobs_.end()) return internal::NoSuchJob(id);
     Erase(it->second.get());
     return absl::OkStatus();
   }
@@ -201,7 +199,7 @@ class MemoryBackend : public Backend {
   absl::StatusOr<Job> Get(absl::string_view id) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(id);
-    if (it == jobs_.end()) return NoSuchJob(id);
+    if (it == jobs_.end()) return internal::NoSuchJob(id);
     return it->second->job;
   }
 
@@ -273,11 +271,9 @@ class MemoryBackend : public Backend {
   absl::Status KickJob(absl::string_view id, absl::Time now) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = jobs_.find(id);
-    if (it == jobs_.end()) return NoSuchJob(id);
+    if (it == jobs_.end()) return internal::NoSuchJob(id);
     if (it->second->job.state != JobState::kDead) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("job ", id, " is ", JobStateName(it->second->job.state),
-                       ", not dead"));
+      return internal::NotDead(id, JobStateName(it->second->job.state));
     }
     Revive(it->second.get(), now);
     return absl::OkStatus();
@@ -322,14 +318,6 @@ class MemoryBackend : public Backend {
   }
 
  private:
-  static absl::Status NoSuchJob(absl::string_view id) {
-    return absl::NotFoundError(absl::StrCat("no job ", id));
-  }
-  static absl::Status StaleToken(absl::string_view id) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("not the current reservation of job ", id));
-  }
-
   // Moves a due job: a delayed one to ready, an expired reservation to ready
   // or dead. Returns what happened.
   Transition::Kind MoveDue(Entry* e, bool from_delayed) {
@@ -386,7 +374,7 @@ class MemoryBackend : public Backend {
   bool Expire(Entry* e) {
     Unlink(e);
     const bool retry = e->job.attempts < e->job.max_attempts;
-    if (!retry) e->job.last_error = kLeaseExpired;
+    if (!retry) e->job.last_error = internal::kLeaseExpired;
     SetState(e, retry ? JobState::kReady : JobState::kDead);
     Link(e);
     return retry;

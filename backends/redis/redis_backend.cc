@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "backends/redis/news.h"
 #include "backends/redis/redis_backend_impl.h"
+#include "src/contract_errors.h"
 
 namespace delayq {
 namespace {
@@ -105,11 +106,6 @@ std::string Word(const redisReply* r) {
 absl::Status Unexpected(const redisReply* r, absl::string_view script) {
   return absl::InternalError(
       absl::StrCat("redis: unexpected reply from ", script, " script"));
-}
-
-absl::Status Stale(absl::string_view id) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("lease of job '", id, "' is not current"));
 }
 
 // Parses a snapshot {id, topic, spec, payload, state, attempts, enqueued_at,
@@ -386,8 +382,7 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   const std::string word = Word(r->get());
   if (word == "OK") return absl::OkStatus();
   if (word == "EXISTS") {
-    return absl::AlreadyExistsError(
-        absl::StrCat("job '", Str((*r)->element[1]), "' already exists"));
+    return internal::IdInUse(Str((*r)->element[1]));
   }
   return Unexpected(r->get(), "add");
 }
@@ -434,7 +429,7 @@ absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
   if (!r.ok()) return r.status();
   const std::string word = Word(r->get());
   if (word == "OK") return absl::OkStatus();
-  if (word == "STALE") return Stale(id);
+  if (word == "STALE") return internal::StaleLease(id);
   return Unexpected(r->get(), "ack");
 }
 
@@ -460,7 +455,7 @@ absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
     if (word == "OK") {
       out.push_back(absl::OkStatus());
     } else if (word == "STALE") {
-      out.push_back(Stale(leases[i].job.id));
+      out.push_back(internal::StaleLease(leases[i].job.id));
     } else {
       out.push_back(Unexpected(reply, "ack_batch"));
     }
@@ -482,7 +477,7 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
   const std::string word = Word(r->get());
   if (word == "RETRY") return FailOutcome::kRetry;
   if (word == "DEAD") return FailOutcome::kDead;
-  if (word == "STALE") return Stale(id);
+  if (word == "STALE") return internal::StaleLease(id);
   return Unexpected(r->get(), "fail");
 }
 
@@ -495,7 +490,7 @@ absl::Status RedisBackend::Release(absl::string_view id, uint64_t token,
   if (!r.ok()) return r.status();
   const std::string word = Word(r->get());
   if (word == "OK") return absl::OkStatus();
-  if (word == "STALE") return Stale(id);
+  if (word == "STALE") return internal::StaleLease(id);
   return Unexpected(r->get(), "release");
 }
 
@@ -507,7 +502,7 @@ absl::StatusOr<absl::Time> RedisBackend::Touch(absl::string_view id,
   if (!r.ok()) return r.status();
   const std::string word = Word(r->get());
   if (word == "OK" && (*r)->elements == 2) return TimeOf((*r)->element[1]);
-  if (word == "STALE") return Stale(id);
+  if (word == "STALE") return internal::StaleLease(id);
   return Unexpected(r->get(), "touch");
 }
 
@@ -519,7 +514,7 @@ absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
   const std::string word = Word(r->get());
   if (word == "OK") return absl::OkStatus();
   if (word == "NOTFOUND") {
-    return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+    return internal::NoSuchJob(id);
   }
   return Unexpected(r->get(), "cancel");
 }
@@ -539,7 +534,7 @@ absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
     return Unexpected(r, "HMGET");
   }
   if (r->element[0]->type == REDIS_REPLY_NIL) {
-    return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+    return internal::NoSuchJob(id);
   }
   // Build a snapshot-shaped view: {id, fields...}.
   redisReply id_reply{};
@@ -648,11 +643,10 @@ absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {
   const std::string word = Word(r->get());
   if (word == "OK") return absl::OkStatus();
   if (word == "NOTFOUND") {
-    return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+    return internal::NoSuchJob(id);
   }
   if (word == "NOTDEAD") {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job '", id, "' is not dead"));
+    return internal::NotDead(id, "");
   }
   return Unexpected(r->get(), "kick_job");
 }

@@ -20,18 +20,11 @@
 #include "backends/sqlite/internal/schema.h"
 #include "backends/sqlite/internal/statements.h"
 #include "backends/sqlite/internal/status_macros.h"
+#include "src/contract_errors.h"
 
 namespace delayq {
 namespace sqlite_internal {
 namespace {
-
-constexpr char kLeaseExpired[] = "lease expired";
-
-absl::Status StaleLease(absl::string_view id, uint64_t token) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("lease ", token, " on job '", id,
-                   "' is not the job's current reservation"));
-}
 
 // Opens the file and brings its schema to this version. Processes that open
 // a new file at once race to create its schema and to switch it to WAL
@@ -306,7 +299,7 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
       ScopedReset reset(s_.make_dead.get());
       s_.make_dead->BindInt64(1, d.seq);
       s_.make_dead->BindInt64(2, ++counter);
-      s_.make_dead->BindText(3, kLeaseExpired);
+      s_.make_dead->BindText(3, internal::kLeaseExpired);
       DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
     } else {
       ScopedReset reset(s_.make_ready.get());
@@ -350,8 +343,7 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
       }
       absl::StatusOr<int> done = insert->Run();
       if (done.status().code() == absl::StatusCode::kAlreadyExists) {
-        return absl::AlreadyExistsError(
-            absl::StrCat("job '", job.id, "' already exists"));
+        return internal::IdInUse(job.id);
       }
       DQ_RETURN_IF_ERROR(done.status());
     }
@@ -403,7 +395,7 @@ absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
     s_.ack->BindText(1, id);
     s_.ack->BindInt64(2, static_cast<int64_t>(token));
     DQ_ASSIGN_OR_RETURN(int changed, s_.ack->Run());
-    if (changed == 0) return StaleLease(id, token);
+    if (changed == 0) return internal::StaleLease(id);
     return absl::OkStatus();
   });
 }
@@ -423,7 +415,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
       s_.lease->BindText(1, id);
       s_.lease->BindInt64(2, static_cast<int64_t>(token));
       DQ_ASSIGN_OR_RETURN(bool row, s_.lease->Step());
-      if (!row) return StaleLease(id, token);
+      if (!row) return internal::StaleLease(id);
       seq = s_.lease->Int64(0);
       attempts = s_.lease->Int64(1);
       max_attempts = s_.lease->Int64(2);
@@ -476,7 +468,7 @@ absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
       s_.release->BindInt64(5, run_us);
     }
     DQ_ASSIGN_OR_RETURN(bool row, s_.release->Step());
-    if (!row) return StaleLease(id, token);
+    if (!row) return internal::StaleLease(id);
     if (ready) {
       NoteMadeReady(s_.release->Text(0));
     } else {
@@ -497,7 +489,7 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
     s_.touch->BindInt64(2, static_cast<int64_t>(token));
     s_.touch->BindInt64(3, ToMicros(now));
     DQ_ASSIGN_OR_RETURN(bool row, s_.touch->Step());
-    if (!row) return StaleLease(id, token);
+    if (!row) return internal::StaleLease(id);
     deadline = FromMicros(s_.touch->Int64(0));
     NoteDue(s_.touch->Int64(0));
     return s_.touch->Run().status();
@@ -513,7 +505,7 @@ absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
     s_.cancel->BindText(1, id);
     DQ_ASSIGN_OR_RETURN(int changed, s_.cancel->Run());
     if (changed == 0) {
-      return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+      return internal::NoSuchJob(id);
     }
     return absl::OkStatus();
   });
@@ -558,14 +550,12 @@ absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
       ScopedReset reset(s_.state_of.get());
       s_.state_of->BindText(1, id);
       DQ_ASSIGN_OR_RETURN(bool row, s_.state_of->Step());
-      if (!row) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+      if (!row) return internal::NoSuchJob(id);
       seq = s_.state_of->Int64(0);
       state = s_.state_of->Int64(1);
     }
     if (state != kStateDead) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("job '", id, "' is ", JobStateName(StateFromInt(state)),
-                       ", not dead"));
+      return internal::NotDead(id, JobStateName(StateFromInt(state)));
     }
     {
       ScopedReset reset(s_.topic_of.get());

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
+#include "src/contract_errors.h"
 #include "src/validation.h"
 #include "tests/testing/status_matchers.h"
 
@@ -261,6 +262,35 @@ TEST_P(BackendConformanceTest, IdIsLiveInEveryStateAndFreeAfterAckOrCancel) {
 
 TEST_P(BackendConformanceTest, GetUnknownIdIsNotFound) {
   EXPECT_THAT(backend_->Get("nope"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+// The program prints these messages as they are; each store words them the
+// same.
+TEST_P(BackendConformanceTest, ContractErrorsReadTheSameOnEveryStore) {
+  const std::string topic = Topic();
+  AddOne(MakeJob("a", topic));
+  EXPECT_EQ(backend_->Get("nope").status(),
+            ::delayq::internal::NoSuchJob("nope"));
+  EXPECT_EQ(backend_->Cancel("nope", kT0),
+            ::delayq::internal::NoSuchJob("nope"));
+  EXPECT_EQ(backend_->KickJob("nope", kT0),
+            ::delayq::internal::NoSuchJob("nope"));
+  EXPECT_EQ(backend_->Add({MakeJob("a", topic)}, kT0),
+            ::delayq::internal::IdInUse("a"));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> got,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_THAT(Ids(got), ElementsAre("a"));
+  const uint64_t stale = got[0].token + 1;
+  EXPECT_EQ(backend_->Ack("a", stale, kT0),
+            ::delayq::internal::StaleLease("a"));
+  EXPECT_EQ(backend_->Touch("a", stale, kT0).status(),
+            ::delayq::internal::StaleLease("a"));
+  // A store may or may not name the state the job is in.
+  const absl::Status not_dead = backend_->KickJob("a", kT0);
+  EXPECT_THAT(
+      not_dead.message(),
+      ::testing::AnyOf(::delayq::internal::NotDead("a", "reserved").message(),
+                       ::delayq::internal::NotDead("a", "").message()));
 }
 
 TEST_P(BackendConformanceTest, GetShowsDueDelayedJobAsStoredUntilMoved) {

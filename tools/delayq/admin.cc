@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "delayq/scheduler.h"
+#include "src/contract_errors.h"
 #include "tools/delayq/cli.h"
 #include "tools/delayq/store.h"
 #include "tools/delayq/values.h"
@@ -21,14 +22,12 @@ namespace {
 // Says what went wrong with one id in words an operator acts on.
 std::string IdProblem(Scheduler& scheduler, const std::string& id,
                       const absl::Status& status) {
-  if (absl::IsNotFound(status)) {
-    return absl::StrCat("no job with id '", id, "'");
-  }
   if (absl::IsFailedPrecondition(status)) {
+    // Not every store says what the job is instead of dead.
     absl::StatusOr<Job> job = scheduler.Get(id);
     if (job.ok()) {
-      return absl::StrCat("job '", id, "' is ", JobStateName(job->state),
-                          ", not dead");
+      return std::string(
+          internal::NotDead(id, JobStateName(job->state)).message());
     }
   }
   return std::string(status.message());

@@ -251,9 +251,6 @@ int RunGet(const Context& ctx) {
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenAndPromote(ctx);
   if (!scheduler.ok()) return Fail(scheduler.status());
   absl::StatusOr<Job> job = (*scheduler)->Get(ctx.args[0]);
-  if (absl::IsNotFound(job.status())) {
-    return Fail(absl::StrCat("no job with id '", ctx.args[0], "'"));
-  }
   if (!job.ok()) return Fail(job.status());
   if (ctx.Has("payload")) {
     std::fwrite(job->payload.data(), 1, job->payload.size(), stdout);

@@ -10,6 +10,7 @@
 #include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/schema.h"
 #include "backends/sqlite/internal/status_macros.h"
+#include "src/contract_errors.h"
 
 namespace delayq {
 namespace sqlite_internal {
@@ -70,7 +71,7 @@ absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
   ScopedReset reset(s_.get.get());
   s_.get->BindText(1, id);
   DQ_ASSIGN_OR_RETURN(bool row, s_.get->Step());
-  if (!row) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  if (!row) return internal::NoSuchJob(id);
   return ReadJob(*s_.get);
 }
 

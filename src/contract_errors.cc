@@ -1,0 +1,36 @@
+// Copyright delayq authors.
+
+#include "src/contract_errors.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace delayq {
+namespace internal {
+
+absl::Status NoSuchJob(absl::string_view id) {
+  return absl::NotFoundError(absl::StrCat("no job with id '", id, "'"));
+}
+
+absl::Status IdInUse(absl::string_view id) {
+  return absl::AlreadyExistsError(
+      absl::StrCat("job id '", id, "' is already in use by a live job"));
+}
+
+absl::Status StaleLease(absl::string_view id) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "lease of job '", id,
+      "' is not current: it ran out, or the job was acked, failed, "
+      "released or cancelled"));
+}
+
+absl::Status NotDead(absl::string_view id, absl::string_view state) {
+  if (state.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job '", id, "' is not dead"));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("job '", id, "' is ", state, ", not dead"));
+}
+
+}  // namespace internal
+}  // namespace delayq
