@@ -24,10 +24,6 @@ absl::Status StaleLease(absl::string_view id) {
 }
 
 absl::Status NotDead(absl::string_view id, absl::string_view state) {
-  if (state.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job '", id, "' is not dead"));
-  }
   return absl::FailedPreconditionError(
       absl::StrCat("job '", id, "' is ", state, ", not dead"));
 }

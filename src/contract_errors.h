@@ -26,7 +26,7 @@ absl::Status IdInUse(absl::string_view id);
 absl::Status StaleLease(absl::string_view id);
 
 // FailedPrecondition: KickJob() of a job that is not dead; `state` is its
-// state's name ("ready"), or empty when the store did not say.
+// state's name ("ready").
 absl::Status NotDead(absl::string_view id, absl::string_view state);
 
 }  // namespace internal

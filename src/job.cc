@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "delayq/event.h"
-
 namespace delayq {
 
 absl::string_view JobStateName(JobState state) {
@@ -60,30 +58,6 @@ absl::Duration Backoff::Delay(int attempt) const {
 
 bool operator==(const Backoff& a, const Backoff& b) {
   return a.kind == b.kind && a.base == b.base && a.max == b.max;
-}
-
-absl::string_view EventTypeName(EventType type) {
-  switch (type) {
-    case EventType::kEnqueued:
-      return "enqueued";
-    case EventType::kPromoted:
-      return "promoted";
-    case EventType::kReserved:
-      return "reserved";
-    case EventType::kSucceeded:
-      return "succeeded";
-    case EventType::kFailed:
-      return "failed";
-    case EventType::kRetried:
-      return "retried";
-    case EventType::kDead:
-      return "dead";
-    case EventType::kExpired:
-      return "expired";
-    case EventType::kCancelled:
-      return "cancelled";
-  }
-  return "unknown";
 }
 
 }  // namespace delayq

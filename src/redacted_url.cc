@@ -1,10 +1,11 @@
 // Copyright delayq authors.
 
+#include "delayq/redacted_url.h"
+
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "delayq/open.h"
 
 namespace delayq {
 

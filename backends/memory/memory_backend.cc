@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -25,6 +24,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "src/contract_errors.h"
+#include "src/mutex.h"
 
 namespace delayq {
 namespace {
@@ -65,7 +65,7 @@ class MemoryBackend : public Backend {
   std::string Name() const override { return "memory"; }
 
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     absl::flat_hash_set<absl::string_view> batch;
     for (const NewJob& job : jobs) {
       if (jobs_.contains(job.id) || !batch.insert(job.id).second) {
@@ -97,7 +97,7 @@ class MemoryBackend : public Backend {
   absl::StatusOr<std::vector<Lease>> Reserve(
       absl::string_view topic, int max, absl::Time now,
       std::vector<Transition>* moved) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     std::vector<Lease> leases;
     auto it = topics_.find(topic);
     if (it == topics_.end()) return leases;
@@ -138,7 +138,7 @@ class MemoryBackend : public Backend {
 
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     Entry* e = Current(id, token);
     if (e == nullptr) return internal::StaleLease(id);
     Erase(e);
@@ -148,7 +148,7 @@ class MemoryBackend : public Backend {
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
                                    absl::Time now) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     Entry* e = Current(id, token);
     if (e == nullptr) return internal::StaleLease(id);
     Unlink(e);
@@ -166,7 +166,7 @@ class MemoryBackend : public Backend {
 
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     Entry* e = Current(id, token);
     if (e == nullptr) return internal::StaleLease(id);
     Unlink(e);
@@ -179,7 +179,7 @@ class MemoryBackend : public Backend {
 
   absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
                                    absl::Time now) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     Entry* e = Current(id, token);
     if (e == nullptr) return internal::StaleLease(id);
     Unlink(e);
@@ -189,7 +189,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::Status Cancel(absl::string_view id, absl::Time now) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return internal::NoSuchJob(id);
     Erase(it->second.get());
@@ -197,7 +197,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<Job> Get(absl::string_view id) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return internal::NoSuchJob(id);
     return it->second->job;
@@ -205,7 +205,7 @@ class MemoryBackend : public Backend {
 
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     std::vector<Job> out;
     auto it = topics_.find(topic);
     if (it == topics_.end() || limit <= 0) return out;
@@ -234,7 +234,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     TopicStats stats;
     auto it = topics_.find(topic);
     if (it == topics_.end()) return stats;
@@ -247,7 +247,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<std::vector<std::string>> Topics() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     std::vector<std::string> out;
     out.reserve(topics_.size());
     for (const auto& [name, index] : topics_) out.push_back(name);
@@ -256,7 +256,7 @@ class MemoryBackend : public Backend {
 
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     auto it = topics_.find(topic);
     if (it == topics_.end()) return 0;
     TopicIndex* index = it->second.get();
@@ -269,7 +269,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::Status KickJob(absl::string_view id, absl::Time now) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return internal::NoSuchJob(id);
     if (it->second->job.state != JobState::kDead) {
@@ -280,7 +280,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     PromoteResult result;
     while (true) {
       // The earlier of the two heads, if it is due.
@@ -308,7 +308,7 @@ class MemoryBackend : public Backend {
   }
 
   absl::StatusOr<absl::Time> NextDue() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     absl::Time next = absl::InfiniteFuture();
     if (!delayed_.empty()) next = std::get<0>(*delayed_.begin());
     if (!reserved_.empty()) {
@@ -435,18 +435,17 @@ class MemoryBackend : public Backend {
     jobs_.erase(e->job.id);  // destroys *e
   }
 
-  // std::mutex rather than absl::Mutex: the system Abseil is not built with
-  // ThreadSanitizer, which then cannot see absl::Mutex's ordering and reports
-  // false races; pthread-based locks it understands. Every member below and
-  // every private method above requires mu_ held.
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<Entry>> jobs_;
-  absl::btree_map<std::string, std::unique_ptr<TopicIndex>> topics_;
-  absl::btree_set<TimeKey> delayed_;
-  absl::btree_set<TimeKey> reserved_;
-  uint64_t next_seq_ = 1;
-  uint64_t next_token_ = 1;
-  uint64_t next_death_ = 1;
+  // Every private method above requires mu_ held.
+  internal::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<Entry>> jobs_
+      ABSL_GUARDED_BY(mu_);
+  absl::btree_map<std::string, std::unique_ptr<TopicIndex>> topics_
+      ABSL_GUARDED_BY(mu_);
+  absl::btree_set<TimeKey> delayed_ ABSL_GUARDED_BY(mu_);
+  absl::btree_set<TimeKey> reserved_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t next_death_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace

@@ -61,7 +61,7 @@ emit() {
 
 {
   echo '// Generated from backends/redis/scripts/*.lua. Do not edit.'
-  echo '#include "backends/redis/scripts.h"'
+  echo '#include "backends/redis/internal/scripts.h"'
   echo 'namespace delayq {'
   echo 'namespace redis_internal {'
   echo 'const ScriptSource kScriptSources[] = {'

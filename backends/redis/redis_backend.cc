@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "backends/redis/news.h"
-#include "backends/redis/redis_backend_impl.h"
+#include "backends/redis/internal/backend_impl.h"
+#include "backends/redis/internal/news.h"
 #include "src/contract_errors.h"
 
 namespace delayq {
@@ -645,8 +645,8 @@ absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {
   if (word == "NOTFOUND") {
     return internal::NoSuchJob(id);
   }
-  if (word == "NOTDEAD") {
-    return internal::NotDead(id, "");
+  if (word == "NOTDEAD" && (*r)->elements == 2) {
+    return internal::NotDead(id, Str((*r)->element[1]));
   }
   return Unexpected(r->get(), "kick_job");
 }

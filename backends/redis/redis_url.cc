@@ -11,16 +11,16 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "backends/redis/redis_backend_impl.h"
-#include "delayq/open.h"
+#include "backends/redis/internal/backend_impl.h"
 #include "delayq/redis_backend.h"
+#include "src/status_macros.h"
+#include "src/url_query.h"
 
 namespace delayq {
 namespace {
 
 absl::Status Bad(absl::string_view url, absl::string_view why) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("redis URL '", RedactedUrl(url), "': ", why));
+  return internal::BadUrl("redis", url, why);
 }
 
 // Decodes %XX escapes; false on a malformed escape.
@@ -42,15 +42,6 @@ bool PercentDecode(absl::string_view in, std::string* out) {
     i += 2;
   }
   return true;
-}
-
-// A decimal integer in [lo, hi], digits only.
-bool ParseInt(absl::string_view text, int64_t lo, int64_t hi, int64_t* v) {
-  if (text.empty() || text.size() > 18) return false;
-  for (char c : text) {
-    if (!absl::ascii_isdigit(c)) return false;
-  }
-  return absl::SimpleAtoi(text, v) && *v >= lo && *v <= hi;
 }
 
 // Takes ":password" (percent-encoded) from a URL's userinfo.
@@ -99,13 +90,14 @@ absl::Status ParseTcpTarget(absl::string_view url, absl::string_view rest,
   if (host.empty()) return Bad(url, "missing host");
   o->host = std::string(host);
   int64_t v = 0;
-  if (!ParseInt(port, 1, 65535, &v)) {
+  if (!internal::ParseUrlDecimal(port, 1, 65535, &v)) {
     return Bad(url, absl::StrCat("port '", port, "' is not in 1..65535"));
   }
   o->port = static_cast<int>(v);
 
   if (!path.empty()) {
-    if (!ParseInt(path, 0, std::numeric_limits<int>::max(), &v)) {
+    if (!internal::ParseUrlDecimal(path, 0, std::numeric_limits<int>::max(),
+                                   &v)) {
       return Bad(url, absl::StrCat("db '", path, "' is not a number >= 0"));
     }
     o->db = static_cast<int>(v);
@@ -139,76 +131,60 @@ absl::Status ParseSocketTarget(absl::string_view url, absl::string_view rest,
 // URL has no other place for it.
 absl::Status ParseQuery(absl::string_view url, absl::string_view query,
                         bool socket, RedisOptions* o) {
-  int64_t v = 0;
-  std::vector<std::string> seen;
-  if (!query.empty()) {
-    for (absl::string_view pair : absl::StrSplit(query, '&')) {
-      std::pair<absl::string_view, absl::string_view> kv =
-          absl::StrSplit(pair, absl::MaxSplits('=', 1));
-      const absl::string_view name = kv.first, value = kv.second;
-      if (!absl::StrContains(pair, '=') || value.empty()) {
-        return Bad(url, absl::StrCat("parameter '", name, "' has no value"));
+  absl::StatusOr<std::vector<internal::UrlParam>> params =
+      internal::SplitUrlQuery("redis", url, query);
+  if (!params.ok()) return params.status();
+  for (const internal::UrlParam& param : *params) {
+    const absl::string_view name = param.first, value = param.second;
+    auto number = [&](int64_t lo, int64_t hi) {
+      return internal::UrlInt("redis", url, param, lo, hi);
+    };
+    if (name == "db" && socket) {
+      DQ_ASSIGN_OR_RETURN(int64_t v,
+                          number(0, std::numeric_limits<int>::max()));
+      o->db = static_cast<int>(v);
+    } else if (name == "namespace") {
+      if (!PercentDecode(value, &o->ns)) {
+        return Bad(url, "malformed percent escape in namespace");
       }
-      for (const std::string& s : seen) {
-        if (s == name) {
-          return Bad(url, absl::StrCat("parameter '", name, "' repeated"));
-        }
+      if (o->ns.find_first_of("{}") != std::string::npos) {
+        return Bad(url, "namespace may not contain braces");
       }
-      seen.emplace_back(name);
-      auto number = [&](int64_t lo, int64_t hi, int64_t* out) -> absl::Status {
-        if (ParseInt(value, lo, hi, out)) return absl::OkStatus();
-        return Bad(url, absl::StrCat("parameter ", name, "='", value,
-                                     "' is not a number in ", lo, "..", hi));
-      };
-      if (name == "db" && socket) {
-        if (absl::Status s = number(0, std::numeric_limits<int>::max(), &v);
-            !s.ok()) {
-          return s;
-        }
-        o->db = static_cast<int>(v);
-      } else if (name == "namespace") {
-        if (!PercentDecode(value, &o->ns)) {
-          return Bad(url, "malformed percent escape in namespace");
-        }
-        if (o->ns.find_first_of("{}") != std::string::npos) {
-          return Bad(url, "namespace may not contain braces");
-        }
-      } else if (name == "time") {
-        if (value == "server") {
-          o->time_source = RedisOptions::TimeSource::kServer;
-        } else if (value == "caller") {
-          o->time_source = RedisOptions::TimeSource::kCaller;
-        } else {
-          return Bad(url, absl::StrCat("time='", value,
-                                       "' must be 'server' or 'caller'"));
-        }
-      } else if (name == "max_skew_ms") {
-        if (value == "off") {
-          o->max_clock_skew = absl::InfiniteDuration();
-        } else {
-          if (absl::Status s = number(0, 3600 * 1000, &v); !s.ok()) return s;
-          o->max_clock_skew = absl::Milliseconds(v);
-        }
-      } else if (name == "buckets") {
-        if (absl::Status s = number(1, 64, &v); !s.ok()) return s;
-        o->delay_buckets = static_cast<int>(v);
-      } else if (name == "dead_cap") {
-        return Bad(url, kNoDeadCap);
-      } else if (name == "timeout_ms") {
-        if (absl::Status s = number(1, 3600 * 1000, &v); !s.ok()) return s;
-        o->command_timeout = absl::Milliseconds(v);
-      } else if (name == "pool") {
-        if (absl::Status s = number(1, 1024, &v); !s.ok()) return s;
-        o->pool_size = static_cast<int>(v);
-      } else if (name == "allow_eviction") {
-        if (value != "1" && value != "0") {
-          return Bad(
-              url, absl::StrCat("allow_eviction='", value, "' must be 1 or 0"));
-        }
-        o->allow_key_eviction = value == "1";
+    } else if (name == "time") {
+      if (value == "server") {
+        o->time_source = RedisOptions::TimeSource::kServer;
+      } else if (value == "caller") {
+        o->time_source = RedisOptions::TimeSource::kCaller;
       } else {
-        return Bad(url, absl::StrCat("unknown parameter '", name, "'"));
+        return Bad(url, absl::StrCat("time='", value,
+                                     "' must be 'server' or 'caller'"));
       }
+    } else if (name == "max_skew_ms") {
+      if (value == "off") {
+        o->max_clock_skew = absl::InfiniteDuration();
+      } else {
+        DQ_ASSIGN_OR_RETURN(int64_t v, number(0, 3600 * 1000));
+        o->max_clock_skew = absl::Milliseconds(v);
+      }
+    } else if (name == "buckets") {
+      DQ_ASSIGN_OR_RETURN(int64_t v, number(1, 64));
+      o->delay_buckets = static_cast<int>(v);
+    } else if (name == "dead_cap") {
+      return Bad(url, kNoDeadCap);
+    } else if (name == "timeout_ms") {
+      DQ_ASSIGN_OR_RETURN(int64_t v, number(1, 3600 * 1000));
+      o->command_timeout = absl::Milliseconds(v);
+    } else if (name == "pool") {
+      DQ_ASSIGN_OR_RETURN(int64_t v, number(1, 1024));
+      o->pool_size = static_cast<int>(v);
+    } else if (name == "allow_eviction") {
+      if (value != "1" && value != "0") {
+        return Bad(url,
+                   absl::StrCat("allow_eviction='", value, "' must be 1 or 0"));
+      }
+      o->allow_key_eviction = value == "1";
+    } else {
+      return Bad(url, absl::StrCat("unknown parameter '", name, "'"));
     }
   }
   return absl::OkStatus();

@@ -19,8 +19,8 @@
 #include "backends/sqlite/internal/db.h"
 #include "backends/sqlite/internal/schema.h"
 #include "backends/sqlite/internal/statements.h"
-#include "backends/sqlite/internal/status_macros.h"
 #include "src/contract_errors.h"
+#include "src/status_macros.h"
 
 namespace delayq {
 namespace sqlite_internal {
@@ -88,7 +88,7 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
   std::unique_ptr<SqliteBackend> backend(
       new SqliteBackend(std::move(conn), NewsFolder(options.path)));
   {
-    MutexLock lock(&backend->mu_);
+    internal::MutexLock lock(&backend->mu_);
     DQ_RETURN_IF_ERROR(backend->PrepareAll());
   }
   return std::unique_ptr<Backend>(std::move(backend));
@@ -226,7 +226,7 @@ absl::StatusOr<std::unique_ptr<NewsSubscription>> SqliteBackend::Subscribe(
   // arrives as news if it is not the one read here.
   return SubscribeToNews(
       news_folder_, std::move(on_news), [this]() -> std::optional<StoreNews> {
-        MutexLock lock(&mu_);
+        internal::MutexLock lock(&mu_);
         absl::StatusOr<std::optional<int64_t>> horizon = ReadHorizon();
         if (!horizon.ok() || !horizon->has_value()) {
           return std::nullopt;
@@ -314,7 +314,7 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
 }
 
 absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   return WriteTransaction(now, [&]() -> absl::Status {
     Statement* insert = s_.insert.get();
@@ -354,7 +354,7 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
     absl::string_view topic, int max, absl::Time now,
     std::vector<Transition>* moved) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   std::vector<Lease> leases;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
@@ -389,7 +389,7 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
 
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
                                 absl::Time now) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.ack.get());
     s_.ack->BindText(1, id);
@@ -405,7 +405,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
                                                 absl::string_view error,
                                                 absl::Time retry_at,
                                                 absl::Time now) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   FailOutcome outcome = FailOutcome::kRetry;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     int64_t seq, attempts, max_attempts;
@@ -453,7 +453,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
 
 absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
                                     absl::Time run_at, absl::Time now) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     const bool ready = run_at <= now;
     const int64_t run_us = ToMicros(run_at);
@@ -481,7 +481,7 @@ absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
 absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
                                                 uint64_t token,
                                                 absl::Time now) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   absl::Time deadline;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.touch.get());
@@ -499,7 +499,7 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
 }
 
 absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.cancel.get());
     s_.cancel->BindText(1, id);
@@ -513,7 +513,7 @@ absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
 
 absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
                                         absl::Time now) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   int moved = 0;
   if (max <= 0) return moved;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
@@ -543,7 +543,7 @@ absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
 }
 
 absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     int64_t seq, state;
     {
@@ -572,7 +572,7 @@ absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
 
 absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
                                                         int limit) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   PromoteResult result;
   if (limit < 1) limit = 1;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {

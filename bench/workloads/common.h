@@ -18,15 +18,10 @@
 #include "bench/workloads/report.h"
 #include "bench/workloads/workloads.h"
 #include "delayq/delayq.h"
+#include "src/status_macros.h"
 
 namespace delayq {
 namespace bench {
-
-#define WL_RETURN_IF_ERROR(expr)             \
-  do {                                       \
-    const absl::Status wl_status_ = (expr);  \
-    if (!wl_status_.ok()) return wl_status_; \
-  } while (0)
 
 // A scheduler with default options (real clock) on `config.store_url`.
 inline absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(

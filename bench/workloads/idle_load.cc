@@ -56,7 +56,7 @@ absl::StatusOr<std::vector<Report>> RunIdle(const WorkloadConfig& config) {
     ++handled;  // one worker thread: no race
     return absl::OkStatus();
   });
-  WL_RETURN_IF_ERROR(scheduler.Start());
+  DQ_RETURN_IF_ERROR(scheduler.Start());
   absl::SleepFor(kSettle);
   std::fprintf(stderr, "idle: counting Redis commands for %s\n",
                absl::FormatDuration(config.window).c_str());

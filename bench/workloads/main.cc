@@ -3,10 +3,12 @@
 // The workload runner: one standard workload on one store.
 //
 //   bazel run -c opt //bench:workloads -- --store=memory: --workload=w1
-//   bazel run -c opt //bench:workloads -- --store=sqlite:/tmp/w.db \
+//   bazel run -c opt //bench:workloads -- --store=sqlite:/tmp/w.db
 //       --workload=w2 --n=20000 --json
-//   bazel run -c opt //bench:workloads -- --store=redis://127.0.0.1:6379 \
+//   bazel run -c opt //bench:workloads -- --store=redis://127.0.0.1:6379
 //       --workload=w3 --concurrency=4
+//
+// (each command on one line)
 //
 // A redis:// store needs a running server; bench/run_all.sh starts one.
 // Progress goes to stderr; results to stdout, as a table or (--json) one

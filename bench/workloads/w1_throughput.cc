@@ -180,7 +180,7 @@ absl::StatusOr<Report> RunMode(const WorkloadConfig& config, int batch) {
     Progress progress(absl::StrCat("w1 ", mode, " consume"), config.n, &done);
     consumed = ConsumeHere(**scheduler, config, topic, batch, done);
   }
-  WL_RETURN_IF_ERROR(consumed.result.error);
+  DQ_RETURN_IF_ERROR(consumed.result.error);
   absl::StatusOr<TopicStats> left = (*scheduler)->Stats(topic);
   if (!left.ok()) return left.status();
 

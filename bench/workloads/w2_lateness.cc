@@ -40,7 +40,7 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
   absl::StatusOr<std::unique_ptr<HandlerRun>> handlers =
       HandlerRun::Prepare(config, scheduler, args);
   if (!handlers.ok()) return handlers.status();
-  WL_RETURN_IF_ERROR((*handlers)->Start());
+  DQ_RETURN_IF_ERROR((*handlers)->Start());
   StallProbe probe;
 
   int64_t enqueued_late = 0;

@@ -84,7 +84,7 @@ absl::StatusOr<std::vector<Report>> RunW3(const WorkloadConfig& config) {
       ++reserved;
     }
   }
-  WL_RETURN_IF_ERROR((*handlers)->Start());
+  DQ_RETURN_IF_ERROR((*handlers)->Start());
   absl::StatusOr<FirstDeliveries> first = (*handlers)->Finish(deadline);
   if (!first.ok()) return first.status();
   absl::StatusOr<TopicStats> left = scheduler.Stats(topic);

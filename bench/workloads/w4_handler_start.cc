@@ -40,7 +40,7 @@ absl::StatusOr<std::vector<Report>> RunW4(const WorkloadConfig& config) {
   absl::StatusOr<std::unique_ptr<HandlerRun>> handlers =
       HandlerRun::Prepare(config, scheduler, args);
   if (!handlers.ok()) return handlers.status();
-  WL_RETURN_IF_ERROR((*handlers)->Start());
+  DQ_RETURN_IF_ERROR((*handlers)->Start());
   // Let the worker settle into its wait.
   absl::SleepFor(absl::Milliseconds(200));
 

@@ -17,6 +17,7 @@
 #include "delayq/job.h"             // IWYU pragma: export
 #include "delayq/memory_backend.h"  // IWYU pragma: export
 #include "delayq/open.h"            // IWYU pragma: export
+#include "delayq/redacted_url.h"    // IWYU pragma: export
 #include "delayq/redis_backend.h"   // IWYU pragma: export
 #include "delayq/scheduler.h"       // IWYU pragma: export
 #include "delayq/sqlite_backend.h"  // IWYU pragma: export

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "delayq/backend.h"
+#include "delayq/redacted_url.h"  // IWYU pragma: export
 
 namespace delayq {
 
@@ -31,14 +32,6 @@ namespace delayq {
 // or with malformed parts; otherwise whatever the backend's factory returns
 // (Unavailable for a store that cannot be reached, ...).
 absl::StatusOr<std::unique_ptr<Backend>> OpenBackend(absl::string_view url);
-
-// RedactedUrl()
-//
-// `url` as it may be shown: whatever could hold a password, everything from
-// "://" to the last '@', becomes "***" (a password may hold '/' or '@'
-// itself, so this may hide a little more than the password). Every message
-// and error of delayq that quotes a store URL quotes it so.
-std::string RedactedUrl(absl::string_view url);
 
 }  // namespace delayq
 

@@ -134,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"redis://h:1?timeout_ms=1e3", "timeout_ms='1e3'"},
         BadUrl{"redis://h:1?pool=0", "pool='0'"},
         BadUrl{"redis://h:1?colour=red", "unknown parameter 'colour'"},
-        BadUrl{"redis://h:1?pool=2&pool=3", "'pool' repeated"},
+        BadUrl{"redis://h:1?pool=2&pool=3", "'pool' given twice"},
         BadUrl{"redis://h:1?pool", "'pool' has no value"}));
 
 }  // namespace

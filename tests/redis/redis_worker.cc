@@ -20,7 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "backends/redis/redis_backend_impl.h"
+#include "backends/redis/internal/backend_impl.h"
 
 int main(int argc, char** argv) {
   if (argc != 6) {

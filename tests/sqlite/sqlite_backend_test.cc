@@ -85,7 +85,7 @@ TEST(ParseSqliteUrlTest, RejectsMalformedUrlsNamingTheProblem) {
       {"sqlite:", "empty path"},
       {"sqlite:?sync=full", "empty path"},
       {"sqlite:a.db?", "empty query"},
-      {"sqlite:a.db?sync", "no '='"},
+      {"sqlite:a.db?sync", "'sync' has no value"},
       {"sqlite:a.db?sync=fast", "'fast'"},
       {"sqlite:a.db?sync=full&sync=full", "twice"},
       {"sqlite:a.db?busy_timeout_ms=-1", "busy_timeout_ms"},
@@ -99,7 +99,7 @@ TEST(ParseSqliteUrlTest, RejectsMalformedUrlsNamingTheProblem) {
       {"sqlite:a.db?page_size=", "page_size"},
       {"sqlite:a.db?page_size=1024&page_size=1024", "twice"},
       {"sqlite:a.db?timeout=5", "unknown parameter 'timeout'"},
-      {"sqlite:a.db?sync=full&", "no '='"},
+      {"sqlite:a.db?sync=full&", "'' has no value"},
   };
   for (const auto& c : cases) {
     absl::StatusOr<SqliteOptions> o = ParseSqliteUrl(c.url);

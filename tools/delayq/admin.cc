@@ -10,7 +10,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "delayq/scheduler.h"
-#include "src/contract_errors.h"
 #include "tools/delayq/cli.h"
 #include "tools/delayq/store.h"
 #include "tools/delayq/values.h"
@@ -18,20 +17,6 @@
 namespace delayq {
 namespace cli {
 namespace {
-
-// Says what went wrong with one id in words an operator acts on.
-std::string IdProblem(Scheduler& scheduler, const std::string& id,
-                      const absl::Status& status) {
-  if (absl::IsFailedPrecondition(status)) {
-    // Not every store says what the job is instead of dead.
-    absl::StatusOr<Job> job = scheduler.Get(id);
-    if (job.ok()) {
-      return std::string(
-          internal::NotDead(id, JobStateName(job->state)).message());
-    }
-  }
-  return std::string(status.message());
-}
 
 // Runs `op` on every id; reports each failure and keeps going, so one
 // unknown id does not stop the rest. `done` names what happened ("cancelled").
@@ -49,7 +34,7 @@ int ForEachId(const Context& ctx, const char* done, const char* json_key,
       ok.push_back(id);
       if (!ctx.json()) absl::PrintF("%s %s\n", done, id);
     } else {
-      exit = Fail(IdProblem(**scheduler, id, status));
+      exit = Fail(status);
     }
   }
   if (ctx.json()) {

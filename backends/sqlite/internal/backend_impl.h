@@ -19,10 +19,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "backends/sqlite/internal/db.h"
-#include "backends/sqlite/internal/mutex.h"
 #include "backends/sqlite/internal/news.h"
 #include "delayq/backend.h"
 #include "delayq/sqlite_backend.h"
+#include "src/mutex.h"
 
 namespace delayq {
 namespace sqlite_internal {
@@ -135,7 +135,7 @@ class SqliteBackend : public Backend {
   absl::StatusOr<std::optional<int64_t>> ReadHorizon()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  Mutex mu_;
+  internal::Mutex mu_;
   std::unique_ptr<Connection> conn_ ABSL_GUARDED_BY(mu_);
   Statements s_ ABSL_GUARDED_BY(mu_);
   const std::string news_folder_;

@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/schema.h"
-#include "backends/sqlite/internal/status_macros.h"
 #include "src/contract_errors.h"
+#include "src/status_macros.h"
 
 namespace delayq {
 namespace sqlite_internal {
@@ -67,7 +67,7 @@ Job ReadJob(const Statement& s, uint64_t* token) {
 }
 
 absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   ScopedReset reset(s_.get.get());
   s_.get->BindText(1, id);
   DQ_ASSIGN_OR_RETURN(bool row, s_.get->Step());
@@ -78,7 +78,7 @@ absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
 absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
                                                      JobState state,
                                                      int limit) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   std::vector<Job> jobs;
   if (limit <= 0) return jobs;
   Statement* stmt;
@@ -108,7 +108,7 @@ absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
 }
 
 absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   TopicStats stats;
   ScopedReset reset(s_.stats.get());
   s_.stats->BindText(1, topic);
@@ -135,7 +135,7 @@ absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
 }
 
 absl::StatusOr<std::vector<std::string>> SqliteBackend::Topics() {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   std::vector<std::string> topics;
   ScopedReset reset(s_.topics.get());
   while (true) {
@@ -147,7 +147,7 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::Topics() {
 }
 
 absl::StatusOr<absl::Time> SqliteBackend::NextDue() {
-  MutexLock lock(&mu_);
+  internal::MutexLock lock(&mu_);
   ScopedReset reset(s_.next_due.get());
   DQ_ASSIGN_OR_RETURN(bool row, s_.next_due->Step());
   if (!row) return absl::InfiniteFuture();

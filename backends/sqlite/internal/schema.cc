@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "backends/sqlite/internal/status_macros.h"
+#include "src/status_macros.h"
 
 namespace delayq {
 namespace sqlite_internal {

@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/connection.h"
+#include "backends/redis/internal/connection.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "backends/redis/scripts.h"
+#include "backends/redis/internal/scripts.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -332,38 +332,39 @@ std::shared_ptr<SharedConnection> ConnectionPool::LeastBusy() {
 }
 
 absl::StatusOr<std::shared_ptr<SharedConnection>> ConnectionPool::Pick() {
-  std::unique_lock<std::mutex> lock(mu_);
-  const uint64_t before = openings_;
-  Choice choice = Choose();
-  // No connection open, and other calls are opening one in every slot:
-  // wait for theirs rather than open more, and share its failure.
-  while (choice.use == nullptr && choice.open < 0) {
-    if (openings_ != before && !last_opening_.ok()) return last_opening_;
-    opened_.wait_for(lock,
-                     absl::ToChronoMicroseconds(options_.connect_timeout +
-                                                options_.command_timeout));
-    choice = Choose();
+  size_t slot = 0;
+  {
+    internal::MutexLock lock(&mu_);
+    const uint64_t before = openings_;
+    Choice choice = Choose();
+    // No connection open, and other calls are opening one in every slot:
+    // wait for theirs rather than open more, and share its failure.
+    while (choice.use == nullptr && choice.open < 0) {
+      if (openings_ != before && !last_opening_.ok()) return last_opening_;
+      opened_.WaitUntil(&mu_, absl::Now() + options_.connect_timeout +
+                                  options_.command_timeout);
+      choice = Choose();
+    }
+    if (choice.use != nullptr) {
+      choice.use->AddUser();
+      return std::move(choice.use);
+    }
+    slot = static_cast<size_t>(choice.open);
+    connecting_[slot] = true;
   }
-  if (choice.use != nullptr) {
-    choice.use->AddUser();
-    return std::move(choice.use);
-  }
-  const size_t slot = static_cast<size_t>(choice.open);
-  connecting_[slot] = true;
   // Connecting may take the connect timeout: not under the lock, so calls
   // on the other connections go on meanwhile.
-  lock.unlock();
   absl::StatusOr<redisContext*> context = Connect();
   std::shared_ptr<SharedConnection> fresh;
   if (context.ok()) {
     fresh = std::make_shared<SharedConnection>(
         *context, options_.command_timeout, endpoint_);
   }
-  lock.lock();
+  internal::MutexLock lock(&mu_);
   connecting_[slot] = false;
   ++openings_;
   last_opening_ = context.status();
-  opened_.notify_all();
+  opened_.SignalAll();
   if (fresh == nullptr) fresh = LeastBusy();
   if (fresh == nullptr) return context.status();
   if (context.ok()) slots_[slot] = fresh;

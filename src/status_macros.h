@@ -1,17 +1,18 @@
 // Copyright delayq authors.
 //
-// Status plumbing for the SQLite backend (Debian's Abseil has none).
+// DQ_RETURN_IF_ERROR and DQ_ASSIGN_OR_RETURN, the one error-return style of
+// the project (Debian's Abseil has no such macros).
 
-#ifndef DELAYQ_BACKENDS_SQLITE_INTERNAL_STATUS_MACROS_H_
-#define DELAYQ_BACKENDS_SQLITE_INTERNAL_STATUS_MACROS_H_
+#ifndef DELAYQ_SRC_STATUS_MACROS_H_
+#define DELAYQ_SRC_STATUS_MACROS_H_
 
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define DQ_SQL_CONCAT_INNER_(a, b) a##b
-#define DQ_SQL_CONCAT_(a, b) DQ_SQL_CONCAT_INNER_(a, b)
+#define DQ_CONCAT_INNER_(a, b) a##b
+#define DQ_CONCAT_(a, b) DQ_CONCAT_INNER_(a, b)
 
 // Returns the status of `expr` from the calling function if it is not OK.
 #define DQ_RETURN_IF_ERROR(expr)             \
@@ -23,10 +24,10 @@
 // Evaluates `rexpr` (a StatusOr); returns its status if not OK, otherwise
 // moves its value into `lhs` (which may be a declaration).
 #define DQ_ASSIGN_OR_RETURN(lhs, rexpr) \
-  DQ_ASSIGN_OR_RETURN_IMPL_(DQ_SQL_CONCAT_(dq_statusor_, __LINE__), lhs, rexpr)
+  DQ_ASSIGN_OR_RETURN_IMPL_(DQ_CONCAT_(dq_statusor_, __LINE__), lhs, rexpr)
 #define DQ_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, rexpr) \
   auto statusor = (rexpr);                              \
   if (!statusor.ok()) return statusor.status();         \
   lhs = std::move(statusor).value()
 
-#endif  // DELAYQ_BACKENDS_SQLITE_INTERNAL_STATUS_MACROS_H_
+#endif  // DELAYQ_SRC_STATUS_MACROS_H_

@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/news.h"
+#include "backends/redis/internal/news.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>

@@ -12,8 +12,8 @@
 // a backoff of a few milliseconds growing to a second, subscribes again and
 // delivers kResync, since news may have been lost meanwhile.
 
-#ifndef DELAYQ_BACKENDS_REDIS_NEWS_H_
-#define DELAYQ_BACKENDS_REDIS_NEWS_H_
+#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_NEWS_H_
+#define DELAYQ_BACKENDS_REDIS_INTERNAL_NEWS_H_
 
 #include <memory>
 #include <optional>
@@ -21,7 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "backends/redis/connection.h"
+#include "backends/redis/internal/connection.h"
 #include "delayq/backend.h"
 
 namespace delayq {
@@ -47,4 +47,4 @@ std::optional<StoreNews> ParseNews(absl::string_view message);
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_NEWS_H_
+#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_NEWS_H_

@@ -9,15 +9,13 @@
 // that would use it. Every connection gets the connect and command
 // timeouts, AUTH and SELECT.
 
-#ifndef DELAYQ_BACKENDS_REDIS_CONNECTION_H_
-#define DELAYQ_BACKENDS_REDIS_CONNECTION_H_
+#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_CONNECTION_H_
+#define DELAYQ_BACKENDS_REDIS_INTERNAL_CONNECTION_H_
 
 #include <hiredis/hiredis.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,7 +24,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "backends/redis/shared_connection.h"
+#include "backends/redis/internal/shared_connection.h"
+#include "src/mutex.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -119,23 +118,23 @@ class ConnectionPool {
   // in an empty or failed slot, while every open one is busy; else the
   // least busy. When opening fails, the least busy open one, if any.
   absl::StatusOr<std::shared_ptr<SharedConnection>> Pick();
-  Choice Choose();                                // under mu_
-  std::shared_ptr<SharedConnection> LeastBusy();  // under mu_; may be null
+  Choice Choose() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // May be null.
+  std::shared_ptr<SharedConnection> LeastBusy()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<redisContext*> Connect();
 
   const PoolOptions options_;
   const std::string endpoint_;  // the server, as error messages name it
-  // std::mutex rather than absl::Mutex: the system Abseil is not built with
-  // sanitizers, and ThreadSanitizer can check the pool only through pthreads.
-  std::mutex mu_;
-  // options_.size slots; empty until first needed. Guarded by mu_.
-  std::vector<std::shared_ptr<SharedConnection>> slots_;
-  // A call is opening a connection for the slot. Guarded by mu_.
-  std::vector<bool> connecting_;
-  // Signalled when an opening ends; its count and outcome. Guarded by mu_.
-  std::condition_variable opened_;
-  uint64_t openings_ = 0;
-  absl::Status last_opening_;
+  internal::Mutex mu_;
+  // options_.size slots; empty until first needed.
+  std::vector<std::shared_ptr<SharedConnection>> slots_ ABSL_GUARDED_BY(mu_);
+  // A call is opening a connection for the slot.
+  std::vector<bool> connecting_ ABSL_GUARDED_BY(mu_);
+  // Signalled when an opening ends; its count and outcome.
+  internal::CondVar opened_;
+  uint64_t openings_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::Status last_opening_ ABSL_GUARDED_BY(mu_);
 };
 
 // Scripts
@@ -187,4 +186,4 @@ class Scripts {
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_CONNECTION_H_
+#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_CONNECTION_H_

@@ -21,23 +21,22 @@
 // call queued on it with that error and takes no more calls; the pool opens
 // a new one.
 
-#ifndef DELAYQ_BACKENDS_REDIS_SHARED_CONNECTION_H_
-#define DELAYQ_BACKENDS_REDIS_SHARED_CONNECTION_H_
+#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_SHARED_CONNECTION_H_
+#define DELAYQ_BACKENDS_REDIS_INTERNAL_SHARED_CONNECTION_H_
 
 #include <hiredis/hiredis.h>
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "src/mutex.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -104,19 +103,20 @@ class SharedConnection {
     std::vector<Reply> replies;
     absl::Status status;
     bool done = false;
-    std::condition_variable wake;
+    internal::CondVar wake;
   };
 
   absl::Status Send(const std::string& request);
   // Reads the socket and hands out replies until `self` is done; called and
-  // returning with `lock` held, and releasing it while reading.
-  void ReadFor(Waiter* self, std::unique_lock<std::mutex>& lock);
+  // returning with mu_ held, and releasing it while reading.
+  void ReadFor(Waiter* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads at least one reply, and every further one already received,
   // waiting for bytes until `deadline` at most.
   absl::Status ReadReplies(std::chrono::steady_clock::time_point deadline,
                            std::vector<Reply>* out);
-  void Deliver(std::vector<Reply>* replies, Waiter* self);
-  void FailLocked(absl::Status status);  // with mu_ held
+  void Deliver(std::vector<Reply>* replies, Waiter* self)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FailLocked(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status TimedOut() const;
 
   redisContext* const context_;
@@ -126,16 +126,14 @@ class SharedConnection {
   std::atomic<int> in_flight_{0};
   // Held while writing, so that calls' bytes do not interleave and the queue
   // is in the order the server sees the commands.
-  std::mutex send_mu_;
-  // std::mutex rather than absl::Mutex: the system Abseil is not built with
-  // sanitizers, and ThreadSanitizer can check this only through pthreads.
-  mutable std::mutex mu_;
-  std::deque<Waiter*> queue_;  // guarded by mu_
-  bool reading_ = false;       // guarded by mu_
-  absl::Status failure_;       // guarded by mu_
+  internal::Mutex send_mu_;
+  mutable internal::Mutex mu_;
+  std::deque<Waiter*> queue_ ABSL_GUARDED_BY(mu_);
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_SHARED_CONNECTION_H_
+#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_SHARED_CONNECTION_H_

@@ -4,8 +4,8 @@
 // scripts/<name>-<numkeys>.lua, each preceded by the helpers from
 // scripts/lib/ that it names on its "-- requires:" line.
 
-#ifndef DELAYQ_BACKENDS_REDIS_SCRIPTS_H_
-#define DELAYQ_BACKENDS_REDIS_SCRIPTS_H_
+#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_SCRIPTS_H_
+#define DELAYQ_BACKENDS_REDIS_INTERNAL_SCRIPTS_H_
 
 namespace delayq {
 namespace redis_internal {
@@ -22,4 +22,4 @@ extern const int kScriptSourceCount;
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_SCRIPTS_H_
+#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_SCRIPTS_H_

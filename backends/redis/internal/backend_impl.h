@@ -1,17 +1,17 @@
 // Copyright delayq authors.
 //
-// redis_backend_impl.h — the Redis backend class, for code that needs more
+// backend_impl.h — the Redis backend class, for code that needs more
 // than the Backend interface (batch acknowledgement in benchmarks, key layout
 // checks in tests). Programs use OpenRedisBackend() from redis_backend.h.
 
-#ifndef DELAYQ_BACKENDS_REDIS_REDIS_BACKEND_IMPL_H_
-#define DELAYQ_BACKENDS_REDIS_REDIS_BACKEND_IMPL_H_
+#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_BACKEND_IMPL_H_
+#define DELAYQ_BACKENDS_REDIS_INTERNAL_BACKEND_IMPL_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "backends/redis/connection.h"
+#include "backends/redis/internal/connection.h"
 #include "delayq/backend.h"
 #include "delayq/redis_backend.h"
 
@@ -108,4 +108,4 @@ class RedisBackend : public Backend {
 
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_REDIS_BACKEND_IMPL_H_
+#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_BACKEND_IMPL_H_

@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/shared_connection.h"
+#include "backends/redis/internal/shared_connection.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -56,22 +56,20 @@ absl::StatusOr<std::vector<Reply>> SharedConnection::Call(
   self.deadline = std::chrono::steady_clock::now() + timeout_;
   self.replies.reserve(count);
   {
-    std::lock_guard<std::mutex> send_lock(send_mu_);
+    internal::MutexLock send_lock(&send_mu_);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      internal::MutexLock lock(&mu_);
       if (!failure_.ok()) return failure_;
       queue_.push_back(&self);
     }
     absl::Status sent = Send(request);
     if (!sent.ok()) Fail(std::move(sent));
   }
-  std::unique_lock<std::mutex> lock(mu_);
+  internal::MutexLock lock(&mu_);
   while (!self.done) {
     if (!reading_) {
-      ReadFor(&self, lock);
-    } else if (self.wake.wait_until(lock, self.deadline) ==
-                   std::cv_status::timeout &&
-               !self.done) {
+      ReadFor(&self);
+    } else if (!self.wake.WaitUntil(&mu_, self.deadline) && !self.done) {
       // The replies before this call's did not all come in its time.
       FailLocked(TimedOut());
     }
@@ -100,7 +98,7 @@ bool SharedConnection::StillOpen() {
 }
 
 int SharedConnection::waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(&mu_);
   return static_cast<int>(queue_.size());
 }
 
@@ -122,19 +120,18 @@ absl::Status SharedConnection::Send(const std::string& request) {
   return absl::OkStatus();
 }
 
-void SharedConnection::ReadFor(Waiter* self,
-                               std::unique_lock<std::mutex>& lock) {
+void SharedConnection::ReadFor(Waiter* self) {
   reading_ = true;
   while (!self->done) {
-    lock.unlock();
+    mu_.Unlock();
     std::vector<Reply> replies;
     absl::Status read = ReadReplies(self->deadline, &replies);
-    lock.lock();
+    mu_.Lock();
     Deliver(&replies, self);
     if (!read.ok()) FailLocked(std::move(read));
   }
   reading_ = false;
-  if (!queue_.empty()) queue_.front()->wake.notify_one();
+  if (!queue_.empty()) queue_.front()->wake.Signal();
 }
 
 absl::Status SharedConnection::ReadReplies(
@@ -194,7 +191,7 @@ void SharedConnection::Deliver(std::vector<Reply>* replies, Waiter* self) {
     w->done = true;
     // Notified under the lock: once it sees `done` the waiter may return and
     // destroy its condition variable.
-    if (w != self) w->wake.notify_one();
+    if (w != self) w->wake.Signal();
   }
 }
 
@@ -205,7 +202,7 @@ absl::Status SharedConnection::TimedOut() const {
 }
 
 void SharedConnection::Fail(absl::Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(&mu_);
   FailLocked(std::move(status));
 }
 
@@ -219,7 +216,7 @@ void SharedConnection::FailLocked(absl::Status status) {
   for (Waiter* w : queue_) {
     w->status = failure_;
     w->done = true;
-    w->wake.notify_one();
+    w->wake.Signal();
   }
   queue_.clear();
 }
