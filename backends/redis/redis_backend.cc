@@ -1,6 +1,7 @@
 // Copyright delayq authors.
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/random/random.h"
@@ -10,20 +11,29 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "backends/redis/internal/backend_impl.h"
+#include "backends/redis/internal/keys.h"
 #include "backends/redis/internal/news.h"
+#include "backends/redis/internal/replies.h"
 #include "src/contract_errors.h"
+#include "src/status_macros.h"
 
 namespace delayq {
 namespace {
 
 using redis_internal::AppendArgument;
+using redis_internal::AppendSpec;
+using redis_internal::ClampMicros;
+using redis_internal::Int;
+using redis_internal::ParseLease;
+using redis_internal::ParseSnapshot;
+using redis_internal::ParseSnapshots;
+using redis_internal::ParseTransition;
 using redis_internal::Reply;
+using redis_internal::Str;
+using redis_internal::TimeOf;
+using redis_internal::Unexpected;
+using redis_internal::Word;
 using Call = redis_internal::Scripts::Call;
-
-// Times travel as integer microseconds; scripts hold them in Lua doubles,
-// exact to 2^53, so they are clamped to +-2^52 µs (about 142 years around
-// 1970), which also maps the infinite times to finite ones.
-constexpr int64_t kMaxMicros = int64_t{1} << 52;
 
 // The data layout this code reads and writes, recorded in "{ns}:meta" by the
 // first backend to open a namespace. A change to what the scripts store
@@ -31,171 +41,6 @@ constexpr int64_t kMaxMicros = int64_t{1} << 52;
 // topic; 2 binary ready members biased by 2^53, which lose the last bit of
 // run_at; 3 biases them by 2^52.
 constexpr int kLayout = 3;
-
-int64_t ClampMicros(absl::Time t) {
-  return std::clamp(absl::ToUnixMicros(t), -kMaxMicros, kMaxMicros);
-}
-
-int64_t DurationMicros(absl::Duration d) {
-  return std::clamp(absl::ToInt64Microseconds(d), int64_t{0}, kMaxMicros);
-}
-
-std::string Str(const redisReply* r) {
-  if (r == nullptr || r->type == REDIS_REPLY_NIL) return "";
-  if (r->type == REDIS_REPLY_INTEGER) return absl::StrCat(r->integer);
-  return std::string(r->str, r->len);
-}
-
-int64_t Int(const redisReply* r) {
-  if (r != nullptr && r->type == REDIS_REPLY_INTEGER) return r->integer;
-  int64_t v = 0;
-  double d = 0;
-  const std::string s = Str(r);
-  if (absl::SimpleAtoi(s, &v)) return v;
-  // Lua numbers written back by HSET may come as "1e+15"-style text.
-  if (absl::SimpleAtod(s, &d)) return static_cast<int64_t>(d);
-  return 0;
-}
-
-absl::Time TimeOf(const redisReply* r) {
-  if (Str(r).empty()) return absl::InfinitePast();
-  return absl::FromUnixMicros(Int(r));
-}
-
-// A job's fixed settings in one hash field (scripts/lib/spec.lua):
-// "priority:max_attempts:ttr_us:kind:base_us:max_us", backoff kind "f"
-// (fixed) or "e" (exponential).
-void AppendSpec(const NewJob& j, std::string* out) {
-  absl::StrAppend(
-      out, j.priority, ":", j.max_attempts, ":", DurationMicros(j.ttr), ":",
-      j.backoff.kind == Backoff::Kind::kFixed ? "f" : "e", ":",
-      DurationMicros(j.backoff.base), ":", DurationMicros(j.backoff.max));
-}
-
-// Fills the fields AppendSpec() packed into `job`; false if `spec` is not
-// such a field.
-bool ParseSpec(absl::string_view spec, Job* job) {
-  std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
-  int64_t ttr = 0, base = 0, max = 0;
-  if (parts.size() != 6 || !absl::SimpleAtoi(parts[0], &job->priority) ||
-      !absl::SimpleAtoi(parts[1], &job->max_attempts) ||
-      !absl::SimpleAtoi(parts[2], &ttr) || !absl::SimpleAtoi(parts[4], &base) ||
-      !absl::SimpleAtoi(parts[5], &max)) {
-    return false;
-  }
-  job->ttr = absl::Microseconds(ttr);
-  job->backoff = parts[3] == "f"
-                     ? Backoff::Fixed(absl::Microseconds(base))
-                     : Backoff::Exponential(absl::Microseconds(base),
-                                            absl::Microseconds(max));
-  return true;
-}
-
-absl::Status BadSpec(absl::string_view id) {
-  return absl::InternalError(
-      absl::StrCat("redis: job '", id, "' has a malformed spec field"));
-}
-
-// The reply's status word: the first element of the array every script
-// returns.
-std::string Word(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements == 0) return "";
-  return Str(r->element[0]);
-}
-
-absl::Status Unexpected(const redisReply* r, absl::string_view script) {
-  return absl::InternalError(
-      absl::StrCat("redis: unexpected reply from ", script, " script"));
-}
-
-// Parses a snapshot {id, topic, spec, payload, state, attempts, enqueued_at,
-// run_at, deadline, last_error, token} (order fixed by SNAPSHOT_FIELDS in
-// scripts/lib/snapshot.lua).
-absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 11 ||
-      r->element[1]->type == REDIS_REPLY_NIL) {
-    return absl::InternalError("redis: malformed job snapshot");
-  }
-  redisReply** e = r->element;
-  Lease lease;
-  Job& job = lease.job;
-  job.id = Str(e[0]);
-  job.topic = Str(e[1]);
-  if (!ParseSpec(Str(e[2]), &job)) return BadSpec(job.id);
-  job.payload = Str(e[3]);
-  if (!ParseJobState(Str(e[4]), &job.state)) {
-    return absl::InternalError(
-        absl::StrCat("redis: job '", job.id, "' has state '", Str(e[4]), "'"));
-  }
-  job.attempts = static_cast<int>(Int(e[5]));
-  job.enqueued_at = TimeOf(e[6]);
-  job.run_at = TimeOf(e[7]);
-  job.deadline =
-      job.state == JobState::kReserved ? TimeOf(e[8]) : absl::InfinitePast();
-  job.last_error = Str(e[9]);
-  lease.token = static_cast<uint64_t>(Int(e[10]));
-  lease.deadline = job.deadline;
-  return lease;
-}
-
-// Parses the snapshots of a reply {"OK", snapshot...}.
-absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
-                                                  absl::string_view script) {
-  if (Word(r) != "OK") return Unexpected(r, script);
-  std::vector<Lease> out;
-  out.reserve(r->elements - 1);
-  for (size_t i = 1; i < r->elements; ++i) {
-    absl::StatusOr<Lease> lease = ParseSnapshot(r->element[i]);
-    if (!lease.ok()) return lease.status();
-    out.push_back(std::move(*lease));
-  }
-  return out;
-}
-
-// Parses one lease of a reserve reply: {spec, payload, attempts,
-// enqueued_at, run_at, last_error, deadline, token, id} (order fixed by
-// scripts/reserve-2.lua) of a job of `topic`.
-absl::StatusOr<Lease> ParseLease(const redisReply* r, absl::string_view topic) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 9) {
-    return absl::InternalError("redis: malformed lease");
-  }
-  redisReply** e = r->element;
-  Lease lease;
-  Job& job = lease.job;
-  job.id = Str(e[8]);
-  if (e[0]->type != REDIS_REPLY_STRING ||
-      !ParseSpec(absl::string_view(e[0]->str, e[0]->len), &job)) {
-    return BadSpec(job.id);
-  }
-  job.payload = Str(e[1]);
-  job.topic = std::string(topic);
-  job.state = JobState::kReserved;
-  job.attempts = static_cast<int>(Int(e[2]));
-  job.enqueued_at = TimeOf(e[3]);
-  job.run_at = TimeOf(e[4]);
-  job.last_error = Str(e[5]);
-  job.deadline = TimeOf(e[6]);
-  lease.token = static_cast<uint64_t>(Int(e[7]));
-  lease.deadline = job.deadline;
-  return lease;
-}
-
-// Parses one {kind, id, topic, attempts} entry of promote_due or reserve.
-absl::StatusOr<Transition> ParseTransition(const redisReply* t,
-                                           absl::string_view script) {
-  if (t->type != REDIS_REPLY_ARRAY || t->elements != 4) {
-    return Unexpected(t, script);
-  }
-  Transition tr;
-  const std::string kind = Str(t->element[0]);
-  tr.kind = kind == "promoted"  ? Transition::Kind::kPromoted
-            : kind == "expired" ? Transition::Kind::kExpired
-                                : Transition::Kind::kDead;
-  tr.id = Str(t->element[1]);
-  tr.topic = Str(t->element[2]);
-  tr.attempts = static_cast<int>(Int(t->element[3]));
-  return tr;
-}
 
 redis_internal::PoolOptions PoolOptionsFor(const RedisOptions& o) {
   return redis_internal::PoolOptions{o.host,
@@ -289,8 +134,8 @@ std::string FirstToken() {
 
 RedisBackend::RedisBackend(const RedisOptions& options)
     : options_(options),
-      prefix_(absl::StrCat("{", options.ns, "}:")),
-      news_channel_(prefix_ + "news"),
+      keys_(options.ns),
+      news_channel_(keys_.NewsChannel()),
       clock_mode_(ClockMode(options)),
       buckets_(options.delay_buckets),
       pool_(PoolOptionsFor(options)),
@@ -306,22 +151,22 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
   }
   // The first process to open a namespace fixes its bucket count; later ones
   // adopt it, so no process misses a bucket another one writes to.
-  Call call{"open",
-            {backend->prefix_, backend->prefix_ + "meta",
-             backend->prefix_ + "topics"},
-            {absl::StrCat(options.delay_buckets), absl::StrCat(kLayout)}};
+  Call call{
+      "open",
+      {backend->keys_.prefix(), backend->keys_.Meta(), backend->keys_.Topics()},
+      {absl::StrCat(options.delay_buckets), absl::StrCat(kLayout)}};
   absl::StatusOr<Reply> r = backend->scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
   const std::string word = Word(reply);
-  if (word == "OLD_LAYOUT") {
+  if (word == redis_internal::kOldLayout) {
     return absl::FailedPreconditionError(absl::StrCat(
         "redis: namespace '", options.ns,
         "' holds jobs in the data layout of an earlier delayq, which this one "
         "cannot read; drain it with that version (and stop every process of "
         "it) or use another namespace"));
   }
-  if (word == "NEWER_LAYOUT" && reply->elements == 2) {
+  if (word == redis_internal::kNewerLayout && reply->elements == 2) {
     return absl::FailedPreconditionError(absl::StrCat(
         "redis: namespace '", options.ns, "' was written by a newer delayq ",
         "(data layout ", Str(reply->element[1]), "; this one writes ", kLayout,
@@ -339,23 +184,41 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
   return backend;
 }
 
-std::string RedisBackend::JobKey(absl::string_view id) const {
-  return absl::StrCat(prefix_, "job:", id);
-}
-
 std::string RedisBackend::Micros(absl::Time t) const {
   return absl::StrCat(ClampMicros(t));
 }
 
+absl::StatusOr<Reply> RedisBackend::Run(Call call, absl::string_view id) {
+  DQ_ASSIGN_OR_RETURN(Reply r, scripts_.RunOne(std::move(call)));
+  const std::string word = Word(r.get());
+  const bool detail = r->type == REDIS_REPLY_ARRAY && r->elements == 2;
+  if (word == redis_internal::kStale) return internal::StaleLease(id);
+  if (word == redis_internal::kNotFound) return internal::NoSuchJob(id);
+  if (word == redis_internal::kNotDead && detail) {
+    return internal::NotDead(id, Str(r->element[1]));
+  }
+  if (word == redis_internal::kExists && detail) {
+    return internal::IdInUse(Str(r->element[1]));
+  }
+  return r;
+}
+
+absl::Status RedisBackend::RunForOk(Call call, absl::string_view id) {
+  const absl::string_view script = call.script;  // a literal's name
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), id));
+  if (Word(r.get()) == redis_internal::kOk) return absl::OkStatus();
+  return Unexpected(r.get(), script);
+}
+
 Call RedisBackend::LeaseCall(absl::string_view script,
                              absl::string_view id) const {
-  return Call{script, {prefix_, JobKey(id), prefix_ + "reserved"}, {}};
+  return Call{script, {keys_.prefix(), keys_.Job(id), keys_.Reserved()}, {}};
 }
 
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
   Call call{"add",
-            {prefix_, prefix_ + "seq", prefix_ + "topics"},
+            {keys_.prefix(), keys_.Seq(), keys_.Topics()},
             {Micros(now), clock_mode_, absl::StrCat(buckets_)}};
   // Written straight into the request: a batch of jobs is the one call
   // whose arguments are worth not copying.
@@ -377,28 +240,21 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
     AppendArgument(j.payload, &out);
   }
   call.encoded_count = 6 * jobs.size();
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
-  if (!r.ok()) return r.status();
-  const std::string word = Word(r->get());
-  if (word == "OK") return absl::OkStatus();
-  if (word == "EXISTS") {
-    return internal::IdInUse(Str((*r)->element[1]));
-  }
-  return Unexpected(r->get(), "add");
+  return RunForOk(std::move(call), "");
 }
 
 absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
     absl::string_view topic, int max, absl::Time now,
     std::vector<Transition>* moved) {
   Call call{"reserve",
-            {prefix_, absl::StrCat(prefix_, "ready:", topic)},
+            {keys_.prefix(), keys_.Ready(topic)},
             {Micros(now), clock_mode_, std::string(topic),
              absl::StrCat(std::max(max, 1)),
              absl::StrCat(options_.reserve_promote_limit), FirstToken()}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
-  if (Word(reply) != "OK" || reply->elements < 2 ||
+  if (Word(reply) != redis_internal::kOk || reply->elements < 2 ||
       reply->element[1]->type != REDIS_REPLY_ARRAY) {
     return Unexpected(reply, "reserve");
   }
@@ -425,19 +281,14 @@ absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
                                absl::Time now) {
   Call call = LeaseCall("ack", id);
   call.args = {std::string(id), absl::StrCat(token)};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
-  if (!r.ok()) return r.status();
-  const std::string word = Word(r->get());
-  if (word == "OK") return absl::OkStatus();
-  if (word == "STALE") return internal::StaleLease(id);
-  return Unexpected(r->get(), "ack");
+  return RunForOk(std::move(call), id);
 }
 
 absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
     absl::Span<const Lease> leases, absl::Time now) {
   std::vector<absl::Status> out;
   if (leases.empty()) return out;
-  Call call{"ack_batch", {prefix_, prefix_ + "reserved"}, {}};
+  Call call{"ack_batch", {keys_.prefix(), keys_.Reserved()}, {}};
   call.args.reserve(2 * leases.size());
   for (const Lease& l : leases) {
     call.args.push_back(l.job.id);
@@ -446,15 +297,16 @@ absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
-  if (Word(reply) != "OK" || reply->elements != leases.size() + 1) {
+  if (Word(reply) != redis_internal::kOk ||
+      reply->elements != leases.size() + 1) {
     return Unexpected(reply, "ack_batch");
   }
   out.reserve(leases.size());
   for (size_t i = 0; i < leases.size(); ++i) {
     const std::string word = Str(reply->element[i + 1]);
-    if (word == "OK") {
+    if (word == redis_internal::kOk) {
       out.push_back(absl::OkStatus());
-    } else if (word == "STALE") {
+    } else if (word == redis_internal::kStale) {
       out.push_back(internal::StaleLease(leases[i].job.id));
     } else {
       out.push_back(Unexpected(reply, "ack_batch"));
@@ -472,13 +324,11 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
   call.args = {Micros(now),           clock_mode_,        std::string(id),
                absl::StrCat(token),   std::string(error), Micros(retry_at),
                absl::StrCat(buckets_)};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
-  if (!r.ok()) return r.status();
-  const std::string word = Word(r->get());
-  if (word == "RETRY") return FailOutcome::kRetry;
-  if (word == "DEAD") return FailOutcome::kDead;
-  if (word == "STALE") return internal::StaleLease(id);
-  return Unexpected(r->get(), "fail");
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), id));
+  const std::string word = Word(r.get());
+  if (word == redis_internal::kRetry) return FailOutcome::kRetry;
+  if (word == redis_internal::kDead) return FailOutcome::kDead;
+  return Unexpected(r.get(), "fail");
 }
 
 absl::Status RedisBackend::Release(absl::string_view id, uint64_t token,
@@ -486,51 +336,39 @@ absl::Status RedisBackend::Release(absl::string_view id, uint64_t token,
   Call call = LeaseCall("release", id);
   call.args = {Micros(now),         clock_mode_,    std::string(id),
                absl::StrCat(token), Micros(run_at), absl::StrCat(buckets_)};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
-  if (!r.ok()) return r.status();
-  const std::string word = Word(r->get());
-  if (word == "OK") return absl::OkStatus();
-  if (word == "STALE") return internal::StaleLease(id);
-  return Unexpected(r->get(), "release");
+  return RunForOk(std::move(call), id);
 }
 
 absl::StatusOr<absl::Time> RedisBackend::Touch(absl::string_view id,
                                                uint64_t token, absl::Time now) {
   Call call = LeaseCall("touch", id);
   call.args = {Micros(now), clock_mode_, std::string(id), absl::StrCat(token)};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
-  if (!r.ok()) return r.status();
-  const std::string word = Word(r->get());
-  if (word == "OK" && (*r)->elements == 2) return TimeOf((*r)->element[1]);
-  if (word == "STALE") return internal::StaleLease(id);
-  return Unexpected(r->get(), "touch");
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), id));
+  if (Word(r.get()) == redis_internal::kOk && r->elements == 2) {
+    return TimeOf(r->element[1]);
+  }
+  return Unexpected(r.get(), "touch");
 }
 
 absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
   Call call = LeaseCall("cancel", id);
   call.args = {std::string(id)};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
-  if (!r.ok()) return r.status();
-  const std::string word = Word(r->get());
-  if (word == "OK") return absl::OkStatus();
-  if (word == "NOTFOUND") {
-    return internal::NoSuchJob(id);
-  }
-  return Unexpected(r->get(), "cancel");
+  return RunForOk(std::move(call), id);
 }
 
 absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
-  // One HMGET is atomic; the field order matches ParseSnapshot() minus id.
-  redis_internal::Command cmd = {
-      "HMGET",    JobKey(id),    "topic",  "spec",     "payload",    "state",
-      "attempts", "enqueued_at", "run_at", "deadline", "last_error", "token"};
+  // One HMGET is atomic: the snapshot's fields after the id.
+  redis_internal::Command cmd = {"HMGET", keys_.Job(id)};
+  for (size_t i = 1; i < std::size(redis_internal::kSnapshotFields); ++i) {
+    cmd.push_back(redis_internal::kSnapshotFields[i]);
+  }
   absl::StatusOr<std::vector<Reply>> replies = pool_.Pipeline({cmd});
   if (!replies.ok()) return replies.status();
   redisReply* r = (*replies)[0].get();
   if (r->type == REDIS_REPLY_ERROR) {
     return redis_internal::ErrorReplyStatus(Str(r));
   }
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != 10) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != cmd.size() - 2) {
     return Unexpected(r, "HMGET");
   }
   if (r->element[0]->type == REDIS_REPLY_NIL) {
@@ -556,22 +394,23 @@ absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
 absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
                                                     JobState state, int limit) {
   if (limit <= 0) return std::vector<Job>();
-  absl::string_view set = "ready:";
+  std::string set;
   switch (state) {
     case JobState::kReady:
+      set = keys_.Ready(topic);
       break;
     case JobState::kDelayed:
-      set = "tdelayed:";
+      set = keys_.TopicDelayed(topic);
       break;
     case JobState::kReserved:
-      set = "treserved:";
+      set = keys_.TopicReserved(topic);
       break;
     case JobState::kDead:
-      set = "dead:";
+      set = keys_.Dead(topic);
       break;
   }
   Call call{"list",
-            {prefix_, absl::StrCat(prefix_, set, topic)},
+            {keys_.prefix(), std::move(set)},
             {std::string(JobStateName(state)), absl::StrCat(limit)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
@@ -587,15 +426,13 @@ absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
   // The sizes of the topic's four sets, read by one script so that a job
   // moving between them meanwhile is counted once.
   Call call{"stats",
-            {prefix_, absl::StrCat(prefix_, "tdelayed:", topic),
-             absl::StrCat(prefix_, "ready:", topic),
-             absl::StrCat(prefix_, "treserved:", topic),
-             absl::StrCat(prefix_, "dead:", topic)},
+            {keys_.prefix(), keys_.TopicDelayed(topic), keys_.Ready(topic),
+             keys_.TopicReserved(topic), keys_.Dead(topic)},
             {}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
-  if (Word(reply) != "OK" || reply->elements != 5) {
+  if (Word(reply) != redis_internal::kOk || reply->elements != 5) {
     return Unexpected(reply, "stats");
   }
   TopicStats stats;
@@ -608,7 +445,7 @@ absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
 
 absl::StatusOr<std::vector<std::string>> RedisBackend::Topics() {
   absl::StatusOr<std::vector<Reply>> replies =
-      pool_.Pipeline({{"SMEMBERS", prefix_ + "topics"}});
+      pool_.Pipeline({{"SMEMBERS", keys_.Topics()}});
   if (!replies.ok()) return replies.status();
   const redisReply* r = (*replies)[0].get();
   if (r->type == REDIS_REPLY_ERROR) {
@@ -624,11 +461,11 @@ absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
                                        absl::Time now) {
   if (max <= 0) return 0;
   Call call{"kick",
-            {prefix_, absl::StrCat(prefix_, "dead:", topic)},
+            {keys_.prefix(), keys_.Dead(topic)},
             {Micros(now), clock_mode_, std::string(topic), absl::StrCat(max)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
-  if (Word(r->get()) != "OK" || (*r)->elements != 2) {
+  if (Word(r->get()) != redis_internal::kOk || (*r)->elements != 2) {
     return Unexpected(r->get(), "kick");
   }
   return static_cast<int>(Int((*r)->element[1]));
@@ -636,31 +473,21 @@ absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
 
 absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {
   Call call{"kick_job",
-            {prefix_, JobKey(id)},
+            {keys_.prefix(), keys_.Job(id)},
             {Micros(now), clock_mode_, std::string(id)}};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
-  if (!r.ok()) return r.status();
-  const std::string word = Word(r->get());
-  if (word == "OK") return absl::OkStatus();
-  if (word == "NOTFOUND") {
-    return internal::NoSuchJob(id);
-  }
-  if (word == "NOTDEAD" && (*r)->elements == 2) {
-    return internal::NotDead(id, Str((*r)->element[1]));
-  }
-  return Unexpected(r->get(), "kick_job");
+  return RunForOk(std::move(call), id);
 }
 
 absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
                                                        int limit) {
   Call call{"promote_due",
-            {prefix_, prefix_ + "reserved"},
+            {keys_.prefix(), keys_.Reserved()},
             {Micros(now), clock_mode_, absl::StrCat(std::max(limit, 1)),
              absl::StrCat(buckets_)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
-  if (Word(reply) != "OK" || reply->elements < 2) {
+  if (Word(reply) != redis_internal::kOk || reply->elements < 2) {
     return Unexpected(reply, "promote_due");
   }
   PromoteResult result;
@@ -676,10 +503,11 @@ absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
 
 absl::StatusOr<absl::Time> RedisBackend::NextDue() {
   Call call{
-      "next_due", {prefix_, prefix_ + "reserved"}, {absl::StrCat(buckets_)}};
+      "next_due", {keys_.prefix(), keys_.Reserved()}, {absl::StrCat(buckets_)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
-  if (Word(r->get()) != "OK") return Unexpected(r->get(), "next_due");
+  if (Word(r->get()) != redis_internal::kOk)
+    return Unexpected(r->get(), "next_due");
   if ((*r)->elements < 2) return absl::InfiniteFuture();
   return absl::FromUnixMicros(Int((*r)->element[1]));
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/redis/internal/connection.h"
+#include "backends/redis/internal/keys.h"
 #include "delayq/backend.h"
 #include "delayq/redis_backend.h"
 
@@ -76,7 +77,7 @@ class RedisBackend : public Backend {
       absl::Span<const Lease> leases, absl::Time now);
 
   // The prefix every key of this store starts with: "{ns}:".
-  const std::string& key_prefix() const { return prefix_; }
+  const std::string& key_prefix() const { return keys_.prefix(); }
 
   // The sharded pub/sub channel the scripts announce news on: "{ns}:news".
   const std::string& news_channel() const { return news_channel_; }
@@ -88,15 +89,22 @@ class RedisBackend : public Backend {
  private:
   explicit RedisBackend(const RedisOptions& options);
 
-  std::string JobKey(absl::string_view id) const;
   std::string Micros(absl::Time t) const;
+  // Runs a script; its replies that mean a contract error (a stale lease,
+  // no such job, ...) become that error for job `id`, every other reply
+  // comes back to the caller.
+  absl::StatusOr<redis_internal::Reply> Run(redis_internal::Scripts::Call call,
+                                            absl::string_view id);
+  // Run() for a script whose only other reply is "OK".
+  absl::Status RunForOk(redis_internal::Scripts::Call call,
+                        absl::string_view id);
   // A call of a script whose keys are the prefix, the job and the
   // reservations (ack, fail, release, touch, cancel).
   redis_internal::Scripts::Call LeaseCall(absl::string_view script,
                                           absl::string_view id) const;
 
   const RedisOptions options_;
-  const std::string prefix_;
+  const redis_internal::KeyLayout keys_;
   const std::string news_channel_;
   // Every timed script's ARGV[2]: whose clock, and how far the caller's may
   // stray from the server's (scripts/lib/clock.lua).

@@ -8,10 +8,11 @@
 --   P.."reserved"        zset    reserved jobs by lease deadline
 --   P.."tdelayed:"..topic   zset  the topic's delayed jobs by run_at
 --   P.."treserved:"..topic  zset  the topic's reserved jobs by deadline
---   P.."dead:"..topic    zset    dead jobs by death order (capped)
+--   P.."dead:"..topic    zset    dead jobs by death order
 --   P.."topics"          set     topics with at least one live job (a job in
 --                                one of the four per-topic sets above)
 --   P.."seq"             string  enqueue / death order counter
+--   P.."meta"            hash    buckets, layout (see open-3.lua)
 --   P.."horizon"         string  due time subscribers know of (see news.lua)
 --   P.."news"            channel sharded pub/sub channel of the announcements
 --                                (see news.lua); not a key, but it carries
@@ -37,6 +38,9 @@ local RESERVED = P .. 'reserved'
 local TOPICS = P .. 'topics'
 local HORIZON = P .. 'horizon'
 local NEWS = P .. 'news'
+-- Passed in KEYS by the scripts that use them; named here for the layout.
+local SEQ = P .. 'seq'
+local META = P .. 'meta'
 -- The global sets serve PromoteDue() and NextDue() across topics; the
 -- per-topic ones let Reserve() promote its own topic only (leases of other
 -- topics stay current until their own topic moves them) and List() walk one

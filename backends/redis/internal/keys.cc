@@ -1,0 +1,48 @@
+// Copyright delayq authors.
+
+#include "backends/redis/internal/keys.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace delayq {
+namespace redis_internal {
+
+KeyLayout::KeyLayout(absl::string_view ns)
+    : prefix_(absl::StrCat("{", ns, "}:")) {}
+
+std::string KeyLayout::Key(absl::string_view name) const {
+  return absl::StrCat(prefix_, name);
+}
+
+std::string KeyLayout::Key(absl::string_view kind,
+                           absl::string_view name) const {
+  return absl::StrCat(prefix_, kind, ":", name);
+}
+
+std::string KeyLayout::Job(absl::string_view id) const {
+  return Key("job", id);
+}
+std::string KeyLayout::Ready(absl::string_view topic) const {
+  return Key("ready", topic);
+}
+std::string KeyLayout::Dead(absl::string_view topic) const {
+  return Key("dead", topic);
+}
+std::string KeyLayout::TopicDelayed(absl::string_view topic) const {
+  return Key("tdelayed", topic);
+}
+std::string KeyLayout::TopicReserved(absl::string_view topic) const {
+  return Key("treserved", topic);
+}
+std::string KeyLayout::DelayBucket(int i) const {
+  return Key("delayed", absl::StrCat(i));
+}
+std::string KeyLayout::Reserved() const { return Key("reserved"); }
+std::string KeyLayout::Topics() const { return Key("topics"); }
+std::string KeyLayout::Seq() const { return Key("seq"); }
+std::string KeyLayout::Horizon() const { return Key("horizon"); }
+std::string KeyLayout::Meta() const { return Key("meta"); }
+std::string KeyLayout::NewsChannel() const { return Key("news"); }
+
+}  // namespace redis_internal
+}  // namespace delayq

@@ -1,0 +1,51 @@
+// Copyright delayq authors.
+//
+// The Redis key layout, spelled once on the C++ side. The scripts spell it
+// in scripts/lib/keys.lua (which also says what each key holds); a test
+// evaluates keys.lua on a real server and checks that both agree.
+
+#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_KEYS_H_
+#define DELAYQ_BACKENDS_REDIS_INTERNAL_KEYS_H_
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace delayq {
+namespace redis_internal {
+
+class KeyLayout {
+ public:
+  // `ns` must contain no braces: "{ns}" is the Cluster hash tag of every
+  // key, so a namespace lives in one slot.
+  explicit KeyLayout(absl::string_view ns);
+
+  // "{ns}:", the first key (KEYS[1]) of every script.
+  const std::string& prefix() const { return prefix_; }
+
+  std::string Job(absl::string_view id) const;
+  std::string Ready(absl::string_view topic) const;
+  std::string Dead(absl::string_view topic) const;
+  std::string TopicDelayed(absl::string_view topic) const;
+  std::string TopicReserved(absl::string_view topic) const;
+  std::string DelayBucket(int i) const;
+  std::string Reserved() const;
+  std::string Topics() const;
+  std::string Seq() const;
+  std::string Horizon() const;
+  std::string Meta() const;
+  // The sharded pub/sub channel of the news: not a key, but it carries the
+  // hash tag, so it lives in the namespace's slot.
+  std::string NewsChannel() const;
+
+ private:
+  std::string Key(absl::string_view name) const;
+  std::string Key(absl::string_view kind, absl::string_view name) const;
+
+  std::string prefix_;
+};
+
+}  // namespace redis_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_KEYS_H_

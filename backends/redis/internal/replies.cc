@@ -1,0 +1,210 @@
+// Copyright delayq authors.
+
+#include "backends/redis/internal/replies.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace delayq {
+namespace redis_internal {
+
+namespace {
+
+constexpr int64_t kMaxMicros = int64_t{1} << 52;
+
+}  // namespace
+
+int64_t ClampMicros(absl::Time t) {
+  return std::clamp(absl::ToUnixMicros(t), -kMaxMicros, kMaxMicros);
+}
+
+int64_t DurationMicros(absl::Duration d) {
+  return std::clamp(absl::ToInt64Microseconds(d), int64_t{0}, kMaxMicros);
+}
+
+std::string Str(const redisReply* r) {
+  if (r == nullptr || r->type == REDIS_REPLY_NIL) return "";
+  if (r->type == REDIS_REPLY_INTEGER) return absl::StrCat(r->integer);
+  return std::string(r->str, r->len);
+}
+
+int64_t Int(const redisReply* r) {
+  if (r != nullptr && r->type == REDIS_REPLY_INTEGER) return r->integer;
+  int64_t v = 0;
+  double d = 0;
+  const std::string s = Str(r);
+  if (absl::SimpleAtoi(s, &v)) return v;
+  // Lua numbers written back by HSET may come as "1e+15"-style text.
+  if (absl::SimpleAtod(s, &d)) return static_cast<int64_t>(d);
+  return 0;
+}
+
+absl::Time TimeOf(const redisReply* r) {
+  if (Str(r).empty()) return absl::InfinitePast();
+  return absl::FromUnixMicros(Int(r));
+}
+
+void AppendSpec(const NewJob& j, std::string* out) {
+  absl::StrAppend(
+      out, j.priority, ":", j.max_attempts, ":", DurationMicros(j.ttr), ":",
+      j.backoff.kind == Backoff::Kind::kFixed ? "f" : "e", ":",
+      DurationMicros(j.backoff.base), ":", DurationMicros(j.backoff.max));
+}
+
+namespace {
+
+// Fills the fields AppendSpec() packed into `job`; false if `spec` is not
+// such a field.
+bool ParseSpec(absl::string_view spec, Job* job) {
+  std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
+  int64_t ttr = 0, base = 0, max = 0;
+  if (parts.size() != 6 || !absl::SimpleAtoi(parts[0], &job->priority) ||
+      !absl::SimpleAtoi(parts[1], &job->max_attempts) ||
+      !absl::SimpleAtoi(parts[2], &ttr) || !absl::SimpleAtoi(parts[4], &base) ||
+      !absl::SimpleAtoi(parts[5], &max)) {
+    return false;
+  }
+  job->ttr = absl::Microseconds(ttr);
+  job->backoff = parts[3] == "f"
+                     ? Backoff::Fixed(absl::Microseconds(base))
+                     : Backoff::Exponential(absl::Microseconds(base),
+                                            absl::Microseconds(max));
+  return true;
+}
+
+absl::Status BadSpec(absl::string_view id) {
+  return absl::InternalError(
+      absl::StrCat("redis: job '", id, "' has a malformed spec field"));
+}
+
+}  // namespace
+
+std::string Word(const redisReply* r) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements == 0) return "";
+  return Str(r->element[0]);
+}
+
+absl::Status Unexpected(const redisReply* r, absl::string_view script) {
+  return absl::InternalError(
+      absl::StrCat("redis: unexpected reply from ", script, " script"));
+}
+
+absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
+  constexpr size_t kCount = std::size(kSnapshotFields);
+  auto at = [r](const char* name) {
+    return r->element[FieldAt(kSnapshotFields, name)];
+  };
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != kCount ||
+      at("topic")->type == REDIS_REPLY_NIL) {
+    return absl::InternalError("redis: malformed job snapshot");
+  }
+  Lease lease;
+  Job& job = lease.job;
+  job.id = Str(at("id"));
+  job.topic = Str(at("topic"));
+  if (!ParseSpec(Str(at("spec")), &job)) return BadSpec(job.id);
+  job.payload = Str(at("payload"));
+  const std::string state = Str(at("state"));
+  if (!ParseJobState(state, &job.state)) {
+    return absl::InternalError(
+        absl::StrCat("redis: job '", job.id, "' has state '", state, "'"));
+  }
+  job.attempts = static_cast<int>(Int(at("attempts")));
+  job.enqueued_at = TimeOf(at("enqueued_at"));
+  job.run_at = TimeOf(at("run_at"));
+  job.deadline = job.state == JobState::kReserved ? TimeOf(at("deadline"))
+                                                  : absl::InfinitePast();
+  job.last_error = Str(at("last_error"));
+  lease.token = static_cast<uint64_t>(Int(at("token")));
+  lease.deadline = job.deadline;
+  return lease;
+}
+
+absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
+                                                  absl::string_view script) {
+  if (Word(r) != "OK") return Unexpected(r, script);
+  std::vector<Lease> out;
+  out.reserve(r->elements - 1);
+  for (size_t i = 1; i < r->elements; ++i) {
+    absl::StatusOr<Lease> lease = ParseSnapshot(r->element[i]);
+    if (!lease.ok()) return lease.status();
+    out.push_back(std::move(*lease));
+  }
+  return out;
+}
+
+absl::StatusOr<Lease> ParseLease(const redisReply* r, absl::string_view topic) {
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != std::size(kLeaseFields)) {
+    return absl::InternalError("redis: malformed lease");
+  }
+  auto at = [r](const char* name) {
+    return r->element[FieldAt(kLeaseFields, name)];
+  };
+  Lease lease;
+  Job& job = lease.job;
+  job.id = Str(at("id"));
+  const redisReply* spec = at("spec");
+  if (spec->type != REDIS_REPLY_STRING ||
+      !ParseSpec(absl::string_view(spec->str, spec->len), &job)) {
+    return BadSpec(job.id);
+  }
+  job.payload = Str(at("payload"));
+  job.topic = std::string(topic);
+  job.state = JobState::kReserved;
+  job.attempts = static_cast<int>(Int(at("attempts")));
+  job.enqueued_at = TimeOf(at("enqueued_at"));
+  job.run_at = TimeOf(at("run_at"));
+  job.last_error = Str(at("last_error"));
+  job.deadline = TimeOf(at("deadline"));
+  lease.token = static_cast<uint64_t>(Int(at("token")));
+  lease.deadline = job.deadline;
+  return lease;
+}
+
+absl::StatusOr<Transition> ParseTransition(const redisReply* t,
+                                           absl::string_view script) {
+  if (t->type != REDIS_REPLY_ARRAY ||
+      t->elements != std::size(kTransitionFields)) {
+    return Unexpected(t, script);
+  }
+  auto at = [t](const char* name) {
+    return t->element[FieldAt(kTransitionFields, name)];
+  };
+  Transition tr;
+  const std::string kind = Str(at("kind"));
+  tr.kind = kind == "promoted"  ? Transition::Kind::kPromoted
+            : kind == "expired" ? Transition::Kind::kExpired
+                                : Transition::Kind::kDead;
+  tr.id = Str(at("id"));
+  tr.topic = Str(at("topic"));
+  tr.attempts = static_cast<int>(Int(at("attempts")));
+  return tr;
+}
+
+const std::vector<ScriptWords>& ReplyWords() {
+  static const auto* words = new std::vector<ScriptWords>{
+      {"ack", {kOk, kStale}},
+      {"ack_batch", {kOk}},
+      {"add", {kOk, kExists}},
+      {"cancel", {kOk, kNotFound}},
+      {"fail", {kRetry, kDead, kStale}},
+      {"kick", {kOk}},
+      {"kick_job", {kOk, kNotFound, kNotDead}},
+      {"list", {kOk}},
+      {"next_due", {kOk}},
+      {"open", {kOk, kOldLayout, kNewerLayout}},
+      {"promote_due", {kOk}},
+      {"release", {kOk, kStale}},
+      {"reserve", {kOk}},
+      {"stats", {kOk}},
+      {"touch", {kOk, kStale}},
+  };
+  return *words;
+}
+
+}  // namespace redis_internal
+}  // namespace delayq

@@ -1,0 +1,106 @@
+// Copyright delayq authors.
+//
+// The scripts' replies as the C++ side reads them. Every script replies with
+// an array whose first element is a status word; the words each script may
+// send, and the order of the fields in a job snapshot, a lease and a
+// transition, are named here once. A test reads the scripts' "-- Reply:"
+// headers and lib/snapshot.lua and checks that they agree with these lists.
+
+#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_REPLIES_H_
+#define DELAYQ_BACKENDS_REDIS_INTERNAL_REPLIES_H_
+
+#include <hiredis/hiredis.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "delayq/backend.h"
+
+namespace delayq {
+namespace redis_internal {
+
+// Status words.
+inline constexpr char kOk[] = "OK";
+inline constexpr char kStale[] = "STALE";
+inline constexpr char kNotFound[] = "NOTFOUND";
+inline constexpr char kNotDead[] = "NOTDEAD";
+inline constexpr char kExists[] = "EXISTS";
+inline constexpr char kRetry[] = "RETRY";
+inline constexpr char kDead[] = "DEAD";
+inline constexpr char kOldLayout[] = "OLD_LAYOUT";
+inline constexpr char kNewerLayout[] = "NEWER_LAYOUT";
+
+// The words each script may reply with, as its "-- Reply:" header lists
+// them.
+struct ScriptWords {
+  const char* script;
+  std::vector<const char*> words;
+};
+const std::vector<ScriptWords>& ReplyWords();
+
+// The order of a job snapshot {id, SNAPSHOT_FIELDS...} (lib/snapshot.lua).
+inline constexpr const char* kSnapshotFields[] = {
+    "id",          "topic",  "spec",     "payload",    "state", "attempts",
+    "enqueued_at", "run_at", "deadline", "last_error", "token"};
+// The order of one lease in reserve's reply (reserve-2.lua).
+inline constexpr const char* kLeaseFields[] = {
+    "spec",       "payload",  "attempts", "enqueued_at", "run_at",
+    "last_error", "deadline", "token",    "id"};
+// The order of one {kind, id, topic, attempts} entry of promote_due and
+// reserve.
+inline constexpr const char* kTransitionFields[] = {"kind", "id", "topic",
+                                                    "attempts"};
+
+// The position of `name` in `fields`, at compile time; N when absent, which
+// no reply has, so a misspelt name fails the reply's size check.
+template <size_t N>
+constexpr size_t FieldAt(const char* const (&fields)[N], const char* name) {
+  for (size_t i = 0; i < N; ++i) {
+    const char* a = fields[i];
+    const char* b = name;
+    while (*a != '\0' && *a == *b) ++a, ++b;
+    if (*a == *b) return i;
+  }
+  return N;
+}
+
+// Reply elements as values.
+std::string Str(const redisReply* r);
+int64_t Int(const redisReply* r);
+// An empty element is "never" (InfinitePast).
+absl::Time TimeOf(const redisReply* r);
+// The status word: the first element of the array every script returns.
+std::string Word(const redisReply* r);
+absl::Status Unexpected(const redisReply* r, absl::string_view script);
+
+// A job's fixed settings in one hash field (scripts/lib/spec.lua):
+// "priority:max_attempts:ttr_us:kind:base_us:max_us", backoff kind "f"
+// (fixed) or "e" (exponential).
+void AppendSpec(const NewJob& j, std::string* out);
+
+// A snapshot as a lease (token and deadline as stored).
+absl::StatusOr<Lease> ParseSnapshot(const redisReply* r);
+// The snapshots of a reply {"OK", snapshot...}.
+absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
+                                                  absl::string_view script);
+// One lease of reserve's reply, of a job of `topic`.
+absl::StatusOr<Lease> ParseLease(const redisReply* r, absl::string_view topic);
+absl::StatusOr<Transition> ParseTransition(const redisReply* t,
+                                           absl::string_view script);
+
+// Times travel as integer microseconds; scripts hold them in Lua doubles,
+// exact to 2^53, so they are clamped to +-2^52 µs (about 142 years around
+// 1970), which also maps the infinite times to finite ones.
+int64_t ClampMicros(absl::Time t);
+int64_t DurationMicros(absl::Duration d);
+
+}  // namespace redis_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_REPLIES_H_
