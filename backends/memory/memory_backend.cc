@@ -1,12 +1,13 @@
 // Copyright delayq authors.
 //
-// The in-memory Backend. One mutex guards a job pool (id -> entry) and
-// ordered indexes that make every step O(log n): per topic a ready index by
-// (priority, run_at, enqueue order), a delayed index by (run_at, enqueue
-// order), a reservation index by (deadline, enqueue order) and a dead list in
-// death order; across topics a delayed index and a reservation index for
-// PromoteDue() and NextDue(). Each entry sits in exactly the indexes of its
-// state, so per-topic counts are index sizes.
+// The in-memory Backend. One mutex guards a job pool and ordered indexes
+// that make every step O(log n):
+//   * the pool: one packed JobRecord per job (job_record.h), in a hash set
+//     keyed by the record's own id, so the id is stored once;
+//   * per topic, one index per state (topic_index.h);
+//   * across topics, the topics ordered by when each next has something due,
+//     for PromoteDue() and NextDue(): one entry per topic, not per job.
+// Each record sits in exactly the index of its state.
 
 #include "delayq/memory_backend.h"
 
@@ -14,51 +15,47 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/str_cat.h"
+#include "absl/hash/hash.h"
+#include "backends/memory/job_record.h"
+#include "backends/memory/topic_index.h"
 #include "src/contract_errors.h"
 #include "src/mutex.h"
 
 namespace delayq {
 namespace {
 
-struct TopicIndex;
+using memory_internal::DeathKey;
+using memory_internal::JobRecord;
+using memory_internal::kNoTime;
+using memory_internal::MicrosOf;
+using memory_internal::ReadyKey;
+using memory_internal::TimeKey;
+using memory_internal::TimeOf;
+using memory_internal::TopicIndex;
 
-struct Entry {
-  Job job;
-  TopicIndex* topic = nullptr;
-  uint64_t seq = 0;        // enqueue order, kept for life
-  uint64_t token = 0;      // the current lease, when reserved
-  uint64_t death_seq = 0;  // death order, when dead
+// Records are found by their own id.
+struct IdHash {
+  using is_transparent = void;
+  size_t operator()(absl::string_view id) const {
+    return absl::Hash<absl::string_view>{}(id);
+  }
+  size_t operator()(const JobRecord::Ptr& r) const { return (*this)(r->id()); }
 };
-
-using ReadyKey = std::tuple<int, absl::Time, uint64_t, Entry*>;
-using TimeKey = std::tuple<absl::Time, uint64_t, Entry*>;
-using DeathKey = std::pair<uint64_t, Entry*>;
-
-struct TopicIndex {
-  absl::btree_set<ReadyKey> ready;
-  absl::btree_set<TimeKey> delayed;
-  absl::btree_set<TimeKey> reserved;
-  absl::btree_set<DeathKey> dead;
-
-  bool empty() const {
-    return ready.empty() && delayed.empty() && reserved.empty() && dead.empty();
+struct IdEq {
+  using is_transparent = void;
+  static absl::string_view IdOf(absl::string_view id) { return id; }
+  static absl::string_view IdOf(const JobRecord::Ptr& r) { return r->id(); }
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    return IdOf(a) == IdOf(b);
   }
 };
-
-ReadyKey ReadyKeyOf(Entry* e) {
-  return {e->job.priority, e->job.run_at, e->seq, e};
-}
-TimeKey DelayedKeyOf(Entry* e) { return {e->job.run_at, e->seq, e}; }
-TimeKey ReservedKeyOf(Entry* e) { return {e->job.deadline, e->seq, e}; }
 
 class MemoryBackend : public Backend {
  public:
@@ -66,29 +63,12 @@ class MemoryBackend : public Backend {
 
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
     internal::MutexLock lock(&mu_);
-    absl::flat_hash_set<absl::string_view> batch;
+    if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
     for (const NewJob& job : jobs) {
-      if (jobs_.contains(job.id) || !batch.insert(job.id).second) {
-        return internal::IdInUse(job.id);
-      }
-    }
-    for (const NewJob& job : jobs) {
-      auto entry = std::make_unique<Entry>();
-      Job& j = entry->job;
-      j.id = job.id;
-      j.topic = job.topic;
-      j.payload = job.payload;
-      j.state = job.run_at > now ? JobState::kDelayed : JobState::kReady;
-      j.priority = job.priority;
-      j.max_attempts = job.max_attempts;
-      j.ttr = job.ttr;
-      j.backoff = job.backoff;
-      j.enqueued_at = now;
-      j.run_at = job.run_at;
-      entry->seq = next_seq_++;
-      entry->topic = TopicFor(job.topic);
-      Link(entry.get());
-      jobs_.emplace(job.id, std::move(entry));
+      JobRecord::Ptr record =
+          JobRecord::Make(job, TopicFor(job.topic), next_seq_++, now);
+      Link(record.get());
+      jobs_.insert(std::move(record));
     }
     return absl::OkStatus();
   }
@@ -102,35 +82,26 @@ class MemoryBackend : public Backend {
     auto it = topics_.find(topic);
     if (it == topics_.end()) return leases;
     TopicIndex* index = it->second.get();
+    const int64_t now_us = MicrosOf(now);
     // What is due in this topic moves first, earliest first, so the ready
     // index alone decides the order.
     for (int n = 0; n < kReservePromoteLimit; ++n) {
-      const bool delayed_due = !index->delayed.empty() &&
-                               std::get<0>(*index->delayed.begin()) <= now;
-      const bool lease_due = !index->reserved.empty() &&
-                             std::get<0>(*index->reserved.begin()) <= now;
-      if (!delayed_due && !lease_due) break;
-      const bool from_delayed =
-          delayed_due &&
-          (!lease_due || std::get<0>(*index->delayed.begin()) <=
-                             std::get<0>(*index->reserved.begin()));
-      Entry* e = from_delayed ? std::get<2>(*index->delayed.begin())
-                              : std::get<2>(*index->reserved.begin());
-      const Transition::Kind kind = MoveDue(e, from_delayed);
-      if (moved != nullptr) moved->push_back(TransitionOf(e, kind));
+      const int64_t due = index->NextDue();
+      if (due == kNoTime || due > now_us) break;
+      JobRecord* r = EarliestDue(*index);
+      const Transition::Kind kind = MoveDue(r);
+      if (moved != nullptr) moved->push_back(TransitionOf(*r, kind));
     }
     while (static_cast<int>(leases.size()) < max && !index->ready.empty()) {
-      Entry* e = std::get<3>(*index->ready.begin());
-      Unlink(e);
-      e->job.state = JobState::kReserved;
-      e->job.attempts++;
-      e->job.deadline = std::max(now, e->job.run_at) + e->job.ttr;
-      e->token = next_token_++;
-      Link(e);
+      JobRecord* r = index->ready.begin()->record;
+      Unlink(r);
+      r->set_attempts(r->attempts() + 1);
+      r->Reserve(next_token_++, std::max(now_us, r->run_at()) + r->ttr());
+      Link(r);
       Lease lease;
-      lease.job = e->job;
-      lease.token = e->token;
-      lease.deadline = e->job.deadline;
+      lease.job = r->ToJob();
+      lease.token = r->token();
+      lease.deadline = lease.job.deadline;
       leases.push_back(std::move(lease));
     }
     return leases;
@@ -139,9 +110,9 @@ class MemoryBackend : public Backend {
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override {
     internal::MutexLock lock(&mu_);
-    Entry* e = Current(id, token);
-    if (e == nullptr) return internal::StaleLease(id);
-    Erase(e);
+    JobRecord* r = Current(id, token);
+    if (r == nullptr) return internal::StaleLease(id);
+    Erase(r);
     return absl::OkStatus();
   }
 
@@ -149,58 +120,58 @@ class MemoryBackend : public Backend {
                                    absl::string_view error, absl::Time retry_at,
                                    absl::Time now) override {
     internal::MutexLock lock(&mu_);
-    Entry* e = Current(id, token);
-    if (e == nullptr) return internal::StaleLease(id);
-    Unlink(e);
-    e->job.last_error = std::string(error);
-    if (e->job.attempts < e->job.max_attempts) {
-      e->job.run_at = retry_at;
-      SetState(e, retry_at > now ? JobState::kDelayed : JobState::kReady);
-      Link(e);
+    JobRecord* r = Current(id, token);
+    if (r == nullptr) return internal::StaleLease(id);
+    Unlink(r);
+    r->set_last_error(error);
+    if (r->attempts() < r->max_attempts()) {
+      r->set_run_at(MicrosOf(retry_at));
+      r->Wait(retry_at > now ? JobState::kDelayed : JobState::kReady);
+      Link(r);
       return FailOutcome::kRetry;
     }
-    SetState(e, JobState::kDead);
-    Link(e);
+    r->Die(next_death_++);
+    Link(r);
     return FailOutcome::kDead;
   }
 
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override {
     internal::MutexLock lock(&mu_);
-    Entry* e = Current(id, token);
-    if (e == nullptr) return internal::StaleLease(id);
-    Unlink(e);
-    e->job.attempts = std::max(0, e->job.attempts - 1);
-    e->job.run_at = run_at;
-    SetState(e, run_at > now ? JobState::kDelayed : JobState::kReady);
-    Link(e);
+    JobRecord* r = Current(id, token);
+    if (r == nullptr) return internal::StaleLease(id);
+    Unlink(r);
+    r->set_attempts(std::max(0, r->attempts() - 1));
+    r->set_run_at(MicrosOf(run_at));
+    r->Wait(run_at > now ? JobState::kDelayed : JobState::kReady);
+    Link(r);
     return absl::OkStatus();
   }
 
   absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
                                    absl::Time now) override {
     internal::MutexLock lock(&mu_);
-    Entry* e = Current(id, token);
-    if (e == nullptr) return internal::StaleLease(id);
-    Unlink(e);
-    e->job.deadline = now + e->job.ttr;
-    Link(e);
-    return e->job.deadline;
+    JobRecord* r = Current(id, token);
+    if (r == nullptr) return internal::StaleLease(id);
+    Unlink(r);
+    r->set_deadline(MicrosOf(now) + r->ttr());
+    Link(r);
+    return TimeOf(r->deadline());
   }
 
   absl::Status Cancel(absl::string_view id, absl::Time now) override {
     internal::MutexLock lock(&mu_);
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) return internal::NoSuchJob(id);
-    Erase(it->second.get());
+    JobRecord* r = Find(id);
+    if (r == nullptr) return internal::NoSuchJob(id);
+    Erase(r);
     return absl::OkStatus();
   }
 
   absl::StatusOr<Job> Get(absl::string_view id) override {
     internal::MutexLock lock(&mu_);
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) return internal::NoSuchJob(id);
-    return it->second->job;
+    const JobRecord* r = Find(id);
+    if (r == nullptr) return internal::NoSuchJob(id);
+    return r->ToJob();
   }
 
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
@@ -210,21 +181,22 @@ class MemoryBackend : public Backend {
     auto it = topics_.find(topic);
     if (it == topics_.end() || limit <= 0) return out;
     const TopicIndex& index = *it->second;
-    auto take = [&](const auto& set, auto entry_of) {
+    auto take = [&](const auto& set, auto record_of) {
       for (const auto& key : set) {
         if (static_cast<int>(out.size()) >= limit) break;
-        out.push_back(entry_of(key)->job);
+        out.push_back(record_of(key)->ToJob());
       }
     };
+    auto of_time = [](const TimeKey& k) { return k.record; };
     switch (state) {
       case JobState::kReady:
-        take(index.ready, [](const ReadyKey& k) { return std::get<3>(k); });
+        take(index.ready, [](const ReadyKey& k) { return k.record; });
         break;
       case JobState::kDelayed:
-        take(index.delayed, [](const TimeKey& k) { return std::get<2>(k); });
+        take(index.delayed, of_time);
         break;
       case JobState::kReserved:
-        take(index.reserved, [](const TimeKey& k) { return std::get<2>(k); });
+        take(index.reserved, of_time);
         break;
       case JobState::kDead:
         take(index.dead, [](const DeathKey& k) { return k.second; });
@@ -250,7 +222,7 @@ class MemoryBackend : public Backend {
     internal::MutexLock lock(&mu_);
     std::vector<std::string> out;
     out.reserve(topics_.size());
-    for (const auto& [name, index] : topics_) out.push_back(name);
+    for (const auto& [name, index] : topics_) out.push_back(std::string(name));
     return out;
   }
 
@@ -270,179 +242,194 @@ class MemoryBackend : public Backend {
 
   absl::Status KickJob(absl::string_view id, absl::Time now) override {
     internal::MutexLock lock(&mu_);
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) return internal::NoSuchJob(id);
-    if (it->second->job.state != JobState::kDead) {
-      return internal::NotDead(id, JobStateName(it->second->job.state));
+    JobRecord* r = Find(id);
+    if (r == nullptr) return internal::NoSuchJob(id);
+    if (r->state() != JobState::kDead) {
+      return internal::NotDead(id, JobStateName(r->state()));
     }
-    Revive(it->second.get(), now);
+    Revive(r, now);
     return absl::OkStatus();
   }
 
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override {
     internal::MutexLock lock(&mu_);
     PromoteResult result;
-    while (true) {
-      // The earlier of the two heads, if it is due.
-      Entry* next = nullptr;
-      bool from_delayed = false;
-      if (!delayed_.empty() && std::get<0>(*delayed_.begin()) <= now) {
-        next = std::get<2>(*delayed_.begin());
-        from_delayed = true;
-      }
-      if (!reserved_.empty() && std::get<0>(*reserved_.begin()) <= now &&
-          (next == nullptr ||
-           std::get<0>(*reserved_.begin()) < next->job.run_at)) {
-        next = std::get<2>(*reserved_.begin());
-        from_delayed = false;
-      }
-      if (next == nullptr) break;
+    const int64_t now_us = MicrosOf(now);
+    while (!due_topics_.empty() && due_topics_.begin()->first <= now_us) {
       if (static_cast<int>(result.transitions.size()) >= limit) {
         result.more = true;
         break;
       }
-      const Transition::Kind kind = MoveDue(next, from_delayed);
-      result.transitions.push_back(TransitionOf(next, kind));
+      JobRecord* r = EarliestDue(*due_topics_.begin()->second);
+      const Transition::Kind kind = MoveDue(r);
+      result.transitions.push_back(TransitionOf(*r, kind));
     }
     return result;
   }
 
   absl::StatusOr<absl::Time> NextDue() override {
     internal::MutexLock lock(&mu_);
-    absl::Time next = absl::InfiniteFuture();
-    if (!delayed_.empty()) next = std::get<0>(*delayed_.begin());
-    if (!reserved_.empty()) {
-      next = std::min(next, std::get<0>(*reserved_.begin()));
-    }
-    return next;
+    if (due_topics_.empty()) return absl::InfiniteFuture();
+    return TimeOf(due_topics_.begin()->first);
   }
 
  private:
-  // Moves a due job: a delayed one to ready, an expired reservation to ready
-  // or dead. Returns what happened.
-  Transition::Kind MoveDue(Entry* e, bool from_delayed) {
-    if (from_delayed) {
-      Move(e, JobState::kReady);
-      return Transition::Kind::kPromoted;
+  // AlreadyExists when an id is taken, or given twice in `jobs`.
+  absl::Status CheckIdsFree(absl::Span<const NewJob> jobs) {
+    if (jobs.size() == 1) {
+      if (Find(jobs[0].id) != nullptr) return internal::IdInUse(jobs[0].id);
+      return absl::OkStatus();
     }
-    return Expire(e) ? Transition::Kind::kExpired : Transition::Kind::kDead;
+    absl::flat_hash_set<absl::string_view> batch;
+    batch.reserve(jobs.size());
+    for (const NewJob& job : jobs) {
+      if (Find(job.id) != nullptr || !batch.insert(job.id).second) {
+        return internal::IdInUse(job.id);
+      }
+    }
+    return absl::OkStatus();
   }
 
-  static Transition TransitionOf(const Entry* e, Transition::Kind kind) {
-    Transition t;
-    t.kind = kind;
-    t.id = e->job.id;
-    t.topic = e->job.topic;
-    t.attempts = e->job.attempts;
-    return t;
-  }
-
-  // The entry reserved under `token`, or null.
-  Entry* Current(absl::string_view id, uint64_t token) {
+  JobRecord* Find(absl::string_view id) {
     auto it = jobs_.find(id);
-    if (it == jobs_.end()) return nullptr;
-    Entry* e = it->second.get();
-    if (e->job.state != JobState::kReserved || e->token != token) {
+    return it == jobs_.end() ? nullptr : it->get();
+  }
+
+  // The record reserved under `token`, or null.
+  JobRecord* Current(absl::string_view id, uint64_t token) {
+    JobRecord* r = Find(id);
+    if (r == nullptr || r->state() != JobState::kReserved ||
+        r->token() != token) {
       return nullptr;
     }
-    return e;
+    return r;
+  }
+
+  // The topic's delayed job or lease that is due first.
+  // REQUIRES: the topic has one of them.
+  static JobRecord* EarliestDue(const TopicIndex& index) {
+    if (index.reserved.empty()) return index.delayed.begin()->record;
+    if (index.delayed.empty()) return index.reserved.begin()->record;
+    const TimeKey& d = *index.delayed.begin();
+    const TimeKey& l = *index.reserved.begin();
+    return d.at <= l.at ? d.record : l.record;
+  }
+
+  // Moves a due job: a delayed one to ready, an expired reservation to ready
+  // or, with its attempts used up, to dead. Returns what happened.
+  Transition::Kind MoveDue(JobRecord* r) {
+    const bool was_delayed = r->state() == JobState::kDelayed;
+    Unlink(r);
+    Transition::Kind kind = Transition::Kind::kPromoted;
+    if (was_delayed) {
+      r->Wait(JobState::kReady);
+    } else if (r->attempts() < r->max_attempts()) {
+      r->Wait(JobState::kReady);
+      kind = Transition::Kind::kExpired;
+    } else {
+      r->set_last_error(internal::kLeaseExpired);
+      r->Die(next_death_++);
+      kind = Transition::Kind::kDead;
+    }
+    Link(r);
+    return kind;
+  }
+
+  static Transition TransitionOf(const JobRecord& r, Transition::Kind kind) {
+    Transition t;
+    t.kind = kind;
+    t.id = std::string(r.id());
+    t.topic = r.topic()->name;
+    t.attempts = r.attempts();
+    return t;
   }
 
   TopicIndex* TopicFor(absl::string_view topic) {
     auto it = topics_.find(topic);
     if (it != topics_.end()) return it->second.get();
-    return topics_.emplace(std::string(topic), std::make_unique<TopicIndex>())
-        .first->second.get();
+    auto index = std::make_unique<TopicIndex>(std::string(topic));
+    TopicIndex* raw = index.get();
+    topics_.emplace(raw->name, std::move(index));
+    return raw;
   }
 
-  // Sets the state of an unlinked entry, keeping the per-state fields
-  // (deadline, death order) consistent with it.
-  void SetState(Entry* e, JobState state) {
-    e->job.state = state;
-    if (state != JobState::kReserved) e->job.deadline = absl::InfinitePast();
-    if (state == JobState::kDead) e->death_seq = next_death_++;
+  void Revive(JobRecord* r, absl::Time now) {
+    Unlink(r);
+    r->set_attempts(0);
+    r->set_run_at(MicrosOf(now));
+    r->Wait(JobState::kReady);
+    Link(r);
   }
 
-  void Move(Entry* e, JobState state) {
-    Unlink(e);
-    SetState(e, state);
-    Link(e);
-  }
-
-  // An expired reservation goes back to ready, or dead when its attempts are
-  // used up. Returns true for ready.
-  bool Expire(Entry* e) {
-    Unlink(e);
-    const bool retry = e->job.attempts < e->job.max_attempts;
-    if (!retry) e->job.last_error = internal::kLeaseExpired;
-    SetState(e, retry ? JobState::kReady : JobState::kDead);
-    Link(e);
-    return retry;
-  }
-
-  void Revive(Entry* e, absl::Time now) {
-    Unlink(e);
-    e->job.attempts = 0;
-    e->job.run_at = now;
-    SetState(e, JobState::kReady);
-    Link(e);
-  }
-
-  void Link(Entry* e) {
-    TopicIndex* t = e->topic;
-    switch (e->job.state) {
+  void Link(JobRecord* r) {
+    TopicIndex* t = r->topic();
+    switch (r->state()) {
       case JobState::kReady:
-        t->ready.insert(ReadyKeyOf(e));
-        break;
+        t->ready.insert({r->run_at(), r->priority(), r});
+        return;
       case JobState::kDelayed:
-        t->delayed.insert(DelayedKeyOf(e));
-        delayed_.insert(DelayedKeyOf(e));
+        t->delayed.insert({r->run_at(), r});
         break;
       case JobState::kReserved:
-        t->reserved.insert(ReservedKeyOf(e));
-        reserved_.insert(ReservedKeyOf(e));
+        t->reserved.insert({r->deadline(), r});
         break;
       case JobState::kDead:
-        t->dead.insert({e->death_seq, e});
-        break;
+        t->dead.insert({r->death_seq(), r});
+        return;
     }
+    ListDue(t);
   }
 
-  void Unlink(Entry* e) {
-    TopicIndex* t = e->topic;
-    switch (e->job.state) {
+  void Unlink(JobRecord* r) {
+    TopicIndex* t = r->topic();
+    switch (r->state()) {
       case JobState::kReady:
-        t->ready.erase(ReadyKeyOf(e));
-        break;
+        t->ready.erase({r->run_at(), r->priority(), r});
+        return;
       case JobState::kDelayed:
-        t->delayed.erase(DelayedKeyOf(e));
-        delayed_.erase(DelayedKeyOf(e));
+        t->delayed.erase({r->run_at(), r});
         break;
       case JobState::kReserved:
-        t->reserved.erase(ReservedKeyOf(e));
-        reserved_.erase(ReservedKeyOf(e));
+        t->reserved.erase({r->deadline(), r});
         break;
       case JobState::kDead:
-        t->dead.erase({e->death_seq, e});
-        break;
+        t->dead.erase({r->death_seq(), r});
+        return;
     }
+    ListDue(t);
+  }
+
+  // Keeps the topic's entry in due_topics_ at its current next due time.
+  void ListDue(TopicIndex* t) {
+    const int64_t due = t->NextDue();
+    if (due == t->listed_due) return;
+    if (t->listed_due != kNoTime) due_topics_.erase({t->listed_due, t});
+    if (due != kNoTime) due_topics_.insert({due, t});
+    t->listed_due = due;
   }
 
   // Removes the job from the store; drops its topic when that was its last.
-  void Erase(Entry* e) {
-    Unlink(e);
-    if (e->topic->empty()) topics_.erase(e->job.topic);
-    jobs_.erase(e->job.id);  // destroys *e
+  void Erase(JobRecord* r) {
+    Unlink(r);
+    TopicIndex* t = r->topic();
+    const absl::string_view id = r->id();
+    jobs_.erase(jobs_.find(id));  // destroys *r
+    if (t->empty()) topics_.erase(t->name);
+    // A drained store gives its table back instead of keeping the peak.
+    if (jobs_.capacity() > 1024 && jobs_.size() < jobs_.capacity() / 16) {
+      jobs_.rehash(0);
+    }
   }
 
   // Every private method above requires mu_ held.
   internal::Mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<Entry>> jobs_
+  absl::flat_hash_set<JobRecord::Ptr, IdHash, IdEq> jobs_ ABSL_GUARDED_BY(mu_);
+  // Keyed by the index's own copy of the name.
+  absl::btree_map<absl::string_view, std::unique_ptr<TopicIndex>> topics_
       ABSL_GUARDED_BY(mu_);
-  absl::btree_map<std::string, std::unique_ptr<TopicIndex>> topics_
+  // (next due time, topic) of every topic with a delayed job or a lease.
+  absl::btree_set<std::pair<int64_t, TopicIndex*>> due_topics_
       ABSL_GUARDED_BY(mu_);
-  absl::btree_set<TimeKey> delayed_ ABSL_GUARDED_BY(mu_);
-  absl::btree_set<TimeKey> reserved_ ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_death_ ABSL_GUARDED_BY(mu_) = 1;

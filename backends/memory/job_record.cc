@@ -1,0 +1,98 @@
+// Copyright delayq authors.
+
+#include "backends/memory/job_record.h"
+
+#include <cstring>
+#include <new>
+#include <utility>
+
+#include "backends/memory/topic_index.h"
+
+namespace delayq {
+namespace memory_internal {
+
+int64_t MicrosOf(absl::Time t) {
+  return t == absl::InfinitePast() ? kNoTime : absl::ToUnixMicros(t);
+}
+
+absl::Time TimeOf(int64_t micros) {
+  return micros == kNoTime ? absl::InfinitePast()
+                           : absl::FromUnixMicros(micros);
+}
+
+JobRecord::Ptr JobRecord::Make(const NewJob& job, TopicIndex* topic,
+                               uint64_t seq, absl::Time now) {
+  const size_t size = sizeof(JobRecord) + job.id.size() + job.payload.size();
+  JobRecord* r = new (::operator new(size)) JobRecord();
+  r->id_size_ = static_cast<uint32_t>(job.id.size());
+  r->payload_size_ = static_cast<uint32_t>(job.payload.size());
+  std::memcpy(r->data(), job.id.data(), job.id.size());
+  std::memcpy(r->data() + job.id.size(), job.payload.data(),
+              job.payload.size());
+  r->topic_ = topic;
+  r->seq_ = seq;
+  r->run_at_ = MicrosOf(job.run_at);
+  r->enqueued_at_ = MicrosOf(now);
+  r->ttr_ = absl::ToInt64Microseconds(job.ttr);
+  r->priority_ = job.priority;
+  r->max_attempts_ = job.max_attempts;
+  r->state_ = job.run_at > now ? JobState::kDelayed : JobState::kReady;
+  if (job.backoff != Backoff()) r->extra().backoff = job.backoff;
+  return Ptr(r);
+}
+
+void JobRecord::Deleter::operator()(JobRecord* record) const {
+  record->~JobRecord();
+  ::operator delete(record);
+}
+
+JobRecord::Extra& JobRecord::extra() {
+  if (extra_ == nullptr) extra_ = std::make_unique<Extra>();
+  return *extra_;
+}
+
+Job JobRecord::ToJob() const {
+  Job j;
+  j.id = std::string(id());
+  j.topic = topic_->name;
+  j.payload = std::string(payload());
+  j.state = state_;
+  j.priority = priority_;
+  j.attempts = attempts_;
+  j.max_attempts = max_attempts_;
+  j.ttr = absl::Microseconds(ttr_);
+  if (extra_ != nullptr) {
+    j.backoff = extra_->backoff;
+    j.last_error = extra_->last_error;
+  }
+  j.enqueued_at = TimeOf(enqueued_at_);
+  j.run_at = TimeOf(run_at_);
+  j.deadline = TimeOf(deadline_);
+  return j;
+}
+
+void JobRecord::set_last_error(absl::string_view error) {
+  if (error.empty() && extra_ == nullptr) return;
+  extra().last_error = std::string(error);
+}
+
+void JobRecord::Reserve(uint64_t token, int64_t deadline) {
+  state_ = JobState::kReserved;
+  order_ = token;
+  deadline_ = deadline;
+}
+
+void JobRecord::Die(uint64_t death_seq) {
+  state_ = JobState::kDead;
+  order_ = death_seq;
+  deadline_ = kNoTime;
+}
+
+void JobRecord::Wait(JobState state) {
+  state_ = state;
+  order_ = 0;
+  deadline_ = kNoTime;
+}
+
+}  // namespace memory_internal
+}  // namespace delayq

@@ -1,0 +1,120 @@
+// Copyright delayq authors.
+//
+// JobRecord — one job as the memory store keeps it, sized for millions of
+// pending timers.
+//
+// The fields every job has are packed into one allocation, times as
+// microseconds (what every store keeps), with the id and the payload stored
+// right after them: a delayed job with a generated id and a small payload is
+// one 128-byte block. What few jobs carry, a backoff other than the default
+// and the last error, sits in a side record made on demand. The topic is not
+// copied: the record points at its topic's index, which owns the name.
+
+#ifndef DELAYQ_BACKENDS_MEMORY_JOB_RECORD_H_
+#define DELAYQ_BACKENDS_MEMORY_JOB_RECORD_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "delayq/backend.h"
+#include "delayq/job.h"
+
+namespace delayq {
+namespace memory_internal {
+
+struct TopicIndex;
+
+// Microseconds since the Unix epoch; kNoTime stands for absl::InfinitePast().
+inline constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
+int64_t MicrosOf(absl::Time t);
+absl::Time TimeOf(int64_t micros);
+
+class JobRecord {
+ public:
+  struct Deleter {
+    void operator()(JobRecord* record) const;
+  };
+  using Ptr = std::unique_ptr<JobRecord, Deleter>;
+
+  // A new record for `job`, enqueued at `now` as the `seq`-th job.
+  static Ptr Make(const NewJob& job, TopicIndex* topic, uint64_t seq,
+                  absl::Time now);
+
+  JobRecord(const JobRecord&) = delete;
+  JobRecord& operator=(const JobRecord&) = delete;
+
+  absl::string_view id() const { return {data(), id_size_}; }
+  absl::string_view payload() const {
+    return {data() + id_size_, payload_size_};
+  }
+  TopicIndex* topic() const { return topic_; }
+  uint64_t seq() const { return seq_; }
+
+  JobState state() const { return state_; }
+  int priority() const { return priority_; }
+  int attempts() const { return attempts_; }
+  int max_attempts() const { return max_attempts_; }
+  int64_t run_at() const { return run_at_; }
+  int64_t deadline() const { return deadline_; }
+  int64_t ttr() const { return ttr_; }
+  // The current lease's token while reserved.
+  uint64_t token() const { return order_; }
+  // The death order while dead.
+  uint64_t death_seq() const { return order_; }
+
+  // The job as the Backend API shows it.
+  Job ToJob() const;
+
+  // --- Changes; the store unlinks the record from its indexes first. -------
+
+  void set_run_at(int64_t micros) { run_at_ = micros; }
+  void set_attempts(int attempts) { attempts_ = attempts; }
+  void set_deadline(int64_t micros) { deadline_ = micros; }
+  void set_last_error(absl::string_view error);
+
+  // Reserved under `token` until `deadline`.
+  void Reserve(uint64_t token, int64_t deadline);
+  // Dead, as the `death_seq`-th death.
+  void Die(uint64_t death_seq);
+  // Delayed or ready: no lease, no death order.
+  void Wait(JobState state);
+
+ private:
+  // What few jobs have.
+  struct Extra {
+    Backoff backoff;
+    std::string last_error;
+  };
+
+  JobRecord() = default;
+  ~JobRecord() = default;
+
+  const char* data() const { return reinterpret_cast<const char*>(this + 1); }
+  char* data() { return reinterpret_cast<char*>(this + 1); }
+  Extra& extra();
+
+  int64_t run_at_ = 0;
+  int64_t enqueued_at_ = 0;
+  int64_t ttr_ = 0;
+  int64_t deadline_ = kNoTime;
+  uint64_t seq_ = 0;
+  uint64_t order_ = 0;  // the lease token when reserved, death order when dead
+  TopicIndex* topic_ = nullptr;
+  std::unique_ptr<Extra> extra_;
+  int32_t priority_ = 0;
+  int32_t max_attempts_ = 0;
+  int32_t attempts_ = 0;
+  uint32_t payload_size_ = 0;
+  uint32_t id_size_ = 0;
+  JobState state_ = JobState::kReady;
+  // The id's bytes, then the payload's, follow the record.
+};
+
+}  // namespace memory_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_MEMORY_JOB_RECORD_H_
