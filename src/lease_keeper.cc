@@ -85,9 +85,7 @@ void LeaseKeeper::Renew(Handle handle) {
     held.lease.deadline = *deadline;
     held.lapses_at = now + lease.job.ttr;
     held.renew_at = now + held.renew_after;
-    // Only a lease still held owns the job's timer: once the job is
-    // finished, a retry may have armed it.
-    promotion_.Arm(lease.job.id, *deadline);
+    promotion_.Arm(*deadline);
   } else if (absl::IsFailedPrecondition(deadline.status())) {
     held.gone = true;
     held.renew_at = absl::InfiniteFuture();

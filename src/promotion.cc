@@ -14,7 +14,7 @@ Promotion::Promotion(Backend& backend, Clock& clock,
       clock_(clock),
       options_(options),
       on_moved_(std::move(on_moved)),
-      timers_(clock.Now(), options.tick, options.max_job_timers) {}
+      timers_(clock.Now(), options.tick) {}
 
 Promotion::~Promotion() {
   news_.reset();
@@ -45,29 +45,23 @@ absl::Duration Promotion::LookInterval() const {
 
 // --- Deadlines -------------------------------------------------------------
 
-void Promotion::Arm(absl::string_view id, absl::Time at) {
+void Promotion::Arm(absl::Time at) {
   absl::MutexLock lock(&mu_);
-  ArmLocked(id, at);
-}
-
-void Promotion::ArmAll(absl::Span<const std::string> ids, absl::Time at) {
-  absl::MutexLock lock(&mu_);
-  for (const std::string& id : ids) ArmLocked(id, at);
+  ArmLocked(at);
 }
 
 void Promotion::ArmLeases(absl::Span<const Lease> leases) {
-  absl::MutexLock lock(&mu_);
-  for (const Lease& lease : leases) ArmLocked(lease.job.id, lease.deadline);
+  if (leases.empty()) return;
+  absl::Time earliest = absl::InfiniteFuture();
+  for (const Lease& lease : leases) {
+    earliest = std::min(earliest, lease.deadline);
+  }
+  Arm(earliest);
 }
 
-void Promotion::Disarm(absl::string_view id) {
-  absl::MutexLock lock(&mu_);
-  timers_.Disarm(id);
-}
-
-void Promotion::ArmLocked(absl::string_view id, absl::Time at) {
+void Promotion::ArmLocked(absl::Time at) {
   const absl::Time before = timers_.NextWake();
-  timers_.Arm(id, at);
+  timers_.Arm(at);
   NoteEarliestLocked(before);
 }
 
@@ -86,7 +80,7 @@ void Promotion::NoteEarliestLocked(absl::Time before) {
 absl::StatusOr<int> Promotion::Tick() {
   const absl::Time now = clock_.Now();
   bool refresh;
-  DueTimers::Fired fired;
+  size_t fired;
   {
     absl::MutexLock lock(&mu_);
     refresh = now >= next_refresh_;
@@ -102,7 +96,9 @@ absl::StatusOr<int> Promotion::Tick() {
     next_refresh_ = now;
     return s;
   }
-  if (refresh || fired.poll) RefreshFromStore(now);
+  // After any timer, the store says when to look next: the local timer
+  // only knew the earliest of this process's deadlines.
+  if (refresh || fired > 0) RefreshFromStore(now);
   return moved;
 }
 
@@ -125,7 +121,6 @@ void Promotion::Moved(const std::vector<Transition>& moved) {
     absl::MutexLock lock(&mu_);
     const bool waiting = waiters_.load() > 0;
     for (const Transition& t : moved) {
-      timers_.Disarm(t.id);
       if (waiting && t.kind != Transition::Kind::kDead) {
         ++topic_signal_[SlotOf(t.topic)];
       }

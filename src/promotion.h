@@ -4,9 +4,10 @@
 // and what it does then.
 //
 // The store is shared by many processes; this process keeps a cache of when
-// it will next have work, a timing wheel (DueTimers), fed by three sources:
-//   * deadlines this process set itself: a delayed job it enqueued, a lease
-//     it holds, a retry's backoff (Arm() / Disarm());
+// it will next have work, a timing wheel of three timers (DueTimers), fed by
+// three sources:
+//   * the earliest deadline this process set itself: a delayed job it
+//     enqueued, a lease it holds, a retry's backoff (Arm());
 //   * the store's news of every process's changes (Backend::Subscribe()): a
 //     topic that got a ready job wakes that topic's waiters at once, an
 //     earlier due time arms the news timer;
@@ -72,11 +73,11 @@ class Promotion {
 
   // --- Deadlines this process knows ---------------------------------------
 
-  // Arms (or re-arms) the timer of job `id` for `at`.
-  void Arm(absl::string_view id, absl::Time at);
-  void ArmAll(absl::Span<const std::string> ids, absl::Time at);
+  // Something this process wrote is due at `at`: look at the store then,
+  // unless a look is due earlier. A deadline that goes away (a lease acked)
+  // needs no disarming: the look finds nothing and reads the next due time.
+  void Arm(absl::Time at);
   void ArmLeases(absl::Span<const Lease> leases);
-  void Disarm(absl::string_view id);
 
   // --- Promoting -----------------------------------------------------------
 
@@ -140,8 +141,7 @@ class Promotion {
   void TimerLoop();
   // Arming helpers: note when the earliest timer moved earlier, so sleepers
   // look again.
-  void ArmLocked(absl::string_view id, absl::Time at)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ArmLocked(absl::Time at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ArmPollLocked(absl::Time at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NoteEarliestLocked(absl::Time before) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t SignalOf(absl::string_view topic) const

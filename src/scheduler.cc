@@ -102,7 +102,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   if (absl::Status s = backend_->Add(jobs, now); !s.ok()) return s;
 
   if (run_at > now) {
-    promotion_.ArmAll(ids, run_at);
+    promotion_.Arm(run_at);
   } else {
     promotion_.WakeTopic(topic);
   }
@@ -169,7 +169,6 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease) {
   if (absl::Status s = backend_->Ack(lease.job.id, lease.token, now); !s.ok()) {
     return s;
   }
-  promotion_.Disarm(lease.job.id);
   Emit(EventType::kSucceeded, lease.job.id, lease.job.topic,
        lease.job.attempts);
   return absl::OkStatus();
@@ -185,15 +184,11 @@ absl::Status Scheduler::Impl::Fail(const Lease& lease,
   const Job& job = lease.job;
   Emit(EventType::kFailed, job.id, job.topic, job.attempts, error);
   if (*outcome == FailOutcome::kDead) {
-    promotion_.Disarm(job.id);
     Emit(EventType::kDead, job.id, job.topic, job.attempts, error);
     return absl::OkStatus();
   }
-  // An immediate retry leaves the lease's timer alone: by now another
-  // consumer may hold the job and own that timer. A stale timer only costs
-  // one empty promotion.
   if (retry_at > now) {
-    promotion_.Arm(job.id, retry_at);
+    promotion_.Arm(retry_at);
   } else {
     promotion_.WakeTopic(job.topic);
   }
@@ -218,7 +213,7 @@ absl::Status Scheduler::Impl::Release(const Lease& lease,
     return s;
   }
   if (run_at > now) {
-    promotion_.Arm(lease.job.id, run_at);
+    promotion_.Arm(run_at);
   } else {
     promotion_.WakeTopic(lease.job.topic);
   }
@@ -231,7 +226,7 @@ absl::Status Scheduler::Impl::Touch(Lease& lease) {
   if (!deadline.ok()) return deadline.status();
   lease.deadline = *deadline;
   lease.job.deadline = *deadline;
-  promotion_.Arm(lease.job.id, *deadline);
+  promotion_.Arm(*deadline);
   return absl::OkStatus();
 }
 
@@ -245,7 +240,6 @@ absl::Status Scheduler::Impl::Cancel(absl::string_view id) {
     if (job.ok()) topic = job->topic;
   }
   if (absl::Status s = backend_->Cancel(id, clock_->Now()); !s.ok()) return s;
-  promotion_.Disarm(id);
   Emit(EventType::kCancelled, id, topic);
   return absl::OkStatus();
 }

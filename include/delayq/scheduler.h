@@ -85,13 +85,10 @@ struct SchedulerOptions {
   // Most jobs one PromoteDue() call of the store moves; promotion loops until
   // nothing due is left, so this only bounds how long one store call takes.
   int promote_batch = 1000;
-  // Most jobs this scheduler keeps a timer of its own for (a delayed job it
-  // enqueued, a lease it holds). Beyond it, one timer at the earliest such
-  // time stands for them all: when it fires, the scheduler promotes and asks
-  // the store for its next due time, and so on, so no job is late; it costs
-  // one more look at the store per due time. This bounds the memory a
-  // scheduler holds for jobs that another process cancels or finishes
-  // before they are due.
+  // No longer used. The scheduler keeps no timer per job: one timer at the
+  // earliest time it knows of stands for them all; when it fires, the
+  // scheduler promotes and asks the store for its next due time, so no job is
+  // late and the scheduler's memory does not grow with the pending jobs.
   size_t max_job_timers = 100'000;
 };
 

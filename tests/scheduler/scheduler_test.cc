@@ -190,15 +190,14 @@ TEST_F(SchedulerTest, EnqueueRefusesTimesNoStoreKeepsExactly) {
   EXPECT_OK(scheduler_->Release(lease, absl::Seconds(1)));
 }
 
-// Beyond max_job_timers, one timer stands for the rest, and the store tells
-// the next due time each time it fires: a consumer blocked in Reserve()
-// still gets every job at its time. The store is looked at on its own only
-// once an hour, so only the timers can wake it.
-TEST_F(SchedulerTest, JobsBeyondTheTimerCapAreOnTime) {
+// One timer stands for every pending job, and the store tells the next due
+// time each time it fires: a consumer blocked in Reserve() still gets every
+// job at its time, enqueued latest first. The store is looked at on its own
+// only once an hour, so only the timers can wake it.
+TEST_F(SchedulerTest, EveryJobIsOnTimeWithOneTimerForAll) {
   SchedulerOptions options;
   options.clock = &clock_;
   options.poll_interval = absl::Hours(1);
-  options.max_job_timers = 2;
   ASSERT_OK_AND_ASSIGN(auto capped,
                        Scheduler::Create(NewMemoryBackend(), options));
   constexpr int kJobs = 6;
