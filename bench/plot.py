@@ -47,7 +47,8 @@ def load(path):
 
 def by(runs, workload):
     return sorted((r for r in runs if r["workload"] == workload),
-                  key=lambda r: (r["params"].get("n", 0) if workload == "w2" else 0,
+                  key=lambda r: (r["params"].get("n", 0)
+                                 if workload in ("w2", "footprint") else 0,
                                  order(r["system"]), shape(r),
                                  r["params"].get("concurrency", 0),
                                  r["params"].get("mode", "") == "batch"))
@@ -195,7 +196,40 @@ def markdown(runs):
           num(r["metrics"]["script_calls"] / r["params"]["window_s"]),
           ", ".join(f"{k} {v}" for k, v in r["metrics"]["by_command"].items())]
          for r in by(runs, "idle")]))
+    out.append("\nFootprint (pending delayed jobs, one process; baseline: a"
+               " hand-written binary heap of timers in the same run)\n")
+    out.append(md_table(
+        ["system", "n", "bytes/job", "baseline bytes/job", "enqueue jobs/s",
+         "baseline inserts/s", "idle Tick() ns", "60 Hz frame mean / p99 us",
+         "RSS left after drain (after malloc_trim)", "heap left"],
+        [[r["system"], num(r["params"]["n"])] +
+         [footprint(r["metrics"], k) for k in (
+             "bytes_per_job", "baseline_bytes_per_job", "enqueue_jobs_per_s",
+             "baseline_enqueue_per_s", "idle_tick_ns")] +
+         [frame(r["metrics"]), rss_left(r["metrics"]),
+          footprint(r["metrics"], "heap_left_share")]
+         for r in by(runs, "footprint")]))
     return "\n".join(out) + "\n"
+
+
+def footprint(m, key):
+    """A footprint figure, or a dash where the store has none."""
+    if key not in m:
+        return "-"
+    return f"{100 * m[key]:.0f}%" if key.endswith("_share") else num(m[key])
+
+
+def frame(m):
+    if "frame_mean_us" not in m:
+        return "-"
+    return f'{m["frame_mean_us"]:.1f} / {m["frame_p99_us"]:.1f}'
+
+
+def rss_left(m):
+    if "rss_left_share" not in m:
+        return "-"
+    return (f'{100 * m["rss_left_share"]:.0f}% '
+            f'({100 * m["rss_left_after_trim_share"]:.0f}%)')
 
 
 def problems(runs):

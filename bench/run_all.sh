@@ -14,7 +14,7 @@
 #
 # Sizes can be changed through the environment: W1_N (memory and Redis),
 # W1_N_SQLITE, W2_N (4,000 jobs due per second), W2_LIGHT_N (400 per second),
-# W3_N, W4_N, IDLE_N.
+# W3_N, W4_N, IDLE_N, FOOTPRINT_N (a list: pending timers per footprint run).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -25,6 +25,7 @@ W2_LIGHT_N=${W2_LIGHT_N:-2000}
 W3_N=${W3_N:-1000}
 W4_N=${W4_N:-1000}
 IDLE_N=${IDLE_N:-100000}
+FOOTPRINT_N=${FOOTPRINT_N:-100000 1000000}
 RESULTS=bench/results
 OUT=$RESULTS/results.jsonl
 
@@ -40,7 +41,7 @@ command -v redis-server >/dev/null || {
   exit 1
 }
 
-bazel build -c opt //bench:workloads //bench:seed_poller
+bazel build -c opt //bench:workloads //bench:seed_poller //bench:memory_footprint
 BIN=$(bazel info -c opt bazel-bin 2>/dev/null)/bench
 
 TMP=$(mktemp -d)
@@ -124,6 +125,11 @@ for interval in 100 10; do
 done
 fresh_redis
 run "redis idle" "$BIN/workloads" --store="$REDIS" --workload=idle --n="$IDLE_N"
+
+# Pending timers in one process on the memory store beside a hand-written heap.
+for n in $FOOTPRINT_N; do
+  run "memory footprint n=$n" "$BIN/memory_footprint" --n="$n"
+done
 
 stop_redis
 trap - EXIT

@@ -41,8 +41,8 @@ SimulatedClock::SimulatedClock(absl::Time start) : now_(start) {}
 
 SimulatedClock::~SimulatedClock() = default;
 
-absl::Time SimulatedClock::Now() const {
-  absl::MutexLock lock(&mu_);
+absl::Time SimulatedClock::Now() const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  std::lock_guard<std::mutex> lock(now_mu_);
   return now_;
 }
 
@@ -104,6 +104,7 @@ void SimulatedClock::Advance(absl::Duration d) {
   if (d <= absl::ZeroDuration()) return;
   {
     absl::MutexLock lock(&mu_);
+    std::lock_guard<std::mutex> now_lock(now_mu_);
     now_ += d;
   }
   WakeDue();
@@ -113,6 +114,7 @@ void SimulatedClock::Set(absl::Time t) {
   {
     absl::MutexLock lock(&mu_);
     if (t <= now_) return;
+    std::lock_guard<std::mutex> now_lock(now_mu_);
     now_ = t;
   }
   WakeDue();

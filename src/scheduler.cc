@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -78,9 +79,8 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   if (absl::Status s = internal::ValidateRunAt(run_at, "run_at"); !s.ok()) {
     return s;
   }
-  std::vector<NewJob> jobs(payloads.size());
-  std::vector<std::string> ids;
-  ids.reserve(payloads.size());
+  // One job, the common call, needs no vector of its own.
+  absl::InlinedVector<NewJob, 1> jobs(payloads.size());
   for (size_t i = 0; i < payloads.size(); ++i) {
     NewJob& job = jobs[i];
     if (options.id.empty()) {
@@ -97,9 +97,11 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
     job.ttr = options.ttr;
     job.backoff = options.backoff;
     job.run_at = run_at;
-    ids.push_back(job.id);
   }
   if (absl::Status s = backend_->Add(jobs, now); !s.ok()) return s;
+  std::vector<std::string> ids;
+  ids.reserve(jobs.size());
+  for (NewJob& job : jobs) ids.push_back(std::move(job.id));
 
   if (run_at > now) {
     promotion_.Arm(run_at);

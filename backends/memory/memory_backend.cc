@@ -63,6 +63,7 @@ class MemoryBackend : public Backend {
 
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
     internal::MutexLock lock(&mu_);
+    if (jobs.size() == 1) return AddOne(jobs[0], now);
     if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
     for (const NewJob& job : jobs) {
       JobRecord::Ptr record =
@@ -274,12 +275,23 @@ class MemoryBackend : public Backend {
   }
 
  private:
+  // The common call: one look in the pool both checks the id and places the
+  // record.
+  absl::Status AddOne(const NewJob& job, absl::Time now) {
+    JobRecord* added = nullptr;
+    jobs_.lazy_emplace(job.id, [&](const auto& construct) {
+      JobRecord::Ptr record =
+          JobRecord::Make(job, TopicFor(job.topic), next_seq_++, now);
+      added = record.get();
+      construct(std::move(record));
+    });
+    if (added == nullptr) return internal::IdInUse(job.id);
+    Link(added);
+    return absl::OkStatus();
+  }
+
   // AlreadyExists when an id is taken, or given twice in `jobs`.
   absl::Status CheckIdsFree(absl::Span<const NewJob> jobs) {
-    if (jobs.size() == 1) {
-      if (Find(jobs[0].id) != nullptr) return internal::IdInUse(jobs[0].id);
-      return absl::OkStatus();
-    }
     absl::flat_hash_set<absl::string_view> batch;
     batch.reserve(jobs.size());
     for (const NewJob& job : jobs) {

@@ -14,8 +14,8 @@
 // Prints, per part: bytes per pending job (RSS growth / N), enqueue rate
 // (one call per job), then for delayq: idle Tick() cost, the cost of a 60 Hz
 // frame (advance 16 ms, Tick(), reserve and ack what is due), and the RSS
-// and the heap bytes in use after every job has run, as shares of their peak
-// growth.
+// (as it is, then after malloc_trim(0)) and the heap bytes in use after every
+// job has run, as shares of their peak growth.
 
 #include <malloc.h>
 #include <sys/wait.h>
@@ -42,6 +42,8 @@
 
 ABSL_FLAG(int64_t, n, 1'000'000, "pending delayed jobs");
 ABSL_FLAG(int, frames, 3000, "60 Hz frames timed after the enqueue");
+ABSL_FLAG(bool, json, false,
+          "print one JSON line (bench/run_all.sh's format) instead of a table");
 
 namespace delayq {
 namespace {
@@ -86,6 +88,7 @@ struct Figures {
   double frame_p99_us = 0;
   double frame_jobs = 0;
   double after_drain_share = 0;  // RSS growth after the drain / peak growth
+  double after_trim_share = 0;   // the same after malloc_trim(0)
   double heap_after_drain_share = 0;  // the same for heap bytes in use
 };
 
@@ -202,6 +205,11 @@ Figures RunDelayq(const std::vector<absl::Duration>& delays, int frames) {
   }
   f.after_drain_share = static_cast<double>(RssBytes() - before) /
                         std::max<int64_t>(peak_growth, 1);
+  // glibc keeps small freed blocks cached for reuse; a host that wants the
+  // pages back asks for them at a quiet moment.
+  malloc_trim(0);
+  f.after_trim_share = static_cast<double>(RssBytes() - before) /
+                       std::max<int64_t>(peak_growth, 1);
   f.heap_after_drain_share = static_cast<double>(HeapInUse() - heap_before) /
                              std::max<int64_t>(heap_peak_growth, 1);
   return f;
@@ -232,6 +240,22 @@ Figures InChild(Part part) {
   return f;
 }
 
+void PrintJson(int64_t n, const Figures& dq, const Figures& heap) {
+  printf(
+      "{\"system\": \"delayq-memory\", \"workload\": \"footprint\", "
+      "\"params\": {\"shape\": \"one-process\", \"n\": %lld}, "
+      "\"metrics\": {\"bytes_per_job\": %.1f, \"enqueue_jobs_per_s\": %.0f, "
+      "\"baseline_bytes_per_job\": %.1f, \"baseline_enqueue_per_s\": %.0f, "
+      "\"idle_tick_ns\": %.1f, \"frame_mean_us\": %.2f, "
+      "\"frame_p99_us\": %.2f, \"frame_jobs\": %.2f, "
+      "\"rss_left_share\": %.3f, \"rss_left_after_trim_share\": %.3f, "
+      "\"heap_left_share\": %.3f}}\n",
+      static_cast<long long>(n), dq.bytes_per_job, dq.enqueue_per_s,
+      heap.bytes_per_job, heap.enqueue_per_s, dq.idle_tick_ns, dq.frame_mean_us,
+      dq.frame_p99_us, dq.frame_jobs, dq.after_drain_share, dq.after_trim_share,
+      dq.heap_after_drain_share);
+}
+
 }  // namespace
 }  // namespace delayq
 
@@ -241,12 +265,18 @@ int main(int argc, char** argv) {
   const int64_t n = absl::GetFlag(FLAGS_n);
   const int frames = absl::GetFlag(FLAGS_frames);
   const std::vector<absl::Duration> delays = Delays(n);
-  printf(
-      "memory footprint, one process, %lld delayed jobs over 1 h, "
-      "topic %s, payload %s\n",
-      static_cast<long long>(n), kTopic, kPayload);
+  if (!absl::GetFlag(FLAGS_json)) {
+    printf(
+        "memory footprint, one process, %lld delayed jobs over 1 h, "
+        "topic %s, payload %s\n",
+        static_cast<long long>(n), kTopic, kPayload);
+  }
   const Figures heap = InChild([&] { return RunHeap(delays); });
   const Figures dq = InChild([&] { return RunDelayq(delays, frames); });
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson(n, dq, heap);
+    return 0;
+  }
   printf("%-34s %14s %14s %8s\n", "figure", "delayq memory", "hand heap",
          "ratio");
   printf("%-34s %14.0f %14.0f %8.2f\n", "bytes per pending job",
@@ -261,6 +291,8 @@ int main(int argc, char** argv) {
   printf("%-34s %14.1f\n", "60 Hz frame, p99 (us)", dq.frame_p99_us);
   printf("%-34s %13.0f%%\n", "RSS growth left after all ran",
          100 * dq.after_drain_share);
+  printf("%-34s %13.0f%%\n", "  the same after malloc_trim(0)",
+         100 * dq.after_trim_share);
   printf("%-34s %13.0f%%\n", "heap in use left after all ran",
          100 * dq.heap_after_drain_share);
   return 0;

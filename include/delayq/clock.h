@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "absl/base/thread_annotations.h"
@@ -103,6 +104,10 @@ class SimulatedClock : public Clock {
   void WakeDue();
 
   mutable absl::Mutex mu_;
+  // Written under both mutexes, so it may be read under either. Now() takes
+  // only this one: a host loop reads the clock on every call, and a plain
+  // mutex costs a fraction of absl::Mutex's bookkeeping.
+  mutable std::mutex now_mu_;
   absl::Time now_ ABSL_GUARDED_BY(mu_);
   // Blocked waiters by deadline.
   std::multimap<absl::Time, Waiter*> waiters_ ABSL_GUARDED_BY(mu_);
