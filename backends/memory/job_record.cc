@@ -3,6 +3,7 @@
 #include "backends/memory/job_record.h"
 
 #include <cstring>
+#include <limits>
 #include <new>
 #include <utility>
 
@@ -18,6 +19,12 @@ int64_t MicrosOf(absl::Time t) {
 absl::Time TimeOf(int64_t micros) {
   return micros == kNoTime ? absl::InfinitePast()
                            : absl::FromUnixMicros(micros);
+}
+
+int64_t DeadlineAfter(int64_t from, int64_t ttr) {
+  int64_t sum;
+  if (!__builtin_add_overflow(from, ttr, &sum)) return sum;
+  return ttr > 0 ? std::numeric_limits<int64_t>::max() : kNoTime + 1;
 }
 
 JobRecord::Ptr JobRecord::Make(const NewJob& job, TopicIndex* topic,

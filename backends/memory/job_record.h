@@ -32,6 +32,9 @@ struct TopicIndex;
 inline constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
 int64_t MicrosOf(absl::Time t);
 absl::Time TimeOf(int64_t micros);
+// `from` + `ttr`, saturating as absl::Time does (a caller of the Backend API
+// may pass durations the scheduler would refuse).
+int64_t DeadlineAfter(int64_t from, int64_t ttr);
 
 class JobRecord {
  public:

@@ -30,6 +30,7 @@
 namespace delayq {
 namespace {
 
+using memory_internal::DeadlineAfter;
 using memory_internal::DeathKey;
 using memory_internal::JobRecord;
 using memory_internal::kNoTime;
@@ -97,7 +98,8 @@ class MemoryBackend : public Backend {
       JobRecord* r = index->ready.begin()->record;
       Unlink(r);
       r->set_attempts(r->attempts() + 1);
-      r->Reserve(next_token_++, std::max(now_us, r->run_at()) + r->ttr());
+      r->Reserve(next_token_++,
+                 DeadlineAfter(std::max(now_us, r->run_at()), r->ttr()));
       Link(r);
       Lease lease;
       lease.job = r->ToJob();
@@ -155,7 +157,7 @@ class MemoryBackend : public Backend {
     JobRecord* r = Current(id, token);
     if (r == nullptr) return internal::StaleLease(id);
     Unlink(r);
-    r->set_deadline(MicrosOf(now) + r->ttr());
+    r->set_deadline(DeadlineAfter(MicrosOf(now), r->ttr()));
     Link(r);
     return TimeOf(r->deadline());
   }
