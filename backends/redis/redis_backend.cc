@@ -43,21 +43,47 @@ using Call = redis_internal::Scripts::Call;
 constexpr int kLayout = 3;
 
 redis_internal::PoolOptions PoolOptionsFor(const RedisOptions& o) {
-  return redis_internal::PoolOptions{o.host,
-                                     o.port,
-                                     o.unix_socket,
-                                     o.password,
-                                     o.db,
-                                     o.connect_timeout,
-                                     o.command_timeout,
-                                     o.pool_size};
+  redis_internal::PoolOptions p;
+  p.host = o.host;
+  p.port = o.port;
+  p.unix_socket = o.unix_socket;
+  p.password = o.password;
+  p.username = o.username;
+  p.db = o.db;
+  p.connect_timeout = o.connect_timeout;
+  p.command_timeout = o.command_timeout;
+  p.size = o.pool_size;
+  if (!o.sentinels.empty()) {
+    std::vector<redis_internal::HostPort> sentinels;
+    for (const RedisEndpoint& s : o.sentinels) {
+      sentinels.push_back({s.host, s.port});
+    }
+    p.locator = std::make_shared<redis_internal::PrimaryLocator>(
+        std::move(sentinels), o.sentinel_master, o.sentinel_password,
+        o.connect_timeout, o.command_timeout);
+  }
+  return p;
 }
 
 absl::Status ValidateOptions(const RedisOptions& o) {
   auto bad = [](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("redis options: ", what));
   };
-  if (o.unix_socket.empty() && o.host.empty()) return bad("host is empty");
+  if (!o.sentinels.empty()) {
+    if (o.sentinel_master.empty()) return bad("sentinel_master is empty");
+    for (const RedisEndpoint& s : o.sentinels) {
+      if (s.host.empty()) return bad("a sentinel's host is empty");
+      if (s.port < 1 || s.port > 65535) {
+        return bad(
+            absl::StrCat("a sentinel's port ", s.port, " is not in 1..65535"));
+      }
+    }
+  } else if (o.unix_socket.empty() && o.host.empty()) {
+    return bad("host is empty");
+  }
+  if (!o.username.empty() && o.password.empty()) {
+    return bad("a username needs a password");
+  }
   // sockaddr_un holds 107 bytes and a NUL; a longer path would be cut short
   // and name another socket.
   if (o.unix_socket.size() > 107) {
@@ -514,8 +540,10 @@ absl::StatusOr<absl::Time> RedisBackend::NextDue() {
 
 absl::StatusOr<std::unique_ptr<NewsSubscription>> RedisBackend::Subscribe(
     NewsCallback on_news) {
-  return redis_internal::SubscribeToNews(PoolOptionsFor(options_),
-                                         news_channel_, std::move(on_news));
+  // The pool's options: with sentinels, the same locator, so that the
+  // subscription follows the primary the pool finds.
+  return redis_internal::SubscribeToNews(pool_.options(), news_channel_,
+                                         std::move(on_news));
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(

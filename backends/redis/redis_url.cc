@@ -1,7 +1,8 @@
 // Copyright delayq authors.
 //
-// ParseRedisUrl(): redis://[:password@]host:port[/db][?name=value&...] and
-// redis+unix://[:password@]/socket/path[?db=N&name=value&...].
+// ParseRedisUrl(): redis://[user:password@]host:port[/db][?name=value&...],
+// redis+unix://[user:password@]/socket/path[?db=N&name=value&...] and
+// redis+sentinel://[user:password@]h1:p1,h2:p2/MASTER[?db=N&name=value&...].
 
 #include <limits>
 #include <string>
@@ -44,15 +45,60 @@ bool PercentDecode(absl::string_view in, std::string* out) {
   return true;
 }
 
-// Takes ":password" (percent-encoded) from a URL's userinfo.
-absl::Status ParsePassword(absl::string_view url, absl::string_view userinfo,
-                           RedisOptions* o) {
-  if (!absl::ConsumePrefix(&userinfo, ":")) {
-    return Bad(url, "credentials must be ':password@' (no user name)");
+// Takes "user:password" or ":password" (percent-encoded) from a URL's
+// userinfo.
+absl::Status ParseCredentials(absl::string_view url, absl::string_view userinfo,
+                              RedisOptions* o) {
+  const size_t colon = userinfo.find(':');
+  if (colon == absl::string_view::npos) {
+    return Bad(url, "credentials must be 'user:password@' or ':password@'");
   }
-  if (!PercentDecode(userinfo, &o->password)) {
+  if (!PercentDecode(userinfo.substr(0, colon), &o->username)) {
+    return Bad(url, "malformed percent escape in user");
+  }
+  if (!PercentDecode(userinfo.substr(colon + 1), &o->password)) {
     return Bad(url, "malformed percent escape in password");
   }
+  if (o->password.empty()) return Bad(url, "a user needs a password");
+  return absl::OkStatus();
+}
+
+// Splits "[credentials@]rest" and parses the credentials.
+absl::Status TakeCredentials(absl::string_view url, absl::string_view* rest,
+                             RedisOptions* o) {
+  const size_t at = rest->rfind('@');
+  if (at == absl::string_view::npos) return absl::OkStatus();
+  absl::Status s = ParseCredentials(url, rest->substr(0, at), o);
+  rest->remove_prefix(at + 1);
+  return s;
+}
+
+// "host:port", with an IPv6 host in brackets.
+absl::Status ParseHostPort(absl::string_view url, absl::string_view text,
+                           RedisEndpoint* e) {
+  absl::string_view host, port;
+  if (absl::StartsWith(text, "[")) {
+    size_t close = text.find(']');
+    if (close == absl::string_view::npos) {
+      return Bad(url, "unclosed '[' in host");
+    }
+    host = text.substr(1, close - 1);
+    absl::string_view after = text.substr(close + 1);
+    if (!absl::ConsumePrefix(&after, ":")) return Bad(url, "missing port");
+    port = after;
+  } else {
+    size_t colon = text.rfind(':');
+    if (colon == absl::string_view::npos) return Bad(url, "missing port");
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+  }
+  if (host.empty()) return Bad(url, "missing host");
+  e->host = std::string(host);
+  int64_t v = 0;
+  if (!internal::ParseUrlDecimal(port, 1, 65535, &v)) {
+    return Bad(url, absl::StrCat("port '", port, "' is not in 1..65535"));
+  }
+  e->port = static_cast<int>(v);
   return absl::OkStatus();
 }
 
@@ -64,36 +110,12 @@ absl::Status ParseTcpTarget(absl::string_view url, absl::string_view rest,
     path = rest.substr(slash + 1);
     rest = rest.substr(0, slash);
   }
-  if (size_t at = rest.rfind('@'); at != absl::string_view::npos) {
-    if (absl::Status s = ParsePassword(url, rest.substr(0, at), o); !s.ok()) {
-      return s;
-    }
-    rest = rest.substr(at + 1);
-  }
-
-  // host:port, with an IPv6 host in brackets.
-  absl::string_view host, port;
-  if (absl::StartsWith(rest, "[")) {
-    size_t close = rest.find(']');
-    if (close == absl::string_view::npos)
-      return Bad(url, "unclosed '[' in host");
-    host = rest.substr(1, close - 1);
-    absl::string_view after = rest.substr(close + 1);
-    if (!absl::ConsumePrefix(&after, ":")) return Bad(url, "missing port");
-    port = after;
-  } else {
-    size_t colon = rest.rfind(':');
-    if (colon == absl::string_view::npos) return Bad(url, "missing port");
-    host = rest.substr(0, colon);
-    port = rest.substr(colon + 1);
-  }
-  if (host.empty()) return Bad(url, "missing host");
-  o->host = std::string(host);
+  DQ_RETURN_IF_ERROR(TakeCredentials(url, &rest, o));
+  RedisEndpoint server;
+  DQ_RETURN_IF_ERROR(ParseHostPort(url, rest, &server));
+  o->host = server.host;
+  o->port = server.port;
   int64_t v = 0;
-  if (!internal::ParseUrlDecimal(port, 1, 65535, &v)) {
-    return Bad(url, absl::StrCat("port '", port, "' is not in 1..65535"));
-  }
-  o->port = static_cast<int>(v);
 
   if (!path.empty()) {
     if (!internal::ParseUrlDecimal(path, 0, std::numeric_limits<int>::max(),
@@ -108,14 +130,15 @@ absl::Status ParseTcpTarget(absl::string_view url, absl::string_view rest,
 // The part after "redis+unix://" and before '?': [:password@]/socket/path.
 absl::Status ParseSocketTarget(absl::string_view url, absl::string_view rest,
                                RedisOptions* o) {
-  if (absl::StartsWith(rest, ":")) {
+  if (!absl::StartsWith(rest, "/")) {
     const size_t at = rest.find('@');
     if (at == absl::string_view::npos) {
-      return Bad(url, "a password must end with '@'");
+      return Bad(url, absl::StartsWith(rest, ":")
+                          ? "a password must end with '@'"
+                          : "the socket path must be absolute "
+                            "(redis+unix:///path)");
     }
-    if (absl::Status s = ParsePassword(url, rest.substr(0, at), o); !s.ok()) {
-      return s;
-    }
+    DQ_RETURN_IF_ERROR(ParseCredentials(url, rest.substr(0, at), o));
     rest = rest.substr(at + 1);
   }
   if (!absl::StartsWith(rest, "/")) {
@@ -127,10 +150,31 @@ absl::Status ParseSocketTarget(absl::string_view url, absl::string_view rest,
   return absl::OkStatus();
 }
 
-// The parameters after '?'. `db` is one of them only for a socket, whose
-// URL has no other place for it.
+// The part after "redis+sentinel://" and before '?':
+// [credentials@]h1:p1,h2:p2/MASTER.
+absl::Status ParseSentinelTarget(absl::string_view url, absl::string_view rest,
+                                 RedisOptions* o) {
+  const size_t slash = rest.find('/');
+  if (slash == absl::string_view::npos || slash + 1 == rest.size()) {
+    return Bad(url, "missing the primary's name (redis+sentinel://h:p/NAME)");
+  }
+  if (!PercentDecode(rest.substr(slash + 1), &o->sentinel_master)) {
+    return Bad(url, "malformed percent escape in the primary's name");
+  }
+  rest = rest.substr(0, slash);
+  DQ_RETURN_IF_ERROR(TakeCredentials(url, &rest, o));
+  for (absl::string_view text : absl::StrSplit(rest, ',')) {
+    RedisEndpoint sentinel;
+    DQ_RETURN_IF_ERROR(ParseHostPort(url, text, &sentinel));
+    o->sentinels.push_back(std::move(sentinel));
+  }
+  return absl::OkStatus();
+}
+
+// The parameters after '?'. `db` is one of them only where the URL has no
+// other place for it (a socket, sentinels).
 absl::Status ParseQuery(absl::string_view url, absl::string_view query,
-                        bool socket, RedisOptions* o) {
+                        bool db_param, RedisOptions* o) {
   absl::StatusOr<std::vector<internal::UrlParam>> params =
       internal::SplitUrlQuery("redis", url, query);
   if (!params.ok()) return params.status();
@@ -139,10 +183,14 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
     auto number = [&](int64_t lo, int64_t hi) {
       return internal::UrlInt("redis", url, param, lo, hi);
     };
-    if (name == "db" && socket) {
+    if (name == "db" && db_param) {
       DQ_ASSIGN_OR_RETURN(int64_t v,
                           number(0, std::numeric_limits<int>::max()));
       o->db = static_cast<int>(v);
+    } else if (name == "sentinel_password" && !o->sentinels.empty()) {
+      if (!PercentDecode(value, &o->sentinel_password)) {
+        return Bad(url, "malformed percent escape in sentinel_password");
+      }
     } else if (name == "namespace") {
       if (!PercentDecode(value, &o->ns)) {
         return Bad(url, "malformed percent escape in namespace");
@@ -196,20 +244,33 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
   RedisOptions o;
   constexpr absl::string_view kTcp = "redis://";
   constexpr absl::string_view kSocket = "redis+unix://";
-  const bool socket = absl::StartsWith(url, kSocket);
-  if (!socket && !absl::StartsWith(url, kTcp)) {
-    return Bad(url, "scheme must be redis:// or redis+unix://");
+  constexpr absl::string_view kSentinel = "redis+sentinel://";
+  absl::string_view rest = url;
+  absl::Status parsed;
+  bool db_param = true;
+  auto target = [&]() {
+    absl::string_view t = rest;
+    if (size_t q = t.find('?'); q != absl::string_view::npos)
+      t = t.substr(0, q);
+    return t;
+  };
+  if (absl::ConsumePrefix(&rest, kSocket)) {
+    parsed = ParseSocketTarget(url, target(), &o);
+  } else if (absl::ConsumePrefix(&rest, kSentinel)) {
+    parsed = ParseSentinelTarget(url, target(), &o);
+  } else if (absl::ConsumePrefix(&rest, kTcp)) {
+    parsed = ParseTcpTarget(url, target(), &o);
+    db_param = false;
+  } else {
+    return Bad(url,
+               "scheme must be redis://, redis+unix:// or redis+sentinel://");
   }
-  absl::string_view rest = url.substr(socket ? kSocket.size() : kTcp.size());
+  if (!parsed.ok()) return parsed;
   absl::string_view query;
   if (size_t q = rest.find('?'); q != absl::string_view::npos) {
     query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
   }
-  absl::Status parsed =
-      socket ? ParseSocketTarget(url, rest, &o) : ParseTcpTarget(url, rest, &o);
-  if (!parsed.ok()) return parsed;
-  if (absl::Status s = ParseQuery(url, query, socket, &o); !s.ok()) return s;
+  DQ_RETURN_IF_ERROR(ParseQuery(url, query, db_param, &o));
   return o;
 }
 

@@ -34,6 +34,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -41,6 +42,14 @@
 #include "delayq/backend.h"
 
 namespace delayq {
+
+// RedisEndpoint
+//
+// A server's host and port.
+struct RedisEndpoint {
+  std::string host;
+  int port = 0;
+};
 
 // RedisOptions
 //
@@ -57,6 +66,21 @@ struct RedisOptions {
   std::string unix_socket;
   // Sent with AUTH on every new connection when not empty.
   std::string password;
+  // With `password`, an ACL user (Redis 6 and later): AUTH username
+  // password. Empty: AUTH password, for the default user.
+  std::string username;
+  // Redis Sentinel: when not empty, the store reaches the primary that
+  // these sentinels name `sentinel_master`, and host, port and unix_socket
+  // are not used. It asks them again whenever the primary it found stops
+  // being one (a connection to it fails, it answers READONLY, ROLE calls it
+  // a replica), so calls during a failover return Unavailable and later
+  // calls reach the new primary, with no restart. Replication is
+  // asynchronous: a job added just before a failover may be lost with the
+  // old primary.
+  std::vector<RedisEndpoint> sentinels;
+  std::string sentinel_master;
+  // Sent with AUTH to the sentinels when not empty (their requirepass).
+  std::string sentinel_password;
   // Selected with SELECT on every new connection.
   int db = 0;
   // Namespace: the hash tag of every key ("{ns}:..."). Several stores may
@@ -132,9 +156,15 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 //            &allow_eviction=0|1]
 // or, for a server's Unix socket (`unix_socket`; the db as a parameter),
 //   redis+unix://[:password@]/path/to/redis.sock[?db=N&namespace=NS&...]
+// or, for the primary that Redis Sentinel names MASTER (`sentinels`,
+// `sentinel_master`; the db as a parameter, `sentinel_password` for
+// sentinels that require one),
+//   redis+sentinel://[user:password@]s1:26379,s2:26379/MASTER[?db=N&...]
+// Credentials may name an ACL user (`username`): user:password@, or
+// :password@ for the default user.
 // into options (fields not named keep their defaults; `timeout_ms` sets the
-// command timeout). The password, namespace and socket path may be
-// percent-encoded.
+// command timeout). The user, password, namespace, master name and socket
+// path may be percent-encoded.
 // InvalidArgument, naming the offending part, for anything else: another
 // scheme, a missing host or port, a non-numeric or out-of-range number, an
 // unknown or repeated query parameter.

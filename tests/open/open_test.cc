@@ -111,6 +111,10 @@ TEST(RedactedUrlTest, HidesEverythingThatCouldBeAPassword) {
   EXPECT_EQ(RedactedUrl("redis://:pa/ss@h:6379"), "redis://***@h:6379");
   EXPECT_EQ(RedactedUrl("redis://:p@ss:w@h:6379"), "redis://***@h:6379");
   EXPECT_EQ(RedactedUrl("rediss://user:pw@h:6380"), "rediss://***@h:6380");
+  EXPECT_EQ(RedactedUrl("redis+sentinel://u:pw@s1:1,s2:2/m?db=1&"
+                        "sentinel_password=sp&namespace=q"),
+            "redis+sentinel://***@s1:1,s2:2/m?db=1&sentinel_password=***&"
+            "namespace=q");
   EXPECT_EQ(RedactedUrl("redis+unix://:pw@/run/redis.sock"),
             "redis+unix://***@/run/redis.sock");
   EXPECT_EQ(RedactedUrl("redis://h:6379?namespace=q"),

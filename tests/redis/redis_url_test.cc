@@ -48,6 +48,36 @@ TEST(ParseRedisUrlTest, EveryPart) {
   EXPECT_EQ(o.max_clock_skew, absl::Milliseconds(40));
 }
 
+TEST(ParseRedisUrlTest, AclUserAndPassword) {
+  ASSERT_OK_AND_ASSIGN(RedisOptions o,
+                       ParseRedisUrl("redis://jobs%2Dw:p%40ss@h:6379"));
+  EXPECT_EQ(o.username, "jobs-w");
+  EXPECT_EQ(o.password, "p@ss");
+  ASSERT_OK_AND_ASSIGN(o, ParseRedisUrl("redis+unix://app:pw@/r.sock"));
+  EXPECT_EQ(o.username, "app");
+  EXPECT_EQ(o.password, "pw");
+  EXPECT_EQ(o.unix_socket, "/r.sock");
+}
+
+TEST(ParseRedisUrlTest, SentinelsAndThePrimarysName) {
+  ASSERT_OK_AND_ASSIGN(
+      RedisOptions o,
+      ParseRedisUrl("redis+sentinel://app:pw@s1:26379,[::1]:26380,s3:26381/"
+                    "my%20primary?db=2&namespace=orders&sentinel_password=sp"));
+  ASSERT_EQ(o.sentinels.size(), 3u);
+  EXPECT_EQ(o.sentinels[0].host, "s1");
+  EXPECT_EQ(o.sentinels[0].port, 26379);
+  EXPECT_EQ(o.sentinels[1].host, "::1");
+  EXPECT_EQ(o.sentinels[1].port, 26380);
+  EXPECT_EQ(o.sentinels[2].host, "s3");
+  EXPECT_EQ(o.sentinel_master, "my primary");
+  EXPECT_EQ(o.sentinel_password, "sp");
+  EXPECT_EQ(o.username, "app");
+  EXPECT_EQ(o.password, "pw");
+  EXPECT_EQ(o.db, 2);
+  EXPECT_EQ(o.ns, "orders");
+}
+
 TEST(ParseRedisUrlTest, ClockSkewCheckCanBeTurnedOff) {
   ASSERT_OK_AND_ASSIGN(RedisOptions o,
                        ParseRedisUrl("redis://h:1?max_skew_ms=off"));
@@ -79,8 +109,9 @@ TEST(ParseRedisUrlTest, UnixSocketWithDbAndPassword) {
 
 TEST(ParseRedisUrlTest, ErrorsDoNotQuoteThePassword) {
   for (const char* url :
-       {"redis://:s3cret@localhost", "redis://user:s3cret@localhost:6379",
-        "redis+unix://:s3cret@relative.sock"}) {
+       {"redis://:s3cret@localhost", "redis://user:s3cret@localhost",
+        "redis+unix://:s3cret@relative.sock",
+        "redis+sentinel://u:s3cret@s1:1/m?sentinel_password=s3cret&x=1"}) {
     absl::StatusOr<RedisOptions> o = ParseRedisUrl(url);
     EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument)) << url;
     EXPECT_THAT(std::string(o.status().message()),
@@ -121,7 +152,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"redis://localhost:63x9", "port '63x9'"},
         BadUrl{"redis://localhost:6379/x", "db 'x'"},
         BadUrl{"redis://localhost:6379/-1", "db '-1'"},
-        BadUrl{"redis://user:pw@localhost:6379", "no user name"},
+        BadUrl{"redis://user@localhost:6379", "'user:password@' or"},
+        BadUrl{"redis://user:@localhost:6379", "a user needs a password"},
+        BadUrl{"redis://%zz:pw@localhost:6379", "percent escape in user"},
+        BadUrl{"redis+sentinel://s1:26379", "missing the primary's name"},
+        BadUrl{"redis+sentinel://s1:26379/", "missing the primary's name"},
+        BadUrl{"redis+sentinel://s1:26379,s2/m", "missing port"},
+        BadUrl{"redis+sentinel://s1:26379,:2/m", "missing host"},
+        BadUrl{"redis+sentinel://s1:0/m", "port '0'"},
+        BadUrl{"redis+sentinel://s1:1/m?sentinel_password=", "has no value"},
+        BadUrl{"redis://h:1?sentinel_password=x",
+               "unknown parameter 'sentinel_password'"},
         BadUrl{"redis://:%zz@localhost:6379", "percent escape in password"},
         BadUrl{"redis://[::1:6379", "unclosed"},
         BadUrl{"redis://h:1?namespace=", "'namespace' has no value"},

@@ -85,8 +85,23 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::StartSentinel(
+    const std::string& master_name, int primary_port, int quorum) {
+  const std::string& name = master_name;
+  return Make(
+      {}, absl::StrCat("sentinel monitor ", name, " 127.0.0.1 ", primary_port,
+                       " ", quorum, "\n", "sentinel down-after-milliseconds ",
+                       name, " 1000\n", "sentinel failover-timeout ", name,
+                       " 3000\n", "sentinel parallel-syncs ", name, " 1\n"));
+}
+
 absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
     std::vector<std::string> extra_args) {
+  return Make(std::move(extra_args), "");
+}
+
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Make(
+    std::vector<std::string> extra_args, const std::string& sentinel_conf) {
   std::unique_ptr<RedisServer> server(new RedisServer());
   server->binary_ = FindBinary();
   if (server->binary_.empty()) {
@@ -111,6 +126,15 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
     }
     server->socket_path_ = short_templ + "/redis.sock";
   }
+  if (!sentinel_conf.empty()) {
+    // A sentinel runs from a file of its own, which it rewrites.
+    server->sentinel_conf_ = server->dir_ + "/sentinel.conf";
+    std::ofstream conf(server->sentinel_conf_);
+    conf << sentinel_conf;
+    if (!conf.good()) {
+      return absl::InternalError("cannot write " + server->sentinel_conf_);
+    }
+  }
   server->extra_args_ = std::move(extra_args);
   absl::Status last;
   for (int attempt = 0; attempt < 3; ++attempt) {
@@ -134,6 +158,27 @@ RedisServer::~RedisServer() {
 }
 
 absl::Status RedisServer::Launch() {
+  if (!sentinel_conf_.empty()) return LaunchArgs(SentinelArgs());
+  return LaunchArgs(ServerArgs());
+}
+
+std::vector<std::string> RedisServer::SentinelArgs() const {
+  return {binary_,
+          sentinel_conf_,
+          "--sentinel",
+          "--port",
+          absl::StrCat(port_),
+          "--bind",
+          "127.0.0.1",
+          "--daemonize",
+          "no",
+          "--dir",
+          dir_,
+          "--logfile",
+          dir_ + "/redis.log"};
+}
+
+std::vector<std::string> RedisServer::ServerArgs() const {
   std::vector<std::string> args = {binary_,
                                    "--port",
                                    absl::StrCat(port_),
@@ -154,6 +199,10 @@ absl::Status RedisServer::Launch() {
                                    "--logfile",
                                    dir_ + "/redis.log"};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  return args;
+}
+
+absl::Status RedisServer::LaunchArgs(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

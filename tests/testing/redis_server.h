@@ -36,6 +36,14 @@ class RedisServer {
   static absl::StatusOr<std::unique_ptr<RedisServer>> Start(
       std::vector<std::string> extra_args = {});
 
+  // StartSentinel()
+  //
+  // A Redis Sentinel (redis-server --sentinel) watching the primary on
+  // 127.0.0.1:`primary_port` as `master_name`, with `quorum`, a primary
+  // judged down after 1 s without answers and a failover timeout of 3 s.
+  static absl::StatusOr<std::unique_ptr<RedisServer>> StartSentinel(
+      const std::string& master_name, int primary_port, int quorum);
+
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -68,6 +76,11 @@ class RedisServer {
  private:
   RedisServer() = default;
   absl::Status Launch();
+  absl::Status LaunchArgs(std::vector<std::string> args);
+  std::vector<std::string> ServerArgs() const;
+  std::vector<std::string> SentinelArgs() const;
+  static absl::StatusOr<std::unique_ptr<RedisServer>> Make(
+      std::vector<std::string> extra_args, const std::string& sentinel_conf);
   void Reap(int signal);
 
   std::string binary_;
@@ -76,6 +89,8 @@ class RedisServer {
   std::string socket_path_;
   pid_t pid_ = -1;
   std::vector<std::string> extra_args_;
+  // Set for a sentinel: the configuration file it runs from (and rewrites).
+  std::string sentinel_conf_;
 };
 
 }  // namespace testing

@@ -119,20 +119,67 @@ absl::Status ContextStatus(const redisContext* c, absl::string_view endpoint,
 }
 
 std::string Endpoint(const PoolOptions& o) {
+  if (o.locator != nullptr) return o.locator->Describe();
   if (!o.unix_socket.empty()) return o.unix_socket;
-  if (absl::StrContains(o.host, ':')) {
-    return absl::StrCat("[", o.host, "]:", o.port);
+  return HostPortText(HostPort{o.host, o.port});
+}
+
+absl::StatusOr<Target> Resolve(const PoolOptions& options) {
+  Target t;
+  if (options.locator == nullptr) {
+    t.host = options.host;
+    t.port = options.port;
+    t.unix_socket = options.unix_socket;
+    t.endpoint = Endpoint(options);
+    return t;
   }
-  return absl::StrCat(o.host, ":", o.port);
+  absl::StatusOr<HostPort> primary = options.locator->Primary();
+  if (!primary.ok()) return primary.status();
+  t.host = primary->host;
+  t.port = primary->port;
+  t.endpoint = HostPortText(*primary);
+  return t;
+}
+
+void ForgetPrimary(const PoolOptions& options, absl::string_view endpoint) {
+  if (options.locator != nullptr) options.locator->Forget(endpoint);
+}
+
+absl::Status CheckPrimary(const redisReply* role, absl::string_view endpoint) {
+  if (role->type == REDIS_REPLY_ARRAY && role->elements > 0 &&
+      role->element[0]->type == REDIS_REPLY_STRING &&
+      absl::string_view(role->element[0]->str, role->element[0]->len) ==
+          "master") {
+    return absl::OkStatus();
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "redis ", endpoint,
+      ": not a primary (a failover is under way); the sentinels are asked "
+      "again"));
+}
+
+Command AuthCommand(const PoolOptions& options) {
+  if (options.password.empty()) return {};
+  if (options.username.empty()) return {"AUTH", options.password};
+  return {"AUTH", options.username, options.password};
 }
 
 absl::StatusOr<redisContext*> DialNonBlocking(const PoolOptions& options,
                                               int cancel_fd) {
-  const std::string endpoint = Endpoint(options);
-  redisContext* c =
-      options.unix_socket.empty()
-          ? redisConnectNonBlock(options.host.c_str(), options.port)
-          : redisConnectUnixNonBlock(options.unix_socket.c_str());
+  absl::StatusOr<Target> target = Resolve(options);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<redisContext*> c = DialTarget(*target, options, cancel_fd);
+  if (!c.ok()) ForgetPrimary(options, target->endpoint);
+  return c;
+}
+
+absl::StatusOr<redisContext*> DialTarget(const Target& target,
+                                         const PoolOptions& options,
+                                         int cancel_fd) {
+  const std::string& endpoint = target.endpoint;
+  redisContext* c = target.unix_socket.empty()
+                        ? redisConnectNonBlock(target.host.c_str(), target.port)
+                        : redisConnectUnixNonBlock(target.unix_socket.c_str());
   if (c == nullptr) return absl::ResourceExhaustedError("redis: out of memory");
   if (c->err != 0) {
     absl::Status status = ContextStatus(c, endpoint, "connect");
@@ -247,29 +294,45 @@ ConnectionPool::ConnectionPool(PoolOptions options)
 
 ConnectionPool::~ConnectionPool() = default;
 
-absl::StatusOr<redisContext*> ConnectionPool::Connect() {
+absl::StatusOr<ConnectionPool::Opened> ConnectionPool::Connect() {
+  absl::StatusOr<Target> target = Resolve(options_);
+  if (!target.ok()) return target.status();
+  absl::StatusOr<redisContext*> c = ConnectTo(*target);
+  if (!c.ok()) {
+    ForgetPrimary(options_, target->endpoint);
+    return c.status();
+  }
+  return Opened{*c, target->endpoint};
+}
+
+absl::StatusOr<redisContext*> ConnectionPool::ConnectTo(const Target& target) {
+  const std::string& endpoint = target.endpoint;
   const timeval connect_tv = TimeoutTimeval(options_.connect_timeout);
-  redisContext* c = options_.unix_socket.empty()
-                        ? redisConnectWithTimeout(options_.host.c_str(),
-                                                  options_.port, connect_tv)
-                        : redisConnectUnixWithTimeout(
-                              options_.unix_socket.c_str(), connect_tv);
+  redisContext* c =
+      target.unix_socket.empty()
+          ? redisConnectWithTimeout(target.host.c_str(), target.port,
+                                    connect_tv)
+          : redisConnectUnixWithTimeout(target.unix_socket.c_str(), connect_tv);
   if (c == nullptr) return absl::ResourceExhaustedError("redis: out of memory");
   if (c->err != 0) {
-    absl::Status status = ContextStatus(c, endpoint_, "connect");
+    absl::Status status = ContextStatus(c, endpoint, "connect");
     FreeContext(c);
     return status;
   }
   SetCloseOnExec(c->fd);
   if (redisSetTimeout(c, TimeoutTimeval(options_.command_timeout)) !=
       REDIS_OK) {
-    absl::Status status = ContextStatus(c, endpoint_, "set timeout");
+    absl::Status status = ContextStatus(c, endpoint, "set timeout");
     FreeContext(c);
     return status;
   }
   std::vector<Command> setup;
-  if (!options_.password.empty()) setup.push_back({"AUTH", options_.password});
+  if (Command auth = AuthCommand(options_); !auth.empty()) {
+    setup.push_back(std::move(auth));
+  }
   if (options_.db != 0) setup.push_back({"SELECT", absl::StrCat(options_.db)});
+  // A server the sentinels named may have been demoted since.
+  if (options_.locator != nullptr) setup.push_back({"ROLE"});
   // One round trip on every new connection, so that an error the server
   // sends on accepting it (too many clients) fails the opening instead of
   // passing for the first call's reply.
@@ -289,9 +352,11 @@ absl::StatusOr<redisContext*> ConnectionPool::Connect() {
         redisCommandArgv(c, argv.size(), argv.data(), lens.data())));
     absl::Status status;
     if (reply == nullptr) {
-      status = ContextStatus(c, endpoint_, cmd[0]);
+      status = ContextStatus(c, endpoint, cmd[0]);
     } else if (reply->type == REDIS_REPLY_ERROR) {
       status = ErrorReplyStatus(absl::string_view(reply->str, reply->len));
+    } else if (cmd[0] == "ROLE") {
+      status = CheckPrimary(reply.get(), endpoint);
     }
     if (!status.ok()) {
       FreeContext(c);
@@ -354,11 +419,11 @@ absl::StatusOr<std::shared_ptr<SharedConnection>> ConnectionPool::Pick() {
   }
   // Connecting may take the connect timeout: not under the lock, so calls
   // on the other connections go on meanwhile.
-  absl::StatusOr<redisContext*> context = Connect();
+  absl::StatusOr<Opened> context = Connect();
   std::shared_ptr<SharedConnection> fresh;
   if (context.ok()) {
     fresh = std::make_shared<SharedConnection>(
-        *context, options_.command_timeout, endpoint_);
+        context->context, options_.command_timeout, context->endpoint);
   }
   internal::MutexLock lock(&mu_);
   connecting_[slot] = false;
@@ -388,8 +453,10 @@ absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineEncoded(
   // READONLY for as long as the connection lives; the address may lead to
   // the new primary on a new connection.
   if (replies.ok() && AnyReadOnly(*replies)) {
-    (*c)->Fail(absl::UnavailableError(absl::StrCat(
-        "redis ", endpoint_, ": the server is a read-only replica now")));
+    (*c)->Fail(absl::UnavailableError(
+        absl::StrCat("redis ", (*c)->endpoint(),
+                     ": the server is a read-only replica now")));
+    ForgetPrimary(options_, (*c)->endpoint());
   }
   (*c)->RemoveUser();
   return replies;

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "backends/redis/internal/sentinel.h"
 #include "backends/redis/internal/shared_connection.h"
 #include "src/mutex.h"
 
@@ -53,16 +54,51 @@ struct PoolOptions {
   int port = 6379;
   std::string unix_socket;  // when not empty, used instead of host and port
   std::string password;
+  std::string username;  // an ACL user, with password
   int db = 0;
   absl::Duration connect_timeout;
   absl::Duration command_timeout;
   int size = 2;  // connections
+  // When set, the server is the primary it names (host, port and
+  // unix_socket are not used), and every connection checks with ROLE that
+  // it reached one. Shared with the news subscription.
+  std::shared_ptr<PrimaryLocator> locator;
 };
+
+// AuthCommand()
+//
+// AUTH [username] password for a new connection; empty when there is no
+// password.
+Command AuthCommand(const PoolOptions& options);
+
+// Target
+//
+// The server a new connection goes to: the configured one, or the primary
+// the sentinels name now.
+struct Target {
+  std::string host;
+  int port = 0;
+  std::string unix_socket;
+  std::string endpoint;  // how messages name it (Endpoint())
+};
+absl::StatusOr<Target> Resolve(const PoolOptions& options);
+
+// ForgetPrimary()
+//
+// A connection to `endpoint` failed, or found a replica there: with
+// sentinels, the next Resolve() asks them again.
+void ForgetPrimary(const PoolOptions& options, absl::string_view endpoint);
+
+// CheckPrimary()
+//
+// The status for a ROLE reply: OK for a primary, Unavailable for anything
+// else (the sentinels' answer was stale).
+absl::Status CheckPrimary(const redisReply* role, absl::string_view endpoint);
 
 // Endpoint()
 //
 // How messages name the server of `options`: host:port (an IPv6 host in
-// brackets), or the socket's path.
+// brackets), the socket's path, or the sentinels' primary.
 std::string Endpoint(const PoolOptions& options);
 
 // ContextStatus()
@@ -85,12 +121,16 @@ absl::Status ContextStatus(const redisContext* c, absl::string_view endpoint,
 // redisFree().
 absl::StatusOr<redisContext*> DialNonBlocking(const PoolOptions& options,
                                               int cancel_fd);
+absl::StatusOr<redisContext*> DialTarget(const Target& target,
+                                         const PoolOptions& options,
+                                         int cancel_fd);
 
 // ConnectionPool
 class ConnectionPool {
  public:
   explicit ConnectionPool(PoolOptions options);
   ~ConnectionPool();
+  const PoolOptions& options() const { return options_; }
   ConnectionPool(const ConnectionPool&) = delete;
   ConnectionPool& operator=(const ConnectionPool&) = delete;
 
@@ -122,7 +162,13 @@ class ConnectionPool {
   // May be null.
   std::shared_ptr<SharedConnection> LeastBusy()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<redisContext*> Connect();
+  // A new connection and the server it reached.
+  struct Opened {
+    redisContext* context;
+    std::string endpoint;
+  };
+  absl::StatusOr<Opened> Connect();
+  absl::StatusOr<redisContext*> ConnectTo(const Target& target);
 
   const PoolOptions options_;
   const std::string endpoint_;  // the server, as error messages name it

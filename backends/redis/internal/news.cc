@@ -18,6 +18,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "src/status_macros.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -34,6 +35,9 @@ constexpr auto kLongestBackoff = std::chrono::seconds(1);
 // server that vanished without closing the connection (a host that went
 // down, a network cut) would otherwise leave the subscription deaf.
 constexpr auto kIdleCheck = std::chrono::seconds(15);
+// With sentinels, how often an idle subscription checks (locally) whether
+// the pool found a new primary, where news is published from then on.
+constexpr auto kPrimaryCheck = std::chrono::milliseconds(200);
 
 std::string Str(const redisReply* r) {
   if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS ||
@@ -88,37 +92,56 @@ class NewsListener final : public NewsSubscription {
     return absl::CancelledError("redis: news subscription closed");
   }
 
-  // A connection with AUTH (when a password is set) and SSUBSCRIBE done.
+  // A connection with AUTH (when a password is set) and SSUBSCRIBE done;
+  // with sentinels, to the primary they name now, checked with ROLE.
   absl::StatusOr<redisContext*> Open() {
-    absl::StatusOr<redisContext*> dialed = DialNonBlocking(options_, wake_fd_);
-    if (!dialed.ok()) return dialed.status();
-    redisContext* c = *dialed;
-    absl::Status status = Handshake(c);
+    if (options_.locator != nullptr) {
+      opened_generation_ = options_.locator->generation();
+    }
+    absl::StatusOr<Target> target = Resolve(options_);
+    if (!target.ok()) return target.status();
+    absl::StatusOr<redisContext*> dialed =
+        DialTarget(*target, options_, wake_fd_);
+    absl::Status status = dialed.status();
+    if (status.ok()) {
+      status = Handshake(*dialed);
+      if (!status.ok()) redisFree(*dialed);
+    }
     if (!status.ok()) {
-      redisFree(c);
+      if (!absl::IsCancelled(status)) ForgetPrimary(options_, target->endpoint);
       return status;
     }
-    return c;
+    if (options_.locator != nullptr) {
+      opened_generation_ = options_.locator->generation();
+    }
+    return *dialed;
   }
 
   absl::Status Handshake(redisContext* c) {
     const Clock::time_point deadline =
         Clock::now() + absl::ToChronoMicroseconds(options_.command_timeout);
+    std::vector<Command> setup;
+    if (Command auth = AuthCommand(options_); !auth.empty()) {
+      setup.push_back(std::move(auth));
+    }
+    if (options_.locator != nullptr) setup.push_back({"ROLE"});
     std::string request;
-    if (!options_.password.empty()) {
-      AppendArrayHeader(2, &request);
-      AppendArgument("AUTH", &request);
-      AppendArgument(options_.password, &request);
+    for (const Command& cmd : setup) {
+      AppendArrayHeader(cmd.size(), &request);
+      for (const std::string& arg : cmd) AppendArgument(arg, &request);
     }
     AppendArrayHeader(2, &request);
     AppendArgument("SSUBSCRIBE", &request);
     AppendArgument(channel_, &request);
     if (absl::Status s = Send(c, request, deadline); !s.ok()) return s;
-    if (!options_.password.empty()) {
-      absl::StatusOr<Reply> auth = Next(c, deadline);
-      if (!auth.ok()) return auth.status();
-      if ((*auth)->type == REDIS_REPLY_ERROR) {
-        return ErrorReplyStatus(Str(auth->get()));
+    for (const Command& cmd : setup) {
+      absl::StatusOr<Reply> reply = Next(c, deadline);
+      if (!reply.ok()) return reply.status();
+      if ((*reply)->type == REDIS_REPLY_ERROR) {
+        return ErrorReplyStatus(Str(reply->get()));
+      }
+      if (cmd[0] == "ROLE") {
+        DQ_RETURN_IF_ERROR(CheckPrimary(reply->get(), endpoint_));
       }
     }
     absl::StatusOr<Reply> confirm = Next(c, deadline);
@@ -231,12 +254,17 @@ class NewsListener final : public NewsSubscription {
         resync.kind = StoreNews::Kind::kResync;
         Deliver(resync);
       }
-      const Clock::time_point deadline =
+      const Clock::time_point silent_until =
           Clock::now() +
           (pinged ? absl::ToChronoMicroseconds(options_.command_timeout)
                   : Clock::duration(kIdleCheck));
-      absl::StatusOr<Reply> reply = Next(context_, deadline);
+      absl::StatusOr<Reply> reply = NextOrNewPrimary(silent_until);
       if (absl::IsCancelled(reply.status())) return;
+      if (absl::IsAborted(reply.status())) {
+        // The pool found a new primary: news is published there now.
+        Drop();
+        continue;
+      }
       if (absl::IsDeadlineExceeded(reply.status()) && !pinged) {
         std::string ping;
         AppendArrayHeader(1, &ping);
@@ -276,6 +304,28 @@ class NewsListener final : public NewsSubscription {
     context_ = nullptr;
   }
 
+  // Next() until `deadline`; with sentinels, Aborted as soon as the primary
+  // has changed (checked every kPrimaryCheck, without asking anyone).
+  absl::StatusOr<Reply> NextOrNewPrimary(Clock::time_point deadline) {
+    if (options_.locator == nullptr) return Next(context_, deadline);
+    for (;;) {
+      const Clock::time_point step =
+          std::min(deadline, Clock::now() + Clock::duration(kPrimaryCheck));
+      absl::StatusOr<Reply> reply = Next(context_, step);
+      if (!absl::IsDeadlineExceeded(reply.status()) || step == deadline) {
+        return reply;
+      }
+      if (OnOldPrimary()) return absl::AbortedError("new primary");
+    }
+  }
+
+  // With sentinels: whether the primary has changed since this connection
+  // was opened.
+  bool OnOldPrimary() const {
+    return options_.locator != nullptr &&
+           options_.locator->generation() != opened_generation_;
+  }
+
   const PoolOptions options_;
   const std::string endpoint_;
   const std::string channel_;
@@ -284,6 +334,8 @@ class NewsListener final : public NewsSubscription {
   // The subscribed connection, or null between a failure and the next
   // opening. Used by the thread only once it runs.
   redisContext* context_ = nullptr;
+  // The locator's generation when context_ was opened.
+  uint64_t opened_generation_ = 0;
   std::thread thread_;
 };
 

@@ -56,6 +56,8 @@ class SharedConnection {
                    std::string endpoint);
   ~SharedConnection();
   SharedConnection(const SharedConnection&) = delete;
+  // The server it is connected to, as messages name it.
+  const std::string& endpoint() const { return endpoint_; }
   SharedConnection& operator=(const SharedConnection&) = delete;
 
   // Writes `count` commands, encoded in RESP in `request`, and returns their

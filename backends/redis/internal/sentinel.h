@@ -1,0 +1,78 @@
+// Copyright delayq authors.
+//
+// PrimaryLocator — where the primary of a Redis Sentinel deployment is now.
+// Private to the Redis backend.
+//
+// The sentinels are asked (SENTINEL get-master-addr-by-name), in the order
+// given, for the primary's address; the first answer is kept until a caller
+// reports that it stopped being the primary (a connection to it failed, it
+// answered READONLY, or ROLE called it a replica). The next caller asks the
+// sentinels again. During a failover the sentinels name the old primary
+// until they have promoted a new one, so calls fail with Unavailable for
+// that while and then reach the new primary, with no restart.
+//
+// Thread-safe.
+
+#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_SENTINEL_H_
+#define DELAYQ_BACKENDS_REDIS_INTERNAL_SENTINEL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "src/mutex.h"
+
+namespace delayq {
+namespace redis_internal {
+
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+
+// host:port, with an IPv6 host in brackets.
+std::string HostPortText(const HostPort& e);
+
+class PrimaryLocator {
+ public:
+  // `password` is sent with AUTH to each sentinel when not empty.
+  PrimaryLocator(std::vector<HostPort> sentinels, std::string master,
+                 std::string password, absl::Duration connect_timeout,
+                 absl::Duration command_timeout);
+
+  // The primary's address: the one found last, or what the first sentinel
+  // that knows answers now. Unavailable when none does.
+  absl::StatusOr<HostPort> Primary();
+
+  // The server named `endpoint` (HostPortText()) is no longer the primary:
+  // if that is the one found last, the next Primary() asks again.
+  void Forget(absl::string_view endpoint);
+
+  // Bumped whenever the address found changes, so that a long-lived
+  // connection (the news subscription) can tell it is on the old one.
+  uint64_t generation() const;
+
+  // "primary 'NAME' (sentinels h1:p1,h2:p2)", for messages.
+  std::string Describe() const;
+
+ private:
+  absl::StatusOr<HostPort> Ask(const HostPort& sentinel) const;
+
+  const std::vector<HostPort> sentinels_;
+  const std::string master_;
+  const std::string password_;
+  const absl::Duration connect_timeout_;
+  const absl::Duration command_timeout_;
+  mutable internal::Mutex mu_;
+  std::optional<HostPort> known_ ABSL_GUARDED_BY(mu_);
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace redis_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_SENTINEL_H_

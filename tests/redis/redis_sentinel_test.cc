@@ -1,0 +1,267 @@
+// Copyright delayq authors.
+//
+// Redis Sentinel on real servers: a primary, a replica and three sentinels
+// (quorum 2). The store reaches the primary the sentinels name; after a
+// failover, forced or caused by killing the primary, calls fail with
+// Unavailable (or time out) for a while and then reach the new primary, and
+// the news subscription follows it, with no restart.
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "delayq/redis_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/redis/redis_test_server.h"
+#include "tests/testing/news_recorder.h"
+#include "tests/testing/redis_server.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::NewsRecorder;
+using ::delayq::testing::RawCommand;
+using ::delayq::testing::RedisServer;
+
+constexpr char kMaster[] = "dq-primary";
+const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
+
+// The value after `field` in a flat field/value reply, or "".
+std::string Field(const std::vector<std::string>& reply,
+                  const std::string& field) {
+  for (size_t i = 0; i + 1 < reply.size(); i += 2) {
+    if (reply[i] == field) return reply[i + 1];
+  }
+  return "";
+}
+
+// Whether the replica is online and has every write the primary has.
+bool ReplicaCaughtUp(int primary_port) {
+  const std::vector<std::string> info =
+      RawCommand(primary_port, {"INFO", "replication"});
+  if (info.empty()) return false;
+  int64_t master_offset = -1, replica_offset = -2;
+  for (absl::string_view line : absl::StrSplit(info[0], "\r\n")) {
+    if (absl::ConsumePrefix(&line, "master_repl_offset:")) {
+      (void)absl::SimpleAtoi(line, &master_offset);
+    } else if (absl::ConsumePrefix(&line, "slave0:")) {
+      if (!absl::StrContains(line, "state=online")) return false;
+      for (absl::string_view kv : absl::StrSplit(line, ',')) {
+        if (absl::ConsumePrefix(&kv, "offset=")) {
+          (void)absl::SimpleAtoi(kv, &replica_offset);
+        }
+      }
+    }
+  }
+  return master_offset == replica_offset;
+}
+
+bool Eventually(absl::Duration limit, const std::function<bool()>& done) {
+  const absl::Time deadline = absl::Now() + limit;
+  while (absl::Now() < deadline) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return done();
+}
+
+NewJob Job(const std::string& id, const std::string& topic = "mail") {
+  NewJob job;
+  job.id = id;
+  job.topic = topic;
+  job.payload = "p";
+  job.run_at = kT0;
+  return job;
+}
+
+class SentinelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_OK_AND_ASSIGN(primary_, RedisServer::Start());
+    ASSERT_OK_AND_ASSIGN(replica_,
+                         RedisServer::Start({"--replicaof", "127.0.0.1",
+                                             absl::StrCat(primary_->port())}));
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_OK_AND_ASSIGN(
+          auto s, RedisServer::StartSentinel(kMaster, primary_->port(), 2));
+      sentinels_.push_back(std::move(s));
+    }
+    // A failover needs a replica the sentinels know, and sentinels that
+    // know each other.
+    ASSERT_TRUE(Eventually(absl::Seconds(30), [&] {
+      for (const auto& s : sentinels_) {
+        const std::vector<std::string> info =
+            RawCommand(s->port(), {"SENTINEL", "MASTER", kMaster});
+        if (Field(info, "num-slaves") != "1" ||
+            Field(info, "num-other-sentinels") != "2") {
+          return false;
+        }
+      }
+      return true;
+    })) << "the sentinels did not find the replica and each other";
+  }
+
+  std::string Url() const {
+    std::vector<std::string> hosts;
+    for (const auto& s : sentinels_) {
+      hosts.push_back(absl::StrCat("127.0.0.1:", s->port()));
+    }
+    return absl::StrCat("redis+sentinel://", absl::StrJoin(hosts, ","), "/",
+                        kMaster, "?max_skew_ms=off&timeout_ms=500");
+  }
+
+  std::unique_ptr<Backend> Open() {
+    absl::StatusOr<RedisOptions> options = ParseRedisUrl(Url());
+    EXPECT_TRUE(options.ok()) << options.status();
+    absl::StatusOr<std::unique_ptr<Backend>> backend =
+        OpenRedisBackend(*options);
+    EXPECT_TRUE(backend.ok()) << backend.status();
+    return backend.ok() ? *std::move(backend) : nullptr;
+  }
+
+  // The port of the server the sentinels call the primary.
+  int NamedPrimary() const {
+    const std::vector<std::string> addr =
+        RawCommand(sentinels_[0]->port(),
+                   {"SENTINEL", "GET-MASTER-ADDR-BY-NAME", kMaster});
+    int port = 0;
+    if (addr.size() == 2) (void)absl::SimpleAtoi(addr[1], &port);
+    return port;
+  }
+
+  // Adds `job` until a call succeeds; every failure on the way must be one
+  // a failover explains.
+  void AddThroughFailover(Backend& backend, const NewJob& job) {
+    absl::Status last;
+    const bool added = Eventually(absl::Seconds(30), [&] {
+      last = backend.Add({job}, kT0);
+      if (!last.ok()) {
+        EXPECT_TRUE(absl::IsUnavailable(last) || absl::IsDeadlineExceeded(last))
+            << last;
+      }
+      return last.ok();
+    });
+    ASSERT_TRUE(added) << "still failing after 30 s: " << last;
+  }
+
+  // The job is stored on the server at `port` (read there directly).
+  void ExpectOnServer(int port, const std::string& id) {
+    absl::StatusOr<RedisOptions> options = ParseRedisUrl(
+        absl::StrCat("redis://127.0.0.1:", port, "?max_skew_ms=off"));
+    ASSERT_TRUE(options.ok()) << options.status();
+    absl::StatusOr<std::unique_ptr<Backend>> direct =
+        OpenRedisBackend(*options);
+    ASSERT_TRUE(direct.ok()) << direct.status();
+    EXPECT_OK((*direct)->Get(id).status()) << "on port " << port;
+  }
+
+  // Every job id of topic `topic` the store hands out now.
+  std::set<std::string> ReserveAll(Backend& backend, const std::string& topic) {
+    std::set<std::string> ids;
+    absl::StatusOr<std::vector<Lease>> leases =
+        backend.Reserve(topic, 100, kT0);
+    EXPECT_TRUE(leases.ok()) << leases.status();
+    if (leases.ok()) {
+      for (const Lease& l : *leases) ids.insert(l.job.id);
+    }
+    return ids;
+  }
+
+  std::unique_ptr<RedisServer> primary_;
+  std::unique_ptr<RedisServer> replica_;
+  std::vector<std::unique_ptr<RedisServer>> sentinels_;
+};
+
+TEST_F(SentinelTest, ReachesThePrimaryTheSentinelsName) {
+  std::unique_ptr<Backend> backend = Open();
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add({Job("a")}, kT0));
+  // Written on the primary, not on the replica.
+  EXPECT_EQ(RawCommand(primary_->port(), {"ROLE"}).at(0), "master");
+  EXPECT_THAT(ReserveAll(*backend, "mail"), ::testing::ElementsAre("a"));
+}
+
+TEST_F(SentinelTest, AForcedFailoverIsFollowedWithoutARestart) {
+  std::unique_ptr<Backend> backend = Open();
+  std::unique_ptr<Backend> producer = Open();
+  ASSERT_NE(backend, nullptr);
+  ASSERT_NE(producer, nullptr);
+  NewsRecorder recorder(kT0);
+  ASSERT_OK_AND_ASSIGN(auto news, backend->Subscribe(recorder.Callback()));
+  for (int i = 0; i < 5; ++i)
+    ASSERT_OK(producer->Add({Job(absl::StrCat("before", i))}, kT0));
+  // Acknowledged by the replica, so the failover keeps them.
+  ASSERT_TRUE(Eventually(absl::Seconds(10),
+                         [&] { return ReplicaCaughtUp(primary_->port()); }));
+
+  ASSERT_EQ(RawCommand(sentinels_[0]->port(), {"SENTINEL", "FAILOVER", kMaster})
+                .at(0),
+            "OK");
+  ASSERT_TRUE(Eventually(absl::Seconds(30), [&] {
+    return NamedPrimary() == replica_->port();
+  })) << "the sentinels did not promote the replica";
+  // Once the old primary is a replica too, nothing but the sentinels'
+  // answer can lead a call to the new one.
+  ASSERT_TRUE(Eventually(absl::Seconds(30), [&] {
+    return RawCommand(primary_->port(), {"ROLE"}).at(0) == "slave";
+  })) << "the old primary was not turned into a replica";
+
+  AddThroughFailover(*producer, Job("after"));
+  ExpectOnServer(replica_->port(), "after");
+  EXPECT_EQ(RawCommand(replica_->port(), {"ROLE"}).at(0), "master");
+  std::set<std::string> expected = {"after"};
+  for (int i = 0; i < 5; ++i) expected.insert(absl::StrCat("before", i));
+  EXPECT_EQ(ReserveAll(*backend, "mail"), expected);
+
+  // News now comes from the new primary: a topic that gets its first ready
+  // job is announced to the subscriber that was opened before the switch.
+  ASSERT_TRUE(Eventually(absl::Seconds(10), [&] {
+    (void)producer->Add(
+        {Job(absl::StrCat("n", absl::ToUnixNanos(absl::Now())), "news-topic")},
+        kT0);
+    std::string n;
+    while (!(n = recorder.Next(absl::Milliseconds(200))).empty()) {
+      if (n == NewsRecorder::Ready("news-topic")) return true;
+    }
+    return false;
+  })) << "no news from the new primary";
+}
+
+TEST_F(SentinelTest, AKilledPrimaryIsReplacedAndCallsResume) {
+  std::unique_ptr<Backend> backend = Open();
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add({Job("before")}, kT0));
+  ASSERT_TRUE(Eventually(absl::Seconds(10),
+                         [&] { return ReplicaCaughtUp(primary_->port()); }));
+
+  primary_->Kill();
+  AddThroughFailover(*backend, Job("after"));
+  EXPECT_EQ(NamedPrimary(), replica_->port());
+  ExpectOnServer(replica_->port(), "after");
+  EXPECT_EQ(ReserveAll(*backend, "mail"),
+            (std::set<std::string>{"before", "after"}));
+}
+
+TEST(SentinelOpenTest, NoSentinelAnsweringIsUnavailableAndSaysWhy) {
+  ASSERT_OK_AND_ASSIGN(RedisOptions options,
+                       ParseRedisUrl("redis+sentinel://127.0.0.1:1/nobody?"
+                                     "max_skew_ms=off"));
+  options.connect_timeout = absl::Milliseconds(200);
+  absl::StatusOr<std::unique_ptr<Backend>> backend = OpenRedisBackend(options);
+  EXPECT_THAT(backend,
+              ::delayq::testing::StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(std::string(backend.status().message()),
+              ::testing::HasSubstr("no sentinel named the primary 'nobody'"));
+}
+
+}  // namespace
+}  // namespace delayq
