@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs what building and testing delayq needs on Debian bookworm: Bazel,
 # the libraries (Abseil, SQLite, hiredis, GoogleTest, Google Benchmark) and
-# redis-server for the Redis tests. Safe to run again; skips what is there.
+# redis-server for the Redis tests, and CMake for the second build. Safe to run again; skips what is there.
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev
           libbenchmark-dev libgtest-dev libgmock-dev googletest redis-server
-          pkg-config g++ python3)
+          pkg-config g++ python3 cmake)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

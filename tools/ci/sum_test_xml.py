@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Sums gtest XML reports under a Bazel testlogs folder.
+"""Sums gtest XML reports (test.xml) under one or more folders: Bazel's
+testlogs, and the CMake build's check (tools/ci/cmake_build_check.sh).
 
 Prints one line "N passed, N failed[, N skipped]" and exits 1 when any test
 failed, any test target left no report, or no test ran at all.
@@ -10,10 +11,10 @@ import xml.etree.ElementTree as ET
 
 
 def main() -> int:
-    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "bazel-testlogs")
+    roots = [pathlib.Path(a) for a in sys.argv[1:]] or [pathlib.Path("bazel-testlogs")]
     passed = failed = skipped = 0
     unreadable = []
-    for report in sorted(root.rglob("test.xml")):
+    for report in sorted(r for root in roots for r in root.rglob("test.xml")):
         try:
             tree = ET.parse(report)
         except ET.ParseError:

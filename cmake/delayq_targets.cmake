@@ -1,0 +1,131 @@
+# The functions cmake/bazel_targets.cmake calls: one per Bazel rule kind.
+#
+# Executables are written where Bazel's runfiles would put them
+# (<build>/runfiles/delayq/<package>/<name>), and the tests get TEST_SRCDIR
+# and TEST_TMPDIR as Bazel sets them, so a test finds its helper programs
+# and data files the same way under both builds.
+
+set(DELAYQ_RUNFILES ${CMAKE_BINARY_DIR}/runfiles)
+
+# Whether a target of package `dir` is built, by the options above.
+function(delayq_wanted dir out)
+  set(wanted ON)
+  if(dir MATCHES "^tests" AND NOT DELAYQ_BUILD_TESTS)
+    set(wanted OFF)
+  elseif(dir MATCHES "^bench" AND NOT DELAYQ_BUILD_BENCHMARKS)
+    set(wanted OFF)
+  elseif(dir MATCHES "^tools" AND NOT DELAYQ_BUILD_TOOLS)
+    set(wanted OFF)
+  endif()
+  set(${out} ${wanted} PARENT_SCOPE)
+endfunction()
+
+# The rules are recorded first and made in delayq_add_bazel_targets(), once
+# the library exists.
+set_property(GLOBAL PROPERTY DELAYQ_RULES "")
+foreach(kind cc_library cc_binary cc_test)
+  cmake_language(EVAL CODE "
+    function(delayq_${kind} target)
+      set_property(GLOBAL APPEND PROPERTY DELAYQ_RULES \${target})
+      set_property(GLOBAL PROPERTY DELAYQ_RULE_\${target} ${kind} \${ARGN})
+    endfunction()")
+endforeach()
+
+function(delayq_make_rule target kind)
+  cmake_parse_arguments(R "" "DIR;NAME" "SRCS;DEPS;DATA" ${ARGN})
+  delayq_wanted(${R_DIR} wanted)
+  foreach(dep ${R_DEPS} ${R_DATA})
+    if(NOT wanted)
+      break()
+    endif()
+    # A rule whose dependencies are not built (tests off) is not either.
+    if(NOT dep MATCHES "/" AND NOT dep STREQUAL "delayq")
+      get_property(dep_kind GLOBAL PROPERTY DELAYQ_RULE_${dep})
+      if(NOT dep_kind AND NOT TARGET ${dep})
+        set(wanted OFF)
+      endif()
+    endif()
+  endforeach()
+  if(NOT wanted)
+    return()
+  endif()
+  list(TRANSFORM R_SRCS PREPEND ${CMAKE_SOURCE_DIR}/)
+  if(kind STREQUAL "cc_library")
+    list(FILTER R_SRCS INCLUDE REGEX "\\.cc$")
+    if(R_SRCS)
+      add_library(${target} STATIC ${R_SRCS})
+      target_link_libraries(${target} PUBLIC ${R_DEPS})
+    else()
+      add_library(${target} INTERFACE)
+      target_link_libraries(${target} INTERFACE ${R_DEPS})
+    endif()
+    return()
+  endif()
+  add_executable(${target} ${R_SRCS})
+  target_link_libraries(${target} PRIVATE ${R_DEPS})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ${R_NAME}
+    RUNTIME_OUTPUT_DIRECTORY ${DELAYQ_RUNFILES}/delayq/${R_DIR})
+  foreach(item ${R_DATA})
+    if(item MATCHES "/")
+      # A source file: linked into the runfiles tree.
+      get_filename_component(parent ${DELAYQ_RUNFILES}/delayq/${item} DIRECTORY)
+      file(MAKE_DIRECTORY ${parent})
+      file(CREATE_LINK ${CMAKE_SOURCE_DIR}/${item}
+           ${DELAYQ_RUNFILES}/delayq/${item} SYMBOLIC)
+    else()
+      add_dependencies(${target} ${item})
+    endif()
+  endforeach()
+  if(kind STREQUAL "cc_test")
+    set(tmp ${CMAKE_BINARY_DIR}/testtmp/${target})
+    file(MAKE_DIRECTORY ${tmp})
+    add_test(NAME ${R_DIR}/${R_NAME} COMMAND ${target})
+    set_tests_properties(${R_DIR}/${R_NAME} PROPERTIES ENVIRONMENT
+      "TEST_SRCDIR=${DELAYQ_RUNFILES};TEST_TMPDIR=${tmp};GTEST_OUTPUT=xml:${CMAKE_BINARY_DIR}/testxml/${target}.xml")
+  endif()
+endfunction()
+
+# Third-party libraries under the names //third_party uses.
+function(delayq_third_party)
+  add_library(tp_absl INTERFACE)
+  target_link_libraries(tp_absl INTERFACE ${DELAYQ_ABSL_LIBS} Threads::Threads)
+  add_library(tp_sqlite3 INTERFACE)
+  target_link_libraries(tp_sqlite3 INTERFACE SQLite::SQLite3)
+  add_library(tp_hiredis INTERFACE)
+  target_link_libraries(tp_hiredis INTERFACE PkgConfig::HIREDIS)
+  if(DELAYQ_BUILD_TESTS)
+    find_package(GTest REQUIRED)
+    add_library(tp_gtest INTERFACE)
+    target_link_libraries(tp_gtest INTERFACE GTest::gmock GTest::gtest)
+    add_library(tp_gtest_main INTERFACE)
+    target_link_libraries(tp_gtest_main INTERFACE GTest::gmock_main tp_gtest)
+  endif()
+  if(DELAYQ_BUILD_BENCHMARKS)
+    find_package(benchmark REQUIRED)
+    add_library(tp_benchmark INTERFACE)
+    target_link_libraries(tp_benchmark INTERFACE benchmark::benchmark)
+    add_library(tp_benchmark_main INTERFACE)
+    target_link_libraries(tp_benchmark_main INTERFACE benchmark::benchmark_main)
+  endif()
+endfunction()
+
+# Makes every recorded rule, libraries first (executables depend on them).
+function(delayq_add_bazel_targets)
+  delayq_third_party()
+  # Sources include "src/...", "tests/..." and "delayq/...", as under Bazel.
+  include_directories(${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/include)
+  if(DELAYQ_BUILD_TESTS)
+    enable_testing()
+  endif()
+  get_property(rules GLOBAL PROPERTY DELAYQ_RULES)
+  foreach(pass cc_library executable)
+    foreach(target ${rules})
+      get_property(rule GLOBAL PROPERTY DELAYQ_RULE_${target})
+      list(POP_FRONT rule kind)
+      if((pass STREQUAL "cc_library") EQUAL (kind STREQUAL "cc_library"))
+        delayq_make_rule(${target} ${kind} ${rule})
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
