@@ -13,6 +13,7 @@
 #include "backends/redis/internal/backend_impl.h"
 #include "backends/redis/internal/keys.h"
 #include "backends/redis/internal/news.h"
+#include "backends/redis/internal/record.h"
 #include "backends/redis/internal/replies.h"
 #include "src/contract_errors.h"
 #include "src/status_macros.h"
@@ -23,9 +24,9 @@ namespace {
 using redis_internal::AppendArgument;
 using redis_internal::AppendSpec;
 using redis_internal::ClampMicros;
+using redis_internal::DecodeRecord;
 using redis_internal::Int;
 using redis_internal::ParseLease;
-using redis_internal::ParseSnapshot;
 using redis_internal::ParseSnapshots;
 using redis_internal::ParseTransition;
 using redis_internal::Reply;
@@ -39,8 +40,9 @@ using Call = redis_internal::Scripts::Call;
 // first backend to open a namespace. A change to what the scripts store
 // bumps it: 1 (not recorded) had hex ready members and a counts hash per
 // topic; 2 binary ready members biased by 2^53, which lose the last bit of
-// run_at; 3 biases them by 2^52.
-constexpr int kLayout = 3;
+// run_at; 3 biases them by 2^52; 4 keeps every job as one record in a
+// shared hash and delayed jobs in their topic's set only (no delay buckets).
+constexpr int kLayout = 4;
 
 redis_internal::PoolOptions PoolOptionsFor(const RedisOptions& o) {
   redis_internal::PoolOptions p;
@@ -163,7 +165,6 @@ RedisBackend::RedisBackend(const RedisOptions& options)
       keys_(options.ns),
       news_channel_(keys_.NewsChannel()),
       clock_mode_(ClockMode(options)),
-      buckets_(options.delay_buckets),
       pool_(PoolOptionsFor(options)),
       scripts_(&pool_) {}
 
@@ -175,12 +176,10 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
   if (!options.allow_key_eviction) {
     if (absl::Status s = CheckNoEviction(backend->pool_); !s.ok()) return s;
   }
-  // The first process to open a namespace fixes its bucket count; later ones
-  // adopt it, so no process misses a bucket another one writes to.
   Call call{
       "open",
       {backend->keys_.prefix(), backend->keys_.Meta(), backend->keys_.Topics()},
-      {absl::StrCat(options.delay_buckets), absl::StrCat(kLayout)}};
+      {absl::StrCat(kLayout)}};
   absl::StatusOr<Reply> r = backend->scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
@@ -198,15 +197,7 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
         "(data layout ", Str(reply->element[1]), "; this one writes ", kLayout,
         "); left untouched"));
   }
-  if (word != "OK" || reply->elements != 2) return Unexpected(reply, "open");
-  const redisReply* got = reply->element[1];
-  const int64_t buckets = Int(got);
-  if (buckets < 1 || buckets > 64) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("redis: namespace '", options.ns,
-                     "' records an invalid bucket count '", Str(got), "'"));
-  }
-  backend->buckets_ = static_cast<int>(buckets);
+  if (word != "OK") return Unexpected(reply, "open");
   return backend;
 }
 
@@ -238,14 +229,17 @@ absl::Status RedisBackend::RunForOk(Call call, absl::string_view id) {
 
 Call RedisBackend::LeaseCall(absl::string_view script,
                              absl::string_view id) const {
-  return Call{script, {keys_.prefix(), keys_.Job(id), keys_.Reserved()}, {}};
+  Call call{script, {keys_.prefix(), keys_.Jobs(), keys_.Reserved()}, {}};
+  if (script == "fail" || script == "release") call.keys.push_back(keys_.Due());
+  return call;
 }
 
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
   Call call{"add",
-            {keys_.prefix(), keys_.Seq(), keys_.Topics()},
-            {Micros(now), clock_mode_, absl::StrCat(buckets_)}};
+            {keys_.prefix(), keys_.Seq(), keys_.Topics(), keys_.Jobs(),
+             keys_.Due()},
+            {Micros(now), clock_mode_}};
   // Written straight into the request: a batch of jobs is the one call
   // whose arguments are worth not copying.
   std::string& out = call.encoded_args;
@@ -273,7 +267,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
     absl::string_view topic, int max, absl::Time now,
     std::vector<Transition>* moved) {
   Call call{"reserve",
-            {keys_.prefix(), keys_.Ready(topic)},
+            {keys_.prefix(), keys_.Ready(topic), keys_.Jobs()},
             {Micros(now), clock_mode_, std::string(topic),
              absl::StrCat(std::max(max, 1)),
              absl::StrCat(options_.reserve_promote_limit), FirstToken()}};
@@ -296,7 +290,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
   std::vector<Lease> out;
   out.reserve(reply->elements - 2);
   for (size_t i = 2; i < reply->elements; ++i) {
-    absl::StatusOr<Lease> lease = ParseLease(reply->element[i], topic);
+    absl::StatusOr<Lease> lease = ParseLease(reply->element[i]);
     if (!lease.ok()) return lease.status();
     out.push_back(*std::move(lease));
   }
@@ -314,7 +308,7 @@ absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
     absl::Span<const Lease> leases, absl::Time now) {
   std::vector<absl::Status> out;
   if (leases.empty()) return out;
-  Call call{"ack_batch", {keys_.prefix(), keys_.Reserved()}, {}};
+  Call call{"ack_batch", {keys_.prefix(), keys_.Reserved(), keys_.Jobs()}, {}};
   call.args.reserve(2 * leases.size());
   for (const Lease& l : leases) {
     call.args.push_back(l.job.id);
@@ -347,9 +341,8 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
                                                absl::Time retry_at,
                                                absl::Time now) {
   Call call = LeaseCall("fail", id);
-  call.args = {Micros(now),           clock_mode_,        std::string(id),
-               absl::StrCat(token),   std::string(error), Micros(retry_at),
-               absl::StrCat(buckets_)};
+  call.args = {Micros(now),         clock_mode_,        std::string(id),
+               absl::StrCat(token), std::string(error), Micros(retry_at)};
   DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), id));
   const std::string word = Word(r.get());
   if (word == redis_internal::kRetry) return FailOutcome::kRetry;
@@ -360,8 +353,8 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
 absl::Status RedisBackend::Release(absl::string_view id, uint64_t token,
                                    absl::Time run_at, absl::Time now) {
   Call call = LeaseCall("release", id);
-  call.args = {Micros(now),         clock_mode_,    std::string(id),
-               absl::StrCat(token), Micros(run_at), absl::StrCat(buckets_)};
+  call.args = {Micros(now), clock_mode_, std::string(id), absl::StrCat(token),
+               Micros(run_at)};
   return RunForOk(std::move(call), id);
 }
 
@@ -383,38 +376,22 @@ absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
 }
 
 absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
-  // One HMGET is atomic: the snapshot's fields after the id.
-  redis_internal::Command cmd = {"HMGET", keys_.Job(id)};
-  for (size_t i = 1; i < std::size(redis_internal::kSnapshotFields); ++i) {
-    cmd.push_back(redis_internal::kSnapshotFields[i]);
-  }
-  absl::StatusOr<std::vector<Reply>> replies = pool_.Pipeline({cmd});
+  absl::StatusOr<std::vector<Reply>> replies =
+      pool_.Pipeline({{"HGET", keys_.Jobs(), std::string(id)}});
   if (!replies.ok()) return replies.status();
-  redisReply* r = (*replies)[0].get();
+  const redisReply* r = (*replies)[0].get();
   if (r->type == REDIS_REPLY_ERROR) {
     return redis_internal::ErrorReplyStatus(Str(r));
   }
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != cmd.size() - 2) {
-    return Unexpected(r, "HMGET");
+  if (r->type == REDIS_REPLY_NIL) return internal::NoSuchJob(id);
+  Lease lease;
+  if (r->type != REDIS_REPLY_STRING ||
+      !DecodeRecord(absl::string_view(r->str, r->len), &lease)) {
+    return absl::InternalError(
+        absl::StrCat("redis: job '", id, "' has a malformed record"));
   }
-  if (r->element[0]->type == REDIS_REPLY_NIL) {
-    return internal::NoSuchJob(id);
-  }
-  // Build a snapshot-shaped view: {id, fields...}.
-  redisReply id_reply{};
-  id_reply.type = REDIS_REPLY_STRING;
-  std::string id_copy(id);
-  id_reply.str = id_copy.data();
-  id_reply.len = id_copy.size();
-  std::vector<redisReply*> elements = {&id_reply};
-  elements.insert(elements.end(), r->element, r->element + r->elements);
-  redisReply view{};
-  view.type = REDIS_REPLY_ARRAY;
-  view.elements = elements.size();
-  view.element = elements.data();
-  absl::StatusOr<Lease> lease = ParseSnapshot(&view);
-  if (!lease.ok()) return lease.status();
-  return std::move(lease->job);
+  lease.job.id = std::string(id);
+  return std::move(lease.job);
 }
 
 absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
@@ -436,7 +413,7 @@ absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
       break;
   }
   Call call{"list",
-            {keys_.prefix(), std::move(set)},
+            {keys_.prefix(), std::move(set), keys_.Jobs()},
             {std::string(JobStateName(state)), absl::StrCat(limit)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
@@ -487,7 +464,7 @@ absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
                                        absl::Time now) {
   if (max <= 0) return 0;
   Call call{"kick",
-            {keys_.prefix(), keys_.Dead(topic)},
+            {keys_.prefix(), keys_.Dead(topic), keys_.Jobs()},
             {Micros(now), clock_mode_, std::string(topic), absl::StrCat(max)}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
@@ -499,7 +476,7 @@ absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
 
 absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {
   Call call{"kick_job",
-            {keys_.prefix(), keys_.Job(id)},
+            {keys_.prefix(), keys_.Jobs()},
             {Micros(now), clock_mode_, std::string(id)}};
   return RunForOk(std::move(call), id);
 }
@@ -507,9 +484,8 @@ absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {
 absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
                                                        int limit) {
   Call call{"promote_due",
-            {keys_.prefix(), keys_.Reserved()},
-            {Micros(now), clock_mode_, absl::StrCat(std::max(limit, 1)),
-             absl::StrCat(buckets_)}};
+            {keys_.prefix(), keys_.Reserved(), keys_.Jobs(), keys_.Due()},
+            {Micros(now), clock_mode_, absl::StrCat(std::max(limit, 1))}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
@@ -528,8 +504,7 @@ absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
 }
 
 absl::StatusOr<absl::Time> RedisBackend::NextDue() {
-  Call call{
-      "next_due", {keys_.prefix(), keys_.Reserved()}, {absl::StrCat(buckets_)}};
+  Call call{"next_due", {keys_.prefix(), keys_.Reserved(), keys_.Due()}, {}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   if (Word(r->get()) != redis_internal::kOk)

@@ -128,12 +128,12 @@ TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
   ASSERT_OK(backend_->Add(
       {MakeJob("a", "t"), MakeJob("d", "t", kT0 + absl::Minutes(1))}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, kT0));
-  // "d" has enqueue seq 2, so it went to bucket 2 % 4.
-  EXPECT_THAT(
-      Keys(),
-      ElementsAre(Key("delayed:2"), Key("horizon"), Key("job:a"), Key("job:d"),
-                  Key("meta"), Key("reserved"), Key("seq"), Key("tdelayed:t"),
-                  Key("topics"), Key("treserved:t")));
+  // Every job is a record in "jobs"; a delayed one is in its topic's set,
+  // and the topic in "due".
+  EXPECT_THAT(Keys(),
+              ElementsAre(Key("due"), Key("horizon"), Key("jobs"), Key("meta"),
+                          Key("reserved"), Key("seq"), Key("tdelayed:t"),
+                          Key("topics"), Key("treserved:t")));
   // Redis Cluster hashes only the part between the first '{' and the next
   // '}': for every key that is the namespace, so all share one slot.
   for (const std::string& k : Keys()) {
@@ -453,7 +453,9 @@ TEST(RedisOpenTest, WrongPasswordIsRefused) {
               StatusIs(absl::StatusCode::kPermissionDenied));
 }
 
-TEST(RedisOpenTest, LaterProcessesAdoptTheNamespacesBucketCount) {
+// delay_buckets no longer splits anything (layout 4): processes that pass
+// different counts share the namespace's delayed jobs.
+TEST(RedisOpenTest, ProcessesWithOtherBucketCountsSeeEveryDelayedJob) {
   RedisOptions o = FreshRedisOptions();
   o.delay_buckets = 3;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> first,
@@ -465,7 +467,6 @@ TEST(RedisOpenTest, LaterProcessesAdoptTheNamespacesBucketCount) {
   o.delay_buckets = 1;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> second,
                        RedisBackend::Open(o));
-  EXPECT_EQ(second->delay_buckets(), 3);
   ASSERT_OK_AND_ASSIGN(PromoteResult r,
                        second->PromoteDue(kT0 + absl::Seconds(5), 10));
   EXPECT_EQ(r.transitions.size(), 3u);
@@ -474,8 +475,8 @@ TEST(RedisOpenTest, LaterProcessesAdoptTheNamespacesBucketCount) {
 TEST(RedisOpenTest, ANewNamespaceRecordsItsLayout) {
   RedisOptions o = FreshRedisOptions();
   ASSERT_OK(RedisBackend::Open(o).status());
-  EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("3"));
+  EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
+              ElementsAre("layout", "4"));
 }
 
 // A namespace an earlier delayq wrote: meta records only the bucket count.
@@ -496,9 +497,8 @@ TEST(RedisOpenTest, TakesOverAnEmptyNamespaceOfTheEarlierLayout) {
   RedisOptions o = FreshRedisOptions();
   RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4"});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
-  EXPECT_EQ(b->delay_buckets(), 4);
-  EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("3"));
+  EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
+              ElementsAre("layout", "4"));
   ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
   EXPECT_EQ(leases.size(), 1u);
@@ -518,12 +518,54 @@ TEST(RedisOpenTest, RefusesJobsInAnOlderRecordedLayout) {
   RawCommand(o.port, {"DEL", NsKey(o, "topics")});
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("3"));
+              ElementsAre("4"));
+}
+
+// Layout 3 kept a hash per job and delay buckets: a namespace holding jobs
+// in it is refused, with a message that says what to do, and left as it is;
+// once drained (by the version that wrote it) it is taken over.
+TEST(RedisOpenTest, RefusesJobsInLayout3WithoutTouchingThem) {
+  RedisOptions o = FreshRedisOptions();
+  const std::vector<std::vector<std::string>> layout3 = {
+      {"HSET", NsKey(o, "meta"), "buckets", "4", "layout", "3"},
+      {"HSET", NsKey(o, "job:a"), "topic", "mail", "state", "delayed", "spec",
+       "0:3:60000000:e:1000000:3600000000", "payload", "x", "enqueued_at",
+       "1", "run_at", "2", "seq", "1", "bucket", "1"},
+      {"ZADD", NsKey(o, "delayed:1"), "2", "a"},
+      {"ZADD", NsKey(o, "tdelayed:mail"), "2", "a"},
+      {"SADD", NsKey(o, "topics"), "mail"},
+      {"SET", NsKey(o, "seq"), "1"}};
+  std::vector<std::pair<std::string, std::string>> before;
+  for (const auto& command : layout3) RawCommand(o.port, command);
+  for (const auto& command : layout3) {
+    before.emplace_back(command[1], RawCommand(o.port, {"DUMP", command[1]})[0]);
+  }
+  absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
+  EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(std::string(b.status().message()),
+              ::testing::HasSubstr("earlier delayq"));
+  for (const auto& [key, dump] : before) {
+    EXPECT_EQ(RawCommand(o.port, {"DUMP", key})[0], dump) << key;
+  }
+
+  // Drained by the version that wrote it: only meta and seq stay.
+  for (const auto& command : layout3) {
+    if (command[1] != NsKey(o, "meta") && command[1] != NsKey(o, "seq")) {
+      RawCommand(o.port, {"DEL", command[1]});
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> taken,
+                       RedisBackend::Open(o));
+  EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
+              ElementsAre("layout", "4"));
+  ASSERT_OK(taken->Add({MakeJob("a", "mail")}, kT0));
+  ASSERT_OK_AND_ASSIGN(Job a, taken->Get("a"));
+  EXPECT_EQ(a.state, JobState::kReady);
 }
 
 TEST(RedisOpenTest, RefusesANewerLayout) {
   RedisOptions o = FreshRedisOptions();
-  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4", "layout", "4"});
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "5"});
   absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
   EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(b.status().message()),

@@ -7,6 +7,7 @@
 // "-- Reply:" headers and lib/snapshot.lua.
 
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "backends/redis/internal/keys.h"
+#include "backends/redis/internal/record.h"
 #include "backends/redis/internal/replies.h"
 #include "backends/redis/internal/scripts.h"
 #include "gmock/gmock.h"
@@ -58,21 +60,21 @@ TEST(KeyLayoutTest, EveryKeyIsTheOneKeysLuaSpells) {
   const std::string keys_lua = ReadFile(ScriptDir() + "/lib/keys.lua");
   ASSERT_FALSE(keys_lua.empty()) << "cannot read keys.lua";
   const std::string probe = keys_lua + R"lua(
-return {job_key(ARGV[1]), ready_key(ARGV[2]), dead_key(ARGV[2]),
-        tdelayed_key(ARGV[2]), treserved_key(ARGV[2]), bucket_key(ARGV[3]),
+return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
+        tdelayed_key(ARGV[1]), treserved_key(ARGV[1]), DUE,
         RESERVED, TOPICS, SEQ, HORIZON, META, NEWS}
 )lua";
   const std::string ns = "layout-ns";
   const KeyLayout keys(ns);
   const std::vector<std::string> from_lua = testing::RawCommand(
       testing::SharedRedisServer().port(),
-      {"EVAL", probe, "1", keys.prefix(), "id:1", "topic.a", "7"});
-  const std::vector<std::string> from_cpp = {keys.Job("id:1"),
+      {"EVAL", probe, "1", keys.prefix(), "topic.a"});
+  const std::vector<std::string> from_cpp = {keys.Jobs(),
                                              keys.Ready("topic.a"),
                                              keys.Dead("topic.a"),
                                              keys.TopicDelayed("topic.a"),
                                              keys.TopicReserved("topic.a"),
-                                             keys.DelayBucket(7),
+                                             keys.Due(),
                                              keys.Reserved(),
                                              keys.Topics(),
                                              keys.Seq(),
@@ -165,6 +167,106 @@ TEST(ReplyLayoutTest, TransitionFieldsAreInTheOrderPromoteDueSends) {
   const std::string header = ReplyHeader(ScriptBody("promote_due"));
   EXPECT_THAT(redis_internal::kTransitionFields,
               ElementsAreArray(FieldList(header, "more (0/1),")));
+}
+
+// job.lua's names for the record's positions and states, against
+// kRecordFields and kRecordStates.
+TEST(RecordLayoutTest, FieldsAndStatesAreWhereJobLuaPutsThem) {
+  const std::string lua = ReadFile(ScriptDir() + "/lib/keys.lua") +
+                          ReadFile(ScriptDir() + "/lib/job.lua") + R"lua(
+return {TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR, ENQUEUED_AT, RUN_AT,
+        SEQ_NO, PAYLOAD, ATTEMPTS, DEADLINE, TOKEN, LAST_ERROR,
+        STATE_NAMES[ST_DELAYED], STATE_NAMES[ST_READY],
+        STATE_NAMES[ST_RESERVED], STATE_NAMES[ST_DEAD],
+        ST_DELAYED, ST_READY, ST_RESERVED, ST_DEAD}
+)lua";
+  const std::vector<std::string> from_lua = testing::RawCommand(
+      testing::SharedRedisServer().port(), {"EVAL", lua, "1", "{ns}:"});
+  auto position = [](const char* name) {
+    return std::to_string(
+        redis_internal::FieldAt(redis_internal::kRecordFields, name) + 1);
+  };
+  const std::vector<std::string> from_cpp = {
+      position("topic"),       position("state"),
+      position("priority"),    position("max_attempts"),
+      position("ttr"),         position("enqueued_at"),
+      position("run_at"),      position("seq"),
+      position("payload"),     position("attempts"),
+      position("deadline"),    position("token"),
+      position("last_error"),  "delayed",
+      "ready",                 "reserved",
+      "dead",                  "0",
+      "1",                     "2",
+      "3"};
+  EXPECT_EQ(from_lua, from_cpp);
+  EXPECT_EQ(redis_internal::FieldAt(redis_internal::kRecordFields, "payload") +
+                1,
+            static_cast<size_t>(redis_internal::kRecordMinFields));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(std::string(redis_internal::kRecordStates[i]), from_cpp[13 + i]);
+  }
+}
+
+// A record job.lua packs, with every value at an extreme, decodes to the
+// same job; the spec the C++ side packs reads back in Lua as written.
+TEST(RecordLayoutTest, RecordsPackedInLuaDecodeInCpp) {
+  const std::string payload = std::string("a\0b", 3) + std::string(300, 'p');
+  const std::string lua = ReadFile(ScriptDir() + "/lib/keys.lua") +
+                          ReadFile(ScriptDir() + "/lib/job.lua") + R"lua(
+local spec = {cmsgpack.unpack(ARGV[2])}
+local j = {'topic.a', ST_RESERVED, spec[1], spec[2], spec[3], spec[4],
+           spec[5], spec[6], -4503599627370496, 4503599627370496,
+           123456789, ARGV[1], 7, 4503599627370000, 4503599627370495,
+           'boom'}
+local short = {'t', ST_DELAYED, 0, 1, 0, 0, 0, 0, 1, 2, 3, ''}
+return {job_pack(j), job_pack(short)}
+)lua";
+  NewJob spec_of;
+  spec_of.priority = std::numeric_limits<int>::min();
+  spec_of.max_attempts = 1000;
+  spec_of.ttr = absl::Microseconds(int64_t{1} << 52);
+  spec_of.backoff = Backoff::Fixed(absl::Seconds(3));
+  std::string spec;
+  redis_internal::AppendSpec(spec_of, &spec);
+  const std::vector<std::string> packed = testing::RawCommand(
+      testing::SharedRedisServer().port(),
+      {"EVAL", lua, "1", "{ns}:", payload, spec});
+  ASSERT_EQ(packed.size(), 2u) << packed[0];
+
+  Lease lease;
+  ASSERT_TRUE(redis_internal::DecodeRecord(packed[0], &lease));
+  const Job& j = lease.job;
+  EXPECT_EQ(j.topic, "topic.a");
+  EXPECT_EQ(j.state, JobState::kReserved);
+  EXPECT_EQ(j.priority, std::numeric_limits<int>::min());
+  EXPECT_EQ(j.max_attempts, 1000);
+  EXPECT_EQ(j.ttr, absl::Microseconds(int64_t{1} << 52));
+  EXPECT_EQ(j.backoff.kind, Backoff::Kind::kFixed);
+  EXPECT_EQ(j.backoff.base, absl::Seconds(3));
+  EXPECT_EQ(j.enqueued_at, absl::FromUnixMicros(-(int64_t{1} << 52)));
+  EXPECT_EQ(j.run_at, absl::FromUnixMicros(int64_t{1} << 52));
+  EXPECT_EQ(j.payload, payload);
+  EXPECT_EQ(j.attempts, 7);
+  EXPECT_EQ(j.deadline, absl::FromUnixMicros(4503599627370000));
+  EXPECT_EQ(lease.deadline, j.deadline);
+  EXPECT_EQ(lease.token, uint64_t{4503599627370495});
+  EXPECT_EQ(j.last_error, "boom");
+
+  Lease short_lease;
+  ASSERT_TRUE(redis_internal::DecodeRecord(packed[1], &short_lease));
+  EXPECT_EQ(short_lease.job.state, JobState::kDelayed);
+  EXPECT_EQ(short_lease.job.attempts, 0);
+  EXPECT_EQ(short_lease.job.deadline, absl::InfinitePast());
+  EXPECT_EQ(short_lease.token, 0u);
+  EXPECT_EQ(short_lease.job.last_error, "");
+  // The record of a job never reserved ends after its payload: twelve
+  // values of one byte each here, the topic "t" two.
+  EXPECT_EQ(packed[1].size(), 13u);
+
+  // Cut short or with a stray value, a record does not decode.
+  EXPECT_FALSE(redis_internal::DecodeRecord(
+      absl::string_view(packed[0]).substr(0, packed[0].size() - 1), &lease));
+  EXPECT_FALSE(redis_internal::DecodeRecord(packed[1] + "\xc3", &lease));
 }
 
 }  // namespace

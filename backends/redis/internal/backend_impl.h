@@ -82,10 +82,6 @@ class RedisBackend : public Backend {
   // The sharded pub/sub channel the scripts announce news on: "{ns}:news".
   const std::string& news_channel() const { return news_channel_; }
 
-  // The number of delay buckets in use (fixed by the first process that
-  // opened the namespace).
-  int delay_buckets() const { return buckets_; }
-
  private:
   explicit RedisBackend(const RedisOptions& options);
 
@@ -98,8 +94,9 @@ class RedisBackend : public Backend {
   // Run() for a script whose only other reply is "OK".
   absl::Status RunForOk(redis_internal::Scripts::Call call,
                         absl::string_view id);
-  // A call of a script whose keys are the prefix, the job and the
-  // reservations (ack, fail, release, touch, cancel).
+  // A call of a script whose keys are the prefix, the job records and the
+  // reservations (ack, fail, release, touch, cancel); fail and release also
+  // get the due index.
   redis_internal::Scripts::Call LeaseCall(absl::string_view script,
                                           absl::string_view id) const;
 
@@ -109,7 +106,6 @@ class RedisBackend : public Backend {
   // Every timed script's ARGV[2]: whose clock, and how far the caller's may
   // stray from the server's (scripts/lib/clock.lua).
   const std::string clock_mode_;
-  int buckets_;
   redis_internal::ConnectionPool pool_;
   redis_internal::Scripts scripts_;
 };

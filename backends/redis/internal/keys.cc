@@ -19,9 +19,7 @@ std::string KeyLayout::Key(absl::string_view kind,
   return absl::StrCat(prefix_, kind, ":", name);
 }
 
-std::string KeyLayout::Job(absl::string_view id) const {
-  return Key("job", id);
-}
+std::string KeyLayout::Jobs() const { return Key("jobs"); }
 std::string KeyLayout::Ready(absl::string_view topic) const {
   return Key("ready", topic);
 }
@@ -34,9 +32,7 @@ std::string KeyLayout::TopicDelayed(absl::string_view topic) const {
 std::string KeyLayout::TopicReserved(absl::string_view topic) const {
   return Key("treserved", topic);
 }
-std::string KeyLayout::DelayBucket(int i) const {
-  return Key("delayed", absl::StrCat(i));
-}
+std::string KeyLayout::Due() const { return Key("due"); }
 std::string KeyLayout::Reserved() const { return Key("reserved"); }
 std::string KeyLayout::Topics() const { return Key("topics"); }
 std::string KeyLayout::Seq() const { return Key("seq"); }

@@ -23,12 +23,14 @@ class KeyLayout {
   // "{ns}:", the first key (KEYS[1]) of every script.
   const std::string& prefix() const { return prefix_; }
 
-  std::string Job(absl::string_view id) const;
+  // The hash of every job's record (record.h), by id.
+  std::string Jobs() const;
   std::string Ready(absl::string_view topic) const;
   std::string Dead(absl::string_view topic) const;
   std::string TopicDelayed(absl::string_view topic) const;
   std::string TopicReserved(absl::string_view topic) const;
-  std::string DelayBucket(int i) const;
+  // Topics with delayed jobs, each scored at or before its earliest run_at.
+  std::string Due() const;
   std::string Reserved() const;
   std::string Topics() const;
   std::string Seq() const;

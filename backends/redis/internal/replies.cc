@@ -7,7 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "backends/redis/internal/record.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -48,37 +48,11 @@ absl::Time TimeOf(const redisReply* r) {
   return absl::FromUnixMicros(Int(r));
 }
 
-void AppendSpec(const NewJob& j, std::string* out) {
-  absl::StrAppend(
-      out, j.priority, ":", j.max_attempts, ":", DurationMicros(j.ttr), ":",
-      j.backoff.kind == Backoff::Kind::kFixed ? "f" : "e", ":",
-      DurationMicros(j.backoff.base), ":", DurationMicros(j.backoff.max));
-}
-
 namespace {
 
-// Fills the fields AppendSpec() packed into `job`; false if `spec` is not
-// such a field.
-bool ParseSpec(absl::string_view spec, Job* job) {
-  std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
-  int64_t ttr = 0, base = 0, max = 0;
-  if (parts.size() != 6 || !absl::SimpleAtoi(parts[0], &job->priority) ||
-      !absl::SimpleAtoi(parts[1], &job->max_attempts) ||
-      !absl::SimpleAtoi(parts[2], &ttr) || !absl::SimpleAtoi(parts[4], &base) ||
-      !absl::SimpleAtoi(parts[5], &max)) {
-    return false;
-  }
-  job->ttr = absl::Microseconds(ttr);
-  job->backoff = parts[3] == "f"
-                     ? Backoff::Fixed(absl::Microseconds(base))
-                     : Backoff::Exponential(absl::Microseconds(base),
-                                            absl::Microseconds(max));
-  return true;
-}
-
-absl::Status BadSpec(absl::string_view id) {
+absl::Status BadRecord(absl::string_view id) {
   return absl::InternalError(
-      absl::StrCat("redis: job '", id, "' has a malformed spec field"));
+      absl::StrCat("redis: job '", id, "' has a malformed record"));
 }
 
 }  // namespace
@@ -95,32 +69,17 @@ absl::Status Unexpected(const redisReply* r, absl::string_view script) {
 
 absl::StatusOr<Lease> ParseSnapshot(const redisReply* r) {
   constexpr size_t kCount = std::size(kSnapshotFields);
-  auto at = [r](const char* name) {
-    return r->element[FieldAt(kSnapshotFields, name)];
-  };
   if (r->type != REDIS_REPLY_ARRAY || r->elements != kCount ||
-      at("topic")->type == REDIS_REPLY_NIL) {
+      r->element[FieldAt(kSnapshotFields, "record")]->type !=
+          REDIS_REPLY_STRING) {
     return absl::InternalError("redis: malformed job snapshot");
   }
+  const redisReply* record = r->element[FieldAt(kSnapshotFields, "record")];
   Lease lease;
-  Job& job = lease.job;
-  job.id = Str(at("id"));
-  job.topic = Str(at("topic"));
-  if (!ParseSpec(Str(at("spec")), &job)) return BadSpec(job.id);
-  job.payload = Str(at("payload"));
-  const std::string state = Str(at("state"));
-  if (!ParseJobState(state, &job.state)) {
-    return absl::InternalError(
-        absl::StrCat("redis: job '", job.id, "' has state '", state, "'"));
+  lease.job.id = Str(r->element[FieldAt(kSnapshotFields, "id")]);
+  if (!DecodeRecord(absl::string_view(record->str, record->len), &lease)) {
+    return BadRecord(lease.job.id);
   }
-  job.attempts = static_cast<int>(Int(at("attempts")));
-  job.enqueued_at = TimeOf(at("enqueued_at"));
-  job.run_at = TimeOf(at("run_at"));
-  job.deadline = job.state == JobState::kReserved ? TimeOf(at("deadline"))
-                                                  : absl::InfinitePast();
-  job.last_error = Str(at("last_error"));
-  lease.token = static_cast<uint64_t>(Int(at("token")));
-  lease.deadline = job.deadline;
   return lease;
 }
 
@@ -137,31 +96,18 @@ absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
   return out;
 }
 
-absl::StatusOr<Lease> ParseLease(const redisReply* r, absl::string_view topic) {
+absl::StatusOr<Lease> ParseLease(const redisReply* r) {
   if (r->type != REDIS_REPLY_ARRAY || r->elements != std::size(kLeaseFields)) {
     return absl::InternalError("redis: malformed lease");
   }
-  auto at = [r](const char* name) {
-    return r->element[FieldAt(kLeaseFields, name)];
-  };
+  const redisReply* record = r->element[FieldAt(kLeaseFields, "record")];
   Lease lease;
-  Job& job = lease.job;
-  job.id = Str(at("id"));
-  const redisReply* spec = at("spec");
-  if (spec->type != REDIS_REPLY_STRING ||
-      !ParseSpec(absl::string_view(spec->str, spec->len), &job)) {
-    return BadSpec(job.id);
+  lease.job.id = Str(r->element[FieldAt(kLeaseFields, "id")]);
+  if (record->type != REDIS_REPLY_STRING ||
+      !DecodeRecord(absl::string_view(record->str, record->len), &lease) ||
+      lease.job.state != JobState::kReserved) {
+    return BadRecord(lease.job.id);
   }
-  job.payload = Str(at("payload"));
-  job.topic = std::string(topic);
-  job.state = JobState::kReserved;
-  job.attempts = static_cast<int>(Int(at("attempts")));
-  job.enqueued_at = TimeOf(at("enqueued_at"));
-  job.run_at = TimeOf(at("run_at"));
-  job.last_error = Str(at("last_error"));
-  job.deadline = TimeOf(at("deadline"));
-  lease.token = static_cast<uint64_t>(Int(at("token")));
-  lease.deadline = job.deadline;
   return lease;
 }
 

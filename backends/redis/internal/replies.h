@@ -44,14 +44,11 @@ struct ScriptWords {
 };
 const std::vector<ScriptWords>& ReplyWords();
 
-// The order of a job snapshot {id, SNAPSHOT_FIELDS...} (lib/snapshot.lua).
-inline constexpr const char* kSnapshotFields[] = {
-    "id",          "topic",  "spec",     "payload",    "state", "attempts",
-    "enqueued_at", "run_at", "deadline", "last_error", "token"};
-// The order of one lease in reserve's reply (reserve-2.lua).
-inline constexpr const char* kLeaseFields[] = {
-    "spec",       "payload",  "attempts", "enqueued_at", "run_at",
-    "last_error", "deadline", "token",    "id"};
+// The order of a job snapshot {id, SNAPSHOT_FIELDS...} (lib/snapshot.lua);
+// the record is the job's (record.h).
+inline constexpr const char* kSnapshotFields[] = {"id", "record"};
+// The order of one lease in reserve's reply (reserve-3.lua).
+inline constexpr const char* kLeaseFields[] = {"record", "id"};
 // The order of one {kind, id, topic, attempts} entry of promote_due and
 // reserve.
 inline constexpr const char* kTransitionFields[] = {"kind", "id", "topic",
@@ -79,18 +76,14 @@ absl::Time TimeOf(const redisReply* r);
 std::string Word(const redisReply* r);
 absl::Status Unexpected(const redisReply* r, absl::string_view script);
 
-// A job's fixed settings in one hash field (scripts/lib/spec.lua):
-// "priority:max_attempts:ttr_us:kind:base_us:max_us", backoff kind "f"
-// (fixed) or "e" (exponential).
-void AppendSpec(const NewJob& j, std::string* out);
-
 // A snapshot as a lease (token and deadline as stored).
+// Also the reply of HGET "{ns}:jobs" id given as a snapshot's record.
 absl::StatusOr<Lease> ParseSnapshot(const redisReply* r);
 // The snapshots of a reply {"OK", snapshot...}.
 absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
                                                   absl::string_view script);
-// One lease of reserve's reply, of a job of `topic`.
-absl::StatusOr<Lease> ParseLease(const redisReply* r, absl::string_view topic);
+// One lease of reserve's reply.
+absl::StatusOr<Lease> ParseLease(const redisReply* r);
 absl::StatusOr<Transition> ParseTransition(const redisReply* t,
                                            absl::string_view script);
 

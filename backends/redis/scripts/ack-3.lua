@@ -1,7 +1,7 @@
 -- ack: deletes the job reserved under a token.
 --
 -- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:job:<id>"
+-- KEYS[2]  "{ns}:jobs"
 -- KEYS[3]  "{ns}:reserved"
 -- ARGV[1]  id
 -- ARGV[2]  token
@@ -10,15 +10,21 @@
 -- The hottest script, run once per job: it requires no helpers, since Redis
 -- runs a script's whole body on every call and building the helpers' closures
 -- would cost more than the work. What it spells out instead (check_lease,
--- lease_off, forget and the key layout of keys.lua) must change with them.
-local P, jk, id = KEYS[1], KEYS[2], ARGV[1]
-local f = redis.call('HMGET', jk, 'state', 'token', 'topic')
-if f[1] ~= 'reserved' or f[2] ~= ARGV[2] then return {'STALE'} end
-local topic = f[3]
+-- lease_off, forget, the record's TOPIC, STATE and TOKEN of job.lua and the
+-- key layout of keys.lua) must change with them.
+local P, id = KEYS[1], ARGV[1]
+local r = redis.call('HGET', KEYS[2], id)
+if not r then return {'STALE'} end
+local j = {cmsgpack.unpack(r)}
+-- STATE 2 is reserved.
+if j[2] ~= 2 or not j[15] or string.format('%d', j[15]) ~= ARGV[2] then
+  return {'STALE'}
+end
+local topic = j[1]
 local treserved = P .. 'treserved:' .. topic
 redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', treserved, id)
-redis.call('DEL', jk)
+redis.call('HDEL', KEYS[2], id)
 if redis.call('EXISTS', P .. 'ready:' .. topic, P .. 'tdelayed:' .. topic,
               treserved, P .. 'dead:' .. topic) == 0 then
   redis.call('SREM', P .. 'topics', topic)

@@ -1,8 +1,8 @@
 -- touch: extends a reservation to now + ttr.
--- requires: clock calls lease index spec news
+-- requires: clock calls lease index job news
 --
 -- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:job:<id>"
+-- KEYS[2]  "{ns}:jobs"
 -- KEYS[3]  "{ns}:reserved"
 -- ARGV[1]  now (µs)
 -- ARGV[2]  clock mode (see lib/clock.lua)
@@ -10,12 +10,13 @@
 -- ARGV[4]  token
 -- Reply:   {"OK", deadline_us} or {"STALE"} (nothing changed)
 local now = clock(ARGV[1], ARGV[2])
-local jk = KEYS[2]
-local topic, err = check_lease(jk, ARGV[4])
-if not topic then return {err} end
-local at = now + spec_ttr(redis.call('HGET', jk, 'spec'))
+local id = ARGV[3]
+local j, err = check_lease(id, ARGV[4])
+if not j then return {err} end
+local at = now + j[TTR]
 local deadline = int_text(at)
-redis.call('HSET', jk, 'deadline', deadline)
-lease_on(ARGV[3], topic, deadline)
+j[DEADLINE] = at
+job_write(id, j)
+lease_on(id, j[TOPIC], deadline)
 announce_due(at, now)
 return {'OK', deadline}

@@ -1,9 +1,12 @@
 -- bury.lua — moves a dead job to the topic's dead set, where it stays until
 -- it is retried or cancelled: a job leaves the store only by ack or cancel.
--- requires: keys
-local function bury(id, jk, topic)
+-- `j` is the job's record (job.lua), out of every other index; it is
+-- written back.
+-- requires: keys job
+local function bury(id, j)
   local seq = redis.call('INCR', P .. 'seq')
-  local dk = dead_key(topic)
-  redis.call('ZADD', dk, seq, id)
-  redis.call('HSET', jk, 'state', 'dead', 'deadline', '')
+  redis.call('ZADD', dead_key(j[TOPIC]), seq, id)
+  j[STATE] = ST_DEAD
+  j[DEADLINE] = nil
+  job_write(id, j)
 end

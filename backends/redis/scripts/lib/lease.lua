@@ -1,7 +1,10 @@
--- lease.lua — checks that `token` is the current reservation of the job
--- whose hash is `jk`. Returns its topic, or nil and a status word.
-local function check_lease(jk, token)
-  local f = redis.call('HMGET', jk, 'state', 'token', 'topic')
-  if f[1] ~= 'reserved' or f[2] ~= token then return nil, 'STALE' end
-  return f[3], nil
+-- lease.lua — checks that `token` (text) is the current reservation of job
+-- `id`. Returns its record (job.lua), or nil and a status word.
+-- requires: calls job
+local function check_lease(id, token)
+  local j = job_read(id)
+  if not j or j[STATE] ~= ST_RESERVED or int_text(j[TOKEN]) ~= token then
+    return nil, 'STALE'
+  end
+  return j, nil
 end

@@ -1,49 +1,48 @@
 -- promote.lua — moves due jobs: delayed jobs whose run_at came, leases whose
 -- deadline passed.
--- requires: keys calls ready index bury spec news
+-- requires: keys calls ready index bury job news
 
 -- Makes one due job ready again: a delayed job whose run_at came, or a
 -- reservation whose deadline passed. `from` is the set the id was found in;
 -- an entry there that names no such job (which no script leaves behind) is
 -- dropped. Returns a transition {kind, id, topic, attempts}, or nil.
 local function promote_delayed(id, from)
-  local jk = job_key(id)
-  local f = redis.call('HMGET', jk, 'topic', 'spec', 'run_at', 'seq',
-                       'attempts', 'state', 'bucket')
-  if not f[1] or f[6] ~= 'delayed' then
+  local j = job_read(id)
+  if not j or j[STATE] ~= ST_DELAYED then
     redis.call('ZREM', from, id)
     return nil
   end
-  delay_off(id, f[1], f[7])
-  local run_at = tonumber(f[3])
-  note_ready(f[1])
-  redis.call('ZADD', ready_key(f[1]), '0',
-             ready_member(spec_priority(f[2]), run_at, tonumber(f[4]), id))
-  redis.call('HSET', jk, 'state', 'ready')
-  return {'promoted', id, f[1], tonumber(f[5]) or 0}
+  local topic = j[TOPIC]
+  delay_off(id, topic)
+  note_ready(topic)
+  redis.call('ZADD', ready_key(topic), '0',
+             ready_member(j[PRIORITY], j[RUN_AT], j[SEQ_NO], id))
+  j[STATE] = ST_READY
+  job_write(id, j)
+  return {'promoted', id, topic, j[ATTEMPTS] or 0}
 end
 
 local function expire_reservation(id, from)
-  local jk = job_key(id)
-  local f = redis.call('HMGET', jk, 'topic', 'spec', 'run_at', 'seq',
-                       'attempts', 'state')
-  if not f[1] or f[6] ~= 'reserved' then
+  local j = job_read(id)
+  if not j or j[STATE] ~= ST_RESERVED then
     redis.call('ZREM', from, id)
     return nil
   end
-  lease_off(id, f[1])
-  local attempts = tonumber(f[5]) or 0
-  if attempts >= spec_max_attempts(f[2]) then
-    redis.call('HSET', jk, 'last_error', 'lease expired')
-    bury(id, jk, f[1])
-    return {'dead', id, f[1], attempts}
+  local topic = j[TOPIC]
+  lease_off(id, topic)
+  local attempts = j[ATTEMPTS] or 0
+  if attempts >= j[MAX_ATTEMPTS] then
+    j[LAST_ERROR] = 'lease expired'
+    bury(id, j)
+    return {'dead', id, topic, attempts}
   end
-  note_ready(f[1])
-  redis.call('ZADD', ready_key(f[1]), '0',
-             ready_member(spec_priority(f[2]), tonumber(f[3]), tonumber(f[4]),
-                          id))
-  redis.call('HSET', jk, 'state', 'ready', 'deadline', '')
-  return {'expired', id, f[1], attempts}
+  note_ready(topic)
+  redis.call('ZADD', ready_key(topic), '0',
+             ready_member(j[PRIORITY], j[RUN_AT], j[SEQ_NO], id))
+  j[STATE] = ST_READY
+  j[DEADLINE] = nil
+  job_write(id, j)
+  return {'expired', id, topic, attempts}
 end
 
 -- Promotes up to `limit` due jobs (all of them when limit <= 0) from the
@@ -88,15 +87,30 @@ local function promote_from(sources, now, limit)
   return out, more
 end
 
--- Every topic: the delay buckets and the global reservations.
-local function promote_due(now, limit, buckets)
+-- Every topic: the delayed sets of the topics DUE says may have something
+-- due (at most limit + 1 of them; more means more may be due), and the
+-- global reservations. The topics looked at get their exact DUE score back.
+local function promote_due(now, limit)
+  local topics
+  if limit > 0 then
+    topics = redis.call('ZRANGEBYSCORE', DUE, '-inf', now, 'LIMIT', '0',
+                        int_text(limit + 1))
+  else
+    topics = redis.call('ZRANGEBYSCORE', DUE, '-inf', now)
+  end
   local sources = {}
-  for b = 0, buckets - 1 do table.insert(sources, {bucket_key(b), true}) end
+  for _, t in ipairs(topics) do
+    table.insert(sources, {tdelayed_key(t), true})
+  end
   table.insert(sources, {RESERVED, false})
-  return promote_from(sources, now, limit)
+  local out, more = promote_from(sources, now, limit)
+  for _, t in ipairs(topics) do refresh_due(t) end
+  if limit > 0 and #topics > limit then more = 1 end
+  return out, more
 end
 
--- One topic: its own delayed and reserved sets.
+-- One topic: its own delayed and reserved sets. Its DUE score may be left
+-- too early, which index.lua allows.
 local function promote_topic(topic, now, limit)
   return promote_from({{tdelayed_key(topic), true},
                        {treserved_key(topic), false}}, now, limit)

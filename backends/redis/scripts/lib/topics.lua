@@ -8,9 +8,9 @@ local function topic_empty(topic)
                     treserved_key(topic), dead_key(topic)) == 0
 end
 
--- Removes a job, already out of every index, from the store: its hash, and
--- its topic from the topic set when it was the topic's last job.
-local function forget(jk, topic)
-  redis.call('DEL', jk)
+-- Removes a job, already out of every index, from the store: its record,
+-- and its topic from the topic set when it was the topic's last job.
+local function forget(id, topic)
+  redis.call('HDEL', JOBS, id)
   if topic_empty(topic) then redis.call('SREM', TOPICS, topic) end
 end

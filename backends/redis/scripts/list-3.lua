@@ -7,6 +7,7 @@
 -- KEYS[2]  the topic's set for the state: "{ns}:ready:<topic>",
 --          "{ns}:tdelayed:<topic>", "{ns}:treserved:<topic>" or
 --          "{ns}:dead:<topic>"
+-- KEYS[3]  "{ns}:jobs"
 -- ARGV[1]  state: "ready", "delayed", "reserved" or "dead"
 -- ARGV[2]  limit (>= 1)
 -- Reply:   {"OK", snapshot, ...} (see lib/snapshot.lua)

@@ -5,6 +5,7 @@
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"
+-- KEYS[3]  "{ns}:jobs"
 -- ARGV[1]  now (µs)
 -- ARGV[2]  clock mode (see lib/clock.lua)
 -- ARGV[3]  topic
@@ -15,16 +16,13 @@
 -- Reply:   {"OK", moved, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
 --          promote_due; then one entry per lease, in reserve order:
---          {spec, payload, attempts, enqueued_at, run_at, last_error,
---          deadline, token, id} (spec: see lib/spec.lua). The topic
---          and the state ("reserved") are the caller's to fill in, so they
---          are neither read nor sent.
+--          {record, id} (record: the job's, as reserved, see lib/job.lua)
 --
 -- Run once per job like ack, so it requires no helpers either: building
 -- their closures on every call cost more than the reservation itself. It
 -- spells out instead clock(), int_text(), member_id() (READY_HEADER),
--- spec_ttr(), announce_due() of news.lua and the key layout of keys.lua, and
--- must change with them. The promotion, needed only when something is due,
+-- job_pack() and the record's fields of job.lua, announce_due() of news.lua
+-- and the key layout of keys.lua, and must change with them. The promotion, needed only when something is due,
 -- loads its helpers then (and announces the ready edge it may make).
 local P, topic = KEYS[1], ARGV[3]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
@@ -62,39 +60,49 @@ if #popped == 0 then return out end
 -- attempt. Redis's own math.random cannot serve: it starts from the same
 -- seed on every server start. Below 2^53, every token is exact in Lua.
 local token = tonumber(ARGV[6]) - 1
--- Both lease indexes get one ZADD for the whole batch.
+-- Every record read with one HMGET and written with one HSET; both lease
+-- indexes get one ZADD for the whole batch.
+local ids = {}
+for i = 1, #popped, 2 do ids[#ids + 1] = string.sub(popped[i], 21) end
+local records = {}
+for i = 1, #ids, 512 do
+  local got = redis.call('HMGET', KEYS[3],
+                         unpack(ids, i, math.min(i + 511, #ids)))
+  for k = 1, #got do records[i + k - 1] = got[k] end
+end
+local writes = {}
 local leases = {}
 local first, first_text = nil, nil  -- the earliest new deadline
-for i = 1, #popped, 2 do
-  local id = string.sub(popped[i], 21)
-  local jk = P .. 'job:' .. id
-  local v = redis.call('HMGET', jk, 'spec', 'payload', 'attempts',
-                       'enqueued_at', 'run_at', 'last_error')
+for i, id in ipairs(ids) do
   -- A member without a job cannot occur while every transition goes through
   -- these scripts; should one appear it is dropped, not reserved.
-  if v[1] then
+  if records[i] then
+    -- Record fields (job.lua): 2 STATE, 5 TTR, 10 RUN_AT, 13 ATTEMPTS,
+    -- 14 DEADLINE, 15 TOKEN, 16 LAST_ERROR.
+    local j = {cmsgpack.unpack(records[i])}
     token = token + 1
     -- ttr from now, or from run_at when the caller's clock is behind the
     -- one that found the job due.
-    local ttr = tonumber(string.match(v[1], '^-?%d+:%d+:(%d+):'))
-    local at = math.max(now, tonumber(v[5])) + ttr
+    local at = math.max(now, j[10]) + j[5]
     local deadline = string.format('%d', at)
     if not first or at < first then first, first_text = at, deadline end
-    local attempts = string.format('%d', (tonumber(v[3]) or 0) + 1)
-    local token_text = string.format('%d', token)
-    redis.call('HSET', jk, 'state', 'reserved', 'attempts', attempts,
-               'token', token_text, 'deadline', deadline)
+    j[2] = 2  -- reserved
+    j[13] = (j[13] or 0) + 1
+    j[14] = at
+    j[15] = token
+    local record = cmsgpack.pack(unpack(j, 1, 16))
+    writes[#writes + 1] = id
+    writes[#writes + 1] = record
     leases[#leases + 1] = deadline
     leases[#leases + 1] = id
-    v[3] = attempts
-    v[7] = deadline
-    v[8] = token_text
-    v[9] = id
-    out[#out + 1] = v
+    out[#out + 1] = {record, id}
   end
 end
--- At most 2 * 256 arguments per ZADD, so unpack() never spreads more values
+-- At most 2 * 256 arguments per call, so unpack() never spreads more values
 -- than Lua's stack allows.
+for i = 1, #writes, 512 do
+  redis.call('HSET', KEYS[3], unpack(writes, i, math.min(i + 511, #writes)))
+end
 for i = 1, #leases, 512 do
   local j = math.min(i + 511, #leases)
   redis.call('ZADD', P .. 'reserved', unpack(leases, i, j))

@@ -1,43 +1,53 @@
 -- ack_batch: deletes the jobs of many leases, each acked on its own terms:
 -- a lease whose token is not current is refused and the others still go.
--- requires: keys calls topics
+-- requires: keys calls job topics
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"
+-- KEYS[3]  "{ns}:jobs"
 -- ARGV     2 values per lease: id, token
 -- Reply:   {"OK", word...}: one word per lease, in order, "OK" or "STALE"
 --          (that lease changed nothing)
 local out = {'OK'}
-local gone_ids, gone_keys, by_topic, topics = {}, {}, {}, {}
+local n = #ARGV / 2
+local ids = {}
+for i = 1, n do ids[i] = ARGV[2 * i - 1] end
+-- Every record with one HMGET per 512 leases.
+local records = {}
+for i = 1, n, 512 do
+  local got = redis.call('HMGET', JOBS, unpack(ids, i, math.min(i + 511, n)))
+  for k = 1, #got do records[i + k - 1] = got[k] end
+end
+local gone, by_topic, topics = {}, {}, {}
 local done = {}
-for i = 1, #ARGV, 2 do
-  local id = ARGV[i]
-  local jk = job_key(id)
-  local f = redis.call('HMGET', jk, 'state', 'token', 'topic')
+for i = 1, n do
+  local id = ids[i]
+  local j = records[i] and {cmsgpack.unpack(records[i])}
   -- The same lease twice: the first ack deletes the job, so the second
   -- finds no reservation, as it would have one call later.
-  if f[1] ~= 'reserved' or f[2] ~= ARGV[i + 1] or done[id] then
+  if not j or j[STATE] ~= ST_RESERVED or not j[TOKEN] or
+     int_text(j[TOKEN]) ~= ARGV[2 * i] or done[id] then
     out[#out + 1] = 'STALE'
   else
     done[id] = true
     out[#out + 1] = 'OK'
-    gone_ids[#gone_ids + 1] = id
-    gone_keys[#gone_keys + 1] = jk
-    local t = by_topic[f[3]]
+    gone[#gone + 1] = id
+    local topic = j[TOPIC]
+    local t = by_topic[topic]
     if not t then
       t = {}
-      by_topic[f[3]] = t
-      topics[#topics + 1] = f[3]
+      by_topic[topic] = t
+      topics[#topics + 1] = topic
     end
     t[#t + 1] = id
   end
 end
-if #gone_ids > 0 then
-  call_many('ZREM', KEYS[2], gone_ids)
+if #gone > 0 then
+  call_many('ZREM', KEYS[2], gone)
   for _, topic in ipairs(topics) do
     call_many('ZREM', treserved_key(topic), by_topic[topic])
   end
-  call_many('DEL', nil, gone_keys)
+  call_many('HDEL', JOBS, gone)
   for _, topic in ipairs(topics) do
     if topic_empty(topic) then redis.call('SREM', TOPICS, topic) end
   end

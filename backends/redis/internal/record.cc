@@ -1,0 +1,236 @@
+// Copyright delayq authors.
+
+#include "backends/redis/internal/record.h"
+
+#include <iterator>
+#include <optional>
+#include <variant>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "backends/redis/internal/replies.h"
+
+namespace delayq {
+namespace redis_internal {
+
+namespace {
+
+void AppendBigEndian(uint64_t v, int bytes, std::string* out) {
+  for (int i = bytes - 1; i >= 0; --i) {
+    out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+}
+
+// One decoded value: nil, an integer or a string.
+using Value = std::variant<std::monostate, int64_t, absl::string_view>;
+
+// Reads MessagePack's nil, integers and strings (the only types a record
+// holds; cmsgpack writes integral numbers as integers). False at the end of
+// the input or on anything else.
+class Reader {
+ public:
+  explicit Reader(absl::string_view in) : in_(in) {}
+  bool done() const { return in_.empty(); }
+
+  bool Next(Value* v) {
+    if (in_.empty()) return false;
+    const uint8_t tag = static_cast<uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    if (tag <= 0x7f) return Set(int64_t{tag}, v);
+    if (tag >= 0xe0) return Set(int64_t{static_cast<int8_t>(tag)}, v);
+    if ((tag & 0xe0) == 0xa0) return String(tag & 0x1f, v);
+    uint64_t u = 0;
+    switch (tag) {
+      case 0xc0:
+        *v = std::monostate();
+        return true;
+      case 0xcc:
+      case 0xcd:
+      case 0xce:
+      case 0xcf:
+        if (!Unsigned(1 << (tag - 0xcc), &u) || u > uint64_t{INT64_MAX}) {
+          return false;
+        }
+        return Set(static_cast<int64_t>(u), v);
+      case 0xd0:
+      case 0xd1:
+      case 0xd2:
+      case 0xd3: {
+        const int bytes = 1 << (tag - 0xd0);
+        if (!Unsigned(bytes, &u)) return false;
+        // Sign-extend from the top bit of the value's width.
+        if (bytes < 8 && (u >> (8 * bytes - 1)) != 0) {
+          u |= ~uint64_t{0} << (8 * bytes);
+        }
+        return Set(static_cast<int64_t>(u), v);
+      }
+      case 0xd9:
+      case 0xda:
+      case 0xdb:
+        if (!Unsigned(1 << (tag - 0xd9), &u)) return false;
+        return String(u, v);
+      default:
+        return false;
+    }
+  }
+
+ private:
+  static bool Set(int64_t i, Value* v) {
+    *v = i;
+    return true;
+  }
+  bool Unsigned(int bytes, uint64_t* u) {
+    if (in_.size() < static_cast<size_t>(bytes)) return false;
+    *u = 0;
+    for (int i = 0; i < bytes; ++i) {
+      *u = (*u << 8) | static_cast<uint8_t>(in_[i]);
+    }
+    in_.remove_prefix(bytes);
+    return true;
+  }
+  bool String(uint64_t len, Value* v) {
+    if (in_.size() < len) return false;
+    *v = in_.substr(0, len);
+    in_.remove_prefix(len);
+    return true;
+  }
+
+  absl::string_view in_;
+};
+
+}  // namespace
+
+void AppendPackedInt(int64_t v, std::string* out) {
+  if (v >= 0) {
+    const uint64_t u = static_cast<uint64_t>(v);
+    if (u <= 0x7f) {
+      out->push_back(static_cast<char>(u));
+    } else if (u <= 0xff) {
+      out->push_back(static_cast<char>(0xcc));
+      AppendBigEndian(u, 1, out);
+    } else if (u <= 0xffff) {
+      out->push_back(static_cast<char>(0xcd));
+      AppendBigEndian(u, 2, out);
+    } else if (u <= 0xffffffff) {
+      out->push_back(static_cast<char>(0xce));
+      AppendBigEndian(u, 4, out);
+    } else {
+      out->push_back(static_cast<char>(0xcf));
+      AppendBigEndian(u, 8, out);
+    }
+    return;
+  }
+  const uint64_t u = static_cast<uint64_t>(v);
+  if (v >= -32) {
+    out->push_back(static_cast<char>(u & 0xff));
+  } else if (v >= INT8_MIN) {
+    out->push_back(static_cast<char>(0xd0));
+    AppendBigEndian(u, 1, out);
+  } else if (v >= INT16_MIN) {
+    out->push_back(static_cast<char>(0xd1));
+    AppendBigEndian(u, 2, out);
+  } else if (v >= INT32_MIN) {
+    out->push_back(static_cast<char>(0xd2));
+    AppendBigEndian(u, 4, out);
+  } else {
+    out->push_back(static_cast<char>(0xd3));
+    AppendBigEndian(u, 8, out);
+  }
+}
+
+void AppendPackedString(absl::string_view s, std::string* out) {
+  if (s.size() < 32) {
+    out->push_back(static_cast<char>(0xa0 | s.size()));
+  } else if (s.size() <= 0xff) {
+    out->push_back(static_cast<char>(0xd9));
+    AppendBigEndian(s.size(), 1, out);
+  } else if (s.size() <= 0xffff) {
+    out->push_back(static_cast<char>(0xda));
+    AppendBigEndian(s.size(), 2, out);
+  } else {
+    out->push_back(static_cast<char>(0xdb));
+    AppendBigEndian(s.size(), 4, out);
+  }
+  out->append(s.data(), s.size());
+}
+
+void AppendSpec(const NewJob& job, std::string* out) {
+  AppendPackedInt(job.priority, out);
+  AppendPackedInt(job.max_attempts, out);
+  AppendPackedInt(DurationMicros(job.ttr), out);
+  AppendPackedInt(job.backoff.kind == Backoff::Kind::kFixed ? 0 : 1, out);
+  AppendPackedInt(DurationMicros(job.backoff.base), out);
+  AppendPackedInt(DurationMicros(job.backoff.max), out);
+}
+
+bool DecodeRecord(absl::string_view record, Lease* lease) {
+  constexpr size_t kCount = std::size(kRecordFields);
+  Value values[kCount];
+  Reader reader(record);
+  size_t n = 0;
+  while (!reader.done()) {
+    if (n == kCount || !reader.Next(&values[n])) return false;
+    ++n;
+  }
+  if (n < kRecordMinFields) return false;
+  auto at = [&values](const char* name) -> const Value& {
+    return values[FieldAt(kRecordFields, name)];
+  };
+  auto integer = [&at](const char* name, int64_t* out) {
+    const Value& v = at(name);
+    if (std::holds_alternative<std::monostate>(v)) {
+      *out = 0;
+      return true;
+    }
+    if (!std::holds_alternative<int64_t>(v)) return false;
+    *out = std::get<int64_t>(v);
+    return true;
+  };
+  auto text = [&at](const char* name, std::string* out) {
+    const Value& v = at(name);
+    if (std::holds_alternative<std::monostate>(v)) {
+      out->clear();
+      return true;
+    }
+    if (!std::holds_alternative<absl::string_view>(v)) return false;
+    *out = std::string(std::get<absl::string_view>(v));
+    return true;
+  };
+  Job& job = lease->job;
+  int64_t state = 0, priority = 0, max_attempts = 0, ttr = 0, kind = 0,
+          base = 0, max = 0, enqueued_at = 0, run_at = 0, seq = 0,
+          attempts = 0, deadline = 0, token = 0;
+  if (!text("topic", &job.topic) || !integer("state", &state) ||
+      !integer("priority", &priority) ||
+      !integer("max_attempts", &max_attempts) || !integer("ttr", &ttr) ||
+      !integer("backoff_kind", &kind) || !integer("backoff_base", &base) ||
+      !integer("backoff_max", &max) ||
+      !integer("enqueued_at", &enqueued_at) || !integer("run_at", &run_at) ||
+      !integer("seq", &seq) || !text("payload", &job.payload) ||
+      !integer("attempts", &attempts) || !integer("deadline", &deadline) ||
+      !integer("token", &token) || !text("last_error", &job.last_error) ||
+      state < 0 || state >= static_cast<int64_t>(std::size(kRecordStates)) ||
+      !ParseJobState(kRecordStates[state], &job.state)) {
+    return false;
+  }
+  job.priority = static_cast<int>(priority);
+  job.max_attempts = static_cast<int>(max_attempts);
+  job.ttr = absl::Microseconds(ttr);
+  job.backoff = kind == 0 ? Backoff::Fixed(absl::Microseconds(base))
+                          : Backoff::Exponential(absl::Microseconds(base),
+                                                 absl::Microseconds(max));
+  job.enqueued_at = absl::FromUnixMicros(enqueued_at);
+  job.run_at = absl::FromUnixMicros(run_at);
+  job.attempts = static_cast<int>(attempts);
+  const bool has_deadline =
+      job.state == JobState::kReserved &&
+      !std::holds_alternative<std::monostate>(at("deadline"));
+  job.deadline =
+      has_deadline ? absl::FromUnixMicros(deadline) : absl::InfinitePast();
+  lease->token = static_cast<uint64_t>(token);
+  lease->deadline = job.deadline;
+  return true;
+}
+
+}  // namespace redis_internal
+}  // namespace delayq

@@ -1,0 +1,54 @@
+// Copyright delayq authors.
+//
+// A job's record: the value of its id in the hash "{ns}:jobs", written by
+// the scripts (scripts/lib/job.lua) as MessagePack values one after another
+// in the order of kRecordFields. The C++ side packs the job's fixed
+// settings (the "spec", copied into the record by the add script) and
+// decodes whole records (Get, List, Reserve). A test holds these lists to
+// job.lua.
+
+#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_RECORD_H_
+#define DELAYQ_BACKENDS_REDIS_INTERNAL_RECORD_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "delayq/backend.h"
+
+namespace delayq {
+namespace redis_internal {
+
+// The values of a record, in order. The first twelve are always there; the
+// last four follow from the first reservation on (nil where unset). Times
+// and ttr are integer µs; state is an index into kRecordStates; backoff_kind
+// 0 is fixed, 1 exponential.
+inline constexpr const char* kRecordFields[] = {
+    "topic",        "state",        "priority",    "max_attempts",
+    "ttr",          "backoff_kind", "backoff_base", "backoff_max",
+    "enqueued_at",  "run_at",       "seq",         "payload",
+    "attempts",     "deadline",     "token",       "last_error"};
+inline constexpr int kRecordMinFields = 12;
+
+// The state values of a record, by index.
+inline constexpr const char* kRecordStates[] = {"delayed", "ready", "reserved",
+                                                "dead"};
+
+// Appends the values priority..backoff_max of `job` (the record's third to
+// eighth), each in MessagePack's smallest form.
+void AppendSpec(const NewJob& job, std::string* out);
+
+// Decodes a record into `lease` (its job's fields other than the id, the
+// token and the deadline; a deadline only for a reserved job). False when
+// `record` is not one.
+bool DecodeRecord(absl::string_view record, Lease* lease);
+
+// MessagePack of one integer or string, in its smallest form; for tests and
+// AppendSpec().
+void AppendPackedInt(int64_t v, std::string* out);
+void AppendPackedString(absl::string_view s, std::string* out);
+
+}  // namespace redis_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_RECORD_H_

@@ -1,0 +1,89 @@
+-- add: stores a batch of new jobs, all or nothing.
+-- requires: clock keys calls ready job news
+--
+-- KEYS[1]  key prefix "{ns}:"
+-- KEYS[2]  "{ns}:seq"     enqueue order counter
+-- KEYS[3]  "{ns}:topics"  set of live topics
+-- KEYS[4]  "{ns}:jobs"    the job records
+-- KEYS[5]  "{ns}:due"     topics by their earliest run_at
+-- ARGV[1]  now (µs, caller's clock)
+-- ARGV[2]  clock mode (see lib/clock.lua)
+-- ARGV[3..] 6 values per job: id, topic, priority, run_at (µs), spec (the
+--          record's values PRIORITY..BACKOFF_MAX, MessagePack, see
+--          lib/job.lua; it holds the priority too), payload
+-- Reply:   {"OK"} or {"EXISTS", id} (nothing stored): id is the first job
+--          of the batch whose id is taken or repeats an earlier one
+local now, shift = clock(ARGV[1], ARGV[2])
+local n = (#ARGV - 2) / 6
+local function arg(i, k) return ARGV[2 + (i - 1) * 6 + k] end
+
+-- One HMGET per 512 ids for the whole batch; an id is taken when it has a
+-- record.
+local ids = {}
+for i = 1, n do ids[i] = arg(i, 1) end
+local seen = {}
+for i = 1, n, 512 do
+  local j = math.min(i + 511, n)
+  local got = redis.call('HMGET', JOBS, unpack(ids, i, j))
+  for k = i, j do
+    if got[k - i + 1] or seen[ids[k]] then return {'EXISTS', ids[k]} end
+    seen[ids[k]] = true
+  end
+end
+
+local first = redis.call('INCRBY', KEYS[2], int_text(n)) - n
+-- Records and index entries are gathered per key and written with one call
+-- per key.
+local records = {}
+local adds = {}
+local function add_to(key, score, member)
+  local a = adds[key]
+  if not a then
+    a = {}
+    adds[key] = a
+  end
+  a[#a + 1] = score
+  a[#a + 1] = member
+end
+local topics, ready_keys = {}, {}
+-- The earliest run_at of each topic's delayed jobs, for DUE; and of the
+-- batch: one due announcement per call at most.
+local topic_due = {}
+local first_due = nil
+for i = 1, n do
+  local id, topic = arg(i, 1), arg(i, 2)
+  local run_at = tonumber(arg(i, 4)) + shift
+  -- With no shift the caller's text is passed through (see calls.lua).
+  local run_at_text = arg(i, 4)
+  if shift ~= 0 then run_at_text = int_text(run_at) end
+  local seq = first + i
+  local rk = ready_keys[topic]
+  if not rk then
+    rk = ready_key(topic)
+    ready_keys[topic] = rk
+    topics[#topics + 1] = topic
+  end
+  local state = ST_DELAYED
+  if run_at <= now then
+    state = ST_READY
+    note_ready(topic)
+    add_to(rk, '0', ready_member(tonumber(arg(i, 3)), run_at, seq, id))
+  else
+    if not first_due or run_at < first_due then first_due = run_at end
+    local d = topic_due[topic]
+    if not d or run_at < d[1] then topic_due[topic] = {run_at, run_at_text} end
+    add_to(tdelayed_key(topic), run_at_text, id)
+  end
+  -- ATTEMPTS..LAST_ERROR are absent until the first reservation.
+  records[#records + 1] = id
+  records[#records + 1] = cmsgpack.pack(topic, state) .. arg(i, 5) ..
+                          cmsgpack.pack(now, run_at, seq, arg(i, 6))
+end
+call_many('HSET', JOBS, records)
+for key, a in pairs(adds) do call_many('ZADD', key, a) end
+for topic, d in pairs(topic_due) do
+  redis.call('ZADD', DUE, 'LT', d[2], topic)
+end
+call_many('SADD', KEYS[3], topics)
+if first_due then announce_due(first_due, now) end
+return {'OK'}

@@ -1,0 +1,36 @@
+-- job.lua — a job's record: the value of its id in the hash JOBS, one
+-- MessagePack value after another (cmsgpack.pack(v1, v2, ...)), in this
+-- order (the C++ side decodes it, replies.h kRecordFields):
+-- requires: keys
+local TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR = 1, 2, 3, 4, 5
+-- BACKOFF_KIND (0 fixed, 1 exponential), BACKOFF_BASE, BACKOFF_MAX = 6, 7, 8
+local ENQUEUED_AT, RUN_AT, SEQ_NO, PAYLOAD = 9, 10, 11, 12
+local ATTEMPTS, DEADLINE, TOKEN, LAST_ERROR = 13, 14, 15, 16
+-- Times and ttr are integer µs. Priority to backoff (3..8) are the job's
+-- fixed settings, packed by the C++ side ("spec", an ARGV of add) and
+-- copied in whole. A record ends after PAYLOAD until the first reservation;
+-- then ATTEMPTS..LAST_ERROR follow, nil (one byte each) where unset. One
+-- value in one shared hash instead of a hash per job: no key, no object,
+-- no field names per job, and MessagePack writes small integers in one
+-- byte and times in nine (see README.md, "Footprint").
+--
+-- STATE values, as kRecordStates in replies.h:
+local ST_DELAYED, ST_READY, ST_RESERVED, ST_DEAD = 0, 1, 2, 3
+local STATE_NAMES = {[0] = 'delayed', 'ready', 'reserved', 'dead'}
+
+-- The record of `id` as a table indexed by the names above, or nil.
+local function job_read(id)
+  local r = redis.call('HGET', JOBS, id)
+  if not r then return nil end
+  return {cmsgpack.unpack(r)}
+end
+
+-- The record of a table as job_read() returns it.
+local function job_pack(j)
+  if j[ATTEMPTS] or j[DEADLINE] or j[TOKEN] or j[LAST_ERROR] then
+    return cmsgpack.pack(unpack(j, 1, LAST_ERROR))
+  end
+  return cmsgpack.pack(unpack(j, 1, PAYLOAD))
+end
+
+local function job_write(id, j) redis.call('HSET', JOBS, id, job_pack(j)) end
