@@ -53,8 +53,7 @@ struct RedisEndpoint {
 
 // RedisOptions
 //
-// Where the server is and how the store behaves. Every process that shares a
-// namespace should use the same `delay_buckets`.
+// Where the server is and how the store behaves.
 struct RedisOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
@@ -94,8 +93,8 @@ struct RedisOptions {
   // answers each connection's calls in order, so does every call queued with
   // it on that connection, which is then replaced by a new one.
   absl::Duration command_timeout = absl::Seconds(2);
-  // Delayed jobs are spread over this many sorted sets (1..64) so that no
-  // single set grows without bound under heavy scheduling.
+  // No longer used (delayed jobs are kept per topic, see
+  // backends/redis/README.md); still checked to be in 1..64.
   int delay_buckets = 4;
   // No longer used, and must stay 0: dead jobs stay until they are retried
   // or cancelled, as on every store (Open() refuses another value rather
