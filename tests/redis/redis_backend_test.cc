@@ -145,6 +145,34 @@ TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {
   }
 }
 
+// "due" may score a topic too early once its earliest delayed job went;
+// NextDue() and PromoteDue() still see the true earliest run_at.
+TEST_F(RedisBackendTest, ADueScoreLeftTooEarlyIsCorrectedNotFollowed) {
+  ASSERT_OK(backend_->Add({MakeJob("d1", "t", kT0 + absl::Seconds(1)),
+                           MakeJob("d5", "t", kT0 + absl::Seconds(5)),
+                           MakeJob("u9", "u", kT0 + absl::Seconds(9))},
+                          kT0));
+  ASSERT_OK(backend_->Cancel("d1", kT0));
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, kT0 + absl::Seconds(5));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> d5,
+                       backend_->Reserve("t", 1, kT0 + absl::Seconds(5)));
+  ASSERT_EQ(d5.size(), 1u);  // promoted by Reserve itself
+  ASSERT_OK_AND_ASSIGN(PromoteResult r,
+                       backend_->PromoteDue(kT0 + absl::Seconds(6), 10));
+  EXPECT_TRUE(r.transitions.empty());
+  EXPECT_FALSE(r.more);
+  // Topic t has no delayed job left: u9 is next, before d5's lease ends.
+  ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
+  EXPECT_EQ(next, kT0 + absl::Seconds(9));
+  ASSERT_OK(backend_->Ack("d5", d5[0].token, kT0 + absl::Seconds(6)));
+  ASSERT_OK_AND_ASSIGN(r, backend_->PromoteDue(kT0 + absl::Seconds(9), 10));
+  ASSERT_EQ(r.transitions.size(), 1u);
+  EXPECT_EQ(r.transitions[0].id, "u9");
+  ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture());
+}
+
 // The ready set orders by member bytes (a binary header of priority, run_at
 // and enqueue order before the id): the extremes of each field must still
 // sort as numbers, sign included, and ids that sort the other way must not
