@@ -14,6 +14,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/keys.h
   backends/redis/internal/news.cc
   backends/redis/internal/news.h
+  backends/redis/internal/record.cc
+  backends/redis/internal/record.h
   backends/redis/internal/replies.cc
   backends/redis/internal/replies.h
   backends/redis/internal/scripts.h
@@ -80,18 +82,18 @@ set(DELAYQ_LIBRARY_SOURCES
 
 set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/ack-3.lua
-  backends/redis/scripts/ack_batch-2.lua
-  backends/redis/scripts/add-3.lua
+  backends/redis/scripts/ack_batch-3.lua
+  backends/redis/scripts/add-5.lua
   backends/redis/scripts/cancel-3.lua
-  backends/redis/scripts/fail-3.lua
-  backends/redis/scripts/kick-2.lua
+  backends/redis/scripts/fail-4.lua
+  backends/redis/scripts/kick-3.lua
   backends/redis/scripts/kick_job-2.lua
-  backends/redis/scripts/list-2.lua
-  backends/redis/scripts/next_due-2.lua
+  backends/redis/scripts/list-3.lua
+  backends/redis/scripts/next_due-3.lua
   backends/redis/scripts/open-3.lua
-  backends/redis/scripts/promote_due-2.lua
-  backends/redis/scripts/release-3.lua
-  backends/redis/scripts/reserve-2.lua
+  backends/redis/scripts/promote_due-4.lua
+  backends/redis/scripts/release-4.lua
+  backends/redis/scripts/reserve-3.lua
   backends/redis/scripts/stats-5.lua
   backends/redis/scripts/touch-3.lua
 )
@@ -101,6 +103,7 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/calls.lua
   backends/redis/scripts/lib/clock.lua
   backends/redis/scripts/lib/index.lua
+  backends/redis/scripts/lib/job.lua
   backends/redis/scripts/lib/keys.lua
   backends/redis/scripts/lib/lease.lua
   backends/redis/scripts/lib/news.lua
@@ -108,7 +111,6 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/ready.lua
   backends/redis/scripts/lib/schedule.lua
   backends/redis/scripts/lib/snapshot.lua
-  backends/redis/scripts/lib/spec.lua
   backends/redis/scripts/lib/topics.lua
 )
 
@@ -177,6 +179,9 @@ delayq_cc_binary(bench_memory_footprint DIR bench NAME memory_footprint
 delayq_cc_binary(bench_redis_bench DIR bench NAME redis_bench
   SRCS bench/redis_bench.cc
   DEPS delayq tests_testing_redis_server tp_absl tp_benchmark)
+delayq_cc_binary(bench_redis_footprint DIR bench NAME redis_footprint
+  SRCS bench/footprint/store_footprint.cc
+  DEPS delayq tests_testing_redis_server tp_absl tp_hiredis tp_sqlite3)
 delayq_cc_test(bench_report_test DIR bench NAME report_test
   SRCS bench/workloads/report_test.cc
   DEPS bench_workloads_common tp_gtest_main)
@@ -280,7 +285,7 @@ delayq_cc_binary(tests_redis_redis_worker DIR tests/redis NAME redis_worker
 delayq_cc_test(tests_redis_script_layout_test DIR tests/redis NAME script_layout_test
   SRCS tests/redis/script_layout_test.cc
   DEPS delayq tests_redis_redis_test_server tp_absl tp_gtest_main
-  DATA backends/redis/scripts/lib/keys.lua backends/redis/scripts/lib/snapshot.lua)
+  DATA backends/redis/scripts/lib/job.lua backends/redis/scripts/lib/keys.lua backends/redis/scripts/lib/snapshot.lua)
 delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_connection_test
   SRCS tests/redis/shared_connection_test.cc
   DEPS delayq tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
