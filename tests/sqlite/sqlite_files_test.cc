@@ -199,7 +199,12 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 3);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 4);
+  // Version 4's indexes no longer name seq, the rowid every index ends with.
+  EXPECT_EQ(RawQueryInt(path,
+                        "SELECT count(*) FROM sqlite_master WHERE type = "
+                        "'index' AND name LIKE 'jobs_%' AND sql LIKE '%seq%'"),
+            0);
 }
 
 // Payloads are nobody else's business: a new file and its -wal and -shm
