@@ -1,9 +1,10 @@
 # The functions cmake/bazel_targets.cmake calls: one per Bazel rule kind.
 #
 # Executables are written where Bazel's runfiles would put them
-# (<build>/runfiles/delayq/<package>/<name>), and the tests get TEST_SRCDIR
-# and TEST_TMPDIR as Bazel sets them, so a test finds its helper programs
-# and data files the same way under both builds.
+# (<build>/runfiles/delayq/<package>/<name>), and the tests run in
+# <build>/runfiles/delayq with TEST_SRCDIR and TEST_TMPDIR set as Bazel sets
+# them, so a test finds its helper programs and data files the same way
+# under both builds.
 
 set(DELAYQ_RUNFILES ${CMAKE_BINARY_DIR}/runfiles)
 
@@ -79,8 +80,12 @@ function(delayq_make_rule target kind)
   endforeach()
   if(kind STREQUAL "cc_test")
     set(tmp ${CMAKE_BINARY_DIR}/testtmp/${target})
-    file(MAKE_DIRECTORY ${tmp})
-    add_test(NAME ${R_DIR}/${R_NAME} COMMAND ${target})
+    # Run where Bazel runs a test, the workspace's folder in the runfiles,
+    # with a TEST_TMPDIR emptied for every run, as Bazel's is.
+    add_test(NAME ${R_DIR}/${R_NAME}
+             COMMAND sh -c "rm -rf \"$1\" && mkdir -p \"$1\" && exec \"$0\""
+                     $<TARGET_FILE:${target}> ${tmp}
+             WORKING_DIRECTORY ${DELAYQ_RUNFILES}/delayq)
     set_tests_properties(${R_DIR}/${R_NAME} PROPERTIES ENVIRONMENT
       "TEST_SRCDIR=${DELAYQ_RUNFILES};TEST_TMPDIR=${tmp};GTEST_OUTPUT=xml:${CMAKE_BINARY_DIR}/testxml/${target}.xml")
   endif()
@@ -115,9 +120,6 @@ function(delayq_add_bazel_targets)
   delayq_third_party()
   # Sources include "src/...", "tests/..." and "delayq/...", as under Bazel.
   include_directories(${CMAKE_SOURCE_DIR} ${CMAKE_SOURCE_DIR}/include)
-  if(DELAYQ_BUILD_TESTS)
-    enable_testing()
-  endif()
   get_property(rules GLOBAL PROPERTY DELAYQ_RULES)
   foreach(pass cc_library executable)
     foreach(target ${rules})
