@@ -14,7 +14,8 @@
 #
 # Sizes can be changed through the environment: W1_N (memory and Redis),
 # W1_N_SQLITE, W2_N (4,000 jobs due per second), W2_LIGHT_N (400 per second),
-# W3_N, W4_N, IDLE_N, FOOTPRINT_N (a list: pending timers per footprint run).
+# W3_N, W4_N, IDLE_N, FOOTPRINT_N (a list: pending timers per memory
+# footprint run), STORE_FOOTPRINT_N (Redis and SQLite footprint).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -26,6 +27,7 @@ W3_N=${W3_N:-1000}
 W4_N=${W4_N:-1000}
 IDLE_N=${IDLE_N:-100000}
 FOOTPRINT_N=${FOOTPRINT_N:-100000 1000000}
+STORE_FOOTPRINT_N=${STORE_FOOTPRINT_N:-100000}
 RESULTS=bench/results
 OUT=$RESULTS/results.jsonl
 
@@ -41,7 +43,8 @@ command -v redis-server >/dev/null || {
   exit 1
 }
 
-bazel build -c opt //bench:workloads //bench:seed_poller //bench:memory_footprint
+bazel build -c opt //bench:workloads //bench:seed_poller //bench:memory_footprint \
+  //bench:redis_footprint
 BIN=$(bazel info -c opt bazel-bin 2>/dev/null)/bench
 
 TMP=$(mktemp -d)
@@ -126,10 +129,13 @@ done
 fresh_redis
 run "redis idle" "$BIN/workloads" --store="$REDIS" --workload=idle --n="$IDLE_N"
 
-# Pending timers in one process on the memory store beside a hand-written heap.
+# Pending timers in one process on the memory store beside a hand-written heap,
+# and bytes per pending job in Redis (its own private server) and SQLite.
 for n in $FOOTPRINT_N; do
   run "memory footprint n=$n" "$BIN/memory_footprint" --n="$n"
 done
+run "redis footprint" "$BIN/redis_footprint" --n="$STORE_FOOTPRINT_N"
+run "sqlite footprint" "$BIN/redis_footprint" --store=sqlite --n="$STORE_FOOTPRINT_N"
 
 stop_redis
 trap - EXIT

@@ -43,6 +43,8 @@
 ABSL_FLAG(int64_t, n, 100'000, "pending delayed jobs");
 ABSL_FLAG(int, batch, 100, "jobs per EnqueueBatch() call (one delay each)");
 ABSL_FLAG(std::string, store, "redis", "redis or sqlite");
+ABSL_FLAG(bool, json, false,
+          "print one JSON line (bench/run_all.sh's format) instead of text");
 ABSL_FLAG(int, samples, 1000,
           "keys of each kind measured with MEMORY USAGE (the rest scaled)");
 
@@ -117,7 +119,8 @@ class Probe {
     return v;
   }
   int64_t UsedMemory() {
-    for (absl::string_view line : absl::StrSplit(Str({"INFO", "memory"}), '\n')) {
+    for (absl::string_view line :
+         absl::StrSplit(Str({"INFO", "memory"}), '\n')) {
       int64_t v = 0;
       if (absl::ConsumePrefix(&line, "used_memory:") &&
           absl::SimpleAtoi(absl::StripTrailingAsciiWhitespace(line), &v)) {
@@ -128,9 +131,9 @@ class Probe {
   }
   std::string Config(const std::string& name) {
     redisReply* r = Run({"CONFIG", "GET", name});
-    std::string v = r->elements == 2 ? std::string(r->element[1]->str,
-                                                   r->element[1]->len)
-                                     : "?";
+    std::string v = r->elements == 2
+                        ? std::string(r->element[1]->str, r->element[1]->len)
+                        : "?";
     freeReplyObject(r);
     return v;
   }
@@ -160,7 +163,19 @@ std::string KindOf(const std::string& key, size_t prefix) {
   return colon == std::string::npos ? rest : rest.substr(0, colon) + ":*";
 }
 
-int64_t Elements(Probe& probe, const std::string& type, const std::string& key) {
+// The figures as one line of bench/run_all.sh's results.
+void PrintJson(const char* system, int64_t n, int batch, double bytes_per_job,
+               double rate) {
+  printf(
+      "{\"system\": \"%s\", \"workload\": \"footprint\", \"params\": "
+      "{\"shape\": \"one-process\", \"n\": %lld, \"batch\": %d}, "
+      "\"metrics\": {\"bytes_per_job\": %.1f, \"enqueue_jobs_per_s\": "
+      "%.0f}}\n",
+      system, static_cast<long long>(n), batch, bytes_per_job, rate);
+}
+
+int64_t Elements(Probe& probe, const std::string& type,
+                 const std::string& key) {
   if (type == "zset") return probe.Int({"ZCARD", key});
   if (type == "hash") return probe.Int({"HLEN", key});
   if (type == "set") return probe.Int({"SCARD", key});
@@ -189,10 +204,17 @@ int RunRedis(int64_t n, int batch) {
   const int64_t keys_after = probe.Int({"DBSIZE"});
 
   std::string version = "?";
-  for (absl::string_view line : absl::StrSplit(probe.Str({"INFO", "server"}), '\n')) {
+  for (absl::string_view line :
+       absl::StrSplit(probe.Str({"INFO", "server"}), '\n')) {
     if (absl::ConsumePrefix(&line, "redis_version:")) {
       version = std::string(absl::StripTrailingAsciiWhitespace(line));
     }
+  }
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson("delayq-redis", n, batch, static_cast<double>(after - before) / n,
+              rate);
+    scheduler->reset();
+    return 0;
   }
   printf("redis-server %s with its default settings:", version.c_str());
   for (const char* name :
@@ -201,10 +223,11 @@ int RunRedis(int64_t n, int batch) {
     printf(" %s %s", name, probe.Config(name).c_str());
   }
   printf("\n");
-  printf("%lld delayed jobs, topic %s, payload %s, generated ids, "
-         "EnqueueBatch of %d, delays uniform over 1 h; producer: this one "
-         "process\n",
-         static_cast<long long>(n), kTopic, kPayload, batch);
+  printf(
+      "%lld delayed jobs, topic %s, payload %s, generated ids, "
+      "EnqueueBatch of %d, delays uniform over 1 h; producer: this one "
+      "process\n",
+      static_cast<long long>(n), kTopic, kPayload, batch);
   printf("used_memory growth: %lld bytes, %.1f bytes/job\n",
          static_cast<long long>(after - before),
          static_cast<double>(after - before) / n);
@@ -252,10 +275,24 @@ int RunRedis(int64_t n, int batch) {
   }
   printf("%-14s %8s %-10s %-9s %10s %14.0f %10.1f\n", "all", "", "", "", "",
          total, total / n);
-  printf("\n(MEMORY USAGE counts each key's own allocations; used_memory also "
-         "counts the keyspace's hash table.)\n");
+  printf(
+      "\n(MEMORY USAGE counts each key's own allocations; used_memory also "
+      "counts the keyspace's hash table.)\n");
   scheduler->reset();
   return 0;
+}
+
+void PrintSqliteText(int64_t n, int batch, int64_t file, int64_t wal,
+                     double rate) {
+  printf(
+      "%lld delayed jobs, topic %s, payload %s, generated ids, "
+      "EnqueueBatch of %d, delays uniform over 1 h; producer: this one "
+      "process\n",
+      static_cast<long long>(n), kTopic, kPayload, batch);
+  printf("sqlite file %lld + wal %lld bytes after checkpoint: %.1f bytes/job\n",
+         static_cast<long long>(file), static_cast<long long>(wal),
+         static_cast<double>(file + wal) / n);
+  printf("enqueue: %.0f jobs/s\n", rate);
 }
 
 int64_t FileSize(const std::string& path) {
@@ -287,14 +324,12 @@ int RunSqlite(int64_t n, int batch) {
   const int64_t file = FileSize(path);
   const int64_t wal = FileSize(path + "-wal");
   sqlite3_close(db);
-  printf("%lld delayed jobs, topic %s, payload %s, generated ids, "
-         "EnqueueBatch of %d, delays uniform over 1 h; producer: this one "
-         "process\n",
-         static_cast<long long>(n), kTopic, kPayload, batch);
-  printf("sqlite file %lld + wal %lld bytes after checkpoint: %.1f bytes/job\n",
-         static_cast<long long>(file), static_cast<long long>(wal),
-         static_cast<double>(file + wal) / n);
-  printf("enqueue: %.0f jobs/s\n", rate);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson("delayq-sqlite", n, batch, static_cast<double>(file + wal) / n,
+              rate);
+  } else {
+    PrintSqliteText(n, batch, file, wal, rate);
+  }
   for (const char* suffix : {"", "-wal", "-shm"}) {
     unlink((path + suffix).c_str());
   }
