@@ -279,6 +279,9 @@ delayq_cc_library(tests_redis_redis_test_server DIR tests/redis NAME redis_test_
 delayq_cc_test(tests_redis_redis_url_test DIR tests/redis NAME redis_url_test
   SRCS tests/redis/redis_url_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_redis_redis_wait_test DIR tests/redis NAME redis_wait_test
+  SRCS tests/redis/redis_wait_test.cc
+  DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
 delayq_cc_binary(tests_redis_redis_worker DIR tests/redis NAME redis_worker
   SRCS tests/redis/redis_worker.cc
   DEPS delayq tp_absl)

@@ -86,6 +86,18 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   if (!o.username.empty() && o.password.empty()) {
     return bad("a username needs a password");
   }
+  if (o.wait_replicas < 0 || o.wait_replicas > 64) {
+    return bad(absl::StrCat("wait_replicas ", o.wait_replicas,
+                            " is not in 0..64"));
+  }
+  if (o.wait_replicas > 0 && (o.wait_timeout < absl::Milliseconds(1) ||
+                              o.wait_timeout >= o.command_timeout)) {
+    return bad(absl::StrCat("wait_timeout ",
+                            absl::FormatDuration(o.wait_timeout),
+                            " must be at least 1ms and shorter than "
+                            "command_timeout ",
+                            absl::FormatDuration(o.command_timeout)));
+  }
   // sockaddr_un holds 107 bytes and a NUL; a longer path would be cut short
   // and name another socket.
   if (o.unix_socket.size() > 107) {
@@ -166,7 +178,8 @@ RedisBackend::RedisBackend(const RedisOptions& options)
       news_channel_(keys_.NewsChannel()),
       clock_mode_(ClockMode(options)),
       pool_(PoolOptionsFor(options)),
-      scripts_(&pool_) {}
+      scripts_(&pool_, redis_internal::WaitOptions{options.wait_replicas,
+                                                   options.wait_timeout}) {}
 
 absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
     const RedisOptions& options) {
@@ -519,6 +532,11 @@ absl::StatusOr<std::unique_ptr<NewsSubscription>> RedisBackend::Subscribe(
   // subscription follows the primary the pool finds.
   return redis_internal::SubscribeToNews(pool_.options(), news_channel_,
                                          std::move(on_news));
+}
+
+bool IsUnconfirmedWrite(const absl::Status& status) {
+  return status.GetPayload(redis_internal::kUnconfirmedWritePayload)
+      .has_value();
 }
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(

@@ -219,6 +219,12 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
       o->delay_buckets = static_cast<int>(v);
     } else if (name == "dead_cap") {
       return Bad(url, kNoDeadCap);
+    } else if (name == "wait") {
+      DQ_ASSIGN_OR_RETURN(int64_t v, number(0, 64));
+      o->wait_replicas = static_cast<int>(v);
+    } else if (name == "wait_timeout_ms") {
+      DQ_ASSIGN_OR_RETURN(int64_t v, number(1, 3600 * 1000));
+      o->wait_timeout = absl::Milliseconds(v);
     } else if (name == "timeout_ms") {
       DQ_ASSIGN_OR_RETURN(int64_t v, number(1, 3600 * 1000));
       o->command_timeout = absl::Milliseconds(v);

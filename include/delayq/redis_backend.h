@@ -80,6 +80,17 @@ struct RedisOptions {
   std::string sentinel_master;
   // Sent with AUTH to the sentinels when not empty (their requirepass).
   std::string sentinel_password;
+  // Replicated writes: when above 0, every call that changes the store is
+  // followed, in the same round trip, by WAIT `wait_replicas`
+  // `wait_timeout` (which must be shorter than `command_timeout`). When
+  // fewer replicas confirm it in time the call returns Unavailable with
+  // IsUnconfirmedWrite() true: its change WAS made on the primary (an added
+  // job exists, an ack took effect, a reserve's leases are lost to the
+  // caller and come back after their ttr) but may be lost if the primary
+  // fails before a replica has it. A retry of an Add with a caller-chosen
+  // id then answers AlreadyExists; with generated ids it adds a second job.
+  int wait_replicas = 0;
+  absl::Duration wait_timeout = absl::Milliseconds(50);
   // Selected with SELECT on every new connection.
   int db = 0;
   // Namespace: the hash tag of every key ("{ns}:..."). Several stores may
@@ -134,6 +145,12 @@ struct RedisOptions {
   absl::Duration max_clock_skew = absl::Milliseconds(250);
 };
 
+// IsUnconfirmedWrite()
+//
+// Whether `status` says that a call's change was made on the primary but
+// fewer than `wait_replicas` replicas confirmed it (see wait_replicas).
+bool IsUnconfirmedWrite(const absl::Status& status);
+
 // OpenRedisBackend()
 //
 // Connects to the server, loads the scripts and returns the store.
@@ -159,6 +176,8 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 // `sentinel_master`; the db as a parameter, `sentinel_password` for
 // sentinels that require one),
 //   redis+sentinel://[user:password@]s1:26379,s2:26379/MASTER[?db=N&...]
+// Any of them takes wait=N&wait_timeout_ms=N (`wait_replicas`,
+// `wait_timeout`).
 // Credentials may name an ACL user (`username`): user:password@, or
 // :password@ for the default user.
 // into options (fields not named keep their defaults; `timeout_ms` sets the

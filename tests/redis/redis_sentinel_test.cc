@@ -31,6 +31,7 @@ namespace {
 using ::delayq::testing::NewsRecorder;
 using ::delayq::testing::RawCommand;
 using ::delayq::testing::RedisServer;
+using ::delayq::testing::ReplicaCaughtUp;
 
 constexpr char kMaster[] = "dq-primary";
 const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
@@ -42,27 +43,6 @@ std::string Field(const std::vector<std::string>& reply,
     if (reply[i] == field) return reply[i + 1];
   }
   return "";
-}
-
-// Whether the replica is online and has every write the primary has.
-bool ReplicaCaughtUp(int primary_port) {
-  const std::vector<std::string> info =
-      RawCommand(primary_port, {"INFO", "replication"});
-  if (info.empty()) return false;
-  int64_t master_offset = -1, replica_offset = -2;
-  for (absl::string_view line : absl::StrSplit(info[0], "\r\n")) {
-    if (absl::ConsumePrefix(&line, "master_repl_offset:")) {
-      (void)absl::SimpleAtoi(line, &master_offset);
-    } else if (absl::ConsumePrefix(&line, "slave0:")) {
-      if (!absl::StrContains(line, "state=online")) return false;
-      for (absl::string_view kv : absl::StrSplit(line, ',')) {
-        if (absl::ConsumePrefix(&kv, "offset=")) {
-          (void)absl::SimpleAtoi(kv, &replica_offset);
-        }
-      }
-    }
-  }
-  return master_offset == replica_offset;
 }
 
 bool Eventually(absl::Duration limit, const std::function<bool()>& done) {

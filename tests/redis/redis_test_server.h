@@ -16,7 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "delayq/redis_backend.h"
 #include "tests/testing/redis_server.h"
 
@@ -94,6 +98,29 @@ inline std::vector<std::string> RawCommand(int port,
   if (r != nullptr) freeReplyObject(r);
   redisFree(c);
   return out;
+}
+
+// ReplicaCaughtUp()
+//
+// Whether the replica is online and has every write the primary has.
+inline bool ReplicaCaughtUp(int primary_port) {
+  const std::vector<std::string> info =
+      RawCommand(primary_port, {"INFO", "replication"});
+  if (info.empty()) return false;
+  int64_t master_offset = -1, replica_offset = -2;
+  for (absl::string_view line : absl::StrSplit(info[0], "\r\n")) {
+    if (absl::ConsumePrefix(&line, "master_repl_offset:")) {
+      (void)absl::SimpleAtoi(line, &master_offset);
+    } else if (absl::ConsumePrefix(&line, "slave0:")) {
+      if (!absl::StrContains(line, "state=online")) return false;
+      for (absl::string_view kv : absl::StrSplit(line, ',')) {
+        if (absl::ConsumePrefix(&kv, "offset=")) {
+          (void)absl::SimpleAtoi(kv, &replica_offset);
+        }
+      }
+    }
+  }
+  return master_offset == replica_offset;
 }
 
 }  // namespace testing

@@ -466,7 +466,9 @@ absl::Status Scripts::LoadAll() {
   std::vector<Command> loads;
   for (int i = 0; i < kScriptSourceCount; ++i) {
     const ScriptSource& s = kScriptSources[i];
-    scripts_[s.name] = Script{s.body, "", s.num_keys};
+    const bool writes = absl::string_view(s.body).find(
+                            "\n-- Writes: nothing\n") == absl::string_view::npos;
+    scripts_[s.name] = Script{s.body, "", s.num_keys, writes};
     loads.push_back({"SCRIPT", "LOAD", s.body});
   }
   absl::StatusOr<std::vector<Reply>> replies = pool_->Pipeline(loads);
@@ -516,11 +518,14 @@ absl::StatusOr<std::vector<Reply>> Scripts::Run(
     scripts.push_back(&it->second);
   }
   std::string request;
+  bool writes = false;
   for (size_t i = 0; i < calls.size(); ++i) {
     Append(*scripts[i], calls[i], false, &request);
+    writes = writes || scripts[i]->writes;
   }
+  const bool wait = writes && wait_.replicas > 0;
   absl::StatusOr<std::vector<Reply>> replies =
-      pool_->PipelineEncoded(request, calls.size());
+      Send(request, calls.size(), wait);
   if (!replies.ok()) return replies;
   std::vector<size_t> missing;
   for (size_t i = 0; i < replies->size(); ++i) {
@@ -534,12 +539,47 @@ absl::StatusOr<std::vector<Reply>> Scripts::Run(
   std::string again;
   for (size_t i : missing) Append(*scripts[i], calls[i], true, &again);
   absl::StatusOr<std::vector<Reply>> retried =
-      pool_->PipelineEncoded(again, missing.size());
+      Send(again, missing.size(), wait);
   if (!retried.ok()) return retried.status();
   for (size_t k = 0; k < missing.size(); ++k) {
     (*replies)[missing[k]] = std::move((*retried)[k]);
   }
   return replies;
+}
+
+absl::StatusOr<std::vector<Reply>> Scripts::Send(const std::string& request,
+                                                 size_t count, bool wait) {
+  if (!wait) return pool_->PipelineEncoded(request, count);
+  std::string with_wait = request;
+  AppendArrayHeader(3, &with_wait);
+  AppendArgument("WAIT", &with_wait);
+  AppendArgument(absl::StrCat(wait_.replicas), &with_wait);
+  AppendArgument(absl::StrCat(absl::ToInt64Milliseconds(wait_.timeout)),
+                 &with_wait);
+  absl::StatusOr<std::vector<Reply>> replies =
+      pool_->PipelineEncoded(with_wait, count + 1);
+  if (!replies.ok()) return replies;
+  const Reply waited = std::move(replies->back());
+  replies->pop_back();
+  if (waited->type == REDIS_REPLY_ERROR) {
+    return ErrorReplyStatus(absl::string_view(waited->str, waited->len));
+  }
+  const int64_t confirmed =
+      waited->type == REDIS_REPLY_INTEGER ? waited->integer : 0;
+  if (confirmed < wait_.replicas) {
+    return UnconfirmedWriteError(confirmed, wait_.replicas, wait_.timeout);
+  }
+  return replies;
+}
+
+absl::Status UnconfirmedWriteError(int64_t confirmed, int wanted,
+                                   absl::Duration timeout) {
+  absl::Status s = absl::UnavailableError(absl::StrCat(
+      "redis: the change was made on the primary, but ", confirmed, " of ",
+      wanted, " replicas confirmed it within ", absl::FormatDuration(timeout),
+      "; it may be lost in a failover"));
+  s.SetPayload(kUnconfirmedWritePayload, absl::Cord("1"));
+  return s;
 }
 
 absl::StatusOr<Reply> Scripts::RunOne(Call call) {

@@ -189,9 +189,31 @@ class ConnectionPool {
 // EVALSHA. A call answered with NOSCRIPT (the server restarted or its script
 // cache was flushed) is repeated once with EVAL, which also caches the script
 // again; nothing ran the first time, so the repeat is safe.
+// The payload URL that marks UnconfirmedWriteError().
+inline constexpr char kUnconfirmedWritePayload[] =
+    "delayq.redis/unconfirmed-write";
+
+// WaitOptions
+//
+// Replicated writes: a pipeline that runs a script which writes ends with
+// WAIT `replicas` `timeout`, in the same round trip. 0 replicas: no WAIT.
+struct WaitOptions {
+  int replicas = 0;
+  absl::Duration timeout = absl::Milliseconds(50);
+};
+
+// UnconfirmedWriteError()
+//
+// Unavailable, marked so that IsUnconfirmedWrite() (redis_backend.h) knows
+// it: the calls ran on the primary, but only `confirmed` of `wanted`
+// replicas had them within the timeout.
+absl::Status UnconfirmedWriteError(int64_t confirmed, int wanted,
+                                   absl::Duration timeout);
+
 class Scripts {
  public:
-  explicit Scripts(ConnectionPool* pool) : pool_(pool) {}
+  explicit Scripts(ConnectionPool* pool, WaitOptions wait = {})
+      : pool_(pool), wait_(wait) {}
 
   // Loads every script. Call once before Run().
   absl::Status LoadAll();
@@ -208,7 +230,9 @@ class Scripts {
   };
 
   // Runs `calls` in one pipeline and returns their replies in order. A reply
-  // that is an error stays in the vector; callers map it.
+  // that is an error stays in the vector; callers map it. With WaitOptions
+  // and a script that writes among `calls`: UnconfirmedWriteError() instead
+  // of the replies when too few replicas confirmed them.
   absl::StatusOr<std::vector<Reply>> Run(const std::vector<Call>& calls);
 
   // Runs one call; an error reply becomes its status.
@@ -219,13 +243,19 @@ class Scripts {
     std::string body;
     std::string sha;
     int num_keys;
+    bool writes;  // its header does not say "-- Writes: nothing"
   };
+
+  // Runs `request` (`count` calls), followed by WAIT when `wait` is set.
+  absl::StatusOr<std::vector<Reply>> Send(const std::string& request,
+                                          size_t count, bool wait);
   // Appends `call` of `script` in RESP, as EVALSHA (or EVAL with the body)
   // to `out`.
   static void Append(const Script& script, const Call& call, bool by_body,
                      std::string* out);
 
   ConnectionPool* pool_;
+  const WaitOptions wait_;
   absl::flat_hash_map<std::string, Script> scripts_;
 };
 

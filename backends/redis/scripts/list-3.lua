@@ -1,4 +1,5 @@
 -- list: up to `limit` jobs of a topic in one state, in the order they would
+-- Writes: nothing
 -- be reserved (ready), become due (delayed), expire (reserved) or died in
 -- (dead).
 -- requires: ready snapshot

@@ -1,4 +1,5 @@
 -- stats: how many jobs of a topic are in each state, read at one instant.
+-- Writes: nothing
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:tdelayed:<topic>"
