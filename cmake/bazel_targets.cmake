@@ -14,6 +14,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/keys.h
   backends/redis/internal/news.cc
   backends/redis/internal/news.h
+  backends/redis/internal/push_io.cc
+  backends/redis/internal/push_io.h
   backends/redis/internal/record.cc
   backends/redis/internal/record.h
   backends/redis/internal/replies.cc

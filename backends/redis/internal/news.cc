@@ -18,6 +18,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "backends/redis/internal/push_io.h"
 #include "src/status_macros.h"
 
 namespace delayq {
@@ -61,17 +62,14 @@ class NewsListener final : public NewsSubscription {
         endpoint_(Endpoint(options)),
         channel_(std::move(channel)),
         on_news_(std::move(on_news)),
-        wake_fd_(wake_fd) {}
+        wake_fd_(wake_fd),
+        io_(wake_fd, endpoint_, "news subscription closed") {}
 
   ~NewsListener() override {
     if (thread_.joinable()) {
       // Every wait of the thread polls wake_fd_ too, so it returns at once
       // and delivers nothing more.
-      const uint64_t one = 1;
-      ssize_t n;
-      do {
-        n = write(wake_fd_, &one, sizeof(one));
-      } while (n < 0 && errno == EINTR);
+      Wake(wake_fd_);
       thread_.join();
     }
     if (context_ != nullptr) redisFree(context_);
@@ -88,10 +86,6 @@ class NewsListener final : public NewsSubscription {
   }
 
  private:
-  absl::Status Cancelled() const {
-    return absl::CancelledError("redis: news subscription closed");
-  }
-
   // A connection with AUTH (when a password is set) and SSUBSCRIBE done;
   // with sentinels, to the primary they name now, checked with ROLE.
   absl::StatusOr<redisContext*> Open() {
@@ -133,9 +127,9 @@ class NewsListener final : public NewsSubscription {
     AppendArrayHeader(2, &request);
     AppendArgument("SSUBSCRIBE", &request);
     AppendArgument(channel_, &request);
-    if (absl::Status s = Send(c, request, deadline); !s.ok()) return s;
+    if (absl::Status s = io_.Send(c, request, deadline); !s.ok()) return s;
     for (const Command& cmd : setup) {
-      absl::StatusOr<Reply> reply = Next(c, deadline);
+      absl::StatusOr<Reply> reply = io_.Next(c, deadline);
       if (!reply.ok()) return reply.status();
       if ((*reply)->type == REDIS_REPLY_ERROR) {
         return ErrorReplyStatus(Str(reply->get()));
@@ -144,7 +138,7 @@ class NewsListener final : public NewsSubscription {
         DQ_RETURN_IF_ERROR(CheckPrimary(reply->get(), endpoint_));
       }
     }
-    absl::StatusOr<Reply> confirm = Next(c, deadline);
+    absl::StatusOr<Reply> confirm = io_.Next(c, deadline);
     if (!confirm.ok()) return confirm.status();
     const redisReply* r = confirm->get();
     if (r->type == REDIS_REPLY_ERROR) return ErrorReplyStatus(Str(r));
@@ -153,79 +147,6 @@ class NewsListener final : public NewsSubscription {
           "redis ", endpoint_, ": unexpected reply to SSUBSCRIBE"));
     }
     return absl::OkStatus();
-  }
-
-  // Waits until `fd` has `events` or the deadline passes (no deadline:
-  // Clock::time_point::max()). Cancelled when the subscription is closing.
-  absl::Status Await(int fd, short events, Clock::time_point deadline,
-                     absl::string_view what) {
-    for (;;) {
-      int timeout_ms = -1;
-      if (deadline != Clock::time_point::max()) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-            deadline - Clock::now());
-        if (left.count() <= 0) {
-          return absl::DeadlineExceededError(
-              absl::StrCat("redis ", endpoint_, ": ", what,
-                           ": no answer within the timeout"));
-        }
-        timeout_ms = static_cast<int>(
-            std::min<int64_t>(left.count(), std::numeric_limits<int>::max()));
-      }
-      pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd, events, 0}};
-      const int n = poll(fds, fd >= 0 ? 2 : 1, timeout_ms);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return absl::UnavailableError(
-            absl::StrCat("redis ", endpoint_, ": poll: ", strerror(errno)));
-      }
-      if (fds[0].revents != 0) return Cancelled();
-      if (n > 0) return absl::OkStatus();
-    }
-  }
-
-  absl::Status Send(redisContext* c, const std::string& request,
-                    Clock::time_point deadline) {
-    size_t sent = 0;
-    while (sent < request.size()) {
-      const ssize_t n = send(c->fd, request.data() + sent,
-                             request.size() - sent, MSG_NOSIGNAL);
-      if (n > 0) {
-        sent += static_cast<size_t>(n);
-      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        if (absl::Status s = Await(c->fd, POLLOUT, deadline, "write");
-            !s.ok()) {
-          return s;
-        }
-      } else if (n < 0 && errno != EINTR) {
-        return absl::UnavailableError(
-            absl::StrCat("redis ", endpoint_, ": write: ", strerror(errno)));
-      }
-    }
-    return absl::OkStatus();
-  }
-
-  // The next reply or pushed message, waiting for bytes until `deadline`.
-  absl::StatusOr<Reply> Next(redisContext* c, Clock::time_point deadline) {
-    for (;;) {
-      void* r = nullptr;
-      if (redisGetReplyFromReader(c, &r) != REDIS_OK) {
-        return ContextStatus(c, endpoint_, "read");
-      }
-      if (r != nullptr) return Reply(static_cast<redisReply*>(r));
-      if (absl::Status s = Await(c->fd, POLLIN, deadline, "read"); !s.ok()) {
-        return s;
-      }
-      if (redisBufferRead(c) != REDIS_OK) {
-        return ContextStatus(c, endpoint_, "read");
-      }
-    }
-  }
-
-  // Waits `d`; false when the subscription is closing.
-  bool Sleep(Clock::duration d) {
-    return Await(-1, 0, Clock::now() + d, "backoff").code() !=
-           absl::StatusCode::kCancelled;
   }
 
   void Deliver(const StoreNews& news) {
@@ -242,7 +163,7 @@ class NewsListener final : public NewsSubscription {
     bool pinged = false;
     for (;;) {
       if (context_ == nullptr) {
-        if (!Sleep(backoff)) return;
+        if (!io_.Sleep(backoff)) return;
         backoff = std::min<Clock::duration>(2 * backoff, kLongestBackoff);
         absl::StatusOr<redisContext*> c = Open();
         if (absl::IsCancelled(c.status())) return;
@@ -271,9 +192,9 @@ class NewsListener final : public NewsSubscription {
         AppendArgument("PING", &ping);
         pinged = true;
         const absl::Status sent =
-            Send(context_, ping,
-                 Clock::now() +
-                     absl::ToChronoMicroseconds(options_.command_timeout));
+            io_.Send(context_, ping,
+                     Clock::now() +
+                         absl::ToChronoMicroseconds(options_.command_timeout));
         if (absl::IsCancelled(sent)) return;
         if (sent.ok()) continue;
       }
@@ -307,11 +228,11 @@ class NewsListener final : public NewsSubscription {
   // Next() until `deadline`; with sentinels, Aborted as soon as the primary
   // has changed (checked every kPrimaryCheck, without asking anyone).
   absl::StatusOr<Reply> NextOrNewPrimary(Clock::time_point deadline) {
-    if (options_.locator == nullptr) return Next(context_, deadline);
+    if (options_.locator == nullptr) return io_.Next(context_, deadline);
     for (;;) {
       const Clock::time_point step =
           std::min(deadline, Clock::now() + Clock::duration(kPrimaryCheck));
-      absl::StatusOr<Reply> reply = Next(context_, step);
+      absl::StatusOr<Reply> reply = io_.Next(context_, step);
       if (!absl::IsDeadlineExceeded(reply.status()) || step == deadline) {
         return reply;
       }
@@ -331,6 +252,7 @@ class NewsListener final : public NewsSubscription {
   const std::string channel_;
   const NewsCallback on_news_;
   const int wake_fd_;  // an eventfd, written once to stop the thread
+  PushIo io_;
   // The subscribed connection, or null between a failure and the next
   // opening. Used by the thread only once it runs.
   redisContext* context_ = nullptr;
@@ -372,11 +294,7 @@ std::optional<StoreNews> ParseNews(absl::string_view message) {
 
 absl::StatusOr<std::unique_ptr<NewsSubscription>> SubscribeToNews(
     const PoolOptions& options, std::string channel, NewsCallback on_news) {
-  const int wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (wake_fd < 0) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("redis: eventfd: ", strerror(errno)));
-  }
+  DQ_ASSIGN_OR_RETURN(const int wake_fd, NewWakeFd());
   auto listener = std::make_unique<NewsListener>(options, std::move(channel),
                                                  std::move(on_news), wake_fd);
   if (absl::Status s = listener->Start(); !s.ok()) return s;
