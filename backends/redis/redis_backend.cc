@@ -87,8 +87,8 @@ absl::Status ValidateOptions(const RedisOptions& o) {
     return bad("a username needs a password");
   }
   if (o.wait_replicas < 0 || o.wait_replicas > 64) {
-    return bad(absl::StrCat("wait_replicas ", o.wait_replicas,
-                            " is not in 0..64"));
+    return bad(
+        absl::StrCat("wait_replicas ", o.wait_replicas, " is not in 0..64"));
   }
   if (o.wait_replicas > 0 && (o.wait_timeout < absl::Milliseconds(1) ||
                               o.wait_timeout >= o.command_timeout)) {
@@ -186,6 +186,9 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
   if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
   std::unique_ptr<RedisBackend> backend(new RedisBackend(options));
   if (absl::Status s = backend->scripts_.LoadAll(); !s.ok()) return s;
+  if (const auto& locator = backend->pool_.options().locator) {
+    if (absl::Status s = locator->StartWatching(); !s.ok()) return s;
+  }
   if (!options.allow_key_eviction) {
     if (absl::Status s = CheckNoEviction(backend->pool_); !s.ok()) return s;
   }
@@ -249,10 +252,10 @@ Call RedisBackend::LeaseCall(absl::string_view script,
 
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
-  Call call{"add",
-            {keys_.prefix(), keys_.Seq(), keys_.Topics(), keys_.Jobs(),
-             keys_.Due()},
-            {Micros(now), clock_mode_}};
+  Call call{
+      "add",
+      {keys_.prefix(), keys_.Seq(), keys_.Topics(), keys_.Jobs(), keys_.Due()},
+      {Micros(now), clock_mode_}};
   // Written straight into the request: a batch of jobs is the one call
   // whose arguments are worth not copying.
   std::string& out = call.encoded_args;

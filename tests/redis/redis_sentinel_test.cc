@@ -66,7 +66,7 @@ NewJob Job(const std::string& id, const std::string& topic = "mail") {
 class SentinelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(primary_, RedisServer::Start());
+    ASSERT_OK_AND_ASSIGN(primary_, RedisServer::Start(primary_args_));
     ASSERT_OK_AND_ASSIGN(replica_,
                          RedisServer::Start({"--replicaof", "127.0.0.1",
                                              absl::StrCat(primary_->port())}));
@@ -133,6 +133,16 @@ class SentinelTest : public ::testing::Test {
     ASSERT_TRUE(added) << "still failing after 30 s: " << last;
   }
 
+  // Whether job `id` is stored on the server at `port` (read there).
+  static bool OnServer(int port, const std::string& id) {
+    absl::StatusOr<RedisOptions> options = ParseRedisUrl(
+        absl::StrCat("redis://127.0.0.1:", port, "?max_skew_ms=off"));
+    if (!options.ok()) return false;
+    absl::StatusOr<std::unique_ptr<Backend>> direct =
+        OpenRedisBackend(*options);
+    return direct.ok() && (*direct)->Get(id).ok();
+  }
+
   // The job is stored on the server at `port` (read there directly).
   void ExpectOnServer(int port, const std::string& id) {
     absl::StatusOr<RedisOptions> options = ParseRedisUrl(
@@ -156,6 +166,7 @@ class SentinelTest : public ::testing::Test {
     return ids;
   }
 
+  std::vector<std::string> primary_args_;
   std::unique_ptr<RedisServer> primary_;
   std::unique_ptr<RedisServer> replica_;
   std::vector<std::unique_ptr<RedisServer>> sentinels_;
@@ -229,6 +240,41 @@ TEST_F(SentinelTest, AKilledPrimaryIsReplacedAndCallsResume) {
   ExpectOnServer(replica_->port(), "after");
   EXPECT_EQ(ReserveAll(*backend, "mail"),
             (std::set<std::string>{"before", "after"}));
+}
+
+// A primary the sentinels cannot demote (it refuses REPLICAOF), as one cut
+// off from them by a partition would stay: after a failover it still
+// answers as a primary, with no READONLY and no refused connection. Only
+// the sentinels' +switch-master notice can move the store's calls off it.
+class StubbornPrimaryTest : public SentinelTest {
+ protected:
+  void SetUp() override {
+    primary_args_ = {"--rename-command", "REPLICAOF", "",
+                     "--rename-command", "SLAVEOF",   ""};
+    SentinelTest::SetUp();
+  }
+};
+
+TEST_F(StubbornPrimaryTest, ASwitchNoticeMovesCallsToTheNewPrimary) {
+  std::unique_ptr<Backend> backend = Open();
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add({Job("before")}, kT0));
+  ASSERT_EQ(RawCommand(sentinels_[0]->port(), {"SENTINEL", "FAILOVER", kMaster})
+                .at(0),
+            "OK");
+  ASSERT_TRUE(Eventually(absl::Seconds(30), [&] {
+    return NamedPrimary() == replica_->port();
+  })) << "the sentinels did not promote the replica";
+  ASSERT_EQ(RawCommand(primary_->port(), {"ROLE"}).at(0), "master");
+
+  int n = 0;
+  EXPECT_TRUE(Eventually(absl::Seconds(10), [&] {
+    const std::string id = absl::StrCat("after", n++);
+    if (!backend->Add({Job(id)}, kT0).ok()) return false;
+    return RawCommand(replica_->port(), {"ROLE"}).at(0) == "master" &&
+           OnServer(replica_->port(), id);
+  })) << "calls still go to the old primary";
+  EXPECT_EQ(RawCommand(primary_->port(), {"ROLE"}).at(0), "master");
 }
 
 TEST(SentinelOpenTest, NoSentinelAnsweringIsUnavailableAndSaysWhy) {

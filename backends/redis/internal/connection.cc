@@ -133,11 +133,12 @@ absl::StatusOr<Target> Resolve(const PoolOptions& options) {
     t.endpoint = Endpoint(options);
     return t;
   }
-  absl::StatusOr<HostPort> primary = options.locator->Primary();
+  absl::StatusOr<Found> primary = options.locator->Primary();
   if (!primary.ok()) return primary.status();
-  t.host = primary->host;
-  t.port = primary->port;
-  t.endpoint = HostPortText(*primary);
+  t.host = primary->at.host;
+  t.port = primary->at.port;
+  t.endpoint = HostPortText(primary->at);
+  t.generation = primary->generation;
   return t;
 }
 
@@ -290,7 +291,15 @@ ConnectionPool::ConnectionPool(PoolOptions options)
     : options_(std::move(options)),
       endpoint_(Endpoint(options_)),
       slots_(static_cast<size_t>(options_.size)),
+      slot_generation_(static_cast<size_t>(options_.size), 0),
       connecting_(static_cast<size_t>(options_.size), false) {}
+
+bool ConnectionPool::Current(size_t slot) const {
+  const std::shared_ptr<SharedConnection>& c = slots_[slot];
+  if (c == nullptr || !c->usable()) return false;
+  return options_.locator == nullptr ||
+         slot_generation_[slot] == options_.locator->generation();
+}
 
 ConnectionPool::~ConnectionPool() = default;
 
@@ -302,7 +311,7 @@ absl::StatusOr<ConnectionPool::Opened> ConnectionPool::Connect() {
     ForgetPrimary(options_, target->endpoint);
     return c.status();
   }
-  return Opened{*c, target->endpoint};
+  return Opened{*c, target->endpoint, target->generation};
 }
 
 absl::StatusOr<redisContext*> ConnectionPool::ConnectTo(const Target& target) {
@@ -372,11 +381,11 @@ ConnectionPool::Choice ConnectionPool::Choose() {
     const std::shared_ptr<SharedConnection>& c = slots_[i];
     // A connection nobody uses would not have noticed a server that went
     // away (and maybe came back) since; it is checked before it is used.
-    if (c != nullptr && c->usable() && c->in_flight() == 0 && c->StillOpen()) {
+    if (Current(i) && c->in_flight() == 0 && c->StillOpen()) {
       choice.use = c;
       return choice;
     }
-    if ((c == nullptr || !c->usable()) && choice.open < 0 && !connecting_[i]) {
+    if (!Current(i) && choice.open < 0 && !connecting_[i]) {
       choice.open = static_cast<int>(i);
     }
   }
@@ -386,8 +395,9 @@ ConnectionPool::Choice ConnectionPool::Choose() {
 
 std::shared_ptr<SharedConnection> ConnectionPool::LeastBusy() {
   std::shared_ptr<SharedConnection> least;
-  for (const std::shared_ptr<SharedConnection>& c : slots_) {
-    if (c == nullptr || !c->usable()) continue;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const std::shared_ptr<SharedConnection>& c = slots_[i];
+    if (!Current(i)) continue;
     if (least == nullptr || c->in_flight() < least->in_flight()) least = c;
   }
   if (least != nullptr && least->in_flight() == 0 && !least->StillOpen()) {
@@ -432,7 +442,10 @@ absl::StatusOr<std::shared_ptr<SharedConnection>> ConnectionPool::Pick() {
   opened_.SignalAll();
   if (fresh == nullptr) fresh = LeastBusy();
   if (fresh == nullptr) return context.status();
-  if (context.ok()) slots_[slot] = fresh;
+  if (context.ok()) {
+    slots_[slot] = fresh;
+    slot_generation_[slot] = context->generation;
+  }
   fresh->AddUser();
   return fresh;
 }
@@ -466,8 +479,9 @@ absl::Status Scripts::LoadAll() {
   std::vector<Command> loads;
   for (int i = 0; i < kScriptSourceCount; ++i) {
     const ScriptSource& s = kScriptSources[i];
-    const bool writes = absl::string_view(s.body).find(
-                            "\n-- Writes: nothing\n") == absl::string_view::npos;
+    const bool writes =
+        absl::string_view(s.body).find("\n-- Writes: nothing\n") ==
+        absl::string_view::npos;
     scripts_[s.name] = Script{s.body, "", s.num_keys, writes};
     loads.push_back({"SCRIPT", "LOAD", s.body});
   }

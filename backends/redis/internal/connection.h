@@ -80,6 +80,8 @@ struct Target {
   int port = 0;
   std::string unix_socket;
   std::string endpoint;  // how messages name it (Endpoint())
+  // With sentinels: the locator's generation() for this address.
+  uint64_t generation = 0;
 };
 absl::StatusOr<Target> Resolve(const PoolOptions& options);
 
@@ -166,6 +168,7 @@ class ConnectionPool {
   struct Opened {
     redisContext* context;
     std::string endpoint;
+    uint64_t generation;
   };
   absl::StatusOr<Opened> Connect();
   absl::StatusOr<redisContext*> ConnectTo(const Target& target);
@@ -175,6 +178,11 @@ class ConnectionPool {
   internal::Mutex mu_;
   // options_.size slots; empty until first needed.
   std::vector<std::shared_ptr<SharedConnection>> slots_ ABSL_GUARDED_BY(mu_);
+  // With sentinels, the locator's generation when each slot's connection
+  // was opened; an older one is retired (a switch notice moved the
+  // primary).
+  std::vector<uint64_t> slot_generation_ ABSL_GUARDED_BY(mu_);
+  bool Current(size_t slot) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A call is opening a connection for the slot.
   std::vector<bool> connecting_ ABSL_GUARDED_BY(mu_);
   // Signalled when an opening ends; its count and outcome.

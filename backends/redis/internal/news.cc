@@ -89,9 +89,6 @@ class NewsListener final : public NewsSubscription {
   // A connection with AUTH (when a password is set) and SSUBSCRIBE done;
   // with sentinels, to the primary they name now, checked with ROLE.
   absl::StatusOr<redisContext*> Open() {
-    if (options_.locator != nullptr) {
-      opened_generation_ = options_.locator->generation();
-    }
     absl::StatusOr<Target> target = Resolve(options_);
     if (!target.ok()) return target.status();
     absl::StatusOr<redisContext*> dialed =
@@ -105,9 +102,7 @@ class NewsListener final : public NewsSubscription {
       if (!absl::IsCancelled(status)) ForgetPrimary(options_, target->endpoint);
       return status;
     }
-    if (options_.locator != nullptr) {
-      opened_generation_ = options_.locator->generation();
-    }
+    opened_generation_ = target->generation;
     return *dialed;
   }
 

@@ -198,18 +198,18 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
   };
   Job& job = lease->job;
   int64_t state = 0, priority = 0, max_attempts = 0, ttr = 0, kind = 0,
-          base = 0, max = 0, enqueued_at = 0, run_at = 0, seq = 0,
-          attempts = 0, deadline = 0, token = 0;
+          base = 0, max = 0, enqueued_at = 0, run_at = 0, seq = 0, attempts = 0,
+          deadline = 0, token = 0;
   if (!text("topic", &job.topic) || !integer("state", &state) ||
       !integer("priority", &priority) ||
       !integer("max_attempts", &max_attempts) || !integer("ttr", &ttr) ||
       !integer("backoff_kind", &kind) || !integer("backoff_base", &base) ||
-      !integer("backoff_max", &max) ||
-      !integer("enqueued_at", &enqueued_at) || !integer("run_at", &run_at) ||
-      !integer("seq", &seq) || !text("payload", &job.payload) ||
-      !integer("attempts", &attempts) || !integer("deadline", &deadline) ||
-      !integer("token", &token) || !text("last_error", &job.last_error) ||
-      state < 0 || state >= static_cast<int64_t>(std::size(kRecordStates)) ||
+      !integer("backoff_max", &max) || !integer("enqueued_at", &enqueued_at) ||
+      !integer("run_at", &run_at) || !integer("seq", &seq) ||
+      !text("payload", &job.payload) || !integer("attempts", &attempts) ||
+      !integer("deadline", &deadline) || !integer("token", &token) ||
+      !text("last_error", &job.last_error) || state < 0 ||
+      state >= static_cast<int64_t>(std::size(kRecordStates)) ||
       !ParseJobState(kRecordStates[state], &job.state)) {
     return false;
   }

@@ -24,10 +24,10 @@ namespace redis_internal {
 // and ttr are integer µs; state is an index into kRecordStates; backoff_kind
 // 0 is fixed, 1 exponential.
 inline constexpr const char* kRecordFields[] = {
-    "topic",        "state",        "priority",    "max_attempts",
-    "ttr",          "backoff_kind", "backoff_base", "backoff_max",
-    "enqueued_at",  "run_at",       "seq",         "payload",
-    "attempts",     "deadline",     "token",       "last_error"};
+    "topic",       "state",        "priority",     "max_attempts",
+    "ttr",         "backoff_kind", "backoff_base", "backoff_max",
+    "enqueued_at", "run_at",       "seq",          "payload",
+    "attempts",    "deadline",     "token",        "last_error"};
 inline constexpr int kRecordMinFields = 12;
 
 // The state values of a record, by index.

@@ -3,15 +3,20 @@
 #include "backends/redis/internal/sentinel.h"
 
 #include <hiredis/hiredis.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "backends/redis/internal/connection.h"
+#include "backends/redis/internal/push_io.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -56,10 +61,18 @@ std::string PrimaryLocator::Describe() const {
                       absl::StrJoin(names, ","), ")");
 }
 
-absl::StatusOr<HostPort> PrimaryLocator::Primary() {
+PrimaryLocator::~PrimaryLocator() {
+  if (watcher_.joinable()) {
+    Wake(wake_fd_);
+    watcher_.join();
+  }
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+absl::StatusOr<Found> PrimaryLocator::Primary() {
   {
     internal::MutexLock lock(&mu_);
-    if (known_.has_value()) return *known_;
+    if (known_.has_value()) return Found{*known_, generation_};
   }
   // Asked without the lock: a sentinel may take its timeout to answer.
   std::vector<std::string> errors;
@@ -69,14 +82,91 @@ absl::StatusOr<HostPort> PrimaryLocator::Primary() {
       errors.push_back(std::string(found.status().message()));
       continue;
     }
-    internal::MutexLock lock(&mu_);
-    if (!known_.has_value() || !SameEndpoint(*known_, *found)) ++generation_;
-    known_ = *found;
-    return *found;
+    return Use(*found);
   }
   return absl::UnavailableError(absl::StrCat("redis: no sentinel named the ",
                                              Describe(), ": ",
                                              absl::StrJoin(errors, "; ")));
+}
+
+Found PrimaryLocator::Use(const HostPort& at) {
+  internal::MutexLock lock(&mu_);
+  if (!known_.has_value() || !SameEndpoint(*known_, at)) ++generation_;
+  known_ = at;
+  return Found{at, generation_};
+}
+
+absl::Status PrimaryLocator::StartWatching() {
+  if (watcher_.joinable()) return absl::OkStatus();
+  absl::StatusOr<int> fd = NewWakeFd();
+  if (!fd.ok()) return fd.status();
+  wake_fd_ = *fd;
+  watcher_ = std::thread([this] { Watch(); });
+  return absl::OkStatus();
+}
+
+void PrimaryLocator::Watch() {
+  PushIo io(wake_fd_, Describe(), "sentinel watch closed");
+  auto backoff = std::chrono::milliseconds(100);
+  for (size_t next = 0;; ++next) {
+    WatchOne(sentinels_[next % sentinels_.size()], io);
+    // Ended: closing, or that sentinel is gone; try the next one.
+    if (!io.Sleep(backoff)) return;
+    backoff = std::min(2 * backoff, std::chrono::milliseconds(2000));
+  }
+}
+
+void PrimaryLocator::WatchOne(const HostPort& sentinel, PushIo& io) {
+  Target target{sentinel.host, sentinel.port, "", HostPortText(sentinel), 0};
+  PoolOptions dial;
+  dial.connect_timeout = connect_timeout_;
+  absl::StatusOr<redisContext*> dialed = DialTarget(target, dial, wake_fd_);
+  if (!dialed.ok()) return;
+  Context c(*dialed);
+  const auto deadline = [&](absl::Duration d) {
+    return PushIo::Clock::now() + absl::ToChronoMicroseconds(d);
+  };
+  std::string request;
+  if (!password_.empty()) {
+    AppendArrayHeader(2, &request);
+    AppendArgument("AUTH", &request);
+    AppendArgument(password_, &request);
+  }
+  AppendArrayHeader(2, &request);
+  AppendArgument("SUBSCRIBE", &request);
+  AppendArgument("+switch-master", &request);
+  if (!io.Send(c.get(), request, deadline(command_timeout_)).ok()) return;
+  bool pinged = false;
+  for (;;) {
+    absl::StatusOr<Reply> reply = io.Next(
+        c.get(), deadline(pinged ? command_timeout_ : absl::Seconds(15)));
+    if (absl::IsDeadlineExceeded(reply.status()) && !pinged) {
+      // Quiet for long: check that the sentinel is still there.
+      std::string ping;
+      AppendArrayHeader(1, &ping);
+      AppendArgument("PING", &ping);
+      if (!io.Send(c.get(), ping, deadline(command_timeout_)).ok()) return;
+      pinged = true;
+      continue;
+    }
+    if (!reply.ok() || (*reply)->type == REDIS_REPLY_ERROR) return;
+    pinged = false;
+    const redisReply* r = reply->get();
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3 ||
+        Str(r->element[0]) != "message" ||
+        r->element[2]->type != REDIS_REPLY_STRING) {
+      continue;  // the subscription's confirmation, a pong
+    }
+    // "<name> <old ip> <old port> <new ip> <new port>"
+    const std::vector<absl::string_view> words =
+        absl::StrSplit(Str(r->element[2]), ' ');
+    HostPort to;
+    if (words.size() == 5 && words[0] == master_ &&
+        absl::SimpleAtoi(words[4], &to.port)) {
+      to.host = std::string(words[3]);
+      Use(to);
+    }
+  }
 }
 
 void PrimaryLocator::Forget(absl::string_view endpoint) {

@@ -11,6 +11,14 @@
 // until they have promoted a new one, so calls fail with Unavailable for
 // that while and then reach the new primary, with no restart.
 //
+// Once StartWatching() is called, a thread of its own also listens to the
+// sentinels' +switch-master notices (on one sentinel at a time, the next
+// one when it cannot be reached). A notice for this primary replaces the
+// address at once, so a failover is followed even while the old primary
+// still answers as one (cut off from the sentinels by a partition, its
+// writes would be lost). generation() changes with every new address; the
+// pool retires connections opened under an older one.
+//
 // Thread-safe.
 
 #ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_SENTINEL_H_
@@ -19,6 +27,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,16 +46,29 @@ struct HostPort {
 // host:port, with an IPv6 host in brackets.
 std::string HostPortText(const HostPort& e);
 
+// An address and the locator's generation() when it was found.
+struct Found {
+  HostPort at;
+  uint64_t generation = 0;
+};
+
 class PrimaryLocator {
  public:
   // `password` is sent with AUTH to each sentinel when not empty.
   PrimaryLocator(std::vector<HostPort> sentinels, std::string master,
                  std::string password, absl::Duration connect_timeout,
                  absl::Duration command_timeout);
+  // Stops the watching thread.
+  ~PrimaryLocator();
+  PrimaryLocator(const PrimaryLocator&) = delete;
+  PrimaryLocator& operator=(const PrimaryLocator&) = delete;
+
+  // Starts listening to +switch-master notices. Once.
+  absl::Status StartWatching();
 
   // The primary's address: the one found last, or what the first sentinel
   // that knows answers now. Unavailable when none does.
-  absl::StatusOr<HostPort> Primary();
+  absl::StatusOr<Found> Primary();
 
   // The server named `endpoint` (HostPortText()) is no longer the primary:
   // if that is the one found last, the next Primary() asks again.
@@ -61,6 +83,11 @@ class PrimaryLocator {
 
  private:
   absl::StatusOr<HostPort> Ask(const HostPort& sentinel) const;
+  // Sets the address, bumping the generation when it changed.
+  Found Use(const HostPort& at) ABSL_LOCKS_EXCLUDED(mu_);
+  // The watching thread's loop, and one connection's worth of it.
+  void Watch();
+  void WatchOne(const HostPort& sentinel, class PushIo& io);
 
   const std::vector<HostPort> sentinels_;
   const std::string master_;
@@ -70,6 +97,8 @@ class PrimaryLocator {
   mutable internal::Mutex mu_;
   std::optional<HostPort> known_ ABSL_GUARDED_BY(mu_);
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  int wake_fd_ = -1;  // written once to stop the watcher
+  std::thread watcher_;
 };
 
 }  // namespace redis_internal
