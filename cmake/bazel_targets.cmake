@@ -93,6 +93,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/list-3.lua
   backends/redis/scripts/next_due-3.lua
   backends/redis/scripts/open-3.lua
+  backends/redis/scripts/pause-2.lua
   backends/redis/scripts/promote_due-4.lua
   backends/redis/scripts/release-4.lua
   backends/redis/scripts/reserve-3.lua

@@ -265,6 +265,19 @@ absl::Status Scheduler::Impl::KickJob(absl::string_view id) {
   return absl::OkStatus();
 }
 
+absl::Status Scheduler::Impl::SetPaused(absl::string_view topic,
+                                        bool paused) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (absl::Status s = backend_->SetPaused(topic, paused, clock_->Now());
+      !s.ok()) {
+    return s;
+  }
+  // Resumed: this process's blocked Reserve() calls and workers look again
+  // (other processes hear it from the store's news).
+  if (!paused) promotion_.WakeTopic(topic);
+  return absl::OkStatus();
+}
+
 // --- Threads -------------------------------------------------------------
 
 namespace {
@@ -425,6 +438,18 @@ absl::StatusOr<int> Scheduler::Kick(absl::string_view topic, int max) {
 
 absl::Status Scheduler::KickJob(absl::string_view id) {
   return impl_->KickJob(id);
+}
+
+absl::Status Scheduler::Pause(absl::string_view topic) {
+  return impl_->SetPaused(topic, true);
+}
+
+absl::Status Scheduler::Resume(absl::string_view topic) {
+  return impl_->SetPaused(topic, false);
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::PausedTopics() {
+  return impl_->backend().PausedTopics();
 }
 
 absl::StatusOr<int> Scheduler::Tick() { return impl_->Tick(); }

@@ -58,6 +58,7 @@ class Scheduler::Impl : public internal::JobOps {
   absl::Status Cancel(absl::string_view id);
   absl::StatusOr<int> Kick(absl::string_view topic, int max);
   absl::Status KickJob(absl::string_view id);
+  absl::Status SetPaused(absl::string_view topic, bool paused);
   absl::StatusOr<int> Tick();
 
   // Threads.

@@ -94,6 +94,7 @@ class MemoryBackend : public Backend {
       const Transition::Kind kind = MoveDue(r);
       if (moved != nullptr) moved->push_back(TransitionOf(*r, kind));
     }
+    if (paused_.contains(topic)) return leases;
     while (static_cast<int>(leases.size()) < max && !index->ready.empty()) {
       JobRecord* r = index->ready.begin()->record;
       Unlink(r);
@@ -270,6 +271,22 @@ class MemoryBackend : public Backend {
     return result;
   }
 
+  absl::Status SetPaused(absl::string_view topic, bool paused,
+                         absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    if (paused) {
+      paused_.insert(std::string(topic));
+    } else {
+      paused_.erase(topic);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<std::string>> PausedTopics() override {
+    internal::MutexLock lock(&mu_);
+    return std::vector<std::string>(paused_.begin(), paused_.end());
+  }
+
   absl::StatusOr<absl::Time> NextDue() override {
     internal::MutexLock lock(&mu_);
     if (due_topics_.empty()) return absl::InfiniteFuture();
@@ -444,6 +461,7 @@ class MemoryBackend : public Backend {
   // (next due time, topic) of every topic with a delayed job or a lease.
   absl::btree_set<std::pair<int64_t, TopicIndex*>> due_topics_
       ABSL_GUARDED_BY(mu_);
+  absl::btree_set<std::string> paused_ ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_death_ ABSL_GUARDED_BY(mu_) = 1;

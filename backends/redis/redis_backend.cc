@@ -463,8 +463,13 @@ absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
 }
 
 absl::StatusOr<std::vector<std::string>> RedisBackend::Topics() {
+  return SortedMembers(keys_.Topics());
+}
+
+absl::StatusOr<std::vector<std::string>> RedisBackend::SortedMembers(
+    const std::string& key) {
   absl::StatusOr<std::vector<Reply>> replies =
-      pool_.Pipeline({{"SMEMBERS", keys_.Topics()}});
+      pool_.Pipeline({{"SMEMBERS", key}});
   if (!replies.ok()) return replies.status();
   const redisReply* r = (*replies)[0].get();
   if (r->type == REDIS_REPLY_ERROR) {
@@ -474,6 +479,19 @@ absl::StatusOr<std::vector<std::string>> RedisBackend::Topics() {
   for (size_t i = 0; i < r->elements; ++i) out.push_back(Str(r->element[i]));
   std::sort(out.begin(), out.end());
   return out;
+}
+
+absl::Status RedisBackend::SetPaused(absl::string_view topic, bool paused,
+                                     absl::Time now) {
+  (void)now;
+  Call call{"pause",
+            {keys_.prefix(), keys_.Paused()},
+            {std::string(topic), paused ? "1" : "0"}};
+  return RunForOk(std::move(call), "");
+}
+
+absl::StatusOr<std::vector<std::string>> RedisBackend::PausedTopics() {
+  return SortedMembers(keys_.Paused());
 }
 
 absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,

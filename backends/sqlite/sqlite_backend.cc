@@ -130,6 +130,10 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.topic_of, Sql::kTopicOf},
       {&s_.horizon_get, Sql::kHorizonGet},
       {&s_.horizon_set, Sql::kHorizonSet},
+      {&s_.is_paused, Sql::kIsPaused},
+      {&s_.pause, Sql::kPause},
+      {&s_.resume, Sql::kResume},
+      {&s_.paused_topics, Sql::kPausedTopics},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -199,6 +203,14 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::CollectNews() {
     const int64_t now_ready = row ? s_.ready_count->Int64(0) : 0;
     if (now_ready > 0 && now_ready == delta)
       news.push_back(ReadyMessage(topic));
+  }
+  for (const std::string& topic : pending_.resumed) {
+    ScopedReset reset(s_.ready_count.get());
+    s_.ready_count->BindText(1, topic);
+    DQ_ASSIGN_OR_RETURN(bool row, s_.ready_count->Step());
+    if (row && s_.ready_count->Int64(0) > 0) {
+      news.push_back(ReadyMessage(topic));
+    }
   }
   if (pending_.earliest_due_us) {
     const int64_t at = *pending_.earliest_due_us;
@@ -362,6 +374,12 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
     s_.topic_due->BindInt64(2, now_us);
     DQ_RETURN_IF_ERROR(
         MoveDue(s_.topic_due.get(), kReservePromoteLimit, moved).status());
+    {
+      ScopedReset reset(s_.is_paused.get());
+      s_.is_paused->BindText(1, topic);
+      DQ_ASSIGN_OR_RETURN(bool paused, s_.is_paused->Step());
+      if (paused) return absl::OkStatus();
+    }
     DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
     Statement* reserve = s_.reserve_one.get();
     while (static_cast<int>(leases.size()) < max) {
@@ -507,6 +525,19 @@ absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
     if (changed == 0) {
       return internal::NoSuchJob(id);
     }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status SqliteBackend::SetPaused(absl::string_view topic, bool paused,
+                                      absl::Time now) {
+  internal::MutexLock lock(&mu_);
+  return WriteTransaction(now, [&]() -> absl::Status {
+    Statement* change = paused ? s_.pause.get() : s_.resume.get();
+    ScopedReset reset(change);
+    change->BindText(1, topic);
+    DQ_ASSIGN_OR_RETURN(int changed, change->Run());
+    if (!paused && changed > 0) pending_.resumed.push_back(std::string(topic));
     return absl::OkStatus();
   });
 }

@@ -50,6 +50,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -190,7 +191,8 @@ class Backend {
   // would, earliest first and at most kReservePromoteLimit of them (when no
   // more were due, none is still stored delayed or reserved past its
   // deadline afterwards), then reserves the first `max` ready jobs in ready
-  // order. The bound keeps one call short (SQLite's write lock, Redis's one
+  // order (none while the topic is paused, see SetPaused()). The bound
+  // keeps one call short (SQLite's write lock, Redis's one
   // thread) however many jobs came due at once; the rest move with the next
   // calls and with PromoteDue(), which the scheduler runs in batches. A job
   // that went back to ready because its lease expired keeps its run_at. When
@@ -311,6 +313,30 @@ class Backend {
   // absl::InfiniteFuture() when there is none.
   virtual absl::StatusOr<absl::Time> NextDue() = 0;
 
+  // SetPaused()
+  //
+  // Pauses `topic` (or resumes it) for every process that shares the store:
+  // while it is paused, Reserve() of it reserves nothing, though its jobs
+  // still become due (Reserve() and PromoteDue() still move them) and wait
+  // as ready. Kept with the jobs, so it survives restarts. Pausing a paused
+  // topic, or resuming one that is not, changes nothing. A store that
+  // announces news announces kReady for a resumed topic that has ready
+  // jobs, so that waiting workers look again. The default, for a store
+  // written before topics could be paused, is Unimplemented.
+  virtual absl::Status SetPaused(absl::string_view topic, bool paused,
+                                 absl::Time now) {
+    (void)topic, (void)paused, (void)now;
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store cannot pause topics"));
+  }
+
+  // PausedTopics()
+  //
+  // Every paused topic, sorted.
+  virtual absl::StatusOr<std::vector<std::string>> PausedTopics() {
+    return std::vector<std::string>();
+  }
+
   // Subscribe()
   //
   // Starts delivering StoreNews to `on_news` until the returned subscription
@@ -401,6 +427,13 @@ class BackendWrapper : public Backend {
     return target_->PromoteDue(now, limit);
   }
   absl::StatusOr<absl::Time> NextDue() override { return target_->NextDue(); }
+  absl::Status SetPaused(absl::string_view topic, bool paused,
+                         absl::Time now) override {
+    return target_->SetPaused(topic, paused, now);
+  }
+  absl::StatusOr<std::vector<std::string>> PausedTopics() override {
+    return target_->PausedTopics();
+  }
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override {
     return target_->Subscribe(std::move(on_news));

@@ -228,6 +228,21 @@ class Scheduler {
   // FailedPrecondition if it is not dead.
   absl::Status KickJob(absl::string_view id);
 
+  // Pause() / Resume()
+  //
+  // Stops (or restarts) delivery of `topic` to every process that shares
+  // the store: while it is paused, Reserve() and Handle() workers get none
+  // of its jobs, which still become due and wait as ready. Kept in the
+  // store, so it survives restarts. InvalidArgument for a bad topic;
+  // Unimplemented for a store that cannot pause (see Backend::SetPaused()).
+  absl::Status Pause(absl::string_view topic);
+  absl::Status Resume(absl::string_view topic);
+
+  // PausedTopics()
+  //
+  // Every paused topic, sorted.
+  absl::StatusOr<std::vector<std::string>> PausedTopics();
+
   // Tick()
   //
   // Promotes everything due at the clock's now: fires the wheel's expired

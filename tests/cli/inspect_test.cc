@@ -96,11 +96,11 @@ TEST(CliInspectTest, JsonOutput) {
   CliResult stats = cli.Run({"stats", "--json"});
   EXPECT_EQ(stats.out,
             "[{\"topic\":\"emails\",\"delayed\":1,\"ready\":0,"
-            "\"reserved\":0,\"dead\":0}]\n");
+            "\"reserved\":0,\"dead\":0,\"paused\":false}]\n");
   CliResult empty = cli.Run({"stats", "--json", "none"});
   EXPECT_EQ(empty.out,
             "[{\"topic\":\"none\",\"delayed\":0,\"ready\":0,"
-            "\"reserved\":0,\"dead\":0}]\n");
+            "\"reserved\":0,\"dead\":0,\"paused\":false}]\n");
 
   CliResult get = cli.Run({"--json", "get", "j1"});
   ASSERT_EQ(get.exit_code, 0) << get.err;
@@ -206,7 +206,7 @@ TEST(CliInspectTest, StatsWatchRefreshesUntilInterrupted) {
   for (const std::string& line : lines) {
     EXPECT_EQ(line,
               "[{\"topic\":\"t\",\"delayed\":0,\"ready\":1,"
-              "\"reserved\":0,\"dead\":0}]");
+              "\"reserved\":0,\"dead\":0,\"paused\":false}]");
   }
 }
 

@@ -1,8 +1,8 @@
 // Copyright delayq authors.
 //
 // Conformance tests of the calls that inspect or move many jobs: List,
-// Stats, Topics, Kick, KickJob, PromoteDue and NextDue. See
-// backend_conformance.h.
+// Stats, Topics, Kick, KickJob, PromoteDue, NextDue, and pausing a topic.
+// See backend_conformance.h.
 
 #include <algorithm>
 #include <string>
@@ -162,6 +162,42 @@ TEST_P(BackendConformanceTest, TopicsAreSortedAndOnlyThoseWithLiveJobs) {
   ASSERT_OK(backend_->Cancel("d", kT0));
   ASSERT_OK_AND_ASSIGN(topics, backend_->Topics());
   EXPECT_THAT(topics, ElementsAre("topic.b"));
+}
+
+// ------------------------------------------------------------------ Pause
+
+TEST_P(BackendConformanceTest, APausedTopicDeliversNothingUntilResumed) {
+  ASSERT_OK(backend_->Add({MakeJob("ready", "mail"),
+                           MakeJob("later", "mail", At(absl::Seconds(10))),
+                           MakeJob("other", "sms")},
+                          kT0));
+  ASSERT_OK(backend_->SetPaused("mail", true, kT0));
+  ASSERT_OK(backend_->SetPaused("mail", true, kT0));  // twice: no change
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> paused,
+                       backend_->PausedTopics());
+  EXPECT_THAT(paused, ElementsAre("mail"));
+  // Nothing of it is reserved, though what comes due still moves to ready;
+  // other topics go on.
+  std::vector<Transition> moved;
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> leases,
+      backend_->Reserve("mail", 10, At(absl::Seconds(10)), &moved));
+  EXPECT_THAT(leases, IsEmpty());
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].id, "later");
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats("mail"));
+  EXPECT_EQ(stats.ready, 2);
+  ASSERT_OK_AND_ASSIGN(leases, backend_->Reserve("sms", 10, kT0));
+  EXPECT_EQ(leases.size(), 1u);
+
+  ASSERT_OK(backend_->SetPaused("mail", false, At(absl::Seconds(10))));
+  ASSERT_OK_AND_ASSIGN(paused, backend_->PausedTopics());
+  EXPECT_THAT(paused, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(leases,
+                       backend_->Reserve("mail", 10, At(absl::Seconds(10))));
+  std::vector<std::string> ids;
+  for (const Lease& l : leases) ids.push_back(l.job.id);
+  EXPECT_THAT(ids, ElementsAre("ready", "later"));
 }
 
 // -------------------------------------------------------------------- Kick

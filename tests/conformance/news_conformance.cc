@@ -84,6 +84,19 @@ TEST_P(NewsConformanceTest, ReadyIsAnnouncedOnlyWhenTheReadySetWasEmpty) {
   EXPECT_THAT(Settle(), UnorderedElementsAre(Ready("u"), Ready("v")));
 }
 
+TEST_P(NewsConformanceTest, ResumingATopicWithReadyJobsIsAnnounced) {
+  ASSERT_OK(store_->SetPaused("t", true, kT0));
+  ASSERT_OK(store_->Add({MakeJob("a", "t")}, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+  ASSERT_OK(store_->SetPaused("t", false, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t")) << "waiting workers must look again";
+  // Resuming a topic that is not paused, or one with no ready job, is not.
+  ASSERT_OK(store_->SetPaused("t", false, kT0));
+  ASSERT_OK(store_->SetPaused("u", true, kT0));
+  ASSERT_OK(store_->SetPaused("u", false, kT0));
+  EXPECT_THAT(Settle(), IsEmpty());
+}
+
 TEST_P(NewsConformanceTest, DueIsAnnouncedWhenEarlierThanTheHorizon) {
   // No horizon yet: the first delayed job is news.
   ASSERT_OK(store_->Add({MakeJob("d60", "t", kT0 + absl::Seconds(60))}, kT0));

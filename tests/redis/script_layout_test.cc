@@ -62,7 +62,7 @@ TEST(KeyLayoutTest, EveryKeyIsTheOneKeysLuaSpells) {
   const std::string probe = keys_lua + R"lua(
 return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
         tdelayed_key(ARGV[1]), treserved_key(ARGV[1]), DUE,
-        RESERVED, TOPICS, SEQ, HORIZON, META, NEWS}
+        RESERVED, TOPICS, SEQ, HORIZON, META, NEWS, PAUSED}
 )lua";
   const std::string ns = "layout-ns";
   const KeyLayout keys(ns);
@@ -80,7 +80,8 @@ return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
                                              keys.Seq(),
                                              keys.Horizon(),
                                              keys.Meta(),
-                                             keys.NewsChannel()};
+                                             keys.NewsChannel(),
+                                             keys.Paused()};
   EXPECT_EQ(from_lua, from_cpp);
   EXPECT_EQ(keys.prefix(), "{layout-ns}:");
 }

@@ -223,6 +223,40 @@ TEST_F(SchedulerTest, EveryJobIsOnTimeWithOneTimerForAll) {
   }
 }
 
+// A paused topic's jobs wait; Resume() wakes a consumer blocked on it. The
+// store is looked at on its own only once an hour and the clock stands
+// still, so only the resume can wake it.
+TEST_F(SchedulerTest, APausedTopicWaitsAndResumeWakesItsConsumer) {
+  SchedulerOptions options;
+  options.clock = &clock_;
+  options.poll_interval = absl::Hours(1);
+  ASSERT_OK_AND_ASSIGN(auto scheduler,
+                       Scheduler::Create(NewMemoryBackend(), options));
+  ASSERT_OK(scheduler->Pause("mail"));
+  ASSERT_OK(scheduler->Enqueue("mail", "hello"));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> paused,
+                       scheduler->PausedTopics());
+  EXPECT_THAT(paused, ::testing::ElementsAre("mail"));
+  ASSERT_OK_AND_ASSIGN(std::optional<Lease> none, scheduler->Reserve("mail"));
+  EXPECT_FALSE(none.has_value());
+
+  std::optional<Lease> got;
+  std::thread consumer([&] {
+    absl::StatusOr<std::optional<Lease>> lease =
+        scheduler->Reserve("mail", absl::Hours(1));
+    ASSERT_TRUE(lease.ok());
+    got = *lease;
+  });
+  while (clock_.Waiters() == 0) absl::SleepFor(absl::Milliseconds(1));
+  ASSERT_OK(scheduler->Resume("mail"));
+  consumer.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->job.payload, "hello");
+  EXPECT_EQ(clock_.Now(), kStart);
+  EXPECT_THAT(scheduler->Pause("bad\ntopic"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 // Ids end up in logs, terminals and a command's environment.
 TEST_F(SchedulerTest, IdsWithControlBytesOrTooLongInABatchAreRefused) {
   const auto kInvalid = absl::StatusCode::kInvalidArgument;

@@ -1,6 +1,7 @@
 // Copyright delayq authors.
 //
-// Commands that change jobs by hand: cancel, kick and retry.
+// Commands that change jobs by hand: cancel, kick and retry; and pause and
+// resume a topic.
 
 #include <climits>
 #include <string>
@@ -79,7 +80,56 @@ int RunKick(const Context& ctx) {
   return kExitOk;
 }
 
+// pause TOPIC... / resume TOPIC...
+int RunSetPaused(const Context& ctx, bool paused) {
+  if (ctx.args.empty()) return UsageError(ctx, "missing TOPIC");
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      OpenScheduler(ctx, /*create=*/false);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  for (const std::string& topic : ctx.args) {
+    absl::Status s =
+        paused ? (*scheduler)->Pause(topic) : (*scheduler)->Resume(topic);
+    if (!s.ok()) return Fail(s);
+    absl::PrintF("%s %s\n", paused ? "paused" : "resumed", topic);
+  }
+  return kExitOk;
+}
+
+int RunPause(const Context& ctx) { return RunSetPaused(ctx, true); }
+int RunResume(const Context& ctx) { return RunSetPaused(ctx, false); }
+
 }  // namespace
+
+const CommandSpec& PauseCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "pause",
+      "pause TOPIC...",
+      "stop delivering topics' jobs to every worker",
+      "Stops delivery of each TOPIC to every process that shares the store:\n"
+      "its jobs still become due and wait as ready until `resume`. Kept in\n"
+      "the store, so it survives restarts; `stats` marks paused topics.",
+      {},
+      /*json=*/false,
+      /*takes_command=*/false,
+      &RunPause,
+  };
+  return *spec;
+}
+
+const CommandSpec& ResumeCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "resume",
+      "resume TOPIC...",
+      "deliver paused topics' jobs again",
+      "Resumes each paused TOPIC; waiting workers of every process look\n"
+      "again at once.",
+      {},
+      /*json=*/false,
+      /*takes_command=*/false,
+      &RunResume,
+  };
+  return *spec;
+}
 
 const CommandSpec& CancelCommand() {
   static const CommandSpec* const spec = new CommandSpec{

@@ -94,6 +94,8 @@ const CommandSpec& ListCommand();
 const CommandSpec& GetCommand();
 const CommandSpec& CancelCommand();
 const CommandSpec& KickCommand();
+const CommandSpec& PauseCommand();
+const CommandSpec& ResumeCommand();
 const CommandSpec& RetryCommand();
 const CommandSpec& WorkCommand();
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,11 +99,24 @@ absl::StatusOr<std::unique_ptr<Scheduler>> OpenAndPromote(const Context& ctx) {
 
 absl::StatusOr<std::string> StatsText(const Context& ctx,
                                       Scheduler& scheduler) {
+  // A store that cannot pause topics has none paused.
+  absl::StatusOr<std::vector<std::string>> paused_list =
+      scheduler.PausedTopics();
+  if (!paused_list.ok() && !absl::IsUnimplemented(paused_list.status())) {
+    return paused_list.status();
+  }
+  const std::set<std::string> paused =
+      paused_list.ok()
+          ? std::set<std::string>(paused_list->begin(), paused_list->end())
+          : std::set<std::string>();
   std::vector<std::string> topics;
   if (ctx.args.empty()) {
     absl::StatusOr<std::vector<std::string>> all = scheduler.Topics();
     if (!all.ok()) return all.status();
-    topics = *std::move(all);
+    // Paused topics are shown even while they have no jobs.
+    std::set<std::string> both(all->begin(), all->end());
+    both.insert(paused.begin(), paused.end());
+    topics.assign(both.begin(), both.end());
   } else {
     topics = ctx.args;
   }
@@ -111,12 +125,14 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
   for (const std::string& topic : topics) {
     absl::StatusOr<TopicStats> s = scheduler.Stats(topic);
     if (!s.ok()) return s.status();
-    rows.push_back({topic, absl::StrCat(s->delayed), absl::StrCat(s->ready),
+    const bool is_paused = paused.count(topic) > 0;
+    rows.push_back({is_paused ? topic + " (paused)" : topic,
+                    absl::StrCat(s->delayed), absl::StrCat(s->ready),
                     absl::StrCat(s->reserved), absl::StrCat(s->dead)});
-    json.push_back(
-        absl::StrCat("{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
-                     ",\"ready\":", s->ready, ",\"reserved\":", s->reserved,
-                     ",\"dead\":", s->dead, "}"));
+    json.push_back(absl::StrCat(
+        "{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
+        ",\"ready\":", s->ready, ",\"reserved\":", s->reserved, ",\"dead\":",
+        s->dead, ",\"paused\":", is_paused ? "true" : "false", "}"));
   }
   if (ctx.json()) return absl::StrCat("[", absl::StrJoin(json, ","), "]\n");
   std::string text = Table(rows, 1);

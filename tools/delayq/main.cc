@@ -27,7 +27,8 @@ namespace {
 
 std::vector<const CommandSpec*> Commands() {
   return {&AddCommand(),    &StatsCommand(), &ListCommand(),  &GetCommand(),
-          &CancelCommand(), &KickCommand(),  &RetryCommand(), &WorkCommand()};
+          &CancelCommand(), &KickCommand(),  &RetryCommand(), &PauseCommand(),
+          &ResumeCommand(), &WorkCommand()};
 }
 
 const CommandSpec* FindCommand(absl::string_view name) {

@@ -57,6 +57,9 @@ class RedisBackend : public Backend {
   absl::Status KickJob(absl::string_view id, absl::Time now) override;
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
   absl::StatusOr<absl::Time> NextDue() override;
+  absl::Status SetPaused(absl::string_view topic, bool paused,
+                         absl::Time now) override;
+  absl::StatusOr<std::vector<std::string>> PausedTopics() override;
   // Subscribe()
   //
   // News of every process's changes to the namespace, published by the
@@ -83,6 +86,10 @@ class RedisBackend : public Backend {
   const std::string& news_channel() const { return news_channel_; }
 
  private:
+  // The members of set `key`, sorted.
+  absl::StatusOr<std::vector<std::string>> SortedMembers(
+      const std::string& key);
+
   explicit RedisBackend(const RedisOptions& options);
 
   std::string Micros(absl::Time t) const;

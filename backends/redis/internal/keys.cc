@@ -37,6 +37,7 @@ std::string KeyLayout::Reserved() const { return Key("reserved"); }
 std::string KeyLayout::Topics() const { return Key("topics"); }
 std::string KeyLayout::Seq() const { return Key("seq"); }
 std::string KeyLayout::Horizon() const { return Key("horizon"); }
+std::string KeyLayout::Paused() const { return Key("paused"); }
 std::string KeyLayout::Meta() const { return Key("meta"); }
 std::string KeyLayout::NewsChannel() const { return Key("news"); }
 

@@ -35,6 +35,8 @@ class KeyLayout {
   std::string Topics() const;
   std::string Seq() const;
   std::string Horizon() const;
+  // Paused topics.
+  std::string Paused() const;
   std::string Meta() const;
   // The sharded pub/sub channel of the news: not a key, but it carries the
   // hash tag, so it lives in the namespace's slot.

@@ -143,6 +143,7 @@ const std::vector<ScriptWords>& ReplyWords() {
       {"list", {kOk}},
       {"next_due", {kOk}},
       {"open", {kOk, kOldLayout, kNewerLayout}},
+      {"pause", {kOk}},
       {"promote_due", {kOk}},
       {"release", {kOk, kStale}},
       {"reserve", {kOk}},

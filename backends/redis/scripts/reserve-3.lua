@@ -51,8 +51,11 @@ if #redis.call('ZRANGEBYSCORE', P .. 'tdelayed:' .. topic, '-inf', now_text,
   moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[5]))
 end
 
-local popped = redis.call('ZPOPMIN', KEYS[2], ARGV[4])
 local out = {'OK', moved}
+-- A paused topic (P.."paused", see keys.lua) hands out nothing; what came
+-- due above waits as ready.
+if redis.call('SISMEMBER', P .. 'paused', topic) == 1 then return out end
+local popped = redis.call('ZPOPMIN', KEYS[2], ARGV[4])
 if #popped == 0 then return out end
 -- Tokens are random, not a counter kept here: a counter starts again after
 -- Redis loses it (FLUSHALL, a restart from an older snapshot, a failover to a

@@ -69,6 +69,9 @@ class SqliteBackend : public Backend {
   absl::Status KickJob(absl::string_view id, absl::Time now) override;
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
   absl::StatusOr<absl::Time> NextDue() override;
+  absl::Status SetPaused(absl::string_view topic, bool paused,
+                         absl::Time now) override;
+  absl::StatusOr<std::vector<std::string>> PausedTopics() override;
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override;
 
@@ -79,7 +82,8 @@ class SqliteBackend : public Backend {
         topic_due, all_due, next_due, make_ready, make_dead, reserve_one, ack,
         lease, retry, release, touch, cancel, get, list_ready, list_timed,
         list_dead, stats, topics, dead_of_topic, kick, state_of, ready_count,
-        topic_of, horizon_get, horizon_set;
+        topic_of, horizon_get, horizon_set, is_paused, pause, resume,
+        paused_topics;
   };
 
   // What the running write transaction will announce once it commits (see
@@ -90,6 +94,8 @@ class SqliteBackend : public Backend {
     absl::flat_hash_map<std::string, int64_t> ready_delta;
     // The earliest due time (run_at or lease deadline) it stored.
     std::optional<int64_t> earliest_due_us;
+    // Topics it resumed: announced as ready when they have ready jobs.
+    std::vector<std::string> resumed;
   };
 
   SqliteBackend(std::unique_ptr<Connection> conn, std::string news_folder)

@@ -146,6 +146,18 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::Topics() {
   return topics;
 }
 
+absl::StatusOr<std::vector<std::string>> SqliteBackend::PausedTopics() {
+  internal::MutexLock lock(&mu_);
+  std::vector<std::string> topics;
+  ScopedReset reset(s_.paused_topics.get());
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, s_.paused_topics->Step());
+    if (!row) break;
+    topics.push_back(s_.paused_topics->Text(0));
+  }
+  return topics;
+}
+
 absl::StatusOr<absl::Time> SqliteBackend::NextDue() {
   internal::MutexLock lock(&mu_);
   ScopedReset reset(s_.next_due.get());

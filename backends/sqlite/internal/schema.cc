@@ -119,11 +119,16 @@ CREATE INDEX jobs_topic_due ON jobs (topic, state, due_us)
   WHERE due_us IS NOT NULL;
 )sql";
 
+// Version 5: the paused topics (Backend::SetPaused()).
+constexpr char kSchemaV5[] = R"sql(
+CREATE TABLE paused (topic TEXT PRIMARY KEY) WITHOUT ROWID;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3,
-                                       kSchemaV4};
+                                       kSchemaV4, kSchemaV5};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

@@ -100,6 +100,14 @@ struct Sql {
       "SELECT n FROM counts WHERE topic = ?1 AND state = 1";
   static constexpr const char* kHorizonGet =
       "SELECT at_us FROM news_horizon WHERE id = 1";
+  // Paused topics (SetPaused()).
+  static constexpr const char* kIsPaused =
+      "SELECT 1 FROM paused WHERE topic = ?1";
+  static constexpr const char* kPause =
+      "INSERT OR IGNORE INTO paused (topic) VALUES (?1)";
+  static constexpr const char* kResume = "DELETE FROM paused WHERE topic = ?1";
+  static constexpr const char* kPausedTopics =
+      "SELECT topic FROM paused ORDER BY topic";
   static constexpr const char* kHorizonSet =
       "UPDATE news_horizon SET at_us = ?1 WHERE id = 1";
   static constexpr const char* kTopics =

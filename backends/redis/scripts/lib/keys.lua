@@ -15,6 +15,8 @@
 --   P.."seq"             string  enqueue / death order counter
 --   P.."meta"            hash    layout (see open-3.lua)
 --   P.."horizon"         string  due time subscribers know of (see news.lua)
+--   P.."paused"          set     paused topics: reserve hands out none of
+--                                their jobs (see pause-2.lua)
 --   P.."news"            channel sharded pub/sub channel of the announcements
 --                                (see news.lua); not a key, but it carries
 --                                the hash tag, so it lives in the same slot
@@ -32,6 +34,7 @@ local RESERVED = P .. 'reserved'
 local DUE = P .. 'due'
 local TOPICS = P .. 'topics'
 local HORIZON = P .. 'horizon'
+local PAUSED = P .. 'paused'
 local NEWS = P .. 'news'
 -- Passed in KEYS by the scripts that use them; named here for the layout.
 local SEQ = P .. 'seq'
