@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "delayq/sqlite_backend.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace {
@@ -35,9 +36,7 @@ const std::string kPayload(64, 'p');
 class ScratchDb {
  public:
   ScratchDb() {
-    const char* tmp = std::getenv("TEST_TMPDIR");
-    std::string templ = absl::StrCat(tmp ? tmp : "/tmp", "/dq-bench-XXXXXX");
-    dir_ = mkdtemp(templ.data());
+    dir_ = testing::MakeTempDir("dq-bench");
     path_ = dir_ + "/bench.db";
   }
   ~ScratchDb() {

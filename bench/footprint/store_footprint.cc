@@ -39,6 +39,7 @@
 #include "absl/time/time.h"
 #include "delayq/delayq.h"
 #include "tests/testing/redis_server.h"
+#include "tests/testing/temp_path.h"
 
 ABSL_FLAG(int64_t, n, 100'000, "pending delayed jobs");
 ABSL_FLAG(int, batch, 100, "jobs per EnqueueBatch() call (one delay each)");
@@ -301,9 +302,8 @@ int64_t FileSize(const std::string& path) {
 }
 
 int RunSqlite(int64_t n, int batch) {
-  char dir_template[] = "/tmp/delayq-footprint-XXXXXX";
-  const char* dir = mkdtemp(dir_template);
-  if (dir == nullptr) Die("mkdtemp");
+  const std::string dir = testing::MakeTempDir("delayq-footprint");
+  if (dir.empty()) Die("mkdir");
   const std::string path = absl::StrCat(dir, "/footprint.db");
   double rate = 0;
   {
@@ -333,7 +333,7 @@ int RunSqlite(int64_t n, int batch) {
   for (const char* suffix : {"", "-wal", "-shm"}) {
     unlink((path + suffix).c_str());
   }
-  rmdir(dir);
+  rmdir(dir.c_str());
   return 0;
 }
 

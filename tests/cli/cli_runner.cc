@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -20,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_path.h"
 
 extern char** environ;
 
@@ -41,11 +41,7 @@ void WriteFile(const std::string& path, absl::string_view data) {
 }  // namespace
 
 CliRunner::CliRunner() {
-  static std::atomic<int> counter{0};
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  dir_ = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "/cli-",
-                      getpid(), "-", counter.fetch_add(1));
-  mkdir(dir_.c_str(), 0755);
+  dir_ = MakeTempDir("cli");
   store_ = absl::StrCat("sqlite:", dir_, "/jobs.db");
   env_["DELAYQ_STORE"] = store_;
 }

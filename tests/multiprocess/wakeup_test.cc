@@ -28,6 +28,7 @@
 #include "tests/testing/child_process.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace {
@@ -62,7 +63,7 @@ class WakeupTest : public ::testing::TestWithParam<Store> {
     const std::string name = absl::StrCat("wakeup-", getpid(), "-", ++n);
     url_ =
         GetParam() == Store::kSqlite
-            ? absl::StrCat("sqlite:", testing::TestTmpDir(), "/", name, ".db")
+            ? absl::StrCat("sqlite:", testing::FreshDbPath(name))
             : absl::StrCat("redis://127.0.0.1:", redis_->port(),
                            "?namespace=", name);
     producer_ = OpenScheduler();

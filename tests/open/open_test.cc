@@ -14,18 +14,13 @@
 #include "gtest/gtest.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace {
 
 using ::delayq::testing::StatusIs;
 using ::testing::HasSubstr;
-
-std::string TempDbPath(const std::string& stem) {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr && *dir != '\0' ? dir : "/tmp", "/", stem,
-                      "-", getpid(), ".db");
-}
 
 TEST(OpenBackendTest, MemoryScheme) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend,
@@ -34,7 +29,7 @@ TEST(OpenBackendTest, MemoryScheme) {
 }
 
 TEST(OpenBackendTest, SqliteSchemeOpensAFileThatKeepsJobs) {
-  const std::string path = TempDbPath("open");
+  const std::string path = testing::FreshDbPath("open");
   const std::string url = absl::StrCat("sqlite:", path, "?sync=full");
   {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, OpenBackend(url));

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace {
@@ -43,10 +44,7 @@ struct Result {
 // op-1.lua, runs the build step on them and returns what it made.
 Result Embed(const std::map<std::string, std::string>& libs,
              const std::string& script) {
-  static int runs = 0;
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir = absl::StrCat(tmp ? tmp : "/tmp", "/embed", ++runs);
-  mkdir(dir.c_str(), 0755);
+  const std::string dir = testing::MakeTempDir("embed");
   mkdir((dir + "/lib").c_str(), 0755);
   for (const auto& [name, text] : libs) {
     std::ofstream(absl::StrCat(dir, "/lib/", name, ".lua")) << text;

@@ -18,7 +18,7 @@
 #include "backends/sqlite/internal/statements.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/sqlite/temp_path.h"
+#include "tests/testing/temp_path.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {

@@ -6,7 +6,7 @@
 #include "delayq/sqlite_backend.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
-#include "tests/sqlite/temp_path.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace {

@@ -16,7 +16,7 @@
 #include "delayq/sqlite_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/sqlite/temp_path.h"
+#include "tests/testing/temp_path.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {

@@ -14,7 +14,7 @@
 #include "absl/time/clock.h"
 #include "delayq/sqlite_backend.h"
 #include "gtest/gtest.h"
-#include "tests/sqlite/temp_path.h"
+#include "tests/testing/temp_path.h"
 #include "tests/sqlite/worker_log.h"
 #include "tests/testing/status_matchers.h"
 

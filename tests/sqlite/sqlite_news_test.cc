@@ -22,7 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/news_conformance.h"
-#include "tests/sqlite/temp_path.h"
+#include "tests/testing/temp_path.h"
 #include "tests/testing/news_recorder.h"
 #include "tests/testing/status_matchers.h"
 

@@ -12,7 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "delayq/delayq.h"
 #include "gtest/gtest.h"
-#include "tests/sqlite/temp_path.h"
+#include "tests/testing/temp_path.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {

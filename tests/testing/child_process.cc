@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 
 #include "absl/time/clock.h"
 
@@ -18,6 +17,8 @@ namespace delayq {
 namespace testing {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
+  // A child that died must make WriteLine() fail, not kill this process.
+  signal(SIGPIPE, SIG_IGN);
   int in[2], out[2];
   if (pipe2(in, O_CLOEXEC) != 0) return;
   if (pipe2(out, O_CLOEXEC) != 0) {
@@ -34,6 +35,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
   if (pid_ == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the test died before prctl
+    signal(SIGPIPE, SIG_DFL);             // an ignored signal survives exec
     // dup2 copies do not close on exec.
     dup2(in[0], STDIN_FILENO);
     dup2(out[1], STDOUT_FILENO);
@@ -104,6 +106,10 @@ bool ChildProcess::WriteLine(const std::string& line) {
 int ChildProcess::Finish() {
   if (stdin_ >= 0) close(stdin_);
   stdin_ = -1;
+  return Wait();
+}
+
+int ChildProcess::Wait() {
   int status = -1;
   if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) pid_ = -1;
   return status;
@@ -114,11 +120,6 @@ void ChildProcess::Kill() {
   kill(pid_, SIGKILL);
   waitpid(pid_, nullptr, 0);
   pid_ = -1;
-}
-
-std::string TestTmpDir() {
-  const char* tmp = getenv("TEST_TMPDIR");
-  return tmp != nullptr ? tmp : "/tmp";
 }
 
 }  // namespace testing

@@ -3,9 +3,13 @@
 // ChildProcess — a test's helper program run as a child process, spoken to
 // through its stdin and stdout, one line at a time.
 //
-//   ChildProcess worker({"tests/multiprocess/wakeup_worker", url, "reserve"});
+//   ChildProcess worker({"tests/testing/worker", url});
 //   ASSERT_TRUE(worker.started());
+//   worker.WriteLine("reserve mail");
 //   std::optional<std::string> line = worker.ReadLine(absl::Seconds(10));
+//
+// What the child wrote before it died can still be read: each line the
+// child writes with one write(2) is whole in the pipe even after a SIGKILL.
 //
 // The child dies with the test: a ChildProcess that is destroyed while its
 // child runs kills it (SIGKILL) and reaps it, and the child gets SIGKILL if
@@ -46,11 +50,15 @@ class ChildProcess {
   std::optional<std::string> ReadLineStartingWith(const std::string& prefix,
                                                   absl::Duration patience);
 
-  // Writes `line` and a newline to the child's stdin.
+  // Writes `line` and a newline to the child's stdin; false when the child
+  // is gone.
   bool WriteLine(const std::string& line);
 
   // Closes the child's stdin and waits for it to exit; its wait status.
   int Finish();
+
+  // Waits for the child to exit on its own; its wait status.
+  int Wait();
 
   // SIGKILL, then reap.
   void Kill();
@@ -61,9 +69,6 @@ class ChildProcess {
   int stdout_ = -1;
   std::string buffered_;
 };
-
-// A directory for the test's files: $TEST_TMPDIR, else /tmp.
-std::string TestTmpDir();
 
 }  // namespace testing
 }  // namespace delayq

@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace testing {
@@ -109,13 +110,10 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Make(
         "redis-server not found on PATH or at /usr/bin/redis-server; the "
         "Redis tests need it installed (Debian package redis-server)");
   }
-  const char* tmp = getenv("TEST_TMPDIR");
-  std::string templ =
-      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/redis-XXXXXX");
-  if (mkdtemp(templ.data()) == nullptr) {
-    return absl::InternalError(absl::StrCat("mkdtemp: ", strerror(errno)));
+  server->dir_ = MakeTempDir("redis");
+  if (server->dir_.empty()) {
+    return absl::InternalError(absl::StrCat("mkdir: ", strerror(errno)));
   }
-  server->dir_ = templ;
   // A socket path must fit sockaddr_un (107 bytes); the test's temporary
   // directory can be deeper than that.
   server->socket_path_ = server->dir_ + "/redis.sock";
