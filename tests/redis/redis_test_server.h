@@ -57,6 +57,16 @@ inline RedisOptions FreshRedisOptions() {
   return options;
 }
 
+// FreshRedisUrl()
+//
+// FreshRedisOptions() as a URL, for code that opens the store by URL (such
+// as tests/testing/worker).
+inline std::string FreshRedisUrl() {
+  const RedisOptions options = FreshRedisOptions();
+  return absl::StrCat("redis://127.0.0.1:", options.port,
+                      "?namespace=", options.ns, "&max_skew_ms=off");
+}
+
 // RawCommand()
 //
 // Runs one command on its own connection and returns the reply flattened to

@@ -18,8 +18,8 @@
 #include "backends/sqlite/internal/statements.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/temp_path.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace {

@@ -8,9 +8,10 @@
 
 #include <signal.h>
 #include <sqlite3.h>
-#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -20,16 +21,19 @@
 #include "absl/time/clock.h"
 #include "delayq/sqlite_backend.h"
 #include "gtest/gtest.h"
-#include "tests/testing/temp_path.h"
-#include "tests/sqlite/worker_log.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_path.h"
+#include "tests/testing/worker_log.h"
+#include "tests/testing/worker_process.h"
 
 namespace delayq {
 namespace {
 
+using ::delayq::testing::AddToWorkerLog;
 using ::delayq::testing::FreshDbPath;
 using ::delayq::testing::StatusIs;
 using ::delayq::testing::WorkerLog;
+using ::delayq::testing::WorkerProcess;
 
 constexpr int kRounds = 20;
 
@@ -50,32 +54,31 @@ std::string IntegrityCheck(const std::string& path) {
 
 TEST(SqliteCrashTest, KilledProcessLosesNothingAndAckedJobsStayGone) {
   const std::string path = FreshDbPath("crash");
+  const std::string url =
+      absl::StrCat("sqlite:", path, "?busy_timeout_ms=30000");
   std::mt19937 rng(20261121);
   WorkerLog all;
   std::set<std::string> acked;        // Ack returned OK
   std::set<std::string> maybe_acked;  // killed during Ack
   int killed_mid_run = 0;
   for (int round = 0; round < kRounds; ++round) {
-    const std::string out = absl::StrCat(path, ".round", round);
-    const pid_t pid =
-        testing::SpawnWorker({"churn", path, absl::StrCat("r", round)}, out);
-    ASSERT_GT(pid, 0);
+    std::unique_ptr<WorkerProcess> child = WorkerProcess::Start(url);
+    ASSERT_NE(child, nullptr);
+    ASSERT_TRUE(child->Send(absl::StrCat("churn r", round)));
     // Kill at a random moment once the child has started working (its first
     // report is out), so the kill lands mid-call whatever the start-up cost.
-    const absl::Time give_up = absl::Now() + absl::Seconds(20);
-    struct stat st;
-    while ((stat(out.c_str(), &st) != 0 || st.st_size == 0) &&
-           absl::Now() < give_up) {
-      absl::SleepFor(absl::Milliseconds(1));
-    }
-    absl::SleepFor(absl::Microseconds(rng() % 60000));
-    ASSERT_EQ(kill(pid, SIGKILL), 0);
-    const int code = testing::WaitWorker(pid);
+    // Its reports are read meanwhile: a full pipe would stall it in write().
+    ASSERT_TRUE(child->NextStartingWith("P ", absl::Seconds(20)));
+    child->ReadFor(absl::Microseconds(rng() % 60000));
+    const int status = child->Kill();
     // Anything but the kill means the child failed on its own.
-    ASSERT_EQ(code, 128 + SIGKILL) << "round " << round;
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+        << "round " << round << ", status " << status << ": "
+        << child->lines().back();
+    child->Collect(absl::Seconds(10));  // what it said before it died
 
     WorkerLog log;
-    testing::ReadWorkerLog(out, &log);
+    AddToWorkerLog(child->lines(), &log);
     if (!log.produced.empty()) ++killed_mid_run;
     for (const auto& a : log.acked) acked.insert(a.id);
     // The job whose Ack() was running when the kill came may be either way.

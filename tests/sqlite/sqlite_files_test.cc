@@ -16,8 +16,8 @@
 #include "delayq/sqlite_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/testing/temp_path.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace {

@@ -22,9 +22,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/news_conformance.h"
-#include "tests/testing/temp_path.h"
 #include "tests/testing/news_recorder.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_path.h"
+#include "tests/testing/worker_process.h"
 
 namespace delayq {
 namespace {
@@ -115,24 +116,11 @@ TEST_P(SqliteNewsTest, TheFolderIsPrivateAndTheSocketGoesWithTheSubscription) {
 // A subscriber killed with SIGKILL leaves its socket behind; the next news
 // finds nobody listening there and removes it.
 TEST_P(SqliteNewsTest, ADeadSubscribersSocketIsRemovedByTheNextSender) {
-  const pid_t child = fork();
-  if (child == 0) {
-    std::unique_ptr<Backend> b = Open(where_);
-    NewsRecorder r(kT0);
-    auto s = b->Subscribe(r.Callback());
-    if (!s.ok()) _exit(2);
-    (void)!write(STDOUT_FILENO, "", 0);
-    pause();
-    _exit(0);
-  }
-  ASSERT_GT(child, 0);
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  while (Sockets(where_) < 2 && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(1));
-  }
+  auto child = testing::WorkerProcess::Start("sqlite:" + where_);
+  ASSERT_NE(child, nullptr);
+  ASSERT_OK(child->Run("subscribe"));
   ASSERT_EQ(Sockets(where_), 2);
-  kill(child, SIGKILL);
-  waitpid(child, nullptr, 0);
+  child->Kill();
   EXPECT_EQ(Sockets(where_), 2);
   ASSERT_OK(store_->Add({MakeJob("a", "t")}, kT0));
   EXPECT_EQ(recorder_.Next(), Ready("t"));

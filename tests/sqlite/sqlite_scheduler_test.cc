@@ -12,8 +12,8 @@
 #include "absl/synchronization/mutex.h"
 #include "delayq/delayq.h"
 #include "gtest/gtest.h"
-#include "tests/testing/temp_path.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace {

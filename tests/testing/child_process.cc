@@ -103,9 +103,13 @@ bool ChildProcess::WriteLine(const std::string& line) {
          static_cast<ssize_t>(data.size());
 }
 
-int ChildProcess::Finish() {
+void ChildProcess::CloseInput() {
   if (stdin_ >= 0) close(stdin_);
   stdin_ = -1;
+}
+
+int ChildProcess::Finish() {
+  CloseInput();
   return Wait();
 }
 
@@ -115,11 +119,13 @@ int ChildProcess::Wait() {
   return status;
 }
 
-void ChildProcess::Kill() {
-  if (pid_ <= 0) return;
+int ChildProcess::Kill() {
+  if (pid_ <= 0) return -1;
   kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
+  int status = -1;
+  waitpid(pid_, &status, 0);
   pid_ = -1;
+  return status;
 }
 
 }  // namespace testing

@@ -54,14 +54,17 @@ class ChildProcess {
   // is gone.
   bool WriteLine(const std::string& line);
 
+  // Closes the child's stdin: a child that reads it sees the end of input.
+  void CloseInput();
+
   // Closes the child's stdin and waits for it to exit; its wait status.
   int Finish();
 
   // Waits for the child to exit on its own; its wait status.
   int Wait();
 
-  // SIGKILL, then reap.
-  void Kill();
+  // SIGKILL, then reap; the wait status, or -1 when no child was running.
+  int Kill();
 
  private:
   pid_t pid_ = -1;

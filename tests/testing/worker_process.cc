@@ -87,13 +87,19 @@ int WorkerProcess::Collect(absl::Duration patience) {
   return n;
 }
 
+void WorkerProcess::ReadFor(absl::Duration period) {
+  const absl::Time end = absl::Now() + period;
+  while (absl::Now() < end) Next(end - absl::Now());
+}
+
 void WorkerProcess::ReadToEnd() {
   while (Next(absl::Seconds(30))) {
   }
 }
 
 int WorkerProcess::Finish() {
-  child_.Finish();  // closes its input first, so it ends by itself
+  child_.CloseInput();
+  // Read while it ends: a worker stuck on a full pipe would never exit.
   ReadToEnd();
   return child_.Wait();
 }
@@ -103,7 +109,7 @@ int WorkerProcess::Wait() {
   return child_.Wait();
 }
 
-void WorkerProcess::Kill() { child_.Kill(); }
+int WorkerProcess::Kill() { return child_.Kill(); }
 
 bool ExitedCleanly(int wait_status) {
   return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;

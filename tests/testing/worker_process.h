@@ -74,16 +74,21 @@ class WorkerProcess {
   // it is silent for a moment); how many lines it read.
   int Collect(absl::Duration patience);
 
+  // ReadFor()
+  //
+  // Reads whatever the worker says during `period`, all of it.
+  void ReadFor(absl::Duration period);
+
   // Every line read so far, in order.
   const std::vector<std::string>& lines() const { return lines_; }
 
   // Finish() closes the worker's input (it stops and exits), reads the rest
   // of what it said and returns its wait status. Wait() does the same
-  // without closing its input. Kill() is a SIGKILL; what the worker said
-  // before it can still be read with Collect().
+  // without closing its input. Kill() is a SIGKILL (its wait status); what
+  // the worker said before it can still be read with Collect().
   int Finish();
   int Wait();
-  void Kill();
+  int Kill();
 
  private:
   explicit WorkerProcess(const std::vector<std::string>& argv);

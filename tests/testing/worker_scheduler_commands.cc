@@ -91,8 +91,8 @@ absl::Status EnqueueGroups(Scheduler& scheduler, const EnqueueSpec& spec) {
   return absl::OkStatus();
 }
 
-void HandleTopic(Scheduler& scheduler, const std::string& topic,
-                 int threads, int batch, bool hang) {
+void HandleTopic(Scheduler& scheduler, const std::string& topic, int threads,
+                 int batch, bool hang) {
   HandlerOptions options;
   options.concurrency = threads;
   options.batch = batch;

@@ -22,8 +22,7 @@ namespace worker {
 // at the store finds nothing: from then on only the store's news (or a
 // poll) can bring the process a job.
 absl::StatusOr<std::unique_ptr<Scheduler>> OpenLookingScheduler(
-    const std::string& url, absl::Duration poll,
-    absl::Duration news_poll);
+    const std::string& url, absl::Duration poll, absl::Duration news_poll);
 
 // What `enqueue` adds: GROUPS groups of ten jobs, ids PREFIX-g-k, group g
 // on topics[g % topics.size()]. Without a fixed delay a third of the groups
@@ -42,8 +41,8 @@ absl::Status EnqueueGroups(Scheduler& scheduler, const EnqueueSpec& spec);
 // handle: a handler on `topic` that says "got ..." per job; with `hang`, a
 // job whose payload is "hang" says "begin ID ATTEMPTS" and blocks its
 // worker until the process is killed (a worker stuck mid-job).
-void HandleTopic(Scheduler& scheduler, const std::string& topic,
-                 int threads, int batch, bool hang);
+void HandleTopic(Scheduler& scheduler, const std::string& topic, int threads,
+                 int batch, bool hang);
 
 // reserve / hold: a thread that Reserve()s `topic` with an hour's wait and
 // says "got ..." per job; it acks each job, or with `hold` keeps the first

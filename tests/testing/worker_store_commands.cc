@@ -52,7 +52,8 @@ bool ConsumeSome(Backend& store, const std::string& topic, std::mt19937& rng) {
   for (const Lease& lease : *leases) SayReserved(lease, now);
   for (const Lease& lease : *leases) {
     if (rng() % 50 == 0) absl::SleepFor(kWorkTtr + absl::Milliseconds(50));
-    const absl::Status acked = store.Ack(lease.job.id, lease.token, absl::Now());
+    const absl::Status acked =
+        store.Ack(lease.job.id, lease.token, absl::Now());
     if (!acked.ok() && !absl::IsFailedPrecondition(acked)) Die("ack", acked);
     Say(absl::StrCat("A ", lease.job.id, " ", lease.token, " ",
                      static_cast<int>(acked.code())));
@@ -98,7 +99,8 @@ void AckAll(Backend& store, const std::vector<Lease>& leases) {
     return;
   }
   for (const Lease& lease : leases) {
-    const absl::Status acked = store.Ack(lease.job.id, lease.token, absl::Now());
+    const absl::Status acked =
+        store.Ack(lease.job.id, lease.token, absl::Now());
     if (!acked.ok()) Die("ack " + lease.job.id, acked);
   }
 }
