@@ -184,7 +184,7 @@ delayq_cc_binary(bench_redis_bench DIR bench NAME redis_bench
   DEPS delayq tests_testing_redis_server tp_absl tp_benchmark)
 delayq_cc_binary(bench_redis_footprint DIR bench NAME redis_footprint
   SRCS bench/footprint/store_footprint.cc
-  DEPS delayq tests_testing_redis_server tp_absl tp_hiredis tp_sqlite3)
+  DEPS delayq tests_testing_redis_server tests_testing_temp_path tp_absl tp_hiredis tp_sqlite3)
 delayq_cc_test(bench_report_test DIR bench NAME report_test
   SRCS bench/workloads/report_test.cc
   DEPS bench_workloads_common tp_gtest_main)
@@ -196,7 +196,7 @@ delayq_cc_binary(bench_seed_poller DIR bench NAME seed_poller
   DEPS bench_workloads_common tp_absl tp_hiredis)
 delayq_cc_binary(bench_sqlite_bench DIR bench NAME sqlite_bench
   SRCS bench/sqlite_bench.cc
-  DEPS delayq tp_absl tp_benchmark_main)
+  DEPS delayq tests_testing_temp_path tp_absl tp_benchmark_main)
 delayq_cc_binary(bench_timing_wheel_bench DIR bench NAME timing_wheel_bench
   SRCS bench/timing_wheel_bench.cc
   DEPS delayq tp_benchmark_main)
@@ -212,7 +212,7 @@ delayq_cc_test(tests_cli_cli_redis_test DIR tests/cli NAME cli_redis_test
   DATA tools_delayq)
 delayq_cc_library(tests_cli_cli_runner DIR tests/cli NAME cli_runner
   SRCS tests/cli/cli_runner.cc tests/cli/cli_runner.h
-  DEPS tp_absl tp_gtest)
+  DEPS tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_cli_cli_test DIR tests/cli NAME cli_test
   SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/work_test.cc
   DEPS tests_cli_cli_runner tp_absl tp_gtest_main
@@ -229,19 +229,15 @@ delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME 
 delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_backend_test
   SRCS tests/memory/memory_backend_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_testing_status_matchers tp_absl tp_gtest_main)
-delayq_cc_test(tests_multiprocess_wakeup_test DIR tests/multiprocess NAME wakeup_test
-  SRCS tests/multiprocess/wakeup_test.cc
-  DEPS delayq tests_testing_child_process tests_testing_redis_server tests_testing_status_matchers tp_gtest_main tp_hiredis
-  DATA tests_multiprocess_wakeup_worker)
-delayq_cc_binary(tests_multiprocess_wakeup_worker DIR tests/multiprocess NAME wakeup_worker
-  SRCS tests/multiprocess/wakeup_worker.cc
-  DEPS delayq)
+delayq_cc_library(tests_multiprocess_multiprocess_suite DIR tests/multiprocess NAME multiprocess_suite
+  SRCS tests/multiprocess/delivery_suite.cc tests/multiprocess/multiprocess_suite.cc tests/multiprocess/multiprocess_suite.h tests/multiprocess/scheduler_suite.cc tests/multiprocess/wakeup_suite.cc
+  DEPS delayq tests_testing_status_matchers tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest)
 delayq_cc_test(tests_open_open_test DIR tests/open NAME open_test
   SRCS tests/open/open_test.cc
-  DEPS delayq tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_testing_redis_server tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
 delayq_cc_test(tests_redis_embed_scripts_test DIR tests/redis NAME embed_scripts_test
   SRCS tests/redis/embed_scripts_test.cc
-  DEPS tp_absl tp_gtest_main
+  DEPS tests_testing_temp_path tp_absl tp_gtest_main
   DATA backends/redis/embed_scripts.sh)
 delayq_cc_test(tests_redis_redis_acl_test DIR tests/redis NAME redis_acl_test
   SRCS tests/redis/redis_acl_test.cc
@@ -254,25 +250,13 @@ delayq_cc_test(tests_redis_redis_conformance_test DIR tests/redis NAME redis_con
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tp_gtest_main)
 delayq_cc_test(tests_redis_redis_multiprocess_test DIR tests/redis NAME redis_multiprocess_test
   SRCS tests/redis/redis_multiprocess_test.cc
-  DEPS delayq tests_redis_redis_test_server tests_testing_status_matchers tp_gtest_main
-  DATA tests_redis_redis_worker)
+  DEPS tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_news_test DIR tests/redis NAME redis_news_test
   SRCS tests/redis/redis_news_test.cc
   DEPS delayq tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_redis_redis_outage_test DIR tests/redis NAME redis_outage_test
   SRCS tests/redis/redis_outage_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
-delayq_cc_test(tests_redis_redis_scheduler_crash_test DIR tests/redis NAME redis_scheduler_crash_test
-  SRCS tests/redis/redis_scheduler_crash_test.cc
-  DEPS delayq tests_redis_redis_test_server tests_redis_worker_process tests_testing_status_matchers tp_gtest_main
-  DATA tests_redis_redis_scheduler_worker)
-delayq_cc_test(tests_redis_redis_scheduler_multiprocess_test DIR tests/redis NAME redis_scheduler_multiprocess_test
-  SRCS tests/redis/redis_scheduler_multiprocess_test.cc
-  DEPS delayq tests_redis_redis_test_server tests_redis_worker_process tests_testing_status_matchers tp_gtest_main
-  DATA tests_redis_redis_scheduler_worker)
-delayq_cc_binary(tests_redis_redis_scheduler_worker DIR tests/redis NAME redis_scheduler_worker
-  SRCS tests/redis/redis_scheduler_worker.cc
-  DEPS delayq tp_absl)
 delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentinel_test
   SRCS tests/redis/redis_sentinel_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
@@ -285,9 +269,6 @@ delayq_cc_test(tests_redis_redis_url_test DIR tests/redis NAME redis_url_test
 delayq_cc_test(tests_redis_redis_wait_test DIR tests/redis NAME redis_wait_test
   SRCS tests/redis/redis_wait_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
-delayq_cc_binary(tests_redis_redis_worker DIR tests/redis NAME redis_worker
-  SRCS tests/redis/redis_worker.cc
-  DEPS delayq tp_absl)
 delayq_cc_test(tests_redis_script_layout_test DIR tests/redis NAME script_layout_test
   SRCS tests/redis/script_layout_test.cc
   DEPS delayq tests_redis_redis_test_server tp_absl tp_gtest_main
@@ -295,9 +276,6 @@ delayq_cc_test(tests_redis_script_layout_test DIR tests/redis NAME script_layout
 delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_connection_test
   SRCS tests/redis/shared_connection_test.cc
   DEPS delayq tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
-delayq_cc_library(tests_redis_worker_process DIR tests/redis NAME worker_process
-  SRCS tests/redis/worker_process.h
-  DEPS tp_absl)
 delayq_cc_test(tests_scheduler_concurrency_test DIR tests/scheduler NAME concurrency_test
   SRCS tests/scheduler/concurrency_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
@@ -315,36 +293,25 @@ delayq_cc_test(tests_scheduler_workers_test DIR tests/scheduler NAME workers_tes
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_backend_test
   SRCS tests/sqlite/sqlite_backend_test.cc
-  DEPS delayq tests_sqlite_temp_path tests_testing_status_matchers tp_absl tp_gtest_main tp_sqlite3)
+  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite_conformance_test
   SRCS tests/sqlite/sqlite_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_sqlite_temp_path tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_testing_temp_path tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash_test
   SRCS tests/sqlite/sqlite_crash_test.cc
-  DEPS delayq tests_sqlite_temp_path tests_sqlite_worker_log tests_testing_status_matchers tp_absl tp_gtest_main tp_sqlite3
-  DATA tests_sqlite_sqlite_worker)
+  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_files_test DIR tests/sqlite NAME sqlite_files_test
   SRCS tests/sqlite/sqlite_files_test.cc
-  DEPS delayq tests_sqlite_temp_path tests_testing_status_matchers tp_absl tp_gtest_main tp_sqlite3)
+  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_multiprocess_test DIR tests/sqlite NAME sqlite_multiprocess_test
   SRCS tests/sqlite/sqlite_multiprocess_test.cc
-  DEPS delayq tests_sqlite_temp_path tests_sqlite_worker_log tests_testing_status_matchers tp_absl tp_gtest_main
-  DATA tests_sqlite_sqlite_worker)
+  DEPS tests_multiprocess_multiprocess_suite tests_testing_temp_path tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_news_test DIR tests/sqlite NAME sqlite_news_test
   SRCS tests/sqlite/sqlite_news_test.cc
-  DEPS delayq tests_conformance_news_conformance tests_sqlite_temp_path tests_testing_news_recorder tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_conformance_news_conformance tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tests_testing_worker_process tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_scheduler_test
   SRCS tests/sqlite/sqlite_scheduler_test.cc
-  DEPS delayq tests_sqlite_temp_path tests_testing_status_matchers tp_gtest_main)
-delayq_cc_binary(tests_sqlite_sqlite_worker DIR tests/sqlite NAME sqlite_worker
-  SRCS tests/sqlite/sqlite_worker.cc
-  DEPS delayq tp_absl)
-delayq_cc_library(tests_sqlite_temp_path DIR tests/sqlite NAME temp_path
-  SRCS tests/sqlite/temp_path.h
-  DEPS tp_absl)
-delayq_cc_library(tests_sqlite_worker_log DIR tests/sqlite NAME worker_log
-  SRCS tests/sqlite/worker_log.h
-  DEPS tp_absl)
+  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
 delayq_cc_library(tests_testing_child_process DIR tests/testing NAME child_process
   SRCS tests/testing/child_process.cc tests/testing/child_process.h
   DEPS tp_absl)
@@ -353,10 +320,22 @@ delayq_cc_library(tests_testing_news_recorder DIR tests/testing NAME news_record
   DEPS delayq)
 delayq_cc_library(tests_testing_redis_server DIR tests/testing NAME redis_server
   SRCS tests/testing/redis_server.cc tests/testing/redis_server.h
-  DEPS tp_absl tp_hiredis)
+  DEPS tests_testing_temp_path tp_absl tp_hiredis)
 delayq_cc_library(tests_testing_status_matchers DIR tests/testing NAME status_matchers
   SRCS tests/testing/status_matchers.h
   DEPS tp_absl tp_gtest)
+delayq_cc_library(tests_testing_temp_path DIR tests/testing NAME temp_path
+  SRCS tests/testing/temp_path.cc tests/testing/temp_path.h
+  DEPS tp_absl)
+delayq_cc_binary(tests_testing_worker DIR tests/testing NAME worker
+  SRCS tests/testing/worker_main.cc tests/testing/worker_output.cc tests/testing/worker_output.h tests/testing/worker_scheduler_commands.cc tests/testing/worker_scheduler_commands.h tests/testing/worker_store_commands.cc tests/testing/worker_store_commands.h
+  DEPS delayq tp_absl)
+delayq_cc_library(tests_testing_worker_log DIR tests/testing NAME worker_log
+  SRCS tests/testing/worker_log.cc tests/testing/worker_log.h)
+delayq_cc_library(tests_testing_worker_process DIR tests/testing NAME worker_process
+  SRCS tests/testing/worker_process.cc tests/testing/worker_process.h
+  DEPS tests_testing_child_process tp_absl
+  DATA tests_testing_worker)
 delayq_cc_test(tests_wheel_timing_wheel_property_test DIR tests/wheel NAME timing_wheel_property_test
   SRCS tests/wheel/timing_wheel_property_test.cc
   DEPS delayq tp_gtest_main)
