@@ -265,8 +265,7 @@ absl::Status Scheduler::Impl::KickJob(absl::string_view id) {
   return absl::OkStatus();
 }
 
-absl::Status Scheduler::Impl::SetPaused(absl::string_view topic,
-                                        bool paused) {
+absl::Status Scheduler::Impl::SetPaused(absl::string_view topic, bool paused) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
   if (absl::Status s = backend_->SetPaused(topic, paused, clock_->Now());
       !s.ok()) {
@@ -456,6 +455,16 @@ absl::StatusOr<int> Scheduler::Tick() { return impl_->Tick(); }
 
 void Scheduler::Handle(absl::string_view topic, Handler handler,
                        HandlerOptions options) {
+  impl_->Handle(
+      topic,
+      [handler = std::move(handler)](const Lease& lease) {
+        return handler(lease.job);
+      },
+      options);
+}
+
+void Scheduler::HandleLeases(absl::string_view topic, LeaseHandler handler,
+                             HandlerOptions options) {
   impl_->Handle(topic, std::move(handler), options);
 }
 

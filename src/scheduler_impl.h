@@ -62,7 +62,7 @@ class Scheduler::Impl : public internal::JobOps {
   absl::StatusOr<int> Tick();
 
   // Threads.
-  void Handle(absl::string_view topic, Handler handler,
+  void Handle(absl::string_view topic, LeaseHandler handler,
               const HandlerOptions& options) {
     workers_.Handle(topic, std::move(handler), options);
   }

@@ -14,9 +14,9 @@ namespace internal {
 namespace {
 
 // Runs the handler; a thrown exception becomes an error like any other.
-absl::Status Invoke(const Handler& handler, const Job& job) {
+absl::Status Invoke(const LeaseHandler& handler, const Lease& lease) {
   try {
-    return handler(job);
+    return handler(lease);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("handler threw: ", e.what()));
   } catch (...) {
@@ -42,7 +42,7 @@ WorkerPool::WorkerPool(JobOps& jobs, Backend& backend, Clock& clock,
 
 WorkerPool::~WorkerPool() { Stop(absl::ZeroDuration()); }
 
-void WorkerPool::Handle(absl::string_view topic, Handler handler,
+void WorkerPool::Handle(absl::string_view topic, LeaseHandler handler,
                         const HandlerOptions& options) {
   absl::MutexLock lock(&mu_);
   if (absl::Status s = ValidateTopic(topic); !s.ok()) {
@@ -127,7 +127,7 @@ void WorkerPool::Stop(absl::Duration grace) {
 
 void WorkerPool::WorkerLoop(const std::string& topic) {
   for (;;) {
-    Handler handler;
+    LeaseHandler handler;
     HandlerOptions options;
     {
       absl::MutexLock lock(&mu_);
@@ -155,7 +155,7 @@ void WorkerPool::WorkerLoop(const std::string& topic) {
 }
 
 void WorkerPool::RunBatch(const std::vector<Lease>& leases,
-                          const Handler& handler, double renew_fraction) {
+                          const LeaseHandler& handler, double renew_fraction) {
   // Every lease of the batch is kept alive from now on, not only the one
   // whose handler runs.
   std::vector<LeaseKeeper::Handle> held;
@@ -184,7 +184,7 @@ void WorkerPool::RunBatch(const std::vector<Lease>& leases,
       }
       return;
     }
-    const absl::Status result = Invoke(handler, leases[i].job);
+    const absl::Status result = Invoke(handler, leases[i]);
     keeper_.Drop(held[i]);
     {
       absl::MutexLock lock(&mu_);

@@ -62,7 +62,7 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // See Scheduler::Handle(): workers start at once when already started.
-  void Handle(absl::string_view topic, Handler handler,
+  void Handle(absl::string_view topic, LeaseHandler handler,
               const HandlerOptions& options);
 
   // Starts the keeper and the workers of every handler. FailedPrecondition
@@ -80,7 +80,7 @@ class WorkerPool {
 
  private:
   struct Registration {
-    Handler handler;
+    LeaseHandler handler;
     HandlerOptions options;
     int workers_started = 0;
   };
@@ -89,7 +89,7 @@ class WorkerPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WorkerLoop(const std::string& topic);
   // Runs the batch's jobs in order; hands back the ones not started.
-  void RunBatch(const std::vector<Lease>& leases, const Handler& handler,
+  void RunBatch(const std::vector<Lease>& leases, const LeaseHandler& handler,
                 double renew_fraction);
   absl::Status Finish(const Lease& lease, const absl::Status& result);
 

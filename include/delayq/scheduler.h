@@ -109,6 +109,15 @@ struct HandlerOptions {
 // fails it with the message as its error.
 using Handler = std::function<absl::Status(const Job&)>;
 
+// LeaseHandler
+//
+// A Handler that sees its whole lease: the job, its fencing token and the
+// deadline the lease had when the handler started (workers extend it while
+// the handler runs; the token stays). A handler that writes elsewhere can
+// send the token along, so that the other side refuses a write from a
+// handler whose lease has since passed to another worker (a newer token).
+using LeaseHandler = std::function<absl::Status(const Lease&)>;
+
 // Scheduler
 class Scheduler {
  public:
@@ -258,6 +267,12 @@ class Scheduler {
   // the next Start() return InvalidArgument.
   void Handle(absl::string_view topic, Handler handler,
               HandlerOptions options = {});
+
+  // HandleLeases()
+  //
+  // Handle() for a handler that sees its lease (see LeaseHandler).
+  void HandleLeases(absl::string_view topic, LeaseHandler handler,
+                    HandlerOptions options = {});
 
   // Start()
   //

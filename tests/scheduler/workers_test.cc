@@ -135,6 +135,38 @@ TEST_F(WorkersTest, FailingHandlerRetriesThenDies) {
   EXPECT_EQ(job.last_error, "gateway down");
 }
 
+// A lease handler sees its token, attempt and deadline; the retry's lease
+// has a new token, which a downstream store would use to refuse a late
+// write of the first attempt.
+TEST_F(WorkersTest, LeaseHandlersSeeTheirTokenAttemptAndDeadline) {
+  EventCounter events(*scheduler_);
+  absl::Mutex mu;
+  std::vector<Lease> seen;
+  scheduler_->HandleLeases("pay", [&](const Lease& lease) {
+    absl::MutexLock lock(&mu);
+    seen.push_back(lease);
+    return seen.size() == 1 ? absl::UnavailableError("once") : absl::OkStatus();
+  });
+  JobOptions options;
+  options.ttr = absl::Seconds(30);
+  options.backoff = Backoff::Fixed(absl::ZeroDuration());
+  ASSERT_OK(scheduler_->Enqueue("pay", "42", options));
+  ASSERT_OK(scheduler_->Start());
+  ASSERT_TRUE(events.WaitFor(EventType::kSucceeded, 1));
+  scheduler_->Stop();
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].job.payload, "42");
+  EXPECT_EQ(seen[0].job.attempts, 1);
+  EXPECT_EQ(seen[1].job.attempts, 2);
+  EXPECT_NE(seen[0].token, 0u);
+  EXPECT_NE(seen[1].token, seen[0].token);
+  // The clock stands still: each lease runs ttr from the one instant.
+  EXPECT_EQ(seen[0].deadline, kStart + absl::Seconds(30));
+  EXPECT_EQ(seen[1].deadline, kStart + absl::Seconds(30));
+  EXPECT_EQ(seen[1].job.deadline, seen[1].deadline);
+}
+
 TEST_F(WorkersTest, ThrowingHandlerFailsTheJob) {
   EventCounter events(*scheduler_);
   scheduler_->Handle("t", [](const Job&) -> absl::Status {
