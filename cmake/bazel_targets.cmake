@@ -96,6 +96,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/pause-2.lua
   backends/redis/scripts/promote_due-4.lua
   backends/redis/scripts/release-4.lua
+  backends/redis/scripts/replace-2.lua
   backends/redis/scripts/reserve-3.lua
   backends/redis/scripts/stats-5.lua
   backends/redis/scripts/touch-3.lua

@@ -28,5 +28,16 @@ absl::Status NotDead(absl::string_view id, absl::string_view state) {
       absl::StrCat("job '", id, "' is ", state, ", not dead"));
 }
 
+absl::Status NotReplaceable(absl::string_view id, absl::string_view state) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("job '", id, "' is ", state,
+                   ": only a delayed or ready job can be replaced"));
+}
+
+absl::Status OtherTopic(absl::string_view id, absl::string_view topic) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("job '", id, "' is of topic '", topic, "'"));
+}
+
 }  // namespace internal
 }  // namespace delayq

@@ -29,6 +29,13 @@ absl::Status StaleLease(absl::string_view id);
 // state's name ("ready").
 absl::Status NotDead(absl::string_view id, absl::string_view state);
 
+// FailedPrecondition: Replace() of a job that is reserved or dead (`state`
+// its state's name).
+absl::Status NotReplaceable(absl::string_view id, absl::string_view state);
+
+// FailedPrecondition: Replace() naming a topic the job is not of.
+absl::Status OtherTopic(absl::string_view id, absl::string_view topic);
+
 }  // namespace internal
 }  // namespace delayq
 

@@ -67,6 +67,10 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
     const JobOptions& options, bool batch) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
   if (absl::Status s = internal::ValidateOptions(options); !s.ok()) return s;
+  if (batch && options.replace) {
+    return absl::InvalidArgumentError(
+        "replace works on one job: use Enqueue(), not EnqueueBatch()");
+  }
   for (absl::string_view payload : payloads) {
     absl::Status s =
         internal::ValidatePayload(payload, options_.max_payload_bytes);
@@ -98,7 +102,9 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
     job.backoff = options.backoff;
     job.run_at = run_at;
   }
-  if (absl::Status s = backend_->Add(jobs, now); !s.ok()) return s;
+  if (absl::Status s = AddOrReplace(jobs, options.replace, now); !s.ok()) {
+    return s;
+  }
   std::vector<std::string> ids;
   ids.reserve(jobs.size());
   for (NewJob& job : jobs) ids.push_back(std::move(job.id));
@@ -112,6 +118,16 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
     for (const std::string& id : ids) Emit(EventType::kEnqueued, id, topic);
   }
   return ids;
+}
+
+absl::Status Scheduler::Impl::AddOrReplace(absl::Span<const NewJob> jobs,
+                                           bool replace, absl::Time now) {
+  absl::Status s = backend_->Add(jobs, now);
+  if (!replace || !absl::IsAlreadyExists(s)) return s;
+  s = backend_->Replace(jobs[0], now);
+  // Gone between the two calls (acked, cancelled): add it after all.
+  if (absl::IsNotFound(s)) s = backend_->Add(jobs, now);
+  return s;
 }
 
 // --- Consuming -------------------------------------------------------------

@@ -59,6 +59,9 @@ class Scheduler::Impl : public internal::JobOps {
   absl::StatusOr<int> Kick(absl::string_view topic, int max);
   absl::Status KickJob(absl::string_view id);
   absl::Status SetPaused(absl::string_view topic, bool paused);
+  // Add(), or with `replace` Replace() of the one job when its id is taken.
+  absl::Status AddOrReplace(absl::Span<const NewJob> jobs, bool replace,
+                            absl::Time now);
   absl::StatusOr<int> Tick();
 
   // Threads.

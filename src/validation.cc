@@ -68,6 +68,10 @@ absl::Status ValidateId(absl::string_view id) {
 
 absl::Status ValidateOptions(const JobOptions& options) {
   if (absl::Status s = ValidateId(options.id); !s.ok()) return s;
+  if (options.replace && options.id.empty()) {
+    return absl::InvalidArgumentError(
+        "replace needs an id: it replaces the job that has it");
+  }
   if (options.delay < absl::ZeroDuration() ||
       options.delay == absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(

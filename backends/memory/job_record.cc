@@ -48,6 +48,28 @@ JobRecord::Ptr JobRecord::Make(const NewJob& job, TopicIndex* topic,
   return Ptr(r);
 }
 
+JobRecord::Ptr JobRecord::WithPayload(absl::string_view payload) const {
+  const size_t size = sizeof(JobRecord) + id_size_ + payload.size();
+  JobRecord* r = new (::operator new(size)) JobRecord();
+  r->run_at_ = run_at_;
+  r->enqueued_at_ = enqueued_at_;
+  r->ttr_ = ttr_;
+  r->deadline_ = deadline_;
+  r->seq_ = seq_;
+  r->order_ = order_;
+  r->topic_ = topic_;
+  if (extra_ != nullptr) r->extra_ = std::make_unique<Extra>(*extra_);
+  r->priority_ = priority_;
+  r->max_attempts_ = max_attempts_;
+  r->attempts_ = attempts_;
+  r->state_ = state_;
+  r->id_size_ = id_size_;
+  r->payload_size_ = static_cast<uint32_t>(payload.size());
+  std::memcpy(r->data(), data(), id_size_);
+  std::memcpy(r->data() + id_size_, payload.data(), payload.size());
+  return Ptr(r);
+}
+
 void JobRecord::Deleter::operator()(JobRecord* record) const {
   record->~JobRecord();
   ::operator delete(record);

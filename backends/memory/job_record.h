@@ -47,6 +47,10 @@ class JobRecord {
   static Ptr Make(const NewJob& job, TopicIndex* topic, uint64_t seq,
                   absl::Time now);
 
+  // A copy of this record with another payload (the payload lives in the
+  // record's own allocation, so a new one is made).
+  Ptr WithPayload(absl::string_view payload) const;
+
   JobRecord(const JobRecord&) = delete;
   JobRecord& operator=(const JobRecord&) = delete;
 

@@ -271,6 +271,29 @@ class MemoryBackend : public Backend {
     return result;
   }
 
+  absl::Status Replace(const NewJob& job, absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    auto it = jobs_.find(absl::string_view(job.id));
+    if (it == jobs_.end()) return internal::NoSuchJob(job.id);
+    JobRecord* old = it->get();
+    if (old->state() != JobState::kDelayed &&
+        old->state() != JobState::kReady) {
+      return internal::NotReplaceable(job.id, JobStateName(old->state()));
+    }
+    if (old->topic()->name != job.topic) {
+      return internal::OtherTopic(job.id, old->topic()->name);
+    }
+    Unlink(old);
+    JobRecord::Ptr fresh = old->WithPayload(job.payload);
+    JobRecord* r = fresh.get();
+    jobs_.erase(it);  // destroys *old
+    r->set_run_at(MicrosOf(job.run_at));
+    r->Wait(job.run_at > now ? JobState::kDelayed : JobState::kReady);
+    Link(r);
+    jobs_.insert(std::move(fresh));
+    return absl::OkStatus();
+  }
+
   absl::Status SetPaused(absl::string_view topic, bool paused,
                          absl::Time now) override {
     internal::MutexLock lock(&mu_);

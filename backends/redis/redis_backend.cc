@@ -233,6 +233,12 @@ absl::StatusOr<Reply> RedisBackend::Run(Call call, absl::string_view id) {
   if (word == redis_internal::kExists && detail) {
     return internal::IdInUse(Str(r->element[1]));
   }
+  if (word == redis_internal::kBusy && detail) {
+    return internal::NotReplaceable(id, Str(r->element[1]));
+  }
+  if (word == redis_internal::kOtherTopic && detail) {
+    return internal::OtherTopic(id, Str(r->element[1]));
+  }
   return r;
 }
 
@@ -479,6 +485,14 @@ absl::StatusOr<std::vector<std::string>> RedisBackend::SortedMembers(
   for (size_t i = 0; i < r->elements; ++i) out.push_back(Str(r->element[i]));
   std::sort(out.begin(), out.end());
   return out;
+}
+
+absl::Status RedisBackend::Replace(const NewJob& job, absl::Time now) {
+  Call call{"replace",
+            {keys_.prefix(), keys_.Jobs()},
+            {Micros(now), clock_mode_, job.id, job.topic, Micros(job.run_at),
+             job.payload}};
+  return RunForOk(std::move(call), job.id);
 }
 
 absl::Status RedisBackend::SetPaused(absl::string_view topic, bool paused,

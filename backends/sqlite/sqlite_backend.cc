@@ -134,6 +134,7 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.pause, Sql::kPause},
       {&s_.resume, Sql::kResume},
       {&s_.paused_topics, Sql::kPausedTopics},
+      {&s_.replace, Sql::kReplace},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -598,6 +599,47 @@ absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
     s_.kick->BindInt64(1, seq);
     s_.kick->BindInt64(2, ToMicros(now));
     return s_.kick->Run().status();
+  });
+}
+
+absl::Status SqliteBackend::Replace(const NewJob& job, absl::Time now) {
+  internal::MutexLock lock(&mu_);
+  return WriteTransaction(now, [&]() -> absl::Status {
+    int64_t seq, state;
+    {
+      ScopedReset reset(s_.state_of.get());
+      s_.state_of->BindText(1, job.id);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.state_of->Step());
+      if (!row) return internal::NoSuchJob(job.id);
+      seq = s_.state_of->Int64(0);
+      state = s_.state_of->Int64(1);
+    }
+    if (state != kStateDelayed && state != kStateReady) {
+      return internal::NotReplaceable(job.id,
+                                      JobStateName(StateFromInt(state)));
+    }
+    {
+      ScopedReset reset(s_.topic_of.get());
+      s_.topic_of->BindInt64(1, seq);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.topic_of->Step());
+      const std::string topic = row ? s_.topic_of->Text(0) : "";
+      if (topic != job.topic) return internal::OtherTopic(job.id, topic);
+    }
+    const int64_t run_at = ToMicros(job.run_at);
+    const bool ready = job.run_at <= now;
+    if (ready && state != kStateReady) NoteMadeReady(job.topic);
+    if (!ready) NoteDue(run_at);
+    ScopedReset reset(s_.replace.get());
+    s_.replace->BindInt64(1, seq);
+    s_.replace->BindBlob(2, job.payload);
+    s_.replace->BindInt64(3, run_at);
+    s_.replace->BindInt64(4, ready ? kStateReady : kStateDelayed);
+    if (ready) {
+      s_.replace->BindNull(5);
+    } else {
+      s_.replace->BindInt64(5, run_at);
+    }
+    return s_.replace->Run().status();
   });
 }
 

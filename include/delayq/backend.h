@@ -313,6 +313,21 @@ class Backend {
   // absl::InfiniteFuture() when there is none.
   virtual absl::StatusOr<absl::Time> NextDue() = 0;
 
+  // Replace()
+  //
+  // Debounce: the live job `job.id`, delayed or ready and of `job.topic`,
+  // gets `job.payload` and `job.run_at` in one step (delayed when run_at >
+  // now, else ready); its other settings, enqueue order and attempts stay.
+  // NotFound when no live job has the id; FailedPrecondition when it is
+  // reserved or dead, or of another topic. Announced as Add() would be.
+  // The default, for a store written before jobs could be replaced, is
+  // Unimplemented.
+  virtual absl::Status Replace(const NewJob& job, absl::Time now) {
+    (void)job, (void)now;
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store cannot replace jobs"));
+  }
+
   // SetPaused()
   //
   // Pauses `topic` (or resumes it) for every process that shares the store:
@@ -430,6 +445,9 @@ class BackendWrapper : public Backend {
   absl::Status SetPaused(absl::string_view topic, bool paused,
                          absl::Time now) override {
     return target_->SetPaused(topic, paused, now);
+  }
+  absl::Status Replace(const NewJob& job, absl::Time now) override {
+    return target_->Replace(job, now);
   }
   absl::StatusOr<std::vector<std::string>> PausedTopics() override {
     return target_->PausedTopics();

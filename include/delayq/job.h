@@ -101,6 +101,12 @@ struct JobOptions {
   int max_attempts = 3;
   // The wait before a failed job runs again.
   Backoff backoff = Backoff::Exponential(absl::Seconds(1), absl::Minutes(10));
+  // Debounce: with an `id` that names a live delayed or ready job, replace
+  // that job's payload and move its due time (one step; its other settings
+  // and its enqueue order stay) instead of failing with AlreadyExists. A
+  // reserved or dead job with the id still fails (FailedPrecondition), as
+  // does one of another topic. Needs `id`; Enqueue() only, not a batch.
+  bool replace = false;
 };
 
 // Job

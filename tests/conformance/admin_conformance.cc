@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "src/contract_errors.h"
 #include "tests/conformance/backend_conformance.h"
 #include "tests/testing/status_matchers.h"
 
@@ -162,6 +163,68 @@ TEST_P(BackendConformanceTest, TopicsAreSortedAndOnlyThoseWithLiveJobs) {
   ASSERT_OK(backend_->Cancel("d", kT0));
   ASSERT_OK_AND_ASSIGN(topics, backend_->Topics());
   EXPECT_THAT(topics, ElementsAre("topic.b"));
+}
+
+// ---------------------------------------------------------------- Replace
+
+TEST_P(BackendConformanceTest, ReplaceMovesADelayedOrReadyJobInOneStep) {
+  NewJob later = MakeJob("debounced", "boss", At(absl::Seconds(90)));
+  later.payload = "hit 1";
+  ASSERT_OK(backend_->Add({later, MakeJob("first", "boss")}, kT0));
+  // Another hit: the respawn moves to 90 s after it, with the new payload.
+  NewJob again = later;
+  again.payload = "hit 2";
+  again.run_at = At(absl::Seconds(100));
+  ASSERT_OK(backend_->Replace(again, At(absl::Seconds(10))));
+  ASSERT_OK_AND_ASSIGN(Job job, backend_->Get("debounced"));
+  EXPECT_EQ(job.state, JobState::kDelayed);
+  EXPECT_EQ(job.payload, "hit 2");
+  EXPECT_EQ(job.run_at, At(absl::Seconds(100)));
+  EXPECT_EQ(job.enqueued_at, kT0);
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, At(absl::Seconds(100))) << "the old due time is gone";
+  ASSERT_OK_AND_ASSIGN(PromoteResult none,
+                       backend_->PromoteDue(At(absl::Seconds(95)), 10));
+  EXPECT_THAT(none.transitions, IsEmpty());
+
+  // Replaced to now: ready at once.
+  again.payload = "now";
+  again.run_at = At(absl::Seconds(20));
+  ASSERT_OK(backend_->Replace(again, At(absl::Seconds(20))));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats("boss"));
+  EXPECT_EQ(stats.ready, 2);
+  EXPECT_EQ(stats.delayed, 0);
+  // A ready job can be replaced too (moved back to delayed).
+  again.payload = "later again";
+  again.run_at = At(absl::Seconds(300));
+  ASSERT_OK(backend_->Replace(again, At(absl::Seconds(20))));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("boss", 10, At(absl::Seconds(20))));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].job.id, "first");
+  ASSERT_OK_AND_ASSIGN(job, backend_->Get("debounced"));
+  EXPECT_EQ(job.state, JobState::kDelayed);
+  EXPECT_EQ(job.payload, "later again");
+}
+
+TEST_P(BackendConformanceTest, ReplaceRefusesWhatItCannotMove) {
+  EXPECT_THAT(backend_->Replace(MakeJob("nobody", "t"), kT0),
+              StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK(backend_->Add({MakeJob("r", "t")}, kT0));
+  EXPECT_THAT(backend_->Replace(MakeJob("r", "other"), kT0),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  const absl::Status busy = backend_->Replace(MakeJob("r", "t"), kT0);
+  EXPECT_THAT(busy, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_EQ(busy.message(),
+            ::delayq::internal::NotReplaceable("r", "reserved").message());
+  KillJob(*backend_, "d", "t", kT0);
+  EXPECT_THAT(backend_->Replace(MakeJob("d", "t"), kT0),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  // The refused calls changed nothing.
+  ASSERT_OK(backend_->Ack("r", leases[0].token, kT0));
 }
 
 // ------------------------------------------------------------------ Pause

@@ -97,6 +97,17 @@ TEST_P(NewsConformanceTest, ResumingATopicWithReadyJobsIsAnnounced) {
   EXPECT_THAT(Settle(), IsEmpty());
 }
 
+TEST_P(NewsConformanceTest, ReplacedJobsAreAnnouncedAsAddedOnes) {
+  ASSERT_OK(store_->Add({MakeJob("d", "t", kT0 + absl::Seconds(60))}, kT0));
+  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(60)));
+  // Moved earlier than anything known: news.
+  ASSERT_OK(store_->Replace(MakeJob("d", "t", kT0 + absl::Seconds(30)), kT0));
+  EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(30)));
+  // Moved to now: the empty ready set gets it.
+  ASSERT_OK(store_->Replace(MakeJob("d", "t", kT0), kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+}
+
 TEST_P(NewsConformanceTest, DueIsAnnouncedWhenEarlierThanTheHorizon) {
   // No horizon yet: the first delayed job is news.
   ASSERT_OK(store_->Add({MakeJob("d60", "t", kT0 + absl::Seconds(60))}, kT0));

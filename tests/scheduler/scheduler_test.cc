@@ -257,6 +257,43 @@ TEST_F(SchedulerTest, APausedTopicWaitsAndResumeWakesItsConsumer) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// Debounce: each hit pushes the respawn back to 90 s after it.
+TEST_F(SchedulerTest, ReplaceMovesTheRespawnOnEveryHit) {
+  JobOptions options;
+  options.id = "boss-7";
+  options.delay = absl::Seconds(90);
+  options.replace = true;
+  ASSERT_OK(scheduler_->Enqueue("boss.respawn", "hit 1", options));
+  clock_.Advance(absl::Seconds(30));
+  ASSERT_OK(scheduler_->Enqueue("boss.respawn", "hit 2", options));
+  clock_.Advance(absl::Seconds(60));  // 90 s after the first hit
+  ASSERT_OK(scheduler_->Tick().status());
+  EXPECT_TRUE(NothingReady("boss.respawn"));
+  clock_.Advance(absl::Seconds(30));  // 90 s after the second
+  ASSERT_OK(scheduler_->Tick().status());
+  Lease lease = MustReserve("boss.respawn");
+  EXPECT_EQ(lease.job.payload, "hit 2");
+  // Held by a worker: it cannot be moved, whatever the caller asks.
+  EXPECT_THAT(scheduler_->Enqueue("boss.respawn", "hit 3", options),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  ASSERT_OK(scheduler_->Ack(lease));
+  // Gone: replace adds it again.
+  ASSERT_OK(scheduler_->Enqueue("boss.respawn", "hit 4", options));
+  ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get("boss-7"));
+  EXPECT_EQ(job.payload, "hit 4");
+
+  JobOptions no_id;
+  no_id.replace = true;
+  EXPECT_THAT(scheduler_->Enqueue("t", "p", no_id),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(scheduler_->EnqueueBatch("t", {"a", "b"}, options),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  // Without replace, a taken id still fails.
+  options.replace = false;
+  EXPECT_THAT(scheduler_->Enqueue("boss.respawn", "hit 5", options),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+}
+
 // Ids end up in logs, terminals and a command's environment.
 TEST_F(SchedulerTest, IdsWithControlBytesOrTooLongInABatchAreRefused) {
   const auto kInvalid = absl::StatusCode::kInvalidArgument;

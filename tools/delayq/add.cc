@@ -86,6 +86,12 @@ absl::Status ReadOptions(const Context& ctx, JobOptions& options) {
       return absl::InvalidArgumentError("--id must not be empty");
     }
   }
+  if (ctx.Has("replace")) {
+    if (options.id.empty()) {
+      return absl::InvalidArgumentError("--replace needs --id");
+    }
+    options.replace = true;
+  }
   return absl::OkStatus();
 }
 
@@ -152,6 +158,9 @@ const CommandSpec& AddCommand() {
            "lower runs first (default 0)"},
           {"id", 0, FlagSpec::Arg::kRequired, "ID",
            "the job's id (default: generated); must not be in use"},
+          {"replace", 0, FlagSpec::Arg::kNone, "",
+           "with --id: when a delayed or ready job has the id, give it this "
+           "payload and due time instead (debounce)"},
           {"max-attempts", 0, FlagSpec::Arg::kRequired, "N",
            "tries before the job is dead (default 3)"},
           {"backoff", 0, FlagSpec::Arg::kRequired, "SPEC",

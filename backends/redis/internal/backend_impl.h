@@ -59,6 +59,7 @@ class RedisBackend : public Backend {
   absl::StatusOr<absl::Time> NextDue() override;
   absl::Status SetPaused(absl::string_view topic, bool paused,
                          absl::Time now) override;
+  absl::Status Replace(const NewJob& job, absl::Time now) override;
   absl::StatusOr<std::vector<std::string>> PausedTopics() override;
   // Subscribe()
   //

@@ -145,6 +145,7 @@ const std::vector<ScriptWords>& ReplyWords() {
       {"open", {kOk, kOldLayout, kNewerLayout}},
       {"pause", {kOk}},
       {"promote_due", {kOk}},
+      {"replace", {kOk, kNotFound, kBusy, kOtherTopic}},
       {"release", {kOk, kStale}},
       {"reserve", {kOk}},
       {"stats", {kOk}},

@@ -35,6 +35,8 @@ inline constexpr char kRetry[] = "RETRY";
 inline constexpr char kDead[] = "DEAD";
 inline constexpr char kOldLayout[] = "OLD_LAYOUT";
 inline constexpr char kNewerLayout[] = "NEWER_LAYOUT";
+inline constexpr char kBusy[] = "BUSY";
+inline constexpr char kOtherTopic[] = "OTHERTOPIC";
 
 // The words each script may reply with, as its "-- Reply:" header lists
 // them.

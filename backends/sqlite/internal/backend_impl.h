@@ -71,6 +71,7 @@ class SqliteBackend : public Backend {
   absl::StatusOr<absl::Time> NextDue() override;
   absl::Status SetPaused(absl::string_view topic, bool paused,
                          absl::Time now) override;
+  absl::Status Replace(const NewJob& job, absl::Time now) override;
   absl::StatusOr<std::vector<std::string>> PausedTopics() override;
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override;
@@ -83,7 +84,7 @@ class SqliteBackend : public Backend {
         lease, retry, release, touch, cancel, get, list_ready, list_timed,
         list_dead, stats, topics, dead_of_topic, kick, state_of, ready_count,
         topic_of, horizon_get, horizon_set, is_paused, pause, resume,
-        paused_topics;
+        paused_topics, replace;
   };
 
   // What the running write transaction will announce once it commits (see

@@ -124,6 +124,11 @@ struct Sql {
       "dead_order = NULL WHERE seq = ?1";
   static constexpr const char* kStateOf =
       "SELECT seq, state FROM jobs WHERE id = ?1";
+  // Replace(): a new payload and run_at for a delayed or ready job, and the
+  // state and due time that follow from them.
+  static constexpr const char* kReplace =
+      "UPDATE jobs SET payload = ?2, run_at_us = ?3, state = ?4, due_us = ?5 "
+      "WHERE seq = ?1";
 };
 
 }  // namespace sqlite_internal
