@@ -108,6 +108,17 @@ class SentinelTest : public ::testing::Test {
     return backend.ok() ? *std::move(backend) : nullptr;
   }
 
+  // SENTINEL FAILOVER, and waits until the sentinels name the replica.
+  void ForceFailover() {
+    ASSERT_EQ(
+        RawCommand(sentinels_[0]->port(), {"SENTINEL", "FAILOVER", kMaster})
+            .at(0),
+        "OK");
+    ASSERT_TRUE(Eventually(absl::Seconds(30), [&] {
+      return NamedPrimary() == replica_->port();
+    })) << "the sentinels did not promote the replica";
+  }
+
   // The port of the server the sentinels call the primary.
   int NamedPrimary() const {
     const std::vector<std::string> addr =
@@ -194,12 +205,7 @@ TEST_F(SentinelTest, AForcedFailoverIsFollowedWithoutARestart) {
   ASSERT_TRUE(Eventually(absl::Seconds(10),
                          [&] { return ReplicaCaughtUp(primary_->port()); }));
 
-  ASSERT_EQ(RawCommand(sentinels_[0]->port(), {"SENTINEL", "FAILOVER", kMaster})
-                .at(0),
-            "OK");
-  ASSERT_TRUE(Eventually(absl::Seconds(30), [&] {
-    return NamedPrimary() == replica_->port();
-  })) << "the sentinels did not promote the replica";
+  ASSERT_NO_FATAL_FAILURE(ForceFailover());
   // Once the old primary is a replica too, nothing but the sentinels'
   // answer can lead a call to the new one.
   ASSERT_TRUE(Eventually(absl::Seconds(30), [&] {
@@ -259,12 +265,7 @@ TEST_F(StubbornPrimaryTest, ASwitchNoticeMovesCallsToTheNewPrimary) {
   std::unique_ptr<Backend> backend = Open();
   ASSERT_NE(backend, nullptr);
   ASSERT_OK(backend->Add({Job("before")}, kT0));
-  ASSERT_EQ(RawCommand(sentinels_[0]->port(), {"SENTINEL", "FAILOVER", kMaster})
-                .at(0),
-            "OK");
-  ASSERT_TRUE(Eventually(absl::Seconds(30), [&] {
-    return NamedPrimary() == replica_->port();
-  })) << "the sentinels did not promote the replica";
+  ASSERT_NO_FATAL_FAILURE(ForceFailover());
   ASSERT_EQ(RawCommand(primary_->port(), {"ROLE"}).at(0), "master");
 
   int n = 0;
