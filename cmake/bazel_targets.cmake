@@ -12,6 +12,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/connection.h
   backends/redis/internal/keys.cc
   backends/redis/internal/keys.h
+  backends/redis/internal/link.cc
+  backends/redis/internal/link.h
   backends/redis/internal/news.cc
   backends/redis/internal/news.h
   backends/redis/internal/push_io.cc
@@ -25,6 +27,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/sentinel.h
   backends/redis/internal/shared_connection.cc
   backends/redis/internal/shared_connection.h
+  backends/redis/internal/tls.cc
+  backends/redis/internal/tls.h
   backends/redis/redis_backend.cc
   backends/redis/redis_url.cc
   backends/sqlite/internal/backend_impl.h
@@ -264,6 +268,9 @@ delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentin
 delayq_cc_library(tests_redis_redis_test_server DIR tests/redis NAME redis_test_server
   SRCS tests/redis/redis_test_server.h
   DEPS delayq tests_testing_redis_server tp_absl)
+delayq_cc_test(tests_redis_redis_tls_test DIR tests/redis NAME redis_tls_test
+  SRCS tests/redis/redis_tls_test.cc
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_multiprocess_multiprocess_suite tests_testing_redis_server tests_testing_status_matchers tests_testing_tls_files tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_url_test DIR tests/redis NAME redis_url_test
   SRCS tests/redis/redis_url_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
@@ -321,13 +328,16 @@ delayq_cc_library(tests_testing_news_recorder DIR tests/testing NAME news_record
   DEPS delayq)
 delayq_cc_library(tests_testing_redis_server DIR tests/testing NAME redis_server
   SRCS tests/testing/redis_server.cc tests/testing/redis_server.h
-  DEPS tests_testing_temp_path tp_absl tp_hiredis)
+  DEPS tests_testing_temp_path tests_testing_tls_files tp_absl tp_hiredis)
 delayq_cc_library(tests_testing_status_matchers DIR tests/testing NAME status_matchers
   SRCS tests/testing/status_matchers.h
   DEPS tp_absl tp_gtest)
 delayq_cc_library(tests_testing_temp_path DIR tests/testing NAME temp_path
   SRCS tests/testing/temp_path.cc tests/testing/temp_path.h
   DEPS tp_absl)
+delayq_cc_library(tests_testing_tls_files DIR tests/testing NAME tls_files
+  SRCS tests/testing/tls_files.cc tests/testing/tls_files.h
+  DEPS tests_testing_temp_path tp_absl)
 delayq_cc_binary(tests_testing_worker DIR tests/testing NAME worker
   SRCS tests/testing/worker_main.cc tests/testing/worker_output.cc tests/testing/worker_output.h tests/testing/worker_scheduler_commands.cc tests/testing/worker_scheduler_commands.h tests/testing/worker_store_commands.cc tests/testing/worker_store_commands.h
   DEPS delayq tp_absl)

@@ -19,15 +19,18 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenBackend(absl::string_view url) {
     if (!options.ok()) return options.status();
     return OpenSqliteBackend(*options);
   }
-  if (absl::StartsWith(url, "redis:") || absl::StartsWith(url, "redis+unix:")) {
+  // redis://, rediss://, redis+unix://, redis+sentinel://, ...
+  if (absl::StartsWith(url, "redis:") || absl::StartsWith(url, "redis+") ||
+      absl::StartsWith(url, "rediss:") || absl::StartsWith(url, "rediss+")) {
     absl::StatusOr<RedisOptions> options = ParseRedisUrl(url);
     if (!options.ok()) return options.status();
     return OpenRedisBackend(*options);
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown store URL \"", RedactedUrl(url),
-                   "\"; expected memory:, sqlite:PATH, redis://HOST:PORT or ",
-                   "redis+unix:///SOCKET"));
+                   "\"; expected memory:, sqlite:PATH, redis://HOST:PORT, ",
+                   "rediss://HOST:PORT, redis+unix:///SOCKET or ",
+                   "redis+sentinel://HOST:PORT,.../NAME"));
 }
 
 }  // namespace delayq

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what building and testing delayq needs on Debian bookworm: Bazel,
-# the libraries (Abseil, SQLite, hiredis, GoogleTest, Google Benchmark) and
-# redis-server for the Redis tests, and CMake for the second build. Safe to run again; skips what is there.
+# the libraries (Abseil, SQLite, hiredis, OpenSSL, GoogleTest, Google
+# Benchmark), redis-server and the openssl command for the Redis tests (which
+# make throwaway certificates), and CMake for the second build. Safe to run
+# again; skips what is there.
 set -euo pipefail
-packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev
-          libbenchmark-dev libgtest-dev libgmock-dev googletest redis-server
+packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev libssl-dev
+          openssl libbenchmark-dev libgtest-dev libgmock-dev googletest redis-server
           pkg-config g++ python3 cmake)
 missing=()
 for p in "${packages[@]}"; do

@@ -44,7 +44,10 @@ using Call = redis_internal::Scripts::Call;
 // shared hash and delayed jobs in their topic's set only (no delay buckets).
 constexpr int kLayout = 4;
 
-redis_internal::PoolOptions PoolOptionsFor(const RedisOptions& o) {
+// The pool's options for `o`; with TLS, the context every connection
+// shares, which loads the files `o` names.
+absl::StatusOr<redis_internal::PoolOptions> PoolOptionsFor(
+    const RedisOptions& o) {
   redis_internal::PoolOptions p;
   p.host = o.host;
   p.port = o.port;
@@ -55,6 +58,9 @@ redis_internal::PoolOptions PoolOptionsFor(const RedisOptions& o) {
   p.connect_timeout = o.connect_timeout;
   p.command_timeout = o.command_timeout;
   p.size = o.pool_size;
+  if (o.tls.enabled) {
+    DQ_ASSIGN_OR_RETURN(p.tls, redis_internal::TlsContext::Create(o.tls));
+  }
   if (!o.sentinels.empty()) {
     std::vector<redis_internal::HostPort> sentinels;
     for (const RedisEndpoint& s : o.sentinels) {
@@ -62,7 +68,7 @@ redis_internal::PoolOptions PoolOptionsFor(const RedisOptions& o) {
     }
     p.locator = std::make_shared<redis_internal::PrimaryLocator>(
         std::move(sentinels), o.sentinel_master, o.sentinel_password,
-        o.connect_timeout, o.command_timeout);
+        o.connect_timeout, o.command_timeout, p.tls);
   }
   return p;
 }
@@ -82,6 +88,14 @@ absl::Status ValidateOptions(const RedisOptions& o) {
     }
   } else if (o.unix_socket.empty() && o.host.empty()) {
     return bad("host is empty");
+  }
+  if (o.tls.enabled && o.sentinels.empty() && !o.unix_socket.empty()) {
+    return bad("TLS is not spoken over a Unix socket");
+  }
+  if (!o.tls.enabled && (!o.tls.ca_file.empty() || !o.tls.cert_file.empty() ||
+                         !o.tls.key_file.empty() ||
+                         !o.tls.server_name.empty() || o.tls.insecure)) {
+    return bad("TLS settings are given but tls.enabled is false");
   }
   if (!o.username.empty() && o.password.empty()) {
     return bad("a username needs a password");
@@ -172,19 +186,23 @@ std::string FirstToken() {
 
 }  // namespace
 
-RedisBackend::RedisBackend(const RedisOptions& options)
+RedisBackend::RedisBackend(const RedisOptions& options,
+                           redis_internal::PoolOptions pool)
     : options_(options),
       keys_(options.ns),
       news_channel_(keys_.NewsChannel()),
       clock_mode_(ClockMode(options)),
-      pool_(PoolOptionsFor(options)),
+      pool_(std::move(pool)),
       scripts_(&pool_, redis_internal::WaitOptions{options.wait_replicas,
                                                    options.wait_timeout}) {}
 
 absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
     const RedisOptions& options) {
   if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
-  std::unique_ptr<RedisBackend> backend(new RedisBackend(options));
+  DQ_ASSIGN_OR_RETURN(redis_internal::PoolOptions pool,
+                      PoolOptionsFor(options));
+  std::unique_ptr<RedisBackend> backend(
+      new RedisBackend(options, std::move(pool)));
   if (absl::Status s = backend->scripts_.LoadAll(); !s.ok()) return s;
   if (const auto& locator = backend->pool_.options().locator) {
     if (absl::Status s = locator->StartWatching(); !s.ok()) return s;

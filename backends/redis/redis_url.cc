@@ -2,7 +2,8 @@
 //
 // ParseRedisUrl(): redis://[user:password@]host:port[/db][?name=value&...],
 // redis+unix://[user:password@]/socket/path[?db=N&name=value&...] and
-// redis+sentinel://[user:password@]h1:p1,h2:p2/MASTER[?db=N&name=value&...].
+// redis+sentinel://[user:password@]h1:p1,h2:p2/MASTER[?db=N&name=value&...];
+// rediss:// and rediss+sentinel:// for the same over TLS.
 
 #include <limits>
 #include <string>
@@ -106,7 +107,12 @@ absl::Status ParseHostPort(absl::string_view url, absl::string_view text,
 absl::Status ParseTcpTarget(absl::string_view url, absl::string_view rest,
                             RedisOptions* o) {
   absl::string_view path;
-  if (size_t slash = rest.find('/'); slash != absl::string_view::npos) {
+  // The path starts after the credentials, which may hold a '/' of their
+  // own (a password that was not percent-encoded).
+  const size_t at = rest.rfind('@');
+  const size_t host_start = at == absl::string_view::npos ? 0 : at + 1;
+  if (size_t slash = rest.find('/', host_start);
+      slash != absl::string_view::npos) {
     path = rest.substr(slash + 1);
     rest = rest.substr(0, slash);
   }
@@ -171,6 +177,37 @@ absl::Status ParseSentinelTarget(absl::string_view url, absl::string_view rest,
   return absl::OkStatus();
 }
 
+// A tls_* parameter, for a rediss:// URL only.
+absl::Status ParseTlsParam(absl::string_view url,
+                           const internal::UrlParam& param, RedisTls* tls) {
+  const absl::string_view name = param.first, value = param.second;
+  if (!tls->enabled) {
+    return Bad(url, absl::StrCat("'", name,
+                                 "' is a TLS setting: the scheme must be "
+                                 "rediss:// or rediss+sentinel://"));
+  }
+  std::string* file = nullptr;
+  if (name == "tls_ca_file") file = &tls->ca_file;
+  if (name == "tls_cert_file") file = &tls->cert_file;
+  if (name == "tls_key_file") file = &tls->key_file;
+  if (name == "tls_server_name") file = &tls->server_name;
+  if (file != nullptr) {
+    if (!PercentDecode(value, file) || file->empty()) {
+      return Bad(url, absl::StrCat("malformed or empty ", name));
+    }
+    return absl::OkStatus();
+  }
+  if (name == "tls_insecure") {
+    if (value != "1" && value != "0") {
+      return Bad(url,
+                 absl::StrCat("tls_insecure='", value, "' must be 1 or 0"));
+    }
+    tls->insecure = value == "1";
+    return absl::OkStatus();
+  }
+  return Bad(url, absl::StrCat("unknown parameter '", name, "'"));
+}
+
 // The parameters after '?'. `db` is one of them only where the URL has no
 // other place for it (a socket, sentinels).
 absl::Status ParseQuery(absl::string_view url, absl::string_view query,
@@ -231,6 +268,8 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
     } else if (name == "pool") {
       DQ_ASSIGN_OR_RETURN(int64_t v, number(1, 1024));
       o->pool_size = static_cast<int>(v);
+    } else if (absl::StartsWith(name, "tls_")) {
+      DQ_RETURN_IF_ERROR(ParseTlsParam(url, param, &o->tls));
     } else if (name == "allow_eviction") {
       if (value != "1" && value != "0") {
         return Bad(url,
@@ -251,6 +290,8 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
   constexpr absl::string_view kTcp = "redis://";
   constexpr absl::string_view kSocket = "redis+unix://";
   constexpr absl::string_view kSentinel = "redis+sentinel://";
+  constexpr absl::string_view kTlsTcp = "rediss://";
+  constexpr absl::string_view kTlsSentinel = "rediss+sentinel://";
   absl::string_view rest = url;
   absl::Status parsed;
   bool db_param = true;
@@ -267,9 +308,17 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
   } else if (absl::ConsumePrefix(&rest, kTcp)) {
     parsed = ParseTcpTarget(url, target(), &o);
     db_param = false;
+  } else if (absl::ConsumePrefix(&rest, kTlsSentinel)) {
+    o.tls.enabled = true;
+    parsed = ParseSentinelTarget(url, target(), &o);
+  } else if (absl::ConsumePrefix(&rest, kTlsTcp)) {
+    o.tls.enabled = true;
+    parsed = ParseTcpTarget(url, target(), &o);
+    db_param = false;
   } else {
     return Bad(url,
-               "scheme must be redis://, redis+unix:// or redis+sentinel://");
+               "scheme must be redis://, rediss://, redis+unix://, "
+               "redis+sentinel:// or rediss+sentinel://");
   }
   if (!parsed.ok()) return parsed;
   absl::string_view query;

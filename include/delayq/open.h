@@ -9,6 +9,10 @@
 //                                                  sqlite:jobs.db?sync=full
 //   redis://[:password@]host:port[/db][?namespace=NS&...]
 //   redis+unix://[:password@]/path/to/redis.sock[?db=N&namespace=NS&...]
+//   redis+sentinel://[user:password@]s1:26379,s2:26379/NAME[?db=N&...]
+//   rediss://... and rediss+sentinel://...: the same over TLS
+//                                                  (tls_ca_file=,
+//                                                  tls_cert_file=, ...)
 //
 // Each backend also has a typed factory with an options struct
 // (memory_backend.h, sqlite_backend.h, redis_backend.h).

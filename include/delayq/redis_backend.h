@@ -51,6 +51,32 @@ struct RedisEndpoint {
   int port = 0;
 };
 
+// RedisTls
+//
+// TLS to the server, and to the sentinels (the URL's rediss:// and
+// rediss+sentinel://). The server's certificate is always verified unless
+// `insecure` says otherwise: it must chain to a CA of `ca_file` (or of the
+// system's store when that is empty) and name the host dialled (or
+// `server_name`), as a DNS name or, for an address, an IP address.
+struct RedisTls {
+  bool enabled = false;
+  // PEM file of the CAs that may sign the server's certificate. Empty: the
+  // system's CA store (Debian's ca-certificates).
+  std::string ca_file;
+  // A client certificate and its private key (PEM files), for a server that
+  // asks for one (tls-auth-clients). Both or neither.
+  std::string cert_file;
+  std::string key_file;
+  // The name the server's certificate must carry, also sent with SNI.
+  // Empty: the host dialled (a sentinel names the primary by address, so a
+  // primary's certificate needs that address, or set this).
+  std::string server_name;
+  // Skips every check of the server's certificate: the connection is
+  // encrypted, but anyone on the path can pose as the server. Never the
+  // default; for test servers with throwaway certificates.
+  bool insecure = false;
+};
+
 // RedisOptions
 //
 // Where the server is and how the store behaves.
@@ -80,6 +106,8 @@ struct RedisOptions {
   std::string sentinel_master;
   // Sent with AUTH to the sentinels when not empty (their requirepass).
   std::string sentinel_password;
+  // TLS to the server and the sentinels (not over a Unix socket).
+  RedisTls tls;
   // Replicated writes: when above 0, every call that changes the store is
   // followed, in the same round trip, by WAIT `wait_replicas`
   // `wait_timeout` (which must be shorter than `command_timeout`). When
@@ -160,7 +188,8 @@ bool IsUnconfirmedWrite(const absl::Status& status);
 // an empty namespace or one containing braces) and for a db the server does
 // not have. FailedPrecondition, changing nothing, for a namespace that holds
 // jobs in a data layout this version does not read (written by an earlier
-// delayq, or by a newer one).
+// delayq, or by a newer one), and for a server whose TLS certificate is
+// refused; InvalidArgument naming a TLS file that cannot be used.
 absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
     const RedisOptions& options);
 
@@ -178,6 +207,10 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 //   redis+sentinel://[user:password@]s1:26379,s2:26379/MASTER[?db=N&...]
 // Any of them takes wait=N&wait_timeout_ms=N (`wait_replicas`,
 // `wait_timeout`).
+// rediss:// and rediss+sentinel:// are the same over TLS (`tls`), with
+// tls_ca_file=PEM, tls_cert_file=PEM&tls_key_file=PEM (a client
+// certificate), tls_server_name=NAME and tls_insecure=1; a tls_* parameter
+// in another scheme is an error.
 // Credentials may name an ACL user (`username`): user:password@, or
 // :password@ for the default user.
 // into options (fields not named keep their defaults; `timeout_ms` sets the

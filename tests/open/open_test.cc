@@ -93,6 +93,18 @@ TEST(OpenBackendTest, RedisSchemeReachesAServer) {
   EXPECT_EQ(got.payload, "p");
 }
 
+TEST(OpenBackendTest, EveryRedisSchemeGoesToTheRedisStore) {
+  // Nothing listens on port 1: each URL reaches the Redis store, which
+  // cannot connect, instead of being an unknown scheme.
+  for (const char* url : {"redis+sentinel://127.0.0.1:1/main?namespace=x",
+                          "rediss+sentinel://127.0.0.1:1/main?namespace=x",
+                          "rediss://127.0.0.1:1?namespace=x"}) {
+    SCOPED_TRACE(url);
+    EXPECT_THAT(OpenBackend(url).status(),
+                StatusIs(absl::StatusCode::kUnavailable));
+  }
+}
+
 TEST(OpenBackendTest, RedisUrlErrorsComeFromTheRedisParser) {
   EXPECT_THAT(OpenBackend("redis://127.0.0.1").status(),
               StatusIs(absl::StatusCode::kInvalidArgument));

@@ -48,6 +48,33 @@ TEST(ParseRedisUrlTest, EveryPart) {
   EXPECT_EQ(o.max_clock_skew, absl::Milliseconds(40));
 }
 
+TEST(ParseRedisUrlTest, TlsSchemesAndSettings) {
+  ASSERT_OK_AND_ASSIGN(RedisOptions plain, ParseRedisUrl("redis://h:6379"));
+  EXPECT_FALSE(plain.tls.enabled);
+  ASSERT_OK_AND_ASSIGN(
+      RedisOptions o,
+      ParseRedisUrl("rediss://u:pw@redis.example.com:6380/2?tls_ca_file=/etc/"
+                    "ca.pem&tls_cert_file=/c.pem&tls_key_file=/k%20ey.pem&"
+                    "tls_server_name=r.internal"));
+  EXPECT_TRUE(o.tls.enabled);
+  EXPECT_EQ(o.host, "redis.example.com");
+  EXPECT_EQ(o.port, 6380);
+  EXPECT_EQ(o.db, 2);
+  EXPECT_EQ(o.username, "u");
+  EXPECT_EQ(o.tls.ca_file, "/etc/ca.pem");
+  EXPECT_EQ(o.tls.cert_file, "/c.pem");
+  EXPECT_EQ(o.tls.key_file, "/k ey.pem");
+  EXPECT_EQ(o.tls.server_name, "r.internal");
+  EXPECT_FALSE(o.tls.insecure);  // never the default
+  ASSERT_OK_AND_ASSIGN(o, ParseRedisUrl("rediss://h:1?tls_insecure=1"));
+  EXPECT_TRUE(o.tls.insecure);
+  ASSERT_OK_AND_ASSIGN(
+      o, ParseRedisUrl("rediss+sentinel://s1:26379,s2:26380/main?db=1"));
+  EXPECT_TRUE(o.tls.enabled);
+  EXPECT_EQ(o.sentinel_master, "main");
+  ASSERT_EQ(o.sentinels.size(), 2u);
+}
+
 TEST(ParseRedisUrlTest, AclUserAndPassword) {
   ASSERT_OK_AND_ASSIGN(RedisOptions o,
                        ParseRedisUrl("redis://jobs%2Dw:p%40ss@h:6379"));
@@ -138,6 +165,13 @@ INSTANTIATE_TEST_SUITE_P(
     All, ParseRedisUrlErrorTest,
     ::testing::Values(
         BadUrl{"http://localhost:6379", "scheme must be redis://"},
+        BadUrl{"redis://h:1?tls_ca_file=/ca.pem", "scheme must be rediss://"},
+        BadUrl{"rediss://h:1?tls_insecure=yes", "tls_insecure='yes'"},
+        BadUrl{"rediss://h:1?tls_colour=blue",
+               "unknown parameter 'tls_colour'"},
+        BadUrl{"rediss://h:1?tls_ca_file=%zz",
+               "malformed or empty tls_ca_file"},
+        BadUrl{"rediss+unix:///r.sock", "scheme must be"},
         BadUrl{"redis+unix://run/redis.sock", "must be absolute"},
         BadUrl{"redis+unix://", "must be absolute"},
         BadUrl{"redis+unix://:pw/run/redis.sock", "must end with '@'"},

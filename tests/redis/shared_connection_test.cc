@@ -40,14 +40,14 @@ using ::delayq::testing::StatusIs;
 std::unique_ptr<SharedConnection> Connect(
     const RedisServer& server,
     absl::Duration command_timeout = absl::Seconds(5)) {
-  redisContext* c = redisConnect("127.0.0.1", server.port());
-  if (c == nullptr || c->err != 0) return nullptr;
-  if (redisSetTimeout(c, absl::ToTimeval(command_timeout)) != REDIS_OK) {
-    redisFree(c);
-    return nullptr;
-  }
-  return std::make_unique<SharedConnection>(
-      c, command_timeout, absl::StrCat("127.0.0.1:", server.port()));
+  LinkTarget target;
+  target.host = "127.0.0.1";
+  target.port = server.port();
+  target.endpoint = absl::StrCat("127.0.0.1:", server.port());
+  absl::StatusOr<std::unique_ptr<Link>> link =
+      Link::Dial(target, absl::Seconds(5), /*tls=*/nullptr);
+  if (!link.ok()) return nullptr;
+  return std::make_unique<SharedConnection>(*std::move(link), command_timeout);
 }
 
 std::string Encode(const std::vector<std::vector<std::string>>& commands) {

@@ -101,6 +101,23 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
   return Make(std::move(extra_args), "");
 }
 
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::StartTls(
+    const TlsFiles& files, const std::string& auth_clients,
+    std::vector<std::string> extra_args) {
+  absl::StatusOr<int> tls_port = FreePort();
+  if (!tls_port.ok()) return tls_port.status();
+  std::vector<std::string> args = {
+      "--tls-port",         absl::StrCat(*tls_port), "--tls-cert-file",
+      files.server_cert,    "--tls-key-file",        files.server_key,
+      "--tls-ca-cert-file", files.ca_cert,           "--tls-auth-clients",
+      auth_clients};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  absl::StatusOr<std::unique_ptr<RedisServer>> server =
+      Make(std::move(args), "");
+  if (server.ok()) (*server)->tls_port_ = *tls_port;
+  return server;
+}
+
 absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Make(
     std::vector<std::string> extra_args, const std::string& sentinel_conf) {
   std::unique_ptr<RedisServer> server(new RedisServer());

@@ -23,6 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "tests/testing/tls_files.h"
 
 namespace delayq {
 namespace testing {
@@ -44,11 +45,23 @@ class RedisServer {
   static absl::StatusOr<std::unique_ptr<RedisServer>> StartSentinel(
       const std::string& master_name, int primary_port, int quorum);
 
+  // StartTls()
+  //
+  // A server that also speaks TLS on tls_port(), with the certificate and
+  // key of `files`; client certificates must chain to its CA.
+  // `auth_clients` is the server's tls-auth-clients: "no", "optional" or
+  // "yes" (a client without a certificate is refused).
+  static absl::StatusOr<std::unique_ptr<RedisServer>> StartTls(
+      const TlsFiles& files, const std::string& auth_clients = "no",
+      std::vector<std::string> extra_args = {});
+
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
 
   int port() const { return port_; }
+  // StartTls() only: the port that speaks TLS (port() does not).
+  int tls_port() const { return tls_port_; }
   // The server also listens on this Unix socket.
   const std::string& socket_path() const { return socket_path_; }
   const std::string& dir() const { return dir_; }
@@ -86,6 +99,7 @@ class RedisServer {
   std::string binary_;
   std::string dir_;
   int port_ = 0;
+  int tls_port_ = 0;
   std::string socket_path_;
   pid_t pid_ = -1;
   std::vector<std::string> extra_args_;

@@ -91,7 +91,7 @@ class RedisBackend : public Backend {
   absl::StatusOr<std::vector<std::string>> SortedMembers(
       const std::string& key);
 
-  explicit RedisBackend(const RedisOptions& options);
+  RedisBackend(const RedisOptions& options, redis_internal::PoolOptions pool);
 
   std::string Micros(absl::Time t) const;
   // Runs a script; its replies that mean a contract error (a stale lease,

@@ -2,17 +2,8 @@
 
 #include "backends/redis/internal/connection.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-
-#include <cerrno>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <optional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -22,67 +13,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "backends/redis/internal/scripts.h"
+#include "src/status_macros.h"
 
 namespace delayq {
 namespace redis_internal {
 namespace {
-
-timeval TimeoutTimeval(absl::Duration d) {
-  if (d < absl::Milliseconds(1)) d = absl::Milliseconds(1);
-  return absl::ToTimeval(d);
-}
-
-// hiredis 0.14 opens its sockets without close-on-exec: a child process
-// that execs must not inherit them (nor keep a connection open).
-void SetCloseOnExec(int fd) {
-  const int flags = fcntl(fd, F_GETFD);
-  if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
-}
-
-// hiredis writes with write(2), which raises SIGPIPE when the server has
-// gone away, and SIGPIPE kills the process by default. A library must not
-// change the process's signal handling, so each call blocks SIGPIPE in the
-// calling thread and swallows any SIGPIPE the call itself caused.
-class ScopedSigpipeBlock {
- public:
-  ScopedSigpipeBlock() {
-    sigset_t pending;
-    sigemptyset(&pending);
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    sigset_t block;
-    sigemptyset(&block);
-    sigaddset(&block, SIGPIPE);
-    blocked_ = pthread_sigmask(SIG_BLOCK, &block, &old_) == 0;
-  }
-  ~ScopedSigpipeBlock() {
-    if (!blocked_) return;
-    if (!was_pending_) {
-      sigset_t pending;
-      sigemptyset(&pending);
-      sigpending(&pending);
-      if (sigismember(&pending, SIGPIPE) == 1) {
-        sigset_t pipe;
-        sigemptyset(&pipe);
-        sigaddset(&pipe, SIGPIPE);
-        const timespec zero{0, 0};
-        sigtimedwait(&pipe, nullptr, &zero);
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
-  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
-
- private:
-  sigset_t old_;
-  bool was_pending_ = false;
-  bool blocked_ = false;
-};
-
-void FreeContext(redisContext* c) {
-  if (c != nullptr) redisFree(c);
-}
 
 void AppendRequests(const std::vector<Command>& commands, std::string* out) {
   size_t size = 0;
@@ -98,25 +33,6 @@ void AppendRequests(const std::vector<Command>& commands, std::string* out) {
 }
 
 }  // namespace
-
-// hiredis reports a timed-out read or connect as an I/O error whose text is
-// the errno message.
-absl::Status ContextStatus(const redisContext* c, absl::string_view endpoint,
-                           absl::string_view what) {
-  const std::string message =
-      absl::StrCat("redis ", endpoint, ": ", what, ": ", c->errstr);
-  if (c->err == REDIS_ERR_IO &&
-      (absl::StrContains(c->errstr, "temporarily unavailable") ||
-       absl::StrContains(c->errstr, "timed out") ||
-       absl::StrContains(c->errstr, "in progress"))) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("redis ", endpoint, ": ", what,
-                     ": no answer within the timeout (", c->errstr, ")"));
-  }
-  if (c->err == REDIS_ERR_PROTOCOL) return absl::InternalError(message);
-  // Refused, reset, EOF, unresolvable host: the server cannot be reached.
-  return absl::UnavailableError(message);
-}
 
 std::string Endpoint(const PoolOptions& o) {
   if (o.locator != nullptr) return o.locator->Describe();
@@ -165,64 +81,54 @@ Command AuthCommand(const PoolOptions& options) {
   return {"AUTH", options.username, options.password};
 }
 
-absl::StatusOr<redisContext*> DialNonBlocking(const PoolOptions& options,
-                                              int cancel_fd) {
-  absl::StatusOr<Target> target = Resolve(options);
-  if (!target.ok()) return target.status();
-  absl::StatusOr<redisContext*> c = DialTarget(*target, options, cancel_fd);
-  if (!c.ok()) ForgetPrimary(options, target->endpoint);
-  return c;
+absl::StatusOr<std::unique_ptr<Link>> Dial(const Target& target,
+                                           const PoolOptions& options,
+                                           int cancel_fd) {
+  return Link::Dial(target, options.connect_timeout, options.tls.get(),
+                    cancel_fd);
 }
 
-absl::StatusOr<redisContext*> DialTarget(const Target& target,
-                                         const PoolOptions& options,
-                                         int cancel_fd) {
-  const std::string& endpoint = target.endpoint;
-  redisContext* c = target.unix_socket.empty()
-                        ? redisConnectNonBlock(target.host.c_str(), target.port)
-                        : redisConnectUnixNonBlock(target.unix_socket.c_str());
-  if (c == nullptr) return absl::ResourceExhaustedError("redis: out of memory");
-  if (c->err != 0) {
-    absl::Status status = ContextStatus(c, endpoint, "connect");
-    FreeContext(c);
-    return status;
+absl::StatusOr<std::vector<Reply>> Exchange(
+    Link& link, const std::vector<Command>& commands,
+    Clock::time_point deadline, int cancel_fd) {
+  std::string request;
+  AppendRequests(commands, &request);
+  DQ_RETURN_IF_ERROR(link.Write(request, deadline, cancel_fd));
+  std::vector<Reply> replies;
+  replies.reserve(commands.size());
+  while (replies.size() < commands.size()) {
+    DQ_ASSIGN_OR_RETURN(Reply reply, link.Next(deadline, cancel_fd));
+    replies.push_back(std::move(reply));
   }
-  SetCloseOnExec(c->fd);
-  // The connection is under way: it is made when the socket is writable.
-  const auto deadline = std::chrono::steady_clock::now() +
-                        absl::ToChronoMicroseconds(options.connect_timeout);
-  for (;;) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      FreeContext(c);
-      return absl::DeadlineExceededError(absl::StrCat(
-          "redis ", endpoint, ": connect: no answer within the timeout"));
-    }
-    pollfd fds[2] = {{c->fd, POLLOUT, 0}, {cancel_fd, POLLIN, 0}};
-    const int n = poll(fds, cancel_fd >= 0 ? 2 : 1, left.count());
-    if (n < 0 && errno != EINTR) {
-      const int error = errno;
-      FreeContext(c);
-      return absl::UnavailableError(
-          absl::StrCat("redis ", endpoint, ": poll: ", strerror(error)));
-    }
-    if (n <= 0) continue;
-    if (cancel_fd >= 0 && fds[1].revents != 0) {
-      FreeContext(c);
-      return absl::CancelledError("redis: connect cancelled");
-    }
-    if (fds[0].revents != 0) break;
+  return replies;
+}
+
+std::vector<Command> Greeting(const PoolOptions& options, bool select) {
+  std::vector<Command> greeting;
+  if (Command auth = AuthCommand(options); !auth.empty()) {
+    greeting.push_back(std::move(auth));
   }
-  int error = 0;
-  socklen_t len = sizeof(error);
-  if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &error, &len) != 0) error = errno;
-  if (error != 0) {
-    FreeContext(c);
-    return absl::UnavailableError(
-        absl::StrCat("redis ", endpoint, ": connect: ", strerror(error)));
+  if (select && options.db != 0) {
+    greeting.push_back({"SELECT", absl::StrCat(options.db)});
   }
-  return c;
+  if (options.locator != nullptr) greeting.push_back({"ROLE"});
+  if (greeting.empty()) greeting.push_back({"PING"});
+  return greeting;
+}
+
+absl::Status CheckGreeting(const std::vector<Command>& commands,
+                           const std::vector<Reply>& replies,
+                           absl::string_view endpoint) {
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const redisReply* reply = replies[i].get();
+    if (reply->type == REDIS_REPLY_ERROR) {
+      return ErrorReplyStatus(absl::string_view(reply->str, reply->len));
+    }
+    if (commands[i][0] == "ROLE") {
+      DQ_RETURN_IF_ERROR(CheckPrimary(reply, endpoint));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // RESP: "*<argc>\r\n" then "$<len>\r\n<arg>\r\n" per argument.
@@ -306,73 +212,24 @@ ConnectionPool::~ConnectionPool() = default;
 absl::StatusOr<ConnectionPool::Opened> ConnectionPool::Connect() {
   absl::StatusOr<Target> target = Resolve(options_);
   if (!target.ok()) return target.status();
-  absl::StatusOr<redisContext*> c = ConnectTo(*target);
-  if (!c.ok()) {
+  absl::StatusOr<std::unique_ptr<Link>> link = ConnectTo(*target);
+  if (!link.ok()) {
     ForgetPrimary(options_, target->endpoint);
-    return c.status();
+    return link.status();
   }
-  return Opened{*c, target->endpoint, target->generation};
+  return Opened{*std::move(link), target->generation};
 }
 
-absl::StatusOr<redisContext*> ConnectionPool::ConnectTo(const Target& target) {
-  const std::string& endpoint = target.endpoint;
-  const timeval connect_tv = TimeoutTimeval(options_.connect_timeout);
-  redisContext* c =
-      target.unix_socket.empty()
-          ? redisConnectWithTimeout(target.host.c_str(), target.port,
-                                    connect_tv)
-          : redisConnectUnixWithTimeout(target.unix_socket.c_str(), connect_tv);
-  if (c == nullptr) return absl::ResourceExhaustedError("redis: out of memory");
-  if (c->err != 0) {
-    absl::Status status = ContextStatus(c, endpoint, "connect");
-    FreeContext(c);
-    return status;
-  }
-  SetCloseOnExec(c->fd);
-  if (redisSetTimeout(c, TimeoutTimeval(options_.command_timeout)) !=
-      REDIS_OK) {
-    absl::Status status = ContextStatus(c, endpoint, "set timeout");
-    FreeContext(c);
-    return status;
-  }
-  std::vector<Command> setup;
-  if (Command auth = AuthCommand(options_); !auth.empty()) {
-    setup.push_back(std::move(auth));
-  }
-  if (options_.db != 0) setup.push_back({"SELECT", absl::StrCat(options_.db)});
-  // A server the sentinels named may have been demoted since.
-  if (options_.locator != nullptr) setup.push_back({"ROLE"});
-  // One round trip on every new connection, so that an error the server
-  // sends on accepting it (too many clients) fails the opening instead of
-  // passing for the first call's reply.
-  if (setup.empty()) setup.push_back({"PING"});
-  // hiredis writes these itself, with write(): keep a vanished server's
-  // SIGPIPE away from the process.
-  std::optional<ScopedSigpipeBlock> no_sigpipe;
-  if (!setup.empty()) no_sigpipe.emplace();
-  for (const Command& cmd : setup) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lens;
-    for (const std::string& a : cmd) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    Reply reply(static_cast<redisReply*>(
-        redisCommandArgv(c, argv.size(), argv.data(), lens.data())));
-    absl::Status status;
-    if (reply == nullptr) {
-      status = ContextStatus(c, endpoint, cmd[0]);
-    } else if (reply->type == REDIS_REPLY_ERROR) {
-      status = ErrorReplyStatus(absl::string_view(reply->str, reply->len));
-    } else if (cmd[0] == "ROLE") {
-      status = CheckPrimary(reply.get(), endpoint);
-    }
-    if (!status.ok()) {
-      FreeContext(c);
-      return status;
-    }
-  }
-  return c;
+absl::StatusOr<std::unique_ptr<Link>> ConnectionPool::ConnectTo(
+    const Target& target) {
+  DQ_ASSIGN_OR_RETURN(std::unique_ptr<Link> link, Dial(target, options_));
+  const std::vector<Command> greeting = Greeting(options_, /*select=*/true);
+  DQ_ASSIGN_OR_RETURN(std::vector<Reply> replies,
+                      Exchange(*link, greeting,
+                               Clock::now() + absl::ToChronoMicroseconds(
+                                                  options_.command_timeout)));
+  DQ_RETURN_IF_ERROR(CheckGreeting(greeting, replies, target.endpoint));
+  return link;
 }
 
 ConnectionPool::Choice ConnectionPool::Choose() {
@@ -432,8 +289,8 @@ absl::StatusOr<std::shared_ptr<SharedConnection>> ConnectionPool::Pick() {
   absl::StatusOr<Opened> context = Connect();
   std::shared_ptr<SharedConnection> fresh;
   if (context.ok()) {
-    fresh = std::make_shared<SharedConnection>(
-        context->context, options_.command_timeout, context->endpoint);
+    fresh = std::make_shared<SharedConnection>(std::move(context->link),
+                                               options_.command_timeout);
   }
   internal::MutexLock lock(&mu_);
   connecting_[slot] = false;

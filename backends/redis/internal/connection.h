@@ -24,8 +24,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "backends/redis/internal/link.h"
 #include "backends/redis/internal/sentinel.h"
 #include "backends/redis/internal/shared_connection.h"
+#include "backends/redis/internal/tls.h"
 #include "src/mutex.h"
 
 namespace delayq {
@@ -63,6 +65,8 @@ struct PoolOptions {
   // unix_socket are not used), and every connection checks with ROLE that
   // it reached one. Shared with the news subscription.
   std::shared_ptr<PrimaryLocator> locator;
+  // When set, every connection speaks TLS (the sentinels' too).
+  std::shared_ptr<const TlsContext> tls;
 };
 
 // AuthCommand()
@@ -74,12 +78,8 @@ Command AuthCommand(const PoolOptions& options);
 // Target
 //
 // The server a new connection goes to: the configured one, or the primary
-// the sentinels name now.
-struct Target {
-  std::string host;
-  int port = 0;
-  std::string unix_socket;
-  std::string endpoint;  // how messages name it (Endpoint())
+// the sentinels name now (`endpoint` names it in messages).
+struct Target : LinkTarget {
   // With sentinels: the locator's generation() for this address.
   uint64_t generation = 0;
 };
@@ -103,29 +103,40 @@ absl::Status CheckPrimary(const redisReply* role, absl::string_view endpoint);
 // brackets), the socket's path, or the sentinels' primary.
 std::string Endpoint(const PoolOptions& options);
 
-// ContextStatus()
+// Dial()
 //
-// The status for the error a hiredis context `c` reported while talking to
-// `endpoint` during `what`: a timed-out read or connect -> DeadlineExceeded,
-// a reply that does not parse -> Internal, anything else (refused, reset,
-// EOF, an unresolvable host) -> Unavailable.
-absl::Status ContextStatus(const redisContext* c, absl::string_view endpoint,
-                           absl::string_view what);
+// A new connection to `target` with the connect timeout and TLS of
+// `options`; nothing is sent on it yet. Cancelled as soon as `cancel_fd`
+// (if >= 0) is readable. Errors as Link::Dial() says.
+absl::StatusOr<std::unique_ptr<Link>> Dial(const Target& target,
+                                           const PoolOptions& options,
+                                           int cancel_fd = -1);
 
-// DialNonBlocking()
+// Exchange()
 //
-// A new connection to the server of `options` for a caller that does its
-// own waiting (the news subscription, see news.h): a hiredis context, whose
-// reader parses the replies, on a non-blocking close-on-exec socket,
-// connected within the connect timeout. Nothing is sent on it yet (no AUTH,
-// no SELECT). Cancelled as soon as `cancel_fd` (if >= 0) is readable;
-// otherwise errors as ContextStatus() maps them. The caller frees it with
-// redisFree().
-absl::StatusOr<redisContext*> DialNonBlocking(const PoolOptions& options,
-                                              int cancel_fd);
-absl::StatusOr<redisContext*> DialTarget(const Target& target,
-                                         const PoolOptions& options,
-                                         int cancel_fd);
+// Writes `commands` on `link` and reads one reply for each, by `deadline`.
+// Error replies are returned as replies.
+absl::StatusOr<std::vector<Reply>> Exchange(
+    Link& link, const std::vector<Command>& commands,
+    Clock::time_point deadline, int cancel_fd = -1);
+
+// Greeting()
+//
+// What a new connection sends first: AUTH when there is a password, SELECT
+// when `select` and the db is not 0, and ROLE with sentinels (a server they
+// named may have been demoted since). PING when none of them: one round
+// trip on every new connection, so that an error the server sends on
+// accepting it (too many clients) fails the opening instead of passing for
+// the first call's reply.
+std::vector<Command> Greeting(const PoolOptions& options, bool select);
+
+// CheckGreeting()
+//
+// The replies to Greeting()'s `commands`: an error reply as
+// ErrorReplyStatus() maps it, ROLE as CheckPrimary().
+absl::Status CheckGreeting(const std::vector<Command>& commands,
+                           const std::vector<Reply>& replies,
+                           absl::string_view endpoint);
 
 // ConnectionPool
 class ConnectionPool {
@@ -166,12 +177,11 @@ class ConnectionPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A new connection and the server it reached.
   struct Opened {
-    redisContext* context;
-    std::string endpoint;
+    std::unique_ptr<Link> link;
     uint64_t generation;
   };
   absl::StatusOr<Opened> Connect();
-  absl::StatusOr<redisContext*> ConnectTo(const Target& target);
+  absl::StatusOr<std::unique_ptr<Link>> ConnectTo(const Target& target);
 
   const PoolOptions options_;
   const std::string endpoint_;  // the server, as error messages name it

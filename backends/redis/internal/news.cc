@@ -2,16 +2,11 @@
 
 #include "backends/redis/internal/news.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
-#include <limits>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -24,8 +19,6 @@
 namespace delayq {
 namespace redis_internal {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // Reconnection backoff: the first retry comes quickly (a server that
 // dropped subscribers, a failover), later ones ever slower.
@@ -72,15 +65,14 @@ class NewsListener final : public NewsSubscription {
       Wake(wake_fd_);
       thread_.join();
     }
-    if (context_ != nullptr) redisFree(context_);
     close(wake_fd_);
   }
 
   // Connects and subscribes in the caller's thread, then starts the reader.
   absl::Status Start() {
-    absl::StatusOr<redisContext*> c = Open();
-    if (!c.ok()) return c.status();
-    context_ = *c;
+    absl::StatusOr<std::unique_ptr<Link>> link = Open();
+    if (!link.ok()) return link.status();
+    link_ = *std::move(link);
     thread_ = std::thread([this] { Run(); });
     return absl::OkStatus();
   }
@@ -88,54 +80,34 @@ class NewsListener final : public NewsSubscription {
  private:
   // A connection with AUTH (when a password is set) and SSUBSCRIBE done;
   // with sentinels, to the primary they name now, checked with ROLE.
-  absl::StatusOr<redisContext*> Open() {
+  absl::StatusOr<std::unique_ptr<Link>> Open() {
     absl::StatusOr<Target> target = Resolve(options_);
     if (!target.ok()) return target.status();
-    absl::StatusOr<redisContext*> dialed =
-        DialTarget(*target, options_, wake_fd_);
-    absl::Status status = dialed.status();
-    if (status.ok()) {
-      status = Handshake(*dialed);
-      if (!status.ok()) redisFree(*dialed);
-    }
+    absl::StatusOr<std::unique_ptr<Link>> link = io_.Dial(*target, options_);
+    absl::Status status = link.status();
+    if (status.ok()) status = Handshake(**link);
     if (!status.ok()) {
       if (!absl::IsCancelled(status)) ForgetPrimary(options_, target->endpoint);
       return status;
     }
     opened_generation_ = target->generation;
-    return *dialed;
+    return link;
   }
 
-  absl::Status Handshake(redisContext* c) {
+  // The greeting (no SELECT: a subscription is not in a database), then
+  // SSUBSCRIBE, whose confirmation is the reply after the greeting's.
+  absl::Status Handshake(Link& link) {
     const Clock::time_point deadline =
         Clock::now() + absl::ToChronoMicroseconds(options_.command_timeout);
-    std::vector<Command> setup;
-    if (Command auth = AuthCommand(options_); !auth.empty()) {
-      setup.push_back(std::move(auth));
-    }
-    if (options_.locator != nullptr) setup.push_back({"ROLE"});
-    std::string request;
-    for (const Command& cmd : setup) {
-      AppendArrayHeader(cmd.size(), &request);
-      for (const std::string& arg : cmd) AppendArgument(arg, &request);
-    }
-    AppendArrayHeader(2, &request);
-    AppendArgument("SSUBSCRIBE", &request);
-    AppendArgument(channel_, &request);
-    if (absl::Status s = io_.Send(c, request, deadline); !s.ok()) return s;
-    for (const Command& cmd : setup) {
-      absl::StatusOr<Reply> reply = io_.Next(c, deadline);
-      if (!reply.ok()) return reply.status();
-      if ((*reply)->type == REDIS_REPLY_ERROR) {
-        return ErrorReplyStatus(Str(reply->get()));
-      }
-      if (cmd[0] == "ROLE") {
-        DQ_RETURN_IF_ERROR(CheckPrimary(reply->get(), endpoint_));
-      }
-    }
-    absl::StatusOr<Reply> confirm = io_.Next(c, deadline);
-    if (!confirm.ok()) return confirm.status();
-    const redisReply* r = confirm->get();
+    std::vector<Command> commands = Greeting(options_, /*select=*/false);
+    commands.push_back({"SSUBSCRIBE", channel_});
+    DQ_ASSIGN_OR_RETURN(std::vector<Reply> replies,
+                        io_.Exchange(link, commands, deadline));
+    const Reply confirm = std::move(replies.back());
+    commands.pop_back();
+    replies.pop_back();
+    DQ_RETURN_IF_ERROR(CheckGreeting(commands, replies, endpoint_));
+    const redisReply* r = confirm.get();
     if (r->type == REDIS_REPLY_ERROR) return ErrorReplyStatus(Str(r));
     if (PushKind(r) != "ssubscribe") {
       return absl::InternalError(absl::StrCat(
@@ -157,13 +129,13 @@ class NewsListener final : public NewsSubscription {
     Clock::duration backoff = kFirstBackoff;
     bool pinged = false;
     for (;;) {
-      if (context_ == nullptr) {
+      if (link_ == nullptr) {
         if (!io_.Sleep(backoff)) return;
         backoff = std::min<Clock::duration>(2 * backoff, kLongestBackoff);
-        absl::StatusOr<redisContext*> c = Open();
-        if (absl::IsCancelled(c.status())) return;
-        if (!c.ok()) continue;
-        context_ = *c;
+        absl::StatusOr<std::unique_ptr<Link>> link = Open();
+        if (absl::IsCancelled(link.status())) return;
+        if (!link.ok()) continue;
+        link_ = *std::move(link);
         backoff = kFirstBackoff;
         pinged = false;
         StoreNews resync;
@@ -187,7 +159,7 @@ class NewsListener final : public NewsSubscription {
         AppendArgument("PING", &ping);
         pinged = true;
         const absl::Status sent =
-            io_.Send(context_, ping,
+            io_.Send(*link_, ping,
                      Clock::now() +
                          absl::ToChronoMicroseconds(options_.command_timeout));
         if (absl::IsCancelled(sent)) return;
@@ -215,19 +187,16 @@ class NewsListener final : public NewsSubscription {
     }
   }
 
-  void Drop() {
-    redisFree(context_);
-    context_ = nullptr;
-  }
+  void Drop() { link_.reset(); }
 
   // Next() until `deadline`; with sentinels, Aborted as soon as the primary
   // has changed (checked every kPrimaryCheck, without asking anyone).
   absl::StatusOr<Reply> NextOrNewPrimary(Clock::time_point deadline) {
-    if (options_.locator == nullptr) return io_.Next(context_, deadline);
+    if (options_.locator == nullptr) return io_.Next(*link_, deadline);
     for (;;) {
       const Clock::time_point step =
           std::min(deadline, Clock::now() + Clock::duration(kPrimaryCheck));
-      absl::StatusOr<Reply> reply = io_.Next(context_, step);
+      absl::StatusOr<Reply> reply = io_.Next(*link_, step);
       if (!absl::IsDeadlineExceeded(reply.status()) || step == deadline) {
         return reply;
       }
@@ -250,8 +219,8 @@ class NewsListener final : public NewsSubscription {
   PushIo io_;
   // The subscribed connection, or null between a failure and the next
   // opening. Used by the thread only once it runs.
-  redisContext* context_ = nullptr;
-  // The locator's generation when context_ was opened.
+  std::unique_ptr<Link> link_;
+  // The locator's generation when link_ was opened.
   uint64_t opened_generation_ = 0;
   std::thread thread_;
 };

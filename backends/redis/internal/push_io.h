@@ -11,15 +11,16 @@
 #ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_PUSH_IO_H_
 #define DELAYQ_BACKENDS_REDIS_INTERNAL_PUSH_IO_H_
 
-#include <hiredis/hiredis.h>
-
 #include <chrono>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "backends/redis/internal/shared_connection.h"
+#include "backends/redis/internal/connection.h"
+#include "backends/redis/internal/link.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -32,8 +33,6 @@ void Wake(int wake_fd);
 
 class PushIo {
  public:
-  using Clock = std::chrono::steady_clock;
-
   // `endpoint` names the server in messages; `closes` is what the Cancelled
   // status says ("news subscription closed").
   PushIo(int wake_fd, std::string endpoint, std::string closes)
@@ -41,17 +40,21 @@ class PushIo {
         endpoint_(std::move(endpoint)),
         what_closes_(std::move(closes)) {}
 
-  // Waits until `fd` has `events` or the deadline passes (no deadline:
-  // Clock::time_point::max()); `fd` < 0 waits for the deadline only.
-  absl::Status Await(int fd, short events, Clock::time_point deadline,
-                     absl::string_view what);
-
   // Writes all of `request` by `deadline`.
-  absl::Status Send(redisContext* c, const std::string& request,
+  absl::Status Send(Link& link, const std::string& request,
                     Clock::time_point deadline);
 
   // The next reply or pushed message, waiting for bytes until `deadline`.
-  absl::StatusOr<Reply> Next(redisContext* c, Clock::time_point deadline);
+  absl::StatusOr<Reply> Next(Link& link, Clock::time_point deadline);
+
+  // Writes `commands` and reads one reply to each by `deadline`.
+  absl::StatusOr<std::vector<Reply>> Exchange(
+      Link& link, const std::vector<Command>& commands,
+      Clock::time_point deadline);
+
+  // A new connection to `target` (see Dial() in connection.h).
+  absl::StatusOr<std::unique_ptr<Link>> Dial(const Target& target,
+                                             const PoolOptions& options);
 
   // Waits `d`; false when woken (the owner is closing).
   bool Sleep(Clock::duration d);
@@ -60,6 +63,9 @@ class PushIo {
 
  private:
   const int wake_fd_;
+  // `status` with Cancelled worded as what closes.
+  absl::Status Closing(absl::Status status) const;
+
   const std::string endpoint_;
   const std::string what_closes_;
 };

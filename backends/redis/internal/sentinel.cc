@@ -17,17 +17,11 @@
 #include "absl/strings/string_view.h"
 #include "backends/redis/internal/connection.h"
 #include "backends/redis/internal/push_io.h"
+#include "src/status_macros.h"
 
 namespace delayq {
 namespace redis_internal {
 namespace {
-
-struct ContextFree {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-using Context = std::unique_ptr<redisContext, ContextFree>;
-
-timeval Timeval(absl::Duration d) { return absl::ToTimeval(d); }
 
 bool SameEndpoint(const HostPort& a, const HostPort& b) {
   return a.host == b.host && a.port == b.port;
@@ -47,12 +41,14 @@ std::string HostPortText(const HostPort& e) {
 PrimaryLocator::PrimaryLocator(std::vector<HostPort> sentinels,
                                std::string master, std::string password,
                                absl::Duration connect_timeout,
-                               absl::Duration command_timeout)
+                               absl::Duration command_timeout,
+                               std::shared_ptr<const TlsContext> tls)
     : sentinels_(std::move(sentinels)),
       master_(std::move(master)),
       password_(std::move(password)),
       connect_timeout_(connect_timeout),
-      command_timeout_(command_timeout) {}
+      command_timeout_(command_timeout),
+      tls_(std::move(tls)) {}
 
 std::string PrimaryLocator::Describe() const {
   std::vector<std::string> names;
@@ -117,14 +113,12 @@ void PrimaryLocator::Watch() {
 }
 
 void PrimaryLocator::WatchOne(const HostPort& sentinel, PushIo& io) {
-  Target target{sentinel.host, sentinel.port, "", HostPortText(sentinel), 0};
-  PoolOptions dial;
-  dial.connect_timeout = connect_timeout_;
-  absl::StatusOr<redisContext*> dialed = DialTarget(target, dial, wake_fd_);
-  if (!dialed.ok()) return;
-  Context c(*dialed);
+  absl::StatusOr<std::unique_ptr<Link>> link =
+      io.Dial(SentinelTarget(sentinel), DialOptions());
+  if (!link.ok()) return;
+  Link& c = **link;
   const auto deadline = [&](absl::Duration d) {
-    return PushIo::Clock::now() + absl::ToChronoMicroseconds(d);
+    return Clock::now() + absl::ToChronoMicroseconds(d);
   };
   std::string request;
   if (!password_.empty()) {
@@ -135,17 +129,17 @@ void PrimaryLocator::WatchOne(const HostPort& sentinel, PushIo& io) {
   AppendArrayHeader(2, &request);
   AppendArgument("SUBSCRIBE", &request);
   AppendArgument("+switch-master", &request);
-  if (!io.Send(c.get(), request, deadline(command_timeout_)).ok()) return;
+  if (!io.Send(c, request, deadline(command_timeout_)).ok()) return;
   bool pinged = false;
   for (;;) {
-    absl::StatusOr<Reply> reply = io.Next(
-        c.get(), deadline(pinged ? command_timeout_ : absl::Seconds(15)));
+    absl::StatusOr<Reply> reply =
+        io.Next(c, deadline(pinged ? command_timeout_ : absl::Seconds(15)));
     if (absl::IsDeadlineExceeded(reply.status()) && !pinged) {
       // Quiet for long: check that the sentinel is still there.
       std::string ping;
       AppendArrayHeader(1, &ping);
       AppendArgument("PING", &ping);
-      if (!io.Send(c.get(), ping, deadline(command_timeout_)).ok()) return;
+      if (!io.Send(c, ping, deadline(command_timeout_)).ok()) return;
       pinged = true;
       continue;
     }
@@ -179,38 +173,42 @@ uint64_t PrimaryLocator::generation() const {
   return generation_;
 }
 
+Target PrimaryLocator::SentinelTarget(const HostPort& sentinel) {
+  Target target;
+  target.host = sentinel.host;
+  target.port = sentinel.port;
+  target.endpoint = HostPortText(sentinel);
+  return target;
+}
+
+PoolOptions PrimaryLocator::DialOptions() const {
+  PoolOptions dial;
+  dial.connect_timeout = connect_timeout_;
+  dial.tls = tls_;
+  return dial;
+}
+
 absl::StatusOr<HostPort> PrimaryLocator::Ask(const HostPort& sentinel) const {
   const std::string where = absl::StrCat("sentinel ", HostPortText(sentinel));
-  Context c(redisConnectWithTimeout(sentinel.host.c_str(), sentinel.port,
-                                    Timeval(connect_timeout_)));
-  if (c == nullptr) return absl::ResourceExhaustedError("redis: out of memory");
-  if (c->err != 0) return ContextStatus(c.get(), where, "connect");
-  if (redisSetTimeout(c.get(), Timeval(command_timeout_)) != REDIS_OK) {
-    return ContextStatus(c.get(), where, "set timeout");
-  }
-  auto command = [&](std::vector<std::string> args) -> absl::StatusOr<Reply> {
-    std::vector<const char*> argv;
-    std::vector<size_t> lens;
-    for (const std::string& a : args) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    Reply reply(static_cast<redisReply*>(redisCommandArgv(
-        c.get(), static_cast<int>(argv.size()), argv.data(), lens.data())));
-    if (reply == nullptr) return ContextStatus(c.get(), where, args[0]);
+  DQ_ASSIGN_OR_RETURN(std::unique_ptr<Link> link,
+                      Dial(SentinelTarget(sentinel), DialOptions()));
+  std::vector<Command> commands;
+  if (!password_.empty()) commands.push_back({"AUTH", password_});
+  commands.push_back({"SENTINEL", "get-master-addr-by-name", master_});
+  DQ_ASSIGN_OR_RETURN(
+      std::vector<Reply> replies,
+      Exchange(*link, commands,
+               Clock::now() + absl::ToChronoMicroseconds(command_timeout_)));
+  for (const Reply& reply : replies) {
     if (reply->type == REDIS_REPLY_ERROR) {
-      return ErrorReplyStatus(absl::StrCat(where, ": ", Str(reply.get())));
+      // Classified by the server's words (NOAUTH is PermissionDenied),
+      // named by the sentinel that said them.
+      const absl::Status refused = ErrorReplyStatus(Str(reply.get()));
+      return absl::Status(refused.code(),
+                          absl::StrCat(where, ": ", refused.message()));
     }
-    return reply;
-  };
-  if (!password_.empty()) {
-    absl::StatusOr<Reply> auth = command({"AUTH", password_});
-    if (!auth.ok()) return auth.status();
   }
-  absl::StatusOr<Reply> addr =
-      command({"SENTINEL", "get-master-addr-by-name", master_});
-  if (!addr.ok()) return addr.status();
-  const redisReply* r = addr->get();
+  const redisReply* r = replies.back().get();
   if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
       r->element[0]->type != REDIS_REPLY_STRING ||
       r->element[1]->type != REDIS_REPLY_STRING) {

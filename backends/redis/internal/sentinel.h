@@ -25,6 +25,7 @@
 #define DELAYQ_BACKENDS_REDIS_INTERNAL_SENTINEL_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -37,6 +38,12 @@
 
 namespace delayq {
 namespace redis_internal {
+
+// Defined in connection.h, push_io.h and tls.h, which include this.
+struct PoolOptions;
+struct Target;
+class PushIo;
+class TlsContext;
 
 struct HostPort {
   std::string host;
@@ -54,10 +61,12 @@ struct Found {
 
 class PrimaryLocator {
  public:
-  // `password` is sent with AUTH to each sentinel when not empty.
+  // `password` is sent with AUTH to each sentinel when not empty; with
+  // `tls`, the sentinels are reached over TLS.
   PrimaryLocator(std::vector<HostPort> sentinels, std::string master,
                  std::string password, absl::Duration connect_timeout,
-                 absl::Duration command_timeout);
+                 absl::Duration command_timeout,
+                 std::shared_ptr<const TlsContext> tls = nullptr);
   // Stops the watching thread.
   ~PrimaryLocator();
   PrimaryLocator(const PrimaryLocator&) = delete;
@@ -83,17 +92,20 @@ class PrimaryLocator {
 
  private:
   absl::StatusOr<HostPort> Ask(const HostPort& sentinel) const;
+  static Target SentinelTarget(const HostPort& sentinel);
+  PoolOptions DialOptions() const;
   // Sets the address, bumping the generation when it changed.
   Found Use(const HostPort& at) ABSL_LOCKS_EXCLUDED(mu_);
   // The watching thread's loop, and one connection's worth of it.
   void Watch();
-  void WatchOne(const HostPort& sentinel, class PushIo& io);
+  void WatchOne(const HostPort& sentinel, PushIo& io);
 
   const std::vector<HostPort> sentinels_;
   const std::string master_;
   const std::string password_;
   const absl::Duration connect_timeout_;
   const absl::Duration command_timeout_;
+  const std::shared_ptr<const TlsContext> tls_;
   mutable internal::Mutex mu_;
   std::optional<HostPort> known_ ABSL_GUARDED_BY(mu_);
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;

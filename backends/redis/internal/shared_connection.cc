@@ -2,45 +2,19 @@
 
 #include "backends/redis/internal/shared_connection.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-
-#include <cerrno>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace delayq {
 namespace redis_internal {
-namespace {
-
-// The status for a failed send() or recv() (`n` its result, `errno` its
-// error): a socket timeout is DeadlineExceeded, the rest Unavailable.
-absl::Status SocketStatus(absl::string_view endpoint, absl::string_view what,
-                          ssize_t n, int error) {
-  if (n == 0) {
-    return absl::UnavailableError(
-        absl::StrCat("redis ", endpoint, ": ", what, ": connection closed"));
-  }
-  if (error == EAGAIN || error == EWOULDBLOCK) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("redis ", endpoint, ": ", what,
-                     ": no answer within the timeout (", strerror(error), ")"));
-  }
-  return absl::UnavailableError(
-      absl::StrCat("redis ", endpoint, ": ", what, ": ", strerror(error)));
-}
-
-}  // namespace
-
-SharedConnection::SharedConnection(redisContext* context,
-                                   absl::Duration timeout, std::string endpoint)
-    : context_(context),
+SharedConnection::SharedConnection(std::unique_ptr<Link> link,
+                                   absl::Duration timeout)
+    : link_(std::move(link)),
       timeout_(absl::ToChronoMicroseconds(timeout)),
-      endpoint_(std::move(endpoint)) {}
+      endpoint_(link_->endpoint()) {}
 
-SharedConnection::~SharedConnection() { redisFree(context_); }
+SharedConnection::~SharedConnection() = default;
 
 absl::StatusOr<std::vector<Reply>> SharedConnection::Call(
     const std::string& request, size_t count) {
@@ -62,7 +36,7 @@ absl::StatusOr<std::vector<Reply>> SharedConnection::Call(
       if (!failure_.ok()) return failure_;
       queue_.push_back(&self);
     }
-    absl::Status sent = Send(request);
+    absl::Status sent = Send(request, self.deadline);
     if (!sent.ok()) Fail(std::move(sent));
   }
   internal::MutexLock lock(&mu_);
@@ -80,20 +54,13 @@ absl::StatusOr<std::vector<Reply>> SharedConnection::Call(
 
 bool SharedConnection::StillOpen() {
   if (!usable()) return false;
-  char byte;
-  const ssize_t n = recv(context_->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-    return true;  // nothing to read: the healthy case
-  }
-  if (n > 0) {
-    // With no call under way every reply has been read: these bytes answer
-    // nothing (an error the server sent on its own, or a stream out of
-    // step), and would be taken for the next call's reply.
-    Fail(absl::InternalError(absl::StrCat(
-        "redis ", endpoint_, ": the server sent bytes no call asked for")));
-  } else {
-    Fail(SocketStatus(endpoint_, "idle connection", n, errno));
-  }
+  // An error means the server closed the connection (it restarted, or
+  // dropped the client), or sent bytes that answer nothing (an error sent
+  // on its own, or a stream out of step) and would be taken for the next
+  // call's reply.
+  absl::Status idle = link_->CheckIdle();
+  if (idle.ok()) return true;
+  Fail(std::move(idle));
   return false;
 }
 
@@ -102,22 +69,12 @@ int SharedConnection::waiting() const {
   return static_cast<int>(queue_.size());
 }
 
-// The commands are written here, not by hiredis, so that send() can say
-// MSG_NOSIGNAL: a server that went away cannot raise SIGPIPE.
-absl::Status SharedConnection::Send(const std::string& request) {
-  size_t sent = 0;
-  while (sent < request.size()) {
-    const ssize_t n = send(context_->fd, request.data() + sent,
-                           request.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return SocketStatus(endpoint_, "send", n, errno);
-    }
-  }
-  return absl::OkStatus();
+absl::Status SharedConnection::Send(
+    const std::string& request,
+    std::chrono::steady_clock::time_point deadline) {
+  absl::Status sent = link_->Write(request, deadline);
+  if (absl::IsDeadlineExceeded(sent)) return TimedOut();
+  return sent;
 }
 
 void SharedConnection::ReadFor(Waiter* self) {
@@ -136,38 +93,18 @@ void SharedConnection::ReadFor(Waiter* self) {
 
 absl::Status SharedConnection::ReadReplies(
     std::chrono::steady_clock::time_point deadline, std::vector<Reply>* out) {
-  redisReader* reader = context_->reader;
   while (true) {
-    void* raw = nullptr;
-    if (redisReaderGetReply(reader, &raw) != REDIS_OK) {
-      return absl::InternalError(absl::StrCat(
-          "redis ", endpoint_, ": reply does not parse: ", reader->errstr));
-    }
-    if (raw != nullptr) {
-      out->emplace_back(static_cast<redisReply*>(raw));
+    absl::StatusOr<Reply> reply = link_->Parsed();
+    if (!reply.ok()) return reply.status();
+    if (*reply != nullptr) {
+      out->push_back(*std::move(reply));
       continue;
     }
     if (!out->empty()) return absl::OkStatus();
     // Waits only until the call's deadline, however the replies trickle in.
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return TimedOut();
-    pollfd readable{context_->fd, POLLIN, 0};
-    const int ready = poll(&readable, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) return TimedOut();
-    char buf[16 * 1024];
-    const ssize_t n = recv(context_->fd, buf, sizeof(buf), 0);
-    if (n > 0) {
-      if (redisReaderFeed(reader, buf, static_cast<size_t>(n)) != REDIS_OK) {
-        return absl::ResourceExhaustedError(
-            absl::StrCat("redis ", endpoint_, ": reply: ", reader->errstr));
-      }
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else {
-      return SocketStatus(endpoint_, "reply", n, errno);
-    }
+    absl::Status received = link_->Receive(deadline);
+    if (absl::IsDeadlineExceeded(received)) return TimedOut();
+    if (!received.ok()) return received;
   }
 }
 
@@ -180,7 +117,7 @@ void SharedConnection::Deliver(std::vector<Reply>* replies, Waiter* self) {
         failed_.store(true, std::memory_order_release);
         failure_ = absl::InternalError(
             absl::StrCat("redis ", endpoint_, ": a reply no call asked for"));
-        shutdown(context_->fd, SHUT_RDWR);
+        link_->Shutdown();
       }
       return;
     }
@@ -211,7 +148,7 @@ void SharedConnection::FailLocked(absl::Status status) {
     failure_ = std::move(status);
     failed_.store(true, std::memory_order_release);
     // Ends a read or write another caller has under way.
-    shutdown(context_->fd, SHUT_RDWR);
+    link_->Shutdown();
   }
   for (Waiter* w : queue_) {
     w->status = failure_;

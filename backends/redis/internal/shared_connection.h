@@ -24,8 +24,6 @@
 #ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_SHARED_CONNECTION_H_
 #define DELAYQ_BACKENDS_REDIS_INTERNAL_SHARED_CONNECTION_H_
 
-#include <hiredis/hiredis.h>
-
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -36,28 +34,21 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "backends/redis/internal/link.h"
 #include "src/mutex.h"
 
 namespace delayq {
 namespace redis_internal {
 
-struct ReplyDeleter {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using Reply = std::unique_ptr<redisReply, ReplyDeleter>;
-
 class SharedConnection {
  public:
-  // Takes ownership of `context`, a connected blocking hiredis context whose
-  // socket has `timeout` for reads and writes. `timeout` also bounds each
-  // call from its queueing to its last reply. `endpoint` names the server in
-  // error messages.
-  SharedConnection(redisContext* context, absl::Duration timeout,
-                   std::string endpoint);
+  // Takes `link`, a connection ready for calls. `timeout` bounds each call
+  // from its queueing to its last reply.
+  SharedConnection(std::unique_ptr<Link> link, absl::Duration timeout);
   ~SharedConnection();
   SharedConnection(const SharedConnection&) = delete;
   // The server it is connected to, as messages name it.
-  const std::string& endpoint() const { return endpoint_; }
+  const std::string& endpoint() const { return link_->endpoint(); }
   SharedConnection& operator=(const SharedConnection&) = delete;
 
   // Writes `count` commands, encoded in RESP in `request`, and returns their
@@ -108,7 +99,8 @@ class SharedConnection {
     internal::CondVar wake;
   };
 
-  absl::Status Send(const std::string& request);
+  absl::Status Send(const std::string& request,
+                    std::chrono::steady_clock::time_point deadline);
   // Reads the socket and hands out replies until `self` is done; called and
   // returning with mu_ held, and releasing it while reading.
   void ReadFor(Waiter* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -121,9 +113,9 @@ class SharedConnection {
   void FailLocked(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status TimedOut() const;
 
-  redisContext* const context_;
+  const std::unique_ptr<Link> link_;
   const std::chrono::steady_clock::duration timeout_;
-  const std::string endpoint_;
+  const std::string& endpoint_;  // link_'s
   std::atomic<bool> failed_{false};
   std::atomic<int> in_flight_{0};
   // Held while writing, so that calls' bytes do not interleave and the queue
