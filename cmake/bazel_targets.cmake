@@ -8,12 +8,16 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/memory/memory_backend.cc
   backends/memory/topic_index.h
   backends/redis/internal/backend_impl.h
+  backends/redis/internal/cluster.cc
+  backends/redis/internal/cluster.h
   backends/redis/internal/connection.cc
   backends/redis/internal/connection.h
   backends/redis/internal/keys.cc
   backends/redis/internal/keys.h
   backends/redis/internal/link.cc
   backends/redis/internal/link.h
+  backends/redis/internal/locator.cc
+  backends/redis/internal/locator.h
   backends/redis/internal/news.cc
   backends/redis/internal/news.h
   backends/redis/internal/push_io.cc
@@ -250,6 +254,9 @@ delayq_cc_test(tests_redis_redis_acl_test DIR tests/redis NAME redis_acl_test
 delayq_cc_test(tests_redis_redis_backend_test DIR tests/redis NAME redis_backend_test
   SRCS tests/redis/redis_backend_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_redis_redis_cluster_test DIR tests/redis NAME redis_cluster_test
+  SRCS tests/redis/redis_cluster_test.cc
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_conformance_test DIR tests/redis NAME redis_conformance_test
   SRCS tests/redis/redis_conformance_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tp_gtest_main)
@@ -265,6 +272,9 @@ delayq_cc_test(tests_redis_redis_outage_test DIR tests/redis NAME redis_outage_t
 delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentinel_test
   SRCS tests/redis/redis_sentinel_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+delayq_cc_library(tests_redis_redis_test_cluster DIR tests/redis NAME redis_test_cluster
+  SRCS tests/redis/redis_test_cluster.cc tests/redis/redis_test_cluster.h
+  DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tp_absl)
 delayq_cc_library(tests_redis_redis_test_server DIR tests/redis NAME redis_test_server
   SRCS tests/redis/redis_test_server.h
   DEPS delayq tests_testing_redis_server tp_absl)

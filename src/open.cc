@@ -29,8 +29,9 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenBackend(absl::string_view url) {
   return absl::InvalidArgumentError(
       absl::StrCat("unknown store URL \"", RedactedUrl(url),
                    "\"; expected memory:, sqlite:PATH, redis://HOST:PORT, ",
-                   "rediss://HOST:PORT, redis+unix:///SOCKET or ",
-                   "redis+sentinel://HOST:PORT,.../NAME"));
+                   "rediss://HOST:PORT, redis+unix:///SOCKET, ",
+                   "redis+sentinel://HOST:PORT,.../NAME or ",
+                   "redis+cluster://HOST:PORT,..."));
 }
 
 }  // namespace delayq

@@ -6,8 +6,8 @@
 # again; skips what is there.
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev libssl-dev
-          openssl libbenchmark-dev libgtest-dev libgmock-dev googletest redis-server
-          pkg-config g++ python3 cmake)
+          openssl redis-tools libbenchmark-dev libgtest-dev libgmock-dev
+          googletest redis-server pkg-config g++ python3 cmake)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -11,10 +11,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "backends/redis/internal/backend_impl.h"
+#include "backends/redis/internal/cluster.h"
 #include "backends/redis/internal/keys.h"
 #include "backends/redis/internal/news.h"
 #include "backends/redis/internal/record.h"
 #include "backends/redis/internal/replies.h"
+#include "backends/redis/internal/sentinel.h"
 #include "src/contract_errors.h"
 #include "src/status_macros.h"
 
@@ -61,6 +63,16 @@ absl::StatusOr<redis_internal::PoolOptions> PoolOptionsFor(
   if (o.tls.enabled) {
     DQ_ASSIGN_OR_RETURN(p.tls, redis_internal::TlsContext::Create(o.tls));
   }
+  if (!o.cluster_nodes.empty()) {
+    std::vector<redis_internal::HostPort> seeds;
+    for (const RedisEndpoint& n : o.cluster_nodes) {
+      seeds.push_back({n.host, n.port});
+    }
+    const int slot =
+        redis_internal::KeySlot(redis_internal::KeyLayout(o.ns).prefix());
+    p.locator = std::make_shared<redis_internal::SlotLocator>(std::move(seeds),
+                                                              slot, p);
+  }
   if (!o.sentinels.empty()) {
     std::vector<redis_internal::HostPort> sentinels;
     for (const RedisEndpoint& s : o.sentinels) {
@@ -89,7 +101,20 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   } else if (o.unix_socket.empty() && o.host.empty()) {
     return bad("host is empty");
   }
-  if (o.tls.enabled && o.sentinels.empty() && !o.unix_socket.empty()) {
+  if (!o.cluster_nodes.empty()) {
+    if (!o.sentinels.empty())
+      return bad("cluster_nodes and sentinels both set");
+    if (o.db != 0) return bad("a cluster has only db 0");
+    for (const RedisEndpoint& n : o.cluster_nodes) {
+      if (n.host.empty()) return bad("a cluster node's host is empty");
+      if (n.port < 1 || n.port > 65535) {
+        return bad(absl::StrCat("a cluster node's port ", n.port,
+                                " is not in 1..65535"));
+      }
+    }
+  }
+  if (o.tls.enabled && o.sentinels.empty() && o.cluster_nodes.empty() &&
+      !o.unix_socket.empty()) {
     return bad("TLS is not spoken over a Unix socket");
   }
   if (!o.tls.enabled && (!o.tls.ca_file.empty() || !o.tls.cert_file.empty() ||

@@ -3,7 +3,8 @@
 // ParseRedisUrl(): redis://[user:password@]host:port[/db][?name=value&...],
 // redis+unix://[user:password@]/socket/path[?db=N&name=value&...] and
 // redis+sentinel://[user:password@]h1:p1,h2:p2/MASTER[?db=N&name=value&...];
-// rediss:// and rediss+sentinel:// for the same over TLS.
+// redis+cluster://[user:password@]h1:p1,h2:p2[?name=value&...]; rediss://,
+// rediss+sentinel:// and rediss+cluster:// for the same over TLS.
 
 #include <limits>
 #include <string>
@@ -156,6 +157,17 @@ absl::Status ParseSocketTarget(absl::string_view url, absl::string_view rest,
   return absl::OkStatus();
 }
 
+// "h1:p1,h2:p2,...".
+absl::Status ParseHostList(absl::string_view url, absl::string_view text,
+                           std::vector<RedisEndpoint>* out) {
+  for (absl::string_view one : absl::StrSplit(text, ',')) {
+    RedisEndpoint e;
+    DQ_RETURN_IF_ERROR(ParseHostPort(url, one, &e));
+    out->push_back(std::move(e));
+  }
+  return absl::OkStatus();
+}
+
 // The part after "redis+sentinel://" and before '?':
 // [credentials@]h1:p1,h2:p2/MASTER.
 absl::Status ParseSentinelTarget(absl::string_view url, absl::string_view rest,
@@ -169,12 +181,17 @@ absl::Status ParseSentinelTarget(absl::string_view url, absl::string_view rest,
   }
   rest = rest.substr(0, slash);
   DQ_RETURN_IF_ERROR(TakeCredentials(url, &rest, o));
-  for (absl::string_view text : absl::StrSplit(rest, ',')) {
-    RedisEndpoint sentinel;
-    DQ_RETURN_IF_ERROR(ParseHostPort(url, text, &sentinel));
-    o->sentinels.push_back(std::move(sentinel));
+  return ParseHostList(url, rest, &o->sentinels);
+}
+
+// The part after "redis+cluster://" and before '?': [credentials@]h1:p1,...
+absl::Status ParseClusterTarget(absl::string_view url, absl::string_view rest,
+                                RedisOptions* o) {
+  DQ_RETURN_IF_ERROR(TakeCredentials(url, &rest, o));
+  if (absl::StrContains(rest, '/')) {
+    return Bad(url, "a cluster URL has no path (a cluster has only db 0)");
   }
-  return absl::OkStatus();
+  return ParseHostList(url, rest, &o->cluster_nodes);
 }
 
 // A tls_* parameter, for a rediss:// URL only.
@@ -292,6 +309,8 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
   constexpr absl::string_view kSentinel = "redis+sentinel://";
   constexpr absl::string_view kTlsTcp = "rediss://";
   constexpr absl::string_view kTlsSentinel = "rediss+sentinel://";
+  constexpr absl::string_view kCluster = "redis+cluster://";
+  constexpr absl::string_view kTlsCluster = "rediss+cluster://";
   absl::string_view rest = url;
   absl::Status parsed;
   bool db_param = true;
@@ -308,6 +327,13 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
   } else if (absl::ConsumePrefix(&rest, kTcp)) {
     parsed = ParseTcpTarget(url, target(), &o);
     db_param = false;
+  } else if (absl::ConsumePrefix(&rest, kCluster)) {
+    parsed = ParseClusterTarget(url, target(), &o);
+    db_param = false;
+  } else if (absl::ConsumePrefix(&rest, kTlsCluster)) {
+    o.tls.enabled = true;
+    parsed = ParseClusterTarget(url, target(), &o);
+    db_param = false;
   } else if (absl::ConsumePrefix(&rest, kTlsSentinel)) {
     o.tls.enabled = true;
     parsed = ParseSentinelTarget(url, target(), &o);
@@ -318,7 +344,8 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
   } else {
     return Bad(url,
                "scheme must be redis://, rediss://, redis+unix://, "
-               "redis+sentinel:// or rediss+sentinel://");
+               "redis+sentinel://, rediss+sentinel://, redis+cluster:// or "
+               "rediss+cluster://");
   }
   if (!parsed.ok()) return parsed;
   absl::string_view query;

@@ -10,7 +10,8 @@
 //   redis://[:password@]host:port[/db][?namespace=NS&...]
 //   redis+unix://[:password@]/path/to/redis.sock[?db=N&namespace=NS&...]
 //   redis+sentinel://[user:password@]s1:26379,s2:26379/NAME[?db=N&...]
-//   rediss://... and rediss+sentinel://...: the same over TLS
+//   redis+cluster://[user:password@]h1:7000,h2:7001[?namespace=NS&...]
+//   rediss://..., rediss+sentinel://..., rediss+cluster://...: over TLS
 //                                                  (tls_ca_file=,
 //                                                  tls_cert_file=, ...)
 //

@@ -106,6 +106,15 @@ struct RedisOptions {
   std::string sentinel_master;
   // Sent with AUTH to the sentinels when not empty (their requirepass).
   std::string sentinel_password;
+  // Redis Cluster: when not empty, some of the cluster's nodes. The store
+  // asks them which primary serves its namespace's slot (every key of a
+  // namespace shares its hash tag, so the store lives in one slot) and
+  // talks to that one; host, port and unix_socket are not used, and db
+  // must be 0. A MOVED redirect moves the store to the new node at once, an
+  // ASK redirect (a slot being migrated) sends that one call to the node
+  // named, and a failed connection makes the next call ask again, so a
+  // resharding or a failover needs no restart.
+  std::vector<RedisEndpoint> cluster_nodes;
   // TLS to the server and the sentinels (not over a Unix socket).
   RedisTls tls;
   // Replicated writes: when above 0, every call that changes the store is
@@ -207,7 +216,10 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 //   redis+sentinel://[user:password@]s1:26379,s2:26379/MASTER[?db=N&...]
 // Any of them takes wait=N&wait_timeout_ms=N (`wait_replicas`,
 // `wait_timeout`).
-// rediss:// and rediss+sentinel:// are the same over TLS (`tls`), with
+// or, for a Redis Cluster (`cluster_nodes`; db 0 only),
+//   redis+cluster://[user:password@]h1:7000,h2:7001[?namespace=NS&...]
+// rediss://, rediss+sentinel:// and rediss+cluster:// are the same over TLS
+// (`tls`), with
 // tls_ca_file=PEM, tls_cert_file=PEM&tls_key_file=PEM (a client
 // certificate), tls_server_name=NAME and tls_insecure=1; a tls_* parameter
 // in another scheme is an error.

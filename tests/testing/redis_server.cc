@@ -118,6 +118,19 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::StartTls(
   return server;
 }
 
+absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::StartClusterNode(
+    std::vector<std::string> extra_args) {
+  absl::StatusOr<int> bus_port = FreePort();
+  if (!bus_port.ok()) return bus_port.status();
+  std::vector<std::string> args = {
+      "--cluster-enabled",      "yes",
+      "--cluster-config-file",  "nodes.conf",
+      "--cluster-node-timeout", "1000",
+      "--cluster-port",         absl::StrCat(*bus_port)};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  return Make(std::move(args), "");
+}
+
 absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Make(
     std::vector<std::string> extra_args, const std::string& sentinel_conf) {
   std::unique_ptr<RedisServer> server(new RedisServer());

@@ -55,6 +55,14 @@ class RedisServer {
       const TlsFiles& files, const std::string& auth_clients = "no",
       std::vector<std::string> extra_args = {});
 
+  // StartClusterNode()
+  //
+  // A server in cluster mode, not yet part of any cluster, with its
+  // cluster bus on a port of its own (the default, port + 10000, can be
+  // past 65535 for the high ports tests get).
+  static absl::StatusOr<std::unique_ptr<RedisServer>> StartClusterNode(
+      std::vector<std::string> extra_args = {});
+
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;

@@ -2,6 +2,7 @@
 
 #include "backends/redis/internal/connection.h"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "backends/redis/internal/cluster.h"
 #include "backends/redis/internal/scripts.h"
 #include "src/status_macros.h"
 
@@ -49,7 +51,7 @@ absl::StatusOr<Target> Resolve(const PoolOptions& options) {
     t.endpoint = Endpoint(options);
     return t;
   }
-  absl::StatusOr<Found> primary = options.locator->Primary();
+  absl::StatusOr<Found> primary = options.locator->Find();
   if (!primary.ok()) return primary.status();
   t.host = primary->at.host;
   t.port = primary->at.port;
@@ -60,6 +62,20 @@ absl::StatusOr<Target> Resolve(const PoolOptions& options) {
 
 void ForgetPrimary(const PoolOptions& options, absl::string_view endpoint) {
   if (options.locator != nullptr) options.locator->Forget(endpoint);
+}
+
+bool FollowMoved(const PoolOptions& options,
+                 const std::vector<Reply>& replies) {
+  if (options.locator == nullptr) return false;
+  bool moved = false;
+  for (const Reply& r : replies) {
+    std::optional<Redirect> redirect = ParseRedirect(r.get());
+    if (redirect.has_value() && !redirect->ask) {
+      options.locator->Use(redirect->to);
+      moved = true;
+    }
+  }
+  return moved;
 }
 
 absl::Status CheckPrimary(const redisReply* role, absl::string_view endpoint) {
@@ -111,7 +127,9 @@ std::vector<Command> Greeting(const PoolOptions& options, bool select) {
   if (select && options.db != 0) {
     greeting.push_back({"SELECT", absl::StrCat(options.db)});
   }
-  if (options.locator != nullptr) greeting.push_back({"ROLE"});
+  if (options.locator != nullptr && options.locator->ChecksRole()) {
+    greeting.push_back({"ROLE"});
+  }
   if (greeting.empty()) greeting.push_back({"PING"});
   return greeting;
 }
@@ -179,8 +197,10 @@ absl::Status ErrorReplyStatus(absl::string_view message) {
   };
   if (starts("OOM")) return absl::ResourceExhaustedError(text);
   if (starts("CLOCK_SKEW ")) return ClockSkewStatus(message);
+  // MOVED and ASK reach a caller only when a slot kept moving.
   if (starts("LOADING") || starts("BUSY") || starts("READONLY") ||
       starts("MASTERDOWN") || starts("TRYAGAIN") || starts("CLUSTERDOWN") ||
+      starts("MOVED ") || starts("ASK ") ||
       starts("ERR max number of clients")) {
     return absl::UnavailableError(text);
   }
@@ -328,7 +348,29 @@ absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineEncoded(
                      ": the server is a read-only replica now")));
     ForgetPrimary(options_, (*c)->endpoint());
   }
+  // A cluster's slot moved: the next calls go to its new node, and the
+  // connections to this one are retired.
+  if (replies.ok()) FollowMoved(options_, *replies);
   (*c)->RemoveUser();
+  return replies;
+}
+
+absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineAt(
+    const HostPort& at, const std::string& request, size_t count) {
+  Target target;
+  target.host = at.host;
+  target.port = at.port;
+  target.endpoint = HostPortText(at);
+  DQ_ASSIGN_OR_RETURN(std::unique_ptr<Link> link, ConnectTo(target));
+  const Clock::time_point deadline =
+      Clock::now() + absl::ToChronoMicroseconds(options_.command_timeout);
+  DQ_RETURN_IF_ERROR(link->Write(request, deadline));
+  std::vector<Reply> replies;
+  replies.reserve(count);
+  while (replies.size() < count) {
+    DQ_ASSIGN_OR_RETURN(Reply reply, link->Next(deadline));
+    replies.push_back(std::move(reply));
+  }
   return replies;
 }
 
@@ -398,49 +440,122 @@ absl::StatusOr<std::vector<Reply>> Scripts::Run(
   absl::StatusOr<std::vector<Reply>> replies =
       Send(request, calls.size(), wait);
   if (!replies.ok()) return replies;
-  std::vector<size_t> missing;
-  for (size_t i = 0; i < replies->size(); ++i) {
-    const redisReply* r = (*replies)[i].get();
-    if (r->type == REDIS_REPLY_ERROR &&
-        absl::StartsWith(absl::string_view(r->str, r->len), "NOSCRIPT")) {
-      missing.push_back(i);
-    }
-  }
-  if (missing.empty()) return replies;
-  std::string again;
-  for (size_t i : missing) Append(*scripts[i], calls[i], true, &again);
-  absl::StatusOr<std::vector<Reply>> retried =
-      Send(again, missing.size(), wait);
-  if (!retried.ok()) return retried.status();
-  for (size_t k = 0; k < missing.size(); ++k) {
-    (*replies)[missing[k]] = std::move((*retried)[k]);
-  }
+  DQ_RETURN_IF_ERROR(Redo(scripts, calls, wait, &*replies));
   return replies;
 }
 
+namespace {
+
+// Why a call's reply says it did not run and may be sent again.
+enum class Again { kNo, kNoScript, kMoved, kAsk };
+
+Again AgainFor(const redisReply* r, HostPort* ask_at) {
+  if (r->type != REDIS_REPLY_ERROR) return Again::kNo;
+  if (absl::StartsWith(absl::string_view(r->str, r->len), "NOSCRIPT")) {
+    return Again::kNoScript;
+  }
+  std::optional<Redirect> redirect = ParseRedirect(r);
+  if (!redirect.has_value()) return Again::kNo;
+  if (!redirect->ask) return Again::kMoved;
+  *ask_at = redirect->to;
+  return Again::kAsk;
+}
+
+}  // namespace
+
+absl::Status Scripts::Redo(const std::vector<const Script*>& scripts,
+                           const std::vector<Call>& calls, bool wait,
+                           std::vector<Reply>* replies) {
+  constexpr int kRounds = 5;
+  for (int round = 0; round < kRounds; ++round) {
+    // The calls to send again on the pool's server, and per ASK target.
+    std::vector<size_t> here;
+    std::vector<std::pair<HostPort, std::vector<size_t>>> asked;
+    for (size_t i = 0; i < replies->size(); ++i) {
+      HostPort at;
+      switch (AgainFor((*replies)[i].get(), &at)) {
+        case Again::kNo:
+          break;
+        case Again::kNoScript:
+        case Again::kMoved:
+          here.push_back(i);
+          break;
+        case Again::kAsk: {
+          auto it = std::find_if(asked.begin(), asked.end(), [&](auto& a) {
+            return a.first.host == at.host && a.first.port == at.port;
+          });
+          if (it == asked.end()) it = asked.insert(asked.end(), {at, {}});
+          it->second.push_back(i);
+          break;
+        }
+      }
+    }
+    if (here.empty() && asked.empty()) return absl::OkStatus();
+    if (!here.empty()) {
+      std::string again;
+      for (size_t i : here) Append(*scripts[i], calls[i], true, &again);
+      DQ_ASSIGN_OR_RETURN(std::vector<Reply> redone,
+                          Send(again, here.size(), wait));
+      for (size_t k = 0; k < here.size(); ++k) {
+        (*replies)[here[k]] = std::move(redone[k]);
+      }
+    }
+    for (const auto& [at, indexes] : asked) {
+      std::string again;
+      for (size_t i : indexes) {
+        AppendArrayHeader(1, &again);
+        AppendArgument("ASKING", &again);
+        Append(*scripts[i], calls[i], true, &again);
+      }
+      DQ_ASSIGN_OR_RETURN(std::vector<Reply> redone,
+                          Send(again, indexes.size(), wait, &at));
+      for (size_t k = 0; k < indexes.size(); ++k) {
+        (*replies)[indexes[k]] = std::move(redone[k]);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<Reply>> Scripts::Send(const std::string& request,
-                                                 size_t count, bool wait) {
-  if (!wait) return pool_->PipelineEncoded(request, count);
-  std::string with_wait = request;
-  AppendArrayHeader(3, &with_wait);
-  AppendArgument("WAIT", &with_wait);
-  AppendArgument(absl::StrCat(wait_.replicas), &with_wait);
-  AppendArgument(absl::StrCat(absl::ToInt64Milliseconds(wait_.timeout)),
-                 &with_wait);
+                                                 size_t count, bool wait,
+                                                 const HostPort* ask_at) {
+  std::string with_wait;
+  if (wait) {
+    with_wait = request;
+    AppendArrayHeader(3, &with_wait);
+    AppendArgument("WAIT", &with_wait);
+    AppendArgument(absl::StrCat(wait_.replicas), &with_wait);
+    AppendArgument(absl::StrCat(absl::ToInt64Milliseconds(wait_.timeout)),
+                   &with_wait);
+  }
+  const std::string& sent = wait ? with_wait : request;
+  // After ASKING, each call has two replies: ASKING's OK, then its own.
+  const size_t per_call = ask_at != nullptr ? 2 : 1;
+  const size_t total = count * per_call + (wait ? 1 : 0);
   absl::StatusOr<std::vector<Reply>> replies =
-      pool_->PipelineEncoded(with_wait, count + 1);
+      ask_at != nullptr ? pool_->PipelineAt(*ask_at, sent, total)
+                        : pool_->PipelineEncoded(sent, total);
   if (!replies.ok()) return replies;
-  const Reply waited = std::move(replies->back());
-  replies->pop_back();
-  if (waited->type == REDIS_REPLY_ERROR) {
-    return ErrorReplyStatus(absl::string_view(waited->str, waited->len));
+  if (wait) {
+    const Reply waited = std::move(replies->back());
+    replies->pop_back();
+    if (waited->type == REDIS_REPLY_ERROR) {
+      return ErrorReplyStatus(absl::string_view(waited->str, waited->len));
+    }
+    const int64_t confirmed =
+        waited->type == REDIS_REPLY_INTEGER ? waited->integer : 0;
+    if (confirmed < wait_.replicas) {
+      return UnconfirmedWriteError(confirmed, wait_.replicas, wait_.timeout);
+    }
   }
-  const int64_t confirmed =
-      waited->type == REDIS_REPLY_INTEGER ? waited->integer : 0;
-  if (confirmed < wait_.replicas) {
-    return UnconfirmedWriteError(confirmed, wait_.replicas, wait_.timeout);
+  if (per_call == 1) return replies;
+  std::vector<Reply> own;
+  own.reserve(count);
+  for (size_t i = 1; i < replies->size(); i += 2) {
+    own.push_back(std::move((*replies)[i]));
   }
-  return replies;
+  return own;
 }
 
 absl::Status UnconfirmedWriteError(int64_t confirmed, int wanted,

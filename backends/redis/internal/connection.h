@@ -25,7 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "backends/redis/internal/link.h"
-#include "backends/redis/internal/sentinel.h"
+#include "backends/redis/internal/locator.h"
 #include "backends/redis/internal/shared_connection.h"
 #include "backends/redis/internal/tls.h"
 #include "src/mutex.h"
@@ -61,10 +61,10 @@ struct PoolOptions {
   absl::Duration connect_timeout;
   absl::Duration command_timeout;
   int size = 2;  // connections
-  // When set, the server is the primary it names (host, port and
-  // unix_socket are not used), and every connection checks with ROLE that
-  // it reached one. Shared with the news subscription.
-  std::shared_ptr<PrimaryLocator> locator;
+  // When set, the server is the one it finds (host, port and unix_socket
+  // are not used): the primary the sentinels name, or the cluster node
+  // that serves the namespace's slot. Shared with the news subscription.
+  std::shared_ptr<Locator> locator;
   // When set, every connection speaks TLS (the sentinels' too).
   std::shared_ptr<const TlsContext> tls;
 };
@@ -80,16 +80,22 @@ Command AuthCommand(const PoolOptions& options);
 // The server a new connection goes to: the configured one, or the primary
 // the sentinels name now (`endpoint` names it in messages).
 struct Target : LinkTarget {
-  // With sentinels: the locator's generation() for this address.
+  // With a locator: its generation() for this address.
   uint64_t generation = 0;
 };
 absl::StatusOr<Target> Resolve(const PoolOptions& options);
 
 // ForgetPrimary()
 //
-// A connection to `endpoint` failed, or found a replica there: with
-// sentinels, the next Resolve() asks them again.
+// A connection to `endpoint` failed, or found a replica there: with a
+// locator, the next Resolve() looks again.
 void ForgetPrimary(const PoolOptions& options, absl::string_view endpoint);
+
+// FollowMoved()
+//
+// With a locator, a MOVED redirect among `replies` (a cluster's slot has
+// moved) becomes its address; true when there was one.
+bool FollowMoved(const PoolOptions& options, const std::vector<Reply>& replies);
 
 // CheckPrimary()
 //
@@ -158,6 +164,13 @@ class ConnectionPool {
   // `request` (see AppendArgument()).
   absl::StatusOr<std::vector<Reply>> PipelineEncoded(const std::string& request,
                                                      size_t count);
+
+  // As PipelineEncoded(), on a connection of its own to `at`, opened for
+  // the call and closed after it: for a cluster's ASK redirects, which only
+  // a slot's migration brings.
+  absl::StatusOr<std::vector<Reply>> PipelineAt(const HostPort& at,
+                                                const std::string& request,
+                                                size_t count);
 
  private:
   // What Choose() found: a connection to use, or a slot to open one in.
@@ -264,9 +277,21 @@ class Scripts {
     bool writes;  // its header does not say "-- Writes: nothing"
   };
 
-  // Runs `request` (`count` calls), followed by WAIT when `wait` is set.
+  // Runs `request` (`count` calls), followed by WAIT when `wait` is set;
+  // on the pool's server, or with `ask_at` on that node, after ASKING
+  // (which the caller put before each call in `request`, and whose replies
+  // are dropped).
   absl::StatusOr<std::vector<Reply>> Send(const std::string& request,
-                                          size_t count, bool wait);
+                                          size_t count, bool wait,
+                                          const HostPort* ask_at = nullptr);
+  // Sends again, by body, the calls whose replies say they did not run:
+  // NOSCRIPT (the server lost its script cache), MOVED (a cluster slot
+  // moved: the pool has followed it) and ASK (a slot is migrating: to the
+  // node named, after ASKING). A few rounds at most, since a slot can move
+  // again meanwhile.
+  absl::Status Redo(const std::vector<const Script*>& scripts,
+                    const std::vector<Call>& calls, bool wait,
+                    std::vector<Reply>* replies);
   // Appends `call` of `script` in RESP, as EVALSHA (or EVAL with the body)
   // to `out`.
   static void Append(const Script& script, const Call& call, bool by_body,

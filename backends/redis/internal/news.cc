@@ -103,6 +103,8 @@ class NewsListener final : public NewsSubscription {
     commands.push_back({"SSUBSCRIBE", channel_});
     DQ_ASSIGN_OR_RETURN(std::vector<Reply> replies,
                         io_.Exchange(link, commands, deadline));
+    // On a cluster whose slot moved, the next attempt goes to its node.
+    FollowMoved(options_, replies);
     const Reply confirm = std::move(replies.back());
     commands.pop_back();
     replies.pop_back();

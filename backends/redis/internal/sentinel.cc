@@ -23,20 +23,9 @@ namespace delayq {
 namespace redis_internal {
 namespace {
 
-bool SameEndpoint(const HostPort& a, const HostPort& b) {
-  return a.host == b.host && a.port == b.port;
-}
-
 absl::string_view Str(const redisReply* r) { return {r->str, r->len}; }
 
 }  // namespace
-
-std::string HostPortText(const HostPort& e) {
-  if (e.host.find(':') != std::string::npos) {
-    return absl::StrCat("[", e.host, "]:", e.port);
-  }
-  return absl::StrCat(e.host, ":", e.port);
-}
 
 PrimaryLocator::PrimaryLocator(std::vector<HostPort> sentinels,
                                std::string master, std::string password,
@@ -65,31 +54,16 @@ PrimaryLocator::~PrimaryLocator() {
   if (wake_fd_ >= 0) close(wake_fd_);
 }
 
-absl::StatusOr<Found> PrimaryLocator::Primary() {
-  {
-    internal::MutexLock lock(&mu_);
-    if (known_.has_value()) return Found{*known_, generation_};
-  }
-  // Asked without the lock: a sentinel may take its timeout to answer.
+absl::StatusOr<HostPort> PrimaryLocator::Lookup() {
   std::vector<std::string> errors;
   for (const HostPort& sentinel : sentinels_) {
     absl::StatusOr<HostPort> found = Ask(sentinel);
-    if (!found.ok()) {
-      errors.push_back(std::string(found.status().message()));
-      continue;
-    }
-    return Use(*found);
+    if (found.ok()) return found;
+    errors.push_back(std::string(found.status().message()));
   }
   return absl::UnavailableError(absl::StrCat("redis: no sentinel named the ",
                                              Describe(), ": ",
                                              absl::StrJoin(errors, "; ")));
-}
-
-Found PrimaryLocator::Use(const HostPort& at) {
-  internal::MutexLock lock(&mu_);
-  if (!known_.has_value() || !SameEndpoint(*known_, at)) ++generation_;
-  known_ = at;
-  return Found{at, generation_};
 }
 
 absl::Status PrimaryLocator::StartWatching() {
@@ -161,16 +135,6 @@ void PrimaryLocator::WatchOne(const HostPort& sentinel, PushIo& io) {
       Use(to);
     }
   }
-}
-
-void PrimaryLocator::Forget(absl::string_view endpoint) {
-  internal::MutexLock lock(&mu_);
-  if (known_.has_value() && HostPortText(*known_) == endpoint) known_.reset();
-}
-
-uint64_t PrimaryLocator::generation() const {
-  internal::MutexLock lock(&mu_);
-  return generation_;
 }
 
 Target PrimaryLocator::SentinelTarget(const HostPort& sentinel) {

@@ -34,7 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "src/mutex.h"
+#include "backends/redis/internal/locator.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -45,21 +45,7 @@ struct Target;
 class PushIo;
 class TlsContext;
 
-struct HostPort {
-  std::string host;
-  int port = 0;
-};
-
-// host:port, with an IPv6 host in brackets.
-std::string HostPortText(const HostPort& e);
-
-// An address and the locator's generation() when it was found.
-struct Found {
-  HostPort at;
-  uint64_t generation = 0;
-};
-
-class PrimaryLocator {
+class PrimaryLocator final : public Locator {
  public:
   // `password` is sent with AUTH to each sentinel when not empty; with
   // `tls`, the sentinels are reached over TLS.
@@ -73,29 +59,21 @@ class PrimaryLocator {
   PrimaryLocator& operator=(const PrimaryLocator&) = delete;
 
   // Starts listening to +switch-master notices. Once.
-  absl::Status StartWatching();
-
-  // The primary's address: the one found last, or what the first sentinel
-  // that knows answers now. Unavailable when none does.
-  absl::StatusOr<Found> Primary();
-
-  // The server named `endpoint` (HostPortText()) is no longer the primary:
-  // if that is the one found last, the next Primary() asks again.
-  void Forget(absl::string_view endpoint);
-
-  // Bumped whenever the address found changes, so that a long-lived
-  // connection (the news subscription) can tell it is on the old one.
-  uint64_t generation() const;
+  absl::Status StartWatching() override;
 
   // "primary 'NAME' (sentinels h1:p1,h2:p2)", for messages.
-  std::string Describe() const;
+  std::string Describe() const override;
+
+  // Every new connection checks with ROLE that it reached a primary: the
+  // sentinels' answer may be stale.
+  bool ChecksRole() const override { return true; }
 
  private:
+  // The first answer of the sentinels, in order.
+  absl::StatusOr<HostPort> Lookup() override;
   absl::StatusOr<HostPort> Ask(const HostPort& sentinel) const;
   static Target SentinelTarget(const HostPort& sentinel);
   PoolOptions DialOptions() const;
-  // Sets the address, bumping the generation when it changed.
-  Found Use(const HostPort& at) ABSL_LOCKS_EXCLUDED(mu_);
   // The watching thread's loop, and one connection's worth of it.
   void Watch();
   void WatchOne(const HostPort& sentinel, PushIo& io);
@@ -106,9 +84,6 @@ class PrimaryLocator {
   const absl::Duration connect_timeout_;
   const absl::Duration command_timeout_;
   const std::shared_ptr<const TlsContext> tls_;
-  mutable internal::Mutex mu_;
-  std::optional<HostPort> known_ ABSL_GUARDED_BY(mu_);
-  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
   int wake_fd_ = -1;  // written once to stop the watcher
   std::thread watcher_;
 };
