@@ -75,6 +75,23 @@ TEST(ParseRedisUrlTest, TlsSchemesAndSettings) {
   ASSERT_EQ(o.sentinels.size(), 2u);
 }
 
+TEST(ParseRedisUrlTest, ClusterNodes) {
+  ASSERT_OK_AND_ASSIGN(
+      RedisOptions o,
+      ParseRedisUrl("redis+cluster://u:p%2Fw@h1:7000,[::1]:7001?namespace=q"));
+  ASSERT_EQ(o.cluster_nodes.size(), 2u);
+  EXPECT_EQ(o.cluster_nodes[0].host, "h1");
+  EXPECT_EQ(o.cluster_nodes[0].port, 7000);
+  EXPECT_EQ(o.cluster_nodes[1].host, "::1");
+  EXPECT_EQ(o.cluster_nodes[1].port, 7001);
+  EXPECT_EQ(o.username, "u");
+  EXPECT_EQ(o.password, "p/w");
+  EXPECT_EQ(o.ns, "q");
+  EXPECT_FALSE(o.tls.enabled);
+  ASSERT_OK_AND_ASSIGN(o, ParseRedisUrl("rediss+cluster://h1:7000"));
+  EXPECT_TRUE(o.tls.enabled);
+}
+
 TEST(ParseRedisUrlTest, AclUserAndPassword) {
   ASSERT_OK_AND_ASSIGN(RedisOptions o,
                        ParseRedisUrl("redis://jobs%2Dw:p%40ss@h:6379"));
@@ -172,6 +189,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"rediss://h:1?tls_ca_file=%zz",
                "malformed or empty tls_ca_file"},
         BadUrl{"rediss+unix:///r.sock", "scheme must be"},
+        BadUrl{"redis+cluster://h1:7000/2", "a cluster URL has no path"},
+        BadUrl{"redis+cluster://h1:7000,h2", "missing port"},
+        BadUrl{"redis+cluster://h1:7000?db=1", "unknown parameter 'db'"},
         BadUrl{"redis+unix://run/redis.sock", "must be absolute"},
         BadUrl{"redis+unix://", "must be absolute"},
         BadUrl{"redis+unix://:pw/run/redis.sock", "must end with '@'"},
