@@ -280,7 +280,7 @@ delayq_cc_library(tests_redis_redis_test_server DIR tests/redis NAME redis_test_
   DEPS delayq tests_testing_redis_server tp_absl)
 delayq_cc_test(tests_redis_redis_tls_test DIR tests/redis NAME redis_tls_test
   SRCS tests/redis/redis_tls_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_multiprocess_multiprocess_suite tests_testing_redis_server tests_testing_status_matchers tests_testing_tls_files tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tests_testing_tls_files tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_url_test DIR tests/redis NAME redis_url_test
   SRCS tests/redis/redis_url_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "delayq/open.h"
 #include "delayq/redis_backend.h"
 #include "gmock/gmock.h"
@@ -20,6 +21,7 @@
 #include "tests/conformance/backend_conformance.h"
 #include "tests/conformance/news_conformance.h"
 #include "tests/multiprocess/multiprocess_suite.h"
+#include "tests/redis/redis_test_server.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/tls_files.h"
@@ -247,6 +249,66 @@ TEST(RedisTlsTest, CallsResumeOverNewConnectionsAfterTheServerRestarts) {
   // closed before use and replaced, over TLS again.
   ASSERT_OK(store->Add({MailJob("after")}, kT0));
   EXPECT_OK(store->Get("after").status());
+}
+
+// rediss+sentinel://: the sentinel, the primary it names and, after a
+// failover, the replica it promotes, all reached over TLS.
+TEST(RedisTlsSentinelTest, SentinelAndPrimariesAreReachedOverTls) {
+  const TlsFiles& files = Shared().files;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> primary,
+                       RedisServer::StartTls(files));
+  // tls-replication: the replica reaches its primary over TLS, and
+  // announces its TLS port, which the sentinel then names.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> replica,
+                       RedisServer::StartTls(files, "no",
+                                             {"--replicaof", "127.0.0.1",
+                                              absl::StrCat(primary->tls_port()),
+                                              "--tls-replication", "yes"}));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> sentinel,
+                       RedisServer::StartSentinel(
+                           "tls-primary", primary->tls_port(), 1, &files));
+  const auto sentinel_says = [&](const std::string& field) {
+    const std::vector<std::string> info = testing::RawCommand(
+        sentinel->port(), {"SENTINEL", "MASTER", "tls-primary"});
+    for (size_t i = 0; i + 1 < info.size(); i += 2) {
+      if (info[i] == field) return info[i + 1];
+    }
+    return std::string();
+  };
+  const absl::Time patience = absl::Now() + absl::Seconds(30);
+  while (sentinel_says("num-slaves") != "1" ||
+         !testing::ReplicaCaughtUp(primary->port())) {
+    ASSERT_LT(absl::Now(), patience) << "the sentinel did not find the replica";
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> store,
+                       OpenBackend(absl::StrCat(
+                           "rediss+sentinel://localhost:", sentinel->tls_port(),
+                           "/tls-primary?namespace=", FreshNamespace(),
+                           "&max_skew_ms=off&timeout_ms=500"
+                           "&tls_ca_file=",
+                           files.ca_cert)));
+  ASSERT_OK(store->Add({MailJob("before")}, kT0));
+
+  ASSERT_EQ(testing::RawCommand(sentinel->port(),
+                                {"SENTINEL", "FAILOVER", "tls-primary"})
+                .at(0),
+            "OK");
+  while (sentinel_says("port") != absl::StrCat(replica->tls_port())) {
+    ASSERT_LT(absl::Now(), patience) << "the sentinel did not fail over";
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  absl::Status added;
+  do {
+    added = store->Add({MailJob("after")}, kT0);
+    if (added.ok()) break;
+    ASSERT_TRUE(absl::IsUnavailable(added) || absl::IsDeadlineExceeded(added))
+        << added;
+    absl::SleepFor(absl::Milliseconds(100));
+  } while (absl::Now() < patience);
+  ASSERT_OK(added);
+  EXPECT_EQ(testing::RawCommand(replica->port(), {"ROLE"}).at(0), "master");
+  EXPECT_OK(store->Get("before").status());
 }
 
 }  // namespace

@@ -42,6 +42,15 @@ std::string FindBinary() {
   return "";
 }
 
+// The configuration of a server that also speaks TLS on `port`.
+std::vector<std::string> TlsArgs(const TlsFiles& files, int port,
+                                 const std::string& auth_clients) {
+  return {"--tls-port",         absl::StrCat(port), "--tls-cert-file",
+          files.server_cert,    "--tls-key-file",   files.server_key,
+          "--tls-ca-cert-file", files.ca_cert,      "--tls-auth-clients",
+          auth_clients};
+}
+
 // A port the kernel just handed out on loopback. Another process could take
 // it before redis binds it; Launch() then fails and says so.
 absl::StatusOr<int> FreePort() {
@@ -87,13 +96,28 @@ std::string ReadFile(const std::string& path) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::StartSentinel(
-    const std::string& master_name, int primary_port, int quorum) {
+    const std::string& master_name, int primary_port, int quorum,
+    const TlsFiles* tls) {
   const std::string& name = master_name;
-  return Make(
-      {}, absl::StrCat("sentinel monitor ", name, " 127.0.0.1 ", primary_port,
-                       " ", quorum, "\n", "sentinel down-after-milliseconds ",
-                       name, " 1000\n", "sentinel failover-timeout ", name,
-                       " 3000\n", "sentinel parallel-syncs ", name, " 1\n"));
+  std::vector<std::string> args;
+  int tls_port = 0;
+  if (tls != nullptr) {
+    absl::StatusOr<int> port = FreePort();
+    if (!port.ok()) return port.status();
+    tls_port = *port;
+    // tls-replication: the sentinel reaches the servers it watches over
+    // TLS too.
+    args = TlsArgs(*tls, tls_port, "no");
+    args.insert(args.end(), {"--tls-replication", "yes"});
+  }
+  absl::StatusOr<std::unique_ptr<RedisServer>> server =
+      Make(std::move(args),
+           absl::StrCat("sentinel monitor ", name, " 127.0.0.1 ", primary_port,
+                        " ", quorum, "\n", "sentinel down-after-milliseconds ",
+                        name, " 1000\n", "sentinel failover-timeout ", name,
+                        " 3000\n", "sentinel parallel-syncs ", name, " 1\n"));
+  if (server.ok()) (*server)->tls_port_ = tls_port;
+  return server;
 }
 
 absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::Start(
@@ -106,11 +130,7 @@ absl::StatusOr<std::unique_ptr<RedisServer>> RedisServer::StartTls(
     std::vector<std::string> extra_args) {
   absl::StatusOr<int> tls_port = FreePort();
   if (!tls_port.ok()) return tls_port.status();
-  std::vector<std::string> args = {
-      "--tls-port",         absl::StrCat(*tls_port), "--tls-cert-file",
-      files.server_cert,    "--tls-key-file",        files.server_key,
-      "--tls-ca-cert-file", files.ca_cert,           "--tls-auth-clients",
-      auth_clients};
+  std::vector<std::string> args = TlsArgs(files, *tls_port, auth_clients);
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   absl::StatusOr<std::unique_ptr<RedisServer>> server =
       Make(std::move(args), "");
@@ -191,19 +211,21 @@ absl::Status RedisServer::Launch() {
 }
 
 std::vector<std::string> RedisServer::SentinelArgs() const {
-  return {binary_,
-          sentinel_conf_,
-          "--sentinel",
-          "--port",
-          absl::StrCat(port_),
-          "--bind",
-          "127.0.0.1",
-          "--daemonize",
-          "no",
-          "--dir",
-          dir_,
-          "--logfile",
-          dir_ + "/redis.log"};
+  std::vector<std::string> args = {binary_,
+                                   sentinel_conf_,
+                                   "--sentinel",
+                                   "--port",
+                                   absl::StrCat(port_),
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--daemonize",
+                                   "no",
+                                   "--dir",
+                                   dir_,
+                                   "--logfile",
+                                   dir_ + "/redis.log"};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+  return args;
 }
 
 std::vector<std::string> RedisServer::ServerArgs() const {

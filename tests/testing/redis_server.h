@@ -42,8 +42,11 @@ class RedisServer {
   // A Redis Sentinel (redis-server --sentinel) watching the primary on
   // 127.0.0.1:`primary_port` as `master_name`, with `quorum`, a primary
   // judged down after 1 s without answers and a failover timeout of 3 s.
+  // With `tls`, it also speaks TLS on tls_port() and reaches the servers
+  // over TLS (`primary_port` is then the primary's TLS port).
   static absl::StatusOr<std::unique_ptr<RedisServer>> StartSentinel(
-      const std::string& master_name, int primary_port, int quorum);
+      const std::string& master_name, int primary_port, int quorum,
+      const TlsFiles* tls = nullptr);
 
   // StartTls()
   //
@@ -68,7 +71,8 @@ class RedisServer {
   RedisServer& operator=(const RedisServer&) = delete;
 
   int port() const { return port_; }
-  // StartTls() only: the port that speaks TLS (port() does not).
+  // StartTls() and a sentinel with TLS: the port that speaks TLS (port()
+  // does not).
   int tls_port() const { return tls_port_; }
   // The server also listens on this Unix socket.
   const std::string& socket_path() const { return socket_path_; }
