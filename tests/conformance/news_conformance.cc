@@ -11,6 +11,17 @@
 namespace delayq {
 namespace testing {
 
+NewsPair OpenNewsPair(
+    const std::function<absl::StatusOr<std::unique_ptr<Backend>>()>& open,
+    std::string where) {
+  absl::StatusOr<std::unique_ptr<Backend>> subscriber = open();
+  absl::StatusOr<std::unique_ptr<Backend>> other = open();
+  EXPECT_TRUE(subscriber.ok()) << subscriber.status();
+  EXPECT_TRUE(other.ok()) << other.status();
+  if (!subscriber.ok() || !other.ok()) return NewsPair{};
+  return NewsPair{*std::move(subscriber), *std::move(other), std::move(where)};
+}
+
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;

@@ -35,6 +35,14 @@ struct NewsPair {
   std::string where;
 };
 
+// OpenNewsPair()
+//
+// Two backends that `open` makes on one store at `where`; an empty pair
+// (and a test failure) when either cannot be opened.
+NewsPair OpenNewsPair(
+    const std::function<absl::StatusOr<std::unique_ptr<Backend>>()>& open,
+    std::string where);
+
 struct NewsStore {
   std::string name;
   std::function<NewsPair()> open;

@@ -557,8 +557,8 @@ TEST(RedisOpenTest, RefusesJobsInLayout3WithoutTouchingThem) {
   const std::vector<std::vector<std::string>> layout3 = {
       {"HSET", NsKey(o, "meta"), "buckets", "4", "layout", "3"},
       {"HSET", NsKey(o, "job:a"), "topic", "mail", "state", "delayed", "spec",
-       "0:3:60000000:e:1000000:3600000000", "payload", "x", "enqueued_at",
-       "1", "run_at", "2", "seq", "1", "bucket", "1"},
+       "0:3:60000000:e:1000000:3600000000", "payload", "x", "enqueued_at", "1",
+       "run_at", "2", "seq", "1", "bucket", "1"},
       {"ZADD", NsKey(o, "delayed:1"), "2", "a"},
       {"ZADD", NsKey(o, "tdelayed:mail"), "2", "a"},
       {"SADD", NsKey(o, "topics"), "mail"},
@@ -566,7 +566,8 @@ TEST(RedisOpenTest, RefusesJobsInLayout3WithoutTouchingThem) {
   std::vector<std::pair<std::string, std::string>> before;
   for (const auto& command : layout3) RawCommand(o.port, command);
   for (const auto& command : layout3) {
-    before.emplace_back(command[1], RawCommand(o.port, {"DUMP", command[1]})[0]);
+    before.emplace_back(command[1],
+                        RawCommand(o.port, {"DUMP", command[1]})[0]);
   }
   absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
   EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));

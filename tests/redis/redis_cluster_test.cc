@@ -77,21 +77,15 @@ INSTANTIATE_TEST_SUITE_P(RedisCluster, BackendConformanceTest,
                              }}),
                          testing::BackendFactoryName);
 
-testing::NewsPair OpenNewsPair() {
+testing::NewsPair OpenClusterNewsPair() {
   const RedisOptions options = ClusterOptions(Shared());
-  absl::StatusOr<std::unique_ptr<Backend>> subscriber =
-      OpenRedisBackend(options);
-  absl::StatusOr<std::unique_ptr<Backend>> other = OpenRedisBackend(options);
-  EXPECT_OK(subscriber.status());
-  EXPECT_OK(other.status());
-  if (!subscriber.ok() || !other.ok()) return testing::NewsPair{};
-  return testing::NewsPair{*std::move(subscriber), *std::move(other),
-                           options.ns};
+  return testing::OpenNewsPair([&] { return OpenRedisBackend(options); },
+                               options.ns);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     RedisCluster, NewsConformanceTest,
-    ::testing::Values(testing::NewsStore{"redis_cluster", OpenNewsPair}),
+    ::testing::Values(testing::NewsStore{"redis_cluster", OpenClusterNewsPair}),
     [](const ::testing::TestParamInfo<testing::NewsStore>& info) {
       return info.param.name;
     });

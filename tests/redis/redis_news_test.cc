@@ -63,13 +63,8 @@ const auto Due = testing::NewsRecorder::Due;
 
 NewsPair OpenPair() {
   const RedisOptions options = FreshRedisOptions();
-  absl::StatusOr<std::unique_ptr<Backend>> subscriber =
-      OpenRedisBackend(options);
-  absl::StatusOr<std::unique_ptr<Backend>> other = OpenRedisBackend(options);
-  EXPECT_OK(subscriber.status());
-  EXPECT_OK(other.status());
-  if (!subscriber.ok() || !other.ok()) return NewsPair{};
-  return NewsPair{*std::move(subscriber), *std::move(other), options.ns};
+  return testing::OpenNewsPair([&] { return OpenRedisBackend(options); },
+                               options.ns);
 }
 
 const NewsStore kRedisNews{"redis", OpenPair};

@@ -102,21 +102,15 @@ INSTANTIATE_TEST_SUITE_P(RedisTls, BackendConformanceTest,
                              }}),
                          testing::BackendFactoryName);
 
-testing::NewsPair OpenNewsPair() {
+testing::NewsPair OpenTlsNewsPair() {
   const RedisOptions options = TlsOptions();
-  absl::StatusOr<std::unique_ptr<Backend>> subscriber =
-      OpenRedisBackend(options);
-  absl::StatusOr<std::unique_ptr<Backend>> other = OpenRedisBackend(options);
-  EXPECT_OK(subscriber.status());
-  EXPECT_OK(other.status());
-  if (!subscriber.ok() || !other.ok()) return testing::NewsPair{};
-  return testing::NewsPair{*std::move(subscriber), *std::move(other),
-                           options.ns};
+  return testing::OpenNewsPair([&] { return OpenRedisBackend(options); },
+                               options.ns);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     RedisTls, NewsConformanceTest,
-    ::testing::Values(testing::NewsStore{"redis_tls", OpenNewsPair}),
+    ::testing::Values(testing::NewsStore{"redis_tls", OpenTlsNewsPair}),
     [](const ::testing::TestParamInfo<testing::NewsStore>& info) {
       return info.param.name;
     });

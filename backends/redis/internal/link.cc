@@ -136,6 +136,40 @@ absl::Status TlsIoError(int e, absl::string_view endpoint,
       absl::StrCat("redis ", endpoint, ": ", what, ": ", text));
 }
 
+// What one non-blocking recv() or send() returned (`n`, and errno): the
+// bytes, 0 when the peer closed, or -1 with `*wait` set to `blocked` when it
+// would block, or with `*error` set.
+ssize_t SocketOutcome(ssize_t n, short blocked, absl::string_view endpoint,
+                      absl::string_view what, short* wait,
+                      absl::Status* error) {
+  if (n >= 0) return n;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    *wait = blocked;
+  } else {
+    *error = SocketError(endpoint, what, errno);
+  }
+  return -1;
+}
+
+// The same for SSL_read() or SSL_write() on `ssl`: the bytes, 0 when the
+// peer closed the TLS session, or -1 with `*wait` (the socket event OpenSSL
+// needs) or `*error` set.
+ssize_t TlsOutcome(SSL* ssl, int n, absl::string_view endpoint,
+                   absl::string_view what, short* wait, absl::Status* error) {
+  if (n > 0) return n;
+  const int e = SSL_get_error(ssl, n);
+  if (e == SSL_ERROR_WANT_READ) {
+    *wait = POLLIN;
+  } else if (e == SSL_ERROR_WANT_WRITE) {
+    *wait = POLLOUT;
+  } else if (e == SSL_ERROR_ZERO_RETURN) {
+    return 0;
+  } else {
+    *error = TlsIoError(e, endpoint, what);
+  }
+  return -1;
+}
+
 }  // namespace
 
 absl::Status Await(int fd, short events, Clock::time_point deadline,
@@ -225,30 +259,13 @@ ssize_t Link::ReadSome(char* buf, size_t size, short* wait,
     do {
       n = recv(fd_, buf, size, MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
-    if (n >= 0) return n;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      *wait = POLLIN;
-    } else {
-      *error = SocketError(endpoint_, "read", errno);
-    }
-    return -1;
+    return SocketOutcome(n, POLLIN, endpoint_, "read", wait, error);
   }
   internal::MutexLock lock(&ssl_mu_);
   ERR_clear_error();
   const int n =
       SSL_read(ssl_, buf, static_cast<int>(std::min<size_t>(size, INT32_MAX)));
-  if (n > 0) return n;
-  const int e = SSL_get_error(ssl_, n);
-  if (e == SSL_ERROR_WANT_READ) {
-    *wait = POLLIN;
-  } else if (e == SSL_ERROR_WANT_WRITE) {
-    *wait = POLLOUT;
-  } else if (e == SSL_ERROR_ZERO_RETURN) {
-    return 0;
-  } else {
-    *error = TlsIoError(e, endpoint_, "read");
-  }
-  return -1;
+  return TlsOutcome(ssl_, n, endpoint_, "read", wait, error);
 }
 
 ssize_t Link::WriteSome(absl::string_view bytes, short* wait,
@@ -258,29 +275,14 @@ ssize_t Link::WriteSome(absl::string_view bytes, short* wait,
     do {
       n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     } while (n < 0 && errno == EINTR);
-    if (n >= 0) return n;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
-      *wait = POLLOUT;
-    } else {
-      *error = SocketError(endpoint_, "write", errno);
-    }
-    return -1;
+    return SocketOutcome(n, POLLOUT, endpoint_, "write", wait, error);
   }
   internal::MutexLock lock(&ssl_mu_);
   ERR_clear_error();
   const int n =
       SSL_write(ssl_, bytes.data(),
                 static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
-  if (n > 0) return n;
-  const int e = SSL_get_error(ssl_, n);
-  if (e == SSL_ERROR_WANT_WRITE) {
-    *wait = POLLOUT;
-  } else if (e == SSL_ERROR_WANT_READ) {
-    *wait = POLLIN;
-  } else {
-    *error = TlsIoError(e, endpoint_, "write");
-  }
-  return -1;
+  return TlsOutcome(ssl_, n, endpoint_, "write", wait, error);
 }
 
 absl::Status Link::Write(absl::string_view bytes, Clock::time_point deadline,
