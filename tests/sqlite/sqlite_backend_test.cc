@@ -149,7 +149,10 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
         Sql::kReserveOne,  Sql::kAck,        Sql::kLease,      Sql::kRetry,
         Sql::kRelease,     Sql::kTouch,      Sql::kCancel,     Sql::kGet,
         Sql::kListReady,   Sql::kListTimed,  Sql::kListDead,   Sql::kStats,
-        Sql::kDeadOfTopic, Sql::kKick,       Sql::kStateOf}) {
+        Sql::kDeadOfTopic, Sql::kKick,       Sql::kStateOf,    Sql::kReplace,
+        Sql::kDiscard,     Sql::kDropHolds,  Sql::kIsHeld,     Sql::kHold,
+        Sql::kLimitGet,    Sql::kLimitSet,   Sql::kLimitTat,   Sql::kLimitClear,
+        Sql::kLimits,      Sql::kStateCount}) {
     sqlite3_stmt* stmt = nullptr;
     ASSERT_EQ(
         sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),

@@ -32,6 +32,17 @@ local function note_ready(topic)
   end
 end
 
+-- Call after a reservation of `topic` ended: a limited topic (LIMITS) with
+-- ready jobs is announced, since a concurrency cap may let a waiting worker
+-- in now. (Any limit, not only a cap: telling takes a parse, hearing once
+-- more costs a subscriber one look.) ack spells this out.
+local function note_slot_freed(topic)
+  if redis.call('HEXISTS', LIMITS, topic) == 1 and
+     redis.call('EXISTS', ready_key(topic)) == 1 then
+    redis.call('SPUBLISH', NEWS, 'r' .. topic)
+  end
+end
+
 -- Call after storing a run_at or lease deadline `at` (a number, µs): when it
 -- is earlier than the horizon, or the horizon is missing or has passed
 -- (`now`, a number), makes it the horizon and announces it.
