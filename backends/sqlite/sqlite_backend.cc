@@ -529,12 +529,17 @@ absl::StatusOr<int64_t> SqliteBackend::CountOf(absl::string_view topic,
 }
 
 absl::Status SqliteBackend::NoteSlotFreed(absl::string_view topic) {
-  ScopedReset reset(s_.limit_get.get());
-  s_.limit_get->BindText(1, topic);
-  DQ_ASSIGN_OR_RETURN(bool row, s_.limit_get->Step());
-  if (row && s_.limit_get->Int64(3) > 0) {
-    pending_.look_again.push_back(std::string(topic));
+  int64_t cap = 0;
+  {
+    ScopedReset reset(s_.limit_get.get());
+    s_.limit_get->BindText(1, topic);
+    DQ_ASSIGN_OR_RETURN(bool row, s_.limit_get->Step());
+    if (row) cap = s_.limit_get->Int64(3);
   }
+  if (cap <= 0) return absl::OkStatus();
+  // Only a cap that was full held workers back.
+  DQ_ASSIGN_OR_RETURN(int64_t reserved, CountOf(topic, kStateReserved));
+  if (reserved + 1 >= cap) pending_.look_again.push_back(std::string(topic));
   return absl::OkStatus();
 }
 
@@ -605,7 +610,6 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
       max_attempts = s_.lease->Int64(2);
       topic = s_.lease->Text(3);
     }
-    DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
     if (attempts >= max_attempts) {
       outcome = FailOutcome::kDead;
       DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
@@ -614,6 +618,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
       s_.make_dead->BindInt64(2, counter + 1);
       s_.make_dead->BindText(3, error);
       DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
+      DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
       return SaveCounter(counter + 1);
     }
     const bool ready = retry_at <= now;
@@ -628,7 +633,8 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
       NoteDue(retry_us);
     }
     s_.retry->BindText(4, error);
-    return s_.retry->Run().status();
+    DQ_RETURN_IF_ERROR(s_.retry->Run().status());
+    return NoteSlotFreed(topic);
   });
   if (!status.ok()) return status;
   return outcome;

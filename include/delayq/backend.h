@@ -418,10 +418,12 @@ class Backend {
   // jobs and checked in the same step as the reservation. Setting a topic's
   // limit again replaces it and keeps the bucket's state; a limit survives
   // restarts until ClearLimit(). A store that announces news announces
-  // kReady for a topic under a concurrency cap whose reservation ended
-  // (Ack(), Fail(), Release(), Cancel()) while it has ready jobs, so
-  // waiting workers look again. The caller validates `limit`. The default,
-  // for a store written before topics could be limited, is Unimplemented.
+  // kReady for a topic whose concurrency cap was full when one of its
+  // reservations ended (Ack(), Fail(), Release(), Cancel()) while it has
+  // ready jobs, so waiting workers look again; and for a topic whose limit
+  // was set or cleared while it has ready jobs. The caller validates `limit`.
+  // The default, for a store written before topics could be limited, is
+  // Unimplemented.
   virtual absl::Status SetLimit(absl::string_view topic,
                                 const TopicLimit& limit, absl::Time now) {
     (void)topic, (void)limit, (void)now;

@@ -43,8 +43,12 @@ if redis.call('EXISTS', P .. 'ready:' .. topic, P .. 'tdelayed:' .. topic,
   redis.call('SREM', P .. 'topics', topic)
 end
 -- note_slot_freed() of news.lua.
-if redis.call('HEXISTS', P .. 'limits', topic) == 1 and
-   redis.call('EXISTS', P .. 'ready:' .. topic) == 1 then
-  redis.call('SPUBLISH', P .. 'news', 'r' .. topic)
+local limit = redis.call('HGET', P .. 'limits', topic)
+if limit then
+  local cap = tonumber(string.match(limit, '^%d+:%d+:%d+:(%d+):'))
+  if cap > 0 and redis.call('ZCARD', treserved) + 1 >= cap and
+     redis.call('EXISTS', P .. 'ready:' .. topic) == 1 then
+    redis.call('SPUBLISH', P .. 'news', 'r' .. topic)
+  end
 end
 return {'OK'}

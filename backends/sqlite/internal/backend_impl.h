@@ -140,8 +140,9 @@ class SqliteBackend : public Backend {
   // The topic's jobs in `state`.
   absl::StatusOr<int64_t> CountOf(absl::string_view topic, int state)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A reservation of `topic` ended: under a concurrency cap, waiting
-  // workers of every process look again.
+  // A reservation of `topic` ended (its row already changed): when the
+  // topic's concurrency cap was full, waiting workers of every process
+  // look again.
   absl::Status NoteSlotFreed(absl::string_view topic)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

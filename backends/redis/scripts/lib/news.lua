@@ -32,12 +32,14 @@ local function note_ready(topic)
   end
 end
 
--- Call after a reservation of `topic` ended: a limited topic (LIMITS) with
--- ready jobs is announced, since a concurrency cap may let a waiting worker
--- in now. (Any limit, not only a cap: telling takes a parse, hearing once
--- more costs a subscriber one look.) ack spells this out.
+-- Call after a reservation of `topic` ended (and left its reserved set):
+-- when the topic's concurrency cap (LIMITS) was full, workers it held back
+-- may go on, so a topic with ready jobs is announced. ack spells this out.
 local function note_slot_freed(topic)
-  if redis.call('HEXISTS', LIMITS, topic) == 1 and
+  local limit = redis.call('HGET', LIMITS, topic)
+  if not limit then return end
+  local cap = tonumber(string.match(limit, '^%d+:%d+:%d+:(%d+):'))
+  if cap > 0 and redis.call('ZCARD', treserved_key(topic)) + 1 >= cap and
      redis.call('EXISTS', ready_key(topic)) == 1 then
     redis.call('SPUBLISH', NEWS, 'r' .. topic)
   end
