@@ -474,7 +474,11 @@ absl::Status SqliteBackend::ReserveReady(absl::string_view topic, int max,
   std::optional<internal::LimitGate> gate;
   int64_t allowed = max;
   if (limit.has_value()) {
-    DQ_ASSIGN_OR_RETURN(int64_t reserved, CountOf(topic, kStateReserved));
+    // The reserved jobs matter only to a concurrency cap.
+    int64_t reserved = 0;
+    if (limit->concurrency > 0) {
+      DQ_ASSIGN_OR_RETURN(reserved, CountOf(topic, kStateReserved));
+    }
     gate.emplace(*limit, tat_us, now_us, reserved);
     allowed = gate->Allowed(max);
   }

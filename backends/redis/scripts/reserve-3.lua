@@ -78,8 +78,11 @@ if limit then
   tolerance = interval * (math.max(tonumber(burst), 1) - 1)
   start = now
   if tat ~= '' then start = math.max(tonumber(tat), now) end
-  reserved = redis.call('ZCARD', treserved)
-  if cap > 0 then take = math.min(take, math.max(0, cap - reserved)) end
+  reserved = 0
+  if cap > 0 then
+    reserved = redis.call('ZCARD', treserved)
+    take = math.min(take, math.max(0, cap - reserved))
+  end
   if interval > 0 then
     local slack = tolerance - (start - now)
     if slack < 0 then take = 0 else
