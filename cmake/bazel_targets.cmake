@@ -63,6 +63,8 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/sqlite_backend.h
   include/delayq/tick_converter.h
   include/delayq/timing_wheel.h
+  src/backoff_code.cc
+  src/backoff_code.h
   src/clock.cc
   src/contract_errors.cc
   src/contract_errors.h
@@ -74,6 +76,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/job.cc
   src/lease_keeper.cc
   src/lease_keeper.h
+  src/limit_gate.cc
+  src/limit_gate.h
   src/mutex.h
   src/open.cc
   src/promotion.cc
@@ -98,6 +102,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/fail-4.lua
   backends/redis/scripts/kick-3.lua
   backends/redis/scripts/kick_job-2.lua
+  backends/redis/scripts/limit-2.lua
   backends/redis/scripts/list-3.lua
   backends/redis/scripts/next_due-3.lua
   backends/redis/scripts/open-3.lua
@@ -114,6 +119,7 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/bury.lua
   backends/redis/scripts/lib/calls.lua
   backends/redis/scripts/lib/clock.lua
+  backends/redis/scripts/lib/held.lua
   backends/redis/scripts/lib/index.lua
   backends/redis/scripts/lib/job.lua
   backends/redis/scripts/lib/keys.lua
@@ -188,6 +194,9 @@ set(DELAYQ_ABSL_LIBS
 delayq_cc_binary(bench_memory_footprint DIR bench NAME memory_footprint
   SRCS bench/footprint/memory_footprint.cc
   DEPS delayq tp_absl)
+delayq_cc_binary(bench_rate_limit DIR bench NAME rate_limit
+  SRCS bench/limits/rate_limit_bench.cc
+  DEPS delayq tests_testing_redis_server tests_testing_temp_path tp_absl)
 delayq_cc_binary(bench_redis_bench DIR bench NAME redis_bench
   SRCS bench/redis_bench.cc
   DEPS delayq tests_testing_redis_server tp_absl tp_benchmark)
@@ -223,14 +232,14 @@ delayq_cc_library(tests_cli_cli_runner DIR tests/cli NAME cli_runner
   SRCS tests/cli/cli_runner.cc tests/cli/cli_runner.h
   DEPS tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_cli_cli_test DIR tests/cli NAME cli_test
-  SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/work_test.cc
+  SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/work_test.cc
   DEPS tests_cli_cli_runner tp_absl tp_gtest_main
   DATA tools_delayq)
 delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance
-  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/lease_conformance.cc tests/conformance/model_conformance.cc
+  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
@@ -296,6 +305,9 @@ delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_co
   DEPS delayq tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_concurrency_test DIR tests/scheduler NAME concurrency_test
   SRCS tests/scheduler/concurrency_test.cc
+  DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_job_limits_test DIR tests/scheduler NAME job_limits_test
+  SRCS tests/scheduler/job_limits_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_news_test DIR tests/scheduler NAME news_test
   SRCS tests/scheduler/news_test.cc
@@ -370,5 +382,5 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
-  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/main.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/values.cc tools/delayq/values.h tools/delayq/work.cc
+  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/values.cc tools/delayq/values.h tools/delayq/work.cc
   DEPS delayq tp_absl)

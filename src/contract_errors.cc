@@ -13,7 +13,9 @@ absl::Status NoSuchJob(absl::string_view id) {
 
 absl::Status IdInUse(absl::string_view id) {
   return absl::AlreadyExistsError(
-      absl::StrCat("job id '", id, "' is already in use by a live job"));
+      absl::StrCat("job id '", id,
+                   "' is already in use by a live job, or held by the dedup "
+                   "window of a finished one"));
 }
 
 absl::Status StaleLease(absl::string_view id) {

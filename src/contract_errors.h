@@ -16,10 +16,14 @@ namespace internal {
 // A dead job's last_error when its last lease ran out.
 inline constexpr char kLeaseExpired[] = "lease expired";
 
+// A dead job's last_error when its expire_at came before a reservation.
+inline constexpr char kJobExpired[] = "expired";
+
 // NotFound: the id names no live job.
 absl::Status NoSuchJob(absl::string_view id);
 
-// AlreadyExists: Add() with the id of a live job.
+// AlreadyExists: Add() with the id of a live job, or one a dedup window
+// holds.
 absl::Status IdInUse(absl::string_view id);
 
 // FailedPrecondition: a lease that is not the job's current reservation.

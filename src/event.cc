@@ -24,6 +24,8 @@ absl::string_view EventTypeName(EventType type) {
       return "expired";
     case EventType::kCancelled:
       return "cancelled";
+    case EventType::kLapsed:
+      return "lapsed";
   }
   return "unknown";
 }

@@ -47,6 +47,19 @@ Backoff Backoff::Exponential(absl::Duration base, absl::Duration max) {
   return b;
 }
 
+Backoff Backoff::WithJitter(double fraction) const {
+  Backoff b = *this;
+  b.jitter = fraction;
+  return b;
+}
+
+absl::Duration Backoff::Jittered(int attempt, double unit) const {
+  const absl::Duration d = Delay(attempt);
+  const double f = std::clamp(jitter, 0.0, 1.0) * std::clamp(unit, 0.0, 1.0);
+  // Never below zero, never above the delay, whatever rounding does.
+  return std::clamp(d - d * f, absl::ZeroDuration(), d);
+}
+
 absl::Duration Backoff::Delay(int attempt) const {
   absl::Duration d = std::max(base, absl::ZeroDuration());
   if (kind == Kind::kFixed) return d;
@@ -57,7 +70,8 @@ absl::Duration Backoff::Delay(int attempt) const {
 }
 
 bool operator==(const Backoff& a, const Backoff& b) {
-  return a.kind == b.kind && a.base == b.base && a.max == b.max;
+  return a.kind == b.kind && a.base == b.base && a.max == b.max &&
+         a.jitter == b.jitter;
 }
 
 }  // namespace delayq

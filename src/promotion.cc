@@ -121,7 +121,9 @@ void Promotion::Moved(const std::vector<Transition>& moved) {
     absl::MutexLock lock(&mu_);
     const bool waiting = waiters_.load() > 0;
     for (const Transition& t : moved) {
-      if (waiting && t.kind != Transition::Kind::kDead) {
+      // Only jobs that became ready make a waiter look again.
+      if (waiting && (t.kind == Transition::Kind::kPromoted ||
+                      t.kind == Transition::Kind::kExpired)) {
         ++topic_signal_[SlotOf(t.topic)];
       }
     }

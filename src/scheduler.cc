@@ -22,6 +22,12 @@ std::string RandomIdPrefix() {
                          absl::Uniform<uint64_t>(gen) & 0xffffffffffffULL);
 }
 
+// A uniform draw from [0, 1) for a retry's jitter.
+double JitterDraw() {
+  thread_local absl::BitGen gen;
+  return absl::Uniform<double>(gen, 0.0, 1.0);
+}
+
 absl::Status ValidateSchedulerOptions(const SchedulerOptions& options) {
   if (options.tick <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
@@ -83,6 +89,9 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   if (absl::Status s = internal::ValidateRunAt(run_at, "run_at"); !s.ok()) {
     return s;
   }
+  absl::StatusOr<absl::Time> expire_at =
+      internal::ResolveExpiry(options, now, run_at);
+  if (!expire_at.ok()) return expire_at.status();
   // One job, the common call, needs no vector of its own.
   absl::InlinedVector<NewJob, 1> jobs(payloads.size());
   for (size_t i = 0; i < payloads.size(); ++i) {
@@ -101,6 +110,9 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
     job.ttr = options.ttr;
     job.backoff = options.backoff;
     job.run_at = run_at;
+    job.expire_at = *expire_at;
+    job.discard_expired = options.discard_expired;
+    job.unique_for = options.unique_for;
   }
   if (absl::Status s = AddOrReplace(jobs, options.replace, now); !s.ok()) {
     return s;
@@ -114,6 +126,8 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   } else {
     promotion_.WakeTopic(topic);
   }
+  // The expiry is a due time of its own: the job lapses then.
+  if (*expire_at != absl::InfiniteFuture()) promotion_.Arm(*expire_at);
   if (events_.active()) {
     for (const std::string& id : ids) Emit(EventType::kEnqueued, id, topic);
   }
@@ -133,13 +147,15 @@ absl::Status Scheduler::Impl::AddOrReplace(absl::Span<const NewJob> jobs,
 // --- Consuming -------------------------------------------------------------
 
 absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
-    absl::string_view topic, int max, absl::Time now) {
+    absl::string_view topic, int max, absl::Time now,
+    absl::Time* limited_until) {
   // The store promotes the topic's due jobs itself before it reserves; what
   // it moved is reported as if promotion had found it.
-  std::vector<Transition> moved;
+  ReserveReport report;
   absl::StatusOr<std::vector<Lease>> leases =
-      backend_->Reserve(topic, max, now, &moved);
-  promotion_.Moved(moved);
+      backend_->Reserve(topic, max, now, &report);
+  promotion_.Moved(report.moved);
+  *limited_until = report.limited_until;
   if (!leases.ok() || leases->empty()) return leases;
   promotion_.ArmLeases(*leases);
   if (events_.active()) {
@@ -166,11 +182,16 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
   if (wait > absl::ZeroDuration()) waiting.emplace(promotion_);
   for (;;) {
     const internal::Promotion::Seen seen = promotion_.Observe(topic);
-    absl::StatusOr<std::vector<Lease>> leases = ReserveOnce(topic, max, now);
+    absl::Time limited_until;
+    absl::StatusOr<std::vector<Lease>> leases =
+        ReserveOnce(topic, max, now, &limited_until);
     if (!leases.ok() || !leases->empty() || now >= deadline) return leases;
     if (stop != nullptr && stop->load()) return leases;
-    const absl::Time next_timer = promotion_.Await(
-        topic, seen, std::min(deadline, now + promotion_.LookInterval()));
+    // A limited topic is looked at again when its limit says (a full
+    // concurrency cap: when a reservation ends, which wakes the topic).
+    absl::Time until = std::min(deadline, now + promotion_.LookInterval());
+    if (limited_until > now) until = std::min(until, limited_until);
+    const absl::Time next_timer = promotion_.Await(topic, seen, until);
     if (next_timer <= now) {
       // A timer is due and nobody ticked: promote here, so a host that runs
       // no threads still sees jobs become ready while it waits.
@@ -187,6 +208,8 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease) {
   if (absl::Status s = backend_->Ack(lease.job.id, lease.token, now); !s.ok()) {
     return s;
   }
+  // A worker held back by the topic's concurrency cap may go on.
+  promotion_.WakeTopic(lease.job.topic);
   Emit(EventType::kSucceeded, lease.job.id, lease.job.topic,
        lease.job.attempts);
   return absl::OkStatus();
@@ -195,11 +218,13 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease) {
 absl::Status Scheduler::Impl::Fail(const Lease& lease,
                                    absl::string_view error) {
   const absl::Time now = clock_->Now();
-  const absl::Time retry_at = now + lease.job.backoff.Delay(lease.job.attempts);
+  const absl::Time retry_at =
+      now + lease.job.backoff.Jittered(lease.job.attempts, JitterDraw());
   absl::StatusOr<FailOutcome> outcome =
       backend_->Fail(lease.job.id, lease.token, error, retry_at, now);
   if (!outcome.ok()) return outcome.status();
   const Job& job = lease.job;
+  promotion_.WakeTopic(job.topic);  // as in Ack()
   Emit(EventType::kFailed, job.id, job.topic, job.attempts, error);
   if (*outcome == FailOutcome::kDead) {
     Emit(EventType::kDead, job.id, job.topic, job.attempts, error);
@@ -230,11 +255,9 @@ absl::Status Scheduler::Impl::Release(const Lease& lease,
       !s.ok()) {
     return s;
   }
-  if (run_at > now) {
-    promotion_.Arm(run_at);
-  } else {
-    promotion_.WakeTopic(lease.job.topic);
-  }
+  if (run_at > now) promotion_.Arm(run_at);
+  // Ready again, or a slot under the topic's concurrency cap freed.
+  promotion_.WakeTopic(lease.job.topic);
   return absl::OkStatus();
 }
 
@@ -293,6 +316,27 @@ absl::Status Scheduler::Impl::SetPaused(absl::string_view topic, bool paused) {
   return absl::OkStatus();
 }
 
+absl::Status Scheduler::Impl::SetLimit(absl::string_view topic,
+                                       const TopicLimit& limit) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (absl::Status s = internal::ValidateLimit(limit); !s.ok()) return s;
+  if (absl::Status s = backend_->SetLimit(topic, limit, clock_->Now());
+      !s.ok()) {
+    return s;
+  }
+  promotion_.WakeTopic(topic);  // a looser limit may let waiters in
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Impl::ClearLimit(absl::string_view topic) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (absl::Status s = backend_->ClearLimit(topic, clock_->Now()); !s.ok()) {
+    return s;
+  }
+  promotion_.WakeTopic(topic);
+  return absl::OkStatus();
+}
+
 // --- Threads -------------------------------------------------------------
 
 namespace {
@@ -342,6 +386,16 @@ void Scheduler::Impl::EmitMoved(const std::vector<Transition>& moved) {
       case Transition::Kind::kDead:
         Emit(EventType::kDead, t.id, t.topic, t.attempts,
              internal::kLeaseExpired);
+        break;
+      case Transition::Kind::kLapsed:
+        Emit(EventType::kLapsed, t.id, t.topic, t.attempts,
+             internal::kJobExpired);
+        Emit(EventType::kDead, t.id, t.topic, t.attempts,
+             internal::kJobExpired);
+        break;
+      case Transition::Kind::kDiscarded:
+        Emit(EventType::kLapsed, t.id, t.topic, t.attempts,
+             internal::kJobExpired);
         break;
     }
   }
@@ -465,6 +519,19 @@ absl::Status Scheduler::Resume(absl::string_view topic) {
 
 absl::StatusOr<std::vector<std::string>> Scheduler::PausedTopics() {
   return impl_->backend().PausedTopics();
+}
+
+absl::Status Scheduler::SetLimit(absl::string_view topic,
+                                 const TopicLimit& limit) {
+  return impl_->SetLimit(topic, limit);
+}
+
+absl::Status Scheduler::ClearLimit(absl::string_view topic) {
+  return impl_->ClearLimit(topic);
+}
+
+absl::StatusOr<std::vector<LimitedTopic>> Scheduler::Limits() {
+  return impl_->backend().Limits();
 }
 
 absl::StatusOr<int> Scheduler::Tick() { return impl_->Tick(); }

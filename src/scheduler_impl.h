@@ -59,6 +59,8 @@ class Scheduler::Impl : public internal::JobOps {
   absl::StatusOr<int> Kick(absl::string_view topic, int max);
   absl::Status KickJob(absl::string_view id);
   absl::Status SetPaused(absl::string_view topic, bool paused);
+  absl::Status SetLimit(absl::string_view topic, const TopicLimit& limit);
+  absl::Status ClearLimit(absl::string_view topic);
   // Add(), or with `replace` Replace() of the one job when its id is taken.
   absl::Status AddOrReplace(absl::Span<const NewJob> jobs, bool replace,
                             absl::Time now);
@@ -82,8 +84,10 @@ class Scheduler::Impl : public internal::JobOps {
       const std::atomic<bool>* stop) override {
     return Reserve(topic, max, wait, stop);
   }
+  // Sets `limited_until` as ReserveReport has it.
   absl::StatusOr<std::vector<Lease>> ReserveOnce(absl::string_view topic,
-                                                 int max, absl::Time now);
+                                                 int max, absl::Time now,
+                                                 absl::Time* limited_until);
   // Events for jobs that a store call moved.
   void EmitMoved(const std::vector<Transition>& moved);
   void Emit(EventType type, absl::string_view id, absl::string_view topic,

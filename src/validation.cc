@@ -2,6 +2,7 @@
 
 #include "src/validation.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/escaping.h"
@@ -100,7 +101,64 @@ absl::Status ValidateOptions(const JobOptions& options) {
       return s;
     }
   }
+  // Written so that NaN fails too.
+  if (!(options.backoff.jitter >= 0.0 && options.backoff.jitter <= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "backoff jitter must be from 0 to 1, got ", options.backoff.jitter));
+  }
+  if (options.unique_for != absl::ZeroDuration()) {
+    if (options.id.empty()) {
+      return absl::InvalidArgumentError(
+          "unique_for needs an id: it keeps that id taken");
+    }
+    if (absl::Status s = ValidateDuration(options.unique_for, "unique_for",
+                                          absl::ZeroDuration());
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (options.expire_after < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expire_after must not be negative, got ",
+                     absl::FormatDuration(options.expire_after)));
+  }
   return absl::OkStatus();
+}
+
+absl::Status ValidateLimit(const TopicLimit& limit) {
+  if (limit.rate < 0 || limit.concurrency < 0) {
+    return absl::InvalidArgumentError(
+        "a topic limit's rate and concurrency must not be negative");
+  }
+  if (limit.rate == 0 && limit.concurrency == 0) {
+    return absl::InvalidArgumentError(
+        "a topic limit needs a rate or a concurrency (to remove a limit, "
+        "clear it)");
+  }
+  if (limit.burst < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a topic limit's burst must be at least 1, got ", limit.burst));
+  }
+  return ValidateDuration(limit.period, "a topic limit's period",
+                          absl::Microseconds(1));
+}
+
+absl::StatusOr<absl::Time> ResolveExpiry(const JobOptions& options,
+                                         absl::Time now, absl::Time run_at) {
+  absl::Time at = options.expire_at;
+  if (options.expire_after != absl::InfiniteDuration()) {
+    at = std::min(at, now + options.expire_after);
+  }
+  if (at == absl::InfiniteFuture()) return at;
+  if (absl::Status s = ValidateRunAt(at, "expire_at"); !s.ok()) return s;
+  if (at <= run_at) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("expire_at ", absl::FormatTime(at, absl::UTCTimeZone()),
+                     " is not after the job's due time ",
+                     absl::FormatTime(run_at, absl::UTCTimeZone()),
+                     ": the job could never run"));
+  }
+  return at;
 }
 
 absl::Status ValidateRunAt(absl::Time at, absl::string_view what) {

@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "delayq/job.h"
@@ -45,6 +46,21 @@ absl::Status ValidateOptions(const JobOptions& options);
 // OK for a time a job may become due at: from the Unix epoch to
 // kLatestRunAt. `what` names it in the error ("run_at", "release time").
 absl::Status ValidateRunAt(absl::Time at, absl::string_view what);
+
+// ValidateLimit()
+//
+// OK for a limit the stores can run: rate and concurrency not negative and
+// not both 0, burst >= 1, 0 < period <= kLongestDuration.
+absl::Status ValidateLimit(const TopicLimit& limit);
+
+// ResolveExpiry()
+//
+// The absolute expiry of a job with `options`, enqueued at `now` and due at
+// `run_at`: the earlier of expire_at and now + expire_after, or
+// absl::InfiniteFuture() for none. InvalidArgument when it is outside what
+// ValidateRunAt() takes or not after `run_at`.
+absl::StatusOr<absl::Time> ResolveExpiry(const JobOptions& options,
+                                         absl::Time now, absl::Time run_at);
 
 // OK for a payload of at most `max_bytes`.
 absl::Status ValidatePayload(absl::string_view payload, size_t max_bytes);

@@ -45,6 +45,13 @@ JobRecord::Ptr JobRecord::Make(const NewJob& job, TopicIndex* topic,
   r->max_attempts_ = job.max_attempts;
   r->state_ = job.run_at > now ? JobState::kDelayed : JobState::kReady;
   if (job.backoff != Backoff()) r->extra().backoff = job.backoff;
+  if (job.expire_at != absl::InfiniteFuture()) {
+    r->extra().expire_at = absl::ToUnixMicros(job.expire_at);
+    r->extra().discard_expired = job.discard_expired;
+  }
+  if (job.unique_for > absl::ZeroDuration()) {
+    r->extra().unique_for = absl::ToInt64Microseconds(job.unique_for);
+  }
   return Ptr(r);
 }
 
@@ -93,6 +100,11 @@ Job JobRecord::ToJob() const {
   if (extra_ != nullptr) {
     j.backoff = extra_->backoff;
     j.last_error = extra_->last_error;
+    if (extra_->expire_at != kNever) {
+      j.expire_at = absl::FromUnixMicros(extra_->expire_at);
+      j.discard_expired = extra_->discard_expired;
+    }
+    j.unique_for = absl::Microseconds(extra_->unique_for);
   }
   j.enqueued_at = TimeOf(enqueued_at_);
   j.run_at = TimeOf(run_at_);

@@ -6,8 +6,9 @@
 // The fields every job has are packed into one allocation, times as
 // microseconds (what every store keeps), with the id and the payload stored
 // right after them: a delayed job with a generated id and a small payload is
-// one 128-byte block. What few jobs carry, a backoff other than the default
-// and the last error, sits in a side record made on demand. The topic is not
+// one 128-byte block. What few jobs carry, a backoff other than the default,
+// the last error, an expiry and a dedup window, sits in a side record made
+// on demand. The topic is not
 // copied: the record points at its topic's index, which owns the name.
 
 #ifndef DELAYQ_BACKENDS_MEMORY_JOB_RECORD_H_
@@ -28,8 +29,10 @@ namespace memory_internal {
 
 struct TopicIndex;
 
-// Microseconds since the Unix epoch; kNoTime stands for absl::InfinitePast().
+// Microseconds since the Unix epoch; kNoTime stands for absl::InfinitePast(),
+// kNever for absl::InfiniteFuture() (a job that does not expire).
 inline constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
+inline constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 int64_t MicrosOf(absl::Time t);
 absl::Time TimeOf(int64_t micros);
 // `from` + `ttr`, saturating as absl::Time does (a caller of the Backend API
@@ -72,6 +75,17 @@ class JobRecord {
   uint64_t token() const { return order_; }
   // The death order while dead.
   uint64_t death_seq() const { return order_; }
+  // When the job lapses unless reserved; kNever for never.
+  int64_t expire_at() const {
+    return extra_ == nullptr ? kNever : extra_->expire_at;
+  }
+  bool discard_expired() const {
+    return extra_ != nullptr && extra_->discard_expired;
+  }
+  // How long the id stays held after the job leaves (µs); 0 for not at all.
+  int64_t unique_for() const {
+    return extra_ == nullptr ? 0 : extra_->unique_for;
+  }
 
   // The job as the Backend API shows it.
   Job ToJob() const;
@@ -82,6 +96,10 @@ class JobRecord {
   void set_attempts(int attempts) { attempts_ = attempts; }
   void set_deadline(int64_t micros) { deadline_ = micros; }
   void set_last_error(absl::string_view error);
+  // The job no longer expires (a kick).
+  void clear_expiry() {
+    if (extra_ != nullptr) extra_->expire_at = kNever;
+  }
 
   // Reserved under `token` until `deadline`.
   void Reserve(uint64_t token, int64_t deadline);
@@ -95,6 +113,9 @@ class JobRecord {
   struct Extra {
     Backoff backoff;
     std::string last_error;
+    int64_t expire_at = kNever;
+    bool discard_expired = false;
+    int64_t unique_for = 0;
   };
 
   JobRecord() = default;

@@ -6,14 +6,18 @@
 //     keyed by the record's own id, so the id is stored once;
 //   * per topic, one index per state (topic_index.h);
 //   * across topics, the topics ordered by when each next has something due,
-//     for PromoteDue() and NextDue(): one entry per topic, not per job.
-// Each record sits in exactly the index of its state.
+//     for PromoteDue() and NextDue(): one entry per topic, not per job;
+//   * the ids held by dedup windows, with the time each is free again.
+// Each record sits in exactly the index of its state (and a delayed or ready
+// one that expires, in its topic's expiring index too).
 
 #include "delayq/memory_backend.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,10 +25,12 @@
 #include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/hash/hash.h"
 #include "backends/memory/job_record.h"
 #include "backends/memory/topic_index.h"
 #include "src/contract_errors.h"
+#include "src/limit_gate.h"
 #include "src/mutex.h"
 
 namespace delayq {
@@ -33,6 +39,7 @@ namespace {
 using memory_internal::DeadlineAfter;
 using memory_internal::DeathKey;
 using memory_internal::JobRecord;
+using memory_internal::kNever;
 using memory_internal::kNoTime;
 using memory_internal::MicrosOf;
 using memory_internal::ReadyKey;
@@ -64,6 +71,7 @@ class MemoryBackend : public Backend {
 
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
     internal::MutexLock lock(&mu_);
+    DropPassedHolds(MicrosOf(now));
     if (jobs.size() == 1) return AddOne(jobs[0], now);
     if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
     for (const NewJob& job : jobs) {
@@ -76,9 +84,9 @@ class MemoryBackend : public Backend {
   }
 
   using Backend::Reserve;
-  absl::StatusOr<std::vector<Lease>> Reserve(
-      absl::string_view topic, int max, absl::Time now,
-      std::vector<Transition>* moved) override {
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             ReserveReport* report) override {
     internal::MutexLock lock(&mu_);
     std::vector<Lease> leases;
     auto it = topics_.find(topic);
@@ -90,12 +98,24 @@ class MemoryBackend : public Backend {
     for (int n = 0; n < kReservePromoteLimit; ++n) {
       const int64_t due = index->NextDue();
       if (due == kNoTime || due > now_us) break;
-      JobRecord* r = EarliestDue(*index);
-      const Transition::Kind kind = MoveDue(r);
-      if (moved != nullptr) moved->push_back(TransitionOf(*r, kind));
+      Transition t = MoveDue(EarliestDue(*index), now_us);
+      // A discarded job may have been the topic's last.
+      const bool gone =
+          t.kind == Transition::Kind::kDiscarded && !topics_.contains(topic);
+      if (report != nullptr) report->moved.push_back(std::move(t));
+      if (gone) return leases;
     }
     if (paused_.contains(topic)) return leases;
-    while (static_cast<int>(leases.size()) < max && !index->ready.empty()) {
+    auto limit = limits_.find(topic);
+    std::optional<internal::LimitGate> gate;
+    int64_t allowed = max;
+    if (limit != limits_.end()) {
+      gate.emplace(limit->second.limit, limit->second.tat_us, now_us,
+                   static_cast<int64_t>(index->reserved.size()));
+      allowed = gate->Allowed(max);
+    }
+    while (static_cast<int64_t>(leases.size()) < allowed &&
+           !index->ready.empty()) {
       JobRecord* r = index->ready.begin()->record;
       Unlink(r);
       r->set_attempts(r->attempts() + 1);
@@ -108,6 +128,13 @@ class MemoryBackend : public Backend {
       lease.deadline = lease.job.deadline;
       leases.push_back(std::move(lease));
     }
+    if (gate.has_value()) {
+      const int64_t taken = static_cast<int64_t>(leases.size());
+      if (taken > 0) limit->second.tat_us = gate->TatAfter(taken);
+      if (report != nullptr && taken < max && !index->ready.empty()) {
+        report->limited_until = LimitTime(gate->NextAllowed(taken));
+      }
+    }
     return leases;
   }
 
@@ -116,6 +143,7 @@ class MemoryBackend : public Backend {
     internal::MutexLock lock(&mu_);
     JobRecord* r = Current(id, token);
     if (r == nullptr) return internal::StaleLease(id);
+    HoldId(*r, MicrosOf(now));
     Erase(r);
     return absl::OkStatus();
   }
@@ -167,6 +195,7 @@ class MemoryBackend : public Backend {
     internal::MutexLock lock(&mu_);
     JobRecord* r = Find(id);
     if (r == nullptr) return internal::NoSuchJob(id);
+    HoldId(*r, MicrosOf(now));
     Erase(r);
     return absl::OkStatus();
   }
@@ -264,9 +293,8 @@ class MemoryBackend : public Backend {
         result.more = true;
         break;
       }
-      JobRecord* r = EarliestDue(*due_topics_.begin()->second);
-      const Transition::Kind kind = MoveDue(r);
-      result.transitions.push_back(TransitionOf(*r, kind));
+      result.transitions.push_back(
+          MoveDue(EarliestDue(*due_topics_.begin()->second), now_us));
     }
     return result;
   }
@@ -310,6 +338,28 @@ class MemoryBackend : public Backend {
     return std::vector<std::string>(paused_.begin(), paused_.end());
   }
 
+  absl::Status SetLimit(absl::string_view topic, const TopicLimit& limit,
+                        absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    limits_[topic].limit = limit;  // a new entry starts with a fresh bucket
+    return absl::OkStatus();
+  }
+
+  absl::Status ClearLimit(absl::string_view topic, absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    limits_.erase(topic);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<LimitedTopic>> Limits() override {
+    internal::MutexLock lock(&mu_);
+    std::vector<LimitedTopic> out;
+    for (const auto& [topic, state] : limits_) {
+      out.push_back({topic, state.limit});
+    }
+    return out;
+  }
+
   absl::StatusOr<absl::Time> NextDue() override {
     internal::MutexLock lock(&mu_);
     if (due_topics_.empty()) return absl::InfiniteFuture();
@@ -320,6 +370,7 @@ class MemoryBackend : public Backend {
   // The common call: one look in the pool both checks the id and places the
   // record.
   absl::Status AddOne(const NewJob& job, absl::Time now) {
+    if (Held(job.id)) return internal::IdInUse(job.id);
     JobRecord* added = nullptr;
     jobs_.lazy_emplace(job.id, [&](const auto& construct) {
       JobRecord::Ptr record =
@@ -337,7 +388,8 @@ class MemoryBackend : public Backend {
     absl::flat_hash_set<absl::string_view> batch;
     batch.reserve(jobs.size());
     for (const NewJob& job : jobs) {
-      if (Find(job.id) != nullptr || !batch.insert(job.id).second) {
+      if (Find(job.id) != nullptr || Held(job.id) ||
+          !batch.insert(job.id).second) {
         return internal::IdInUse(job.id);
       }
     }
@@ -359,34 +411,75 @@ class MemoryBackend : public Backend {
     return r;
   }
 
-  // The topic's delayed job or lease that is due first.
+  // The topic's delayed job, lease or expiry that is due first.
   // REQUIRES: the topic has one of them.
   static JobRecord* EarliestDue(const TopicIndex& index) {
-    if (index.reserved.empty()) return index.delayed.begin()->record;
-    if (index.delayed.empty()) return index.reserved.begin()->record;
-    const TimeKey& d = *index.delayed.begin();
-    const TimeKey& l = *index.reserved.begin();
-    return d.at <= l.at ? d.record : l.record;
+    const TimeKey* first = nullptr;
+    for (const auto* set : {&index.delayed, &index.reserved, &index.expiring}) {
+      if (!set->empty() && (first == nullptr || set->begin()->at < first->at)) {
+        first = &*set->begin();
+      }
+    }
+    return first->record;
   }
 
-  // Moves a due job: a delayed one to ready, an expired reservation to ready
-  // or, with its attempts used up, to dead. Returns what happened.
-  Transition::Kind MoveDue(JobRecord* r) {
-    const bool was_delayed = r->state() == JobState::kDelayed;
-    Unlink(r);
-    Transition::Kind kind = Transition::Kind::kPromoted;
-    if (was_delayed) {
-      r->Wait(JobState::kReady);
-    } else if (r->attempts() < r->max_attempts()) {
-      r->Wait(JobState::kReady);
-      kind = Transition::Kind::kExpired;
-    } else {
-      r->set_last_error(internal::kLeaseExpired);
-      r->Die(next_death_++);
+  // Moves a job that is due at `now_us`: a delayed one to ready, an expired
+  // reservation to ready or, with its attempts used up, to dead; one whose
+  // expiry came (and would otherwise be ready or delayed) lapses. Returns
+  // what happened.
+  Transition MoveDue(JobRecord* r, int64_t now_us) {
+    const JobState state = r->state();
+    Transition::Kind kind;
+    if (state == JobState::kReserved && r->attempts() >= r->max_attempts()) {
       kind = Transition::Kind::kDead;
+    } else if (r->expire_at() <= now_us) {
+      kind = r->discard_expired() ? Transition::Kind::kDiscarded
+                                  : Transition::Kind::kLapsed;
+    } else {
+      kind = state == JobState::kDelayed ? Transition::Kind::kPromoted
+                                         : Transition::Kind::kExpired;
+    }
+    Transition t = TransitionOf(*r, kind);
+    if (kind == Transition::Kind::kDiscarded) {
+      HoldId(*r, now_us);
+      Erase(r);
+      return t;
+    }
+    Unlink(r);
+    if (kind == Transition::Kind::kDead || kind == Transition::Kind::kLapsed) {
+      r->set_last_error(kind == Transition::Kind::kDead
+                            ? internal::kLeaseExpired
+                            : internal::kJobExpired);
+      r->Die(next_death_++);
+    } else {
+      r->Wait(JobState::kReady);
     }
     Link(r);
-    return kind;
+    return t;
+  }
+
+  // Keeps the id of a job that leaves the store at `now_us` held for its
+  // dedup window.
+  void HoldId(const JobRecord& r, int64_t now_us) {
+    if (r.unique_for() <= 0) return;
+    const int64_t until = DeadlineAfter(now_us, r.unique_for());
+    auto [it, added] = held_.try_emplace(std::string(r.id()), until);
+    if (!added) {
+      held_order_.erase({it->second, it->first});
+      it->second = until;
+    }
+    held_order_.insert({until, it->first});
+  }
+
+  // Whether a dedup window holds `id` (those that passed were dropped).
+  bool Held(absl::string_view id) const { return held_.contains(id); }
+
+  // Frees the ids whose windows end at or before `now_us`.
+  void DropPassedHolds(int64_t now_us) {
+    while (!held_order_.empty() && held_order_.begin()->first <= now_us) {
+      held_.erase(held_order_.begin()->second);
+      held_order_.erase(held_order_.begin());
+    }
   }
 
   static Transition TransitionOf(const JobRecord& r, Transition::Kind kind) {
@@ -409,6 +502,7 @@ class MemoryBackend : public Backend {
 
   void Revive(JobRecord* r, absl::Time now) {
     Unlink(r);
+    r->clear_expiry();
     r->set_attempts(0);
     r->set_run_at(MicrosOf(now));
     r->Wait(JobState::kReady);
@@ -420,9 +514,12 @@ class MemoryBackend : public Backend {
     switch (r->state()) {
       case JobState::kReady:
         t->ready.insert({r->run_at(), r->priority(), r});
-        return;
+        if (r->expire_at() == kNever) return;
+        t->expiring.insert({r->expire_at(), r});
+        break;
       case JobState::kDelayed:
         t->delayed.insert({r->run_at(), r});
+        if (r->expire_at() != kNever) t->expiring.insert({r->expire_at(), r});
         break;
       case JobState::kReserved:
         t->reserved.insert({r->deadline(), r});
@@ -439,9 +536,12 @@ class MemoryBackend : public Backend {
     switch (r->state()) {
       case JobState::kReady:
         t->ready.erase({r->run_at(), r->priority(), r});
-        return;
+        if (r->expire_at() == kNever) return;
+        t->expiring.erase({r->expire_at(), r});
+        break;
       case JobState::kDelayed:
         t->delayed.erase({r->run_at(), r});
+        if (r->expire_at() != kNever) t->expiring.erase({r->expire_at(), r});
         break;
       case JobState::kReserved:
         t->reserved.erase({r->deadline(), r});
@@ -475,6 +575,11 @@ class MemoryBackend : public Backend {
     }
   }
 
+  // A limit's time for ReserveReport::limited_until.
+  static absl::Time LimitTime(int64_t us) {
+    return us == internal::kUntilReleased ? absl::InfiniteFuture() : TimeOf(us);
+  }
+
   // Every private method above requires mu_ held.
   internal::Mutex mu_;
   absl::flat_hash_set<JobRecord::Ptr, IdHash, IdEq> jobs_ ABSL_GUARDED_BY(mu_);
@@ -485,6 +590,19 @@ class MemoryBackend : public Backend {
   absl::btree_set<std::pair<int64_t, TopicIndex*>> due_topics_
       ABSL_GUARDED_BY(mu_);
   absl::btree_set<std::string> paused_ ABSL_GUARDED_BY(mu_);
+  // Limited topics: the limit and its token bucket (see limit_gate.h).
+  struct LimitState {
+    TopicLimit limit;
+    int64_t tat_us = internal::kFreshBucket;
+  };
+  absl::btree_map<std::string, LimitState, std::less<>> limits_
+      ABSL_GUARDED_BY(mu_);
+  // Ids held by dedup windows: when each is free again, and the same
+  // ordered by that time so passed windows are dropped from the front (the
+  // views name held_'s keys, which a node map never moves).
+  absl::node_hash_map<std::string, int64_t> held_ ABSL_GUARDED_BY(mu_);
+  absl::btree_set<std::pair<int64_t, absl::string_view>> held_order_
+      ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_death_ ABSL_GUARDED_BY(mu_) = 1;

@@ -4,8 +4,9 @@
 // state: ready by (priority, run_at, enqueue order), delayed by (run_at,
 // enqueue order), reserved by (deadline, enqueue order), dead by death order.
 // A record sits in exactly the index of its state, so the topic's counts are
-// the index sizes. Keys hold a time and the record; the enqueue order, needed
-// only to break ties, is read from the record then.
+// the index sizes; a delayed or ready job that expires is in `expiring` too.
+// Keys hold a time and the record; the enqueue order, needed only to break
+// ties, is read from the record then.
 
 #ifndef DELAYQ_BACKENDS_MEMORY_TOPIC_INDEX_H_
 #define DELAYQ_BACKENDS_MEMORY_TOPIC_INDEX_H_
@@ -51,12 +52,16 @@ using DeathKey = std::pair<uint64_t, JobRecord*>;
 struct TopicIndex {
   explicit TopicIndex(std::string topic) : name(std::move(topic)) {}
 
-  // When the topic next has a delayed job or a lease due; kNoTime if never.
+  // When the topic next has a delayed job, a lease or an expiry due;
+  // kNoTime if never.
   int64_t NextDue() const {
-    if (delayed.empty() && reserved.empty()) return kNoTime;
-    if (delayed.empty()) return reserved.begin()->at;
-    if (reserved.empty()) return delayed.begin()->at;
-    return std::min(delayed.begin()->at, reserved.begin()->at);
+    int64_t due = kNoTime;
+    for (const auto* set : {&delayed, &reserved, &expiring}) {
+      if (set->empty()) continue;
+      const int64_t at = set->begin()->at;
+      if (due == kNoTime || at < due) due = at;
+    }
+    return due;
   }
 
   bool empty() const {
@@ -68,6 +73,8 @@ struct TopicIndex {
   absl::btree_set<TimeKey, TimeOrder> delayed;
   absl::btree_set<TimeKey, TimeOrder> reserved;
   absl::btree_set<DeathKey> dead;
+  // Delayed and ready jobs that expire, by expire_at.
+  absl::btree_set<TimeKey, TimeOrder> expiring;
   // The time under which the store's list of topic due times has this
   // topic (see MemoryBackend::due_topics_); kNoTime when it is not listed.
   int64_t listed_due = kNoTime;

@@ -24,9 +24,11 @@ namespace delayq {
 namespace {
 
 using redis_internal::AppendArgument;
+using redis_internal::AppendExtras;
 using redis_internal::AppendSpec;
 using redis_internal::ClampMicros;
 using redis_internal::DecodeRecord;
+using redis_internal::DurationMicros;
 using redis_internal::Int;
 using redis_internal::ParseLease;
 using redis_internal::ParseSnapshots;
@@ -43,8 +45,12 @@ using Call = redis_internal::Scripts::Call;
 // bumps it: 1 (not recorded) had hex ready members and a counts hash per
 // topic; 2 binary ready members biased by 2^53, which lose the last bit of
 // run_at; 3 biases them by 2^52; 4 keeps every job as one record in a
-// shared hash and delayed jobs in their topic's set only (no delay buckets).
-constexpr int kLayout = 4;
+// shared hash and delayed jobs in their topic's set only (no delay buckets);
+// 5 adds expiry and dedup windows (record values 17-19, the expiring sets
+// and the held ids). A namespace of layout kOldestReadable or later is
+// taken over in place: its records and keys are layout 5's without them.
+constexpr int kLayout = 5;
+constexpr int kOldestReadable = 4;
 
 // The pool's options for `o`; with TLS, the context every connection
 // shares, which loads the files `o` names.
@@ -238,7 +244,7 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
   Call call{
       "open",
       {backend->keys_.prefix(), backend->keys_.Meta(), backend->keys_.Topics()},
-      {absl::StrCat(kLayout)}};
+      {absl::StrCat(kLayout), absl::StrCat(kOldestReadable)}};
   absl::StatusOr<Reply> r = backend->scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
@@ -323,14 +329,16 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
     AppendSpec(j, &spec);
     AppendArgument(spec, &out);
     AppendArgument(j.payload, &out);
+    spec.clear();
+    AppendExtras(j, &spec);
+    AppendArgument(spec, &out);
   }
-  call.encoded_count = 6 * jobs.size();
+  call.encoded_count = 7 * jobs.size();
   return RunForOk(std::move(call), "");
 }
 
 absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
-    absl::string_view topic, int max, absl::Time now,
-    std::vector<Transition>* moved) {
+    absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
   Call call{"reserve",
             {keys_.prefix(), keys_.Ready(topic), keys_.Jobs()},
             {Micros(now), clock_mode_, std::string(topic),
@@ -339,22 +347,29 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
-  if (Word(reply) != redis_internal::kOk || reply->elements < 2 ||
+  if (Word(reply) != redis_internal::kOk || reply->elements < 3 ||
       reply->element[1]->type != REDIS_REPLY_ARRAY) {
     return Unexpected(reply, "reserve");
   }
-  if (moved != nullptr) {
+  if (report != nullptr) {
     const redisReply* list = reply->element[1];
     for (size_t i = 0; i < list->elements; ++i) {
       absl::StatusOr<Transition> t =
           ParseTransition(list->element[i], "reserve");
       if (!t.ok()) return t.status();
-      moved->push_back(*std::move(t));
+      report->moved.push_back(*std::move(t));
+    }
+    const std::string limited = Str(reply->element[2]);
+    int64_t until_us;
+    if (limited == "released") {
+      report->limited_until = absl::InfiniteFuture();
+    } else if (absl::SimpleAtoi(limited, &until_us)) {
+      report->limited_until = absl::FromUnixMicros(until_us);
     }
   }
   std::vector<Lease> out;
-  out.reserve(reply->elements - 2);
-  for (size_t i = 2; i < reply->elements; ++i) {
+  out.reserve(reply->elements - 3);
+  for (size_t i = 3; i < reply->elements; ++i) {
     absl::StatusOr<Lease> lease = ParseLease(reply->element[i]);
     if (!lease.ok()) return lease.status();
     out.push_back(*std::move(lease));
@@ -365,7 +380,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
                                absl::Time now) {
   Call call = LeaseCall("ack", id);
-  call.args = {std::string(id), absl::StrCat(token)};
+  call.args = {std::string(id), absl::StrCat(token), Micros(now), clock_mode_};
   return RunForOk(std::move(call), id);
 }
 
@@ -374,7 +389,9 @@ absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
   std::vector<absl::Status> out;
   if (leases.empty()) return out;
   Call call{"ack_batch", {keys_.prefix(), keys_.Reserved(), keys_.Jobs()}, {}};
-  call.args.reserve(2 * leases.size());
+  call.args.reserve(2 * leases.size() + 2);
+  call.args.push_back(Micros(now));
+  call.args.push_back(clock_mode_);
   for (const Lease& l : leases) {
     call.args.push_back(l.job.id);
     call.args.push_back(absl::StrCat(l.token));
@@ -436,7 +453,7 @@ absl::StatusOr<absl::Time> RedisBackend::Touch(absl::string_view id,
 
 absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
   Call call = LeaseCall("cancel", id);
-  call.args = {std::string(id)};
+  call.args = {Micros(now), clock_mode_, std::string(id)};
   return RunForOk(std::move(call), id);
 }
 
@@ -549,6 +566,55 @@ absl::Status RedisBackend::SetPaused(absl::string_view topic, bool paused,
 
 absl::StatusOr<std::vector<std::string>> RedisBackend::PausedTopics() {
   return SortedMembers(keys_.Paused());
+}
+
+absl::Status RedisBackend::SetLimit(absl::string_view topic,
+                                    const TopicLimit& limit, absl::Time now) {
+  (void)now;
+  Call call{"limit",
+            {keys_.prefix(), keys_.Limits()},
+            {std::string(topic),
+             absl::StrCat(limit.rate, ":", DurationMicros(limit.period), ":",
+                          limit.burst, ":", limit.concurrency)}};
+  return RunForOk(std::move(call), "");
+}
+
+absl::Status RedisBackend::ClearLimit(absl::string_view topic, absl::Time now) {
+  (void)now;
+  Call call{
+      "limit", {keys_.prefix(), keys_.Limits()}, {std::string(topic), ""}};
+  return RunForOk(std::move(call), "");
+}
+
+absl::StatusOr<std::vector<LimitedTopic>> RedisBackend::Limits() {
+  absl::StatusOr<std::vector<Reply>> replies =
+      pool_.Pipeline({{"HGETALL", keys_.Limits()}});
+  if (!replies.ok()) return replies.status();
+  const redisReply* r = (*replies)[0].get();
+  if (r->type == REDIS_REPLY_ERROR) {
+    return redis_internal::ErrorReplyStatus(Str(r));
+  }
+  std::vector<LimitedTopic> out;
+  for (size_t i = 0; i + 1 < r->elements; i += 2) {
+    LimitedTopic t;
+    t.topic = Str(r->element[i]);
+    const std::vector<std::string> f =
+        absl::StrSplit(Str(r->element[i + 1]), ':');
+    int64_t period_us = 0;
+    if (f.size() != 5 || !absl::SimpleAtoi(f[0], &t.limit.rate) ||
+        !absl::SimpleAtoi(f[1], &period_us) ||
+        !absl::SimpleAtoi(f[2], &t.limit.burst) ||
+        !absl::SimpleAtoi(f[3], &t.limit.concurrency)) {
+      return Unexpected(r, "limits");
+    }
+    t.limit.period = absl::Microseconds(period_us);
+    out.push_back(std::move(t));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const LimitedTopic& a, const LimitedTopic& b) {
+              return a.topic < b.topic;
+            });
+  return out;
 }
 
 absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,

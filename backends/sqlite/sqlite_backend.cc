@@ -6,8 +6,10 @@
 
 #include "delayq/sqlite_backend.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +21,9 @@
 #include "backends/sqlite/internal/db.h"
 #include "backends/sqlite/internal/schema.h"
 #include "backends/sqlite/internal/statements.h"
+#include "src/backoff_code.h"
 #include "src/contract_errors.h"
+#include "src/limit_gate.h"
 #include "src/status_macros.h"
 
 namespace delayq {
@@ -135,6 +139,16 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.resume, Sql::kResume},
       {&s_.paused_topics, Sql::kPausedTopics},
       {&s_.replace, Sql::kReplace},
+      {&s_.discard, Sql::kDiscard},
+      {&s_.drop_holds, Sql::kDropHolds},
+      {&s_.is_held, Sql::kIsHeld},
+      {&s_.hold, Sql::kHold},
+      {&s_.limit_get, Sql::kLimitGet},
+      {&s_.limit_set, Sql::kLimitSet},
+      {&s_.limit_tat, Sql::kLimitTat},
+      {&s_.limit_clear, Sql::kLimitClear},
+      {&s_.limits, Sql::kLimits},
+      {&s_.state_count, Sql::kStateCount},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -205,7 +219,7 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::CollectNews() {
     if (now_ready > 0 && now_ready == delta)
       news.push_back(ReadyMessage(topic));
   }
-  for (const std::string& topic : pending_.resumed) {
+  for (const std::string& topic : pending_.look_again) {
     ScopedReset reset(s_.ready_count.get());
     s_.ready_count->BindText(1, topic);
     DQ_ASSIGN_OR_RETURN(bool row, s_.ready_count->Step());
@@ -267,10 +281,28 @@ absl::Status SqliteBackend::SaveCounter(int64_t value) {
   return s_.counter_set->Run().status();
 }
 
+absl::Status SqliteBackend::HoldId(absl::string_view id, int64_t unique_for_us,
+                                   int64_t now_us) {
+  if (unique_for_us <= 0) return absl::OkStatus();
+  ScopedReset reset(s_.hold.get());
+  s_.hold->BindText(1, id);
+  s_.hold->BindInt64(2, now_us + unique_for_us);
+  return s_.hold->Run().status();
+}
+
+absl::Status SqliteBackend::CheckNotHeld(absl::string_view id) {
+  ScopedReset reset(s_.is_held.get());
+  s_.is_held->BindText(1, id);
+  DQ_ASSIGN_OR_RETURN(bool row, s_.is_held->Step());
+  return row ? internal::IdInUse(id) : absl::OkStatus();
+}
+
 absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
+                                            int64_t now_us,
                                             std::vector<Transition>* out) {
   struct Due {
     int64_t seq;
+    int64_t unique_for_us;
     Transition transition;
   };
   std::vector<Due> due;
@@ -293,10 +325,15 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
       const int64_t state = stmt->Int64(3);
       d.transition.attempts = static_cast<int>(stmt->Int64(4));
       const int64_t max_attempts = stmt->Int64(5);
-      if (state == kStateDelayed) {
-        d.transition.kind = Transition::Kind::kPromoted;
-      } else if (d.transition.attempts >= max_attempts) {
+      const bool lapses = !stmt->IsNull(6) && stmt->Int64(6) <= now_us;
+      d.unique_for_us = stmt->Int64(8);
+      if (state == kStateReserved && d.transition.attempts >= max_attempts) {
         d.transition.kind = Transition::Kind::kDead;
+      } else if (lapses) {
+        d.transition.kind = stmt->Int64(7) != 0 ? Transition::Kind::kDiscarded
+                                                : Transition::Kind::kLapsed;
+      } else if (state == kStateDelayed) {
+        d.transition.kind = Transition::Kind::kPromoted;
       } else {
         d.transition.kind = Transition::Kind::kExpired;
       }
@@ -305,14 +342,23 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
   }
   int64_t counter = -1;
   for (Due& d : due) {
-    if (d.transition.kind == Transition::Kind::kDead) {
+    const Transition::Kind kind = d.transition.kind;
+    if (kind == Transition::Kind::kDiscarded) {
+      ScopedReset reset(s_.discard.get());
+      s_.discard->BindInt64(1, d.seq);
+      DQ_RETURN_IF_ERROR(s_.discard->Run().status());
+      DQ_RETURN_IF_ERROR(HoldId(d.transition.id, d.unique_for_us, now_us));
+    } else if (kind == Transition::Kind::kDead ||
+               kind == Transition::Kind::kLapsed) {
       if (counter < 0) {
         DQ_ASSIGN_OR_RETURN(counter, LoadCounter());
       }
       ScopedReset reset(s_.make_dead.get());
       s_.make_dead->BindInt64(1, d.seq);
       s_.make_dead->BindInt64(2, ++counter);
-      s_.make_dead->BindText(3, internal::kLeaseExpired);
+      s_.make_dead->BindText(3, kind == Transition::Kind::kDead
+                                    ? internal::kLeaseExpired
+                                    : internal::kJobExpired);
       DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
     } else {
       ScopedReset reset(s_.make_ready.get());
@@ -330,11 +376,19 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   internal::MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   return WriteTransaction(now, [&]() -> absl::Status {
+    {
+      ScopedReset reset(s_.drop_holds.get());
+      s_.drop_holds->BindInt64(1, now_us);
+      DQ_RETURN_IF_ERROR(s_.drop_holds->Run().status());
+    }
     Statement* insert = s_.insert.get();
     for (const NewJob& job : jobs) {
+      DQ_RETURN_IF_ERROR(CheckNotHeld(job.id));
       ScopedReset reset(insert);
       const int64_t run_at = ToMicros(job.run_at);
       const bool delayed = run_at > now_us;
+      const bool expires = job.expire_at != absl::InfiniteFuture();
+      const int64_t expire_at = ToMicros(job.expire_at);
       insert->BindText(1, job.id);
       insert->BindText(2, job.topic);
       insert->BindBlob(3, job.payload);
@@ -342,18 +396,29 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
       insert->BindInt64(5, job.priority);
       insert->BindInt64(6, job.max_attempts);
       insert->BindInt64(7, absl::ToInt64Microseconds(job.ttr));
-      insert->BindInt64(8, job.backoff.kind == Backoff::Kind::kFixed ? 0 : 1);
+      insert->BindInt64(8, internal::BackoffCode(job.backoff));
       insert->BindInt64(9, absl::ToInt64Microseconds(job.backoff.base));
       insert->BindInt64(10, absl::ToInt64Microseconds(job.backoff.max));
       insert->BindInt64(11, now_us);
       insert->BindInt64(12, run_at);
-      if (delayed) {
-        insert->BindInt64(13, run_at);
-        NoteDue(run_at);
+      // due_us as DQ_WAITING_DUE() has it.
+      if (delayed || expires) {
+        const int64_t due =
+            delayed ? (expires ? std::min(run_at, expire_at) : run_at)
+                    : expire_at;
+        insert->BindInt64(13, due);
+        NoteDue(due);
       } else {
         insert->BindNull(13);
-        NoteMadeReady(job.topic);
       }
+      if (!delayed) NoteMadeReady(job.topic);
+      if (expires) {
+        insert->BindInt64(14, expire_at);
+      } else {
+        insert->BindNull(14);
+      }
+      insert->BindInt64(15, job.discard_expired ? 1 : 0);
+      insert->BindInt64(16, absl::ToInt64Microseconds(job.unique_for));
       absl::StatusOr<int> done = insert->Run();
       if (done.status().code() == absl::StatusCode::kAlreadyExists) {
         return internal::IdInUse(job.id);
@@ -365,25 +430,62 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 }
 
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
-    absl::string_view topic, int max, absl::Time now,
-    std::vector<Transition>* moved) {
+    absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
   internal::MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   std::vector<Lease> leases;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     s_.topic_due->BindText(1, topic);
     s_.topic_due->BindInt64(2, now_us);
-    DQ_RETURN_IF_ERROR(
-        MoveDue(s_.topic_due.get(), kReservePromoteLimit, moved).status());
+    DQ_RETURN_IF_ERROR(MoveDue(s_.topic_due.get(), kReservePromoteLimit, now_us,
+                               report != nullptr ? &report->moved : nullptr)
+                           .status());
     {
       ScopedReset reset(s_.is_paused.get());
       s_.is_paused->BindText(1, topic);
       DQ_ASSIGN_OR_RETURN(bool paused, s_.is_paused->Step());
       if (paused) return absl::OkStatus();
     }
+    return ReserveReady(topic, max, now_us, &leases, report);
+  });
+  if (!status.ok()) return status;
+  return leases;
+}
+
+absl::Status SqliteBackend::ReserveReady(absl::string_view topic, int max,
+                                         int64_t now_us,
+                                         std::vector<Lease>* leases,
+                                         ReserveReport* report) {
+  std::optional<TopicLimit> limit;
+  int64_t tat_us = internal::kFreshBucket;
+  {
+    ScopedReset reset(s_.limit_get.get());
+    s_.limit_get->BindText(1, topic);
+    DQ_ASSIGN_OR_RETURN(bool row, s_.limit_get->Step());
+    if (row) {
+      limit.emplace();
+      limit->rate = s_.limit_get->Int64(0);
+      limit->period = absl::Microseconds(s_.limit_get->Int64(1));
+      limit->burst = s_.limit_get->Int64(2);
+      limit->concurrency = s_.limit_get->Int64(3);
+      if (!s_.limit_get->IsNull(4)) tat_us = s_.limit_get->Int64(4);
+    }
+  }
+  std::optional<internal::LimitGate> gate;
+  int64_t allowed = max;
+  if (limit.has_value()) {
+    // The reserved jobs matter only to a concurrency cap.
+    int64_t reserved = 0;
+    if (limit->concurrency > 0) {
+      DQ_ASSIGN_OR_RETURN(reserved, CountOf(topic, kStateReserved));
+    }
+    gate.emplace(*limit, tat_us, now_us, reserved);
+    allowed = gate->Allowed(max);
+  }
+  if (allowed > 0) {
     DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
     Statement* reserve = s_.reserve_one.get();
-    while (static_cast<int>(leases.size()) < max) {
+    while (static_cast<int64_t>(leases->size()) < allowed) {
       ScopedReset reset(reserve);
       reserve->BindText(1, topic);
       reserve->BindInt64(2, now_us);
@@ -397,13 +499,81 @@ absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
       DQ_RETURN_IF_ERROR(reserve->Run().status());
       ++counter;
       NoteReserved(lease);
-      leases.push_back(std::move(lease));
+      leases->push_back(std::move(lease));
     }
-    if (!leases.empty()) DQ_RETURN_IF_ERROR(SaveCounter(counter));
+    if (!leases->empty()) DQ_RETURN_IF_ERROR(SaveCounter(counter));
+  }
+  if (!gate.has_value()) return absl::OkStatus();
+  const int64_t taken = static_cast<int64_t>(leases->size());
+  if (taken > 0) {
+    ScopedReset reset(s_.limit_tat.get());
+    s_.limit_tat->BindText(1, topic);
+    s_.limit_tat->BindInt64(2, gate->TatAfter(taken));
+    DQ_RETURN_IF_ERROR(s_.limit_tat->Run().status());
+  }
+  if (report != nullptr && taken < max) {
+    DQ_ASSIGN_OR_RETURN(int64_t ready, CountOf(topic, kStateReady));
+    if (ready > 0) {
+      const int64_t next = gate->NextAllowed(taken);
+      report->limited_until = next == internal::kUntilReleased
+                                  ? absl::InfiniteFuture()
+                                  : FromMicros(next);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> SqliteBackend::CountOf(absl::string_view topic,
+                                               int state) {
+  ScopedReset reset(s_.state_count.get());
+  s_.state_count->BindText(1, topic);
+  s_.state_count->BindInt64(2, state);
+  DQ_ASSIGN_OR_RETURN(bool row, s_.state_count->Step());
+  return row ? s_.state_count->Int64(0) : 0;
+}
+
+absl::Status SqliteBackend::NoteSlotFreed(absl::string_view topic) {
+  int64_t cap = 0;
+  {
+    ScopedReset reset(s_.limit_get.get());
+    s_.limit_get->BindText(1, topic);
+    DQ_ASSIGN_OR_RETURN(bool row, s_.limit_get->Step());
+    if (row) cap = s_.limit_get->Int64(3);
+  }
+  if (cap <= 0) return absl::OkStatus();
+  // Only a cap that was full held workers back.
+  DQ_ASSIGN_OR_RETURN(int64_t reserved, CountOf(topic, kStateReserved));
+  if (reserved + 1 >= cap) pending_.look_again.push_back(std::string(topic));
+  return absl::OkStatus();
+}
+
+absl::Status SqliteBackend::SetLimit(absl::string_view topic,
+                                     const TopicLimit& limit, absl::Time now) {
+  internal::MutexLock lock(&mu_);
+  return WriteTransaction(now, [&]() -> absl::Status {
+    ScopedReset reset(s_.limit_set.get());
+    s_.limit_set->BindText(1, topic);
+    s_.limit_set->BindInt64(2, limit.rate);
+    s_.limit_set->BindInt64(3, absl::ToInt64Microseconds(limit.period));
+    s_.limit_set->BindInt64(4, limit.burst);
+    s_.limit_set->BindInt64(5, limit.concurrency);
+    DQ_RETURN_IF_ERROR(s_.limit_set->Run().status());
+    // A looser limit may let waiting workers in.
+    pending_.look_again.push_back(std::string(topic));
     return absl::OkStatus();
   });
-  if (!status.ok()) return status;
-  return leases;
+}
+
+absl::Status SqliteBackend::ClearLimit(absl::string_view topic,
+                                       absl::Time now) {
+  internal::MutexLock lock(&mu_);
+  return WriteTransaction(now, [&]() -> absl::Status {
+    ScopedReset reset(s_.limit_clear.get());
+    s_.limit_clear->BindText(1, topic);
+    DQ_ASSIGN_OR_RETURN(int changed, s_.limit_clear->Run());
+    if (changed > 0) pending_.look_again.push_back(std::string(topic));
+    return absl::OkStatus();
+  });
 }
 
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
@@ -413,9 +583,13 @@ absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
     ScopedReset reset(s_.ack.get());
     s_.ack->BindText(1, id);
     s_.ack->BindInt64(2, static_cast<int64_t>(token));
-    DQ_ASSIGN_OR_RETURN(int changed, s_.ack->Run());
-    if (changed == 0) return internal::StaleLease(id);
-    return absl::OkStatus();
+    DQ_ASSIGN_OR_RETURN(bool row, s_.ack->Step());
+    if (!row) return internal::StaleLease(id);
+    const int64_t unique_for_us = s_.ack->Int64(0);
+    const std::string topic = s_.ack->Text(1);
+    DQ_RETURN_IF_ERROR(s_.ack->Run().status());
+    DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
+    return HoldId(id, unique_for_us, ToMicros(now));
   });
 }
 
@@ -448,6 +622,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
       s_.make_dead->BindInt64(2, counter + 1);
       s_.make_dead->BindText(3, error);
       DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
+      DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
       return SaveCounter(counter + 1);
     }
     const bool ready = retry_at <= now;
@@ -457,14 +632,13 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
     s_.retry->BindInt64(2, ready ? kStateReady : kStateDelayed);
     s_.retry->BindInt64(3, retry_us);
     if (ready) {
-      s_.retry->BindNull(4);
       NoteMadeReady(topic);
     } else {
-      s_.retry->BindInt64(4, retry_us);
       NoteDue(retry_us);
     }
-    s_.retry->BindText(5, error);
-    return s_.retry->Run().status();
+    s_.retry->BindText(4, error);
+    DQ_RETURN_IF_ERROR(s_.retry->Run().status());
+    return NoteSlotFreed(topic);
   });
   if (!status.ok()) return status;
   return outcome;
@@ -481,13 +655,9 @@ absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
     s_.release->BindInt64(2, static_cast<int64_t>(token));
     s_.release->BindInt64(3, ready ? kStateReady : kStateDelayed);
     s_.release->BindInt64(4, run_us);
-    if (ready) {
-      s_.release->BindNull(5);
-    } else {
-      s_.release->BindInt64(5, run_us);
-    }
     DQ_ASSIGN_OR_RETURN(bool row, s_.release->Step());
     if (!row) return internal::StaleLease(id);
+    DQ_RETURN_IF_ERROR(NoteSlotFreed(s_.release->Text(0)));
     if (ready) {
       NoteMadeReady(s_.release->Text(0));
     } else {
@@ -522,11 +692,14 @@ absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
   return WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.cancel.get());
     s_.cancel->BindText(1, id);
-    DQ_ASSIGN_OR_RETURN(int changed, s_.cancel->Run());
-    if (changed == 0) {
-      return internal::NoSuchJob(id);
-    }
-    return absl::OkStatus();
+    DQ_ASSIGN_OR_RETURN(bool row, s_.cancel->Step());
+    if (!row) return internal::NoSuchJob(id);
+    const int64_t unique_for_us = s_.cancel->Int64(0);
+    const std::string topic = s_.cancel->Text(1);
+    const bool reserved = s_.cancel->Int64(2) == kStateReserved;
+    DQ_RETURN_IF_ERROR(s_.cancel->Run().status());
+    if (reserved) DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
+    return HoldId(id, unique_for_us, ToMicros(now));
   });
 }
 
@@ -538,7 +711,9 @@ absl::Status SqliteBackend::SetPaused(absl::string_view topic, bool paused,
     ScopedReset reset(change);
     change->BindText(1, topic);
     DQ_ASSIGN_OR_RETURN(int changed, change->Run());
-    if (!paused && changed > 0) pending_.resumed.push_back(std::string(topic));
+    if (!paused && changed > 0) {
+      pending_.look_again.push_back(std::string(topic));
+    }
     return absl::OkStatus();
   });
 }
@@ -634,11 +809,6 @@ absl::Status SqliteBackend::Replace(const NewJob& job, absl::Time now) {
     s_.replace->BindBlob(2, job.payload);
     s_.replace->BindInt64(3, run_at);
     s_.replace->BindInt64(4, ready ? kStateReady : kStateDelayed);
-    if (ready) {
-      s_.replace->BindNull(5);
-    } else {
-      s_.replace->BindInt64(5, run_at);
-    }
     return s_.replace->Run().status();
   });
 }
@@ -652,8 +822,9 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
     // One row more than `limit` tells whether more remain.
     s_.all_due->BindInt64(1, ToMicros(now));
     s_.all_due->BindInt64(2, static_cast<int64_t>(limit) + 1);
-    DQ_ASSIGN_OR_RETURN(result.more,
-                        MoveDue(s_.all_due.get(), limit, &result.transitions));
+    DQ_ASSIGN_OR_RETURN(
+        result.more,
+        MoveDue(s_.all_due.get(), limit, ToMicros(now), &result.transitions));
     return absl::OkStatus();
   });
   if (!status.ok()) return status;

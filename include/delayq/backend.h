@@ -71,6 +71,11 @@ struct NewJob {
   absl::Duration ttr = absl::Seconds(60);
   Backoff backoff;
   absl::Time run_at = absl::UnixEpoch();
+  // Expiry and dedup window, as in JobOptions (expire_at resolved to an
+  // absolute time, absl::InfiniteFuture() for none).
+  absl::Time expire_at = absl::InfiniteFuture();
+  bool discard_expired = false;
+  absl::Duration unique_for = absl::ZeroDuration();
 };
 
 // kReservePromoteLimit
@@ -86,6 +91,9 @@ struct Transition {
     kPromoted,  // delayed -> ready: its run_at came
     kExpired,   // reserved -> ready: its lease deadline passed, attempts left
     kDead,      // reserved -> dead: its lease deadline passed, no attempts left
+    kLapsed,    // delayed, ready or expired reservation -> dead with last
+                // error "expired": its expire_at came before a reservation
+    kDiscarded,  // the same for a job with discard_expired: deleted
   };
   Kind kind;
   std::string id;
@@ -100,6 +108,20 @@ struct PromoteResult {
   std::vector<Transition> transitions;
   // True when the call stopped at its limit and more due jobs may remain.
   bool more = false;
+};
+
+// ReserveReport
+//
+// What one Backend::Reserve() did besides the leases it returns.
+struct ReserveReport {
+  // Every job the call moved before it reserved (see Reserve()).
+  std::vector<Transition> moved;
+  // Set when the topic's limit (SetLimit()) held back ready jobs: the
+  // earliest time a Reserve() of the topic may get one, when the rate limit
+  // held them back; absl::InfiniteFuture() when the concurrency cap did (a
+  // reservation of the topic must end first). absl::InfinitePast() when
+  // the limit held nothing back.
+  absl::Time limited_until = absl::InfinitePast();
 };
 
 // FailOutcome
@@ -169,9 +191,16 @@ class Backend {
   //
   // Stores `jobs` with attempts 0: each one kDelayed when its run_at is after
   // `now`, kReady otherwise; enqueued_at = `now`. All or nothing: if any id
-  // is live (or appears twice in `jobs`) returns AlreadyExists naming it and
-  // stores none. Among jobs due at the same time and priority, the order of
-  // `jobs` (and of Add() calls) is the order they are reserved in.
+  // is live, held by a dedup window (below), or appears twice in `jobs`,
+  // returns AlreadyExists naming it and stores none.
+  //
+  // Dedup window: when a job with unique_for > 0 leaves the store (Ack(),
+  // Cancel(), or a lapse that discards it) at `now` of that call, its id
+  // stays held until now + unique_for: Add() of the id at a time before
+  // that fails as above; at or after it, the id is free. Held ids are kept
+  // with the jobs (they survive restarts) and are dropped once they pass. Among
+  // jobs due at the same time and priority, the order of `jobs` (and of Add()
+  // calls) is the order they are reserved in.
   virtual absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) = 0;
 
   // Reserve()
@@ -187,26 +216,47 @@ class Backend {
   // clock that found the job due, another process's or one that moved on
   // since `now` was read: the lease still gets its whole ttr.)
   //
+  // Expiry: no job is reserved at or after its expire_at; the step below
+  // lapses it instead (see PromoteDue()).
+  //
   // Precisely: the call first moves the due jobs of `topic` as PromoteDue()
   // would, earliest first and at most kReservePromoteLimit of them (when no
   // more were due, none is still stored delayed or reserved past its
   // deadline afterwards), then reserves the first `max` ready jobs in ready
-  // order (none while the topic is paused, see SetPaused()). The bound
+  // order (none while the topic is paused, see SetPaused(); no more than
+  // its limit allows, see SetLimit()). The bound
   // keeps one call short (SQLite's write lock, Redis's one
   // thread) however many jobs came due at once; the rest move with the next
   // calls and with PromoteDue(), which the scheduler runs in batches. A job
   // that went back to ready because its lease expired keeps its run_at. When
   // `moved` is not null, every job the first step moved is appended to it, as
   // PromoteDue() would report it (in any order), so the caller can report
-  // promotions, expiries and deaths it did not see happen. REQUIRES: max >= 1.
-  virtual absl::StatusOr<std::vector<Lease>> Reserve(
-      absl::string_view topic, int max, absl::Time now,
-      std::vector<Transition>* moved) = 0;
+  // promotions, expiries and deaths it did not see happen. When `report`
+  // is not null, the moved jobs are appended to report->moved and, when the
+  // limit held ready jobs back, report->limited_until says until when.
+  // REQUIRES: max >= 1.
+  virtual absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic,
+                                                     int max, absl::Time now,
+                                                     ReserveReport* report) = 0;
 
-  // Reserve() without the report of moved jobs.
+  // Reserve() that reports only the moved jobs (to `moved`, when not null).
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             std::vector<Transition>* moved) {
+    if (moved == nullptr) {
+      return Reserve(topic, max, now, static_cast<ReserveReport*>(nullptr));
+    }
+    ReserveReport report;
+    absl::StatusOr<std::vector<Lease>> leases =
+        Reserve(topic, max, now, &report);
+    for (Transition& t : report.moved) moved->push_back(std::move(t));
+    return leases;
+  }
+
+  // Reserve() without a report.
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now) {
-    return Reserve(topic, max, now, nullptr);
+    return Reserve(topic, max, now, static_cast<ReserveReport*>(nullptr));
   }
 
   // Ack()
@@ -299,8 +349,13 @@ class Backend {
   // Moves up to `limit` due jobs, across all topics: delayed jobs with
   // run_at <= now become ready; reservations with deadline <= now become
   // ready again (kExpired) or, when their attempts are used up, dead with
-  // last_error "lease expired" (kDead); run_at is kept either way. Earliest
-  // due first (jobs due at the same time in any order). Sets `more` when it
+  // last_error "lease expired" (kDead); run_at is kept either way. A job
+  // whose expire_at <= now and that would be (or is) ready or delayed
+  // lapses instead: dead with last_error "expired" (kLapsed), or deleted
+  // when it has discard_expired (kDiscarded, holding its id as Cancel()
+  // would). Earliest due first (jobs due at the same time in any order;
+  // a job is due at the earliest of its run_at, lease deadline or
+  // expire_at that applies to its state). Sets `more` when it
   // stopped at `limit`. Callers loop while `more` is set.
   // REQUIRES: limit >= 1.
   virtual absl::StatusOr<PromoteResult> PromoteDue(absl::Time now,
@@ -309,7 +364,8 @@ class Backend {
   // NextDue()
   //
   // The earliest time at which PromoteDue() will have work: the smallest
-  // run_at of a delayed job or deadline of a reservation, across all topics.
+  // run_at of a delayed job, deadline of a reservation or expire_at of a
+  // delayed or ready job, across all topics.
   // absl::InfiniteFuture() when there is none.
   virtual absl::StatusOr<absl::Time> NextDue() = 0;
 
@@ -350,6 +406,45 @@ class Backend {
   // Every paused topic, sorted.
   virtual absl::StatusOr<std::vector<std::string>> PausedTopics() {
     return std::vector<std::string>();
+  }
+
+  // SetLimit()
+  //
+  // Limits how fast, and how many at once, Reserve() of `topic` hands out
+  // jobs, for every process that shares the store (see TopicLimit): a call
+  // reserves no more than the rate allows at `now` and no more than keeps
+  // the topic's reserved jobs within `concurrency`, and reports when the
+  // limit held jobs back (ReserveReport). The token bucket is kept with the
+  // jobs and checked in the same step as the reservation. Setting a topic's
+  // limit again replaces it and keeps the bucket's state; a limit survives
+  // restarts until ClearLimit(). A store that announces news announces
+  // kReady for a topic whose concurrency cap was full when one of its
+  // reservations ended (Ack(), Fail(), Release(), Cancel()) while it has
+  // ready jobs, so waiting workers look again; and for a topic whose limit
+  // was set or cleared while it has ready jobs. The caller validates `limit`.
+  // The default, for a store written before topics could be limited, is
+  // Unimplemented.
+  virtual absl::Status SetLimit(absl::string_view topic,
+                                const TopicLimit& limit, absl::Time now) {
+    (void)topic, (void)limit, (void)now;
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store cannot limit topics"));
+  }
+
+  // ClearLimit()
+  //
+  // Removes `topic`'s limit (none: no change).
+  virtual absl::Status ClearLimit(absl::string_view topic, absl::Time now) {
+    (void)topic, (void)now;
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store cannot limit topics"));
+  }
+
+  // Limits()
+  //
+  // Every limited topic with its limit, sorted by topic.
+  virtual absl::StatusOr<std::vector<LimitedTopic>> Limits() {
+    return std::vector<LimitedTopic>();
   }
 
   // Subscribe()
@@ -393,10 +488,10 @@ class BackendWrapper : public Backend {
     return target_->Add(jobs, now);
   }
   using Backend::Reserve;
-  absl::StatusOr<std::vector<Lease>> Reserve(
-      absl::string_view topic, int max, absl::Time now,
-      std::vector<Transition>* moved) override {
-    return target_->Reserve(topic, max, now, moved);
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             ReserveReport* report) override {
+    return target_->Reserve(topic, max, now, report);
   }
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override {
@@ -451,6 +546,16 @@ class BackendWrapper : public Backend {
   }
   absl::StatusOr<std::vector<std::string>> PausedTopics() override {
     return target_->PausedTopics();
+  }
+  absl::Status SetLimit(absl::string_view topic, const TopicLimit& limit,
+                        absl::Time now) override {
+    return target_->SetLimit(topic, limit, now);
+  }
+  absl::Status ClearLimit(absl::string_view topic, absl::Time now) override {
+    return target_->ClearLimit(topic, now);
+  }
+  absl::StatusOr<std::vector<LimitedTopic>> Limits() override {
+    return target_->Limits();
   }
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override {

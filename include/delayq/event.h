@@ -30,9 +30,12 @@ enum class EventType {
   kSucceeded,  // acknowledged and deleted
   kFailed,     // a reservation ended with an error (kRetried or kDead follows)
   kRetried,    // a failed job is scheduled to run again after its backoff
-  kDead,       // attempts used up (by failures or by lease expiry)
+  kDead,       // attempts used up (by failures or by lease expiry), or lapsed
   kExpired,    // a lease deadline passed; the job is ready again
   kCancelled,  // deleted by Cancel()
+  kLapsed,     // not reserved by its expire_at: dead with error "expired"
+               // (kDead follows), or deleted when it asked to be discarded
+               // (nothing follows)
 };
 
 // EventTypeName()
@@ -50,7 +53,7 @@ struct Event {
   // The job's attempts after the transition, where the scheduler knows them
   // (0 otherwise).
   int attempts = 0;
-  // kFailed, kDead: the error kept with the job.
+  // kFailed, kDead, kLapsed: the error kept with the job.
   std::string error;
 };
 

@@ -53,20 +53,47 @@ bool ParseJobState(absl::string_view text, JobState* state);
 // n-th failed attempt (n >= 1):
 //   Fixed(d):            d for every n
 //   Exponential(b, max): min(b * 2^(n-1), max)
+//
+// Jitter spreads the retries of jobs that failed together (a downstream
+// outage) so they do not all come back at once. With `jitter` = f (0..1),
+// the wait is drawn uniformly from [(1 - f) * Delay(n), Delay(n)]:
+//   0    no jitter (the default): exactly Delay(n);
+//   0.5  "equal jitter": at least half the delay, the rest random;
+//   1    "full jitter": anywhere from 0 to Delay(n).
+// Stores keep the fraction to a millionth.
+//
+//   opts.backoff = delayq::Backoff::Exponential(absl::Seconds(1),
+//                                               absl::Minutes(5))
+//                      .WithJitter(1.0);
 struct Backoff {
   enum class Kind { kFixed, kExponential };
 
   static Backoff Fixed(absl::Duration delay);
   static Backoff Exponential(absl::Duration base, absl::Duration max);
 
+  // WithJitter()
+  //
+  // This backoff with `fraction` of jitter (see above). Must be in [0, 1];
+  // Enqueue() refuses anything else with InvalidArgument.
+  Backoff WithJitter(double fraction) const;
+
   // Delay()
   //
-  // The wait before the attempt after the `attempt`-th one. Never negative.
+  // The wait before the attempt after the `attempt`-th one, without jitter
+  // (the longest the jittered wait can be). Never negative.
   absl::Duration Delay(int attempt) const;
+
+  // Jittered()
+  //
+  // The jittered wait for `unit`, a uniform draw from [0, 1):
+  // Delay(attempt) * (1 - jitter * unit). The scheduler draws `unit` at
+  // random; a test passes its own.
+  absl::Duration Jittered(int attempt, double unit) const;
 
   Kind kind = Kind::kExponential;
   absl::Duration base = absl::Seconds(1);
   absl::Duration max = absl::Minutes(10);
+  double jitter = 0.0;
 };
 
 bool operator==(const Backoff& a, const Backoff& b);
@@ -107,6 +134,27 @@ struct JobOptions {
   // reserved or dead job with the id still fails (FailedPrecondition), as
   // does one of another topic. Needs `id`; Enqueue() only, not a batch.
   bool replace = false;
+  // Expiry: a job that has not been reserved by this time is never
+  // delivered. No reservation is made at or after it: a job still delayed
+  // or ready then (a retry waiting out its backoff included) lapses, going
+  // dead with last error "expired", or leaving the store when
+  // `discard_expired` is set. A job already reserved runs on; if its lease
+  // runs out after the expiry, it lapses instead of being delivered again.
+  // absl::InfiniteFuture() (the default) never expires. Must be after the
+  // job's due time and no later than the latest run_at.
+  absl::Time expire_at = absl::InfiniteFuture();
+  // The same, relative to enqueue: the job expires this long after it was
+  // enqueued (the earlier of the two applies when both are given).
+  absl::Duration expire_after = absl::InfiniteDuration();
+  // An expired job is deleted rather than kept dead.
+  bool discard_expired = false;
+  // Dedup window: once the job leaves the store (acked, cancelled or
+  // discarded), its id stays taken for this long, so an Enqueue() with the
+  // same id within the window fails with AlreadyExists as if the job were
+  // still there; after it, the id is free again. Kept in the store, so it
+  // holds across processes and restarts. Zero (the default) frees the id at
+  // once. Needs `id`; at most ten years.
+  absl::Duration unique_for = absl::ZeroDuration();
 };
 
 // Job
@@ -130,6 +178,12 @@ struct Job {
   absl::Time deadline = absl::InfinitePast();
   // The error of the last failure, "" if none.
   std::string last_error;
+  // When the job lapses if not reserved by then (JobOptions::expire_at);
+  // absl::InfiniteFuture() for never.
+  absl::Time expire_at = absl::InfiniteFuture();
+  bool discard_expired = false;
+  // How long the id stays taken after the job leaves the store.
+  absl::Duration unique_for = absl::ZeroDuration();
 };
 
 // Lease
@@ -153,6 +207,46 @@ struct TopicStats {
   int64_t dead = 0;
 
   int64_t total() const { return delayed + ready + reserved + dead; }
+};
+
+// TopicLimit
+//
+// How fast, and how many at once, every process that shares a store may
+// take a topic's jobs (Scheduler::SetLimit()). Checked by the store inside
+// each reservation, so the limit holds across processes.
+//
+//   delayq::TopicLimit limit;
+//   limit.rate = 50;                       // 50 reservations ...
+//   limit.period = absl::Seconds(1);       // ... a second
+//   limit.concurrency = 10;                // and at most 10 running at once
+//   scheduler->SetLimit("payments", limit);
+//
+// The rate is a token bucket (kept as its "theoretical arrival time", GCRA):
+// reservations are spaced period / rate apart (rounded up to a
+// microsecond), and up to `burst` of them may go at once after a quiet
+// spell. With the default burst of 1 no window of one period sees more than
+// `rate` reservations.
+struct TopicLimit {
+  // Reservations per `period`; 0 for no rate limit.
+  int64_t rate = 0;
+  absl::Duration period = absl::Seconds(1);
+  // How many reservations may go at once when the bucket is full (>= 1).
+  int64_t burst = 1;
+  // Most jobs of the topic reserved at one time; 0 for no cap.
+  int64_t concurrency = 0;
+};
+
+inline bool operator==(const TopicLimit& a, const TopicLimit& b) {
+  return a.rate == b.rate && a.period == b.period && a.burst == b.burst &&
+         a.concurrency == b.concurrency;
+}
+
+// LimitedTopic
+//
+// A topic and its limit, as Scheduler::Limits() lists them.
+struct LimitedTopic {
+  std::string topic;
+  TopicLimit limit;
 };
 
 inline bool operator==(const TopicStats& a, const TopicStats& b) {

@@ -252,6 +252,26 @@ class Scheduler {
   // Every paused topic, sorted.
   absl::StatusOr<std::vector<std::string>> PausedTopics();
 
+  // SetLimit() / ClearLimit()
+  //
+  // Limits how fast, and how many at once, every process that shares the
+  // store reserves `topic`'s jobs (see TopicLimit), or removes the limit.
+  // Kept in the store and checked inside each reservation. A Reserve() with
+  // a wait, and a Handle() worker, that the limit holds back sleeps until
+  // the time the limit gives (for a full concurrency cap: until one of the
+  // topic's reservations ends), not for a polling interval. Setting a
+  // limit again replaces it. InvalidArgument for a bad topic or a limit
+  // with rate and concurrency both 0, a negative one, burst < 1 or a
+  // period outside (0, ten years]; Unimplemented for a store that cannot
+  // limit topics.
+  absl::Status SetLimit(absl::string_view topic, const TopicLimit& limit);
+  absl::Status ClearLimit(absl::string_view topic);
+
+  // Limits()
+  //
+  // Every limited topic with its limit, sorted by topic.
+  absl::StatusOr<std::vector<LimitedTopic>> Limits();
+
   // Tick()
   //
   // Promotes everything due at the clock's now: fires the wheel's expired

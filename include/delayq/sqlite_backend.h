@@ -23,6 +23,10 @@
 // call that moves k jobs; Topics() is linear in the number of topics): each
 // query walks an index, and per-topic counts are kept in a table updated in
 // the same transaction as the jobs. Times are stored as integer microseconds.
+// Paused topics, topic limits (with their token buckets) and the ids held by
+// dedup windows are tables of their own, changed in the same transactions
+// as the jobs they concern; backends/sqlite/internal/schema.cc describes
+// every table and the schema version that added it (now 7).
 //
 // Errors beyond the Backend contract:
 //   Unavailable         another connection held the write lock for longer

@@ -108,6 +108,28 @@ TEST_P(NewsConformanceTest, ResumingATopicWithReadyJobsIsAnnounced) {
   EXPECT_THAT(Settle(), IsEmpty());
 }
 
+TEST_P(NewsConformanceTest, AFullConcurrencyCapThatFreesASlotIsAnnounced) {
+  TopicLimit cap;
+  cap.concurrency = 1;
+  ASSERT_OK(store_->SetLimit("t", cap, kT0));
+  ASSERT_OK(store_->Add({MakeJob("a", "t"), MakeJob("b", "t")}, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t"));
+  Lease a = ReserveOne("t", kT0);
+  Settle();
+  ASSERT_OK(store_->Ack(a.job.id, a.token, kT0));
+  EXPECT_EQ(recorder_.Next(), Ready("t")) << "a worker the cap held must look";
+  // A cap that was not full held nobody back: its ack is not announced.
+  TopicLimit loose;
+  loose.concurrency = 5;
+  ASSERT_OK(store_->SetLimit("t", loose, kT0));
+  Settle();
+  Lease b = ReserveOne("t", kT0);
+  ASSERT_OK(store_->Add({MakeJob("c", "t")}, kT0));
+  Settle();
+  ASSERT_OK(store_->Ack(b.job.id, b.token, kT0));
+  EXPECT_THAT(Settle(), IsEmpty());
+}
+
 TEST_P(NewsConformanceTest, ReplacedJobsAreAnnouncedAsAddedOnes) {
   ASSERT_OK(store_->Add({MakeJob("d", "t", kT0 + absl::Seconds(60))}, kT0));
   EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(60)));

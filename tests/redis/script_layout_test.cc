@@ -62,7 +62,8 @@ TEST(KeyLayoutTest, EveryKeyIsTheOneKeysLuaSpells) {
   const std::string probe = keys_lua + R"lua(
 return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
         tdelayed_key(ARGV[1]), treserved_key(ARGV[1]), DUE,
-        RESERVED, TOPICS, SEQ, HORIZON, META, NEWS, PAUSED}
+        RESERVED, TOPICS, SEQ, HORIZON, META, NEWS, PAUSED,
+        texpire_key(ARGV[1]), HELD}
 )lua";
   const std::string ns = "layout-ns";
   const KeyLayout keys(ns);
@@ -81,7 +82,9 @@ return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
                                              keys.Horizon(),
                                              keys.Meta(),
                                              keys.NewsChannel(),
-                                             keys.Paused()};
+                                             keys.Paused(),
+                                             keys.TopicExpiring("topic.a"),
+                                             keys.Held()};
   EXPECT_EQ(from_lua, from_cpp);
   EXPECT_EQ(keys.prefix(), "{layout-ns}:");
 }
@@ -177,7 +180,7 @@ TEST(RecordLayoutTest, FieldsAndStatesAreWhereJobLuaPutsThem) {
                           ReadFile(ScriptDir() + "/lib/job.lua") + R"lua(
 return {TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR, ENQUEUED_AT, RUN_AT,
         SEQ_NO, PAYLOAD, ATTEMPTS, DEADLINE, TOKEN, LAST_ERROR,
-        STATE_NAMES[ST_DELAYED], STATE_NAMES[ST_READY],
+        EXPIRE_AT, DISCARD, UNIQUE_FOR, STATE_NAMES[ST_DELAYED], STATE_NAMES[ST_READY],
         STATE_NAMES[ST_RESERVED], STATE_NAMES[ST_DEAD],
         ST_DELAYED, ST_READY, ST_RESERVED, ST_DEAD}
 )lua";
@@ -200,6 +203,9 @@ return {TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR, ENQUEUED_AT, RUN_AT,
                                              position("deadline"),
                                              position("token"),
                                              position("last_error"),
+                                             position("expire_at"),
+                                             position("discard"),
+                                             position("unique_for"),
                                              "delayed",
                                              "ready",
                                              "reserved",
@@ -213,7 +219,7 @@ return {TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR, ENQUEUED_AT, RUN_AT,
       redis_internal::FieldAt(redis_internal::kRecordFields, "payload") + 1,
       static_cast<size_t>(redis_internal::kRecordMinFields));
   for (int i = 0; i < 4; ++i) {
-    EXPECT_EQ(std::string(redis_internal::kRecordStates[i]), from_cpp[13 + i]);
+    EXPECT_EQ(std::string(redis_internal::kRecordStates[i]), from_cpp[16 + i]);
   }
 }
 

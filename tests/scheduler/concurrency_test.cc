@@ -37,10 +37,10 @@ class HookedBackend : public BackendWrapper {
   std::atomic<int> touches{0};
 
   using Backend::Reserve;
-  absl::StatusOr<std::vector<Lease>> Reserve(
-      absl::string_view topic, int max, absl::Time now,
-      std::vector<Transition>* moved) override {
-    auto leases = BackendWrapper::Reserve(topic, max, now, moved);
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             ReserveReport* report) override {
+    auto leases = BackendWrapper::Reserve(topic, max, now, report);
     if (leases.ok() && after_reserve) after_reserve(*leases);
     return leases;
   }

@@ -149,7 +149,10 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
         Sql::kReserveOne,  Sql::kAck,        Sql::kLease,      Sql::kRetry,
         Sql::kRelease,     Sql::kTouch,      Sql::kCancel,     Sql::kGet,
         Sql::kListReady,   Sql::kListTimed,  Sql::kListDead,   Sql::kStats,
-        Sql::kDeadOfTopic, Sql::kKick,       Sql::kStateOf}) {
+        Sql::kDeadOfTopic, Sql::kKick,       Sql::kStateOf,    Sql::kReplace,
+        Sql::kDiscard,     Sql::kDropHolds,  Sql::kIsHeld,     Sql::kHold,
+        Sql::kLimitGet,    Sql::kLimitSet,   Sql::kLimitTat,   Sql::kLimitClear,
+        Sql::kLimits,      Sql::kStateCount}) {
     sqlite3_stmt* stmt = nullptr;
     ASSERT_EQ(
         sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),
@@ -167,6 +170,40 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
     EXPECT_THAT(plan, ::testing::Not(HasSubstr("TEMP B-TREE"))) << sql;
   }
   sqlite3_close(db);
+}
+
+// Dedup windows, limits and their buckets live in the file: another
+// connection sees them, and so does the next process.
+TEST(SqliteBackendTest, WindowsAndLimitsSurviveReopening) {
+  const std::string path = FreshDbPath("kept");
+  {
+    auto backend = MustOpen(path);
+    NewJob job = MakeJob("charge-1", "payments");
+    job.unique_for = absl::Minutes(10);
+    ASSERT_OK(backend->Add({job}, kNow));
+    ASSERT_OK(backend->Cancel("charge-1", kNow));
+    TopicLimit limit;
+    limit.rate = 1;
+    limit.period = absl::Minutes(1);
+    ASSERT_OK(backend->SetLimit("payments", limit, kNow));
+    ASSERT_OK(backend->Add({MakeJob("a", "payments"), MakeJob("b", "payments")},
+                           kNow));
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend->Reserve("payments", 5, kNow));
+    ASSERT_EQ(leases.size(), 1u);
+  }
+  auto reopened = MustOpen(path);
+  EXPECT_THAT(
+      reopened->Add({MakeJob("charge-1", "payments")}, kNow + absl::Minutes(5)),
+      StatusIs(absl::StatusCode::kAlreadyExists));
+  ReserveReport report;
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> leases,
+      reopened->Reserve("payments", 5, kNow + absl::Seconds(30), &report));
+  EXPECT_TRUE(leases.empty());
+  EXPECT_EQ(report.limited_until, kNow + absl::Minutes(1));
+  EXPECT_OK(reopened->Add({MakeJob("charge-1", "payments")},
+                          kNow + absl::Minutes(10)));
 }
 
 TEST(SqliteBackendTest, WriteLockHeldTooLongIsUnavailable) {

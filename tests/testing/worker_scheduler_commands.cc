@@ -24,10 +24,10 @@ class LookReporter : public BackendWrapper {
       : BackendWrapper(target.get()), owned_(std::move(target)) {}
 
   using Backend::Reserve;
-  absl::StatusOr<std::vector<Lease>> Reserve(
-      absl::string_view topic, int max, absl::Time now,
-      std::vector<Transition>* moved) override {
-    auto leases = BackendWrapper::Reserve(topic, max, now, moved);
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             ReserveReport* report) override {
+    auto leases = BackendWrapper::Reserve(topic, max, now, report);
     if (leases.ok() && leases->empty() && !looked_.exchange(true)) {
       Say("looked");
     }

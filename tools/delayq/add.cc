@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -86,6 +87,21 @@ absl::Status ReadOptions(const Context& ctx, JobOptions& options) {
       return absl::InvalidArgumentError("--id must not be empty");
     }
   }
+  for (const auto& [flag, value] :
+       {std::pair{"expire-in", &options.expire_after},
+        std::pair{"unique-for", &options.unique_for}}) {
+    if (!ctx.Has(flag)) continue;
+    absl::StatusOr<absl::Duration> d =
+        ParseDurationValue(absl::StrCat("--", flag), ctx.Get(flag));
+    if (!d.ok()) return d.status();
+    *value = *d;
+  }
+  if (ctx.Has("discard-expired")) {
+    if (!ctx.Has("expire-in")) {
+      return absl::InvalidArgumentError("--discard-expired needs --expire-in");
+    }
+    options.discard_expired = true;
+  }
   if (ctx.Has("replace")) {
     if (options.id.empty()) {
       return absl::InvalidArgumentError("--replace needs --id");
@@ -161,6 +177,15 @@ const CommandSpec& AddCommand() {
           {"replace", 0, FlagSpec::Arg::kNone, "",
            "with --id: when a delayed or ready job has the id, give it this "
            "payload and due time instead (debounce)"},
+          {"expire-in", 0, FlagSpec::Arg::kRequired, "DURATION",
+           "drop the job if no worker has taken it this long after now: "
+           "it goes dead with the error 'expired'"},
+          {"discard-expired", 0, FlagSpec::Arg::kNone, "",
+           "with --expire-in: delete the expired job instead of keeping it "
+           "dead"},
+          {"unique-for", 0, FlagSpec::Arg::kRequired, "DURATION",
+           "with --id: keep the id taken this long after the job is done or "
+           "cancelled, so adding it again within that time fails"},
           {"max-attempts", 0, FlagSpec::Arg::kRequired, "N",
            "tries before the job is dead (default 3)"},
           {"backoff", 0, FlagSpec::Arg::kRequired, "SPEC",

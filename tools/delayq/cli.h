@@ -94,6 +94,7 @@ const CommandSpec& ListCommand();
 const CommandSpec& GetCommand();
 const CommandSpec& CancelCommand();
 const CommandSpec& KickCommand();
+const CommandSpec& LimitCommand();
 const CommandSpec& PauseCommand();
 const CommandSpec& ResumeCommand();
 const CommandSpec& RetryCommand();

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -109,13 +110,23 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
       paused_list.ok()
           ? std::set<std::string>(paused_list->begin(), paused_list->end())
           : std::set<std::string>();
+  // Likewise a store that cannot limit topics has none limited.
+  absl::StatusOr<std::vector<LimitedTopic>> limit_list = scheduler.Limits();
+  if (!limit_list.ok() && !absl::IsUnimplemented(limit_list.status())) {
+    return limit_list.status();
+  }
+  std::map<std::string, TopicLimit> limits;
+  if (limit_list.ok()) {
+    for (const LimitedTopic& t : *limit_list) limits[t.topic] = t.limit;
+  }
   std::vector<std::string> topics;
   if (ctx.args.empty()) {
     absl::StatusOr<std::vector<std::string>> all = scheduler.Topics();
     if (!all.ok()) return all.status();
-    // Paused topics are shown even while they have no jobs.
+    // Paused and limited topics are shown even while they have no jobs.
     std::set<std::string> both(all->begin(), all->end());
     both.insert(paused.begin(), paused.end());
+    for (const auto& [topic, limit] : limits) both.insert(topic);
     topics.assign(both.begin(), both.end());
   } else {
     topics = ctx.args;
@@ -126,13 +137,29 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
     absl::StatusOr<TopicStats> s = scheduler.Stats(topic);
     if (!s.ok()) return s.status();
     const bool is_paused = paused.count(topic) > 0;
-    rows.push_back({is_paused ? topic + " (paused)" : topic,
-                    absl::StrCat(s->delayed), absl::StrCat(s->ready),
-                    absl::StrCat(s->reserved), absl::StrCat(s->dead)});
+    auto limit = limits.find(topic);
+    std::vector<std::string> notes;
+    if (is_paused) notes.push_back("paused");
+    if (limit != limits.end()) notes.push_back(LimitText(limit->second));
+    rows.push_back(
+        {notes.empty()
+             ? topic
+             : absl::StrCat(topic, " (", absl::StrJoin(notes, "; "), ")"),
+         absl::StrCat(s->delayed), absl::StrCat(s->ready),
+         absl::StrCat(s->reserved), absl::StrCat(s->dead)});
+    std::string limit_json;
+    if (limit != limits.end()) {
+      const TopicLimit& l = limit->second;
+      limit_json = absl::StrCat(
+          ",\"limit\":{\"rate\":", l.rate,
+          ",\"period_ms\":", absl::ToInt64Milliseconds(l.period),
+          ",\"burst\":", l.burst, ",\"concurrency\":", l.concurrency, "}");
+    }
     json.push_back(absl::StrCat(
         "{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
-        ",\"ready\":", s->ready, ",\"reserved\":", s->reserved, ",\"dead\":",
-        s->dead, ",\"paused\":", is_paused ? "true" : "false", "}"));
+        ",\"ready\":", s->ready, ",\"reserved\":", s->reserved,
+        ",\"dead\":", s->dead, ",\"paused\":", is_paused ? "true" : "false",
+        limit_json, "}"));
   }
   if (ctx.json()) return absl::StrCat("[", absl::StrJoin(json, ","), "]\n");
   std::string text = Table(rows, 1);
@@ -290,6 +317,16 @@ int RunGet(const Context& ctx) {
   };
   if (job->state == JobState::kReserved) {
     rows.push_back({"lease ends:", TimeLine(job->deadline, now)});
+  }
+  if (job->expire_at != absl::InfiniteFuture()) {
+    rows.push_back(
+        {"expires at:",
+         absl::StrCat(TimeLine(job->expire_at, now),
+                      job->discard_expired ? "  (then deleted)" : "")});
+  }
+  if (job->unique_for > absl::ZeroDuration()) {
+    rows.push_back({"unique for:", absl::StrCat(DurationText(job->unique_for),
+                                                " after it is done")});
   }
   rows.push_back({"last error:", job->last_error.empty()
                                      ? "-"

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace delayq {
@@ -82,6 +83,19 @@ std::string BackoffText(const Backoff& backoff) {
   }
   return absl::StrCat("exp:", DurationText(backoff.base), ":",
                       DurationText(backoff.max));
+}
+
+std::string LimitText(const TopicLimit& limit) {
+  std::vector<std::string> parts;
+  if (limit.rate > 0) {
+    parts.push_back(
+        absl::StrCat("rate ", limit.rate, "/", DurationText(limit.period)));
+    if (limit.burst > 1) parts.push_back(absl::StrCat("burst ", limit.burst));
+  }
+  if (limit.concurrency > 0) {
+    parts.push_back(absl::StrCat("concurrency ", limit.concurrency));
+  }
+  return absl::StrJoin(parts, ", ");
 }
 
 std::string DurationText(absl::Duration d) { return absl::FormatDuration(d); }

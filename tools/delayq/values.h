@@ -35,6 +35,9 @@ absl::StatusOr<Backoff> ParseBackoffValue(absl::string_view text);
 // The inverse of ParseBackoffValue(): "fixed:10s", "exp:1s:10m".
 std::string BackoffText(const Backoff& backoff);
 
+// "rate 50/1s, burst 5, concurrency 10" (the parts that are set).
+std::string LimitText(const TopicLimit& limit);
+
 // "1h30m", "250ms", "0s".
 std::string DurationText(absl::Duration d);
 

@@ -34,9 +34,9 @@ class RedisBackend : public Backend {
   std::string Name() const override { return "redis"; }
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
   using Backend::Reserve;
-  absl::StatusOr<std::vector<Lease>> Reserve(
-      absl::string_view topic, int max, absl::Time now,
-      std::vector<Transition>* moved) override;
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
@@ -61,6 +61,10 @@ class RedisBackend : public Backend {
                          absl::Time now) override;
   absl::Status Replace(const NewJob& job, absl::Time now) override;
   absl::StatusOr<std::vector<std::string>> PausedTopics() override;
+  absl::Status SetLimit(absl::string_view topic, const TopicLimit& limit,
+                        absl::Time now) override;
+  absl::Status ClearLimit(absl::string_view topic, absl::Time now) override;
+  absl::StatusOr<std::vector<LimitedTopic>> Limits() override;
   // Subscribe()
   //
   // News of every process's changes to the namespace, published by the

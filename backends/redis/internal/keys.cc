@@ -32,6 +32,11 @@ std::string KeyLayout::TopicDelayed(absl::string_view topic) const {
 std::string KeyLayout::TopicReserved(absl::string_view topic) const {
   return Key("treserved", topic);
 }
+std::string KeyLayout::TopicExpiring(absl::string_view topic) const {
+  return Key("texpire", topic);
+}
+std::string KeyLayout::Held() const { return Key("held"); }
+std::string KeyLayout::Limits() const { return Key("limits"); }
 std::string KeyLayout::Due() const { return Key("due"); }
 std::string KeyLayout::Reserved() const { return Key("reserved"); }
 std::string KeyLayout::Topics() const { return Key("topics"); }

@@ -29,6 +29,12 @@ class KeyLayout {
   std::string Dead(absl::string_view topic) const;
   std::string TopicDelayed(absl::string_view topic) const;
   std::string TopicReserved(absl::string_view topic) const;
+  // The topic's delayed and ready jobs that expire, by expire_at.
+  std::string TopicExpiring(absl::string_view topic) const;
+  // Ids held by dedup windows, by the time each is free again.
+  std::string Held() const;
+  // Limited topics: topic -> "rate:period:burst:concurrency:tat".
+  std::string Limits() const;
   // Topics with delayed jobs, each scored at or before its earliest run_at.
   std::string Due() const;
   std::string Reserved() const;

@@ -9,6 +9,7 @@
 
 #include "absl/time/time.h"
 #include "backends/redis/internal/replies.h"
+#include "src/backoff_code.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -158,9 +159,33 @@ void AppendSpec(const NewJob& job, std::string* out) {
   AppendPackedInt(job.priority, out);
   AppendPackedInt(job.max_attempts, out);
   AppendPackedInt(DurationMicros(job.ttr), out);
-  AppendPackedInt(job.backoff.kind == Backoff::Kind::kFixed ? 0 : 1, out);
+  AppendPackedInt(internal::BackoffCode(job.backoff), out);
   AppendPackedInt(DurationMicros(job.backoff.base), out);
   AppendPackedInt(DurationMicros(job.backoff.max), out);
+}
+
+void AppendPackedNil(std::string* out) {
+  out->push_back(static_cast<char>(0xc0));
+}
+
+void AppendExtras(const NewJob& job, std::string* out) {
+  const bool expires = job.expire_at != absl::InfiniteFuture();
+  if (!expires && job.unique_for <= absl::ZeroDuration()) return;
+  if (expires) {
+    AppendPackedInt(ClampMicros(job.expire_at), out);
+  } else {
+    AppendPackedNil(out);
+  }
+  if (expires && job.discard_expired) {
+    AppendPackedInt(1, out);
+  } else {
+    AppendPackedNil(out);
+  }
+  if (job.unique_for > absl::ZeroDuration()) {
+    AppendPackedInt(DurationMicros(job.unique_for), out);
+  } else {
+    AppendPackedNil(out);
+  }
 }
 
 bool DecodeRecord(absl::string_view record, Lease* lease) {
@@ -199,7 +224,7 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
   Job& job = lease->job;
   int64_t state = 0, priority = 0, max_attempts = 0, ttr = 0, kind = 0,
           base = 0, max = 0, enqueued_at = 0, run_at = 0, seq = 0, attempts = 0,
-          deadline = 0, token = 0;
+          deadline = 0, token = 0, expire_at = 0, discard = 0, unique_for = 0;
   if (!text("topic", &job.topic) || !integer("state", &state) ||
       !integer("priority", &priority) ||
       !integer("max_attempts", &max_attempts) || !integer("ttr", &ttr) ||
@@ -208,7 +233,9 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
       !integer("run_at", &run_at) || !integer("seq", &seq) ||
       !text("payload", &job.payload) || !integer("attempts", &attempts) ||
       !integer("deadline", &deadline) || !integer("token", &token) ||
-      !text("last_error", &job.last_error) || state < 0 ||
+      !text("last_error", &job.last_error) ||
+      !integer("expire_at", &expire_at) || !integer("discard", &discard) ||
+      !integer("unique_for", &unique_for) || state < 0 ||
       state >= static_cast<int64_t>(std::size(kRecordStates)) ||
       !ParseJobState(kRecordStates[state], &job.state)) {
     return false;
@@ -216,9 +243,13 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
   job.priority = static_cast<int>(priority);
   job.max_attempts = static_cast<int>(max_attempts);
   job.ttr = absl::Microseconds(ttr);
-  job.backoff = kind == 0 ? Backoff::Fixed(absl::Microseconds(base))
-                          : Backoff::Exponential(absl::Microseconds(base),
-                                                 absl::Microseconds(max));
+  job.backoff = internal::BackoffFromCode(kind, absl::Microseconds(base),
+                                          absl::Microseconds(max));
+  if (!std::holds_alternative<std::monostate>(at("expire_at"))) {
+    job.expire_at = absl::FromUnixMicros(expire_at);
+    job.discard_expired = discard != 0;
+  }
+  job.unique_for = absl::Microseconds(unique_for);
   job.enqueued_at = absl::FromUnixMicros(enqueued_at);
   job.run_at = absl::FromUnixMicros(run_at);
   job.attempts = static_cast<int>(attempts);

@@ -20,14 +20,15 @@ namespace delayq {
 namespace redis_internal {
 
 // The values of a record, in order. The first twelve are always there; the
-// last four follow from the first reservation on (nil where unset). Times
+// next four follow from the first reservation on (nil where unset), and
+// all seven after them for a job that expires or has a dedup window. Times
 // and ttr are integer µs; state is an index into kRecordStates; backoff_kind
 // 0 is fixed, 1 exponential.
 inline constexpr const char* kRecordFields[] = {
-    "topic",       "state",        "priority",     "max_attempts",
-    "ttr",         "backoff_kind", "backoff_base", "backoff_max",
-    "enqueued_at", "run_at",       "seq",          "payload",
-    "attempts",    "deadline",     "token",        "last_error"};
+    "topic",        "state",        "priority",    "max_attempts", "ttr",
+    "backoff_kind", "backoff_base", "backoff_max", "enqueued_at",  "run_at",
+    "seq",          "payload",      "attempts",    "deadline",     "token",
+    "last_error",   "expire_at",    "discard",     "unique_for"};
 inline constexpr int kRecordMinFields = 12;
 
 // The state values of a record, by index.
@@ -38,13 +39,18 @@ inline constexpr const char* kRecordStates[] = {"delayed", "ready", "reserved",
 // eighth), each in MessagePack's smallest form.
 void AppendSpec(const NewJob& job, std::string* out);
 
+// The add script's extras of `job`: the record's expire_at, discard and
+// unique_for (nil where unset), or nothing when the job has none of them.
+void AppendExtras(const NewJob& job, std::string* out);
+
 // Decodes a record into `lease` (its job's fields other than the id, the
 // token and the deadline; a deadline only for a reserved job). False when
 // `record` is not one.
 bool DecodeRecord(absl::string_view record, Lease* lease);
 
-// MessagePack of one integer or string, in its smallest form; for tests and
-// AppendSpec().
+// MessagePack of one integer or string, in its smallest form, or of nil;
+// for tests and AppendSpec().
+void AppendPackedNil(std::string* out);
 void AppendPackedInt(int64_t v, std::string* out);
 void AppendPackedString(absl::string_view s, std::string* out);
 

@@ -122,9 +122,19 @@ absl::StatusOr<Transition> ParseTransition(const redisReply* t,
   };
   Transition tr;
   const std::string kind = Str(at("kind"));
-  tr.kind = kind == "promoted"  ? Transition::Kind::kPromoted
-            : kind == "expired" ? Transition::Kind::kExpired
-                                : Transition::Kind::kDead;
+  if (kind == "promoted") {
+    tr.kind = Transition::Kind::kPromoted;
+  } else if (kind == "expired") {
+    tr.kind = Transition::Kind::kExpired;
+  } else if (kind == "dead") {
+    tr.kind = Transition::Kind::kDead;
+  } else if (kind == "lapsed") {
+    tr.kind = Transition::Kind::kLapsed;
+  } else if (kind == "discarded") {
+    tr.kind = Transition::Kind::kDiscarded;
+  } else {
+    return Unexpected(t, script);
+  }
   tr.id = Str(at("id"));
   tr.topic = Str(at("topic"));
   tr.attempts = static_cast<int>(Int(at("attempts")));
@@ -140,6 +150,7 @@ const std::vector<ScriptWords>& ReplyWords() {
       {"fail", {kRetry, kDead, kStale}},
       {"kick", {kOk}},
       {"kick_job", {kOk, kNotFound, kNotDead}},
+      {"limit", {kOk}},
       {"list", {kOk}},
       {"next_due", {kOk}},
       {"open", {kOk, kOldLayout, kNewerLayout}},

@@ -5,13 +5,16 @@
 -- KEYS[3]  "{ns}:reserved"
 -- ARGV[1]  id
 -- ARGV[2]  token
+-- ARGV[3]  now (µs)
+-- ARGV[4]  clock mode (see lib/clock.lua; only read for a dedup window)
 -- Reply:   {"OK"} or {"STALE"} (nothing changed)
 --
 -- The hottest script, run once per job: it requires no helpers, since Redis
 -- runs a script's whole body on every call and building the helpers' closures
 -- would cost more than the work. What it spells out instead (check_lease,
--- lease_off, forget, the record's TOPIC, STATE and TOKEN of job.lua and the
--- key layout of keys.lua) must change with them.
+-- lease_off, forget, note_slot_freed of news.lua, hold_id of held.lua, the record's TOPIC, STATE, TOKEN
+-- and UNIQUE_FOR of job.lua and the key layout of keys.lua) must change
+-- with them.
 local P, id = KEYS[1], ARGV[1]
 local r = redis.call('HGET', KEYS[2], id)
 if not r then return {'STALE'} end
@@ -25,8 +28,27 @@ local treserved = P .. 'treserved:' .. topic
 redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', treserved, id)
 redis.call('HDEL', KEYS[2], id)
+-- A dedup window holds the id from now on (held.lua's hold_clock() and
+-- hold_id()).
+if j[19] and j[19] > 0 then
+  local now = tonumber(ARGV[3])
+  if ARGV[4] == '1' then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  redis.call('ZADD', P .. 'held', string.format('%d', now + j[19]), id)
+end
 if redis.call('EXISTS', P .. 'ready:' .. topic, P .. 'tdelayed:' .. topic,
               treserved, P .. 'dead:' .. topic) == 0 then
   redis.call('SREM', P .. 'topics', topic)
+end
+-- note_slot_freed() of news.lua.
+local limit = redis.call('HGET', P .. 'limits', topic)
+if limit then
+  local cap = tonumber(string.match(limit, '^%d+:%d+:%d+:(%d+):'))
+  if cap > 0 and redis.call('ZCARD', treserved) + 1 >= cap and
+     redis.call('EXISTS', P .. 'ready:' .. topic) == 1 then
+    redis.call('SPUBLISH', P .. 'news', 'r' .. topic)
+  end
 end
 return {'OK'}

@@ -1,17 +1,20 @@
 -- ack_batch: deletes the jobs of many leases, each acked on its own terms:
 -- a lease whose token is not current is refused and the others still go.
--- requires: keys calls job topics
+-- requires: keys calls job topics held news
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"
 -- KEYS[3]  "{ns}:jobs"
--- ARGV     2 values per lease: id, token
+-- ARGV[1]  now (µs)
+-- ARGV[2]  clock mode (see lib/clock.lua; only for dedup windows)
+-- ARGV[3..] 2 values per lease: id, token
 -- Reply:   {"OK", word...}: one word per lease, in order, "OK" or "STALE"
 --          (that lease changed nothing)
+local now = hold_clock(ARGV[1], ARGV[2])
 local out = {'OK'}
-local n = #ARGV / 2
+local n = (#ARGV - 2) / 2
 local ids = {}
-for i = 1, n do ids[i] = ARGV[2 * i - 1] end
+for i = 1, n do ids[i] = ARGV[2 * i + 1] end
 -- Every record with one HMGET per 512 leases.
 local records = {}
 for i = 1, n, 512 do
@@ -26,12 +29,13 @@ for i = 1, n do
   -- The same lease twice: the first ack deletes the job, so the second
   -- finds no reservation, as it would have one call later.
   if not j or j[STATE] ~= ST_RESERVED or not j[TOKEN] or
-     int_text(j[TOKEN]) ~= ARGV[2 * i] or done[id] then
+     int_text(j[TOKEN]) ~= ARGV[2 * i + 2] or done[id] then
     out[#out + 1] = 'STALE'
   else
     done[id] = true
     out[#out + 1] = 'OK'
     gone[#gone + 1] = id
+    hold_id(id, j, now)
     local topic = j[TOPIC]
     local t = by_topic[topic]
     if not t then
@@ -50,6 +54,7 @@ if #gone > 0 then
   call_many('HDEL', JOBS, gone)
   for _, topic in ipairs(topics) do
     if topic_empty(topic) then redis.call('SREM', TOPICS, topic) end
+    note_slot_freed(topic)
   end
 end
 return out

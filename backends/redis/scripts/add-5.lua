@@ -8,25 +8,35 @@
 -- KEYS[5]  "{ns}:due"     topics by their earliest run_at
 -- ARGV[1]  now (µs, caller's clock)
 -- ARGV[2]  clock mode (see lib/clock.lua)
--- ARGV[3..] 6 values per job: id, topic, priority, run_at (µs), spec (the
+-- ARGV[3..] 7 values per job: id, topic, priority, run_at (µs), spec (the
 --          record's values PRIORITY..BACKOFF_MAX, MessagePack, see
---          lib/job.lua; it holds the priority too), payload
+--          lib/job.lua; it holds the priority too), payload, extras ("" or
+--          the record's EXPIRE_AT, DISCARD and UNIQUE_FOR, MessagePack;
+--          EXPIRE_AT on the caller's clock)
 -- Reply:   {"OK"} or {"EXISTS", id} (nothing stored): id is the first job
---          of the batch whose id is taken or repeats an earlier one
+--          of the batch whose id is taken (by a job or a dedup window, see
+--          lib/held.lua) or repeats an earlier one
 local now, shift = clock(ARGV[1], ARGV[2])
-local n = (#ARGV - 2) / 6
-local function arg(i, k) return ARGV[2 + (i - 1) * 6 + k] end
+local n = (#ARGV - 2) / 7
+local function arg(i, k) return ARGV[2 + (i - 1) * 7 + k] end
 
 -- One HMGET per 512 ids for the whole batch; an id is taken when it has a
--- record.
+-- record or a dedup window holds it (the windows that passed go first).
 local ids = {}
 for i = 1, n do ids[i] = arg(i, 1) end
+local any_held = redis.call('EXISTS', HELD) == 1
+if any_held then
+  redis.call('ZREMRANGEBYSCORE', HELD, '-inf', int_text(now))
+end
 local seen = {}
 for i = 1, n, 512 do
   local j = math.min(i + 511, n)
   local got = redis.call('HMGET', JOBS, unpack(ids, i, j))
   for k = i, j do
-    if got[k - i + 1] or seen[ids[k]] then return {'EXISTS', ids[k]} end
+    if got[k - i + 1] or seen[ids[k]] or
+       (any_held and redis.call('ZSCORE', HELD, ids[k])) then
+      return {'EXISTS', ids[k]}
+    end
     seen[ids[k]] = true
   end
 end
@@ -74,10 +84,24 @@ for i = 1, n do
     if not d or run_at < d[1] then topic_due[topic] = {run_at, run_at_text} end
     add_to(tdelayed_key(topic), run_at_text, id)
   end
-  -- ATTEMPTS..LAST_ERROR are absent until the first reservation.
+  -- ATTEMPTS..LAST_ERROR are absent until the first reservation, unless
+  -- the extras follow them.
+  local record = cmsgpack.pack(topic, state) .. arg(i, 5) ..
+                 cmsgpack.pack(now, run_at, seq, arg(i, 6))
+  if arg(i, 7) ~= '' then
+    local x = {cmsgpack.unpack(arg(i, 7))}
+    if x[1] then x[1] = x[1] + shift end
+    record = record .. cmsgpack.pack(nil, nil, nil, nil, x[1], x[2], x[3])
+    if x[1] then
+      local text = int_text(x[1])
+      add_to(texpire_key(topic), text, id)
+      local d = topic_due[topic]
+      if not d or x[1] < d[1] then topic_due[topic] = {x[1], text} end
+      if not first_due or x[1] < first_due then first_due = x[1] end
+    end
+  end
   records[#records + 1] = id
-  records[#records + 1] = cmsgpack.pack(topic, state) .. arg(i, 5) ..
-                          cmsgpack.pack(now, run_at, seq, arg(i, 6))
+  records[#records + 1] = record
 end
 call_many('HSET', JOBS, records)
 for key, a in pairs(adds) do call_many('ZADD', key, a) end

@@ -17,6 +17,7 @@ local id = ARGV[3]
 local j, err = check_lease(id, ARGV[4])
 if not j then return {err} end
 lease_off(id, j[TOPIC])
+note_slot_freed(j[TOPIC])
 j[LAST_ERROR] = ARGV[5]
 if (j[ATTEMPTS] or 0) >= j[MAX_ATTEMPTS] then
   bury(id, j)

@@ -19,6 +19,7 @@ for i = 1, #popped, 2 do
   -- through these scripts; should one appear it is dropped.
   if j then
     j[ATTEMPTS] = 0
+    j[EXPIRE_AT], j[DISCARD] = nil, nil  -- a kicked job no longer expires
     schedule(id, j, now, now)
     moved = moved + 1
   end

@@ -14,5 +14,6 @@ if not j then return {'NOTFOUND'} end
 if j[STATE] ~= ST_DEAD then return {'NOTDEAD', STATE_NAMES[j[STATE]]} end
 redis.call('ZREM', dead_key(j[TOPIC]), id)
 j[ATTEMPTS] = 0
+j[EXPIRE_AT], j[DISCARD] = nil, nil  -- a kicked job no longer expires
 schedule(id, j, now, now)
 return {'OK'}

@@ -5,10 +5,12 @@
 -- KEYS[2]  "{ns}:meta"    hash: layout
 -- KEYS[3]  "{ns}:topics"  set of live topics
 -- ARGV[1]  the layout this backend writes
+-- ARGV[2]  the oldest layout this backend reads as its own
 -- Reply:   {"OK"}; {"OLD_LAYOUT", layout} when it holds jobs written in
---          an earlier layout (layout "" for the first one, which was not
---          recorded); {"NEWER_LAYOUT", layout}. A namespace without jobs in
---          an earlier layout is taken over.
+--          an earlier layout it cannot read (layout "" for the first one,
+--          which was not recorded); {"NEWER_LAYOUT", layout}. A namespace
+--          without jobs in an earlier layout, or in one from ARGV[2] on, is
+--          taken over.
 local meta, topics = KEYS[2], KEYS[3]
 local f = redis.call('HMGET', meta, 'buckets', 'layout')
 if not f[1] and not f[2] then
@@ -19,7 +21,9 @@ local layout = tonumber(f[2]) or 0
 local ours = tonumber(ARGV[1])
 if layout > ours then return {'NEWER_LAYOUT', f[2]} end
 if layout < ours then
-  if redis.call('SCARD', topics) > 0 then return {'OLD_LAYOUT', f[2] or ''} end
+  if layout < tonumber(ARGV[2]) and redis.call('SCARD', topics) > 0 then
+    return {'OLD_LAYOUT', f[2] or ''}
+  end
   -- Layouts before 4 kept a bucket count here; nothing reads it now.
   redis.call('HDEL', meta, 'buckets')
   redis.call('HSET', meta, 'layout', ARGV[1])

@@ -16,6 +16,7 @@ local id = ARGV[3]
 local j, err = check_lease(id, ARGV[4])
 if not j then return {err} end
 lease_off(id, j[TOPIC])
+note_slot_freed(j[TOPIC])
 if (j[ATTEMPTS] or 0) > 0 then j[ATTEMPTS] = j[ATTEMPTS] - 1 end
 schedule(id, j, tonumber(ARGV[5]) + shift, now)
 return {'OK'}

@@ -13,15 +13,19 @@
 -- ARGV[5]  most jobs to promote first (>= 1)
 -- ARGV[6]  the first fencing token, drawn at random by the caller in
 --          [1, 2^52); the leases get it and the integers after it
--- Reply:   {"OK", moved, lease...}: moved is the list of jobs the
+-- Reply:   {"OK", moved, limited, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
---          promote_due; then one entry per lease, in reserve order:
---          {record, id} (record: the job's, as reserved, see lib/job.lua)
+--          promote_due; limited is "" unless the topic's limit held ready
+--          jobs back, then the time (µs) it next allows one, or "released"
+--          when its concurrency cap is full; then one entry per lease, in
+--          reserve order: {record, id} (record: the job's, as reserved, see
+--          lib/job.lua)
 --
 -- Run once per job like ack, so it requires no helpers either: building
 -- their closures on every call cost more than the reservation itself. It
 -- spells out instead clock(), int_text(), member_id() (READY_HEADER),
--- job_pack() and the record's fields of job.lua, announce_due() of news.lua
+-- job_pack() and the record's fields of job.lua, expiry_off() of index.lua,
+-- announce_due() of news.lua
 -- and the key layout of keys.lua, and must change with them. The promotion, needed only when something is due,
 -- loads its helpers then (and announces the ready edge it may make).
 local P, topic = KEYS[1], ARGV[3]
@@ -40,22 +44,70 @@ if ARGV[2] ~= '0' then
   end
 end
 local treserved = P .. 'treserved:' .. topic
--- Most calls find nothing due: two one-entry range queries tell, and the
+-- Most calls find nothing due: three one-entry range queries tell, and the
 -- promotion proper (which reads scores and merges the sets) runs only when
--- one of them found something.
+-- one of them found something. Jobs that expired by now lapse there, so
+-- none is reserved below.
+local texpire = P .. 'texpire:' .. topic
 local moved = {}
 if #redis.call('ZRANGEBYSCORE', P .. 'tdelayed:' .. topic, '-inf', now_text,
                'LIMIT', '0', '1') > 0 or
    #redis.call('ZRANGEBYSCORE', treserved, '-inf', now_text,
+               'LIMIT', '0', '1') > 0 or
+   #redis.call('ZRANGEBYSCORE', texpire, '-inf', now_text,
                'LIMIT', '0', '1') > 0 then
   moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[5]))
 end
 
-local out = {'OK', moved}
+local out = {'OK', moved, ''}
 -- A paused topic (P.."paused", see keys.lua) hands out nothing; what came
 -- due above waits as ready.
 if redis.call('SISMEMBER', P .. 'paused', topic) == 1 then return out end
-local popped = redis.call('ZPOPMIN', KEYS[2], ARGV[4])
+-- A limited topic (P.."limits") hands out no more than its limit allows:
+-- LimitGate of src/limit_gate.h, spelled out.
+local max = tonumber(ARGV[4])
+local take = max
+local limit = redis.call('HGET', P .. 'limits', topic)
+local interval, tolerance, start, cap, reserved
+if limit then
+  local rate, period, burst, c, tat =
+      string.match(limit, '^(%d+):(%d+):(%d+):(%d+):(%-?%d*)$')
+  rate, cap = tonumber(rate), tonumber(c)
+  interval = 0
+  if rate > 0 then interval = math.max(1, math.ceil(tonumber(period) / rate)) end
+  tolerance = interval * (math.max(tonumber(burst), 1) - 1)
+  start = now
+  if tat ~= '' then start = math.max(tonumber(tat), now) end
+  reserved = 0
+  if cap > 0 then
+    reserved = redis.call('ZCARD', treserved)
+    take = math.min(take, math.max(0, cap - reserved))
+  end
+  if interval > 0 then
+    local slack = tolerance - (start - now)
+    if slack < 0 then take = 0 else
+      take = math.min(take, math.floor(slack / interval) + 1)
+    end
+  end
+end
+local popped = {}
+if take > 0 then popped = redis.call('ZPOPMIN', KEYS[2], take) end
+if limit then
+  local taken = #popped / 2
+  if taken > 0 then
+    redis.call('HSET', P .. 'limits', topic,
+               string.match(limit, '^(.*:)') ..
+                   string.format('%d', start + taken * interval))
+  end
+  if taken < max and redis.call('EXISTS', KEYS[2]) == 1 then
+    if cap > 0 and reserved + taken >= cap then
+      out[3] = 'released'
+    else
+      out[3] = string.format('%d', math.max(now, start + taken * interval -
+                                                  tolerance))
+    end
+  end
+end
 if #popped == 0 then return out end
 -- Tokens are random, not a counter kept here: a counter starts again after
 -- Redis loses it (FLUSHALL, a restart from an older snapshot, a failover to a
@@ -81,7 +133,7 @@ for i, id in ipairs(ids) do
   -- these scripts; should one appear it is dropped, not reserved.
   if records[i] then
     -- Record fields (job.lua): 2 STATE, 5 TTR, 10 RUN_AT, 13 ATTEMPTS,
-    -- 14 DEADLINE, 15 TOKEN, 16 LAST_ERROR.
+    -- 14 DEADLINE, 15 TOKEN, 16 LAST_ERROR, 17 EXPIRE_AT .. 19 UNIQUE_FOR.
     local j = {cmsgpack.unpack(records[i])}
     token = token + 1
     -- ttr from now, or from run_at when the caller's clock is behind the
@@ -93,7 +145,12 @@ for i, id in ipairs(ids) do
     j[13] = (j[13] or 0) + 1
     j[14] = at
     j[15] = token
-    local record = cmsgpack.pack(unpack(j, 1, 16))
+    local last = 16
+    if j[17] or j[18] or j[19] then last = 19 end
+    -- Reserved, it leaves the expiring set (index.lua's expiry_off; the
+    -- topic's DUE score may stay too early, which index.lua allows).
+    if j[17] then redis.call('ZREM', texpire, id) end
+    local record = cmsgpack.pack(unpack(j, 1, last))
     writes[#writes + 1] = id
     writes[#writes + 1] = record
     leases[#leases + 1] = deadline

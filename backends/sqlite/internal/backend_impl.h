@@ -46,9 +46,9 @@ class SqliteBackend : public Backend {
   std::string Name() const override { return "sqlite"; }
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
   using Backend::Reserve;
-  absl::StatusOr<std::vector<Lease>> Reserve(
-      absl::string_view topic, int max, absl::Time now,
-      std::vector<Transition>* moved) override;
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
@@ -73,6 +73,10 @@ class SqliteBackend : public Backend {
                          absl::Time now) override;
   absl::Status Replace(const NewJob& job, absl::Time now) override;
   absl::StatusOr<std::vector<std::string>> PausedTopics() override;
+  absl::Status SetLimit(absl::string_view topic, const TopicLimit& limit,
+                        absl::Time now) override;
+  absl::Status ClearLimit(absl::string_view topic, absl::Time now) override;
+  absl::StatusOr<std::vector<LimitedTopic>> Limits() override;
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override;
 
@@ -84,7 +88,8 @@ class SqliteBackend : public Backend {
         lease, retry, release, touch, cancel, get, list_ready, list_timed,
         list_dead, stats, topics, dead_of_topic, kick, state_of, ready_count,
         topic_of, horizon_get, horizon_set, is_paused, pause, resume,
-        paused_topics, replace;
+        paused_topics, replace, discard, drop_holds, is_held, hold, limit_get,
+        limit_set, limit_tat, limit_clear, limits, state_count;
   };
 
   // What the running write transaction will announce once it commits (see
@@ -95,8 +100,9 @@ class SqliteBackend : public Backend {
     absl::flat_hash_map<std::string, int64_t> ready_delta;
     // The earliest due time (run_at or lease deadline) it stored.
     std::optional<int64_t> earliest_due_us;
-    // Topics it resumed: announced as ready when they have ready jobs.
-    std::vector<std::string> resumed;
+    // Topics it resumed, or freed a reservation of under a concurrency
+    // cap: announced as ready when they have ready jobs.
+    std::vector<std::string> look_again;
   };
 
   SqliteBackend(std::unique_ptr<Connection> conn, std::string news_folder)
@@ -120,8 +126,32 @@ class SqliteBackend : public Backend {
   // Moves up to `limit` due jobs from the rows `stmt` yields (delayed ->
   // ready, expired reservation -> ready or dead) and records the moves in
   // `out` (when not null). Returns whether `stmt` had more rows than `limit`.
-  absl::StatusOr<bool> MoveDue(Statement* stmt, int limit,
+  // A job whose expiry passed by `now_us` lapses instead (dead, or deleted
+  // with its id held when it asked to be discarded).
+  absl::StatusOr<bool> MoveDue(Statement* stmt, int limit, int64_t now_us,
                                std::vector<Transition>* out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Reserves up to `max` ready jobs of `topic` into `leases` (as far as
+  // its limit allows, noting in `report` when the limit held jobs back).
+  absl::Status ReserveReady(absl::string_view topic, int max, int64_t now_us,
+                            std::vector<Lease>* leases, ReserveReport* report)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The topic's jobs in `state`.
+  absl::StatusOr<int64_t> CountOf(absl::string_view topic, int state)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A reservation of `topic` ended (its row already changed): when the
+  // topic's concurrency cap was full, waiting workers of every process
+  // look again.
+  absl::Status NoteSlotFreed(absl::string_view topic)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Holds `id` until now_us + unique_for_us when that is a window (> 0).
+  absl::Status HoldId(absl::string_view id, int64_t unique_for_us,
+                      int64_t now_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // AlreadyExists when a dedup window holds `id`; windows that passed by
+  // now were dropped first.
+  absl::Status CheckNotHeld(absl::string_view id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Notes for the pending news; inside a write transaction.

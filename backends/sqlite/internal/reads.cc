@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/schema.h"
+#include "src/backoff_code.h"
 #include "src/contract_errors.h"
 #include "src/status_macros.h"
 
@@ -52,16 +53,20 @@ Job ReadJob(const Statement& s, uint64_t* token) {
   job.attempts = static_cast<int>(s.Int64(6));
   job.max_attempts = static_cast<int>(s.Int64(7));
   job.ttr = absl::Microseconds(s.Int64(8));
-  job.backoff.kind =
-      s.Int64(9) == 0 ? Backoff::Kind::kFixed : Backoff::Kind::kExponential;
-  job.backoff.base = absl::Microseconds(s.Int64(10));
-  job.backoff.max = absl::Microseconds(s.Int64(11));
+  job.backoff =
+      internal::BackoffFromCode(s.Int64(9), absl::Microseconds(s.Int64(10)),
+                                absl::Microseconds(s.Int64(11)));
   job.enqueued_at = FromMicros(s.Int64(12));
   job.run_at = FromMicros(s.Int64(13));
   job.deadline = job.state == JobState::kReserved && !s.IsNull(14)
                      ? FromMicros(s.Int64(14))
                      : absl::InfinitePast();
   job.last_error = s.Text(16);
+  if (!s.IsNull(17)) {
+    job.expire_at = FromMicros(s.Int64(17));
+    job.discard_expired = s.Int64(18) != 0;
+  }
+  job.unique_for = absl::Microseconds(s.Int64(19));
   if (token != nullptr) *token = static_cast<uint64_t>(s.Int64(15));
   return job;
 }
@@ -156,6 +161,24 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::PausedTopics() {
     topics.push_back(s_.paused_topics->Text(0));
   }
   return topics;
+}
+
+absl::StatusOr<std::vector<LimitedTopic>> SqliteBackend::Limits() {
+  internal::MutexLock lock(&mu_);
+  std::vector<LimitedTopic> out;
+  ScopedReset reset(s_.limits.get());
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, s_.limits->Step());
+    if (!row) break;
+    LimitedTopic t;
+    t.topic = s_.limits->Text(0);
+    t.limit.rate = s_.limits->Int64(1);
+    t.limit.period = absl::Microseconds(s_.limits->Int64(2));
+    t.limit.burst = s_.limits->Int64(3);
+    t.limit.concurrency = s_.limits->Int64(4);
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 absl::StatusOr<absl::Time> SqliteBackend::NextDue() {

@@ -124,11 +124,43 @@ constexpr char kSchemaV5[] = R"sql(
 CREATE TABLE paused (topic TEXT PRIMARY KEY) WITHOUT ROWID;
 )sql";
 
+// Version 6: expiry and dedup windows. A job may carry expire_at_us (NULL:
+// never), discard_expired and unique_for_us (0: none); due_us now also
+// holds the expiry where it applies: for a delayed job the earlier of
+// run_at and expire_at, for a ready one its expire_at (NULL when it has
+// none), so the indexes on due_us find lapsing jobs as they find due ones.
+// held_ids keeps the ids of jobs that left while their dedup window lasts.
+constexpr char kSchemaV6[] = R"sql(
+ALTER TABLE jobs ADD COLUMN expire_at_us INTEGER;
+ALTER TABLE jobs ADD COLUMN discard_expired INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN unique_for_us INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE held_ids (
+  id TEXT PRIMARY KEY,
+  until_us INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX held_ids_until ON held_ids (until_us);
+)sql";
+
+// Version 7: topic limits (Backend::SetLimit()): the limit and its token
+// bucket's theoretical arrival time (NULL for a fresh bucket), see
+// src/limit_gate.h.
+constexpr char kSchemaV7[] = R"sql(
+CREATE TABLE limits (
+  topic TEXT PRIMARY KEY,
+  rate INTEGER NOT NULL,
+  period_us INTEGER NOT NULL,
+  burst INTEGER NOT NULL,
+  concurrency INTEGER NOT NULL,
+  tat_us INTEGER
+) WITHOUT ROWID;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3,
-                                       kSchemaV4, kSchemaV5};
+                                       kSchemaV4, kSchemaV5, kSchemaV6,
+                                       kSchemaV7};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
@@ -211,6 +243,7 @@ absl::Status PrepareSchema(Connection* conn, int page_size) {
   DQ_RETURN_IF_ERROR(conn->Exec(
       "SELECT max(seq) FROM jobs; SELECT count(*) FROM counts;"
       "SELECT value FROM counter; SELECT at_us FROM news_horizon;"
+      "SELECT count(*) FROM held_ids;"
       "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
       "LIMIT 1",
       "read schema"));

@@ -14,7 +14,20 @@ namespace sqlite_internal {
 #define DQ_JOB_COLUMNS                                                      \
   "seq, id, topic, payload, state, priority, attempts, max_attempts, "      \
   "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
-  "run_at_us, due_us, token, last_error"
+  "run_at_us, due_us, token, last_error, expire_at_us, discard_expired, "   \
+  "unique_for_us"
+
+// due_us of a job that waits in state `state` (0 delayed, 1 ready) for
+// `run_at`: a ready job is due when it expires, a delayed one at the
+// earlier of its run_at and its expiry (see schema.cc, version 6).
+#define DQ_WAITING_DUE(state, run_at)                          \
+  "CASE WHEN " state " = 1 THEN expire_at_us ELSE min(" run_at \
+  ", coalesce(expire_at_us, " run_at ")) END"
+
+// What MoveDue() reads of a due job, in its order.
+#define DQ_DUE_COLUMNS                                            \
+  "seq, id, topic, state, attempts, max_attempts, expire_at_us, " \
+  "discard_expired, unique_for_us"
 
 struct Sql {
   static constexpr const char* kBegin = "BEGIN IMMEDIATE";
@@ -23,22 +36,35 @@ struct Sql {
   static constexpr const char* kInsert =
       "INSERT INTO jobs (id, topic, payload, state, priority, attempts, "
       "max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us, "
-      "enqueued_at_us, run_at_us, due_us) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+      "enqueued_at_us, run_at_us, due_us, expire_at_us, discard_expired, "
+      "unique_for_us) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+      "?15, ?16)";
+
+  // Dedup windows: ids held until a time.
+  static constexpr const char* kDropHolds =
+      "DELETE FROM held_ids WHERE until_us <= ?1";
+  static constexpr const char* kIsHeld = "SELECT 1 FROM held_ids WHERE id = ?1";
+  static constexpr const char* kHold =
+      "INSERT INTO held_ids (id, until_us) VALUES (?1, ?2) "
+      "ON CONFLICT (id) DO UPDATE SET until_us = excluded.until_us";
 
   static constexpr const char* kCounterGet =
       "SELECT value FROM counter WHERE id = 1";
   static constexpr const char* kCounterSet =
       "UPDATE counter SET value = ?1 WHERE id = 1";
 
-  // Due delayed jobs and expired reservations of one topic (jobs_topic_due).
+  // Due delayed jobs, expired reservations and lapsing ready jobs of one
+  // topic (jobs_topic_due).
   static constexpr const char* kTopicDue =
-      "SELECT seq, id, topic, state, attempts, max_attempts FROM jobs "
-      "WHERE topic = ?1 AND state IN (0, 2) AND due_us IS NOT NULL "
+      "SELECT " DQ_DUE_COLUMNS
+      " FROM jobs "
+      "WHERE topic = ?1 AND state IN (0, 1, 2) AND due_us IS NOT NULL "
       "AND due_us <= ?2";
-  // Due delayed jobs and expired reservations of every topic (jobs_due).
+  // The same of every topic (jobs_due).
   static constexpr const char* kAllDue =
-      "SELECT seq, id, topic, state, attempts, max_attempts FROM jobs "
+      "SELECT " DQ_DUE_COLUMNS
+      " FROM jobs "
       "WHERE due_us IS NOT NULL AND due_us <= ?1 ORDER BY due_us, seq "
       "LIMIT ?2";
   static constexpr const char* kNextDue =
@@ -46,7 +72,10 @@ struct Sql {
       "LIMIT 1";
 
   static constexpr const char* kMakeReady =
-      "UPDATE jobs SET state = 1, due_us = NULL, token = NULL WHERE seq = ?1";
+      "UPDATE jobs SET state = 1, due_us = expire_at_us, token = NULL "
+      "WHERE seq = ?1";
+  // A lapsed job that asked to be discarded.
+  static constexpr const char* kDiscard = "DELETE FROM jobs WHERE seq = ?1";
   static constexpr const char* kMakeDead =
       "UPDATE jobs SET state = 3, due_us = NULL, token = NULL, "
       "dead_order = ?2, last_error = ?3 WHERE seq = ?1";
@@ -61,21 +90,24 @@ struct Sql {
       "RETURNING " DQ_JOB_COLUMNS;
 
   static constexpr const char* kAck =
-      "DELETE FROM jobs WHERE id = ?1 AND state = 2 AND token = ?2";
+      "DELETE FROM jobs WHERE id = ?1 AND state = 2 AND token = ?2 "
+      "RETURNING unique_for_us, topic";
   static constexpr const char* kLease =
       "SELECT seq, attempts, max_attempts, topic FROM jobs "
       "WHERE id = ?1 AND state = 2 AND token = ?2";
   static constexpr const char* kRetry =
-      "UPDATE jobs SET state = ?2, run_at_us = ?3, due_us = ?4, token = NULL, "
-      "last_error = ?5 WHERE seq = ?1";
+      "UPDATE jobs SET state = ?2, run_at_us = ?3, "
+      "due_us = " DQ_WAITING_DUE("?2", "?3") ", token = NULL, "
+      "last_error = ?4 WHERE seq = ?1";
   static constexpr const char* kRelease =
       "UPDATE jobs SET state = ?3, attempts = attempts - 1, run_at_us = ?4, "
-      "due_us = ?5, token = NULL WHERE id = ?1 AND state = 2 AND token = ?2 "
-      "RETURNING topic";
+      "due_us = " DQ_WAITING_DUE("?3", "?4") ", token = NULL "
+      "WHERE id = ?1 AND state = 2 AND token = ?2 RETURNING topic";
   static constexpr const char* kTouch =
       "UPDATE jobs SET due_us = ?3 + ttr_us "
       "WHERE id = ?1 AND state = 2 AND token = ?2 RETURNING due_us";
-  static constexpr const char* kCancel = "DELETE FROM jobs WHERE id = ?1";
+  static constexpr const char* kCancel =
+      "DELETE FROM jobs WHERE id = ?1 RETURNING unique_for_us, topic, state";
 
   static constexpr const char* kGet =
       "SELECT " DQ_JOB_COLUMNS " FROM jobs WHERE id = ?1";
@@ -108,6 +140,25 @@ struct Sql {
   static constexpr const char* kResume = "DELETE FROM paused WHERE topic = ?1";
   static constexpr const char* kPausedTopics =
       "SELECT topic FROM paused ORDER BY topic";
+  // Topic limits (SetLimit()); setting one keeps its bucket.
+  static constexpr const char* kLimitGet =
+      "SELECT rate, period_us, burst, concurrency, tat_us FROM limits "
+      "WHERE topic = ?1";
+  static constexpr const char* kLimitSet =
+      "INSERT INTO limits (topic, rate, period_us, burst, concurrency) "
+      "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (topic) DO UPDATE SET "
+      "rate = excluded.rate, period_us = excluded.period_us, "
+      "burst = excluded.burst, concurrency = excluded.concurrency";
+  static constexpr const char* kLimitTat =
+      "UPDATE limits SET tat_us = ?2 WHERE topic = ?1";
+  static constexpr const char* kLimitClear =
+      "DELETE FROM limits WHERE topic = ?1";
+  static constexpr const char* kLimits =
+      "SELECT topic, rate, period_us, burst, concurrency FROM limits "
+      "ORDER BY topic";
+  // A topic's jobs in one state (counts).
+  static constexpr const char* kStateCount =
+      "SELECT n FROM counts WHERE topic = ?1 AND state = ?2";
   static constexpr const char* kHorizonSet =
       "UPDATE news_horizon SET at_us = ?1 WHERE id = 1";
   static constexpr const char* kTopics =
@@ -121,14 +172,14 @@ struct Sql {
       "SELECT topic FROM jobs WHERE seq = ?1";
   static constexpr const char* kKick =
       "UPDATE jobs SET state = 1, attempts = 0, run_at_us = ?2, due_us = NULL, "
-      "dead_order = NULL WHERE seq = ?1";
+      "dead_order = NULL, expire_at_us = NULL WHERE seq = ?1";
   static constexpr const char* kStateOf =
       "SELECT seq, state FROM jobs WHERE id = ?1";
   // Replace(): a new payload and run_at for a delayed or ready job, and the
   // state and due time that follow from them.
   static constexpr const char* kReplace =
-      "UPDATE jobs SET payload = ?2, run_at_us = ?3, state = ?4, due_us = ?5 "
-      "WHERE seq = ?1";
+      "UPDATE jobs SET payload = ?2, run_at_us = ?3, state = ?4, "
+      "due_us = " DQ_WAITING_DUE("?4", "?3") " WHERE seq = ?1";
 };
 
 }  // namespace sqlite_internal

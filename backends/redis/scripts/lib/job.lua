@@ -6,10 +6,15 @@ local TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR = 1, 2, 3, 4, 5
 -- BACKOFF_KIND (0 fixed, 1 exponential), BACKOFF_BASE, BACKOFF_MAX = 6, 7, 8
 local ENQUEUED_AT, RUN_AT, SEQ_NO, PAYLOAD = 9, 10, 11, 12
 local ATTEMPTS, DEADLINE, TOKEN, LAST_ERROR = 13, 14, 15, 16
+-- EXPIRE_AT (µs), DISCARD (1 or nil), UNIQUE_FOR (µs) = 17, 18, 19
+local EXPIRE_AT, DISCARD, UNIQUE_FOR = 17, 18, 19
 -- Times and ttr are integer µs. Priority to backoff (3..8) are the job's
 -- fixed settings, packed by the C++ side ("spec", an ARGV of add) and
--- copied in whole. A record ends after PAYLOAD until the first reservation;
--- then ATTEMPTS..LAST_ERROR follow, nil (one byte each) where unset. One
+-- copied in whole; BACKOFF_KIND carries the jitter too (src/backoff_code.h).
+-- A record ends after PAYLOAD until the first reservation; then
+-- ATTEMPTS..LAST_ERROR follow, nil (one byte each) where unset. A job that
+-- expires or has a dedup window has all of them and EXPIRE_AT..UNIQUE_FOR
+-- from the start. One
 -- value in one shared hash instead of a hash per job: no key, no object,
 -- no field names per job, and MessagePack writes small integers in one
 -- byte and times in nine (see README.md, "Footprint").
@@ -25,10 +30,11 @@ local function job_read(id)
   return {cmsgpack.unpack(r)}
 end
 
--- The record of a table as job_read() returns it.
+-- The record of a table as job_read() returns it: up to its last value
+-- that is set, and at least to PAYLOAD.
 local function job_pack(j)
-  if j[ATTEMPTS] or j[DEADLINE] or j[TOKEN] or j[LAST_ERROR] then
-    return cmsgpack.pack(unpack(j, 1, LAST_ERROR))
+  for last = UNIQUE_FOR, ATTEMPTS, -1 do
+    if j[last] ~= nil then return cmsgpack.pack(unpack(j, 1, last)) end
   end
   return cmsgpack.pack(unpack(j, 1, PAYLOAD))
 end

@@ -10,6 +10,14 @@
 --   P.."reserved"        zset    reserved jobs of every topic by deadline
 --   P.."treserved:"..topic  zset  the topic's reserved jobs by deadline
 --   P.."dead:"..topic    zset    dead jobs by death order
+--   P.."texpire:"..topic zset    the topic's delayed and ready jobs that
+--                                expire, by expire_at (see index.lua)
+--   P.."held"            zset    ids held by dedup windows, scored by the
+--                                time each is free again (see held.lua)
+--   P.."limits"          hash    topic -> its limit and token bucket,
+--                                "rate:period:burst:concurrency:tat" (µs;
+--                                tat empty for a fresh bucket; see
+--                                limit-2.lua and reserve)
 --   P.."topics"          set     topics with at least one live job (a job in
 --                                one of the four per-topic sets above)
 --   P.."seq"             string  enqueue / death order counter
@@ -35,6 +43,8 @@ local DUE = P .. 'due'
 local TOPICS = P .. 'topics'
 local HORIZON = P .. 'horizon'
 local PAUSED = P .. 'paused'
+local HELD = P .. 'held'
+local LIMITS = P .. 'limits'
 local NEWS = P .. 'news'
 -- Passed in KEYS by the scripts that use them; named here for the layout.
 local SEQ = P .. 'seq'
@@ -46,3 +56,6 @@ local META = P .. 'meta'
 -- their own topic moves them). Every script updates both together.
 local function tdelayed_key(topic) return P .. 'tdelayed:' .. topic end
 local function treserved_key(topic) return P .. 'treserved:' .. topic end
+-- Delayed and ready jobs that expire have a third index, by expire_at: a
+-- due time of their topic like a run_at (DUE counts it).
+local function texpire_key(topic) return P .. 'texpire:' .. topic end

@@ -32,6 +32,19 @@ local function note_ready(topic)
   end
 end
 
+-- Call after a reservation of `topic` ended (and left its reserved set):
+-- when the topic's concurrency cap (LIMITS) was full, workers it held back
+-- may go on, so a topic with ready jobs is announced. ack spells this out.
+local function note_slot_freed(topic)
+  local limit = redis.call('HGET', LIMITS, topic)
+  if not limit then return end
+  local cap = tonumber(string.match(limit, '^%d+:%d+:%d+:(%d+):'))
+  if cap > 0 and redis.call('ZCARD', treserved_key(topic)) + 1 >= cap and
+     redis.call('EXISTS', ready_key(topic)) == 1 then
+    redis.call('SPUBLISH', NEWS, 'r' .. topic)
+  end
+end
+
 -- Call after storing a run_at or lease deadline `at` (a number, µs): when it
 -- is earlier than the horizon, or the horizon is missing or has passed
 -- (`now`, a number), makes it the horizon and announces it.

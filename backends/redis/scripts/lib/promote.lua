@@ -1,12 +1,49 @@
 -- promote.lua — moves due jobs: delayed jobs whose run_at came, leases whose
--- deadline passed.
--- requires: keys calls ready index bury job news
+-- deadline passed, and jobs that lapse because their expire_at came before
+-- a reservation.
+-- requires: keys calls ready index bury job news held topics
+
+-- The job `j`, out of every index, lapses at `now` (a number): dead with
+-- "expired", or forgotten (its id held) when it asked to be discarded.
+-- Returns its transition.
+local function lapse(id, j, now)
+  local topic = j[TOPIC]
+  if j[DISCARD] then
+    hold_id(id, j, now)
+    forget(id, topic)
+    return {'discarded', id, topic, j[ATTEMPTS] or 0}
+  end
+  j[LAST_ERROR] = 'expired'
+  bury(id, j)
+  return {'lapsed', id, topic, j[ATTEMPTS] or 0}
+end
+
+-- Whether job `j` has expired by `now` (a number).
+local function expired(j, now) return j[EXPIRE_AT] and j[EXPIRE_AT] <= now end
+
+-- A delayed or ready job found in its topic's expiring set.
+local function lapse_waiting(id, from, now)
+  local j = job_read(id)
+  if not j or (j[STATE] ~= ST_DELAYED and j[STATE] ~= ST_READY) then
+    redis.call('ZREM', from, id)
+    return nil
+  end
+  local topic = j[TOPIC]
+  if j[STATE] == ST_READY then
+    redis.call('ZREM', ready_key(topic),
+               ready_member(j[PRIORITY], j[RUN_AT], j[SEQ_NO], id))
+  else
+    delay_off(id, topic)
+  end
+  expiry_off(id, j)
+  return lapse(id, j, now)
+end
 
 -- Makes one due job ready again: a delayed job whose run_at came, or a
 -- reservation whose deadline passed. `from` is the set the id was found in;
 -- an entry there that names no such job (which no script leaves behind) is
 -- dropped. Returns a transition {kind, id, topic, attempts}, or nil.
-local function promote_delayed(id, from)
+local function promote_delayed(id, from, now)
   local j = job_read(id)
   if not j or j[STATE] ~= ST_DELAYED then
     redis.call('ZREM', from, id)
@@ -14,6 +51,10 @@ local function promote_delayed(id, from)
   end
   local topic = j[TOPIC]
   delay_off(id, topic)
+  if expired(j, now) then
+    expiry_off(id, j)
+    return lapse(id, j, now)
+  end
   note_ready(topic)
   redis.call('ZADD', ready_key(topic), '0',
              ready_member(j[PRIORITY], j[RUN_AT], j[SEQ_NO], id))
@@ -22,7 +63,7 @@ local function promote_delayed(id, from)
   return {'promoted', id, topic, j[ATTEMPTS] or 0}
 end
 
-local function expire_reservation(id, from)
+local function expire_reservation(id, from, now)
   local j = job_read(id)
   if not j or j[STATE] ~= ST_RESERVED then
     redis.call('ZREM', from, id)
@@ -36,18 +77,21 @@ local function expire_reservation(id, from)
     bury(id, j)
     return {'dead', id, topic, attempts}
   end
+  j[DEADLINE] = nil
+  if expired(j, now) then return lapse(id, j, now) end
   note_ready(topic)
   redis.call('ZADD', ready_key(topic), '0',
              ready_member(j[PRIORITY], j[RUN_AT], j[SEQ_NO], id))
   j[STATE] = ST_READY
-  j[DEADLINE] = nil
   job_write(id, j)
+  expiry_on(id, j)
   return {'expired', id, topic, attempts}
 end
 
 -- Promotes up to `limit` due jobs (all of them when limit <= 0) from the
--- given sources, earliest due first. `sources` is a list of {key, delayed}
--- where delayed is true for a set of delayed jobs, false for reservations.
+-- given sources, earliest due first. `sources` is a list of {key, kind}
+-- where kind is 'delayed' for a set of delayed jobs, 'leases' for
+-- reservations and 'expiring' for an expiring set.
 -- `now` is the time as text (see keys.lua). Returns the transitions and
 -- whether more are due.
 local function promote_from(sources, now, limit)
@@ -74,14 +118,23 @@ local function promote_from(sources, now, limit)
     n = limit
   end
   local out = {}
+  local now_n = tonumber(now)
+  -- A job may sit in two sources (delayed and expiring): moved once.
+  local moved = {}
   for i = 1, n do
     local d = due[i]
+    local id, kind = d[2], d[3][2]
     local t
-    if d[3][2] then
-      t = promote_delayed(d[2], d[3][1])
+    if moved[id] then
+      t = nil
+    elseif kind == 'delayed' then
+      t = promote_delayed(id, d[3][1], now_n)
+    elseif kind == 'leases' then
+      t = expire_reservation(id, d[3][1], now_n)
     else
-      t = expire_reservation(d[2], d[3][1])
+      t = lapse_waiting(id, d[3][1], now_n)
     end
+    moved[id] = true
     if t then table.insert(out, t) end
   end
   return out, more
@@ -100,18 +153,20 @@ local function promote_due(now, limit)
   end
   local sources = {}
   for _, t in ipairs(topics) do
-    table.insert(sources, {tdelayed_key(t), true})
+    table.insert(sources, {tdelayed_key(t), 'delayed'})
+    table.insert(sources, {texpire_key(t), 'expiring'})
   end
-  table.insert(sources, {RESERVED, false})
+  table.insert(sources, {RESERVED, 'leases'})
   local out, more = promote_from(sources, now, limit)
   for _, t in ipairs(topics) do refresh_due(t) end
   if limit > 0 and #topics > limit then more = 1 end
   return out, more
 end
 
--- One topic: its own delayed and reserved sets. Its DUE score may be left
--- too early, which index.lua allows.
+-- One topic: its own delayed, reserved and expiring sets. Its DUE score
+-- may be left too early, which index.lua allows.
 local function promote_topic(topic, now, limit)
-  return promote_from({{tdelayed_key(topic), true},
-                       {treserved_key(topic), false}}, now, limit)
+  return promote_from({{tdelayed_key(topic), 'delayed'},
+                       {treserved_key(topic), 'leases'},
+                       {texpire_key(topic), 'expiring'}}, now, limit)
 end

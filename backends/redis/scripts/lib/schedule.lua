@@ -1,5 +1,6 @@
 -- schedule.lua — puts a job (not in any index) into ready or delayed by its
--- run_at, writes its record `j` (job.lua) and announces it (see news.lua).
+-- run_at (and, when it expires, into its topic's expiring set), writes its
+-- record `j` (job.lua) and announces it (see news.lua).
 -- `run_at` and `now` are numbers. Returns the new state's name.
 -- requires: keys calls ready index job news
 local function schedule(id, j, run_at, now)
@@ -12,11 +13,14 @@ local function schedule(id, j, run_at, now)
                ready_member(j[PRIORITY], run_at, j[SEQ_NO], id))
     j[STATE] = ST_READY
     job_write(id, j)
+    expiry_on(id, j)
+    if j[EXPIRE_AT] then announce_due(j[EXPIRE_AT], now) end
     return 'ready'
   end
   delay_on(id, topic, int_text(run_at))
   j[STATE] = ST_DELAYED
   job_write(id, j)
-  announce_due(run_at, now)
+  expiry_on(id, j)
+  announce_due(math.min(run_at, j[EXPIRE_AT] or run_at), now)
   return 'delayed'
 end
