@@ -318,8 +318,7 @@ class MemoryBackend : public Backend {
     return absl::OkStatus();
   }
 
-  absl::Status RemoveSchedule(absl::string_view name,
-                              absl::Time now) override {
+  absl::Status RemoveSchedule(absl::string_view name, absl::Time now) override {
     internal::MutexLock lock(&mu_);
     auto it = schedules_.find(name);
     if (it == schedules_.end()) return internal::NoSuchSchedule(name);

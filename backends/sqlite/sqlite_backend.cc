@@ -135,6 +135,11 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.resume, Sql::kResume},
       {&s_.paused_topics, Sql::kPausedTopics},
       {&s_.replace, Sql::kReplace},
+      {&s_.schedule_get, Sql::kScheduleGet},
+      {&s_.schedule_put, Sql::kSchedulePut},
+      {&s_.schedule_remove, Sql::kScheduleRemove},
+      {&s_.schedule_list, Sql::kScheduleList},
+      {&s_.schedule_fire, Sql::kScheduleFire},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -142,8 +147,8 @@ absl::Status SqliteBackend::PrepareAll() {
   return absl::OkStatus();
 }
 
-template <typename F>
-absl::Status SqliteBackend::WriteTransaction(absl::Time now, F&& body) {
+absl::Status SqliteBackend::WriteTransaction(
+    absl::Time now, absl::FunctionRef<absl::Status()> body) {
   {
     ScopedReset reset(s_.begin.get());
     absl::StatusOr<int> begun = s_.begin->Run();
@@ -328,40 +333,42 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
 
 absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   internal::MutexLock lock(&mu_);
-  const int64_t now_us = ToMicros(now);
-  return WriteTransaction(now, [&]() -> absl::Status {
-    Statement* insert = s_.insert.get();
-    for (const NewJob& job : jobs) {
-      ScopedReset reset(insert);
-      const int64_t run_at = ToMicros(job.run_at);
-      const bool delayed = run_at > now_us;
-      insert->BindText(1, job.id);
-      insert->BindText(2, job.topic);
-      insert->BindBlob(3, job.payload);
-      insert->BindInt64(4, delayed ? kStateDelayed : kStateReady);
-      insert->BindInt64(5, job.priority);
-      insert->BindInt64(6, job.max_attempts);
-      insert->BindInt64(7, absl::ToInt64Microseconds(job.ttr));
-      insert->BindInt64(8, job.backoff.kind == Backoff::Kind::kFixed ? 0 : 1);
-      insert->BindInt64(9, absl::ToInt64Microseconds(job.backoff.base));
-      insert->BindInt64(10, absl::ToInt64Microseconds(job.backoff.max));
-      insert->BindInt64(11, now_us);
-      insert->BindInt64(12, run_at);
-      if (delayed) {
-        insert->BindInt64(13, run_at);
-        NoteDue(run_at);
-      } else {
-        insert->BindNull(13);
-        NoteMadeReady(job.topic);
-      }
-      absl::StatusOr<int> done = insert->Run();
-      if (done.status().code() == absl::StatusCode::kAlreadyExists) {
-        return internal::IdInUse(job.id);
-      }
-      DQ_RETURN_IF_ERROR(done.status());
+  return WriteTransaction(now, [&] { return InsertJobs(jobs, ToMicros(now)); });
+}
+
+absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
+                                       int64_t now_us) {
+  Statement* insert = s_.insert.get();
+  for (const NewJob& job : jobs) {
+    ScopedReset reset(insert);
+    const int64_t run_at = ToMicros(job.run_at);
+    const bool delayed = run_at > now_us;
+    insert->BindText(1, job.id);
+    insert->BindText(2, job.topic);
+    insert->BindBlob(3, job.payload);
+    insert->BindInt64(4, delayed ? kStateDelayed : kStateReady);
+    insert->BindInt64(5, job.priority);
+    insert->BindInt64(6, job.max_attempts);
+    insert->BindInt64(7, absl::ToInt64Microseconds(job.ttr));
+    insert->BindInt64(8, job.backoff.kind == Backoff::Kind::kFixed ? 0 : 1);
+    insert->BindInt64(9, absl::ToInt64Microseconds(job.backoff.base));
+    insert->BindInt64(10, absl::ToInt64Microseconds(job.backoff.max));
+    insert->BindInt64(11, now_us);
+    insert->BindInt64(12, run_at);
+    if (delayed) {
+      insert->BindInt64(13, run_at);
+      NoteDue(run_at);
+    } else {
+      insert->BindNull(13);
+      NoteMadeReady(job.topic);
     }
-    return absl::OkStatus();
-  });
+    absl::StatusOr<int> done = insert->Run();
+    if (done.status().code() == absl::StatusCode::kAlreadyExists) {
+      return internal::IdInUse(job.id);
+    }
+    DQ_RETURN_IF_ERROR(done.status());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(

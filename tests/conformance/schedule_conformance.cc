@@ -175,8 +175,9 @@ TEST_P(BackendConformanceTest, FireScheduleOfAStaleRevisionChangesNothing) {
 
   ASSERT_OK(backend_->FireSchedule(s.name, revision, now,
                                    {MakeJob("first", topic, now)}, now));
-  EXPECT_EQ(backend_->FireSchedule(s.name, revision, now,
-                                   {MakeJob("second", topic, now)}, now)
+  EXPECT_EQ(backend_
+                ->FireSchedule(s.name, revision, now,
+                               {MakeJob("second", topic, now)}, now)
                 .code(),
             absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(backend_->Get("second").status().code(),
@@ -209,12 +210,12 @@ TEST_P(BackendConformanceTest, FireScheduleWithALiveIdChangesNothing) {
   ASSERT_OK_AND_ASSIGN(std::vector<ScheduleRecord> seen,
                        backend_->ListSchedules());
   const absl::Time now = At(absl::Minutes(5));
-  EXPECT_EQ(backend_
-                ->FireSchedule(s.name, seen[0].revision, now,
-                               {MakeJob("free", topic), MakeJob("taken", topic)},
-                               now)
-                .code(),
-            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(
+      backend_
+          ->FireSchedule(s.name, seen[0].revision, now,
+                         {MakeJob("free", topic), MakeJob("taken", topic)}, now)
+          .code(),
+      absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(backend_->Get("free").status().code(), absl::StatusCode::kNotFound);
   ASSERT_OK_AND_ASSIGN(std::vector<ScheduleRecord> after,
                        backend_->ListSchedules());
@@ -225,8 +226,7 @@ TEST_P(BackendConformanceTest, FireScheduleWithALiveIdChangesNothing) {
 TEST_P(BackendConformanceTest, FireScheduleOfAnUnknownNameIsNotFound) {
   EXPECT_EQ(backend_->FireSchedule("nope", 1, kT0, {}, kT0).code(),
             absl::StatusCode::kNotFound);
-  EXPECT_EQ(backend_
-                ->FireSchedule("nope", 1, kT0, {MakeJob("j", Topic())}, kT0)
+  EXPECT_EQ(backend_->FireSchedule("nope", 1, kT0, {MakeJob("j", Topic())}, kT0)
                 .code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(backend_->Get("j").status().code(), absl::StatusCode::kNotFound);

@@ -144,12 +144,16 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   using Sql = sqlite_internal::Sql;
   for (const char* sql :
-       {Sql::kInsert,      Sql::kCounterGet, Sql::kCounterSet, Sql::kTopicDue,
-        Sql::kAllDue,      Sql::kNextDue,    Sql::kMakeReady,  Sql::kMakeDead,
-        Sql::kReserveOne,  Sql::kAck,        Sql::kLease,      Sql::kRetry,
-        Sql::kRelease,     Sql::kTouch,      Sql::kCancel,     Sql::kGet,
-        Sql::kListReady,   Sql::kListTimed,  Sql::kListDead,   Sql::kStats,
-        Sql::kDeadOfTopic, Sql::kKick,       Sql::kStateOf}) {
+       {Sql::kInsert,      Sql::kCounterGet,     Sql::kCounterSet,
+        Sql::kTopicDue,    Sql::kAllDue,         Sql::kNextDue,
+        Sql::kMakeReady,   Sql::kMakeDead,       Sql::kReserveOne,
+        Sql::kAck,         Sql::kLease,          Sql::kRetry,
+        Sql::kRelease,     Sql::kTouch,          Sql::kCancel,
+        Sql::kGet,         Sql::kListReady,      Sql::kListTimed,
+        Sql::kListDead,    Sql::kStats,          Sql::kDeadOfTopic,
+        Sql::kKick,        Sql::kStateOf,        Sql::kScheduleGet,
+        Sql::kSchedulePut, Sql::kScheduleRemove, Sql::kScheduleList,
+        Sql::kScheduleFire}) {
     sqlite3_stmt* stmt = nullptr;
     ASSERT_EQ(
         sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),

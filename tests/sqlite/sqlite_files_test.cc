@@ -167,11 +167,13 @@ TEST(SqliteFilesTest, RefusesANewerSchemaWithoutTouchingIt) {
 }
 
 // A file written by the first release (schema version 1: no news horizon,
-// counts rows kept at 0, indexes that name seq, no paused topics) opens,
+// counts rows kept at 0, indexes that name seq, no paused topics, no
+// schedules) opens,
 // keeps its jobs and is brought up to date.
 TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   const std::string path = MakeDelayqFile(2);
   RawExec(path, R"sql(
+    DROP TABLE schedules;
     DROP TABLE paused;
     DROP INDEX jobs_ready;
     CREATE INDEX jobs_ready ON jobs (topic, priority, run_at_us, seq)
@@ -207,8 +209,9 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 5);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 6);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM paused"), 0);
+  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM schedules"), 0);
   // Version 4's indexes no longer name seq, the rowid every index ends with.
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT count(*) FROM sqlite_master WHERE type = "
