@@ -108,6 +108,23 @@ TEST_P(NewsConformanceTest, ReplacedJobsAreAnnouncedAsAddedOnes) {
   EXPECT_EQ(recorder_.Next(), Ready("t"));
 }
 
+TEST_P(NewsConformanceTest, FiredScheduleJobsAreAnnouncedAsAddedOnes) {
+  ScheduleRecord schedule;
+  schedule.name = "every-minute";
+  schedule.spec = "* * * * *";
+  schedule.topic = "t";
+  ASSERT_OK(store_->PutSchedule(schedule, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<ScheduleRecord> read,
+                       store_->ListSchedules());
+  ASSERT_EQ(read.size(), 1u);
+  ASSERT_OK(store_->FireSchedule(
+      schedule.name, read[0].revision, kT0,
+      {MakeJob("now", "t"), MakeJob("later", "u", kT0 + absl::Seconds(45))},
+      kT0));
+  EXPECT_THAT(Settle(),
+              UnorderedElementsAre(Ready("t"), Due(absl::Seconds(45))));
+}
+
 TEST_P(NewsConformanceTest, DueIsAnnouncedWhenEarlierThanTheHorizon) {
   // No horizon yet: the first delayed job is news.
   ASSERT_OK(store_->Add({MakeJob("d60", "t", kT0 + absl::Seconds(60))}, kT0));

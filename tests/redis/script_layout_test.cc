@@ -62,13 +62,14 @@ TEST(KeyLayoutTest, EveryKeyIsTheOneKeysLuaSpells) {
   const std::string probe = keys_lua + R"lua(
 return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
         tdelayed_key(ARGV[1]), treserved_key(ARGV[1]), DUE,
-        RESERVED, TOPICS, SEQ, HORIZON, META, NEWS, PAUSED}
+        RESERVED, TOPICS, SEQ, HORIZON, META, NEWS, PAUSED, SCHEDULES,
+        schedule_key(ARGV[1])}
 )lua";
   const std::string ns = "layout-ns";
   const KeyLayout keys(ns);
-  const std::vector<std::string> from_lua = testing::RawCommand(
-      testing::SharedRedisServer().port(),
-      {"EVAL", probe, "1", keys.prefix(), "topic.a"});
+  const std::vector<std::string> from_lua =
+      testing::RawCommand(testing::SharedRedisServer().port(),
+                          {"EVAL", probe, "1", keys.prefix(), "topic.a"});
   const std::vector<std::string> from_cpp = {keys.Jobs(),
                                              keys.Ready("topic.a"),
                                              keys.Dead("topic.a"),
@@ -81,7 +82,9 @@ return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
                                              keys.Horizon(),
                                              keys.Meta(),
                                              keys.NewsChannel(),
-                                             keys.Paused()};
+                                             keys.Paused(),
+                                             keys.Schedules(),
+                                             keys.Schedule("topic.a")};
   EXPECT_EQ(from_lua, from_cpp);
   EXPECT_EQ(keys.prefix(), "{layout-ns}:");
 }
@@ -187,22 +190,31 @@ return {TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR, ENQUEUED_AT, RUN_AT,
     return std::to_string(
         redis_internal::FieldAt(redis_internal::kRecordFields, name) + 1);
   };
-  const std::vector<std::string> from_cpp = {
-      position("topic"),       position("state"),
-      position("priority"),    position("max_attempts"),
-      position("ttr"),         position("enqueued_at"),
-      position("run_at"),      position("seq"),
-      position("payload"),     position("attempts"),
-      position("deadline"),    position("token"),
-      position("last_error"),  "delayed",
-      "ready",                 "reserved",
-      "dead",                  "0",
-      "1",                     "2",
-      "3"};
+  const std::vector<std::string> from_cpp = {position("topic"),
+                                             position("state"),
+                                             position("priority"),
+                                             position("max_attempts"),
+                                             position("ttr"),
+                                             position("enqueued_at"),
+                                             position("run_at"),
+                                             position("seq"),
+                                             position("payload"),
+                                             position("attempts"),
+                                             position("deadline"),
+                                             position("token"),
+                                             position("last_error"),
+                                             "delayed",
+                                             "ready",
+                                             "reserved",
+                                             "dead",
+                                             "0",
+                                             "1",
+                                             "2",
+                                             "3"};
   EXPECT_EQ(from_lua, from_cpp);
-  EXPECT_EQ(redis_internal::FieldAt(redis_internal::kRecordFields, "payload") +
-                1,
-            static_cast<size_t>(redis_internal::kRecordMinFields));
+  EXPECT_EQ(
+      redis_internal::FieldAt(redis_internal::kRecordFields, "payload") + 1,
+      static_cast<size_t>(redis_internal::kRecordMinFields));
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(std::string(redis_internal::kRecordStates[i]), from_cpp[13 + i]);
   }
@@ -229,9 +241,9 @@ return {job_pack(j), job_pack(short)}
   spec_of.backoff = Backoff::Fixed(absl::Seconds(3));
   std::string spec;
   redis_internal::AppendSpec(spec_of, &spec);
-  const std::vector<std::string> packed = testing::RawCommand(
-      testing::SharedRedisServer().port(),
-      {"EVAL", lua, "1", "{ns}:", payload, spec});
+  const std::vector<std::string> packed =
+      testing::RawCommand(testing::SharedRedisServer().port(),
+                          {"EVAL", lua, "1", "{ns}:", payload, spec});
   ASSERT_EQ(packed.size(), 2u) << packed[0];
 
   Lease lease;

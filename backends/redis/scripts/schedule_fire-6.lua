@@ -1,0 +1,50 @@
+-- schedule_fire: enqueues a schedule's occurrences and moves its
+-- done_through, in one step, if its revision is still the one the caller
+-- read; so of several processes that run one schedule, one enqueues each
+-- occurrence. The jobs are stored as add stores them, all or nothing.
+-- requires: clock keys calls ready index job news schedule
+--
+-- KEYS[1]  key prefix "{ns}:"
+-- KEYS[2]  "{ns}:schedule:<name>"
+-- KEYS[3]  "{ns}:seq"     enqueue order counter
+-- KEYS[4]  "{ns}:topics"  set of live topics
+-- KEYS[5]  "{ns}:jobs"    the job records
+-- KEYS[6]  "{ns}:due"     topics by their earliest run_at
+-- ARGV[1]  now (µs, caller's clock)
+-- ARGV[2]  clock mode (see lib/clock.lua)
+-- ARGV[3]  the revision the caller read
+-- ARGV[4]  the new done_through (µs)
+-- ARGV[5..] 6 values per job, as add takes them: id, topic, priority,
+--          run_at (µs), spec, payload
+-- Reply:   {"OK"}, {"NOTFOUND"}, {"MOVED"} (the revision moved on; nothing
+--          changed) or {"EXISTS", id} (a job's id is taken; nothing changed)
+local now, shift = clock(ARGV[1], ARGV[2])
+local revision = redis.call('HGET', KEYS[2], 'revision')
+if not revision then return {'NOTFOUND'} end
+if revision ~= ARGV[3] then return {'MOVED'} end
+local n = (#ARGV - 4) / 6
+local function arg(i, k) return ARGV[4 + (i - 1) * 6 + k] end
+
+local seen = {}
+for i = 1, n do
+  local id = arg(i, 1)
+  if seen[id] or redis.call('HEXISTS', JOBS, id) == 1 then
+    return {'EXISTS', id}
+  end
+  seen[id] = true
+end
+if n > 0 then
+  local first = redis.call('INCRBY', KEYS[3], int_text(n)) - n
+  for i = 1, n do
+    local id, topic = arg(i, 1), arg(i, 2)
+    local run_at = tonumber(arg(i, 4)) + shift
+    -- The record as add writes it; schedule() files it as ready or delayed.
+    local j = {cmsgpack.unpack(cmsgpack.pack(topic, ST_DELAYED) .. arg(i, 5) ..
+                               cmsgpack.pack(now, run_at, first + i, arg(i, 6)))}
+    schedule(id, j, run_at, now)
+    redis.call('SADD', KEYS[4], topic)
+  end
+end
+redis.call('HSET', KEYS[2], 'done_through', ARGV[4], 'revision',
+           int_text(tonumber(revision) + 1))
+return {'OK'}

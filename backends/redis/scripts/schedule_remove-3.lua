@@ -1,0 +1,10 @@
+-- schedule_remove: deletes a schedule. The jobs it enqueued stay.
+--
+-- KEYS[1]  key prefix "{ns}:"
+-- KEYS[2]  "{ns}:schedules"
+-- KEYS[3]  "{ns}:schedule:<name>"
+-- ARGV[1]  name
+-- Reply:   {"OK"} or {"NOTFOUND"}
+if redis.call('DEL', KEYS[3]) == 0 then return {'NOTFOUND'} end
+redis.call('SREM', KEYS[2], ARGV[1])
+return {'OK'}
