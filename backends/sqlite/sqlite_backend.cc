@@ -228,6 +228,9 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::CollectNews() {
       news.push_back(DueMessage(at));
     }
   }
+  for (const std::string& name : pending_.schedules) {
+    news.push_back(SchedulesMessage(name));
+  }
   return news;
 }
 

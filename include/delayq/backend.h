@@ -128,6 +128,9 @@ struct StoreNews {
     // News may have been lost (the subscription dropped and came back):
     // read the store again.
     kResync,
+    // A schedule was stored or removed (PutSchedule(), RemoveSchedule()):
+    // read the schedules again.
+    kSchedules,
   };
   Kind kind = Kind::kResync;
   std::string topic;                       // kReady only
@@ -414,7 +417,8 @@ class Backend {
   //     that was empty before it;
   //   * kDue(at) whenever a call stores a run_at or a lease deadline `at`
   //     that is earlier than the store's NextDue() as last read or
-  //     announced (a store may announce more often than that, never less).
+  //     announced (a store may announce more often than that, never less);
+  //   * kSchedules whenever a call stores or removes a schedule.
   // News follows the change it tells of: a subscriber that hears it and then
   // reads the store sees the change. Delivery is best effort: a subscription
   // that may have missed news (its connection dropped) delivers kResync once

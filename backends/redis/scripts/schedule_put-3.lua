@@ -1,7 +1,8 @@
 -- schedule_put: stores a schedule's definition under its name. Its
 -- done_through stays unless the schedule is new or its spec or time zone
 -- changes (then it is `now`: occurrences count from then on); its revision
--- goes up by one.
+-- goes up by one. Announced to subscribers ("s<name>", see news.lua).
+-- requires: keys
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:schedules"        the names of all schedules
@@ -30,4 +31,5 @@ fields[#fields + 1] = 'revision'
 fields[#fields + 1] = tostring((tonumber(old[4]) or 0) + 1)
 redis.call('HSET', KEYS[3], unpack(fields))
 redis.call('SADD', KEYS[2], ARGV[2])
+redis.call('SPUBLISH', NEWS, 's' .. ARGV[2])
 return {'OK'}

@@ -110,6 +110,8 @@ class SqliteBackend : public Backend {
     std::optional<int64_t> earliest_due_us;
     // Topics it resumed: announced as ready when they have ready jobs.
     std::vector<std::string> resumed;
+    // Schedules it stored or removed.
+    std::vector<std::string> schedules;
   };
 
   SqliteBackend(std::unique_ptr<Connection> conn, std::string news_folder)

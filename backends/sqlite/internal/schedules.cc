@@ -102,7 +102,9 @@ absl::Status SqliteBackend::PutSchedule(const ScheduleRecord& schedule,
     }
     ScopedReset reset(s_.schedule_put.get());
     BindSchedule(s_.schedule_put.get(), schedule, done_through_us, revision);
-    return s_.schedule_put->Run().status();
+    DQ_RETURN_IF_ERROR(s_.schedule_put->Run().status());
+    pending_.schedules.push_back(schedule.name);
+    return absl::OkStatus();
   });
 }
 
@@ -114,6 +116,7 @@ absl::Status SqliteBackend::RemoveSchedule(absl::string_view name,
     s_.schedule_remove->BindText(1, name);
     DQ_ASSIGN_OR_RETURN(int removed, s_.schedule_remove->Run());
     if (removed == 0) return internal::NoSuchSchedule(name);
+    pending_.schedules.push_back(std::string(name));
     return absl::OkStatus();
   });
 }
