@@ -97,6 +97,7 @@ const CommandSpec& KickCommand();
 const CommandSpec& PauseCommand();
 const CommandSpec& ResumeCommand();
 const CommandSpec& RetryCommand();
+const CommandSpec& ScheduleCommand();
 const CommandSpec& WorkCommand();
 
 }  // namespace cli
