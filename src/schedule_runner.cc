@@ -119,6 +119,7 @@ absl::Status ScheduleRunner::Remove(absl::string_view name, absl::Time now) {
   }
   absl::MutexLock lock(&mu_);
   entries_.erase(name);
+  UpdateEarliestLocked();
   return absl::OkStatus();
 }
 
@@ -153,19 +154,26 @@ void ScheduleRunner::Replace(std::vector<ScheduleRecord> records) {
   }
   absl::MutexLock lock(&mu_);
   entries_ = std::move(entries);
+  UpdateEarliestLocked();
+}
+
+void ScheduleRunner::UpdateEarliestLocked() {
+  earliest_ = absl::InfiniteFuture();
+  for (const auto& [name, e] : entries_) {
+    earliest_ = std::min(earliest_, std::max(e.next, e.retry_at));
+  }
 }
 
 absl::Time ScheduleRunner::NextWake() const {
   absl::MutexLock lock(&mu_);
-  absl::Time wake = absl::InfiniteFuture();
-  for (const auto& [name, e] : entries_) {
-    wake = std::min(wake, std::max(e.next, e.retry_at));
-  }
-  return wake;
+  return earliest_;
 }
 
 absl::Time ScheduleRunner::RunDue(absl::Time now, bool reload) {
-  if (running_.exchange(true)) return NextWake();
+  // The common call, from every Tick(): nothing due, nothing to read.
+  if (!reload && NextWake() > now) return NextWake();
+  // Another thread is at it, and arms what comes next itself.
+  if (running_.exchange(true)) return absl::InfiniteFuture();
   if (reload) (void)Reload();
   // Schedules refused twice at one revision: a live job holds an
   // occurrence's id (enqueued by hand), and stands for it.
@@ -221,6 +229,8 @@ std::vector<std::pair<std::string, int64_t>> ScheduleRunner::FirePass(
     ++record.revision;
     it->second = MakeEntry(std::move(record));
   }
+  absl::MutexLock lock(&mu_);
+  UpdateEarliestLocked();
   return refused;
 }
 

@@ -89,7 +89,9 @@ class ScheduleRunner {
   // Enqueues the occurrences due at `now` (first reading the schedules
   // again when `reload`), and returns when it next needs to run: the
   // earliest next occurrence, absl::InfiniteFuture() when there is none.
-  // When another thread is already running them, returns at once.
+  // When another thread is already running them, returns
+  // absl::InfiniteFuture() at once (that thread's call returns what comes
+  // next). Costs one lock when nothing is due and `reload` is false.
   absl::Time RunDue(absl::Time now, bool reload);
 
   // When RunDue() next has work.
@@ -119,11 +121,14 @@ class ScheduleRunner {
   std::vector<std::pair<std::string, int64_t>> FirePass(
       absl::Time now, const absl::flat_hash_map<std::string, int64_t>& stuck);
   void Replace(std::vector<ScheduleRecord> records);
+  void UpdateEarliestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Backend& backend_;
   const Enqueued on_enqueued_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  // The earliest time any entry is due (next, or retry_at after a failure).
+  absl::Time earliest_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   // Set while a RunDue() fires: a second one leaves the work to it.
   std::atomic<bool> running_{false};
 };
