@@ -9,7 +9,8 @@
 // and a thread of its own reads what arrives. A writer, right after a
 // transaction with news COMMITS, sends one datagram to every socket in the
 // folder: the news, one message a line, "r<topic>" (kReady), "d<µs>"
-// (kDue) or "s<schedule name>" (kSchedules). So a subscriber that hears news and reads the file sees the change.
+// (kDue) or "s<schedule name>" (kSchedules). So a subscriber that hears news
+// and reads the file sees the change.
 //
 // Sends never block (MSG_DONTWAIT): a subscriber whose queue is full misses
 // that datagram, and the scheduler's periodic look at the store covers it. A
