@@ -35,12 +35,14 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/tls.h
   backends/redis/redis_backend.cc
   backends/redis/redis_url.cc
+  backends/redis/schedules.cc
   backends/sqlite/internal/backend_impl.h
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
   backends/sqlite/internal/news.cc
   backends/sqlite/internal/news.h
   backends/sqlite/internal/reads.cc
+  backends/sqlite/internal/schedules.cc
   backends/sqlite/internal/schema.cc
   backends/sqlite/internal/schema.h
   backends/sqlite/internal/statements.h
@@ -59,6 +61,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/open.h
   include/delayq/redacted_url.h
   include/delayq/redis_backend.h
+  include/delayq/schedule.h
   include/delayq/scheduler.h
   include/delayq/sqlite_backend.h
   include/delayq/tick_converter.h
@@ -79,10 +82,17 @@ set(DELAYQ_LIBRARY_SOURCES
   src/limit_gate.cc
   src/limit_gate.h
   src/mutex.h
+  src/occurrences.cc
+  src/occurrences.h
   src/open.cc
   src/promotion.cc
   src/promotion.h
   src/redacted_url.cc
+  src/schedule.cc
+  src/schedule_runner.cc
+  src/schedule_runner.h
+  src/schedule_spec.cc
+  src/schedule_spec.h
   src/scheduler.cc
   src/scheduler_impl.h
   src/status_macros.h
@@ -111,6 +121,10 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/release-4.lua
   backends/redis/scripts/replace-2.lua
   backends/redis/scripts/reserve-3.lua
+  backends/redis/scripts/schedule_fire-6.lua
+  backends/redis/scripts/schedule_put-3.lua
+  backends/redis/scripts/schedule_remove-3.lua
+  backends/redis/scripts/schedules-2.lua
   backends/redis/scripts/stats-5.lua
   backends/redis/scripts/touch-3.lua
 )
@@ -232,14 +246,14 @@ delayq_cc_library(tests_cli_cli_runner DIR tests/cli NAME cli_runner
   SRCS tests/cli/cli_runner.cc tests/cli/cli_runner.h
   DEPS tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_cli_cli_test DIR tests/cli NAME cli_test
-  SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/work_test.cc
+  SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/schedule_test.cc tests/cli/work_test.cc
   DEPS tests_cli_cli_runner tp_absl tp_gtest_main
   DATA tools_delayq)
 delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance
-  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc
+  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
@@ -248,7 +262,7 @@ delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_bac
   SRCS tests/memory/memory_backend_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_library(tests_multiprocess_multiprocess_suite DIR tests/multiprocess NAME multiprocess_suite
-  SRCS tests/multiprocess/delivery_suite.cc tests/multiprocess/multiprocess_suite.cc tests/multiprocess/multiprocess_suite.h tests/multiprocess/scheduler_suite.cc tests/multiprocess/wakeup_suite.cc
+  SRCS tests/multiprocess/delivery_suite.cc tests/multiprocess/multiprocess_suite.cc tests/multiprocess/multiprocess_suite.h tests/multiprocess/schedule_suite.cc tests/multiprocess/scheduler_suite.cc tests/multiprocess/wakeup_suite.cc
   DEPS delayq tests_testing_status_matchers tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest)
 delayq_cc_test(tests_open_open_test DIR tests/open NAME open_test
   SRCS tests/open/open_test.cc
@@ -311,6 +325,15 @@ delayq_cc_test(tests_scheduler_job_limits_test DIR tests/scheduler NAME job_limi
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_news_test DIR tests/scheduler NAME news_test
   SRCS tests/scheduler/news_test.cc
+  DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_occurrences_test DIR tests/scheduler NAME occurrences_test
+  SRCS tests/scheduler/occurrences_test.cc
+  DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_schedule_spec_test DIR tests/scheduler NAME schedule_spec_test
+  SRCS tests/scheduler/schedule_spec_test.cc
+  DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_schedule_test DIR tests/scheduler NAME schedule_test
+  SRCS tests/scheduler/schedule_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_scheduler_test DIR tests/scheduler NAME scheduler_test
   SRCS tests/scheduler/scheduler_test.cc
@@ -382,5 +405,5 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
-  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/values.cc tools/delayq/values.h tools/delayq/work.cc
+  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/values.cc tools/delayq/values.h tools/delayq/work.cc
   DEPS delayq tp_absl)

@@ -41,5 +41,16 @@ absl::Status OtherTopic(absl::string_view id, absl::string_view topic) {
       absl::StrCat("job '", id, "' is of topic '", topic, "'"));
 }
 
+absl::Status NoSuchSchedule(absl::string_view name) {
+  return absl::NotFoundError(absl::StrCat("no schedule named '", name, "'"));
+}
+
+absl::Status ScheduleMoved(absl::string_view name) {
+  return absl::AlreadyExistsError(
+      absl::StrCat("schedule '", name,
+                   "' changed or fired since it was read: its occurrences "
+                   "are enqueued already"));
+}
+
 }  // namespace internal
 }  // namespace delayq

@@ -40,6 +40,12 @@ absl::Status NotReplaceable(absl::string_view id, absl::string_view state);
 // FailedPrecondition: Replace() naming a topic the job is not of.
 absl::Status OtherTopic(absl::string_view id, absl::string_view topic);
 
+// NotFound: no schedule has the name.
+absl::Status NoSuchSchedule(absl::string_view name);
+
+// AlreadyExists: FireSchedule() of a schedule whose revision moved on.
+absl::Status ScheduleMoved(absl::string_view name);
+
 }  // namespace internal
 }  // namespace delayq
 

@@ -80,13 +80,17 @@ void Promotion::NoteEarliestLocked(absl::Time before) {
 absl::StatusOr<int> Promotion::Tick() {
   const absl::Time now = clock_.Now();
   bool refresh;
+  bool reload_schedules;
   size_t fired;
   {
     absl::MutexLock lock(&mu_);
     refresh = now >= next_refresh_;
     if (refresh) next_refresh_ = now + LookInterval();
+    reload_schedules = refresh || schedules_stale_;
+    schedules_stale_ = false;
     fired = timers_.Advance(now);
   }
+  if (tick_hook_) Arm(tick_hook_(now, reload_schedules));
   // Always ask the store: jobs of other processes are due without a timer
   // here. The timers decide when to wake, not what is due.
   int moved = 0;
@@ -152,6 +156,14 @@ void Promotion::OnNews(const StoreNews& news) {
       const absl::Time before = timers_.NextWake();
       timers_.ArmNews(news.at);
       NoteEarliestLocked(before);
+      return;
+    }
+    case StoreNews::Kind::kSchedules: {
+      // Read them at the next Tick(), at once.
+      absl::MutexLock lock(&mu_);
+      schedules_stale_ = true;
+      ArmPollLocked(clock_.Now());
+      ++timers_changed_;
       return;
     }
     case StoreNews::Kind::kResync: {

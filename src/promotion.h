@@ -55,6 +55,11 @@ class Promotion {
   // Called, with no lock held, with the jobs a store call moved (promoted,
   // expired, dead), so the scheduler can report events.
   using MovedCallback = std::function<void(const std::vector<Transition>&)>;
+  // Runs at the start of every Tick(), with no lock held, with the clock's
+  // now and whether the store's schedules are to be read again (a periodic
+  // look, lost news, or news of a schedule change). Returns when it next
+  // needs a Tick(), which is armed like a deadline of this process's.
+  using TickHook = std::function<absl::Time(absl::Time now, bool reload)>;
 
   // `backend` and `clock` must outlive this object.
   Promotion(Backend& backend, Clock& clock, const SchedulerOptions& options,
@@ -63,6 +68,9 @@ class Promotion {
 
   Promotion(const Promotion&) = delete;
   Promotion& operator=(const Promotion&) = delete;
+
+  // Sets the TickHook. Call before Init() and before any other call.
+  void SetTickHook(TickHook hook) { tick_hook_ = std::move(hook); }
 
   // Subscribes to the store's news and reads its next due time.
   absl::Status Init();
@@ -153,6 +161,7 @@ class Promotion {
   Clock& clock_;
   const SchedulerOptions options_;
   const MovedCallback on_moved_;
+  TickHook tick_hook_;
 
   absl::Mutex mu_;
   DueTimers timers_ ABSL_GUARDED_BY(mu_);
@@ -164,6 +173,9 @@ class Promotion {
   // each other's waiters for one more look at the store.
   static constexpr size_t kTopicSlots = 1024;
   std::array<uint64_t, kTopicSlots> topic_signal_ ABSL_GUARDED_BY(mu_){};
+  // Set by news of a schedule change: the next Tick() has the TickHook read
+  // the schedules again.
+  bool schedules_stale_ ABSL_GUARDED_BY(mu_) = false;
   // Bumped for every topic at once (lost news, Stop()).
   uint64_t all_topics_signal_ ABSL_GUARDED_BY(mu_) = 0;
   // Bumped when the earliest timer moved earlier: whoever sleeps until the

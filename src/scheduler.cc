@@ -56,15 +56,29 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
       options_(options),
       clock_(clock),
       id_prefix_(RandomIdPrefix()),
+      schedules_(*backend_,
+                 [this](const std::vector<NewJob>& jobs, absl::Time now) {
+                   OnOccurrences(jobs, now);
+                 }),
       promotion_(
           *backend_, *clock, options,
           [this](const std::vector<Transition>& moved) { EmitMoved(moved); }),
       workers_(*this, *backend_, *clock, promotion_, options.poll_interval,
-               [this] { MarkOwnThread(); }) {}
+               [this] { MarkOwnThread(); }) {
+  promotion_.SetTickHook([this](absl::Time now, bool reload) {
+    return schedules_.RunDue(now, reload);
+  });
+}
 
 Scheduler::Impl::~Impl() { Stop(absl::ZeroDuration()); }
 
-absl::Status Scheduler::Impl::Init() { return promotion_.Init(); }
+absl::Status Scheduler::Impl::Init() {
+  if (absl::Status s = promotion_.Init(); !s.ok()) return s;
+  // Subscribed first (above), so no schedule change falls between.
+  if (absl::Status s = schedules_.Reload(); !s.ok()) return s;
+  promotion_.Arm(schedules_.NextWake());
+  return absl::OkStatus();
+}
 
 // --- Producing -------------------------------------------------------------
 
@@ -337,6 +351,37 @@ absl::Status Scheduler::Impl::ClearLimit(absl::string_view topic) {
   return absl::OkStatus();
 }
 
+// --- Schedules -------------------------------------------------------------
+
+absl::Status Scheduler::Impl::Schedule(ScheduleRecord record) {
+  const absl::Time now = clock_->Now();
+  if (absl::Status s = internal::ScheduleRunner::Validate(
+          record, now, options_.max_payload_bytes);
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<absl::Time> next = schedules_.Put(record, now);
+  if (!next.ok()) return next.status();
+  promotion_.Arm(*next);
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Impl::Unschedule(absl::string_view name) {
+  return schedules_.Remove(name, clock_->Now());
+}
+
+void Scheduler::Impl::OnOccurrences(const std::vector<NewJob>& jobs,
+                                    absl::Time now) {
+  for (const NewJob& job : jobs) {
+    if (job.run_at > now) {
+      promotion_.Arm(job.run_at);
+    } else {
+      promotion_.WakeTopic(job.topic);
+    }
+    Emit(EventType::kEnqueued, job.id, job.topic);
+  }
+}
+
 // --- Threads -------------------------------------------------------------
 
 namespace {
@@ -535,6 +580,27 @@ absl::StatusOr<std::vector<LimitedTopic>> Scheduler::Limits() {
 }
 
 absl::StatusOr<int> Scheduler::Tick() { return impl_->Tick(); }
+
+absl::Status Scheduler::Schedule(absl::string_view name, absl::string_view spec,
+                                 absl::string_view topic,
+                                 absl::string_view payload,
+                                 const ScheduleOptions& options) {
+  ScheduleRecord record;
+  record.name = std::string(name);
+  record.spec = std::string(spec);
+  record.topic = std::string(topic);
+  record.payload = std::string(payload);
+  record.options = options;
+  return impl_->Schedule(std::move(record));
+}
+
+absl::Status Scheduler::Unschedule(absl::string_view name) {
+  return impl_->Unschedule(name);
+}
+
+absl::StatusOr<std::vector<ScheduleInfo>> Scheduler::Schedules() {
+  return impl_->Schedules();
+}
 
 void Scheduler::Handle(absl::string_view topic, Handler handler,
                        HandlerOptions options) {

@@ -31,6 +31,7 @@
 #include "delayq/scheduler.h"
 #include "src/event_hub.h"
 #include "src/promotion.h"
+#include "src/schedule_runner.h"
 #include "src/worker_pool.h"
 
 namespace delayq {
@@ -66,6 +67,13 @@ class Scheduler::Impl : public internal::JobOps {
                             absl::Time now);
   absl::StatusOr<int> Tick();
 
+  // Schedules (schedule_runner.h).
+  absl::Status Schedule(ScheduleRecord record);
+  absl::Status Unschedule(absl::string_view name);
+  absl::StatusOr<std::vector<ScheduleInfo>> Schedules() {
+    return schedules_.List();
+  }
+
   // Threads.
   void Handle(absl::string_view topic, LeaseHandler handler,
               const HandlerOptions& options) {
@@ -88,6 +96,8 @@ class Scheduler::Impl : public internal::JobOps {
   absl::StatusOr<std::vector<Lease>> ReserveOnce(absl::string_view topic,
                                                  int max, absl::Time now,
                                                  absl::Time* limited_until);
+  // Arms, wakes and reports for the jobs of a schedule's occurrences.
+  void OnOccurrences(const std::vector<NewJob>& jobs, absl::Time now);
   // Events for jobs that a store call moved.
   void EmitMoved(const std::vector<Transition>& moved);
   void Emit(EventType type, absl::string_view id, absl::string_view topic,
@@ -102,6 +112,9 @@ class Scheduler::Impl : public internal::JobOps {
   const std::string id_prefix_;
   std::atomic<uint64_t> id_counter_{0};
   internal::EventHub events_;
+  // The store's schedules as this process runs them; outlives promotion_,
+  // whose Tick() runs them.
+  internal::ScheduleRunner schedules_;
   // How this process learns that something is due: the timers, the store's
   // news, the blocked Reserve() calls and the timer thread.
   internal::Promotion promotion_;

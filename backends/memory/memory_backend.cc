@@ -71,16 +71,7 @@ class MemoryBackend : public Backend {
 
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
     internal::MutexLock lock(&mu_);
-    DropPassedHolds(MicrosOf(now));
-    if (jobs.size() == 1) return AddOne(jobs[0], now);
-    if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
-    for (const NewJob& job : jobs) {
-      JobRecord::Ptr record =
-          JobRecord::Make(job, TopicFor(job.topic), next_seq_++, now);
-      Link(record.get());
-      jobs_.insert(std::move(record));
-    }
-    return absl::OkStatus();
+    return AddLocked(jobs, now);
   }
 
   using Backend::Reserve;
@@ -360,6 +351,52 @@ class MemoryBackend : public Backend {
     return out;
   }
 
+  absl::Status PutSchedule(const ScheduleRecord& schedule,
+                           absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    auto [it, added] = schedules_.try_emplace(schedule.name, schedule);
+    ScheduleRecord& stored = it->second;
+    const bool respecified =
+        added || stored.spec != schedule.spec ||
+        stored.options.time_zone != schedule.options.time_zone;
+    const absl::Time done_through = stored.done_through;
+    const int64_t revision = stored.revision;
+    stored = schedule;
+    stored.done_through = respecified ? now : done_through;
+    stored.revision = revision + 1;
+    return absl::OkStatus();
+  }
+
+  absl::Status RemoveSchedule(absl::string_view name, absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    auto it = schedules_.find(name);
+    if (it == schedules_.end()) return internal::NoSuchSchedule(name);
+    schedules_.erase(it);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<ScheduleRecord>> ListSchedules() override {
+    internal::MutexLock lock(&mu_);
+    std::vector<ScheduleRecord> out;
+    out.reserve(schedules_.size());
+    for (const auto& [name, schedule] : schedules_) out.push_back(schedule);
+    return out;
+  }
+
+  absl::Status FireSchedule(absl::string_view name, int64_t revision,
+                            absl::Time through, absl::Span<const NewJob> jobs,
+                            absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    auto it = schedules_.find(name);
+    if (it == schedules_.end()) return internal::NoSuchSchedule(name);
+    ScheduleRecord& stored = it->second;
+    if (stored.revision != revision) return internal::ScheduleMoved(name);
+    if (absl::Status s = AddLocked(jobs, now); !s.ok()) return s;
+    stored.done_through = through;
+    ++stored.revision;
+    return absl::OkStatus();
+  }
+
   absl::StatusOr<absl::Time> NextDue() override {
     internal::MutexLock lock(&mu_);
     if (due_topics_.empty()) return absl::InfiniteFuture();
@@ -367,6 +404,20 @@ class MemoryBackend : public Backend {
   }
 
  private:
+  absl::Status AddLocked(absl::Span<const NewJob> jobs, absl::Time now) {
+    DropPassedHolds(MicrosOf(now));
+    if (jobs.empty()) return absl::OkStatus();
+    if (jobs.size() == 1) return AddOne(jobs[0], now);
+    if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
+    for (const NewJob& job : jobs) {
+      JobRecord::Ptr record =
+          JobRecord::Make(job, TopicFor(job.topic), next_seq_++, now);
+      Link(record.get());
+      jobs_.insert(std::move(record));
+    }
+    return absl::OkStatus();
+  }
+
   // The common call: one look in the pool both checks the id and places the
   // record.
   absl::Status AddOne(const NewJob& job, absl::Time now) {
@@ -602,6 +653,8 @@ class MemoryBackend : public Backend {
   // views name held_'s keys, which a node map never moves).
   absl::node_hash_map<std::string, int64_t> held_ ABSL_GUARDED_BY(mu_);
   absl::btree_set<std::pair<int64_t, absl::string_view>> held_order_
+      ABSL_GUARDED_BY(mu_);
+  absl::btree_map<std::string, ScheduleRecord, std::less<>> schedules_
       ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;

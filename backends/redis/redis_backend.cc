@@ -311,9 +311,14 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
       "add",
       {keys_.prefix(), keys_.Seq(), keys_.Topics(), keys_.Jobs(), keys_.Due()},
       {Micros(now), clock_mode_}};
+  AppendJobs(jobs, &call);
+  return RunForOk(std::move(call), "");
+}
+
+void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, Call* call) {
   // Written straight into the request: a batch of jobs is the one call
   // whose arguments are worth not copying.
-  std::string& out = call.encoded_args;
+  std::string& out = call->encoded_args;
   size_t size = 0;
   for (const NewJob& j : jobs) {
     size += j.id.size() + j.topic.size() + j.payload.size() + 200;
@@ -333,8 +338,7 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
     AppendExtras(j, &spec);
     AppendArgument(spec, &out);
   }
-  call.encoded_count = 7 * jobs.size();
-  return RunForOk(std::move(call), "");
+  call->encoded_count += 7 * jobs.size();
 }
 
 absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(

@@ -149,6 +149,11 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.limit_clear, Sql::kLimitClear},
       {&s_.limits, Sql::kLimits},
       {&s_.state_count, Sql::kStateCount},
+      {&s_.schedule_get, Sql::kScheduleGet},
+      {&s_.schedule_put, Sql::kSchedulePut},
+      {&s_.schedule_remove, Sql::kScheduleRemove},
+      {&s_.schedule_list, Sql::kScheduleList},
+      {&s_.schedule_fire, Sql::kScheduleFire},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -156,8 +161,8 @@ absl::Status SqliteBackend::PrepareAll() {
   return absl::OkStatus();
 }
 
-template <typename F>
-absl::Status SqliteBackend::WriteTransaction(absl::Time now, F&& body) {
+absl::Status SqliteBackend::WriteTransaction(
+    absl::Time now, absl::FunctionRef<absl::Status()> body) {
   {
     ScopedReset reset(s_.begin.get());
     absl::StatusOr<int> begun = s_.begin->Run();
@@ -236,6 +241,9 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::CollectNews() {
       DQ_RETURN_IF_ERROR(s_.horizon_set->Run().status());
       news.push_back(DueMessage(at));
     }
+  }
+  for (const std::string& name : pending_.schedules) {
+    news.push_back(SchedulesMessage(name));
   }
   return news;
 }
@@ -374,59 +382,61 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
 
 absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   internal::MutexLock lock(&mu_);
-  const int64_t now_us = ToMicros(now);
-  return WriteTransaction(now, [&]() -> absl::Status {
-    {
-      ScopedReset reset(s_.drop_holds.get());
-      s_.drop_holds->BindInt64(1, now_us);
-      DQ_RETURN_IF_ERROR(s_.drop_holds->Run().status());
+  return WriteTransaction(now, [&] { return InsertJobs(jobs, ToMicros(now)); });
+}
+
+absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
+                                       int64_t now_us) {
+  {
+    ScopedReset reset(s_.drop_holds.get());
+    s_.drop_holds->BindInt64(1, now_us);
+    DQ_RETURN_IF_ERROR(s_.drop_holds->Run().status());
+  }
+  Statement* insert = s_.insert.get();
+  for (const NewJob& job : jobs) {
+    DQ_RETURN_IF_ERROR(CheckNotHeld(job.id));
+    ScopedReset reset(insert);
+    const int64_t run_at = ToMicros(job.run_at);
+    const bool delayed = run_at > now_us;
+    const bool expires = job.expire_at != absl::InfiniteFuture();
+    const int64_t expire_at = ToMicros(job.expire_at);
+    insert->BindText(1, job.id);
+    insert->BindText(2, job.topic);
+    insert->BindBlob(3, job.payload);
+    insert->BindInt64(4, delayed ? kStateDelayed : kStateReady);
+    insert->BindInt64(5, job.priority);
+    insert->BindInt64(6, job.max_attempts);
+    insert->BindInt64(7, absl::ToInt64Microseconds(job.ttr));
+    insert->BindInt64(8, internal::BackoffCode(job.backoff));
+    insert->BindInt64(9, absl::ToInt64Microseconds(job.backoff.base));
+    insert->BindInt64(10, absl::ToInt64Microseconds(job.backoff.max));
+    insert->BindInt64(11, now_us);
+    insert->BindInt64(12, run_at);
+    // due_us as DQ_WAITING_DUE() has it.
+    if (delayed || expires) {
+      const int64_t due = delayed
+                              ? (expires ? std::min(run_at, expire_at) : run_at)
+                              : expire_at;
+      insert->BindInt64(13, due);
+      NoteDue(due);
+    } else {
+      insert->BindNull(13);
     }
-    Statement* insert = s_.insert.get();
-    for (const NewJob& job : jobs) {
-      DQ_RETURN_IF_ERROR(CheckNotHeld(job.id));
-      ScopedReset reset(insert);
-      const int64_t run_at = ToMicros(job.run_at);
-      const bool delayed = run_at > now_us;
-      const bool expires = job.expire_at != absl::InfiniteFuture();
-      const int64_t expire_at = ToMicros(job.expire_at);
-      insert->BindText(1, job.id);
-      insert->BindText(2, job.topic);
-      insert->BindBlob(3, job.payload);
-      insert->BindInt64(4, delayed ? kStateDelayed : kStateReady);
-      insert->BindInt64(5, job.priority);
-      insert->BindInt64(6, job.max_attempts);
-      insert->BindInt64(7, absl::ToInt64Microseconds(job.ttr));
-      insert->BindInt64(8, internal::BackoffCode(job.backoff));
-      insert->BindInt64(9, absl::ToInt64Microseconds(job.backoff.base));
-      insert->BindInt64(10, absl::ToInt64Microseconds(job.backoff.max));
-      insert->BindInt64(11, now_us);
-      insert->BindInt64(12, run_at);
-      // due_us as DQ_WAITING_DUE() has it.
-      if (delayed || expires) {
-        const int64_t due =
-            delayed ? (expires ? std::min(run_at, expire_at) : run_at)
-                    : expire_at;
-        insert->BindInt64(13, due);
-        NoteDue(due);
-      } else {
-        insert->BindNull(13);
-      }
-      if (!delayed) NoteMadeReady(job.topic);
-      if (expires) {
-        insert->BindInt64(14, expire_at);
-      } else {
-        insert->BindNull(14);
-      }
-      insert->BindInt64(15, job.discard_expired ? 1 : 0);
-      insert->BindInt64(16, absl::ToInt64Microseconds(job.unique_for));
-      absl::StatusOr<int> done = insert->Run();
-      if (done.status().code() == absl::StatusCode::kAlreadyExists) {
-        return internal::IdInUse(job.id);
-      }
-      DQ_RETURN_IF_ERROR(done.status());
+    if (!delayed) NoteMadeReady(job.topic);
+    if (expires) {
+      insert->BindInt64(14, expire_at);
+    } else {
+      insert->BindNull(14);
     }
-    return absl::OkStatus();
-  });
+    insert->BindInt64(15, job.discard_expired ? 1 : 0);
+    insert->BindInt64(16, absl::ToInt64Microseconds(job.unique_for));
+    absl::StatusOr<int> done = insert->Run();
+    if (done.status().code() == absl::StatusCode::kAlreadyExists) {
+      return internal::IdInUse(job.id);
+    }
+    DQ_RETURN_IF_ERROR(done.status());
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(

@@ -55,6 +55,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "delayq/job.h"
+#include "delayq/schedule.h"
 
 namespace delayq {
 
@@ -149,6 +150,9 @@ struct StoreNews {
     // News may have been lost (the subscription dropped and came back):
     // read the store again.
     kResync,
+    // A schedule was stored or removed (PutSchedule(), RemoveSchedule()):
+    // read the schedules again.
+    kSchedules,
   };
   Kind kind = Kind::kResync;
   std::string topic;                       // kReady only
@@ -447,6 +451,58 @@ class Backend {
     return std::vector<LimitedTopic>();
   }
 
+  // PutSchedule()
+  //
+  // Stores `schedule` under its name, replacing the definition (spec, topic,
+  // payload, options) of a schedule with that name. Its done_through: `now`
+  // for a new schedule and for one whose spec or time zone changes (its
+  // occurrences count from then on); otherwise the stored one, so storing
+  // the same definition again (every process does at its start) loses no
+  // occurrence missed meanwhile. schedule.done_through and .revision are
+  // ignored; the revision changes. Backends do not validate schedules; the
+  // Scheduler does. The default, for a store written before schedules, is
+  // Unimplemented (as for every schedule call).
+  virtual absl::Status PutSchedule(const ScheduleRecord& schedule,
+                                   absl::Time now) {
+    (void)schedule, (void)now;
+    return NoSchedules();
+  }
+
+  // RemoveSchedule()
+  //
+  // Deletes the schedule. Jobs it already enqueued stay. NotFound if no
+  // schedule has the name.
+  virtual absl::Status RemoveSchedule(absl::string_view name, absl::Time now) {
+    (void)name, (void)now;
+    return NoSchedules();
+  }
+
+  // ListSchedules()
+  //
+  // Every schedule, sorted by name.
+  virtual absl::StatusOr<std::vector<ScheduleRecord>> ListSchedules() {
+    return NoSchedules();
+  }
+
+  // FireSchedule()
+  //
+  // Enqueues occurrences: in one step, adds `jobs` (as Add() would, all or
+  // nothing; may be empty, when the occurrences are passed over) and sets
+  // the schedule's done_through to `through` — only if the schedule's
+  // revision is still `revision`, so that of several processes running the
+  // same schedule exactly one enqueues each occurrence. AlreadyExists,
+  // changing nothing, when the revision moved on (another call fired or
+  // changed the schedule: read it again) or when a job's id is live (as
+  // Add()); NotFound if no schedule has the name. Announced as Add() would
+  // be.
+  virtual absl::Status FireSchedule(absl::string_view name, int64_t revision,
+                                    absl::Time through,
+                                    absl::Span<const NewJob> jobs,
+                                    absl::Time now) {
+    (void)name, (void)revision, (void)through, (void)jobs, (void)now;
+    return NoSchedules();
+  }
+
   // Subscribe()
   //
   // Starts delivering StoreNews to `on_news` until the returned subscription
@@ -456,7 +512,8 @@ class Backend {
   //     that was empty before it;
   //   * kDue(at) whenever a call stores a run_at or a lease deadline `at`
   //     that is earlier than the store's NextDue() as last read or
-  //     announced (a store may announce more often than that, never less).
+  //     announced (a store may announce more often than that, never less);
+  //   * kSchedules whenever a call stores or removes a schedule.
   // News follows the change it tells of: a subscriber that hears it and then
   // reads the store sees the change. Delivery is best effort: a subscription
   // that may have missed news (its connection dropped) delivers kResync once
@@ -470,6 +527,12 @@ class Backend {
       NewsCallback on_news) {
     (void)on_news;
     return std::unique_ptr<NewsSubscription>();
+  }
+
+ private:
+  absl::Status NoSchedules() const {
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store cannot keep schedules"));
   }
 };
 
@@ -556,6 +619,21 @@ class BackendWrapper : public Backend {
   }
   absl::StatusOr<std::vector<LimitedTopic>> Limits() override {
     return target_->Limits();
+  }
+  absl::Status PutSchedule(const ScheduleRecord& schedule,
+                           absl::Time now) override {
+    return target_->PutSchedule(schedule, now);
+  }
+  absl::Status RemoveSchedule(absl::string_view name, absl::Time now) override {
+    return target_->RemoveSchedule(name, now);
+  }
+  absl::StatusOr<std::vector<ScheduleRecord>> ListSchedules() override {
+    return target_->ListSchedules();
+  }
+  absl::Status FireSchedule(absl::string_view name, int64_t revision,
+                            absl::Time through, absl::Span<const NewJob> jobs,
+                            absl::Time now) override {
+    return target_->FireSchedule(name, revision, through, jobs, now);
   }
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override {

@@ -19,6 +19,7 @@
 #include "delayq/open.h"            // IWYU pragma: export
 #include "delayq/redacted_url.h"    // IWYU pragma: export
 #include "delayq/redis_backend.h"   // IWYU pragma: export
+#include "delayq/schedule.h"        // IWYU pragma: export
 #include "delayq/scheduler.h"       // IWYU pragma: export
 #include "delayq/sqlite_backend.h"  // IWYU pragma: export
 #include "delayq/tick_converter.h"  // IWYU pragma: export

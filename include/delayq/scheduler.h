@@ -58,6 +58,7 @@
 #include "delayq/clock.h"
 #include "delayq/event.h"
 #include "delayq/job.h"
+#include "delayq/schedule.h"
 
 namespace delayq {
 
@@ -271,6 +272,38 @@ class Scheduler {
   //
   // Every limited topic with its limit, sorted by topic.
   absl::StatusOr<std::vector<LimitedTopic>> Limits();
+  // Schedule()
+  //
+  // Stores a periodic schedule named `name` (1..150 bytes of
+  // [A-Za-z0-9._:-]) in the store, for every process that shares it: each
+  // occurrence of `spec` (see delayq/schedule.h) becomes one job of `topic`
+  // with `payload` and options.job's settings, whose id is the name and the
+  // occurrence ("nightly@2026-03-29T01:00:00Z"). However many processes run
+  // the schedule, each occurrence is enqueued once: the store takes the
+  // first process's occurrence and refuses the others'. A scheduler runs
+  // the schedules from its timer thread or Tick(), like delayed jobs, and
+  // hears of schedules other processes store. Storing a name again replaces
+  // the schedule; a new spec or time zone takes effect from its next
+  // occurrence, while the same spec keeps its place, so every process may
+  // call Schedule() at its start without losing occurrences missed while
+  // none ran (options.missed says which of those run). InvalidArgument for
+  // a bad name, spec, time zone, topic, payload or option, or a spec that
+  // never occurs; Unimplemented for a store that keeps no schedules.
+  absl::Status Schedule(absl::string_view name, absl::string_view spec,
+                        absl::string_view topic, absl::string_view payload,
+                        const ScheduleOptions& options = {});
+
+  // Unschedule()
+  //
+  // Deletes the schedule; jobs it already enqueued stay. NotFound when no
+  // schedule has the name.
+  absl::Status Unschedule(absl::string_view name);
+
+  // Schedules()
+  //
+  // Every schedule in the store, sorted by name, with its next run (in the
+  // past while an occurrence is due and not yet enqueued).
+  absl::StatusOr<std::vector<ScheduleInfo>> Schedules();
 
   // Tick()
   //

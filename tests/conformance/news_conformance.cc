@@ -141,6 +141,42 @@ TEST_P(NewsConformanceTest, ReplacedJobsAreAnnouncedAsAddedOnes) {
   EXPECT_EQ(recorder_.Next(), Ready("t"));
 }
 
+TEST_P(NewsConformanceTest, StoringOrRemovingAScheduleIsAnnounced) {
+  ScheduleRecord schedule;
+  schedule.name = "nightly";
+  schedule.spec = "0 3 * * *";
+  schedule.topic = "t";
+  ASSERT_OK(store_->PutSchedule(schedule, kT0));
+  EXPECT_EQ(recorder_.Next(), Schedules());
+  schedule.payload = "changed";
+  ASSERT_OK(store_->PutSchedule(schedule, kT0));
+  EXPECT_EQ(recorder_.Next(), Schedules());
+  ASSERT_OK(store_->RemoveSchedule(schedule.name, kT0));
+  EXPECT_EQ(recorder_.Next(), Schedules());
+  // Nothing changed, nothing announced.
+  EXPECT_EQ(store_->RemoveSchedule(schedule.name, kT0).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_THAT(Settle(), IsEmpty());
+}
+
+TEST_P(NewsConformanceTest, FiredScheduleJobsAreAnnouncedAsAddedOnes) {
+  ScheduleRecord schedule;
+  schedule.name = "every-minute";
+  schedule.spec = "* * * * *";
+  schedule.topic = "t";
+  ASSERT_OK(store_->PutSchedule(schedule, kT0));
+  EXPECT_EQ(recorder_.Next(), Schedules());
+  ASSERT_OK_AND_ASSIGN(std::vector<ScheduleRecord> read,
+                       store_->ListSchedules());
+  ASSERT_EQ(read.size(), 1u);
+  ASSERT_OK(store_->FireSchedule(
+      schedule.name, read[0].revision, kT0,
+      {MakeJob("now", "t"), MakeJob("later", "u", kT0 + absl::Seconds(45))},
+      kT0));
+  EXPECT_THAT(Settle(),
+              UnorderedElementsAre(Ready("t"), Due(absl::Seconds(45))));
+}
+
 TEST_P(NewsConformanceTest, DueIsAnnouncedWhenEarlierThanTheHorizon) {
   // No horizon yet: the first delayed job is news.
   ASSERT_OK(store_->Add({MakeJob("d60", "t", kT0 + absl::Seconds(60))}, kT0));

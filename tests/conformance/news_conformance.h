@@ -62,6 +62,7 @@ class NewsConformanceTest : public ::testing::TestWithParam<NewsStore> {
   static std::string Ready(absl::string_view topic) {
     return NewsRecorder::Ready(topic);
   }
+  static std::string Schedules() { return NewsRecorder::Schedules(); }
   static std::string Due(absl::Duration after_t0) {
     return NewsRecorder::Due(after_t0);
   }

@@ -156,7 +156,7 @@ TEST(RedisNewsServerTimeTest, TimesAreTheServers) {
   EXPECT_EQ(recorder.Next(), Ready("t"));
 }
 
-TEST(RedisNewsParseTest, ParsesReadyAndDue) {
+TEST(RedisNewsParseTest, ParsesReadyDueAndSchedules) {
   std::optional<StoreNews> n = redis_internal::ParseNews("rorders");
   ASSERT_TRUE(n.has_value());
   EXPECT_EQ(n->kind, StoreNews::Kind::kReady);
@@ -167,7 +167,10 @@ TEST(RedisNewsParseTest, ParsesReadyAndDue) {
   EXPECT_EQ(n->at, absl::FromUnixMicros(1700000000123456));
   EXPECT_FALSE(redis_internal::ParseNews("d17x").has_value());
   EXPECT_FALSE(redis_internal::ParseNews("r").has_value());
-  EXPECT_FALSE(redis_internal::ParseNews("s1").has_value());
+  n = redis_internal::ParseNews("snightly");
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->kind, StoreNews::Kind::kSchedules);
+  EXPECT_FALSE(redis_internal::ParseNews("x1").has_value());
 }
 
 // The subscription's own server, to stop and kill.

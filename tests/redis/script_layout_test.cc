@@ -64,7 +64,7 @@ TEST(KeyLayoutTest, EveryKeyIsTheOneKeysLuaSpells) {
 return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
         tdelayed_key(ARGV[1]), treserved_key(ARGV[1]), DUE,
         RESERVED, TOPICS, SEQ, HORIZON, META, NEWS, PAUSED,
-        texpire_key(ARGV[1]), HELD}
+        texpire_key(ARGV[1]), HELD, SCHEDULES, schedule_key(ARGV[1])}
 )lua";
   const std::string ns = "layout-ns";
   const KeyLayout keys(ns);
@@ -85,7 +85,9 @@ return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
                                              keys.NewsChannel(),
                                              keys.Paused(),
                                              keys.TopicExpiring("topic.a"),
-                                             keys.Held()};
+                                             keys.Held(),
+                                             keys.Schedules(),
+                                             keys.Schedule("topic.a")};
   EXPECT_EQ(from_lua, from_cpp);
   EXPECT_EQ(keys.prefix(), "{layout-ns}:");
 }

@@ -84,6 +84,21 @@ StoreNews Due(absl::Time at) {
 
 StoreNews Resync() { return StoreNews(); }
 
+StoreNews Schedules() {
+  StoreNews news;
+  news.kind = StoreNews::Kind::kSchedules;
+  return news;
+}
+
+// A schedule every 10 s of topic "beats", as another process stores it.
+ScheduleRecord EveryTenSeconds() {
+  ScheduleRecord s;
+  s.name = "beat";
+  s.spec = "@every 10s";
+  s.topic = "beats";
+  return s;
+}
+
 NewJob JobAt(absl::string_view id, absl::string_view topic, absl::Time run_at) {
   NewJob job;
   job.id = std::string(id);
@@ -260,6 +275,37 @@ TEST(NewsOptionsTest, NewsPollIntervalMustBePositive) {
   options.news_poll_interval = absl::ZeroDuration();
   EXPECT_THAT(Scheduler::Create(NewMemoryBackend(), options).status(),
               testing::StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A schedule another process stored is run once the store announces it;
+// until then this scheduler, which looks at the store once an hour, does
+// not know it.
+TEST_F(NewsTest, ScheduleNewsMakesTheSchedulerReadTheSchedules) {
+  ASSERT_OK(store_->target()->PutSchedule(EveryTenSeconds(), clock_.Now()));
+  clock_.Advance(absl::Seconds(10));
+  ASSERT_OK(scheduler_->Tick().status());
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler_->Stats("beats"));
+  EXPECT_EQ(stats.ready, 0);
+  store_->Announce(Schedules());
+  ASSERT_OK(scheduler_->Tick().status());
+  ASSERT_OK_AND_ASSIGN(stats, scheduler_->Stats("beats"));
+  EXPECT_EQ(stats.ready, 1);
+  EXPECT_OK(scheduler_->Get("beat@2023-11-14T22:13:30Z").status());
+}
+
+TEST_F(NewsTest, ScheduleNewsWakesABlockedReserve) {
+  auto reserved = ReserveAsync("beats");
+  AwaitSleepers(1);
+  ASSERT_OK(store_->target()->PutSchedule(EveryTenSeconds(), clock_.Now()));
+  clock_.Advance(absl::Seconds(10));
+  EXPECT_EQ(reserved.wait_for(std::chrono::milliseconds(50)),
+            std::future_status::timeout);
+  store_->Announce(Schedules());
+  ASSERT_EQ(reserved.wait_for(absl::ToChronoSeconds(kPatience)),
+            std::future_status::ready);
+  ASSERT_OK_AND_ASSIGN(std::optional<Lease> lease, reserved.get());
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->job.id, "beat@2023-11-14T22:13:30Z");
 }
 
 }  // namespace

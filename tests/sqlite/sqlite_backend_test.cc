@@ -143,16 +143,26 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   using Sql = sqlite_internal::Sql;
-  for (const char* sql :
-       {Sql::kInsert,      Sql::kCounterGet, Sql::kCounterSet, Sql::kTopicDue,
-        Sql::kAllDue,      Sql::kNextDue,    Sql::kMakeReady,  Sql::kMakeDead,
-        Sql::kReserveOne,  Sql::kAck,        Sql::kLease,      Sql::kRetry,
-        Sql::kRelease,     Sql::kTouch,      Sql::kCancel,     Sql::kGet,
-        Sql::kListReady,   Sql::kListTimed,  Sql::kListDead,   Sql::kStats,
-        Sql::kDeadOfTopic, Sql::kKick,       Sql::kStateOf,    Sql::kReplace,
-        Sql::kDiscard,     Sql::kDropHolds,  Sql::kIsHeld,     Sql::kHold,
-        Sql::kLimitGet,    Sql::kLimitSet,   Sql::kLimitTat,   Sql::kLimitClear,
-        Sql::kLimits,      Sql::kStateCount}) {
+  for (const char* sql : {Sql::kInsert,         Sql::kCounterGet,
+                          Sql::kCounterSet,     Sql::kTopicDue,
+                          Sql::kAllDue,         Sql::kNextDue,
+                          Sql::kMakeReady,      Sql::kMakeDead,
+                          Sql::kReserveOne,     Sql::kAck,
+                          Sql::kLease,          Sql::kRetry,
+                          Sql::kRelease,        Sql::kTouch,
+                          Sql::kCancel,         Sql::kGet,
+                          Sql::kListReady,      Sql::kListTimed,
+                          Sql::kListDead,       Sql::kStats,
+                          Sql::kDeadOfTopic,    Sql::kKick,
+                          Sql::kStateOf,        Sql::kReplace,
+                          Sql::kDiscard,        Sql::kDropHolds,
+                          Sql::kIsHeld,         Sql::kHold,
+                          Sql::kLimitGet,       Sql::kLimitSet,
+                          Sql::kLimitTat,       Sql::kLimitClear,
+                          Sql::kLimits,         Sql::kStateCount,
+                          Sql::kScheduleGet,    Sql::kSchedulePut,
+                          Sql::kScheduleRemove, Sql::kScheduleList,
+                          Sql::kScheduleFire}) {
     sqlite3_stmt* stmt = nullptr;
     ASSERT_EQ(
         sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),

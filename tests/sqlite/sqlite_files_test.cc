@@ -168,11 +168,12 @@ TEST(SqliteFilesTest, RefusesANewerSchemaWithoutTouchingIt) {
 
 // A file written by the first release (schema version 1: no news horizon,
 // counts rows kept at 0, indexes that name seq, no paused topics, no
-// expiry, dedup windows or limits) opens, keeps its jobs and is brought up to
-// date.
+// expiry, dedup windows, limits or schedules) opens, keeps its jobs and is
+// brought up to date.
 TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   const std::string path = MakeDelayqFile(2);
   RawExec(path, R"sql(
+    DROP TABLE schedules;
     DROP TABLE limits;
     DROP TABLE held_ids;
     ALTER TABLE jobs DROP COLUMN expire_at_us;
@@ -213,10 +214,11 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 7);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 8);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM paused"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM held_ids"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM limits"), 0);
+  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM schedules"), 0);
   // Version 4's indexes no longer name seq, the rowid every index ends with.
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT count(*) FROM sqlite_master WHERE type = "

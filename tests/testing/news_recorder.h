@@ -2,7 +2,8 @@
 //
 // NewsRecorder — collects the StoreNews a subscription delivers
 // (Backend::Subscribe()), as text a test can compare and print:
-// "ready(TOPIC)", "due(+DURATION)" (after the test's origin) and "resync".
+// "ready(TOPIC)", "due(+DURATION)" (after the test's origin), "resync" and
+// "schedules".
 //
 //   NewsRecorder recorder(kT0);
 //   auto subscription = backend->Subscribe(recorder.Callback());
@@ -35,6 +36,7 @@ class NewsRecorder {
     return absl::StrCat("due(+", absl::FormatDuration(after_origin), ")");
   }
   static std::string Resync() { return "resync"; }
+  static std::string Schedules() { return "schedules"; }
 
   std::string Describe(const StoreNews& n) const {
     switch (n.kind) {
@@ -44,6 +46,8 @@ class NewsRecorder {
         return Due(n.at - origin_);
       case StoreNews::Kind::kResync:
         return Resync();
+      case StoreNews::Kind::kSchedules:
+        return Schedules();
     }
     return "?";
   }

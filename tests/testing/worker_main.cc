@@ -21,8 +21,12 @@
 //       Then "ok enqueue".
 //   handle TOPIC [threads=N] [batch=N] [hang=1]
 //       a handler for TOPIC (before start); "ok handle".
+//   schedule NAME TOPIC SPEC... [missed=skip|once|all:N]
+//       Scheduler::Schedule() of NAME (the rest of the words are the spec,
+//       "@every 1s" or a cron line) with an empty payload; "ok schedule".
 //   start
-//       starts the scheduler's workers; "ok start".
+//       starts the scheduler's workers (and its timer thread, which runs
+//       the schedules); "ok start".
 //   reserve TOPIC | hold TOPIC
 //       a thread that Reserve()s TOPIC with an hour's wait and acks each
 //       job, or (hold) keeps the first lease forever; "ok reserve".
@@ -60,6 +64,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "tests/testing/worker_output.h"
@@ -139,6 +144,8 @@ class Worker {
     } else if (name == "handle") {
       HandleTopic(scheduler(), c.Word(1), c.IntOption("threads", 1),
                   c.IntOption("batch", 1), c.IntOption("hang", 0) == 1);
+    } else if (name == "schedule") {
+      Schedule(c);
     } else if (name == "start") {
       if (absl::Status s = scheduler().Start(); !s.ok()) Die("start", s);
       started_ = true;
@@ -188,6 +195,22 @@ class Worker {
     if (absl::Status s = EnqueueGroups(scheduler(), spec); !s.ok()) {
       Die("enqueue", s);
     }
+  }
+
+  void Schedule(const Command& c) {
+    const std::string& name = c.Word(1);
+    const std::string& topic = c.Word(2);
+    c.Word(3);  // a spec has at least one word
+    const std::vector<std::string> spec(c.words.begin() + 3, c.words.end());
+    ScheduleOptions options;
+    auto missed = c.options.find("missed");
+    if (missed != c.options.end() &&
+        !ParseMissedPolicy(missed->second, &options.missed)) {
+      Die("schedule", absl::InvalidArgumentError(missed->second));
+    }
+    absl::Status s = scheduler().Schedule(name, absl::StrJoin(spec, " "), topic,
+                                          "", options);
+    if (!s.ok()) Die("schedule", s);
   }
 
   const std::string url_;

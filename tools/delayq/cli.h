@@ -98,6 +98,7 @@ const CommandSpec& LimitCommand();
 const CommandSpec& PauseCommand();
 const CommandSpec& ResumeCommand();
 const CommandSpec& RetryCommand();
+const CommandSpec& ScheduleCommand();
 const CommandSpec& WorkCommand();
 
 }  // namespace cli

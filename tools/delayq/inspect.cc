@@ -29,48 +29,12 @@
 #include "tools/delayq/cli.h"
 #include "tools/delayq/signals.h"
 #include "tools/delayq/store.h"
+#include "tools/delayq/table.h"
 #include "tools/delayq/values.h"
 
 namespace delayq {
 namespace cli {
 namespace {
-
-using Row = std::vector<std::string>;
-
-// Columns padded to their widest cell; columns from `first_number` on are
-// right-aligned.
-std::string Table(const std::vector<Row>& rows, size_t first_number) {
-  std::vector<size_t> width;
-  for (const Row& row : rows) {
-    width.resize(std::max(width.size(), row.size()));
-    for (size_t c = 0; c < row.size(); ++c) {
-      width[c] = std::max(width[c], row[c].size());
-    }
-  }
-  std::string out;
-  for (const Row& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) line += "  ";
-      const std::string pad(width[c] - row[c].size(), ' ');
-      const bool last = c + 1 == row.size();
-      if (c >= first_number) {
-        absl::StrAppend(&line, pad, row[c]);
-      } else {
-        absl::StrAppend(&line, row[c], last ? "" : pad);
-      }
-    }
-    absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(line), "\n");
-  }
-  return out;
-}
-
-// "name":"text", or "name_base64":"..." for bytes that are not UTF-8.
-std::string JsonText(absl::string_view name, absl::string_view text) {
-  if (IsUtf8(text)) return absl::StrCat("\"", name, "\":", JsonQuote(text));
-  return absl::StrCat("\"", name, "_base64\":\"", absl::Base64Escape(text),
-                      "\"");
-}
 
 std::string JobJson(const Job& job) {
   return absl::StrCat(

@@ -26,9 +26,10 @@ namespace cli {
 namespace {
 
 std::vector<const CommandSpec*> Commands() {
-  return {&AddCommand(),    &StatsCommand(), &ListCommand(),  &GetCommand(),
-          &CancelCommand(), &KickCommand(),  &RetryCommand(), &PauseCommand(),
-          &ResumeCommand(), &LimitCommand(), &WorkCommand()};
+  return {&AddCommand(),   &StatsCommand(),    &ListCommand(),
+          &GetCommand(),   &CancelCommand(),   &KickCommand(),
+          &RetryCommand(), &PauseCommand(),    &ResumeCommand(),
+          &LimitCommand(), &ScheduleCommand(), &WorkCommand()};
 }
 
 const CommandSpec* FindCommand(absl::string_view name) {

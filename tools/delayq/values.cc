@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -217,6 +218,12 @@ std::string Preview(absl::string_view text, size_t max) {
     --cut;
   }
   return absl::StrCat(out.substr(0, cut), "...");
+}
+
+std::string JsonText(absl::string_view name, absl::string_view text) {
+  if (IsUtf8(text)) return absl::StrCat("\"", name, "\":", JsonQuote(text));
+  return absl::StrCat("\"", name, "_base64\":\"", absl::Base64Escape(text),
+                      "\"");
 }
 
 }  // namespace cli

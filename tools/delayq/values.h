@@ -53,6 +53,9 @@ std::string RelativeText(absl::Time t, absl::Time now);
 // `text` as a quoted JSON string. REQUIRES: IsUtf8(text).
 std::string JsonQuote(absl::string_view text);
 
+// "name":"text", or "name_base64":"..." for bytes that are not UTF-8.
+std::string JsonText(absl::string_view name, absl::string_view text);
+
 // True when `text` is well-formed UTF-8 (so JSON can carry it as a string).
 bool IsUtf8(absl::string_view text);
 

@@ -65,6 +65,14 @@ class RedisBackend : public Backend {
                         absl::Time now) override;
   absl::Status ClearLimit(absl::string_view topic, absl::Time now) override;
   absl::StatusOr<std::vector<LimitedTopic>> Limits() override;
+  // Schedules: schedules.cc.
+  absl::Status PutSchedule(const ScheduleRecord& schedule,
+                           absl::Time now) override;
+  absl::Status RemoveSchedule(absl::string_view name, absl::Time now) override;
+  absl::StatusOr<std::vector<ScheduleRecord>> ListSchedules() override;
+  absl::Status FireSchedule(absl::string_view name, int64_t revision,
+                            absl::Time through, absl::Span<const NewJob> jobs,
+                            absl::Time now) override;
   // Subscribe()
   //
   // News of every process's changes to the namespace, published by the
@@ -98,6 +106,9 @@ class RedisBackend : public Backend {
   RedisBackend(const RedisOptions& options, redis_internal::PoolOptions pool);
 
   std::string Micros(absl::Time t) const;
+  // Appends the arguments of `jobs` to `call` as add takes them (6 per job).
+  static void AppendJobs(absl::Span<const NewJob> jobs,
+                         redis_internal::Scripts::Call* call);
   // Runs a script; its replies that mean a contract error (a stale lease,
   // no such job, ...) become that error for job `id`, every other reply
   // comes back to the caller.

@@ -43,6 +43,10 @@ std::string KeyLayout::Topics() const { return Key("topics"); }
 std::string KeyLayout::Seq() const { return Key("seq"); }
 std::string KeyLayout::Horizon() const { return Key("horizon"); }
 std::string KeyLayout::Paused() const { return Key("paused"); }
+std::string KeyLayout::Schedules() const { return Key("schedules"); }
+std::string KeyLayout::Schedule(absl::string_view name) const {
+  return Key("schedule", name);
+}
 std::string KeyLayout::Meta() const { return Key("meta"); }
 std::string KeyLayout::NewsChannel() const { return Key("news"); }
 

@@ -43,6 +43,9 @@ class KeyLayout {
   std::string Horizon() const;
   // Paused topics.
   std::string Paused() const;
+  // The names of all schedules, and one schedule's hash.
+  std::string Schedules() const;
+  std::string Schedule(absl::string_view name) const;
   std::string Meta() const;
   // The sharded pub/sub channel of the news: not a key, but it carries the
   // hash tag, so it lives in the namespace's slot.

@@ -253,6 +253,9 @@ std::optional<StoreNews> ParseNews(absl::string_view message) {
       news.at = absl::FromUnixMicros(micros);
       return news;
     }
+    case 's':
+      news.kind = StoreNews::Kind::kSchedules;
+      return news;
     default:
       return std::nullopt;
   }

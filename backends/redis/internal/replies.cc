@@ -159,6 +159,10 @@ const std::vector<ScriptWords>& ReplyWords() {
       {"replace", {kOk, kNotFound, kBusy, kOtherTopic}},
       {"release", {kOk, kStale}},
       {"reserve", {kOk}},
+      {"schedule_fire", {kOk, kNotFound, kMoved, kExists}},
+      {"schedule_put", {kOk}},
+      {"schedule_remove", {kOk, kNotFound}},
+      {"schedules", {kOk}},
       {"stats", {kOk}},
       {"touch", {kOk, kStale}},
   };

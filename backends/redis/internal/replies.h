@@ -37,6 +37,7 @@ inline constexpr char kOldLayout[] = "OLD_LAYOUT";
 inline constexpr char kNewerLayout[] = "NEWER_LAYOUT";
 inline constexpr char kBusy[] = "BUSY";
 inline constexpr char kOtherTopic[] = "OTHERTOPIC";
+inline constexpr char kMoved[] = "MOVED";
 
 // The words each script may reply with, as its "-- Reply:" header lists
 // them.

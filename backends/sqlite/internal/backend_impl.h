@@ -14,6 +14,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -33,6 +34,9 @@ int StateToInt(JobState s);
 
 // Decodes a row of DQ_JOB_COLUMNS. Sets *token when not null.
 Job ReadJob(const Statement& s, uint64_t* token = nullptr);
+
+// Decodes a row of DQ_SCHEDULE_COLUMNS.
+ScheduleRecord ReadSchedule(const Statement& s);
 
 // SqliteBackend
 //
@@ -77,6 +81,14 @@ class SqliteBackend : public Backend {
                         absl::Time now) override;
   absl::Status ClearLimit(absl::string_view topic, absl::Time now) override;
   absl::StatusOr<std::vector<LimitedTopic>> Limits() override;
+  // Schedules: internal/schedules.cc.
+  absl::Status PutSchedule(const ScheduleRecord& schedule,
+                           absl::Time now) override;
+  absl::Status RemoveSchedule(absl::string_view name, absl::Time now) override;
+  absl::StatusOr<std::vector<ScheduleRecord>> ListSchedules() override;
+  absl::Status FireSchedule(absl::string_view name, int64_t revision,
+                            absl::Time through, absl::Span<const NewJob> jobs,
+                            absl::Time now) override;
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override;
 
@@ -89,7 +101,8 @@ class SqliteBackend : public Backend {
         list_dead, stats, topics, dead_of_topic, kick, state_of, ready_count,
         topic_of, horizon_get, horizon_set, is_paused, pause, resume,
         paused_topics, replace, discard, drop_holds, is_held, hold, limit_get,
-        limit_set, limit_tat, limit_clear, limits, state_count;
+        limit_set, limit_tat, limit_clear, limits, state_count, schedule_get,
+        schedule_put, schedule_remove, schedule_list, schedule_fire;
   };
 
   // What the running write transaction will announce once it commits (see
@@ -103,6 +116,8 @@ class SqliteBackend : public Backend {
     // Topics it resumed, or freed a reservation of under a concurrency
     // cap: announced as ready when they have ready jobs.
     std::vector<std::string> look_again;
+    // Schedules it stored or removed.
+    std::vector<std::string> schedules;
   };
 
   SqliteBackend(std::unique_ptr<Connection> conn, std::string news_folder)
@@ -114,8 +129,12 @@ class SqliteBackend : public Backend {
 
   // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when it fails.
   // After the commit, sends the news the body noted (`now`: the call's).
-  template <typename F>
-  absl::Status WriteTransaction(absl::Time now, F&& body)
+  absl::Status WriteTransaction(absl::Time now,
+                                absl::FunctionRef<absl::Status()> body)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Inserts `jobs` as Add() does; inside a write transaction.
+  absl::Status InsertJobs(absl::Span<const NewJob> jobs, int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // The next value of the token/death-order counter. Inside a write

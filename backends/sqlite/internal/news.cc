@@ -171,6 +171,10 @@ std::string ReadyMessage(absl::string_view topic) {
 
 std::string DueMessage(int64_t at_us) { return absl::StrCat("d", at_us); }
 
+std::string SchedulesMessage(absl::string_view name) {
+  return absl::StrCat("s", name);
+}
+
 std::optional<StoreNews> ParseNewsMessage(absl::string_view message) {
   if (message.size() < 2) return std::nullopt;
   StoreNews news;
@@ -178,6 +182,10 @@ std::optional<StoreNews> ParseNewsMessage(absl::string_view message) {
   if (message[0] == 'r') {
     news.kind = StoreNews::Kind::kReady;
     news.topic = std::string(rest);
+    return news;
+  }
+  if (message[0] == 's') {
+    news.kind = StoreNews::Kind::kSchedules;
     return news;
   }
   int64_t at_us;

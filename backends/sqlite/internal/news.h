@@ -8,8 +8,9 @@
 // subscription binds one Unix datagram socket in it, named `<pid>-<random>`,
 // and a thread of its own reads what arrives. A writer, right after a
 // transaction with news COMMITS, sends one datagram to every socket in the
-// folder: the news, one message a line, "r<topic>" (kReady) or "d<µs>"
-// (kDue). So a subscriber that hears news and reads the file sees the change.
+// folder: the news, one message a line, "r<topic>" (kReady), "d<µs>"
+// (kDue) or "s<schedule name>" (kSchedules). So a subscriber that hears news
+// and reads the file sees the change.
 //
 // Sends never block (MSG_DONTWAIT): a subscriber whose queue is full misses
 // that datagram, and the scheduler's periodic look at the store covers it. A
@@ -47,6 +48,8 @@ std::string NewsFolder(absl::string_view path);
 // Messages as they travel.
 std::string ReadyMessage(absl::string_view topic);
 std::string DueMessage(int64_t at_us);
+// kSchedules; the name is for people reading the messages.
+std::string SchedulesMessage(absl::string_view name);
 // The news in one message, or nothing for one that is not news.
 std::optional<StoreNews> ParseNewsMessage(absl::string_view message);
 

@@ -155,12 +155,35 @@ CREATE TABLE limits (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 8: periodic schedules (Backend::PutSchedule()). Durations and
+// times in µs; missed_kind 0 skip, 1 once, 2 all (up to missed_max).
+constexpr char kSchemaV8[] = R"sql(
+CREATE TABLE schedules (
+  name TEXT PRIMARY KEY,
+  spec TEXT NOT NULL,
+  time_zone TEXT NOT NULL,
+  topic TEXT NOT NULL,
+  payload BLOB NOT NULL,
+  priority INTEGER NOT NULL,
+  max_attempts INTEGER NOT NULL,
+  ttr_us INTEGER NOT NULL,
+  backoff_kind INTEGER NOT NULL,
+  backoff_base_us INTEGER NOT NULL,
+  backoff_max_us INTEGER NOT NULL,
+  missed_kind INTEGER NOT NULL,
+  missed_max INTEGER NOT NULL,
+  jitter_us INTEGER NOT NULL,
+  done_through_us INTEGER NOT NULL,
+  revision INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3,
                                        kSchemaV4, kSchemaV5, kSchemaV6,
-                                       kSchemaV7};
+                                       kSchemaV7, kSchemaV8};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
@@ -244,6 +267,7 @@ absl::Status PrepareSchema(Connection* conn, int page_size) {
       "SELECT max(seq) FROM jobs; SELECT count(*) FROM counts;"
       "SELECT value FROM counter; SELECT at_us FROM news_horizon;"
       "SELECT count(*) FROM held_ids;"
+      "SELECT count(*) FROM schedules;"
       "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
       "LIMIT 1",
       "read schema"));

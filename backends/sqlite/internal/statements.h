@@ -29,6 +29,12 @@ namespace sqlite_internal {
   "seq, id, topic, state, attempts, max_attempts, expire_at_us, " \
   "discard_expired, unique_for_us"
 
+// The columns ReadSchedule() decodes, in its order.
+#define DQ_SCHEDULE_COLUMNS                                                 \
+  "name, spec, time_zone, topic, payload, priority, max_attempts, ttr_us, " \
+  "backoff_kind, backoff_base_us, backoff_max_us, missed_kind, "            \
+  "missed_max, jitter_us, done_through_us, revision"
+
 struct Sql {
   static constexpr const char* kBegin = "BEGIN IMMEDIATE";
   static constexpr const char* kCommit = "COMMIT";
@@ -159,6 +165,21 @@ struct Sql {
   // A topic's jobs in one state (counts).
   static constexpr const char* kStateCount =
       "SELECT n FROM counts WHERE topic = ?1 AND state = ?2";
+  // Schedules (PutSchedule() and friends), by their primary key.
+  static constexpr const char* kScheduleGet =
+      "SELECT spec, time_zone, done_through_us, revision FROM schedules "
+      "WHERE name = ?1";
+  static constexpr const char* kSchedulePut =
+      "INSERT OR REPLACE INTO schedules (" DQ_SCHEDULE_COLUMNS
+      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+      "?15, ?16)";
+  static constexpr const char* kScheduleRemove =
+      "DELETE FROM schedules WHERE name = ?1";
+  static constexpr const char* kScheduleList =
+      "SELECT " DQ_SCHEDULE_COLUMNS " FROM schedules ORDER BY name";
+  static constexpr const char* kScheduleFire =
+      "UPDATE schedules SET done_through_us = ?2, revision = revision + 1 "
+      "WHERE name = ?1";
   static constexpr const char* kHorizonSet =
       "UPDATE news_horizon SET at_us = ?1 WHERE id = 1";
   static constexpr const char* kTopics =

@@ -25,6 +25,10 @@
 --   P.."horizon"         string  due time subscribers know of (see news.lua)
 --   P.."paused"          set     paused topics: reserve hands out none of
 --                                their jobs (see pause-2.lua)
+--   P.."schedules"       set     the names of all schedules
+--   P.."schedule:"..name hash    one schedule: its definition's fields,
+--                                done_through and revision (see
+--                                schedule_put-3.lua)
 --   P.."news"            channel sharded pub/sub channel of the announcements
 --                                (see news.lua); not a key, but it carries
 --                                the hash tag, so it lives in the same slot
@@ -45,6 +49,8 @@ local HORIZON = P .. 'horizon'
 local PAUSED = P .. 'paused'
 local HELD = P .. 'held'
 local LIMITS = P .. 'limits'
+local SCHEDULES = P .. 'schedules'
+local function schedule_key(name) return P .. 'schedule:' .. name end
 local NEWS = P .. 'news'
 -- Passed in KEYS by the scripts that use them; named here for the layout.
 local SEQ = P .. 'seq'

@@ -3,6 +3,8 @@
 -- Redis Cluster it lives in the namespace's slot and a script may publish
 -- to it). Only edges are announced, so a busy queue pays almost nothing:
 --   "r<topic>"  the topic's ready set was empty and gets a job
+--   "s<name>"   a schedule was stored or removed (schedule_put-3.lua,
+--               schedule_remove-3.lua)
 --   "d<µs>"     something comes due at that time, maybe earlier than any
 --               subscriber knew
 -- Subscribers hear a message only after the script that sent it has run, so
