@@ -359,6 +359,12 @@ delayq_cc_test(tests_wheel_wheel_math_test DIR tests/wheel NAME wheel_math_test
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
+delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
+  SRCS tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
+  DEPS delayq tools_values tp_absl tp_httplib tp_nlohmann_json)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
-  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/main.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/values.cc tools/delayq/values.h tools/delayq/work.cc
+  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/main.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/work.cc
+  DEPS delayq tools_serve_serve tools_values tp_absl)
+delayq_cc_library(tools_values DIR tools NAME values
+  SRCS tools/delayq/values.cc tools/delayq/values.h
   DEPS delayq tp_absl)

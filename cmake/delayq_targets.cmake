@@ -123,6 +123,17 @@ function(delayq_third_party)
   target_link_libraries(tp_hiredis INTERFACE PkgConfig::HIREDIS)
   add_library(tp_openssl INTERFACE)
   target_link_libraries(tp_openssl INTERFACE OpenSSL::SSL OpenSSL::Crypto)
+  if(DELAYQ_BUILD_TOOLS)
+    # `delayq serve`: cpp-httplib's .pc file carries the switches Debian
+    # built it with (OpenSSL, zlib, Brotli), which its header must see.
+    pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+    add_library(tp_httplib INTERFACE)
+    target_link_libraries(tp_httplib INTERFACE PkgConfig::HTTPLIB
+                          OpenSSL::SSL OpenSSL::Crypto Threads::Threads)
+    find_package(nlohmann_json 3 REQUIRED)
+    add_library(tp_nlohmann_json INTERFACE)
+    target_link_libraries(tp_nlohmann_json INTERFACE nlohmann_json::nlohmann_json)
+  endif()
   if(DELAYQ_BUILD_TESTS)
     find_package(GTest REQUIRED)
     add_library(tp_gtest INTERFACE)

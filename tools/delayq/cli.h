@@ -98,6 +98,7 @@ const CommandSpec& PauseCommand();
 const CommandSpec& ResumeCommand();
 const CommandSpec& RetryCommand();
 const CommandSpec& WorkCommand();
+const CommandSpec& ServeCommand();
 
 }  // namespace cli
 }  // namespace delayq

@@ -28,7 +28,7 @@ namespace {
 std::vector<const CommandSpec*> Commands() {
   return {&AddCommand(),    &StatsCommand(), &ListCommand(),  &GetCommand(),
           &CancelCommand(), &KickCommand(),  &RetryCommand(), &PauseCommand(),
-          &ResumeCommand(), &WorkCommand()};
+          &ResumeCommand(), &WorkCommand(),  &ServeCommand()};
 }
 
 const CommandSpec* FindCommand(absl::string_view name) {

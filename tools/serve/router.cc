@@ -1,0 +1,60 @@
+// Copyright delayq authors.
+
+#include "tools/serve/router.h"
+
+#include <exception>
+#include <utility>
+
+#include "tools/serve/http_status.h"
+
+namespace delayq {
+namespace serve {
+
+std::string Call::Query(const std::string& name) const {
+  return request->has_param(name.c_str())
+             ? request->get_param_value(name.c_str())
+             : "";
+}
+
+httplib::Server::Handler Router::Wrap(Route route, bool has_body) {
+  return [route = std::move(route), has_body](const httplib::Request& req,
+                                              httplib::Response& res) {
+    Call call;
+    call.request = &req;
+    for (size_t i = 1; i < req.matches.size(); ++i) {
+      call.path.push_back(req.matches[i].str());
+    }
+    if (has_body) {
+      absl::StatusOr<Json> body = ParseBody(req.body);
+      if (!body.ok()) return WriteError(res, body.status());
+      call.body = *std::move(body);
+    } else {
+      call.body = Json::object();
+    }
+    absl::StatusOr<Reply> reply;
+    try {
+      reply = route(call);
+    } catch (const std::exception& e) {
+      // A JSON value of an unexpected type deep in a handler; say so
+      // rather than drop the connection.
+      reply = absl::InvalidArgumentError(e.what());
+    }
+    if (!reply.ok()) return WriteError(res, reply.status());
+    WriteJson(res, reply->status, reply->body);
+  };
+}
+
+void Router::Get(const std::string& pattern, Route route) {
+  server_.Get(pattern, Wrap(std::move(route), false));
+}
+
+void Router::Post(const std::string& pattern, Route route) {
+  server_.Post(pattern, Wrap(std::move(route), true));
+}
+
+void Router::Delete(const std::string& pattern, Route route) {
+  server_.Delete(pattern, Wrap(std::move(route), false));
+}
+
+}  // namespace serve
+}  // namespace delayq

@@ -1,0 +1,114 @@
+// Copyright delayq authors.
+
+#include "tools/serve/server.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "tools/serve/auth.h"
+#include "tools/serve/connection_threads.h"
+#include "tools/serve/http_status.h"
+#include "tools/serve/router.h"
+#include "tools/serve/routes.h"
+
+namespace delayq {
+namespace serve {
+namespace {
+
+// Clients reuse a kept-alive connection for this many requests.
+constexpr size_t kKeepAliveRequests = 100'000;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Start(
+    Scheduler& scheduler, const ServeOptions& options) {
+  if (!IsLoopback(options.listen.host) && options.token.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "listening on ", options.listen.host,
+        " lets other machines in: give a bearer token (--token-file)"));
+  }
+  std::unique_ptr<Server> server(new Server(scheduler, options));
+  const std::string& host = options.listen.host;
+  if (options.listen.port == 0) {
+    server->port_ = server->http_.bind_to_any_port(host);
+  } else if (server->http_.bind_to_port(host, options.listen.port)) {
+    server->port_ = options.listen.port;
+  } else {
+    server->port_ = -1;
+  }
+  if (server->port_ <= 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", host, ":", options.listen.port,
+                     " (in use, or not an address of this machine)"));
+  }
+  Server* raw = server.get();
+  server->listener_ = std::thread([raw] { raw->http_.listen_after_bind(); });
+  return server;
+}
+
+Server::Server(Scheduler& scheduler, const ServeOptions& options)
+    : scheduler_(scheduler), options_(options) {
+  const int max_connections = options_.max_connections;
+  const size_t stack = options_.thread_stack_bytes;
+  http_.new_task_queue = [max_connections, stack] {
+    return new ConnectionThreads(max_connections, stack);
+  };
+  http_.set_payload_max_length(options_.max_body_bytes);
+  http_.set_keep_alive_max_count(kKeepAliveRequests);
+  http_.set_keep_alive_timeout(
+      std::max<time_t>(1, absl::ToInt64Seconds(options_.keep_alive)));
+  AddRoutes();
+}
+
+Server::~Server() { Drain(); }
+
+void Server::AddRoutes() {
+  const std::string token = options_.token;
+  http_.set_pre_routing_handler([token](const httplib::Request& req,
+                                        httplib::Response& res) {
+    if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    absl::Status s = CheckBearer(req.get_header_value("Authorization"), token);
+    if (s.ok()) return httplib::Server::HandlerResponse::Unhandled;
+    WriteError(res, s);
+    res.set_header("WWW-Authenticate", "Bearer");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  // Replies the HTTP layer makes itself (no route, a body over the limit)
+  // get the same JSON error body as the routes'.
+  http_.set_error_handler(httplib::Server::HandlerWithResponse(
+      [limit = options_.max_body_bytes](const httplib::Request& req,
+                                        httplib::Response& res) {
+        if (!res.body.empty())
+          return httplib::Server::HandlerResponse::Unhandled;
+        std::string message;
+        if (res.status == 404) {
+          message = absl::StrCat("no route ", req.method, " ", req.path);
+        } else if (res.status == 413) {
+          message = absl::StrCat("the request body is over ", limit, " bytes");
+        } else {
+          message = absl::StrCat("HTTP ", res.status);
+        }
+        const int status = res.status;
+        WriteJson(
+            res, status,
+            StatusToJson(absl::Status(CodeForHttpStatus(status), message)));
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  RouteContext context;
+  context.scheduler = &scheduler_;
+  context.max_wait = options_.max_wait;
+  context.draining = &draining_;
+  Router router(http_);
+  AddLeaseRoutes(router, context);
+  AddJobRoutes(router, context);
+  AddTopicRoutes(router, context);
+}
+
+void Server::Drain() {
+  draining_ = true;
+  http_.stop();
+  if (listener_.joinable()) listener_.join();
+}
+
+}  // namespace serve
+}  // namespace delayq
