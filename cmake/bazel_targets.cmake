@@ -299,6 +299,22 @@ delayq_cc_test(tests_scheduler_stress_test DIR tests/scheduler NAME stress_test
 delayq_cc_test(tests_scheduler_workers_test DIR tests/scheduler NAME workers_test
   SRCS tests/scheduler/workers_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_serve_api_redis_test DIR tests/serve NAME api_redis_test
+  SRCS tests/serve/api_redis_test.cc
+  DEPS tests_redis_redis_test_server tests_serve_api_suite tp_gtest_main)
+delayq_cc_test(tests_serve_api_sqlite_test DIR tests/serve NAME api_sqlite_test
+  SRCS tests/serve/api_sqlite_test.cc
+  DEPS tests_serve_api_suite tests_testing_temp_path tp_gtest_main)
+delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite
+  SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc
+  DEPS tests_serve_serve_process tp_absl tp_gtest)
+delayq_cc_library(tests_serve_serve_process DIR tests/serve NAME serve_process
+  SRCS tests/serve/serve_process.cc tests/serve/serve_process.h
+  DEPS tests_testing_child_process tp_absl tp_httplib tp_nlohmann_json
+  DATA tools_delayq)
+delayq_cc_test(tests_serve_server_test DIR tests/serve NAME server_test
+  SRCS tests/serve/server_test.cc
+  DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_backend_test
   SRCS tests/sqlite/sqlite_backend_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)

@@ -53,11 +53,12 @@ absl::StatusOr<std::vector<std::string>> BatchPayloads(const Json& body) {
       return absl::InvalidArgumentError(
           absl::StrCat("field '", name, "' must hold strings only"));
     }
-    payloads.push_back(item.get<std::string>());
-    if (!text && !absl::Base64Unescape(payloads.back(), &payloads.back())) {
+    std::string payload = item.get<std::string>();
+    if (!text && !absl::Base64Unescape(item.get<std::string>(), &payload)) {
       return absl::InvalidArgumentError(
           "field 'payloads_base64' holds bad base64");
     }
+    payloads.push_back(std::move(payload));
   }
   return payloads;
 }

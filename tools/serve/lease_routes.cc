@@ -35,8 +35,10 @@ absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
   absl::Duration wait =
       std::min(absl::Milliseconds(*wait_ms), context.max_wait);
   if (context.draining->load()) wait = absl::ZeroDuration();
+  ++*context.reserves_waiting;
   absl::StatusOr<std::vector<Lease>> leases = context.scheduler->ReserveBatch(
       call.path[0], static_cast<int>(*max), wait);
+  --*context.reserves_waiting;
   if (!leases.ok()) return leases.status();
   Json list = Json::array();
   for (const Lease& lease : *leases) list.push_back(LeaseToJson(lease));

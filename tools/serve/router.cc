@@ -5,6 +5,7 @@
 #include <exception>
 #include <utility>
 
+#include "tools/serve/auth.h"
 #include "tools/serve/http_status.h"
 
 namespace delayq {
@@ -16,9 +17,20 @@ std::string Call::Query(const std::string& name) const {
              : "";
 }
 
+bool Router::Authorized(const httplib::Request& req,
+                        httplib::Response& res) const {
+  if (token_.empty()) return true;
+  absl::Status s = CheckBearer(req.get_header_value("Authorization"), token_);
+  if (s.ok()) return true;
+  WriteError(res, s);
+  res.set_header("WWW-Authenticate", "Bearer");
+  return false;
+}
+
 httplib::Server::Handler Router::Wrap(Route route, bool has_body) {
-  return [route = std::move(route), has_body](const httplib::Request& req,
-                                              httplib::Response& res) {
+  return [this, route = std::move(route), has_body](const httplib::Request& req,
+                                                    httplib::Response& res) {
+    if (!Authorized(req, res)) return;
     Call call;
     call.request = &req;
     for (size_t i = 1; i < req.matches.size(); ++i) {
@@ -50,6 +62,17 @@ void Router::Get(const std::string& pattern, Route route) {
 
 void Router::Post(const std::string& pattern, Route route) {
   server_.Post(pattern, Wrap(std::move(route), true));
+}
+
+void Router::GetText(const std::string& pattern,
+                     std::function<std::string()> text,
+                     const std::string& content_type) {
+  server_.Get(pattern,
+              [this, text = std::move(text), content_type](
+                  const httplib::Request& req, httplib::Response& res) {
+                if (Authorized(req, res))
+                  res.set_content(text(), content_type.c_str());
+              });
 }
 
 void Router::Delete(const std::string& pattern, Route route) {

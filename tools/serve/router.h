@@ -12,6 +12,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,18 +40,29 @@ struct Reply {
 
 using Route = std::function<absl::StatusOr<Reply>(const Call&)>;
 
+// Every route the router adds checks the bearer token first, when there is
+// one (after the body is read, so a refused request leaves the kept-alive
+// connection usable).
 class Router {
  public:
-  explicit Router(httplib::Server& server) : server_(server) {}
+  Router(httplib::Server& server, std::string token)
+      : server_(server), token_(std::move(token)) {}
 
   void Get(const std::string& pattern, Route route);
   void Post(const std::string& pattern, Route route);
   void Delete(const std::string& pattern, Route route);
 
+  // A GET whose reply is text made by `text` (metrics, documents).
+  void GetText(const std::string& pattern, std::function<std::string()> text,
+               const std::string& content_type);
+
  private:
   httplib::Server::Handler Wrap(Route route, bool has_body);
+  // False (with the error written) when the request lacks the token.
+  bool Authorized(const httplib::Request& req, httplib::Response& res) const;
 
   httplib::Server& server_;
+  const std::string token_;
 };
 
 }  // namespace serve

@@ -21,6 +21,8 @@ struct RouteContext {
   absl::Duration max_wait = absl::Seconds(30);  // a reserve's longest wait
   // Set while the server drains: a reserve then returns at once.
   const std::atomic<bool>* draining = nullptr;
+  // Reserves waiting for a job right now.
+  std::atomic<int>* reserves_waiting = nullptr;
 };
 
 // POST /v1/topics/{topic}/jobs, /v1/topics/{topic}/jobs/batch,

@@ -2,10 +2,11 @@
 
 #include "tools/serve/server.h"
 
+#include <sys/socket.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "tools/serve/auth.h"
 #include "tools/serve/connection_threads.h"
 #include "tools/serve/http_status.h"
 #include "tools/serve/router.h"
@@ -41,6 +42,11 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
         absl::StrCat("cannot listen on ", host, ":", options.listen.port,
                      " (in use, or not an address of this machine)"));
   }
+  // httplib listens with a backlog of 5; a thousand clients connecting at
+  // once would see their SYNs dropped and retried seconds later.
+  if (listen(server->socket_, SOMAXCONN) != 0) {
+    return absl::InternalError("cannot grow the listen backlog");
+  }
   Server* raw = server.get();
   server->listener_ = std::thread([raw] { raw->http_.listen_after_bind(); });
   return server;
@@ -53,6 +59,12 @@ Server::Server(Scheduler& scheduler, const ServeOptions& options)
   http_.new_task_queue = [max_connections, stack] {
     return new ConnectionThreads(max_connections, stack);
   };
+  // As httplib's default (SO_REUSEADDR), and remember the listening socket.
+  http_.set_socket_options([this](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    socket_ = sock;
+  });
   http_.set_payload_max_length(options_.max_body_bytes);
   http_.set_keep_alive_max_count(kKeepAliveRequests);
   http_.set_keep_alive_timeout(
@@ -63,16 +75,6 @@ Server::Server(Scheduler& scheduler, const ServeOptions& options)
 Server::~Server() { Drain(); }
 
 void Server::AddRoutes() {
-  const std::string token = options_.token;
-  http_.set_pre_routing_handler([token](const httplib::Request& req,
-                                        httplib::Response& res) {
-    if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    absl::Status s = CheckBearer(req.get_header_value("Authorization"), token);
-    if (s.ok()) return httplib::Server::HandlerResponse::Unhandled;
-    WriteError(res, s);
-    res.set_header("WWW-Authenticate", "Bearer");
-    return httplib::Server::HandlerResponse::Handled;
-  });
   // Replies the HTTP layer makes itself (no route, a body over the limit)
   // get the same JSON error body as the routes'.
   http_.set_error_handler(httplib::Server::HandlerWithResponse(
@@ -83,6 +85,10 @@ void Server::AddRoutes() {
         std::string message;
         if (res.status == 404) {
           message = absl::StrCat("no route ", req.method, " ", req.path);
+        } else if (res.status == 400) {
+          message =
+              "malformed HTTP request (a POST needs a Content-Length; send {} "
+              "for no fields)";
         } else if (res.status == 413) {
           message = absl::StrCat("the request body is over ", limit, " bytes");
         } else {
@@ -98,10 +104,25 @@ void Server::AddRoutes() {
   context.scheduler = &scheduler_;
   context.max_wait = options_.max_wait;
   context.draining = &draining_;
-  Router router(http_);
+  context.reserves_waiting = &reserves_waiting_;
+  // The router outlives this call: its routes refer to it.
+  router_ = std::make_unique<Router>(http_, options_.token);
+  Router& router = *router_;
   AddLeaseRoutes(router, context);
   AddJobRoutes(router, context);
   AddTopicRoutes(router, context);
+  router.GetText(
+      "/metrics", [this] { return MetricsText(); },
+      "text/plain; version=0.0.4");
+}
+
+std::string Server::MetricsText() const {
+  return absl::StrCat(
+      "# HELP delayq_http_reserves_waiting Reserve requests in progress, "
+      "most of them long polls waiting for a job.\n"
+      "# TYPE delayq_http_reserves_waiting gauge\n"
+      "delayq_http_reserves_waiting ",
+      reserves_waiting_.load(), "\n");
 }
 
 void Server::Drain() {

@@ -27,6 +27,7 @@
 #include "delayq/scheduler.h"
 #include "httplib.h"
 #include "tools/serve/listen_address.h"
+#include "tools/serve/router.h"
 
 namespace delayq {
 namespace serve {
@@ -72,13 +73,17 @@ class Server {
  private:
   Server(Scheduler& scheduler, const ServeOptions& options);
   void AddRoutes();
+  std::string MetricsText() const;
 
   Scheduler& scheduler_;
   const ServeOptions options_;
   httplib::Server http_;
+  std::unique_ptr<Router> router_;
   std::atomic<bool> draining_{false};
+  std::atomic<int> reserves_waiting_{0};
   std::thread listener_;
   int port_ = 0;
+  int socket_ = -1;  // the listening socket
 };
 
 }  // namespace serve
