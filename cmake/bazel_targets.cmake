@@ -52,6 +52,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/internal/wheel_level.h
   include/delayq/job.h
   include/delayq/memory_backend.h
+  include/delayq/metrics.h
   include/delayq/open.h
   include/delayq/redacted_url.h
   include/delayq/redis_backend.h
@@ -67,9 +68,14 @@ set(DELAYQ_LIBRARY_SOURCES
   src/event.cc
   src/event_hub.cc
   src/event_hub.h
+  src/instrumented_backend.cc
+  src/instrumented_backend.h
   src/job.cc
   src/lease_keeper.cc
   src/lease_keeper.h
+  src/metrics.cc
+  src/metrics_histogram.cc
+  src/metrics_histogram.h
   src/mutex.h
   src/open.cc
   src/promotion.cc
@@ -234,6 +240,9 @@ delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME 
 delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_backend_test
   SRCS tests/memory/memory_backend_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_testing_status_matchers tp_absl tp_gtest_main)
+delayq_cc_test(tests_metrics_metrics_test DIR tests/metrics NAME metrics_test
+  SRCS tests/metrics/metrics_test.cc
+  DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_library(tests_multiprocess_multiprocess_suite DIR tests/multiprocess NAME multiprocess_suite
   SRCS tests/multiprocess/delivery_suite.cc tests/multiprocess/multiprocess_suite.cc tests/multiprocess/multiprocess_suite.h tests/multiprocess/scheduler_suite.cc tests/multiprocess/wakeup_suite.cc
   DEPS delayq tests_testing_status_matchers tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest)

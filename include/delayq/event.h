@@ -52,6 +52,9 @@ struct Event {
   int attempts = 0;
   // kFailed, kDead: the error kept with the job.
   std::string error;
+  // kReserved: when the job came due (its run_at), so that `at - due` is
+  // how late it was delivered. InfinitePast() for other events.
+  absl::Time due = absl::InfinitePast();
 };
 
 // EventListener

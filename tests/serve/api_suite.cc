@@ -175,6 +175,38 @@ TEST_P(ApiTest, StatsTopicsPauseAndResume) {
   EXPECT_EQ(ReserveOne("t1")["job"]["payload"], "a");
 }
 
+TEST_P(ApiTest, MetricsShowTheStoreAndTheEvents) {
+  Add("m", {{"payload", "a"}});
+  Add("m", {{"payload", "b"}});
+  const Json lease = ReserveOne("m");
+  ASSERT_EQ(
+      api_->Post("/v1/jobs/" + lease["job"]["id"].get<std::string>() + "/ack",
+                 {{"token", lease["token"]}})
+          .status,
+      200);
+  HttpReply metrics = api_->Get("/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  const std::string& text = metrics.body;
+  EXPECT_NE(text.find("delayq_jobs{topic=\"m\",state=\"ready\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("delayq_job_events_total{topic=\"m\",event=\"enqueued\"} "
+                      "2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("delayq_job_events_total{topic=\"m\",event=\"succeeded\"} "
+                "1\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("delayq_handler_seconds_count{topic=\"m\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("delayq_store_call_seconds_count{call=\"ack\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace delayq

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "delayq/metrics.h"
 #include "delayq/redacted_url.h"
 #include "delayq/scheduler.h"
 #include "tools/delayq/cli.h"
@@ -77,14 +78,17 @@ int RunServe(const Context& ctx) {
   if (!options.ok()) return Fail(options.status());
   // Before any thread starts, so that only this one sees the signals.
   BlockStopSignals();
+  // Declared first, so that it outlives the scheduler it watches.
+  Metrics metrics;
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
-      OpenScheduler(ctx, /*create=*/true);
+      OpenScheduler(ctx, /*create=*/true, absl::Seconds(1), &metrics);
   if (!scheduler.ok()) return Fail(scheduler.status());
+  metrics.Attach(**scheduler);
   // The timer thread promotes due jobs and ends leases, so counts and
   // events stay current while no client asks.
   if (absl::Status s = (*scheduler)->Start(); !s.ok()) return Fail(s);
   absl::StatusOr<std::unique_ptr<serve::Server>> server =
-      serve::Server::Start(**scheduler, *options);
+      serve::Server::Start(**scheduler, &metrics, *options);
   if (!server.ok()) return Fail(server.status());
   const std::string& host = options->listen.host;
   const std::string shown =

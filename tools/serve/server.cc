@@ -22,13 +22,13 @@ constexpr size_t kKeepAliveRequests = 100'000;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Start(
-    Scheduler& scheduler, const ServeOptions& options) {
+    Scheduler& scheduler, Metrics* metrics, const ServeOptions& options) {
   if (!IsLoopback(options.listen.host) && options.token.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "listening on ", options.listen.host,
         " lets other machines in: give a bearer token (--token-file)"));
   }
-  std::unique_ptr<Server> server(new Server(scheduler, options));
+  std::unique_ptr<Server> server(new Server(scheduler, metrics, options));
   const std::string& host = options.listen.host;
   if (options.listen.port == 0) {
     server->port_ = server->http_.bind_to_any_port(host);
@@ -52,8 +52,9 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   return server;
 }
 
-Server::Server(Scheduler& scheduler, const ServeOptions& options)
-    : scheduler_(scheduler), options_(options) {
+Server::Server(Scheduler& scheduler, Metrics* metrics,
+               const ServeOptions& options)
+    : scheduler_(scheduler), metrics_(metrics), options_(options) {
   const int max_connections = options_.max_connections;
   const size_t stack = options_.thread_stack_bytes;
   http_.new_task_queue = [max_connections, stack] {
@@ -122,7 +123,8 @@ std::string Server::MetricsText() const {
       "most of them long polls waiting for a job.\n"
       "# TYPE delayq_http_reserves_waiting gauge\n"
       "delayq_http_reserves_waiting ",
-      reserves_waiting_.load(), "\n");
+      reserves_waiting_.load(), "\n",
+      metrics_ != nullptr ? metrics_->PrometheusText() : "");
 }
 
 void Server::Drain() {

@@ -1,7 +1,7 @@
 // Copyright delayq authors.
 //
-// The HTTP server of `delayq serve`: the JSON API under /v1 over one
-// Scheduler.
+// The HTTP server of `delayq serve`: the JSON API under /v1, Prometheus
+// metrics at /metrics and the dashboard at /, over one Scheduler.
 //
 //   ServeOptions options;
 //   options.listen = {"127.0.0.1", 7070};
@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "delayq/metrics.h"
 #include "delayq/scheduler.h"
 #include "httplib.h"
 #include "tools/serve/listen_address.h"
@@ -52,10 +53,11 @@ struct ServeOptions {
 
 class Server {
  public:
-  // Binds and starts serving on a thread of its own. `scheduler` must
-  // outlive the server.
+  // Binds and starts serving on a thread of its own. `scheduler` and
+  // `metrics` (attached to it, or null for no /metrics) must outlive the
+  // server.
   static absl::StatusOr<std::unique_ptr<Server>> Start(
-      Scheduler& scheduler, const ServeOptions& options);
+      Scheduler& scheduler, Metrics* metrics, const ServeOptions& options);
 
   ~Server();  // Drain()
   Server(const Server&) = delete;
@@ -71,11 +73,12 @@ class Server {
   void Drain();
 
  private:
-  Server(Scheduler& scheduler, const ServeOptions& options);
+  Server(Scheduler& scheduler, Metrics* metrics, const ServeOptions& options);
   void AddRoutes();
   std::string MetricsText() const;
 
   Scheduler& scheduler_;
+  Metrics* const metrics_;
   const ServeOptions options_;
   httplib::Server http_;
   std::unique_ptr<Router> router_;
