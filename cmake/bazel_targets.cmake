@@ -128,6 +128,13 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/topics.lua
 )
 
+set(DELAYQ_SERVE_ASSETS
+  docs/openapi.yaml
+  tools/serve/dashboard/app.js
+  tools/serve/dashboard/index.html
+  tools/serve/dashboard/style.css
+)
+
 set(DELAYQ_ABSL_LIBS
   absl::flags_parse
   absl::flags_usage
@@ -317,6 +324,9 @@ delayq_cc_test(tests_serve_api_sqlite_test DIR tests/serve NAME api_sqlite_test
 delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite
   SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc
   DEPS tests_serve_serve_process tp_absl tp_gtest)
+delayq_cc_test(tests_serve_dashboard_test DIR tests/serve NAME dashboard_test
+  SRCS tests/serve/chromium_page.cc tests/serve/chromium_page.h tests/serve/dashboard_test.cc
+  DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main tp_nlohmann_json)
 delayq_cc_library(tests_serve_serve_process DIR tests/serve NAME serve_process
   SRCS tests/serve/serve_process.cc tests/serve/serve_process.h
   DEPS tests_testing_child_process tp_absl tp_httplib tp_nlohmann_json
@@ -385,7 +395,7 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
-  SRCS tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
+  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
   DEPS delayq tools_values tp_absl tp_httplib tp_nlohmann_json)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/main.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/work.cc

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "tools/serve/assets.h"
 #include "tools/serve/connection_threads.h"
 #include "tools/serve/http_status.h"
 #include "tools/serve/router.h"
@@ -112,6 +113,7 @@ void Server::AddRoutes() {
   AddLeaseRoutes(router, context);
   AddJobRoutes(router, context);
   AddTopicRoutes(router, context);
+  AddAssetRoutes(http_);
   router.GetText(
       "/metrics", [this] { return MetricsText(); },
       "text/plain; version=0.0.4");
