@@ -212,6 +212,9 @@ delayq_cc_binary(bench_scheduler_bench DIR bench NAME scheduler_bench
 delayq_cc_binary(bench_seed_poller DIR bench NAME seed_poller
   SRCS bench/baselines/seed_poller.cc
   DEPS bench_workloads_common tp_absl tp_hiredis)
+delayq_cc_binary(bench_serve_bench DIR bench NAME serve_bench
+  SRCS bench/serve/serve_bench.cc
+  DEPS delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tp_absl)
 delayq_cc_binary(bench_sqlite_bench DIR bench NAME sqlite_bench
   SRCS bench/sqlite_bench.cc
   DEPS delayq tests_testing_temp_path tp_absl tp_benchmark_main)
