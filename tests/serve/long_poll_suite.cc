@@ -114,8 +114,9 @@ TEST_P(ApiTest, OneJobGoesToExactlyOneOfAThousandWaitingClients) {
   // Wait (no deadline but the test's own) until every reserve is waiting in
   // the server, so the job surely arrives while all of them wait.
   for (int waiting = 0; waiting < kClients;) {
-    waiting =
-        MetricValue(api_->Get("/metrics").body, "delayq_http_reserves_waiting");
+    const HttpReply metrics = api_->Get("/metrics");
+    ASSERT_EQ(metrics.status, 200) << "the server is gone";
+    waiting = MetricValue(metrics.body, "delayq_http_reserves_waiting");
     ASSERT_LE(waiting, kClients);
     for (const RawClient& c : clients) {
       ASSERT_TRUE(c.in.empty()) << "a client was answered early: " << c.in;

@@ -95,10 +95,17 @@ TEST(ServerTest, DrainAnswersTheRequestsInFlight) {
   });
   ApiClient api(port);
   // Until the reserve waits in the server.
-  while (!absl::StrContains(api.Get("/metrics").body,
-                            "delayq_http_reserves_waiting 1")) {
+  bool alive = true;
+  for (;;) {
+    const HttpReply metrics = api.Get("/metrics");
+    alive = metrics.status == 200;
+    if (!alive ||
+        absl::StrContains(metrics.body, "delayq_http_reserves_waiting 1")) {
+      break;
+    }
     absl::SleepFor(absl::Milliseconds(10));
   }
+  EXPECT_TRUE(alive) << "the server is gone";
   const int status = (*server)->Stop();
   poller.join();
   EXPECT_TRUE(ExitedWith(status, 0)) << status;
