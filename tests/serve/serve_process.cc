@@ -50,6 +50,7 @@ int ServeProcess::Stop() {
 
 ApiClient::ApiClient(int port, std::string token) : client_("127.0.0.1", port) {
   client_.set_keep_alive(true);
+  client_.set_tcp_nodelay(true);
   client_.set_read_timeout(120, 0);
   if (!token.empty()) {
     headers_.emplace("Authorization", absl::StrCat("Bearer ", token));

@@ -2,6 +2,8 @@
 
 #include "tools/serve/server.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <utility>
@@ -61,10 +63,14 @@ Server::Server(Scheduler& scheduler, Metrics* metrics,
   http_.new_task_queue = [max_connections, stack] {
     return new ConnectionThreads(max_connections, stack);
   };
-  // As httplib's default (SO_REUSEADDR), and remember the listening socket.
+  // As httplib's default (SO_REUSEADDR) plus TCP_NODELAY, and remember the
+  // listening socket.
   http_.set_socket_options([this](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    // Accepted connections inherit it: a reply's headers and body go out
+    // at once instead of the body waiting for the client's delayed ACK.
+    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     socket_ = sock;
   });
   http_.set_payload_max_length(options_.max_body_bytes);
