@@ -58,6 +58,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/internal/wheel_level.h
   include/delayq/job.h
   include/delayq/memory_backend.h
+  include/delayq/metrics.h
   include/delayq/open.h
   include/delayq/redacted_url.h
   include/delayq/redis_backend.h
@@ -76,11 +77,16 @@ set(DELAYQ_LIBRARY_SOURCES
   src/event.cc
   src/event_hub.cc
   src/event_hub.h
+  src/instrumented_backend.cc
+  src/instrumented_backend.h
   src/job.cc
   src/lease_keeper.cc
   src/lease_keeper.h
   src/limit_gate.cc
   src/limit_gate.h
+  src/metrics.cc
+  src/metrics_histogram.cc
+  src/metrics_histogram.h
   src/mutex.h
   src/occurrences.cc
   src/occurrences.h
@@ -144,6 +150,13 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/schedule.lua
   backends/redis/scripts/lib/snapshot.lua
   backends/redis/scripts/lib/topics.lua
+)
+
+set(DELAYQ_SERVE_ASSETS
+  docs/openapi.yaml
+  tools/serve/dashboard/app.js
+  tools/serve/dashboard/index.html
+  tools/serve/dashboard/style.css
 )
 
 set(DELAYQ_ABSL_LIBS
@@ -226,6 +239,9 @@ delayq_cc_binary(bench_scheduler_bench DIR bench NAME scheduler_bench
 delayq_cc_binary(bench_seed_poller DIR bench NAME seed_poller
   SRCS bench/baselines/seed_poller.cc
   DEPS bench_workloads_common tp_absl tp_hiredis)
+delayq_cc_binary(bench_serve_bench DIR bench NAME serve_bench
+  SRCS bench/serve/serve_bench.cc
+  DEPS delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tp_absl)
 delayq_cc_binary(bench_sqlite_bench DIR bench NAME sqlite_bench
   SRCS bench/sqlite_bench.cc
   DEPS delayq tests_testing_temp_path tp_absl tp_benchmark_main)
@@ -261,6 +277,9 @@ delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME 
 delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_backend_test
   SRCS tests/memory/memory_backend_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_testing_status_matchers tp_absl tp_gtest_main)
+delayq_cc_test(tests_metrics_metrics_test DIR tests/metrics NAME metrics_test
+  SRCS tests/metrics/metrics_test.cc
+  DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_library(tests_multiprocess_multiprocess_suite DIR tests/multiprocess NAME multiprocess_suite
   SRCS tests/multiprocess/delivery_suite.cc tests/multiprocess/multiprocess_suite.cc tests/multiprocess/multiprocess_suite.h tests/multiprocess/schedule_suite.cc tests/multiprocess/scheduler_suite.cc tests/multiprocess/wakeup_suite.cc
   DEPS delayq tests_testing_status_matchers tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest)
@@ -344,6 +363,25 @@ delayq_cc_test(tests_scheduler_stress_test DIR tests/scheduler NAME stress_test
 delayq_cc_test(tests_scheduler_workers_test DIR tests/scheduler NAME workers_test
   SRCS tests/scheduler/workers_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_serve_api_redis_test DIR tests/serve NAME api_redis_test
+  SRCS tests/serve/api_redis_test.cc
+  DEPS tests_redis_redis_test_server tests_serve_api_suite tp_gtest_main)
+delayq_cc_test(tests_serve_api_sqlite_test DIR tests/serve NAME api_sqlite_test
+  SRCS tests/serve/api_sqlite_test.cc
+  DEPS tests_serve_api_suite tests_testing_temp_path tp_gtest_main)
+delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite
+  SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc
+  DEPS tests_serve_serve_process tp_absl tp_gtest)
+delayq_cc_test(tests_serve_dashboard_test DIR tests/serve NAME dashboard_test
+  SRCS tests/serve/chromium_page.cc tests/serve/chromium_page.h tests/serve/dashboard_test.cc
+  DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main tp_nlohmann_json)
+delayq_cc_library(tests_serve_serve_process DIR tests/serve NAME serve_process
+  SRCS tests/serve/serve_process.cc tests/serve/serve_process.h
+  DEPS tests_testing_child_process tp_absl tp_httplib tp_nlohmann_json
+  DATA tools_delayq)
+delayq_cc_test(tests_serve_server_test DIR tests/serve NAME server_test
+  SRCS tests/serve/server_test.cc
+  DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_backend_test
   SRCS tests/sqlite/sqlite_backend_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
@@ -404,6 +442,12 @@ delayq_cc_test(tests_wheel_wheel_math_test DIR tests/wheel NAME wheel_math_test
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
+delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
+  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
+  DEPS delayq tools_values tp_absl tp_httplib tp_nlohmann_json)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
-  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/values.cc tools/delayq/values.h tools/delayq/work.cc
+  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
+  DEPS delayq tools_serve_serve tools_values tp_absl)
+delayq_cc_library(tools_values DIR tools NAME values
+  SRCS tools/delayq/values.cc tools/delayq/values.h
   DEPS delayq tp_absl)

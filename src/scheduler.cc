@@ -174,7 +174,8 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   promotion_.ArmLeases(*leases);
   if (events_.active()) {
     for (const Lease& lease : *leases) {
-      Emit(EventType::kReserved, lease.job.id, topic, lease.job.attempts);
+      Emit(EventType::kReserved, lease.job.id, topic, lease.job.attempts,
+           /*error=*/"", lease.job.run_at);
     }
   }
   return leases;
@@ -450,7 +451,7 @@ void Scheduler::Impl::EmitMoved(const std::vector<Transition>& moved) {
 
 void Scheduler::Impl::Emit(EventType type, absl::string_view id,
                            absl::string_view topic, int attempts,
-                           absl::string_view error) {
+                           absl::string_view error, absl::Time due) {
   if (!events_.active()) return;
   Event event;
   event.type = type;
@@ -459,6 +460,7 @@ void Scheduler::Impl::Emit(EventType type, absl::string_view id,
   event.at = clock_->Now();
   event.attempts = attempts;
   event.error = std::string(error);
+  event.due = due;
   events_.Emit(event);
 }
 

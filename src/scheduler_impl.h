@@ -101,7 +101,8 @@ class Scheduler::Impl : public internal::JobOps {
   // Events for jobs that a store call moved.
   void EmitMoved(const std::vector<Transition>& moved);
   void Emit(EventType type, absl::string_view id, absl::string_view topic,
-            int attempts = 0, absl::string_view error = "");
+            int attempts = 0, absl::string_view error = "",
+            absl::Time due = absl::InfinitePast());
   // Marks the calling thread as one of this scheduler's own.
   void MarkOwnThread();
   bool OnOwnThread() const;

@@ -16,6 +16,7 @@
 #include "delayq/event.h"           // IWYU pragma: export
 #include "delayq/job.h"             // IWYU pragma: export
 #include "delayq/memory_backend.h"  // IWYU pragma: export
+#include "delayq/metrics.h"         // IWYU pragma: export
 #include "delayq/open.h"            // IWYU pragma: export
 #include "delayq/redacted_url.h"    // IWYU pragma: export
 #include "delayq/redis_backend.h"   // IWYU pragma: export

@@ -55,6 +55,9 @@ struct Event {
   int attempts = 0;
   // kFailed, kDead, kLapsed: the error kept with the job.
   std::string error;
+  // kReserved: when the job came due (its run_at), so that `at - due` is
+  // how late it was delivered. InfinitePast() for other events.
+  absl::Time due = absl::InfinitePast();
 };
 
 // EventListener

@@ -21,7 +21,8 @@ import xml.etree.ElementTree as ET
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "cmake", "bazel_targets.cmake")
 THIRD_PARTY = "//third_party:"
-GENERATED = {"//backends/redis:internal/scripts.cc": "${DELAYQ_EMBEDDED_SCRIPTS}"}
+GENERATED = {"//backends/redis:internal/scripts.cc": "${DELAYQ_EMBEDDED_SCRIPTS}",
+             "//tools/serve:assets.cc": "${DELAYQ_EMBEDDED_ASSETS}"}
 
 
 def query(expr, output):
@@ -100,6 +101,11 @@ def main():
         lines += [f"  {path_of(l)}" for l in sorted(embedded)
                   if os.path.dirname(path_of(l)) == folder]
         lines += [")", ""]
+    # The files the server embeds (the dashboard, the OpenAPI document).
+    lines.append("set(DELAYQ_SERVE_ASSETS")
+    lines += [f"  {path_of(l)}" for l in sorted(query(
+        "labels(srcs, //tools/serve:embedded_assets)", "label").split())]
+    lines += [")", ""]
     # Abseil's libraries, as //third_party:absl links them.
     lines.append("set(DELAYQ_ABSL_LIBS")
     lines += [f"  absl::{lib}" for lib in absl_libs]

@@ -100,6 +100,7 @@ const CommandSpec& ResumeCommand();
 const CommandSpec& RetryCommand();
 const CommandSpec& ScheduleCommand();
 const CommandSpec& WorkCommand();
+const CommandSpec& ServeCommand();
 
 }  // namespace cli
 }  // namespace delayq

@@ -29,7 +29,8 @@ std::vector<const CommandSpec*> Commands() {
   return {&AddCommand(),   &StatsCommand(),    &ListCommand(),
           &GetCommand(),   &CancelCommand(),   &KickCommand(),
           &RetryCommand(), &PauseCommand(),    &ResumeCommand(),
-          &LimitCommand(), &ScheduleCommand(), &WorkCommand()};
+          &LimitCommand(), &ScheduleCommand(), &WorkCommand(),
+          &ServeCommand()};
 }
 
 const CommandSpec* FindCommand(absl::string_view name) {

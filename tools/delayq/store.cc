@@ -23,7 +23,8 @@ std::string StoreUrl(const Context& ctx) {
 }
 
 absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
-    const Context& ctx, bool create, absl::Duration poll_interval) {
+    const Context& ctx, bool create, absl::Duration poll_interval,
+    Metrics* metrics) {
   const std::string url = StoreUrl(ctx);
   if (!create && absl::StartsWith(url, "sqlite:")) {
     absl::StatusOr<SqliteOptions> options = ParseSqliteUrl(url);
@@ -40,6 +41,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
   if (!backend.ok()) return backend.status();
   SchedulerOptions options;
   options.poll_interval = poll_interval;
+  if (metrics != nullptr) {
+    return Scheduler::Create(metrics->Instrument(*std::move(backend)), options);
+  }
   return Scheduler::Create(*std::move(backend), options);
 }
 

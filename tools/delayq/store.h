@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "delayq/metrics.h"
 #include "delayq/scheduler.h"
 #include "tools/delayq/cli.h"
 
@@ -23,9 +24,13 @@ std::string StoreUrl(const Context& ctx);
 // SQLite file that does not exist yet; the others refuse with NotFound, so a
 // typo in the path or a command run in the wrong directory is not mistaken
 // for an empty queue.
+//
+// With `metrics`, the store's calls are timed by it (Metrics::Instrument);
+// attaching it to the scheduler is the caller's.
 absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
     const Context& ctx, bool create,
-    absl::Duration poll_interval = absl::Seconds(1));
+    absl::Duration poll_interval = absl::Seconds(1),
+    Metrics* metrics = nullptr);
 
 }  // namespace cli
 }  // namespace delayq

@@ -1,0 +1,96 @@
+// Copyright delayq authors.
+//
+// metrics.h — what a scheduler did, in numbers, for Prometheus.
+//
+// A Metrics object counts a scheduler's events and times its store's calls,
+// and renders them with the topics' current counts in the Prometheus text
+// format (version 0.0.4), for a program to serve on its own /metrics
+// endpoint (`delayq serve` serves it on its own):
+//
+//   delayq::Metrics metrics;
+//   auto scheduler = delayq::Scheduler::Create(
+//       metrics.Instrument(delayq::OpenBackend(url).value())).value();
+//   metrics.Attach(*scheduler);
+//   ...
+//   std::string body = metrics.PrometheusText();  // on GET /metrics
+//
+// What it exports:
+//   delayq_jobs{topic,state}                  gauge: jobs per state, read
+//                                             from the store when rendered
+//   delayq_topic_paused{topic}                gauge: 1 while paused
+//   delayq_job_events_total{topic,event}      counter: enqueued, promoted,
+//                                             reserved, succeeded, failed,
+//                                             retried, dead, expired,
+//                                             cancelled
+//   delayq_delivery_lateness_seconds{topic}   histogram: first reservation
+//                                             minus the time the job came due
+//   delayq_handler_seconds{topic}             histogram: reservation to ack
+//                                             or fail, in this process
+//   delayq_store_call_seconds{call}           histogram: each store call
+//   delayq_store_call_errors_total{call,code} counter: store calls that
+//                                             failed, by absl code
+//
+// Events are those of the attached scheduler (event.h): jobs that other
+// processes move on a shared store count there, not here; the gauges show
+// the whole store.
+//
+// Thread-safe. A Metrics object must outlive the backends it instrumented
+// and the scheduler it is attached to: declare it before them.
+
+#ifndef DELAYQ_METRICS_H_
+#define DELAYQ_METRICS_H_
+
+#include <memory>
+#include <string>
+
+#include "delayq/backend.h"
+#include "delayq/clock.h"
+#include "delayq/event.h"
+#include "delayq/scheduler.h"
+
+namespace delayq {
+
+class Metrics {
+ public:
+  // `clock` times store calls; the default is the real clock.
+  explicit Metrics(Clock* clock = nullptr);
+  ~Metrics();
+
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // Instrument()
+  //
+  // Returns a backend that forwards every call to `backend` and records how
+  // long it took and, when it failed, its code. Pass it to
+  // Scheduler::Create().
+  std::unique_ptr<Backend> Instrument(std::unique_ptr<Backend> backend);
+
+  // Attach()
+  //
+  // Listens to `scheduler`'s events, and reads its topics' counts in
+  // PrometheusText(). One scheduler per Metrics; attaching again moves the
+  // attachment (the first scheduler must still exist then).
+  void Attach(Scheduler& scheduler);
+
+  // Record()
+  //
+  // Counts one event, as the listener Attach() adds does: for programs that
+  // feed events from a listener of their own.
+  void Record(const Event& event);
+
+  // PrometheusText()
+  //
+  // Every metric above in the Prometheus text format. The gauges are read
+  // from the attached scheduler's store now; a store that cannot be read
+  // leaves them out and counts delayq_metrics_store_errors_total.
+  std::string PrometheusText();
+
+ private:
+  class State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace delayq
+
+#endif  // DELAYQ_METRICS_H_

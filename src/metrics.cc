@@ -1,0 +1,246 @@
+// Copyright delayq authors.
+
+#include "delayq/metrics.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "src/instrumented_backend.h"
+#include "src/metrics_histogram.h"
+
+namespace delayq {
+namespace {
+
+// Reservations whose run time is being measured, at most; past that, new
+// ones go unmeasured rather than grow without bound (leases that are never
+// finished here, for example handed to a worker that died).
+constexpr size_t kMaxOpenReservations = 100'000;
+
+// A label value, escaped as the text format wants.
+std::string Label(absl::string_view value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+void Header(absl::string_view name, absl::string_view type,
+            absl::string_view help, std::string* out) {
+  absl::StrAppend(out, "# HELP ", name, " ", help, "\n# TYPE ", name, " ", type,
+                  "\n");
+}
+
+}  // namespace
+
+class Metrics::State {
+ public:
+  explicit State(Clock& clock) : clock(clock) {}
+
+  void Record(const Event& e);
+  void ObserveCall(absl::string_view call, absl::Duration took,
+                   const absl::Status& status);
+  std::string Render();
+
+  Clock& clock;
+  Scheduler* scheduler = nullptr;
+  int listener = -1;
+
+ private:
+  internal::Histogram& JobHistogram(
+      std::map<std::string, internal::Histogram>& family,
+      const std::string& topic) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return family.try_emplace(topic, internal::JobSecondsBounds())
+        .first->second;
+  }
+  void RenderGauges(std::string* out);
+
+  absl::Mutex mu_;
+  // (topic, event) -> count.
+  std::map<std::pair<std::string, std::string>, int64_t> events_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, internal::Histogram> lateness_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, internal::Histogram> run_time_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, absl::Time> reserved_at_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::string, internal::Histogram> calls_ ABSL_GUARDED_BY(mu_);
+  // (call, code) -> count.
+  std::map<std::pair<std::string, std::string>, int64_t> call_errors_
+      ABSL_GUARDED_BY(mu_);
+  int64_t gauge_errors_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+void Metrics::State::Record(const Event& e) {
+  absl::MutexLock lock(&mu_);
+  ++events_[{e.topic, std::string(EventTypeName(e.type))}];
+  switch (e.type) {
+    case EventType::kReserved:
+      if (e.attempts == 1 && e.due != absl::InfinitePast()) {
+        JobHistogram(lateness_, e.topic)
+            .Observe(absl::ToDoubleSeconds(
+                std::max(e.at - e.due, absl::ZeroDuration())));
+      }
+      if (reserved_at_.size() < kMaxOpenReservations) {
+        reserved_at_[e.id] = e.at;
+      }
+      break;
+    case EventType::kSucceeded:
+    case EventType::kFailed: {
+      auto it = reserved_at_.find(e.id);
+      if (it != reserved_at_.end()) {
+        JobHistogram(run_time_, e.topic)
+            .Observe(absl::ToDoubleSeconds(e.at - it->second));
+        reserved_at_.erase(it);
+      }
+      break;
+    }
+    case EventType::kExpired:
+    case EventType::kDead:
+    case EventType::kCancelled:
+      reserved_at_.erase(e.id);
+      break;
+    default:
+      break;
+  }
+}
+
+void Metrics::State::ObserveCall(absl::string_view call, absl::Duration took,
+                                 const absl::Status& status) {
+  absl::MutexLock lock(&mu_);
+  calls_.try_emplace(std::string(call), internal::StoreCallSecondsBounds())
+      .first->second.Observe(absl::ToDoubleSeconds(took));
+  if (!status.ok()) {
+    ++call_errors_[{std::string(call),
+                    absl::StatusCodeToString(status.code())}];
+  }
+}
+
+// The topics' counts, read from the store outside the lock (a slow store
+// must not stall the recording of events).
+void Metrics::State::RenderGauges(std::string* out) {
+  if (scheduler == nullptr) return;
+  absl::StatusOr<std::vector<std::string>> topics = scheduler->Topics();
+  absl::StatusOr<std::vector<std::string>> paused = scheduler->PausedTopics();
+  if (!topics.ok() ||
+      (!paused.ok() && !absl::IsUnimplemented(paused.status()))) {
+    absl::MutexLock lock(&mu_);
+    ++gauge_errors_;
+    return;
+  }
+  std::set<std::string> paused_set;
+  if (paused.ok()) paused_set.insert(paused->begin(), paused->end());
+  std::set<std::string> names(topics->begin(), topics->end());
+  names.insert(paused_set.begin(), paused_set.end());
+  std::string jobs, paused_lines;
+  for (const std::string& topic : names) {
+    absl::StatusOr<TopicStats> s = scheduler->Stats(topic);
+    if (!s.ok()) {
+      absl::MutexLock lock(&mu_);
+      ++gauge_errors_;
+      continue;
+    }
+    const std::string t = Label(topic);
+    const std::pair<const char*, int64_t> states[] = {{"delayed", s->delayed},
+                                                      {"ready", s->ready},
+                                                      {"reserved", s->reserved},
+                                                      {"dead", s->dead}};
+    for (const auto& [state, n] : states) {
+      absl::StrAppend(&jobs, "delayq_jobs{topic=\"", t, "\",state=\"", state,
+                      "\"} ", n, "\n");
+    }
+    absl::StrAppend(&paused_lines, "delayq_topic_paused{topic=\"", t, "\"} ",
+                    paused_set.count(topic) ? 1 : 0, "\n");
+  }
+  Header("delayq_jobs", "gauge", "Jobs in the store, per topic and state.",
+         out);
+  absl::StrAppend(out, jobs);
+  Header("delayq_topic_paused", "gauge", "1 while the topic is paused.", out);
+  absl::StrAppend(out, paused_lines);
+}
+
+std::string Metrics::State::Render() {
+  std::string out;
+  RenderGauges(&out);
+  absl::MutexLock lock(&mu_);
+  Header("delayq_job_events_total", "counter",
+         "Job transitions this scheduler made or saw, per topic and event.",
+         &out);
+  for (const auto& [key, n] : events_) {
+    absl::StrAppend(&out, "delayq_job_events_total{topic=\"", Label(key.first),
+                    "\",event=\"", key.second, "\"} ", n, "\n");
+  }
+  Header("delayq_delivery_lateness_seconds", "histogram",
+         "First reservation minus the time the job came due.", &out);
+  for (const auto& [topic, h] : lateness_) {
+    h.Render("delayq_delivery_lateness_seconds",
+             absl::StrCat("topic=\"", Label(topic), "\""), &out);
+  }
+  Header("delayq_handler_seconds", "histogram",
+         "Reservation to ack or fail, for leases this process handled.", &out);
+  for (const auto& [topic, h] : run_time_) {
+    h.Render("delayq_handler_seconds",
+             absl::StrCat("topic=\"", Label(topic), "\""), &out);
+  }
+  Header("delayq_store_call_seconds", "histogram",
+         "How long each store call took.", &out);
+  for (const auto& [call, h] : calls_) {
+    h.Render("delayq_store_call_seconds", absl::StrCat("call=\"", call, "\""),
+             &out);
+  }
+  Header("delayq_store_call_errors_total", "counter",
+         "Store calls that failed, per call and absl code.", &out);
+  for (const auto& [key, n] : call_errors_) {
+    absl::StrAppend(&out, "delayq_store_call_errors_total{call=\"", key.first,
+                    "\",code=\"", key.second, "\"} ", n, "\n");
+  }
+  Header("delayq_metrics_store_errors_total", "counter",
+         "Renderings that could not read the topics' counts.", &out);
+  absl::StrAppend(&out, "delayq_metrics_store_errors_total ", gauge_errors_,
+                  "\n");
+  return out;
+}
+
+Metrics::Metrics(Clock* clock)
+    : state_(std::make_unique<State>(clock != nullptr ? *clock : RealClock())) {
+}
+
+// The scheduler is gone by now (this object outlives it), and with it the
+// listener.
+Metrics::~Metrics() = default;
+
+std::unique_ptr<Backend> Metrics::Instrument(std::unique_ptr<Backend> backend) {
+  State* state = state_.get();
+  return internal::InstrumentBackend(
+      std::move(backend), state->clock,
+      [state](absl::string_view call, absl::Duration took,
+              const absl::Status& status) {
+        state->ObserveCall(call, took, status);
+      });
+}
+
+void Metrics::Attach(Scheduler& scheduler) {
+  if (state_->scheduler != nullptr) {
+    state_->scheduler->RemoveListener(state_->listener);
+  }
+  State* state = state_.get();
+  state_->scheduler = &scheduler;
+  state_->listener =
+      scheduler.AddListener([state](const Event& e) { state->Record(e); });
+}
+
+void Metrics::Record(const Event& event) { state_->Record(event); }
+
+std::string Metrics::PrometheusText() { return state_->Render(); }
+
+}  // namespace delayq

@@ -1,0 +1,175 @@
+// Copyright delayq authors.
+//
+// Metrics on the memory store and a simulated clock: every number it
+// exports follows from what the test did, so each is checked exactly.
+
+#include "delayq/metrics.h"
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "delayq/clock.h"
+#include "delayq/memory_backend.h"
+#include "delayq/scheduler.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
+
+class MetricsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SchedulerOptions options;
+    options.clock = &clock_;
+    absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+        Scheduler::Create(metrics_.Instrument(NewMemoryBackend()), options);
+    ASSERT_TRUE(scheduler.ok()) << scheduler.status();
+    scheduler_ = *std::move(scheduler);
+    metrics_.Attach(*scheduler_);
+  }
+
+  Lease MustReserve(absl::string_view topic) {
+    absl::StatusOr<std::optional<Lease>> lease = scheduler_->Reserve(topic);
+    EXPECT_TRUE(lease.ok() && lease->has_value());
+    return lease.ok() && lease->has_value() ? **lease : Lease{};
+  }
+
+  SimulatedClock clock_{kStart};
+  Metrics metrics_{&clock_};  // outlives the scheduler
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(MetricsTest, GaugesShowTheStoreNow) {
+  ASSERT_OK(scheduler_->Enqueue("mail", "a").status());
+  ASSERT_OK(scheduler_->Enqueue("mail", "b").status());
+  JobOptions later;
+  later.delay = absl::Minutes(5);
+  ASSERT_OK(scheduler_->Enqueue("mail", "c", later).status());
+  ASSERT_OK(scheduler_->Pause("orders"));
+  const std::string text = metrics_.PrometheusText();
+  EXPECT_THAT(text, HasSubstr("# TYPE delayq_jobs gauge\n"));
+  EXPECT_THAT(text,
+              HasSubstr("delayq_jobs{topic=\"mail\",state=\"ready\"} 2\n"));
+  EXPECT_THAT(text,
+              HasSubstr("delayq_jobs{topic=\"mail\",state=\"delayed\"} 1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("delayq_jobs{topic=\"mail\",state=\"dead\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("delayq_topic_paused{topic=\"orders\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("delayq_topic_paused{topic=\"mail\"} 0\n"));
+}
+
+TEST_F(MetricsTest, CountsEveryKindOfEvent) {
+  JobOptions once;
+  once.max_attempts = 1;
+  ASSERT_OK(scheduler_->Enqueue("t", "ok").status());
+  ASSERT_OK(scheduler_->Enqueue("t", "dies", once).status());
+  JobOptions twice;
+  twice.max_attempts = 2;
+  twice.backoff = Backoff::Fixed(absl::Seconds(1));
+  ASSERT_OK(scheduler_->Enqueue("t", "retries", twice).status());
+  ASSERT_OK_AND_ASSIGN(std::string gone, scheduler_->Enqueue("t", "gone"));
+  ASSERT_OK(scheduler_->Cancel(gone));
+
+  ASSERT_OK(scheduler_->Ack(MustReserve("t")));
+  ASSERT_OK(scheduler_->Fail(MustReserve("t"), "x"));  // dead
+  ASSERT_OK(scheduler_->Fail(MustReserve("t"), "y"));  // retried
+
+  const std::string text = metrics_.PrometheusText();
+  const auto count = [&](const char* event, int n) {
+    return absl::StrCat("delayq_job_events_total{topic=\"t\",event=\"", event,
+                        "\"} ", n, "\n");
+  };
+  EXPECT_THAT(text, HasSubstr(count("enqueued", 4)));
+  EXPECT_THAT(text, HasSubstr(count("reserved", 3)));
+  EXPECT_THAT(text, HasSubstr(count("succeeded", 1)));
+  EXPECT_THAT(text, HasSubstr(count("failed", 2)));
+  EXPECT_THAT(text, HasSubstr(count("dead", 1)));
+  EXPECT_THAT(text, HasSubstr(count("retried", 1)));
+  EXPECT_THAT(text, HasSubstr(count("cancelled", 1)));
+}
+
+TEST_F(MetricsTest, LatenessAndHandlerTimeFollowTheClock) {
+  JobOptions delayed;
+  delayed.delay = absl::Seconds(10);
+  ASSERT_OK(scheduler_->Enqueue("late", "p", delayed).status());
+  clock_.Advance(absl::Milliseconds(10'300));  // due 300 ms ago
+  const Lease lease = MustReserve("late");
+  clock_.Advance(absl::Seconds(2));
+  ASSERT_OK(scheduler_->Ack(lease));
+
+  const std::string text = metrics_.PrometheusText();
+  const std::string lateness =
+      "delayq_delivery_lateness_seconds_bucket{topic=\"late\",le=";
+  EXPECT_THAT(text, HasSubstr(lateness + "\"0.25\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr(lateness + "\"0.5\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr(lateness + "\"+Inf\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("delayq_delivery_lateness_seconds_sum{topic="
+                              "\"late\"} 0.3\n"));
+  const std::string handler =
+      "delayq_handler_seconds_bucket{topic=\"late\",le=";
+  EXPECT_THAT(text, HasSubstr(handler + "\"1\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr(handler + "\"2.5\"} 1\n"));
+  EXPECT_THAT(text,
+              HasSubstr("delayq_handler_seconds_count{topic=\"late\"} 1\n"));
+}
+
+TEST_F(MetricsTest, RedeliveryIsNotCountedAsLateness) {
+  ASSERT_OK(scheduler_->Enqueue("r", "p").status());
+  const Lease first = MustReserve("r");
+  ASSERT_OK(scheduler_->Release(first, absl::ZeroDuration()));
+  clock_.Advance(absl::Minutes(1));
+  ASSERT_OK(scheduler_->Ack(MustReserve("r")));
+  // The released job's attempt was given back, so its second reservation
+  // is again its first attempt: lateness counts it, from its new due time.
+  const std::string text = metrics_.PrometheusText();
+  EXPECT_THAT(text, HasSubstr("delayq_delivery_lateness_seconds_count{topic="
+                              "\"r\"} 2\n"));
+}
+
+TEST_F(MetricsTest, StoreCallsAreTimedAndTheirErrorsCounted) {
+  ASSERT_OK(scheduler_->Enqueue("s", "p").status());
+  Lease lease = MustReserve("s");
+  Lease stale = lease;
+  stale.token += 1;
+  EXPECT_THAT(scheduler_->Ack(stale),
+              testing::StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(scheduler_->Get("nope"),
+              testing::StatusIs(absl::StatusCode::kNotFound));
+  const std::string text = metrics_.PrometheusText();
+  EXPECT_THAT(text, HasSubstr("# TYPE delayq_store_call_seconds histogram\n"));
+  EXPECT_THAT(text,
+              HasSubstr("delayq_store_call_seconds_count{call=\"add\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("delayq_store_call_seconds_bucket{call=\"add\","
+                              "le=\"5e-05\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("delayq_store_call_errors_total{call=\"ack\","
+                              "code=\"FAILED_PRECONDITION\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("delayq_store_call_errors_total{call=\"get\","
+                              "code=\"NOT_FOUND\"} 1\n"));
+  EXPECT_THAT(text, Not(HasSubstr("call=\"add\",code=")));
+}
+
+TEST(MetricsRecordTest, RecordCountsEventsWithoutAScheduler) {
+  Metrics metrics;
+  Event e;
+  e.type = EventType::kEnqueued;
+  e.topic = "x";
+  metrics.Record(e);
+  metrics.Record(e);
+  EXPECT_THAT(
+      metrics.PrometheusText(),
+      HasSubstr("delayq_job_events_total{topic=\"x\",event=\"enqueued\"} "
+                "2\n"));
+}
+
+}  // namespace
+}  // namespace delayq

@@ -1,0 +1,212 @@
+// Copyright delayq authors.
+//
+// Routes that add, read and cancel jobs; the lease routes and the errors
+// are in lease_suite.cc and error_suite.cc.
+
+#include "tests/serve/api_suite.h"
+
+#include <sys/wait.h>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace delayq {
+namespace testing {
+
+void ApiTest::SetUp() {
+  absl::StatusOr<std::unique_ptr<ServeProcess>> server = ServeProcess::Start(
+      GetParam().fresh_url(), {"--max-body", absl::StrCat(kMaxBody)});
+  ASSERT_TRUE(server.ok()) << server.status();
+  server_ = *std::move(server);
+  api_ = std::make_unique<ApiClient>(server_->port());
+}
+
+void ApiTest::TearDown() {
+  if (server_ == nullptr) return;
+  api_.reset();
+  const int status = server_->Stop();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "delayq serve ended with wait status " << status;
+}
+
+std::string ApiTest::Add(const std::string& topic, Json body) {
+  HttpReply r = api_->Post(absl::StrCat("/v1/topics/", topic, "/jobs"), body);
+  EXPECT_EQ(r.status, 201) << r.body;
+  return r.json.value("id", "");
+}
+
+Json ApiTest::ReserveOne(const std::string& topic) {
+  HttpReply r = api_->Post(absl::StrCat("/v1/topics/", topic, "/reserve"),
+                           Json::object());
+  EXPECT_EQ(r.status, 200) << r.body;
+  const Json leases = r.json.value("leases", Json::array());
+  EXPECT_EQ(leases.size(), 1u) << r.body;
+  return leases.empty() ? Json::object() : leases[0];
+}
+
+namespace {
+
+TEST_P(ApiTest, AddGetAndCancel) {
+  const std::string id = Add("mail", {{"payload", "hello"}});
+  ASSERT_FALSE(id.empty());
+  HttpReply got = api_->Get("/v1/jobs/" + id);
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.json["id"], id);
+  EXPECT_EQ(got.json["topic"], "mail");
+  EXPECT_EQ(got.json["state"], "ready");
+  EXPECT_EQ(got.json["payload"], "hello");
+  EXPECT_EQ(got.json["attempts"], 0);
+  EXPECT_EQ(got.json["max_attempts"], 3);
+  EXPECT_TRUE(got.json["deadline"].is_null());
+
+  HttpReply cancelled = api_->Delete("/v1/jobs/" + id);
+  EXPECT_EQ(cancelled.status, 200) << cancelled.body;
+  HttpReply gone = api_->Get("/v1/jobs/" + id);
+  EXPECT_EQ(gone.status, 404);
+  EXPECT_EQ(gone.code(), "NOT_FOUND");
+  HttpReply again = api_->Delete("/v1/jobs/" + id);
+  EXPECT_EQ(again.status, 404);
+  EXPECT_EQ(again.code(), "NOT_FOUND");
+}
+
+TEST_P(ApiTest, AddTakesEveryOption) {
+  const std::string id = Add("orders", {{"payload", "42"},
+                                        {"id", "order-42"},
+                                        {"delay_ms", 3'600'000},
+                                        {"ttr_ms", 5000},
+                                        {"priority", -3},
+                                        {"max_attempts", 7},
+                                        {"backoff", "fixed:5s"}});
+  EXPECT_EQ(id, "order-42");
+  HttpReply got = api_->Get("/v1/jobs/order-42");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(got.json["state"], "delayed");
+  EXPECT_EQ(got.json["ttr_ms"], 5000);
+  EXPECT_EQ(got.json["priority"], -3);
+  EXPECT_EQ(got.json["max_attempts"], 7);
+  EXPECT_EQ(got.json["backoff"], "fixed:5s");
+
+  HttpReply at = api_->Post(
+      "/v1/topics/orders/jobs",
+      {{"payload", "x"}, {"id", "at-job"}, {"run_at", "2099-01-02T03:04:05Z"}});
+  ASSERT_EQ(at.status, 201) << at.body;
+  EXPECT_EQ(api_->Get("/v1/jobs/at-job").json["run_at"],
+            "2099-01-02T03:04:05.000Z");
+}
+
+TEST_P(ApiTest, ReplaceMovesALiveJobAndAReusedIdIsRefused) {
+  Add("boss", {{"payload", "v1"}, {"id", "boss-1"}, {"delay_ms", 90'000}});
+  HttpReply reused =
+      api_->Post("/v1/topics/boss/jobs", {{"payload", "v2"}, {"id", "boss-1"}});
+  EXPECT_EQ(reused.status, 409);
+  EXPECT_EQ(reused.code(), "ALREADY_EXISTS");
+  Add("boss", {{"payload", "v2"},
+               {"id", "boss-1"},
+               {"delay_ms", 180'000},
+               {"replace", true}});
+  HttpReply got = api_->Get("/v1/jobs/boss-1");
+  EXPECT_EQ(got.json["payload"], "v2");
+  EXPECT_EQ(got.json["state"], "delayed");
+}
+
+TEST_P(ApiTest, BinaryPayloadsTravelAsBase64) {
+  const std::string bytes("\x00\xff\x01 binary\x80", 11);
+  const std::string id =
+      Add("bin", {{"payload_base64", absl::Base64Escape(bytes)}});
+  HttpReply got = api_->Get("/v1/jobs/" + id);
+  ASSERT_EQ(got.status, 200);
+  EXPECT_FALSE(got.json.contains("payload"));
+  std::string back;
+  ASSERT_TRUE(absl::Base64Unescape(
+      got.json["payload_base64"].get<std::string>(), &back));
+  EXPECT_EQ(back, bytes);
+  // Text that is valid UTF-8 comes back as text, whichever way it came in.
+  const std::string text_id =
+      Add("bin", {{"payload_base64", absl::Base64Escape("h\xc3\xa9llo")}});
+  EXPECT_EQ(api_->Get("/v1/jobs/" + text_id).json["payload"], "h\xc3\xa9llo");
+}
+
+TEST_P(ApiTest, BatchAddsInOrderAndListShowsThem) {
+  HttpReply batch = api_->Post("/v1/topics/b/jobs/batch",
+                               {{"payloads", {"one", "two", "three"}}});
+  ASSERT_EQ(batch.status, 201) << batch.body;
+  ASSERT_EQ(batch.json["ids"].size(), 3u);
+  HttpReply b64 = api_->Post(
+      "/v1/topics/b/jobs/batch",
+      {{"payloads_base64", {absl::Base64Escape("four")}}, {"priority", 5}});
+  ASSERT_EQ(b64.status, 201) << b64.body;
+
+  HttpReply list = api_->Get("/v1/topics/b/jobs?state=ready&limit=10");
+  ASSERT_EQ(list.status, 200) << list.body;
+  ASSERT_EQ(list.json["jobs"].size(), 4u);
+  EXPECT_EQ(list.json["jobs"][0]["payload"], "one");
+  EXPECT_EQ(list.json["jobs"][2]["payload"], "three");
+  EXPECT_EQ(list.json["jobs"][3]["payload"], "four");
+  EXPECT_EQ(api_->Get("/v1/topics/b/jobs?limit=2").json["jobs"].size(), 2u);
+  EXPECT_EQ(api_->Get("/v1/topics/b/jobs?state=dead").json["jobs"].size(), 0u);
+}
+
+TEST_P(ApiTest, StatsTopicsPauseAndResume) {
+  Add("t1", {{"payload", "a"}});
+  Add("t1", {{"payload", "b"}, {"delay_ms", 600'000}});
+  Add("t2", {{"payload", "c"}});
+  HttpReply stats = api_->Get("/v1/topics/t1/stats");
+  ASSERT_EQ(stats.status, 200);
+  EXPECT_EQ(stats.json["ready"], 1);
+  EXPECT_EQ(stats.json["delayed"], 1);
+  EXPECT_EQ(stats.json["paused"], false);
+
+  HttpReply paused = api_->Post("/v1/topics/t1/pause", Json::object());
+  ASSERT_EQ(paused.status, 200) << paused.body;
+  EXPECT_EQ(paused.json["paused"], true);
+  HttpReply none = api_->Post("/v1/topics/t1/reserve", Json::object());
+  EXPECT_EQ(none.json["leases"].size(), 0u) << none.body;
+
+  HttpReply topics = api_->Get("/v1/topics");
+  ASSERT_EQ(topics.status, 200);
+  ASSERT_EQ(topics.json["topics"].size(), 2u);
+  EXPECT_EQ(topics.json["topics"][0]["topic"], "t1");
+  EXPECT_EQ(topics.json["topics"][0]["paused"], true);
+  EXPECT_EQ(topics.json["topics"][1]["topic"], "t2");
+  EXPECT_EQ(topics.json["topics"][1]["ready"], 1);
+
+  HttpReply resumed = api_->Post("/v1/topics/t1/resume", Json::object());
+  EXPECT_EQ(resumed.json["paused"], false);
+  EXPECT_EQ(ReserveOne("t1")["job"]["payload"], "a");
+}
+
+TEST_P(ApiTest, MetricsShowTheStoreAndTheEvents) {
+  Add("m", {{"payload", "a"}});
+  Add("m", {{"payload", "b"}});
+  const Json lease = ReserveOne("m");
+  ASSERT_EQ(
+      api_->Post("/v1/jobs/" + lease["job"]["id"].get<std::string>() + "/ack",
+                 {{"token", lease["token"]}})
+          .status,
+      200);
+  HttpReply metrics = api_->Get("/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  const std::string& text = metrics.body;
+  EXPECT_NE(text.find("delayq_jobs{topic=\"m\",state=\"ready\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("delayq_job_events_total{topic=\"m\",event=\"enqueued\"} "
+                      "2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("delayq_job_events_total{topic=\"m\",event=\"succeeded\"} "
+                "1\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("delayq_handler_seconds_count{topic=\"m\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("delayq_store_call_seconds_count{call=\"ack\"} 1\n"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq

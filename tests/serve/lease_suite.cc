@@ -1,0 +1,141 @@
+// Copyright delayq authors.
+//
+// Reserve and the lease routes: the fencing token travels with every lease,
+// and one that is no longer current is refused and changes nothing.
+
+#include "absl/strings/str_cat.h"
+#include "tests/serve/api_suite.h"
+
+namespace delayq {
+namespace testing {
+namespace {
+
+std::string JobPath(const Json& lease, const std::string& action) {
+  return absl::StrCat("/v1/jobs/", lease["job"]["id"].get<std::string>(), "/",
+                      action);
+}
+
+TEST_P(ApiTest, ReserveTouchAndAck) {
+  const std::string id = Add("work", {{"payload", "p"}});
+  const Json lease = ReserveOne("work");
+  EXPECT_EQ(lease["job"]["id"], id);
+  EXPECT_EQ(lease["job"]["state"], "reserved");
+  EXPECT_EQ(lease["job"]["attempts"], 1);
+  ASSERT_TRUE(lease["token"].is_string());
+  EXPECT_FALSE(lease["deadline"].get<std::string>().empty());
+  EXPECT_EQ(api_->Get("/v1/topics/work/stats").json["reserved"], 1);
+
+  HttpReply touched =
+      api_->Post(JobPath(lease, "touch"), {{"token", lease["token"]}});
+  ASSERT_EQ(touched.status, 200) << touched.body;
+  EXPECT_TRUE(touched.json["deadline"].is_string());
+
+  HttpReply acked =
+      api_->Post(JobPath(lease, "ack"), {{"token", lease["token"]}});
+  EXPECT_EQ(acked.status, 200) << acked.body;
+  EXPECT_EQ(api_->Get("/v1/jobs/" + id).status, 404);
+}
+
+TEST_P(ApiTest, ReserveOnAnEmptyTopicReturnsNoLease) {
+  HttpReply r = api_->Post("/v1/topics/empty/reserve", {{"wait_ms", 0}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.json["leases"].size(), 0u);
+}
+
+TEST_P(ApiTest, ReserveManyAtOnce) {
+  api_->Post("/v1/topics/many/jobs/batch", {{"payloads", {"1", "2", "3"}}});
+  HttpReply r = api_->Post("/v1/topics/many/reserve", {{"max", 2}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  ASSERT_EQ(r.json["leases"].size(), 2u);
+  EXPECT_EQ(r.json["leases"][0]["job"]["payload"], "1");
+  EXPECT_EQ(r.json["leases"][1]["job"]["payload"], "2");
+}
+
+TEST_P(ApiTest, FailRetriesThenBuriesAndRetryAndKickRevive) {
+  const std::string id =
+      Add("flaky",
+          {{"payload", "p"}, {"max_attempts", 2}, {"backoff", "fixed:0s"}});
+  Json lease = ReserveOne("flaky");
+  HttpReply failed = api_->Post(JobPath(lease, "fail"),
+                                {{"token", lease["token"]}, {"error", "boom"}});
+  ASSERT_EQ(failed.status, 200) << failed.body;
+  HttpReply job = api_->Get("/v1/jobs/" + id);
+  EXPECT_EQ(job.json["state"], "ready");
+  EXPECT_EQ(job.json["last_error"], "boom");
+
+  lease = ReserveOne("flaky");
+  HttpReply last = api_->Post(JobPath(lease, "fail"),
+                              {{"token", lease["token"]}, {"error", "x"}});
+  ASSERT_EQ(last.status, 200) << last.body;
+  EXPECT_EQ(api_->Get("/v1/jobs/" + id).json["state"], "dead");
+  EXPECT_EQ(api_->Get("/v1/topics/flaky/stats").json["dead"], 1);
+
+  HttpReply retried = api_->Post("/v1/jobs/" + id + "/retry", Json::object());
+  ASSERT_EQ(retried.status, 200) << retried.body;
+  EXPECT_EQ(api_->Get("/v1/jobs/" + id).json["state"], "ready");
+  HttpReply not_dead = api_->Post("/v1/jobs/" + id + "/retry", Json::object());
+  EXPECT_EQ(not_dead.status, 409);
+  EXPECT_EQ(not_dead.code(), "FAILED_PRECONDITION");
+
+  // A retried job has its attempts again: two more failures bury it.
+  for (int i = 0; i < 2; ++i) {
+    lease = ReserveOne("flaky");
+    api_->Post(JobPath(lease, "fail"), {{"token", lease["token"]}});
+  }
+  ASSERT_EQ(api_->Get("/v1/jobs/" + id).json["state"], "dead");
+  HttpReply kicked = api_->Post("/v1/topics/flaky/kick", Json::object());
+  ASSERT_EQ(kicked.status, 200) << kicked.body;
+  EXPECT_EQ(kicked.json["kicked"], 1);
+  EXPECT_EQ(api_->Get("/v1/jobs/" + id).json["state"], "ready");
+}
+
+TEST_P(ApiTest, ReleaseGivesTheAttemptBack) {
+  const std::string id = Add("rel", {{"payload", "p"}});
+  const Json lease = ReserveOne("rel");
+  HttpReply released = api_->Post(JobPath(lease, "release"),
+                                  {{"token", lease["token"]}, {"delay_ms", 0}});
+  ASSERT_EQ(released.status, 200) << released.body;
+  HttpReply job = api_->Get("/v1/jobs/" + id);
+  EXPECT_EQ(job.json["state"], "ready");
+  EXPECT_EQ(job.json["attempts"], 0);
+
+  const Json later = ReserveOne("rel");
+  api_->Post(JobPath(later, "release"),
+             {{"token", later["token"]}, {"delay_ms", 3'600'000}});
+  EXPECT_EQ(api_->Get("/v1/jobs/" + id).json["state"], "delayed");
+}
+
+TEST_P(ApiTest, AStaleTokenIsRefusedAndChangesNothing) {
+  const std::string id = Add("fence", {{"payload", "p"}});
+  const Json first = ReserveOne("fence");
+  ASSERT_EQ(
+      api_->Post(JobPath(first, "release"), {{"token", first["token"]}}).status,
+      200);
+  const Json second = ReserveOne("fence");
+  ASSERT_NE(first["token"], second["token"]);
+
+  for (const char* action : {"ack", "fail", "release", "touch"}) {
+    SCOPED_TRACE(action);
+    HttpReply stale =
+        api_->Post(JobPath(first, action), {{"token", first["token"]}});
+    EXPECT_EQ(stale.status, 409) << stale.body;
+    EXPECT_EQ(stale.code(), "FAILED_PRECONDITION");
+    HttpReply job = api_->Get("/v1/jobs/" + id);
+    EXPECT_EQ(job.json["state"], "reserved");
+    EXPECT_EQ(job.json["attempts"], 1);  // the release gave one back
+  }
+  EXPECT_EQ(
+      api_->Post(JobPath(second, "ack"), {{"token", second["token"]}}).status,
+      200);
+  // The job is gone: an ack of it, stale or not, is refused too.
+  HttpReply gone =
+      api_->Post(JobPath(second, "ack"), {{"token", second["token"]}});
+  EXPECT_GE(gone.status, 400);
+  EXPECT_TRUE(gone.code() == "NOT_FOUND" ||
+              gone.code() == "FAILED_PRECONDITION")
+      << gone.body;
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq

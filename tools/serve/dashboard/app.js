@@ -1,0 +1,266 @@
+// The delayq dashboard: topics with live counts, a chart of throughput and
+// lateness, jobs per topic and state, one job's details, and the actions
+// an operator needs. Plain JavaScript against the /v1 API and /metrics; no
+// libraries, so it works with no internet access.
+"use strict";
+
+const STATES = ["ready", "delayed", "reserved", "dead"];
+const MAX_SAMPLES = 300;  // ten minutes at the default refresh
+const $ = (sel) => document.querySelector(sel);
+const state = { topic: null, jobState: "ready", samples: [], timer: null };
+
+function token() { return localStorage.getItem("delayq-token") || ""; }
+
+async function api(path, options = {}) {
+  const headers = { "Content-Type": "application/json" };
+  if (token()) headers["Authorization"] = "Bearer " + token();
+  const res = await fetch(path, { ...options, headers });
+  if (res.status === 401) {
+    const t = prompt("This delayq server needs its bearer token:");
+    if (t) { localStorage.setItem("delayq-token", t.trim()); return api(path, options); }
+  }
+  const text = await res.text();
+  const body = (res.headers.get("Content-Type") || "").startsWith("application/json")
+    ? JSON.parse(text) : text;
+  if (!res.ok) throw new Error(body.message || ("HTTP " + res.status));
+  return body;
+}
+
+const post = (path, body = {}) => api(path, { method: "POST", body: JSON.stringify(body) });
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "data") Object.assign(e.dataset, v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : String(c));
+  return e;
+}
+
+function toast(text, bad) {
+  const t = $("#toast");
+  t.textContent = text;
+  t.style.background = bad ? "#d64545" : "#141a2a";
+  t.hidden = false;
+  clearTimeout(toast.timer);
+  toast.timer = setTimeout(() => { t.hidden = true; }, 3000);
+}
+
+async function act(label, fn) {
+  try { await fn(); toast(label); } catch (e) { toast(e.message, true); }
+  await refresh();
+}
+
+function relative(iso) {
+  const ms = Date.parse(iso) - Date.now();
+  const a = Math.abs(ms);
+  const text = a < 1000 ? a + "ms" : a < 60e3 ? (a / 1e3).toFixed(1) + "s"
+    : a < 3600e3 ? Math.round(a / 60e3) + "m" : (a / 3600e3).toFixed(1) + "h";
+  return ms > 0 ? "in " + text : text + " ago";
+}
+
+function preview(job) {
+  if (job.payload !== undefined) {
+    const p = job.payload.replace(/\s+/g, " ");
+    return p.length > 80 ? p.slice(0, 80) + "…" : p;
+  }
+  return "(" + Math.floor(job.payload_base64.length * 3 / 4) + " bytes, binary)";
+}
+
+// --- Topics -----------------------------------------------------------------
+
+function renderTopics(topics) {
+  const body = $("#topics tbody");
+  body.replaceChildren();
+  $("#no-topics").hidden = topics.length > 0;
+  for (const t of topics) {
+    const name = el("td", {}, t.topic);
+    if (t.paused) name.append(el("span", { class: "badge" }, "paused"));
+    const row = el("tr", { data: { topic: t.topic } }, name);
+    for (const s of ["delayed", "ready", "reserved", "dead"]) {
+      const cell = el("td", { class: "n " + s + (s === "dead" && t.dead > 0 ? " hot" : "") },
+        el("a", { href: "#", onclick: (e) => { e.preventDefault(); openJobs(t.topic, s); } },
+          t[s]));
+      row.append(cell);
+    }
+    const actions = el("td", { class: "n" });
+    if (t.dead > 0) {
+      actions.append(el("button", { data: { action: "kick", topic: t.topic },
+        onclick: () => act("kicked " + t.dead + " dead job(s) of " + t.topic,
+          () => post("/v1/topics/" + encodeURIComponent(t.topic) + "/kick")) }, "kick dead"));
+    }
+    const verb = t.paused ? "resume" : "pause";
+    actions.append(el("button", { data: { action: verb, topic: t.topic },
+      onclick: () => act(verb + "d " + t.topic,
+        () => post("/v1/topics/" + encodeURIComponent(t.topic) + "/" + verb)) }, verb));
+    row.append(actions);
+    body.append(row);
+  }
+}
+
+// --- Jobs of a topic --------------------------------------------------------
+
+function openJobs(topic, jobState) {
+  state.topic = topic;
+  state.jobState = jobState;
+  refreshJobs();
+}
+
+async function refreshJobs() {
+  if (!state.topic) return;
+  $("#jobs-card").hidden = false;
+  $("#jobs-topic").textContent = state.topic;
+  const nav = $("#states");
+  nav.replaceChildren(...STATES.map((s) => el("button", {
+    class: s === state.jobState ? "on" : "", data: { state: s },
+    onclick: () => openJobs(state.topic, s) }, s)));
+  const { jobs } = await api("/v1/topics/" + encodeURIComponent(state.topic) +
+    "/jobs?state=" + state.jobState + "&limit=100");
+  const body = $("#jobs tbody");
+  body.replaceChildren();
+  $("#no-jobs").hidden = jobs.length > 0;
+  for (const job of jobs) {
+    const id = encodeURIComponent(job.id);
+    const when = job.state === "reserved" ? "lease ends " + relative(job.deadline)
+      : job.state === "dead" ? "—" : "due " + relative(job.run_at);
+    const actions = el("td", { class: "n" });
+    if (job.state === "dead") {
+      actions.append(el("button", { data: { action: "retry", id: job.id },
+        onclick: () => act("retrying " + job.id, () => post("/v1/jobs/" + id + "/retry")) },
+        "retry"));
+    }
+    actions.append(el("button", { class: "danger", data: { action: "cancel", id: job.id },
+      onclick: () => confirm("Cancel job " + job.id + "?") &&
+        act("cancelled " + job.id, () => api("/v1/jobs/" + id, { method: "DELETE" })) },
+      "cancel"));
+    body.append(el("tr", { data: { id: job.id } },
+      el("td", { class: "mono" }, el("a", { href: "#",
+        onclick: (e) => { e.preventDefault(); showJob(job.id); } }, job.id)),
+      el("td", {}, job.attempts + "/" + job.max_attempts),
+      el("td", {}, when),
+      el("td", { class: "mono" }, preview(job)),
+      el("td", { class: "err" }, job.last_error || ""),
+      actions));
+  }
+}
+
+// --- One job ------------------------------------------------------------------
+
+async function showJob(id) {
+  let job;
+  try { job = await api("/v1/jobs/" + encodeURIComponent(id)); }
+  catch (e) { toast(e.message, true); return; }
+  $("#job-card").hidden = false;
+  $("#job-id").textContent = job.id;
+  const fields = [
+    ["topic", job.topic], ["state", job.state], ["priority", job.priority],
+    ["attempts", job.attempts + " of " + job.max_attempts],
+    ["time to run", job.ttr_ms + " ms"], ["backoff", job.backoff],
+    ["enqueued", job.enqueued_at + " (" + relative(job.enqueued_at) + ")"],
+    ["due", job.run_at + " (" + relative(job.run_at) + ")"],
+    ["lease ends", job.deadline ? job.deadline + " (" + relative(job.deadline) + ")" : "—"],
+    ["last error", job.last_error || "—"]];
+  $("#job-fields").replaceChildren(...fields.flatMap(([k, v]) =>
+    [el("dt", {}, k), el("dd", {}, v)]));
+  $("#job-payload").textContent = job.payload !== undefined ? job.payload
+    : "base64: " + job.payload_base64;
+}
+
+// --- Chart ------------------------------------------------------------------
+
+// Sums of the counters and lateness histogram in Prometheus text.
+function parseMetrics(text) {
+  const m = { succeeded: 0, failed: 0, lateSum: 0, lateCount: 0 };
+  for (const line of text.split("\n")) {
+    if (line.startsWith("#")) continue;
+    const value = parseFloat(line.slice(line.lastIndexOf(" ") + 1));
+    if (line.startsWith("delayq_job_events_total{")) {
+      if (line.includes('event="succeeded"')) m.succeeded += value;
+      if (line.includes('event="failed"')) m.failed += value;
+    } else if (line.startsWith("delayq_delivery_lateness_seconds_sum")) {
+      m.lateSum += value;
+    } else if (line.startsWith("delayq_delivery_lateness_seconds_count")) {
+      m.lateCount += value;
+    }
+  }
+  return m;
+}
+
+function polyline(points, cls) {
+  const p = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
+  p.setAttribute("points", points.map(([x, y]) => x.toFixed(1) + "," + y.toFixed(1)).join(" "));
+  p.setAttribute("class", cls);
+  return p;
+}
+
+function svg(tag, attrs, text) {
+  const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function drawChart() {
+  const s = state.samples;
+  const chart = $("#chart");
+  chart.replaceChildren();
+  const W = 800, H = 180, L = 40, R = 760, T = 10, B = 160;
+  const rows = [];
+  for (let i = 1; i < s.length; i++) {
+    const dt = (s[i].t - s[i - 1].t) / 1000;
+    const lc = s[i].lateCount - s[i - 1].lateCount;
+    rows.push({ t: s[i].t,
+      done: Math.max(0, s[i].succeeded - s[i - 1].succeeded) / dt,
+      failed: Math.max(0, s[i].failed - s[i - 1].failed) / dt,
+      late: lc > 0 ? (s[i].lateSum - s[i - 1].lateSum) / lc * 1000 : 0 });
+  }
+  const maxRate = Math.max(1, ...rows.map((r) => Math.max(r.done, r.failed)));
+  const maxLate = Math.max(1, ...rows.map((r) => r.late));
+  for (let g = 0; g <= 4; g++) {
+    const y = B - (B - T) * g / 4;
+    chart.append(svg("line", { x1: L, x2: R, y1: y, y2: y, class: "grid" }));
+    chart.append(svg("text", { x: L - 4, y: y + 3, "text-anchor": "end", class: "axis" },
+      (maxRate * g / 4).toFixed(maxRate < 8 ? 1 : 0)));
+    chart.append(svg("text", { x: R + 4, y: y + 3, class: "axis" },
+      (maxLate * g / 4).toFixed(maxLate < 8 ? 1 : 0)));
+  }
+  if (rows.length === 0) return;
+  const t0 = rows[0].t, span = Math.max(1, rows[rows.length - 1].t - t0);
+  const x = (r) => L + (R - L) * (r.t - t0) / span;
+  chart.append(polyline(rows.map((r) => [x(r), B - (B - T) * r.done / maxRate]), "done"));
+  chart.append(polyline(rows.map((r) => [x(r), B - (B - T) * r.failed / maxRate]), "failed"));
+  chart.append(polyline(rows.map((r) => [x(r), B - (B - T) * r.late / maxLate]), "late"));
+  chart.append(svg("text", { x: L, y: H - 4, class: "axis" },
+    Math.round(span / 1000) + "s shown, " + rows.length + " samples"));
+}
+
+// --- Refresh loop -----------------------------------------------------------
+
+async function refresh() {
+  try {
+    const [{ topics }, metrics] = await Promise.all([api("/v1/topics"), api("/metrics")]);
+    renderTopics(topics);
+    state.samples.push({ t: Date.now(), ...parseMetrics(metrics) });
+    if (state.samples.length > MAX_SAMPLES) state.samples.shift();
+    drawChart();
+    await refreshJobs();
+    $("#status").textContent = "updated " + new Date().toLocaleTimeString();
+    document.body.dataset.loaded = "true";
+  } catch (e) {
+    $("#status").textContent = "error: " + e.message;
+  }
+}
+
+function schedule() {
+  clearInterval(state.timer);
+  const ms = parseInt($("#refresh").value, 10);
+  if (ms > 0) state.timer = setInterval(refresh, ms);
+}
+
+$("#refresh").addEventListener("change", schedule);
+$("#job-close").addEventListener("click", () => { $("#job-card").hidden = true; });
+refresh();
+schedule();

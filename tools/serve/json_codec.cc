@@ -1,0 +1,237 @@
+// Copyright delayq authors.
+
+#include "tools/serve/json_codec.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "tools/delayq/values.h"
+
+namespace delayq {
+namespace serve {
+namespace {
+
+// "name": text, or "name_base64": bytes that are not UTF-8.
+void PutText(Json& object, const std::string& name, absl::string_view text) {
+  if (cli::IsUtf8(text)) {
+    object[name] = std::string(text);
+  } else {
+    object[name + "_base64"] = absl::Base64Escape(text);
+  }
+}
+
+const Json* Field(const Json& object, absl::string_view name) {
+  auto it = object.find(std::string(name));
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+absl::Status BadField(absl::string_view name, absl::string_view expected) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("field '", name, "' must be ", expected));
+}
+
+absl::StatusOr<absl::Duration> MillisField(const Json& object,
+                                           absl::string_view name,
+                                           absl::Duration fallback) {
+  const int64_t kMax = int64_t{100} * 365 * 24 * 3600 * 1000;  // a century
+  absl::StatusOr<int64_t> ms =
+      IntField(object, name, absl::ToInt64Milliseconds(fallback), 0, kMax);
+  if (!ms.ok()) return ms.status();
+  return absl::Milliseconds(*ms);
+}
+
+}  // namespace
+
+absl::StatusOr<Json> ParseBody(absl::string_view body) {
+  if (body.empty()) return Json::object();
+  Json json = Json::parse(body.begin(), body.end(), nullptr,
+                          /*allow_exceptions=*/false);
+  if (json.is_discarded()) {
+    return absl::InvalidArgumentError("the request body is not valid JSON");
+  }
+  if (!json.is_object()) {
+    return absl::InvalidArgumentError("the request body must be a JSON object");
+  }
+  return json;
+}
+
+Json JobToJson(const Job& job) {
+  Json out = Json::object();
+  PutText(out, "id", job.id);
+  PutText(out, "topic", job.topic);
+  out["state"] = std::string(JobStateName(job.state));
+  out["priority"] = job.priority;
+  out["attempts"] = job.attempts;
+  out["max_attempts"] = job.max_attempts;
+  out["ttr_ms"] = absl::ToInt64Milliseconds(job.ttr);
+  out["backoff"] = cli::BackoffText(job.backoff);
+  out["enqueued_at"] = cli::UtcText(job.enqueued_at);
+  out["run_at"] = cli::UtcText(job.run_at);
+  out["deadline"] = job.state == JobState::kReserved
+                        ? Json(cli::UtcText(job.deadline))
+                        : Json(nullptr);
+  PutText(out, "last_error", job.last_error);
+  PutText(out, "payload", job.payload);
+  return out;
+}
+
+Json LeaseToJson(const Lease& lease) {
+  Json out = Json::object();
+  out["job"] = JobToJson(lease.job);
+  out["token"] = absl::StrCat(lease.token);
+  out["deadline"] = cli::UtcText(lease.deadline);
+  return out;
+}
+
+Json StatsToJson(absl::string_view topic, const TopicStats& stats,
+                 bool paused) {
+  Json out = Json::object();
+  PutText(out, "topic", topic);
+  out["delayed"] = stats.delayed;
+  out["ready"] = stats.ready;
+  out["reserved"] = stats.reserved;
+  out["dead"] = stats.dead;
+  out["paused"] = paused;
+  return out;
+}
+
+Json StatusToJson(const absl::Status& status) {
+  Json out = Json::object();
+  out["code"] = absl::StatusCodeToString(status.code());
+  // Messages come from delayq and the store; make sure JSON can carry them.
+  out["message"] = cli::IsUtf8(status.message())
+                       ? std::string(status.message())
+                       : cli::Preview(status.message(), 1000);
+  return out;
+}
+
+absl::StatusOr<std::string> PayloadFromJson(const Json& object) {
+  const Json* text = Field(object, "payload");
+  const Json* base64 = Field(object, "payload_base64");
+  if ((text == nullptr) == (base64 == nullptr)) {
+    return absl::InvalidArgumentError(
+        "give the payload as exactly one of 'payload' (text) and "
+        "'payload_base64'");
+  }
+  if (text != nullptr) {
+    if (!text->is_string()) return BadField("payload", "a string");
+    return text->get<std::string>();
+  }
+  if (!base64->is_string()) return BadField("payload_base64", "a string");
+  std::string bytes;
+  if (!absl::Base64Unescape(base64->get<std::string>(), &bytes)) {
+    return BadField("payload_base64", "base64");
+  }
+  return bytes;
+}
+
+absl::StatusOr<int64_t> IntField(const Json& object, absl::string_view name,
+                                 int64_t fallback, int64_t min, int64_t max) {
+  const Json* field = Field(object, name);
+  if (field == nullptr) return fallback;
+  if (!field->is_number_integer()) return BadField(name, "a whole number");
+  // Read as unsigned too, so a value past int64 is refused, not wrapped.
+  if (field->is_number_unsigned() &&
+      field->get<uint64_t>() >
+          static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return BadField(name, absl::StrCat("from ", min, " to ", max));
+  }
+  const int64_t value = field->get<int64_t>();
+  if (value < min || value > max) {
+    return BadField(name, absl::StrCat("from ", min, " to ", max));
+  }
+  return value;
+}
+
+absl::StatusOr<std::string> StringField(const Json& object,
+                                        absl::string_view name,
+                                        absl::string_view fallback) {
+  const Json* field = Field(object, name);
+  if (field == nullptr) return std::string(fallback);
+  if (!field->is_string()) return BadField(name, "a string");
+  return field->get<std::string>();
+}
+
+absl::StatusOr<uint64_t> TokenField(const Json& object) {
+  const Json* field = Field(object, "token");
+  if (field == nullptr) {
+    return absl::InvalidArgumentError(
+        "field 'token' (the lease's fencing token) is required");
+  }
+  if (field->is_number_unsigned()) return field->get<uint64_t>();
+  uint64_t token = 0;
+  if (!field->is_string() ||
+      !absl::SimpleAtoi(field->get<std::string>(), &token)) {
+    return BadField("token", "the lease's token, a decimal string");
+  }
+  return token;
+}
+
+absl::Status OnlyFields(const Json& object,
+                        absl::Span<const absl::string_view> allowed) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (std::find(allowed.begin(), allowed.end(),
+                  absl::string_view(it.key())) == allowed.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown field '", cli::Preview(it.key(), 64), "'"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<JobOptions> JobOptionsFromJson(
+    const Json& object, std::initializer_list<absl::string_view> also_allowed) {
+  std::vector<absl::string_view> allowed = {
+      "id",       "delay_ms",     "run_at",  "ttr_ms",
+      "priority", "max_attempts", "backoff", "replace"};
+  allowed.insert(allowed.end(), also_allowed.begin(), also_allowed.end());
+  if (absl::Status s = OnlyFields(object, allowed); !s.ok()) return s;
+  JobOptions options;
+  absl::StatusOr<std::string> id = StringField(object, "id", "");
+  if (!id.ok()) return id.status();
+  options.id = *std::move(id);
+  absl::StatusOr<absl::Duration> delay =
+      MillisField(object, "delay_ms", options.delay);
+  if (!delay.ok()) return delay.status();
+  options.delay = *delay;
+  absl::StatusOr<absl::Duration> ttr =
+      MillisField(object, "ttr_ms", options.ttr);
+  if (!ttr.ok()) return ttr.status();
+  options.ttr = *ttr;
+  absl::StatusOr<int64_t> priority = IntField(
+      object, "priority", options.priority, std::numeric_limits<int>::min(),
+      std::numeric_limits<int>::max());
+  if (!priority.ok()) return priority.status();
+  options.priority = static_cast<int>(*priority);
+  absl::StatusOr<int64_t> attempts = IntField(
+      object, "max_attempts", options.max_attempts,
+      std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
+  if (!attempts.ok()) return attempts.status();
+  options.max_attempts = static_cast<int>(*attempts);
+  if (const Json* run_at = Field(object, "run_at"); run_at != nullptr) {
+    if (!run_at->is_string()) return BadField("run_at", "an RFC 3339 time");
+    absl::StatusOr<absl::Time> t =
+        cli::ParseTimeValue("run_at", run_at->get<std::string>());
+    if (!t.ok()) return t.status();
+    options.run_at = *t;
+  }
+  if (const Json* backoff = Field(object, "backoff"); backoff != nullptr) {
+    if (!backoff->is_string()) return BadField("backoff", "a string");
+    absl::StatusOr<Backoff> b =
+        cli::ParseBackoffValue(backoff->get<std::string>());
+    if (!b.ok()) return b.status();
+    options.backoff = *b;
+  }
+  if (const Json* replace = Field(object, "replace"); replace != nullptr) {
+    if (!replace->is_boolean()) return BadField("replace", "true or false");
+    options.replace = replace->get<bool>();
+  }
+  return options;
+}
+
+}  // namespace serve
+}  // namespace delayq

@@ -1,0 +1,70 @@
+// Copyright delayq authors.
+//
+// How the HTTP API writes jobs, leases and errors as JSON and reads job
+// options from it. The job object has the fields of `delayq get --json`.
+//
+// A payload travels as "payload" (a UTF-8 string) or "payload_base64" (any
+// bytes); a reply uses the first when the payload is UTF-8, else the second.
+// Durations are whole milliseconds ("delay_ms"), times RFC 3339 in UTC, and a
+// lease's fencing token a decimal string (it does not fit a JSON number
+// exactly).
+
+#ifndef DELAYQ_TOOLS_SERVE_JSON_CODEC_H_
+#define DELAYQ_TOOLS_SERVE_JSON_CODEC_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "delayq/job.h"
+#include "nlohmann/json.hpp"
+
+namespace delayq {
+namespace serve {
+
+using Json = nlohmann::json;
+
+// Parses a request body. An empty body is an empty object; anything but a
+// JSON object is InvalidArgument.
+absl::StatusOr<Json> ParseBody(absl::string_view body);
+
+Json JobToJson(const Job& job);
+Json LeaseToJson(const Lease& lease);
+Json StatsToJson(absl::string_view topic, const TopicStats& stats, bool paused);
+
+// {"code": "NOT_FOUND", "message": "..."}: the absl code's name.
+Json StatusToJson(const absl::Status& status);
+
+// The payload of `object`: its "payload" string or its "payload_base64".
+// InvalidArgument when neither or both are given, or the base64 is bad.
+absl::StatusOr<std::string> PayloadFromJson(const Json& object);
+
+// JobOptions from the fields id, delay_ms, run_at, ttr_ms, priority,
+// max_attempts, backoff ("fixed:10s", "exp:1s:10m") and replace; absent
+// fields keep their defaults. Unknown fields are refused, so a typo is not
+// silently ignored; `also_allowed` names the route's own fields.
+absl::StatusOr<JobOptions> JobOptionsFromJson(
+    const Json& object, std::initializer_list<absl::string_view> also_allowed);
+
+// Typed field readers: the field's value, `fallback` when absent, or
+// InvalidArgument naming the field when it has the wrong type or range.
+absl::StatusOr<int64_t> IntField(const Json& object, absl::string_view name,
+                                 int64_t fallback, int64_t min, int64_t max);
+absl::StatusOr<std::string> StringField(const Json& object,
+                                        absl::string_view name,
+                                        absl::string_view fallback);
+
+// A fencing token from the "token" field (a decimal string or number).
+absl::StatusOr<uint64_t> TokenField(const Json& object);
+
+// Refuses fields of `object` not in `allowed`.
+absl::Status OnlyFields(const Json& object,
+                        absl::Span<const absl::string_view> allowed);
+
+}  // namespace serve
+}  // namespace delayq
+
+#endif  // DELAYQ_TOOLS_SERVE_JSON_CODEC_H_

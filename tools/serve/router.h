@@ -1,0 +1,71 @@
+// Copyright delayq authors.
+//
+// JSON routes on an httplib::Server. A route's handler gets the request,
+// its path's captured parts and its parsed JSON body, and returns a reply or
+// an error status; the router writes either as JSON. New routes are one
+// call each:
+//
+//   router.Post(R"(/v1/jobs/([^/]+)/ack)", [&](const Call& call) { ... });
+
+#ifndef DELAYQ_TOOLS_SERVE_ROUTER_H_
+#define DELAYQ_TOOLS_SERVE_ROUTER_H_
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "httplib.h"
+#include "tools/serve/json_codec.h"
+
+namespace delayq {
+namespace serve {
+
+// One request, as a route's handler sees it.
+struct Call {
+  const httplib::Request* request = nullptr;
+  std::vector<std::string> path;  // the pattern's captured parts
+  Json body;                      // {} for a request without a body
+
+  // A query parameter, or "" when absent.
+  std::string Query(const std::string& name) const;
+};
+
+struct Reply {
+  int status = 200;
+  Json body = Json::object();
+};
+
+using Route = std::function<absl::StatusOr<Reply>(const Call&)>;
+
+// Every route the router adds checks the bearer token first, when there is
+// one (after the body is read, so a refused request leaves the kept-alive
+// connection usable).
+class Router {
+ public:
+  Router(httplib::Server& server, std::string token)
+      : server_(server), token_(std::move(token)) {}
+
+  void Get(const std::string& pattern, Route route);
+  void Post(const std::string& pattern, Route route);
+  void Delete(const std::string& pattern, Route route);
+
+  // A GET whose reply is text made by `text` (metrics, documents).
+  void GetText(const std::string& pattern, std::function<std::string()> text,
+               const std::string& content_type);
+
+ private:
+  httplib::Server::Handler Wrap(Route route, bool has_body);
+  // False (with the error written) when the request lacks the token.
+  bool Authorized(const httplib::Request& req, httplib::Response& res) const;
+
+  httplib::Server& server_;
+  const std::string token_;
+};
+
+}  // namespace serve
+}  // namespace delayq
+
+#endif  // DELAYQ_TOOLS_SERVE_ROUTER_H_

@@ -1,0 +1,95 @@
+// Copyright delayq authors.
+//
+// The HTTP server of `delayq serve`: the JSON API under /v1, Prometheus
+// metrics at /metrics and the dashboard at /, over one Scheduler.
+//
+//   ServeOptions options;
+//   options.listen = {"127.0.0.1", 7070};
+//   auto server = Server::Start(*scheduler, options);  // listening now
+//   ...
+//   (*server)->Drain();  // stop accepting; finish what is in flight
+//
+// Security: a server that listens beyond loopback must have a bearer token
+// (Start() refuses otherwise); request bodies and reserve waits are bounded;
+// nothing is logged, so neither payloads nor store passwords are.
+
+#ifndef DELAYQ_TOOLS_SERVE_SERVER_H_
+#define DELAYQ_TOOLS_SERVE_SERVER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "delayq/metrics.h"
+#include "delayq/scheduler.h"
+#include "httplib.h"
+#include "tools/serve/listen_address.h"
+#include "tools/serve/router.h"
+
+namespace delayq {
+namespace serve {
+
+struct ServeOptions {
+  ListenAddress listen = {"127.0.0.1", 7070};
+  // When not empty, every request but the dashboard's files must carry
+  // "Authorization: Bearer <token>". Required beyond loopback.
+  std::string token;
+  // Larger request bodies are refused with 413 (a 1 MiB payload in base64
+  // with its options fits).
+  size_t max_body_bytes = 2 << 20;
+  // A reserve waits at most this long, whatever it asks for.
+  absl::Duration max_wait = absl::Seconds(30);
+  // Connections served at once (each has a thread while it is open); more
+  // wait in the listen queue.
+  int max_connections = 4096;
+  size_t thread_stack_bytes = 256 << 10;
+  // An idle kept-alive connection is closed after this long.
+  absl::Duration keep_alive = absl::Seconds(5);
+};
+
+class Server {
+ public:
+  // Binds and starts serving on a thread of its own. `scheduler` and
+  // `metrics` (attached to it, or null for no /metrics) must outlive the
+  // server.
+  static absl::StatusOr<std::unique_ptr<Server>> Start(
+      Scheduler& scheduler, Metrics* metrics, const ServeOptions& options);
+
+  ~Server();  // Drain()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The port it listens on (the chosen one when asked for port 0).
+  int port() const { return port_; }
+
+  // Stops accepting connections and returns when the requests in flight
+  // have been answered and their connections closed. Reserves asked from
+  // now on return at once; one already waiting ends by its own wait (at
+  // most max_wait).
+  void Drain();
+
+ private:
+  Server(Scheduler& scheduler, Metrics* metrics, const ServeOptions& options);
+  void AddRoutes();
+  std::string MetricsText() const;
+
+  Scheduler& scheduler_;
+  Metrics* const metrics_;
+  const ServeOptions options_;
+  httplib::Server http_;
+  std::unique_ptr<Router> router_;
+  std::atomic<bool> draining_{false};
+  std::atomic<int> reserves_waiting_{0};
+  std::thread listener_;
+  int port_ = 0;
+  int socket_ = -1;  // the listening socket
+};
+
+}  // namespace serve
+}  // namespace delayq
+
+#endif  // DELAYQ_TOOLS_SERVE_SERVER_H_
