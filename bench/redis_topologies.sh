@@ -34,8 +34,9 @@
 #
 # Sizes through the environment: TOPO_N (jobs per workloads process and
 # run, 20000), TOPO_ROUNDS (3), TOPO_CONCURRENCY ("1 8"), TOPO_MODES
-# ("single batch"), TOPO_LIST (the topologies above). About 6 minutes with
-# the defaults on 2 cores; bench/run_all.sh does not run it.
+# ("single batch"), TOPO_LIST (the topologies above). About 4 minutes with
+# the defaults on 2 cores (3 min 37 s for the committed results);
+# bench/run_all.sh does not run it.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
