@@ -16,6 +16,9 @@
 # W1_N_SQLITE, W2_N (4,000 jobs due per second), W2_LIGHT_N (400 per second),
 # W3_N, W4_N, IDLE_N, FOOTPRINT_N (a list: pending timers per memory
 # footprint run), STORE_FOOTPRINT_N (Redis and SQLite footprint).
+#
+# W1 on TLS, Sentinel, replicated and Cluster Redis is a run of its own:
+# bench/redis_topologies.sh (about 4 minutes).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."

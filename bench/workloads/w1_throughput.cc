@@ -210,8 +210,11 @@ absl::StatusOr<Report> RunMode(const WorkloadConfig& config, int batch) {
 }  // namespace
 
 absl::StatusOr<std::vector<Report>> RunW1(const WorkloadConfig& config) {
+  std::vector<int> batches;
+  if (config.w1_single) batches.push_back(1);
+  if (config.w1_batched) batches.push_back(std::max(2, config.batch));
   std::vector<Report> reports;
-  for (int batch : {1, std::max(2, config.batch)}) {
+  for (int batch : batches) {
     absl::StatusOr<Report> report = RunMode(config, batch);
     if (!report.ok()) return report.status();
     reports.push_back(*std::move(report));
