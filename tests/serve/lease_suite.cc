@@ -16,14 +16,14 @@ std::string JobPath(const Json& lease, const std::string& action) {
 }
 
 TEST_P(ApiTest, ReserveTouchAndAck) {
-  const std::string id = Add("work", {{"payload", "p"}});
-  const Json lease = ReserveOne("work");
+  const std::string id = Add("orders", {{"payload", "p"}});
+  const Json lease = ReserveOne("orders");
   EXPECT_EQ(lease["job"]["id"], id);
   EXPECT_EQ(lease["job"]["state"], "reserved");
   EXPECT_EQ(lease["job"]["attempts"], 1);
   ASSERT_TRUE(lease["token"].is_string());
   EXPECT_FALSE(lease["deadline"].get<std::string>().empty());
-  EXPECT_EQ(api_->Get("/v1/topics/work/stats").json["reserved"], 1);
+  EXPECT_EQ(api_->Get("/v1/topics/orders/stats").json["reserved"], 1);
 
   HttpReply touched =
       api_->Post(JobPath(lease, "touch"), {{"token", lease["token"]}});
