@@ -109,10 +109,18 @@ absl::StatusOr<std::vector<Reply>> Exchange(
     Clock::time_point deadline, int cancel_fd) {
   std::string request;
   AppendRequests(commands, &request);
+  return ExchangeEncoded(link, request, commands.size(), deadline, cancel_fd);
+}
+
+absl::StatusOr<std::vector<Reply>> ExchangeEncoded(Link& link,
+                                                   const std::string& request,
+                                                   size_t count,
+                                                   Clock::time_point deadline,
+                                                   int cancel_fd) {
   DQ_RETURN_IF_ERROR(link.Write(request, deadline, cancel_fd));
   std::vector<Reply> replies;
-  replies.reserve(commands.size());
-  while (replies.size() < commands.size()) {
+  replies.reserve(count);
+  while (replies.size() < count) {
     DQ_ASSIGN_OR_RETURN(Reply reply, link.Next(deadline, cancel_fd));
     replies.push_back(std::move(reply));
   }
@@ -362,16 +370,9 @@ absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineAt(
   target.port = at.port;
   target.endpoint = HostPortText(at);
   DQ_ASSIGN_OR_RETURN(std::unique_ptr<Link> link, ConnectTo(target));
-  const Clock::time_point deadline =
-      Clock::now() + absl::ToChronoMicroseconds(options_.command_timeout);
-  DQ_RETURN_IF_ERROR(link->Write(request, deadline));
-  std::vector<Reply> replies;
-  replies.reserve(count);
-  while (replies.size() < count) {
-    DQ_ASSIGN_OR_RETURN(Reply reply, link->Next(deadline));
-    replies.push_back(std::move(reply));
-  }
-  return replies;
+  return ExchangeEncoded(
+      *link, request, count,
+      Clock::now() + absl::ToChronoMicroseconds(options_.command_timeout));
 }
 
 absl::Status Scripts::LoadAll() {

@@ -126,6 +126,13 @@ absl::StatusOr<std::vector<Reply>> Exchange(
     Link& link, const std::vector<Command>& commands,
     Clock::time_point deadline, int cancel_fd = -1);
 
+// As Exchange(), for `count` commands already encoded in RESP in `request`.
+absl::StatusOr<std::vector<Reply>> ExchangeEncoded(Link& link,
+                                                   const std::string& request,
+                                                   size_t count,
+                                                   Clock::time_point deadline,
+                                                   int cancel_fd = -1);
+
 // Greeting()
 //
 // What a new connection sends first: AUTH when there is a password, SELECT
