@@ -99,6 +99,67 @@ Json StatsToJson(absl::string_view topic, const TopicStats& stats,
   return out;
 }
 
+Json LimitToJson(absl::string_view topic, const TopicLimit& limit) {
+  Json out = Json::object();
+  PutText(out, "topic", topic);
+  out["rate"] = limit.rate;
+  out["period_ms"] = absl::ToInt64Milliseconds(limit.period);
+  out["burst"] = limit.burst;
+  out["concurrency"] = limit.concurrency;
+  out["text"] = cli::LimitText(limit);
+  return out;
+}
+
+absl::StatusOr<TopicLimit> LimitFromJson(const Json& object) {
+  if (absl::Status s =
+          OnlyFields(object, {"rate", "period_ms", "burst", "concurrency"});
+      !s.ok()) {
+    return s;
+  }
+  TopicLimit limit;
+  absl::StatusOr<int64_t> rate = IntField(object, "rate", 0, 0, INT64_MAX);
+  if (!rate.ok()) return rate.status();
+  limit.rate = *rate;
+  absl::StatusOr<absl::Duration> period =
+      MillisField(object, "period_ms", limit.period);
+  if (!period.ok()) return period.status();
+  limit.period = *period;
+  absl::StatusOr<int64_t> burst = IntField(object, "burst", 1, 0, INT64_MAX);
+  if (!burst.ok()) return burst.status();
+  limit.burst = *burst;
+  absl::StatusOr<int64_t> concurrency =
+      IntField(object, "concurrency", 0, 0, INT64_MAX);
+  if (!concurrency.ok()) return concurrency.status();
+  limit.concurrency = *concurrency;
+  return limit;
+}
+
+Json TimeOrNull(absl::Time t) {
+  if (t == absl::InfinitePast() || t == absl::InfiniteFuture()) return nullptr;
+  return cli::UtcText(t);
+}
+
+Json ScheduleToJson(const ScheduleInfo& info) {
+  const ScheduleRecord& r = info.record;
+  const JobOptions& job = r.options.job;
+  Json out = Json::object();
+  out["name"] = r.name;
+  PutText(out, "spec", r.spec);
+  PutText(out, "topic", r.topic);
+  PutText(out, "payload", r.payload);
+  PutText(out, "time_zone", r.options.time_zone);
+  out["missed"] = MissedPolicyName(r.options.missed);
+  out["jitter_ms"] = absl::ToInt64Milliseconds(r.options.jitter);
+  out["priority"] = job.priority;
+  out["ttr_ms"] = absl::ToInt64Milliseconds(job.ttr);
+  out["max_attempts"] = job.max_attempts;
+  out["backoff"] = cli::BackoffText(job.backoff);
+  out["done_through"] = TimeOrNull(r.done_through);
+  out["next_run"] = TimeOrNull(info.next_run);
+  out["revision"] = r.revision;
+  return out;
+}
+
 Json StatusToJson(const absl::Status& status) {
   Json out = Json::object();
   out["code"] = absl::StatusCodeToString(status.code());
@@ -109,9 +170,10 @@ Json StatusToJson(const absl::Status& status) {
   return out;
 }
 
-absl::StatusOr<std::string> PayloadFromJson(const Json& object) {
+absl::StatusOr<std::string> PayloadFromJson(const Json& object, bool optional) {
   const Json* text = Field(object, "payload");
   const Json* base64 = Field(object, "payload_base64");
+  if (optional && text == nullptr && base64 == nullptr) return std::string();
   if ((text == nullptr) == (base64 == nullptr)) {
     return absl::InvalidArgumentError(
         "give the payload as exactly one of 'payload' (text) and "

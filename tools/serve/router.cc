@@ -64,6 +64,10 @@ void Router::Post(const std::string& pattern, Route route) {
   server_.Post(pattern, Wrap(std::move(route), true));
 }
 
+void Router::Put(const std::string& pattern, Route route) {
+  server_.Put(pattern, Wrap(std::move(route), true));
+}
+
 void Router::GetText(const std::string& pattern,
                      std::function<std::string()> text,
                      const std::string& content_type) {

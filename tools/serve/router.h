@@ -50,6 +50,7 @@ class Router {
 
   void Get(const std::string& pattern, Route route);
   void Post(const std::string& pattern, Route route);
+  void Put(const std::string& pattern, Route route);
   void Delete(const std::string& pattern, Route route);
 
   // A GET whose reply is text made by `text` (metrics, documents).

@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -57,7 +58,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
 
 Server::Server(Scheduler& scheduler, Metrics* metrics,
                const ServeOptions& options)
-    : scheduler_(scheduler), metrics_(metrics), options_(options) {
+    : scheduler_(scheduler),
+      metrics_(metrics),
+      options_(options),
+      leases_(std::max<size_t>(1, options.lease_cache_size)) {
   const int max_connections = options_.max_connections;
   const size_t stack = options_.thread_stack_bytes;
   http_.new_task_queue = [max_connections, stack] {
@@ -113,12 +117,15 @@ void Server::AddRoutes() {
   context.max_wait = options_.max_wait;
   context.draining = &draining_;
   context.reserves_waiting = &reserves_waiting_;
+  context.leases = &leases_;
   // The router outlives this call: its routes refer to it.
   router_ = std::make_unique<Router>(http_, options_.token);
   Router& router = *router_;
   AddLeaseRoutes(router, context);
   AddJobRoutes(router, context);
   AddTopicRoutes(router, context);
+  AddLimitRoutes(router, context);
+  AddScheduleRoutes(router, context);
   AddAssetRoutes(http_);
   router.GetText(
       "/metrics", [this] { return MetricsText(); },
@@ -137,6 +144,7 @@ std::string Server::MetricsText() const {
 
 void Server::Drain() {
   draining_ = true;
+  scheduler_.WakeReserves();  // waiting reserves see draining_ and return
   http_.stop();
   if (listener_.joinable()) listener_.join();
 }
