@@ -59,32 +59,82 @@ absl::StatusOr<Json> ParseBody(absl::string_view body) {
   return json;
 }
 
-Json JobToJson(const Job& job) {
-  Json out = Json::object();
-  PutText(out, "id", job.id);
-  PutText(out, "topic", job.topic);
-  out["state"] = std::string(JobStateName(job.state));
-  out["priority"] = job.priority;
-  out["attempts"] = job.attempts;
-  out["max_attempts"] = job.max_attempts;
-  out["ttr_ms"] = absl::ToInt64Milliseconds(job.ttr);
-  out["backoff"] = cli::BackoffText(job.backoff);
-  out["enqueued_at"] = cli::UtcText(job.enqueued_at);
-  out["run_at"] = cli::UtcText(job.run_at);
-  out["deadline"] = job.state == JobState::kReserved
-                        ? Json(cli::UtcText(job.deadline))
-                        : Json(nullptr);
-  PutText(out, "last_error", job.last_error);
-  PutText(out, "payload", job.payload);
-  return out;
+namespace {
+
+// A JSON string: quotes, backslashes and control bytes escaped; the rest
+// (UTF-8) as is.
+void AppendString(absl::string_view text, std::string* out) {
+  out->push_back('"');
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppend(out, "\\u00",
+                          absl::Hex(static_cast<int>(c), absl::kZeroPad2));
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
 }
 
-Json LeaseToJson(const Lease& lease) {
-  Json out = Json::object();
-  out["job"] = JobToJson(lease.job);
-  out["token"] = absl::StrCat(lease.token);
-  out["deadline"] = cli::UtcText(lease.deadline);
-  return out;
+// ,"name":"text" or, for bytes that are not UTF-8, ,"name_base64":"...".
+void AppendTextField(absl::string_view name, absl::string_view text,
+                     std::string* out) {
+  const bool utf8 = cli::IsUtf8(text);
+  absl::StrAppend(out, ",\"", name, utf8 ? "\":" : "_base64\":");
+  AppendString(utf8 ? text : absl::Base64Escape(text), out);
+}
+
+void AppendTimeField(absl::string_view name, absl::Time t, std::string* out) {
+  absl::StrAppend(out, ",\"", name, "\":\"", cli::UtcText(t), "\"");
+}
+
+}  // namespace
+
+void AppendJobJson(const Job& job, std::string* out) {
+  absl::StrAppend(out, "{\"state\":\"", JobStateName(job.state), "\"");
+  AppendTextField("id", job.id, out);
+  AppendTextField("topic", job.topic, out);
+  absl::StrAppend(
+      out, ",\"priority\":", job.priority, ",\"attempts\":", job.attempts,
+      ",\"max_attempts\":", job.max_attempts,
+      ",\"ttr_ms\":", absl::ToInt64Milliseconds(job.ttr), ",\"backoff\":");
+  AppendString(cli::BackoffText(job.backoff), out);
+  AppendTimeField("enqueued_at", job.enqueued_at, out);
+  AppendTimeField("run_at", job.run_at, out);
+  if (job.state == JobState::kReserved) {
+    AppendTimeField("deadline", job.deadline, out);
+  } else {
+    out->append(",\"deadline\":null");
+  }
+  AppendTextField("last_error", job.last_error, out);
+  AppendTextField("payload", job.payload, out);
+  out->push_back('}');
+}
+
+void AppendLeaseJson(const Lease& lease, std::string* out) {
+  out->append("{\"job\":");
+  AppendJobJson(lease.job, out);
+  absl::StrAppend(out, ",\"token\":\"", lease.token, "\"");
+  AppendTimeField("deadline", lease.deadline, out);
+  out->push_back('}');
 }
 
 Json StatsToJson(absl::string_view topic, const TopicStats& stats,

@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "delayq/job.h"
@@ -32,8 +33,22 @@ using Json = nlohmann::json;
 // JSON object is InvalidArgument.
 absl::StatusOr<Json> ParseBody(absl::string_view body);
 
-Json JobToJson(const Job& job);
-Json LeaseToJson(const Lease& lease);
+// Jobs and leases are written straight to text, not built as Json values
+// first: a reserve reply may hold a thousand of them.
+void AppendJobJson(const Job& job, std::string* out);
+void AppendLeaseJson(const Lease& lease, std::string* out);
+// {"<name>": [<each item's JSON>]}.
+template <typename T>
+std::string JsonListText(absl::string_view name, absl::Span<const T> items,
+                         void (*append)(const T&, std::string*)) {
+  std::string out = absl::StrCat("{\"", name, "\":[");
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    append(items[i], &out);
+  }
+  out += "]}";
+  return out;
+}
 Json StatsToJson(absl::string_view topic, const TopicStats& stats, bool paused);
 
 // {"topic", "rate", "period_ms", "burst", "concurrency", "text"}.

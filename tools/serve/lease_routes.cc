@@ -45,12 +45,9 @@ absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
       call.path[0], static_cast<int>(*max), wait, *context.draining);
   --*context.reserves_waiting;
   if (!leases.ok()) return leases.status();
-  Json list = Json::array();
-  for (const Lease& lease : *leases) {
-    context.leases->Put(lease);
-    list.push_back(LeaseToJson(lease));
-  }
-  return Reply{200, Json{{"leases", std::move(list)}}};
+  for (const Lease& lease : *leases) context.leases->Put(lease);
+  return Reply::Text(200,
+                     JsonListText<Lease>("leases", *leases, &AppendLeaseJson));
 }
 
 // The lease of job `id` under `token`: as reserve handed it out when this

@@ -52,6 +52,11 @@ httplib::Server::Handler Router::Wrap(Route route, bool has_body) {
       reply = absl::InvalidArgumentError(e.what());
     }
     if (!reply.ok()) return WriteError(res, reply.status());
+    if (!reply->text.empty()) {
+      res.status = reply->status;
+      res.set_content(reply->text, "application/json");
+      return;
+    }
     WriteJson(res, reply->status, reply->body);
   };
 }

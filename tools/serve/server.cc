@@ -4,12 +4,14 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "tools/serve/assets.h"
 #include "tools/serve/connection_threads.h"
 #include "tools/serve/http_status.h"
@@ -133,12 +135,22 @@ void Server::AddRoutes() {
 }
 
 std::string Server::MetricsText() const {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  const double cpu_seconds =
+      static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+      (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   return absl::StrCat(
       "# HELP delayq_http_reserves_waiting Reserve requests in progress, "
       "most of them long polls waiting for a job.\n"
       "# TYPE delayq_http_reserves_waiting gauge\n"
       "delayq_http_reserves_waiting ",
       reserves_waiting_.load(), "\n",
+      "# HELP process_cpu_seconds_total User and system CPU time this "
+      "process spent.\n"
+      "# TYPE process_cpu_seconds_total counter\n"
+      "process_cpu_seconds_total ",
+      absl::StrFormat("%.6f", cpu_seconds), "\n",
       metrics_ != nullptr ? metrics_->PrometheusText() : "");
 }
 
