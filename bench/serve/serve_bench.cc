@@ -171,6 +171,22 @@ void HttpReserveAck(const Shape& shape, int port, const std::string& topic) {
          requests.load());
 }
 
+// The floor under every request: POSTs to a route that does not exist,
+// which the server answers (404, a JSON error) without a store call. What
+// one job per request cannot cost less than.
+void HttpFloor(const Shape& shape, int port, int requests) {
+  ApiClient meter(port);
+  const double cpu = ServerCpuSeconds(meter);
+  const double seconds = Parallel(shape.clients, [&](int c) {
+    ApiClient api(port);
+    for (int i = c; i < requests; i += shape.clients) {
+      api.Post("/v1/no-such-route", {{"payload", "0123456789"}});
+    }
+  });
+  Report(shape, "no-op request", requests, seconds,
+         ServerCpuSeconds(meter) - cpu, 0, requests);
+}
+
 void HttpRun(const Shape& shape, const std::string& url, int jobs) {
   auto server = testing::ServeProcess::Start(url);
   if (!server.ok()) {
@@ -181,6 +197,7 @@ void HttpRun(const Shape& shape, const std::string& url, int jobs) {
   const std::string topic = absl::StrCat("bench", shape.clients);
   HttpAdd(shape, (*server)->port(), topic, jobs);
   HttpReserveAck(shape, (*server)->port(), topic);
+  if (shape.batch == 1) HttpFloor(shape, (*server)->port(), jobs);
   (*server)->Stop();
 }
 
