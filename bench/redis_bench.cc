@@ -27,6 +27,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "backends/redis/internal/backend_impl.h"
+#include "bench/redis_cpu.h"
 #include "benchmark/benchmark.h"
 #include "tests/testing/redis_server.h"
 
@@ -61,32 +62,11 @@ NewJob MakeJob(std::string id, absl::Time now) {
   return j;
 }
 
-// CPU seconds the server has used (user + system), from INFO cpu: the
-// benchmarks report it per job, since on a machine this small the server's
-// CPU per job, not the round trip, decides the throughput of many threads.
+// CPU seconds the server has used: the benchmarks report it per job, since
+// on a machine this small the server's CPU per job, not the round trip,
+// decides the throughput of many threads.
 double ServerCpuSeconds() {
-  double total = 0;
-  redisContext* c = redisConnect("127.0.0.1", g_port);
-  if (c == nullptr || c->err != 0) {
-    fprintf(stderr, "INFO cpu: cannot connect\n");
-    abort();
-  }
-  auto* r = static_cast<redisReply*>(redisCommand(c, "INFO cpu"));
-  if (r != nullptr && r->type == REDIS_REPLY_STRING) {
-    for (absl::string_view line :
-         absl::StrSplit(absl::string_view(r->str, r->len), '\n')) {
-      double v = 0;
-      for (absl::string_view name : {"used_cpu_user:", "used_cpu_sys:"}) {
-        if (absl::ConsumePrefix(&line, name) &&
-            absl::SimpleAtod(absl::StripTrailingAsciiWhitespace(line), &v)) {
-          total += v;
-        }
-      }
-    }
-  }
-  if (r != nullptr) freeReplyObject(r);
-  redisFree(c);
-  return total;
+  return bench::RedisCpuSeconds("127.0.0.1", g_port);
 }
 
 void Check(const absl::Status& s) {

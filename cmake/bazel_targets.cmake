@@ -226,7 +226,10 @@ delayq_cc_binary(bench_rate_limit DIR bench NAME rate_limit
   DEPS delayq tests_testing_redis_server tests_testing_temp_path tp_absl)
 delayq_cc_binary(bench_redis_bench DIR bench NAME redis_bench
   SRCS bench/redis_bench.cc
-  DEPS delayq tests_testing_redis_server tp_absl tp_benchmark)
+  DEPS bench_redis_cpu delayq tests_testing_redis_server tp_absl tp_benchmark)
+delayq_cc_library(bench_redis_cpu DIR bench NAME redis_cpu
+  SRCS bench/redis_cpu.cc bench/redis_cpu.h
+  DEPS tp_absl tp_hiredis)
 delayq_cc_binary(bench_redis_footprint DIR bench NAME redis_footprint
   SRCS bench/footprint/store_footprint.cc
   DEPS delayq tests_testing_redis_server tests_testing_temp_path tp_absl tp_hiredis tp_sqlite3)
@@ -241,7 +244,7 @@ delayq_cc_binary(bench_seed_poller DIR bench NAME seed_poller
   DEPS bench_workloads_common tp_absl tp_hiredis)
 delayq_cc_binary(bench_serve_bench DIR bench NAME serve_bench
   SRCS bench/serve/serve_bench.cc
-  DEPS delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tp_absl)
+  DEPS bench_redis_cpu delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tp_absl)
 delayq_cc_binary(bench_sqlite_bench DIR bench NAME sqlite_bench
   SRCS bench/sqlite_bench.cc
   DEPS delayq tests_testing_temp_path tp_absl tp_benchmark_main)
@@ -265,6 +268,9 @@ delayq_cc_test(tests_cli_cli_test DIR tests/cli NAME cli_test
   SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/schedule_test.cc tests/cli/work_test.cc
   DEPS tests_cli_cli_runner tp_absl tp_gtest_main
   DATA tools_delayq)
+delayq_cc_test(tests_cli_utc_text_test DIR tests/cli NAME utc_text_test
+  SRCS tests/cli/utc_text_test.cc
+  DEPS tools_values tp_absl tp_gtest_main)
 delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
@@ -370,11 +376,14 @@ delayq_cc_test(tests_serve_api_sqlite_test DIR tests/serve NAME api_sqlite_test
   SRCS tests/serve/api_sqlite_test.cc
   DEPS tests_serve_api_suite tests_testing_temp_path tp_gtest_main)
 delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite
-  SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc
+  SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/control_suite.cc tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc
   DEPS tests_serve_serve_process tp_absl tp_gtest)
 delayq_cc_test(tests_serve_dashboard_test DIR tests/serve NAME dashboard_test
   SRCS tests/serve/chromium_page.cc tests/serve/chromium_page.h tests/serve/dashboard_test.cc
   DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main tp_nlohmann_json)
+delayq_cc_test(tests_serve_lease_cache_test DIR tests/serve NAME lease_cache_test
+  SRCS tests/serve/lease_cache_test.cc
+  DEPS tools_serve_serve tp_absl tp_gtest_main)
 delayq_cc_library(tests_serve_serve_process DIR tests/serve NAME serve_process
   SRCS tests/serve/serve_process.cc tests/serve/serve_process.h
   DEPS tests_testing_child_process tp_absl tp_httplib tp_nlohmann_json
@@ -443,7 +452,7 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
-  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
+  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
   DEPS delayq tools_values tp_absl tp_httplib tp_nlohmann_json)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc

@@ -511,6 +511,14 @@ absl::StatusOr<std::vector<Lease>> Scheduler::ReserveBatch(
   return impl_->Reserve(topic, max, wait);
 }
 
+absl::StatusOr<std::vector<Lease>> Scheduler::ReserveBatch(
+    absl::string_view topic, int max, absl::Duration wait,
+    const std::atomic<bool>& stop) {
+  return impl_->Reserve(topic, max, wait, &stop);
+}
+
+void Scheduler::WakeReserves() { impl_->WakeReserves(); }
+
 absl::Status Scheduler::Ack(const Lease& lease) { return impl_->Ack(lease); }
 
 absl::Status Scheduler::Fail(const Lease& lease, absl::string_view error) {

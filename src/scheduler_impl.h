@@ -52,6 +52,7 @@ class Scheduler::Impl : public internal::JobOps {
   absl::StatusOr<std::vector<Lease>> Reserve(
       absl::string_view topic, int max, absl::Duration wait,
       const std::atomic<bool>* stop = nullptr);
+  void WakeReserves() { promotion_.WakeAll(); }
   absl::Status Ack(const Lease& lease) override;
   absl::Status Fail(const Lease& lease, absl::string_view error) override;
   absl::Status Release(const Lease& lease, absl::Duration delay) override;

@@ -2,11 +2,14 @@
 //
 // `delayq serve` over loopback beside the library it wraps: add, and
 // reserve + ack, jobs/s with 1 and 16 keep-alive clients, on SQLite and
-// Redis, and the server's CPU per request (from /proc/PID/stat) beside the
-// library's CPU per call (getrusage). The server runs in a process of its
-// own, as deployed; the library figures are one process.
+// Redis, one job per request and 100 per request (a batch add; reserve of
+// up to 100 and one ack request for them), and the server's CPU per job
+// (its process_cpu_seconds_total metric) beside the library's CPU per job
+// (getrusage) for the same calls. The server runs in a process of its own,
+// as deployed; the library figures are one process.
 //
-//   bazel run -c opt //bench:serve_bench -- [--jobs N]
+//   bazel run -c opt //bench:serve_bench -- [--jobs N] [--batch N]
+//       [--store sqlite|redis]
 //
 // One JSON object per line.
 
@@ -27,6 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "bench/redis_cpu.h"
 #include "delayq/delayq.h"
 #include "tests/serve/serve_process.h"
 #include "tests/testing/redis_server.h"
@@ -38,20 +42,19 @@ namespace {
 using testing::ApiClient;
 using testing::Json;
 
-// CPU seconds (user + system) a process has used, from /proc/PID/stat.
-double ProcessCpuSeconds(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  // Fields after the command name, which is in parentheses.
-  std::vector<std::string> f =
-      absl::StrSplit(stat.substr(stat.rfind(')') + 2), ' ');
-  double utime = 0, stime = 0;
-  if (f.size() < 13 || !absl::SimpleAtod(f[11], &utime) ||
-      !absl::SimpleAtod(f[12], &stime)) {
-    return 0;
+// CPU seconds (user + system) the server has used, from its /metrics.
+double ServerCpuSeconds(ApiClient& api) {
+  const std::string text = api.Get("/metrics").body;
+  const std::string name = "\nprocess_cpu_seconds_total ";
+  const size_t at = text.find(name);
+  double seconds = 0;
+  if (at == std::string::npos ||
+      !absl::SimpleAtod(text.substr(at + name.size(),
+                                    text.find('\n', at + 1) - at - name.size()),
+                        &seconds)) {
+    absl::FPrintF(stderr, "the server's metrics have no CPU time\n");
   }
-  return (utime + stime) / sysconf(_SC_CLK_TCK);
+  return seconds;
 }
 
 double SelfCpuSeconds() {
@@ -70,97 +73,187 @@ double Parallel(int clients, const std::function<void(int)>& work) {
   return absl::ToDoubleSeconds(absl::Now() - start);
 }
 
-void Report(const std::string& store, const std::string& via,
-            const std::string& op, int clients, int jobs, double seconds,
-            double cpu_seconds, int requests) {
+// One run's shape: the store, HTTP or the library, clients, jobs per call.
+struct Shape {
+  std::string store;
+  std::string via;
+  int clients = 1;
+  int batch = 1;
+  int redis_port = 0;  // the store's redis-server, 0 for SQLite
+};
+
+// The CPU the store's own server has used (0 for SQLite, which runs in the
+// process measured).
+double StoreCpuSeconds(const Shape& shape) {
+  return shape.redis_port == 0
+             ? 0
+             : bench::RedisCpuSeconds("127.0.0.1", shape.redis_port);
+}
+
+// `cpu_seconds`: the server's (HTTP) or this process's (library);
+// `store_cpu_seconds`: redis-server's.
+void Report(const Shape& shape, const std::string& op, int jobs, double seconds,
+            double cpu_seconds, double store_cpu_seconds, int requests) {
   absl::PrintF(
       "{\"bench\":\"serve\",\"store\":\"%s\",\"via\":\"%s\",\"op\":\"%s\","
-      "\"clients\":%d,\"jobs\":%d,\"jobs_per_s\":%.0f,\"cpu_us_per_job\":%.1f,"
+      "\"clients\":%d,\"batch\":%d,\"jobs\":%d,\"jobs_per_s\":%.0f,"
+      "\"cpu_us_per_job\":%.2f,\"store_cpu_us_per_job\":%.2f,"
       "\"cpu_us_per_request\":%.1f}\n",
-      store, via, op, clients, jobs, jobs / seconds, cpu_seconds * 1e6 / jobs,
+      shape.store, shape.via, op, shape.clients, shape.batch, jobs,
+      jobs / seconds, cpu_seconds * 1e6 / std::max(jobs, 1),
+      store_cpu_seconds * 1e6 / std::max(jobs, 1),
       cpu_seconds * 1e6 / std::max(requests, 1));
   std::fflush(stdout);
 }
 
-void HttpRun(const std::string& store, const std::string& url, int clients,
-             int jobs) {
+// `batch` payloads.
+std::vector<std::string> Payloads(int batch) {
+  return std::vector<std::string>(batch, "0123456789");
+}
+
+// Adds `jobs` jobs in calls of shape.batch, over shape.clients clients.
+void HttpAdd(const Shape& shape, int port, const std::string& topic, int jobs) {
+  ApiClient meter(port);
+  const double cpu = ServerCpuSeconds(meter);
+  const double store_cpu = StoreCpuSeconds(shape);
+  std::atomic<int> requests{0};
+  const Json body = shape.batch == 1
+                        ? Json{{"payload", "0123456789"}}
+                        : Json{{"payloads", Payloads(shape.batch)}};
+  const std::string path = absl::StrCat("/v1/topics/", topic, "/jobs",
+                                        shape.batch == 1 ? "" : "/batch");
+  const int calls = jobs / shape.batch;
+  const double seconds = Parallel(shape.clients, [&](int c) {
+    ApiClient api(port);
+    for (int i = c; i < calls; i += shape.clients) {
+      api.Post(path, body);
+      ++requests;
+    }
+  });
+  Report(shape, "add", calls * shape.batch, seconds,
+         ServerCpuSeconds(meter) - cpu, StoreCpuSeconds(shape) - store_cpu,
+         requests.load());
+}
+
+// Reserves up to shape.batch jobs at a time and acks them (one request
+// per lease, or one for all of them), until the topic is empty.
+void HttpReserveAck(const Shape& shape, int port, const std::string& topic) {
+  ApiClient meter(port);
+  const double cpu = ServerCpuSeconds(meter);
+  const double store_cpu = StoreCpuSeconds(shape);
+  std::atomic<int> done{0}, requests{0};
+  const double seconds = Parallel(shape.clients, [&](int) {
+    ApiClient api(port);
+    for (;;) {
+      testing::HttpReply r =
+          api.Post("/v1/topics/" + topic + "/reserve", {{"max", shape.batch}});
+      ++requests;
+      if (r.status != 200 || r.json["leases"].empty()) return;
+      const Json& leases = r.json["leases"];
+      if (shape.batch == 1) {
+        api.Post(
+            "/v1/jobs/" + leases[0]["job"]["id"].get<std::string>() + "/ack",
+            {{"token", leases[0]["token"]}});
+      } else {
+        Json acks = Json::array();
+        for (const Json& lease : leases) {
+          acks.push_back(
+              {{"id", lease["job"]["id"]}, {"token", lease["token"]}});
+        }
+        api.Post("/v1/leases/ack", {{"leases", std::move(acks)}});
+      }
+      ++requests;
+      done += static_cast<int>(leases.size());
+    }
+  });
+  Report(shape, "reserve+ack", done.load(), seconds,
+         ServerCpuSeconds(meter) - cpu, StoreCpuSeconds(shape) - store_cpu,
+         requests.load());
+}
+
+// The floor under every request: POSTs to a route that does not exist,
+// which the server answers (404, a JSON error) without a store call. What
+// one job per request cannot cost less than.
+void HttpFloor(const Shape& shape, int port, int requests) {
+  ApiClient meter(port);
+  const double cpu = ServerCpuSeconds(meter);
+  const double seconds = Parallel(shape.clients, [&](int c) {
+    ApiClient api(port);
+    for (int i = c; i < requests; i += shape.clients) {
+      api.Post("/v1/no-such-route", {{"payload", "0123456789"}});
+    }
+  });
+  Report(shape, "no-op request", requests, seconds,
+         ServerCpuSeconds(meter) - cpu, 0, requests);
+}
+
+void HttpRun(const Shape& shape, const std::string& url, int jobs) {
   auto server = testing::ServeProcess::Start(url);
   if (!server.ok()) {
     absl::FPrintF(stderr, "cannot start the server: %s\n",
                   server.status().ToString());
     return;
   }
-  const int port = (*server)->port();
-  const pid_t pid = (*server)->pid();
-  const std::string topic = absl::StrCat("bench", clients);
-
-  double cpu = ProcessCpuSeconds(pid);
-  double seconds = Parallel(clients, [&](int c) {
-    ApiClient api(port);
-    for (int i = c; i < jobs; i += clients) {
-      api.Post("/v1/topics/" + topic + "/jobs", {{"payload", "0123456789"}});
-    }
-  });
-  Report(store, "http", "add", clients, jobs, seconds,
-         ProcessCpuSeconds(pid) - cpu, jobs);
-
-  std::atomic<int> done{0}, requests{0};
-  cpu = ProcessCpuSeconds(pid);
-  seconds = Parallel(clients, [&](int) {
-    ApiClient api(port);
-    for (;;) {
-      testing::HttpReply r =
-          api.Post("/v1/topics/" + topic + "/reserve", Json::object());
-      ++requests;
-      if (r.status != 200 || r.json["leases"].empty()) return;
-      const Json& lease = r.json["leases"][0];
-      api.Post("/v1/jobs/" + lease["job"]["id"].get<std::string>() + "/ack",
-               {{"token", lease["token"]}});
-      ++requests;
-      ++done;
-    }
-  });
-  Report(store, "http", "reserve+ack", clients, done.load(), seconds,
-         ProcessCpuSeconds(pid) - cpu, requests.load());
+  const std::string topic = absl::StrCat("bench", shape.clients);
+  HttpAdd(shape, (*server)->port(), topic, jobs);
+  HttpReserveAck(shape, (*server)->port(), topic);
+  if (shape.batch == 1) HttpFloor(shape, (*server)->port(), jobs);
   (*server)->Stop();
 }
 
-void LibraryRun(const std::string& store, const std::string& url, int clients,
-                int jobs) {
+void LibraryRun(const Shape& shape, const std::string& url, int jobs) {
   absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(url);
   if (!backend.ok()) return;
   auto scheduler = Scheduler::Create(*std::move(backend));
   if (!scheduler.ok()) return;
   Scheduler& s = **scheduler;
-  const std::string topic = absl::StrCat("lib", clients);
+  const std::string topic = absl::StrCat("lib", shape.clients);
+  const std::vector<std::string> payloads = Payloads(shape.batch);
+  const int calls = jobs / shape.batch;
   double cpu = SelfCpuSeconds();
-  double seconds = Parallel(clients, [&](int c) {
-    for (int i = c; i < jobs; i += clients) {
-      s.Enqueue(topic, "0123456789").IgnoreError();
+  double store_cpu = StoreCpuSeconds(shape);
+  double seconds = Parallel(shape.clients, [&](int c) {
+    for (int i = c; i < calls; i += shape.clients) {
+      if (shape.batch == 1) {
+        s.Enqueue(topic, payloads[0]).IgnoreError();
+      } else {
+        s.EnqueueBatch(topic, payloads).IgnoreError();
+      }
     }
   });
-  Report(store, "library", "add", clients, jobs, seconds,
-         SelfCpuSeconds() - cpu, jobs);
-  std::atomic<int> done{0}, calls{0};
+  Report(shape, "add", calls * shape.batch, seconds, SelfCpuSeconds() - cpu,
+         StoreCpuSeconds(shape) - store_cpu, calls);
+  std::atomic<int> done{0}, requests{0};
   cpu = SelfCpuSeconds();
-  seconds = Parallel(clients, [&](int) {
+  store_cpu = StoreCpuSeconds(shape);
+  seconds = Parallel(shape.clients, [&](int) {
     for (;;) {
-      absl::StatusOr<std::optional<Lease>> lease = s.Reserve(topic);
-      ++calls;
-      if (!lease.ok() || !lease->has_value()) return;
-      s.Ack(**lease).IgnoreError();
-      ++calls;
-      ++done;
+      absl::StatusOr<std::vector<Lease>> leases =
+          s.ReserveBatch(topic, shape.batch);
+      ++requests;
+      if (!leases.ok() || leases->empty()) return;
+      for (const Lease& lease : *leases) s.Ack(lease).IgnoreError();
+      requests += static_cast<int>(leases->size());
+      done += static_cast<int>(leases->size());
     }
   });
-  Report(store, "library", "reserve+ack", clients, done.load(), seconds,
-         SelfCpuSeconds() - cpu, calls.load());
+  Report(shape, "reserve+ack", done.load(), seconds, SelfCpuSeconds() - cpu,
+         StoreCpuSeconds(shape) - store_cpu, requests.load());
 }
 
 int Main(int argc, char** argv) {
-  int jobs = 5000;
+  int jobs = 20000;
+  std::vector<int> batches = {1, 100};
+  std::vector<std::string> stores = {"sqlite", "redis"};
   for (int i = 1; i + 1 < argc; ++i) {
-    if (std::string(argv[i]) == "--jobs") absl::SimpleAtoi(argv[i + 1], &jobs);
+    const std::string flag = argv[i];
+    if (flag == "--jobs") absl::SimpleAtoi(argv[i + 1], &jobs);
+    if (flag == "--store") stores = {argv[i + 1]};
+    int batch = 0;
+    if (flag == "--batch" && absl::SimpleAtoi(argv[i + 1], &batch) &&
+        batch >= 1) {
+      batches = {batch};
+    }
   }
   auto redis = testing::RedisServer::Start();
   if (!redis.ok()) {
@@ -169,19 +262,25 @@ int Main(int argc, char** argv) {
     return 1;
   }
   int run = 0;
-  for (const int clients : {1, 16}) {
-    for (const bool http : {true, false}) {
-      const std::string sqlite =
-          "sqlite:" + testing::FreshDbPath(absl::StrCat("serve-bench", run));
-      const std::string redis_url =
-          absl::StrCat("redis://127.0.0.1:", (*redis)->port(),
-                       "?namespace=serve-bench-", run++);
-      if (http) {
-        HttpRun("sqlite", sqlite, clients, jobs);
-        HttpRun("redis", redis_url, clients, jobs);
-      } else {
-        LibraryRun("sqlite", sqlite, clients, jobs);
-        LibraryRun("redis", redis_url, clients, jobs);
+  for (const int batch : batches) {
+    for (const int clients : {1, 16}) {
+      for (const bool http : {true, false}) {
+        for (const std::string& store : stores) {
+          const std::string url =
+              store == "sqlite"
+                  ? "sqlite:" +
+                        testing::FreshDbPath(absl::StrCat("serve-bench", run))
+                  : absl::StrCat("redis://127.0.0.1:", (*redis)->port(),
+                                 "?namespace=serve-bench-", run);
+          ++run;
+          const Shape shape{store, http ? "http" : "library", clients, batch,
+                            store == "sqlite" ? 0 : (*redis)->port()};
+          if (http) {
+            HttpRun(shape, url, jobs);
+          } else {
+            LibraryRun(shape, url, jobs);
+          }
+        }
       }
     }
   }

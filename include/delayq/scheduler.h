@@ -42,6 +42,7 @@
 #ifndef DELAYQ_SCHEDULER_H_
 #define DELAYQ_SCHEDULER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -175,6 +176,19 @@ class Scheduler {
   absl::StatusOr<std::vector<Lease>> ReserveBatch(
       absl::string_view topic, int max,
       absl::Duration wait = absl::ZeroDuration());
+
+  // ReserveBatch() that a server can cut short: it also returns (empty,
+  // OK) once `stop` is set and WakeReserves() was called after setting it,
+  // so that a process shutting down need not wait out long waits.
+  absl::StatusOr<std::vector<Lease>> ReserveBatch(
+      absl::string_view topic, int max, absl::Duration wait,
+      const std::atomic<bool>& stop);
+
+  // WakeReserves()
+  //
+  // Makes every Reserve() and ReserveBatch() waiting in this process look at
+  // the store again now; one whose `stop` is set returns.
+  void WakeReserves();
 
   // Ack()
   //

@@ -126,6 +126,28 @@ TEST_P(ApiTest, BinaryPayloadsTravelAsBase64) {
   EXPECT_EQ(api_->Get("/v1/jobs/" + text_id).json["payload"], "h\xc3\xa9llo");
 }
 
+// Text that JSON must escape comes back whole from get, list and reserve,
+// as a string, and so do ids and errors that hold it.
+TEST_P(ApiTest, TextThatNeedsEscapingComesBackWhole) {
+  const std::string text =
+      std::string("quote \" backslash \\ newline \n tab \t cr \r ") +
+      "bell \x07 nul " + std::string(1, '\0') + " del \x7f \xe2\x82\xac";
+  const std::string id = Add("esc", {{"payload", text}, {"id", "id \"1\"\\"}});
+  EXPECT_EQ(id, "id \"1\"\\");
+  HttpReply got = api_->Get("/v1/jobs/id%20%221%22%5C");
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(got.json["payload"], text);
+  EXPECT_EQ(got.json["id"], id);
+  EXPECT_EQ(api_->Get("/v1/topics/esc/jobs").json["jobs"][0]["payload"], text);
+  const Json lease = ReserveOne("esc");
+  EXPECT_EQ(lease["job"]["payload"], text);
+  EXPECT_EQ(lease["job"]["id"], id);
+  HttpReply failed = api_->Post("/v1/jobs/id%20%221%22%5C/fail",
+                                {{"token", lease["token"]}, {"error", text}});
+  ASSERT_EQ(failed.status, 200) << failed.body;
+  EXPECT_EQ(api_->Get("/v1/jobs/id%20%221%22%5C").json["last_error"], text);
+}
+
 TEST_P(ApiTest, BatchAddsInOrderAndListShowsThem) {
   HttpReply batch = api_->Post("/v1/topics/b/jobs/batch",
                                {{"payloads", {"one", "two", "three"}}});

@@ -64,6 +64,16 @@ class DashboardTest : public ::testing::Test {
                   .status,
               200);
     ASSERT_EQ(api_->Get("/v1/jobs/order-7").json["state"], "dead");
+    ASSERT_EQ(
+        api_->Put("/v1/topics/mail/limit", {{"rate", 50}, {"concurrency", 10}})
+            .status,
+        200);
+    ASSERT_EQ(api_->Put("/v1/schedules/report.nightly",
+                        {{"spec", "0 3 * * *"},
+                         {"topic", "reports"},
+                         {"time_zone", "Europe/Berlin"}})
+                  .status,
+              200);
   }
 
   std::string Url() const {
@@ -86,6 +96,16 @@ TEST_F(DashboardTest, ShowsTheStoreAndKicksADeadJobToReady) {
   EXPECT_TRUE(p.WaitFor(CellIs("mail", "delayed", 1)));
   EXPECT_TRUE(p.WaitFor(CellIs("orders", "dead", 1)));
   EXPECT_TRUE(p.WaitFor(CellIs("orders", "ready", 0)));
+  // The topic's limit, and the schedule with its next run.
+  EXPECT_TRUE(
+      p.WaitFor("document.querySelector('tr[data-topic=\"mail\"] .badge.limit')"
+                ".textContent === 'rate 50/1s, concurrency 10'"));
+  EXPECT_TRUE(p.WaitFor(
+      "(() => { const r = document.querySelector("
+      "'#schedules tr[data-schedule=\"report.nightly\"]');"
+      " return !!r && r.textContent.includes('0 3 * * * (Europe/Berlin)') &&"
+      " r.textContent.includes('reports') && r.textContent.includes('in '); "
+      "})()"));
 
   // A topic's jobs, with their payloads.
   ASSERT_TRUE(p.Evaluate("document.querySelector('tr[data-topic=\"mail\"] "

@@ -136,6 +136,75 @@ TEST_P(ApiTest, AStaleTokenIsRefusedAndChangesNothing) {
       << gone.body;
 }
 
+TEST_P(ApiTest, ManyLeasesAreAckedInOneRequest) {
+  api_->Post("/v1/topics/bulk/jobs/batch", {{"payloads", {"1", "2", "3"}}});
+  HttpReply reserved = api_->Post("/v1/topics/bulk/reserve", {{"max", 3}});
+  ASSERT_EQ(reserved.json["leases"].size(), 3u) << reserved.body;
+  const Json& leases = reserved.json["leases"];
+  Json acks = Json::array();
+  for (const Json& lease : leases) {
+    acks.push_back({{"id", lease["job"]["id"]}, {"token", lease["token"]}});
+  }
+  acks[1]["token"] = "12345";  // not the lease's
+  HttpReply acked = api_->Post("/v1/leases/ack", {{"leases", acks}});
+  ASSERT_EQ(acked.status, 200) << acked.body;
+  EXPECT_EQ(acked.json["acked"], 2);
+  ASSERT_EQ(acked.json["errors"].size(), 1u);
+  EXPECT_EQ(acked.json["errors"][0]["id"], leases[1]["job"]["id"]);
+  EXPECT_EQ(acked.json["errors"][0]["code"], "FAILED_PRECONDITION");
+  HttpReply stats = api_->Get("/v1/topics/bulk/stats");
+  EXPECT_EQ(stats.json["reserved"], 1);
+  EXPECT_EQ(stats.json["ready"], 0);
+}
+
+TEST_P(ApiTest, AMalformedAckListAcksNone) {
+  Add("bulk", {{"payload", "p"}});
+  const Json lease = ReserveOne("bulk");
+  for (const Json& body :
+       {Json{{"leases",
+              {{{"id", lease["job"]["id"]}, {"token", lease["token"]}},
+               {{"id", "x"}}}}},
+        Json{{"leases", Json::array()}}, Json{{"leases", "all"}},
+        Json{{"leases",
+              {{{"id", lease["job"]["id"]},
+                {"token", lease["token"]},
+                {"extra", 1}}}}},
+        Json::object()}) {
+    SCOPED_TRACE(body.dump());
+    HttpReply r = api_->Post("/v1/leases/ack", body);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.code(), "INVALID_ARGUMENT");
+  }
+  EXPECT_EQ(api_->Get("/v1/topics/bulk/stats").json["reserved"], 1);
+}
+
+// The server remembers the leases it handed out, so finishing one is a
+// single store call: the metrics count no read of a job.
+TEST_P(ApiTest, FinishingALeaseReadsNoJob) {
+  api_->Post("/v1/topics/quick/jobs/batch", {{"payloads", {"1", "2", "3"}}});
+  Json lease = ReserveOne("quick");
+  ASSERT_EQ(
+      api_->Post(JobPath(lease, "touch"), {{"token", lease["token"]}}).status,
+      200);
+  ASSERT_EQ(
+      api_->Post(JobPath(lease, "release"), {{"token", lease["token"]}}).status,
+      200);
+  lease = ReserveOne("quick");
+  ASSERT_EQ(api_->Post(JobPath(lease, "fail"),
+                       {{"token", lease["token"]}, {"error", "e"}})
+                .status,
+            200);
+  lease = ReserveOne("quick");
+  ASSERT_EQ(
+      api_->Post(JobPath(lease, "ack"), {{"token", lease["token"]}}).status,
+      200);
+  const std::string metrics = api_->Get("/metrics").body;
+  EXPECT_NE(metrics.find("delayq_store_call_seconds_count{call=\"ack\"} 1"),
+            std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("call=\"get\""), std::string::npos) << metrics;
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace delayq

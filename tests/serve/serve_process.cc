@@ -81,6 +81,11 @@ HttpReply ApiClient::PostRaw(const std::string& path, const std::string& body) {
   return Reply(client_.Post(path.c_str(), headers_, body, "application/json"));
 }
 
+HttpReply ApiClient::Put(const std::string& path, const Json& body) {
+  return Reply(
+      client_.Put(path.c_str(), headers_, body.dump(), "application/json"));
+}
+
 HttpReply ApiClient::Delete(const std::string& path) {
   return Reply(client_.Delete(path.c_str(), headers_));
 }

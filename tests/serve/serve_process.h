@@ -61,6 +61,7 @@ class ApiClient {
   HttpReply Get(const std::string& path);
   HttpReply Post(const std::string& path, const Json& body);
   HttpReply PostRaw(const std::string& path, const std::string& body);
+  HttpReply Put(const std::string& path, const Json& body);
   HttpReply Delete(const std::string& path);
 
  private:

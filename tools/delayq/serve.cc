@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -80,8 +81,19 @@ int RunServe(const Context& ctx) {
   BlockStopSignals();
   // Declared first, so that it outlives the scheduler it watches.
   Metrics metrics;
+  absl::Duration poll = absl::Seconds(1);
+  std::optional<absl::Duration> news_poll;
+  if (ctx.Has("poll")) {
+    absl::StatusOr<absl::Duration> d =
+        ParseDurationValue("--poll", ctx.Get("poll"));
+    if (!d.ok()) return Fail(d.status());
+    if (*d < absl::Milliseconds(10))
+      return Fail("--poll must be at least 10ms");
+    poll = *d;
+    news_poll = *d;
+  }
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
-      OpenScheduler(ctx, /*create=*/true, absl::Seconds(1), &metrics);
+      OpenScheduler(ctx, /*create=*/true, poll, &metrics, news_poll);
   if (!scheduler.ok()) return Fail(scheduler.status());
   metrics.Attach(**scheduler);
   // The timer thread promotes due jobs and ends leases, so counts and
@@ -136,6 +148,9 @@ const CommandSpec& ServeCommand() {
            "the longest a reserve may wait for a job (default 30s)"},
           {"max-body", 0, FlagSpec::Arg::kRequired, "BYTES",
            "the largest request body (default 2097152)"},
+          {"poll", 0, FlagSpec::Arg::kRequired, "DURATION",
+           "how often to look at the store for changes it did not announce "
+           "(default 1s; 30s on a store that announces them)"},
       },
       /*json=*/false,
       /*takes_command=*/false,

@@ -24,7 +24,7 @@ std::string StoreUrl(const Context& ctx) {
 
 absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
     const Context& ctx, bool create, absl::Duration poll_interval,
-    Metrics* metrics) {
+    Metrics* metrics, std::optional<absl::Duration> news_poll_interval) {
   const std::string url = StoreUrl(ctx);
   if (!create && absl::StartsWith(url, "sqlite:")) {
     absl::StatusOr<SqliteOptions> options = ParseSqliteUrl(url);
@@ -41,6 +41,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
   if (!backend.ok()) return backend.status();
   SchedulerOptions options;
   options.poll_interval = poll_interval;
+  if (news_poll_interval.has_value()) {
+    options.news_poll_interval = *news_poll_interval;
+  }
   if (metrics != nullptr) {
     return Scheduler::Create(metrics->Instrument(*std::move(backend)), options);
   }

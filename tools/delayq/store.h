@@ -6,6 +6,7 @@
 #define DELAYQ_TOOLS_DELAYQ_STORE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -26,11 +27,12 @@ std::string StoreUrl(const Context& ctx);
 // for an empty queue.
 //
 // With `metrics`, the store's calls are timed by it (Metrics::Instrument);
-// attaching it to the scheduler is the caller's.
+// attaching it to the scheduler is the caller's. `news_poll_interval`, when
+// given, replaces SchedulerOptions' default.
 absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
     const Context& ctx, bool create,
-    absl::Duration poll_interval = absl::Seconds(1),
-    Metrics* metrics = nullptr);
+    absl::Duration poll_interval = absl::Seconds(1), Metrics* metrics = nullptr,
+    std::optional<absl::Duration> news_poll_interval = std::nullopt);
 
 }  // namespace cli
 }  // namespace delayq

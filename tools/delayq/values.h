@@ -41,7 +41,7 @@ std::string LimitText(const TopicLimit& limit);
 // "1h30m", "250ms", "0s".
 std::string DurationText(absl::Duration d);
 
-// 2026-12-01T10:00:00.000Z.
+// 2026-12-01T10:00:00.000Z (RFC 3339, milliseconds rounded down).
 std::string UtcText(absl::Time t);
 
 // "2026-12-01 11:00:00 CET" in the local time zone.

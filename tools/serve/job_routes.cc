@@ -92,9 +92,7 @@ absl::StatusOr<Reply> ListJobs(Scheduler& scheduler, const Call& call) {
   absl::StatusOr<std::vector<Job>> jobs =
       scheduler.List(call.path[0], state, limit);
   if (!jobs.ok()) return jobs.status();
-  Json list = Json::array();
-  for (const Job& job : *jobs) list.push_back(JobToJson(job));
-  return Reply{200, Json{{"jobs", std::move(list)}}};
+  return Reply::Text(200, JsonListText<Job>("jobs", *jobs, &AppendJobJson));
 }
 
 }  // namespace
@@ -120,7 +118,9 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
   router.Get(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
     absl::StatusOr<Job> job = scheduler.Get(call.path[0]);
     if (!job.ok()) return job.status();
-    return Reply{200, JobToJson(*job)};
+    std::string text;
+    AppendJobJson(*job, &text);
+    return Reply::Text(200, std::move(text));
   });
   router.Delete(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
     if (absl::Status s = scheduler.Cancel(call.path[0]); !s.ok()) return s;

@@ -59,32 +59,82 @@ absl::StatusOr<Json> ParseBody(absl::string_view body) {
   return json;
 }
 
-Json JobToJson(const Job& job) {
-  Json out = Json::object();
-  PutText(out, "id", job.id);
-  PutText(out, "topic", job.topic);
-  out["state"] = std::string(JobStateName(job.state));
-  out["priority"] = job.priority;
-  out["attempts"] = job.attempts;
-  out["max_attempts"] = job.max_attempts;
-  out["ttr_ms"] = absl::ToInt64Milliseconds(job.ttr);
-  out["backoff"] = cli::BackoffText(job.backoff);
-  out["enqueued_at"] = cli::UtcText(job.enqueued_at);
-  out["run_at"] = cli::UtcText(job.run_at);
-  out["deadline"] = job.state == JobState::kReserved
-                        ? Json(cli::UtcText(job.deadline))
-                        : Json(nullptr);
-  PutText(out, "last_error", job.last_error);
-  PutText(out, "payload", job.payload);
-  return out;
+namespace {
+
+// A JSON string: quotes, backslashes and control bytes escaped; the rest
+// (UTF-8) as is.
+void AppendString(absl::string_view text, std::string* out) {
+  out->push_back('"');
+  for (const char c : text) {
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        break;
+      case '\\':
+        out->append("\\\\");
+        break;
+      case '\n':
+        out->append("\\n");
+        break;
+      case '\r':
+        out->append("\\r");
+        break;
+      case '\t':
+        out->append("\\t");
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppend(out, "\\u00",
+                          absl::Hex(static_cast<int>(c), absl::kZeroPad2));
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
 }
 
-Json LeaseToJson(const Lease& lease) {
-  Json out = Json::object();
-  out["job"] = JobToJson(lease.job);
-  out["token"] = absl::StrCat(lease.token);
-  out["deadline"] = cli::UtcText(lease.deadline);
-  return out;
+// ,"name":"text" or, for bytes that are not UTF-8, ,"name_base64":"...".
+void AppendTextField(absl::string_view name, absl::string_view text,
+                     std::string* out) {
+  const bool utf8 = cli::IsUtf8(text);
+  absl::StrAppend(out, ",\"", name, utf8 ? "\":" : "_base64\":");
+  AppendString(utf8 ? text : absl::Base64Escape(text), out);
+}
+
+void AppendTimeField(absl::string_view name, absl::Time t, std::string* out) {
+  absl::StrAppend(out, ",\"", name, "\":\"", cli::UtcText(t), "\"");
+}
+
+}  // namespace
+
+void AppendJobJson(const Job& job, std::string* out) {
+  absl::StrAppend(out, "{\"state\":\"", JobStateName(job.state), "\"");
+  AppendTextField("id", job.id, out);
+  AppendTextField("topic", job.topic, out);
+  absl::StrAppend(
+      out, ",\"priority\":", job.priority, ",\"attempts\":", job.attempts,
+      ",\"max_attempts\":", job.max_attempts,
+      ",\"ttr_ms\":", absl::ToInt64Milliseconds(job.ttr), ",\"backoff\":");
+  AppendString(cli::BackoffText(job.backoff), out);
+  AppendTimeField("enqueued_at", job.enqueued_at, out);
+  AppendTimeField("run_at", job.run_at, out);
+  if (job.state == JobState::kReserved) {
+    AppendTimeField("deadline", job.deadline, out);
+  } else {
+    out->append(",\"deadline\":null");
+  }
+  AppendTextField("last_error", job.last_error, out);
+  AppendTextField("payload", job.payload, out);
+  out->push_back('}');
+}
+
+void AppendLeaseJson(const Lease& lease, std::string* out) {
+  out->append("{\"job\":");
+  AppendJobJson(lease.job, out);
+  absl::StrAppend(out, ",\"token\":\"", lease.token, "\"");
+  AppendTimeField("deadline", lease.deadline, out);
+  out->push_back('}');
 }
 
 Json StatsToJson(absl::string_view topic, const TopicStats& stats,
@@ -99,6 +149,67 @@ Json StatsToJson(absl::string_view topic, const TopicStats& stats,
   return out;
 }
 
+Json LimitToJson(absl::string_view topic, const TopicLimit& limit) {
+  Json out = Json::object();
+  PutText(out, "topic", topic);
+  out["rate"] = limit.rate;
+  out["period_ms"] = absl::ToInt64Milliseconds(limit.period);
+  out["burst"] = limit.burst;
+  out["concurrency"] = limit.concurrency;
+  out["text"] = cli::LimitText(limit);
+  return out;
+}
+
+absl::StatusOr<TopicLimit> LimitFromJson(const Json& object) {
+  if (absl::Status s =
+          OnlyFields(object, {"rate", "period_ms", "burst", "concurrency"});
+      !s.ok()) {
+    return s;
+  }
+  TopicLimit limit;
+  absl::StatusOr<int64_t> rate = IntField(object, "rate", 0, 0, INT64_MAX);
+  if (!rate.ok()) return rate.status();
+  limit.rate = *rate;
+  absl::StatusOr<absl::Duration> period =
+      MillisField(object, "period_ms", limit.period);
+  if (!period.ok()) return period.status();
+  limit.period = *period;
+  absl::StatusOr<int64_t> burst = IntField(object, "burst", 1, 0, INT64_MAX);
+  if (!burst.ok()) return burst.status();
+  limit.burst = *burst;
+  absl::StatusOr<int64_t> concurrency =
+      IntField(object, "concurrency", 0, 0, INT64_MAX);
+  if (!concurrency.ok()) return concurrency.status();
+  limit.concurrency = *concurrency;
+  return limit;
+}
+
+Json TimeOrNull(absl::Time t) {
+  if (t == absl::InfinitePast() || t == absl::InfiniteFuture()) return nullptr;
+  return cli::UtcText(t);
+}
+
+Json ScheduleToJson(const ScheduleInfo& info) {
+  const ScheduleRecord& r = info.record;
+  const JobOptions& job = r.options.job;
+  Json out = Json::object();
+  out["name"] = r.name;
+  PutText(out, "spec", r.spec);
+  PutText(out, "topic", r.topic);
+  PutText(out, "payload", r.payload);
+  PutText(out, "time_zone", r.options.time_zone);
+  out["missed"] = MissedPolicyName(r.options.missed);
+  out["jitter_ms"] = absl::ToInt64Milliseconds(r.options.jitter);
+  out["priority"] = job.priority;
+  out["ttr_ms"] = absl::ToInt64Milliseconds(job.ttr);
+  out["max_attempts"] = job.max_attempts;
+  out["backoff"] = cli::BackoffText(job.backoff);
+  out["done_through"] = TimeOrNull(r.done_through);
+  out["next_run"] = TimeOrNull(info.next_run);
+  out["revision"] = r.revision;
+  return out;
+}
+
 Json StatusToJson(const absl::Status& status) {
   Json out = Json::object();
   out["code"] = absl::StatusCodeToString(status.code());
@@ -109,9 +220,10 @@ Json StatusToJson(const absl::Status& status) {
   return out;
 }
 
-absl::StatusOr<std::string> PayloadFromJson(const Json& object) {
+absl::StatusOr<std::string> PayloadFromJson(const Json& object, bool optional) {
   const Json* text = Field(object, "payload");
   const Json* base64 = Field(object, "payload_base64");
+  if (optional && text == nullptr && base64 == nullptr) return std::string();
   if ((text == nullptr) == (base64 == nullptr)) {
     return absl::InvalidArgumentError(
         "give the payload as exactly one of 'payload' (text) and "

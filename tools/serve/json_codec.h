@@ -17,9 +17,11 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "delayq/job.h"
+#include "delayq/schedule.h"
 #include "nlohmann/json.hpp"
 
 namespace delayq {
@@ -31,16 +33,45 @@ using Json = nlohmann::json;
 // JSON object is InvalidArgument.
 absl::StatusOr<Json> ParseBody(absl::string_view body);
 
-Json JobToJson(const Job& job);
-Json LeaseToJson(const Lease& lease);
+// Jobs and leases are written straight to text, not built as Json values
+// first: a reserve reply may hold a thousand of them.
+void AppendJobJson(const Job& job, std::string* out);
+void AppendLeaseJson(const Lease& lease, std::string* out);
+// {"<name>": [<each item's JSON>]}.
+template <typename T>
+std::string JsonListText(absl::string_view name, absl::Span<const T> items,
+                         void (*append)(const T&, std::string*)) {
+  std::string out = absl::StrCat("{\"", name, "\":[");
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    append(items[i], &out);
+  }
+  out += "]}";
+  return out;
+}
 Json StatsToJson(absl::string_view topic, const TopicStats& stats, bool paused);
+
+// {"topic", "rate", "period_ms", "burst", "concurrency", "text"}.
+Json LimitToJson(absl::string_view topic, const TopicLimit& limit);
+
+// A TopicLimit from the fields rate, period_ms (default 1000), burst
+// (default 1) and concurrency; the library checks the values.
+absl::StatusOr<TopicLimit> LimitFromJson(const Json& object);
+
+// A schedule with its next run; times are null when there is none.
+Json ScheduleToJson(const ScheduleInfo& info);
+
+// A time, or null for an infinite one.
+Json TimeOrNull(absl::Time t);
 
 // {"code": "NOT_FOUND", "message": "..."}: the absl code's name.
 Json StatusToJson(const absl::Status& status);
 
 // The payload of `object`: its "payload" string or its "payload_base64".
-// InvalidArgument when neither or both are given, or the base64 is bad.
-absl::StatusOr<std::string> PayloadFromJson(const Json& object);
+// InvalidArgument when both are given, the base64 is bad, or neither is
+// given without `optional`; "" then.
+absl::StatusOr<std::string> PayloadFromJson(const Json& object,
+                                            bool optional = false);
 
 // JobOptions from the fields id, delay_ms, run_at, ttr_ms, priority,
 // max_attempts, backoff ("fixed:10s", "exp:1s:10m") and replace; absent

@@ -7,7 +7,10 @@
 // the library.
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "tools/delayq/values.h"
@@ -20,6 +23,8 @@ namespace {
 
 constexpr char kJob[] = "/v1/jobs/(.+)";
 constexpr int kMaxReserve = 1000;
+// The most leases one /v1/leases/ack request may finish.
+constexpr int kMaxAcks = 1000;
 
 absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
   if (absl::Status s = OnlyFields(call.body, {"wait_ms", "max"}); !s.ok()) {
@@ -31,52 +36,107 @@ absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
       IntField(call.body, "wait_ms", 0, 0, INT64_MAX / 1'000'000);
   if (!wait_ms.ok()) return wait_ms.status();
   // Waits are bounded so that a client cannot hold a thread for ever, and
-  // a draining server answers at once.
+  // a draining server answers at once (one already waiting is woken).
   absl::Duration wait =
       std::min(absl::Milliseconds(*wait_ms), context.max_wait);
   if (context.draining->load()) wait = absl::ZeroDuration();
   ++*context.reserves_waiting;
   absl::StatusOr<std::vector<Lease>> leases = context.scheduler->ReserveBatch(
-      call.path[0], static_cast<int>(*max), wait);
+      call.path[0], static_cast<int>(*max), wait, *context.draining);
   --*context.reserves_waiting;
   if (!leases.ok()) return leases.status();
-  Json list = Json::array();
-  for (const Lease& lease : *leases) list.push_back(LeaseToJson(lease));
-  return Reply{200, Json{{"leases", std::move(list)}}};
+  for (const Lease& lease : *leases) context.leases->Put(lease);
+  return Reply::Text(200,
+                     JsonListText<Lease>("leases", *leases, &AppendLeaseJson));
 }
 
-// The lease a request names: the job as the store has it now, with the
-// request's token. A job the store no longer has is left to the library to
-// refuse.
-absl::StatusOr<Lease> RequestLease(Scheduler& scheduler, const Call& call) {
-  absl::StatusOr<uint64_t> token = TokenField(call.body);
-  if (!token.ok()) return token.status();
+// The lease of job `id` under `token`: as reserve handed it out when this
+// server did (Take() forgets it: the request ends it), else the job as the
+// store has it now with the token. A job the store no longer has is left
+// to the library to refuse.
+absl::StatusOr<Lease> FindLease(const RouteContext& context,
+                                const std::string& id, uint64_t token,
+                                bool take) {
+  std::optional<Lease> known =
+      take ? context.leases->Take(id, token) : context.leases->Find(id, token);
+  if (known.has_value()) return *std::move(known);
   Lease lease;
-  absl::StatusOr<Job> job = scheduler.Get(call.path[0]);
+  absl::StatusOr<Job> job = context.scheduler->Get(id);
   if (job.ok()) {
     lease.job = *std::move(job);
   } else if (absl::IsNotFound(job.status())) {
-    lease.job.id = call.path[0];
+    lease.job.id = id;
   } else {
     return job.status();
   }
-  lease.token = *token;
+  lease.token = token;
   lease.deadline = lease.job.deadline;
   return lease;
 }
 
 // A lease route: checks the body's fields, finds the lease, runs `act`.
+// `take`: the route ends the lease.
 template <typename Act>
-Route LeaseRoute(Scheduler& scheduler,
-                 std::initializer_list<absl::string_view> fields, Act act) {
+Route LeaseRoute(const RouteContext& context,
+                 std::initializer_list<absl::string_view> fields, bool take,
+                 Act act) {
   std::vector<absl::string_view> allowed(fields);
   allowed.push_back("token");
-  return [&scheduler, allowed, act](const Call& call) -> absl::StatusOr<Reply> {
-    if (absl::Status s = OnlyFields(call.body, allowed); !s.ok()) return s;
-    absl::StatusOr<Lease> lease = RequestLease(scheduler, call);
-    if (!lease.ok()) return lease.status();
-    return act(*lease, call.body);
-  };
+  return
+      [context, allowed, take, act](const Call& call) -> absl::StatusOr<Reply> {
+        if (absl::Status s = OnlyFields(call.body, allowed); !s.ok()) return s;
+        absl::StatusOr<uint64_t> token = TokenField(call.body);
+        if (!token.ok()) return token.status();
+        absl::StatusOr<Lease> lease =
+            FindLease(context, call.path[0], *token, take);
+        if (!lease.ok()) return lease.status();
+        return act(*lease, call.body);
+      };
+}
+
+// Acks every lease of the body's "leases" list ([{"id", "token"}]); replies
+// how many were acked and why each other one was not.
+absl::StatusOr<Reply> AckMany(const RouteContext& context, const Call& call) {
+  if (absl::Status s = OnlyFields(call.body, {"leases"}); !s.ok()) return s;
+  const Json& list =
+      call.body.contains("leases") ? call.body["leases"] : Json();
+  if (!list.is_array() || list.empty() || list.size() > kMaxAcks) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("field 'leases' must be a list of 1 to ", kMaxAcks,
+                     " objects {\"id\", \"token\"}"));
+  }
+  // Every item is read before any is acked, so a malformed request acks none.
+  std::vector<std::pair<std::string, uint64_t>> items;
+  for (const Json& item : list) {
+    if (!item.is_object()) {
+      return absl::InvalidArgumentError(
+          "field 'leases' must hold objects {\"id\", \"token\"}");
+    }
+    if (absl::Status s = OnlyFields(item, {"id", "token"}); !s.ok()) return s;
+    absl::StatusOr<std::string> id = StringField(item, "id", "");
+    if (!id.ok()) return id.status();
+    if (id->empty()) {
+      return absl::InvalidArgumentError("each lease needs its job's 'id'");
+    }
+    absl::StatusOr<uint64_t> token = TokenField(item);
+    if (!token.ok()) return token.status();
+    items.emplace_back(*std::move(id), *token);
+  }
+  int acked = 0;
+  Json errors = Json::array();
+  for (const auto& [id, token] : items) {
+    absl::StatusOr<Lease> lease = FindLease(context, id, token, /*take=*/true);
+    absl::Status s =
+        lease.ok() ? context.scheduler->Ack(*lease) : lease.status();
+    if (s.ok()) {
+      ++acked;
+      continue;
+    }
+    Json error = StatusToJson(s);
+    error["id"] = id;
+    errors.push_back(std::move(error));
+  }
+  return Reply{200, Json{{"acked", acked}, {"errors", std::move(errors)}}};
 }
 
 }  // namespace
@@ -85,8 +145,10 @@ void AddLeaseRoutes(Router& router, const RouteContext& context) {
   Scheduler& scheduler = *context.scheduler;
   router.Post("/v1/topics/([^/]+)/reserve",
               [context](const Call& call) { return Reserve(context, call); });
+  router.Post("/v1/leases/ack",
+              [context](const Call& call) { return AckMany(context, call); });
   router.Post(absl::StrCat(kJob, "/ack"),
-              LeaseRoute(scheduler, {},
+              LeaseRoute(context, {}, /*take=*/true,
                          [&scheduler](const Lease& lease,
                                       const Json&) -> absl::StatusOr<Reply> {
                            if (absl::Status s = scheduler.Ack(lease); !s.ok()) {
@@ -97,7 +159,7 @@ void AddLeaseRoutes(Router& router, const RouteContext& context) {
   router.Post(
       absl::StrCat(kJob, "/fail"),
       LeaseRoute(
-          scheduler, {"error"},
+          context, {"error"}, /*take=*/true,
           [&scheduler](const Lease& lease,
                        const Json& body) -> absl::StatusOr<Reply> {
             absl::StatusOr<std::string> error = StringField(body, "error", "");
@@ -109,7 +171,7 @@ void AddLeaseRoutes(Router& router, const RouteContext& context) {
           }));
   router.Post(
       absl::StrCat(kJob, "/release"),
-      LeaseRoute(scheduler, {"delay_ms"},
+      LeaseRoute(context, {"delay_ms"}, /*take=*/true,
                  [&scheduler](const Lease& lease,
                               const Json& body) -> absl::StatusOr<Reply> {
                    absl::StatusOr<int64_t> delay_ms =
@@ -125,11 +187,13 @@ void AddLeaseRoutes(Router& router, const RouteContext& context) {
   router.Post(
       absl::StrCat(kJob, "/touch"),
       LeaseRoute(
-          scheduler, {},
-          [&scheduler](Lease lease, const Json&) -> absl::StatusOr<Reply> {
+          context, {}, /*take=*/false,
+          [&scheduler, leases = context.leases](
+              Lease lease, const Json&) -> absl::StatusOr<Reply> {
             if (absl::Status s = scheduler.Touch(lease); !s.ok()) {
               return s;
             }
+            leases->Put(lease);  // the later deadline
             return Reply{200, Json{{"deadline", cli::UtcText(lease.deadline)}}};
           }));
 }

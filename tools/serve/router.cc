@@ -52,6 +52,11 @@ httplib::Server::Handler Router::Wrap(Route route, bool has_body) {
       reply = absl::InvalidArgumentError(e.what());
     }
     if (!reply.ok()) return WriteError(res, reply.status());
+    if (!reply->text.empty()) {
+      res.status = reply->status;
+      res.set_content(reply->text, "application/json");
+      return;
+    }
     WriteJson(res, reply->status, reply->body);
   };
 }
@@ -62,6 +67,10 @@ void Router::Get(const std::string& pattern, Route route) {
 
 void Router::Post(const std::string& pattern, Route route) {
   server_.Post(pattern, Wrap(std::move(route), true));
+}
+
+void Router::Put(const std::string& pattern, Route route) {
+  server_.Put(pattern, Wrap(std::move(route), true));
 }
 
 void Router::GetText(const std::string& pattern,

@@ -34,8 +34,19 @@ struct Call {
 };
 
 struct Reply {
+  Reply() = default;
+  Reply(int status, Json body) : status(status), body(std::move(body)) {}
+  // A reply whose body is JSON the route wrote itself.
+  static Reply Text(int status, std::string text) {
+    Reply reply;
+    reply.status = status;
+    reply.text = std::move(text);
+    return reply;
+  }
+
   int status = 200;
   Json body = Json::object();
+  std::string text;  // when not empty, the body as is
 };
 
 using Route = std::function<absl::StatusOr<Reply>(const Call&)>;
@@ -50,6 +61,7 @@ class Router {
 
   void Get(const std::string& pattern, Route route);
   void Post(const std::string& pattern, Route route);
+  void Put(const std::string& pattern, Route route);
   void Delete(const std::string& pattern, Route route);
 
   // A GET whose reply is text made by `text` (metrics, documents).

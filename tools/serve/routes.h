@@ -10,6 +10,7 @@
 
 #include "absl/time/time.h"
 #include "delayq/scheduler.h"
+#include "tools/serve/lease_cache.h"
 #include "tools/serve/router.h"
 
 namespace delayq {
@@ -23,6 +24,8 @@ struct RouteContext {
   const std::atomic<bool>* draining = nullptr;
   // Reserves waiting for a job right now.
   std::atomic<int>* reserves_waiting = nullptr;
+  // The leases reserve handed out, for the routes that finish them.
+  LeaseCache* leases = nullptr;
 };
 
 // POST /v1/topics/{topic}/jobs, /v1/topics/{topic}/jobs/batch,
@@ -30,12 +33,19 @@ struct RouteContext {
 // POST /v1/jobs/{id}/retry.
 void AddJobRoutes(Router& router, const RouteContext& context);
 
-// POST /v1/topics/{topic}/reserve and /v1/jobs/{id}/{ack,fail,release,touch}.
+// POST /v1/topics/{topic}/reserve, /v1/jobs/{id}/{ack,fail,release,touch}
+// and /v1/leases/ack (many at once).
 void AddLeaseRoutes(Router& router, const RouteContext& context);
 
 // GET /v1/topics, /v1/topics/{topic}/stats; POST /v1/topics/{topic}/{kick,
 // pause,resume}.
 void AddTopicRoutes(Router& router, const RouteContext& context);
+
+// GET /v1/limits; GET, PUT and DELETE /v1/topics/{topic}/limit.
+void AddLimitRoutes(Router& router, const RouteContext& context);
+
+// GET /v1/schedules; GET, PUT and DELETE /v1/schedules/{name}.
+void AddScheduleRoutes(Router& router, const RouteContext& context);
 
 }  // namespace serve
 }  // namespace delayq

@@ -4,11 +4,14 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "tools/serve/assets.h"
 #include "tools/serve/connection_threads.h"
 #include "tools/serve/http_status.h"
@@ -57,7 +60,10 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
 
 Server::Server(Scheduler& scheduler, Metrics* metrics,
                const ServeOptions& options)
-    : scheduler_(scheduler), metrics_(metrics), options_(options) {
+    : scheduler_(scheduler),
+      metrics_(metrics),
+      options_(options),
+      leases_(std::max<size_t>(1, options.lease_cache_size)) {
   const int max_connections = options_.max_connections;
   const size_t stack = options_.thread_stack_bytes;
   http_.new_task_queue = [max_connections, stack] {
@@ -113,12 +119,15 @@ void Server::AddRoutes() {
   context.max_wait = options_.max_wait;
   context.draining = &draining_;
   context.reserves_waiting = &reserves_waiting_;
+  context.leases = &leases_;
   // The router outlives this call: its routes refer to it.
   router_ = std::make_unique<Router>(http_, options_.token);
   Router& router = *router_;
   AddLeaseRoutes(router, context);
   AddJobRoutes(router, context);
   AddTopicRoutes(router, context);
+  AddLimitRoutes(router, context);
+  AddScheduleRoutes(router, context);
   AddAssetRoutes(http_);
   router.GetText(
       "/metrics", [this] { return MetricsText(); },
@@ -126,17 +135,28 @@ void Server::AddRoutes() {
 }
 
 std::string Server::MetricsText() const {
+  rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  const double cpu_seconds =
+      static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+      (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
   return absl::StrCat(
       "# HELP delayq_http_reserves_waiting Reserve requests in progress, "
       "most of them long polls waiting for a job.\n"
       "# TYPE delayq_http_reserves_waiting gauge\n"
       "delayq_http_reserves_waiting ",
       reserves_waiting_.load(), "\n",
+      "# HELP process_cpu_seconds_total User and system CPU time this "
+      "process spent.\n"
+      "# TYPE process_cpu_seconds_total counter\n"
+      "process_cpu_seconds_total ",
+      absl::StrFormat("%.6f", cpu_seconds), "\n",
       metrics_ != nullptr ? metrics_->PrometheusText() : "");
 }
 
 void Server::Drain() {
   draining_ = true;
+  scheduler_.WakeReserves();  // waiting reserves see draining_ and return
   http_.stop();
   if (listener_.joinable()) listener_.join();
 }

@@ -27,6 +27,7 @@
 #include "delayq/metrics.h"
 #include "delayq/scheduler.h"
 #include "httplib.h"
+#include "tools/serve/lease_cache.h"
 #include "tools/serve/listen_address.h"
 #include "tools/serve/router.h"
 
@@ -49,6 +50,9 @@ struct ServeOptions {
   size_t thread_stack_bytes = 256 << 10;
   // An idle kept-alive connection is closed after this long.
   absl::Duration keep_alive = absl::Seconds(5);
+  // Leases remembered so that finishing one needs no read of the job (see
+  // LeaseCache); about 300 bytes each.
+  size_t lease_cache_size = 100'000;
 };
 
 class Server {
@@ -67,9 +71,8 @@ class Server {
   int port() const { return port_; }
 
   // Stops accepting connections and returns when the requests in flight
-  // have been answered and their connections closed. Reserves asked from
-  // now on return at once; one already waiting ends by its own wait (at
-  // most max_wait).
+  // have been answered and their connections closed. Reserves waiting for
+  // a job, and those asked from now on, return at once.
   void Drain();
 
  private:
@@ -84,6 +87,7 @@ class Server {
   std::unique_ptr<Router> router_;
   std::atomic<bool> draining_{false};
   std::atomic<int> reserves_waiting_{0};
+  LeaseCache leases_;
   std::thread listener_;
   int port_ = 0;
   int socket_ = -1;  // the listening socket

@@ -72,13 +72,18 @@ function preview(job) {
 
 // --- Topics -----------------------------------------------------------------
 
-function renderTopics(topics) {
+// `limits`: the limited topics' limits, by topic.
+function renderTopics(topics, limits) {
   const body = $("#topics tbody");
   body.replaceChildren();
   $("#no-topics").hidden = topics.length > 0;
   for (const t of topics) {
     const name = el("td", {}, t.topic);
     if (t.paused) name.append(el("span", { class: "badge" }, "paused"));
+    if (limits[t.topic]) {
+      name.append(el("span", { class: "badge limit", title: "topic limit" },
+        limits[t.topic].text));
+    }
     const row = el("tr", { data: { topic: t.topic } }, name);
     for (const s of ["delayed", "ready", "reserved", "dead"]) {
       const cell = el("td", { class: "n " + s + (s === "dead" && t.dead > 0 ? " hot" : "") },
@@ -98,6 +103,27 @@ function renderTopics(topics) {
         () => post("/v1/topics/" + encodeURIComponent(t.topic) + "/" + verb)) }, verb));
     row.append(actions);
     body.append(row);
+  }
+}
+
+// --- Schedules ----------------------------------------------------------------
+
+function renderSchedules(schedules) {
+  $("#schedules-card").hidden = schedules.length === 0;
+  const body = $("#schedules tbody");
+  body.replaceChildren();
+  for (const s of schedules) {
+    const name = encodeURIComponent(s.name);
+    const spec = s.spec + (s.time_zone !== "UTC" ? " (" + s.time_zone + ")" : "");
+    const next = s.next_run ? s.next_run + " (" + relative(s.next_run) + ")" : "never";
+    body.append(el("tr", { data: { schedule: s.name } },
+      el("td", { class: "mono" }, s.name), el("td", { class: "mono" }, spec),
+      el("td", {}, s.topic), el("td", {}, next), el("td", {}, s.missed),
+      el("td", { class: "n" }, el("button", { class: "danger",
+        data: { action: "unschedule", schedule: s.name },
+        onclick: () => confirm("Delete schedule " + s.name + "? Its jobs stay.") &&
+          act("deleted schedule " + s.name,
+            () => api("/v1/schedules/" + name, { method: "DELETE" })) }, "delete"))));
   }
 }
 
@@ -241,8 +267,10 @@ function drawChart() {
 
 async function refresh() {
   try {
-    const [{ topics }, metrics] = await Promise.all([api("/v1/topics"), api("/metrics")]);
-    renderTopics(topics);
+    const [{ topics }, { limits }, { schedules }, metrics] = await Promise.all([
+      api("/v1/topics"), api("/v1/limits"), api("/v1/schedules"), api("/metrics")]);
+    renderTopics(topics, Object.fromEntries(limits.map((l) => [l.topic, l])));
+    renderSchedules(schedules);
     state.samples.push({ t: Date.now(), ...parseMetrics(metrics) });
     if (state.samples.length > MAX_SAMPLES) state.samples.shift();
     drawChart();

@@ -1,0 +1,145 @@
+// Copyright delayq authors.
+//
+// Topic limits and periodic schedules over the API: stored, listed,
+// replaced and removed, bad input refused, and a limit that holds.
+
+#include <string>
+
+#include "tests/serve/api_suite.h"
+
+namespace delayq {
+namespace testing {
+namespace {
+
+TEST_P(ApiTest, ALimitIsSetListedAndCleared) {
+  HttpReply none = api_->Get("/v1/topics/pay/limit");
+  EXPECT_EQ(none.status, 404) << none.body;
+  EXPECT_EQ(none.code(), "NOT_FOUND");
+
+  HttpReply set = api_->Put("/v1/topics/pay/limit",
+                            {{"rate", 50}, {"burst", 5}, {"concurrency", 10}});
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_EQ(set.json["topic"], "pay");
+  EXPECT_EQ(set.json["rate"], 50);
+  EXPECT_EQ(set.json["period_ms"], 1000);
+  EXPECT_EQ(set.json["burst"], 5);
+  EXPECT_EQ(set.json["concurrency"], 10);
+
+  HttpReply one = api_->Get("/v1/topics/pay/limit");
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(one.json, set.json);
+  HttpReply all = api_->Get("/v1/limits");
+  ASSERT_EQ(all.json["limits"].size(), 1u) << all.body;
+  EXPECT_EQ(all.json["limits"][0], set.json);
+
+  EXPECT_EQ(api_->Delete("/v1/topics/pay/limit").status, 200);
+  EXPECT_EQ(api_->Get("/v1/topics/pay/limit").status, 404);
+  EXPECT_EQ(api_->Get("/v1/limits").json["limits"].size(), 0u);
+}
+
+TEST_P(ApiTest, ABadLimitIsRefused) {
+  for (const Json& body :
+       {Json{{"rate", 0}, {"concurrency", 0}}, Json{{"rate", 5}, {"burst", 0}},
+        Json{{"rate", 5}, {"period_ms", 0}}, Json{{"rate", -1}},
+        Json{{"rate", "fast"}}, Json{{"rate", 5}, {"per", 1}}}) {
+    SCOPED_TRACE(body.dump());
+    HttpReply r = api_->Put("/v1/topics/pay/limit", body);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.code(), "INVALID_ARGUMENT");
+  }
+  EXPECT_EQ(api_->Get("/v1/limits").json["limits"].size(), 0u);
+}
+
+TEST_P(ApiTest, AConcurrencyCapHoldsBackReserves) {
+  api_->Post("/v1/topics/capped/jobs/batch", {{"payloads", {"1", "2"}}});
+  ASSERT_EQ(api_->Put("/v1/topics/capped/limit", {{"concurrency", 1}}).status,
+            200);
+  HttpReply first = api_->Post("/v1/topics/capped/reserve", {{"max", 2}});
+  ASSERT_EQ(first.json["leases"].size(), 1u) << first.body;
+  EXPECT_EQ(api_->Post("/v1/topics/capped/reserve", Json::object())
+                .json["leases"]
+                .size(),
+            0u);
+  const Json& lease = first.json["leases"][0];
+  ASSERT_EQ(
+      api_->Post("/v1/jobs/" + lease["job"]["id"].get<std::string>() + "/ack",
+                 {{"token", lease["token"]}})
+          .status,
+      200);
+  EXPECT_EQ(api_->Post("/v1/topics/capped/reserve", Json::object())
+                .json["leases"]
+                .size(),
+            1u);
+}
+
+TEST_P(ApiTest, AScheduleIsStoredListedReplacedAndRemoved) {
+  HttpReply put =
+      api_->Put("/v1/schedules/report.nightly", {{"spec", "0 3 * * *"},
+                                                 {"topic", "reports"},
+                                                 {"payload", "{}"},
+                                                 {"time_zone", "Europe/Berlin"},
+                                                 {"missed", "once"},
+                                                 {"priority", 2},
+                                                 {"max_attempts", 4}});
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(put.json["name"], "report.nightly");
+  EXPECT_EQ(put.json["spec"], "0 3 * * *");
+  EXPECT_EQ(put.json["topic"], "reports");
+  EXPECT_EQ(put.json["payload"], "{}");
+  EXPECT_EQ(put.json["time_zone"], "Europe/Berlin");
+  EXPECT_EQ(put.json["missed"], "once");
+  EXPECT_EQ(put.json["priority"], 2);
+  EXPECT_EQ(put.json["max_attempts"], 4);
+  ASSERT_TRUE(put.json["next_run"].is_string()) << put.body;
+  // 03:00 in Berlin is 01:00 or 02:00 UTC.
+  const std::string next = put.json["next_run"];
+  EXPECT_TRUE(next.find("T01:00:00.000Z") != std::string::npos ||
+              next.find("T02:00:00.000Z") != std::string::npos)
+      << next;
+
+  HttpReply every = api_->Put("/v1/schedules/tick",
+                              {{"spec", "@every 90s"}, {"topic", "ticks"}});
+  ASSERT_EQ(every.status, 200) << every.body;
+  EXPECT_EQ(every.json["payload"], "");
+
+  HttpReply all = api_->Get("/v1/schedules");
+  ASSERT_EQ(all.json["schedules"].size(), 2u) << all.body;
+  EXPECT_EQ(all.json["schedules"][0]["name"], "report.nightly");
+  EXPECT_EQ(all.json["schedules"][1]["name"], "tick");
+
+  HttpReply replaced = api_->Put("/v1/schedules/tick",
+                                 {{"spec", "@hourly"}, {"topic", "ticks"}});
+  ASSERT_EQ(replaced.status, 200) << replaced.body;
+  EXPECT_EQ(api_->Get("/v1/schedules/tick").json["spec"], "@hourly");
+
+  EXPECT_EQ(api_->Delete("/v1/schedules/tick").status, 200);
+  HttpReply gone = api_->Get("/v1/schedules/tick");
+  EXPECT_EQ(gone.status, 404);
+  EXPECT_EQ(gone.code(), "NOT_FOUND");
+  EXPECT_EQ(api_->Delete("/v1/schedules/tick").status, 404);
+  EXPECT_EQ(api_->Get("/v1/schedules").json["schedules"].size(), 1u);
+}
+
+TEST_P(ApiTest, ABadScheduleIsRefused) {
+  for (const Json& body :
+       {Json{{"topic", "t"}}, Json{{"spec", "@hourly"}},
+        Json{{"spec", "61 * * * *"}, {"topic", "t"}},
+        Json{{"spec", "@hourly"}, {"topic", "t"}, {"time_zone", "Mars/Base"}},
+        Json{{"spec", "@hourly"}, {"topic", "t"}, {"missed", "twice"}},
+        Json{{"spec", "@hourly"}, {"topic", "t"}, {"delay_ms", 5}},
+        Json{{"spec", "@hourly"}, {"topic", "t"}, {"colour", "red"}}}) {
+    SCOPED_TRACE(body.dump());
+    HttpReply r = api_->Put("/v1/schedules/s", body);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_EQ(r.code(), "INVALID_ARGUMENT");
+  }
+  EXPECT_EQ(api_->Put("/v1/schedules/bad%20name",
+                      {{"spec", "@hourly"}, {"topic", "t"}})
+                .status,
+            400);
+  EXPECT_EQ(api_->Get("/v1/schedules").json["schedules"].size(), 0u);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq

@@ -1,0 +1,72 @@
+// Copyright delayq authors.
+//
+// LeaseCache — the leases this server handed out, so that finishing one
+// (ack, fail, release, touch) does not first read the job back from the
+// store. A request names a job and a token; the cache gives the lease
+// reserve returned for exactly that pair, as a library worker would hold
+// it. The store still checks the token, so the cache decides nothing: a
+// miss (another server's lease, an evicted entry) reads the job instead.
+//
+// The payload is not kept: finishing a lease does not need it. The cache
+// is bounded; when full it forgets the oldest lease.
+
+#ifndef DELAYQ_TOOLS_SERVE_LEASE_CACHE_H_
+#define DELAYQ_TOOLS_SERVE_LEASE_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "delayq/job.h"
+
+namespace delayq {
+namespace serve {
+
+class LeaseCache {
+ public:
+  explicit LeaseCache(size_t capacity) : capacity_(capacity) {}
+
+  // Remembers `lease` (without its payload), replacing an older lease of the
+  // same job.
+  void Put(const Lease& lease);
+
+  // The lease of job `id` under `token`, if remembered. Take() also forgets
+  // it (the request ends the lease, whatever the store answers).
+  std::optional<Lease> Find(absl::string_view id, uint64_t token) const;
+  std::optional<Lease> Take(absl::string_view id, uint64_t token);
+
+  size_t size() const;
+
+ private:
+  struct Entry {
+    Lease lease;
+    uint64_t put = 0;  // when it was put, in Put() calls
+  };
+  struct PutRecord {
+    std::string id;
+    uint64_t put = 0;
+  };
+
+  // Forgets the oldest leases until one more fits, and drops from `order_`
+  // what is no longer remembered (at once from its front; from the rest
+  // when that is most of it).
+  void MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Current(const PutRecord& put) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const size_t capacity_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Entry> leases_ ABSL_GUARDED_BY(mu_);
+  // Every Put() in order, including those since taken or replaced.
+  std::deque<PutRecord> order_ ABSL_GUARDED_BY(mu_);
+  uint64_t puts_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace serve
+}  // namespace delayq
+
+#endif  // DELAYQ_TOOLS_SERVE_LEASE_CACHE_H_
