@@ -81,19 +81,13 @@ int RunServe(const Context& ctx) {
   BlockStopSignals();
   // Declared first, so that it outlives the scheduler it watches.
   Metrics metrics;
-  absl::Duration poll = absl::Seconds(1);
+  absl::StatusOr<absl::Duration> poll = PollFlag(ctx, absl::Seconds(1));
+  if (!poll.ok()) return Fail(poll.status());
+  // An explicit --poll holds for a store with news too.
   std::optional<absl::Duration> news_poll;
-  if (ctx.Has("poll")) {
-    absl::StatusOr<absl::Duration> d =
-        ParseDurationValue("--poll", ctx.Get("poll"));
-    if (!d.ok()) return Fail(d.status());
-    if (*d < absl::Milliseconds(10))
-      return Fail("--poll must be at least 10ms");
-    poll = *d;
-    news_poll = *d;
-  }
+  if (ctx.Has("poll")) news_poll = *poll;
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
-      OpenScheduler(ctx, /*create=*/true, poll, &metrics, news_poll);
+      OpenScheduler(ctx, /*create=*/true, *poll, &metrics, news_poll);
   if (!scheduler.ok()) return Fail(scheduler.status());
   metrics.Attach(**scheduler);
   // The timer thread promotes due jobs and ends leases, so counts and

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "delayq/open.h"
 #include "delayq/sqlite_backend.h"
+#include "tools/delayq/values.h"
 
 namespace delayq {
 namespace cli {
@@ -20,6 +21,18 @@ std::string StoreUrl(const Context& ctx) {
   const char* env = std::getenv("DELAYQ_STORE");
   if (env != nullptr && *env != '\0') return env;
   return "sqlite:delayq.db";
+}
+
+absl::StatusOr<absl::Duration> PollFlag(const Context& ctx,
+                                        absl::Duration fallback) {
+  if (!ctx.Has("poll")) return fallback;
+  absl::StatusOr<absl::Duration> d =
+      ParseDurationValue("--poll", ctx.Get("poll"));
+  if (!d.ok()) return d.status();
+  if (*d < absl::Milliseconds(10)) {
+    return absl::InvalidArgumentError("--poll must be at least 10ms");
+  }
+  return *d;
 }
 
 absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(

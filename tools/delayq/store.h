@@ -29,6 +29,10 @@ std::string StoreUrl(const Context& ctx);
 // With `metrics`, the store's calls are timed by it (Metrics::Instrument);
 // attaching it to the scheduler is the caller's. `news_poll_interval`, when
 // given, replaces SchedulerOptions' default.
+// The --poll flag (at least 10ms), or `fallback` when it is not given.
+absl::StatusOr<absl::Duration> PollFlag(const Context& ctx,
+                                        absl::Duration fallback);
+
 absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
     const Context& ctx, bool create,
     absl::Duration poll_interval = absl::Seconds(1), Metrics* metrics = nullptr,

@@ -135,15 +135,10 @@ int RunWork(const Context& ctx) {
     if (*d <= absl::ZeroDuration()) return Fail("--timeout must be positive");
     base.timeout = *d;
   }
-  absl::Duration poll = absl::Milliseconds(500);
-  if (ctx.Has("poll")) {
-    absl::StatusOr<absl::Duration> d =
-        ParseDurationValue("--poll", ctx.Get("poll"));
-    if (!d.ok()) return Fail(d.status());
-    if (*d < absl::Milliseconds(10))
-      return Fail("--poll must be at least 10ms");
-    poll = *d;
-  }
+  absl::StatusOr<absl::Duration> poll_flag =
+      PollFlag(ctx, absl::Milliseconds(500));
+  if (!poll_flag.ok()) return Fail(poll_flag.status());
+  const absl::Duration poll = *poll_flag;
   absl::StatusOr<std::string> program = FindProgram(ctx.command[0]);
   if (!program.ok()) return Fail(program.status());
   base.path = *program;
