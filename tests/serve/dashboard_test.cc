@@ -129,6 +129,11 @@ TEST_F(DashboardTest, ShowsTheStoreAndKicksADeadJobToReady) {
       "document.querySelector('#job-payload').textContent === 'order-7' && "
       "document.querySelector('#job-fields').textContent.includes("
       "'payment gateway: 503')"));
+  // Its history: enqueued, reserved, failed, dead.
+  EXPECT_TRUE(
+      p.WaitFor("Array.from(document.querySelectorAll('#job-history li'), "
+                "(li) => li.dataset.event).join(',') === "
+                "'enqueued,reserved,failed,dead'"));
 
   if (const char* out = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR")) {
     absl::StatusOr<std::string> png = p.Screenshot();

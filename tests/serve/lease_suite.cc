@@ -3,6 +3,9 @@
 // Reserve and the lease routes: the fencing token travels with every lease,
 // and one that is no longer current is refused and changes nothing.
 
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "tests/serve/api_suite.h"
 
@@ -134,6 +137,35 @@ TEST_P(ApiTest, AStaleTokenIsRefusedAndChangesNothing) {
   EXPECT_TRUE(gone.code() == "NOT_FOUND" ||
               gone.code() == "FAILED_PRECONDITION")
       << gone.body;
+}
+
+TEST_P(ApiTest, AJobsHistoryShowsWhatTheServerSaw) {
+  const std::string id =
+      Add("hist", {{"payload", "p"}, {"id", "h/1"}, {"backoff", "fixed:0s"}});
+  Json lease = ReserveOne("hist");
+  ASSERT_EQ(api_->Post("/v1/jobs/h/1/fail",
+                       {{"token", lease["token"]}, {"error", "boom"}})
+                .status,
+            200);
+  lease = ReserveOne("hist");
+  ASSERT_EQ(api_->Post("/v1/jobs/h/1/ack", {{"token", lease["token"]}}).status,
+            200);
+  HttpReply history = api_->Get("/v1/jobs/h/1/history");
+  ASSERT_EQ(history.status, 200) << history.body;
+  EXPECT_EQ(history.json["id"], id);
+  std::vector<std::string> events;
+  for (const Json& e : history.json["events"]) events.push_back(e["event"]);
+  EXPECT_EQ(events,
+            std::vector<std::string>({"enqueued", "reserved", "failed",
+                                      "retried", "reserved", "succeeded"}));
+  EXPECT_EQ(history.json["events"][2]["error"], "boom");
+  EXPECT_EQ(history.json["events"][4]["attempts"], 2);
+  EXPECT_TRUE(history.json["events"][0]["at"].is_string());
+  // A job the server never saw has no events (not an error: another
+  // process may have handled it).
+  HttpReply none = api_->Get("/v1/jobs/other/history");
+  ASSERT_EQ(none.status, 200);
+  EXPECT_EQ(none.json["events"].size(), 0u);
 }
 
 TEST_P(ApiTest, ManyLeasesAreAckedInOneRequest) {

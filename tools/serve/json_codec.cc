@@ -184,6 +184,15 @@ absl::StatusOr<TopicLimit> LimitFromJson(const Json& object) {
   return limit;
 }
 
+Json EventToJson(const Event& event) {
+  Json out = Json::object();
+  out["event"] = std::string(EventTypeName(event.type));
+  out["at"] = cli::UtcText(event.at);
+  out["attempts"] = event.attempts;
+  if (!event.error.empty()) PutText(out, "error", event.error);
+  return out;
+}
+
 Json TimeOrNull(absl::Time t) {
   if (t == absl::InfinitePast() || t == absl::InfiniteFuture()) return nullptr;
   return cli::UtcText(t);

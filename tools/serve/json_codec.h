@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "delayq/event.h"
 #include "delayq/job.h"
 #include "delayq/schedule.h"
 #include "nlohmann/json.hpp"
@@ -60,6 +61,10 @@ absl::StatusOr<TopicLimit> LimitFromJson(const Json& object);
 
 // A schedule with its next run; times are null when there is none.
 Json ScheduleToJson(const ScheduleInfo& info);
+
+// {"event": "failed", "at": TIME, "attempts": N, "error": "..."}; error
+// only when there is one.
+Json EventToJson(const Event& event);
 
 // A time, or null for an infinite one.
 Json TimeOrNull(absl::Time t);

@@ -10,6 +10,7 @@
 
 #include "absl/time/time.h"
 #include "delayq/scheduler.h"
+#include "tools/serve/job_history.h"
 #include "tools/serve/lease_cache.h"
 #include "tools/serve/router.h"
 
@@ -26,6 +27,8 @@ struct RouteContext {
   std::atomic<int>* reserves_waiting = nullptr;
   // The leases reserve handed out, for the routes that finish them.
   LeaseCache* leases = nullptr;
+  // Recent jobs' events.
+  const JobHistory* history = nullptr;
 };
 
 // POST /v1/topics/{topic}/jobs, /v1/topics/{topic}/jobs/batch,
@@ -40,6 +43,9 @@ void AddLeaseRoutes(Router& router, const RouteContext& context);
 // GET /v1/topics, /v1/topics/{topic}/stats; POST /v1/topics/{topic}/{kick,
 // pause,resume}.
 void AddTopicRoutes(Router& router, const RouteContext& context);
+
+// GET /v1/jobs/{id}/history: the job's events as this server saw them.
+void AddHistoryRoutes(Router& router, const RouteContext& context);
 
 // GET /v1/limits; GET, PUT and DELETE /v1/topics/{topic}/limit.
 void AddLimitRoutes(Router& router, const RouteContext& context);

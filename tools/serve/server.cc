@@ -63,7 +63,10 @@ Server::Server(Scheduler& scheduler, Metrics* metrics,
     : scheduler_(scheduler),
       metrics_(metrics),
       options_(options),
-      leases_(std::max<size_t>(1, options.lease_cache_size)) {
+      leases_(std::max<size_t>(1, options.lease_cache_size)),
+      history_(options.history_jobs, options.history_events) {
+  history_listener_ = scheduler_.AddListener(
+      [this](const Event& event) { history_.Record(event); });
   const int max_connections = options_.max_connections;
   const size_t stack = options_.thread_stack_bytes;
   http_.new_task_queue = [max_connections, stack] {
@@ -86,7 +89,10 @@ Server::Server(Scheduler& scheduler, Metrics* metrics,
   AddRoutes();
 }
 
-Server::~Server() { Drain(); }
+Server::~Server() {
+  Drain();
+  scheduler_.RemoveListener(history_listener_);
+}
 
 void Server::AddRoutes() {
   // Replies the HTTP layer makes itself (no route, a body over the limit)
@@ -120,10 +126,12 @@ void Server::AddRoutes() {
   context.draining = &draining_;
   context.reserves_waiting = &reserves_waiting_;
   context.leases = &leases_;
+  context.history = &history_;
   // The router outlives this call: its routes refer to it.
   router_ = std::make_unique<Router>(http_, options_.token);
   Router& router = *router_;
   AddLeaseRoutes(router, context);
+  AddHistoryRoutes(router, context);  // before the job routes' GET /v1/jobs/ID
   AddJobRoutes(router, context);
   AddTopicRoutes(router, context);
   AddLimitRoutes(router, context);

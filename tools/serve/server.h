@@ -27,6 +27,7 @@
 #include "delayq/metrics.h"
 #include "delayq/scheduler.h"
 #include "httplib.h"
+#include "tools/serve/job_history.h"
 #include "tools/serve/lease_cache.h"
 #include "tools/serve/listen_address.h"
 #include "tools/serve/router.h"
@@ -53,6 +54,10 @@ struct ServeOptions {
   // Leases remembered so that finishing one needs no read of the job (see
   // LeaseCache); about 300 bytes each.
   size_t lease_cache_size = 100'000;
+  // The jobs whose recent events the server keeps for GET
+  // /v1/jobs/{id}/history (see JobHistory), and how many events each.
+  size_t history_jobs = 10'000;
+  size_t history_events = 32;
 };
 
 class Server {
@@ -88,6 +93,8 @@ class Server {
   std::atomic<bool> draining_{false};
   std::atomic<int> reserves_waiting_{0};
   LeaseCache leases_;
+  JobHistory history_;
+  int history_listener_ = -1;
   std::thread listener_;
   int port_ = 0;
   int socket_ = -1;  // the listening socket

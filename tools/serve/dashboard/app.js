@@ -193,6 +193,11 @@ async function showJob(id) {
     [el("dt", {}, k), el("dd", {}, v)]));
   $("#job-payload").textContent = job.payload !== undefined ? job.payload
     : "base64: " + job.payload_base64;
+  const { events } = await api("/v1/jobs/" + encodeURIComponent(id) + "/history");
+  $("#job-history").replaceChildren(...(events.length ? events.map((e) =>
+    el("li", { data: { event: e.event } }, el("b", {}, e.event), " ", e.at,
+      " (" + relative(e.at) + ")", e.attempts ? ", attempt " + e.attempts : "",
+      e.error ? ": " + e.error : "")) : [el("li", { class: "muted" }, "none seen")]));
 }
 
 // --- Chart ------------------------------------------------------------------
