@@ -3,9 +3,12 @@
 
 set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPTS}
+  backends/memory/calendar_queue.cc
+  backends/memory/calendar_queue.h
   backends/memory/job_record.cc
   backends/memory/job_record.h
   backends/memory/memory_backend.cc
+  backends/memory/time_key.h
   backends/memory/topic_index.h
   backends/redis/internal/backend_impl.h
   backends/redis/internal/cluster.cc
@@ -274,6 +277,9 @@ delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NA
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
+  SRCS tests/memory/calendar_queue_test.cc
+  DEPS delayq tp_absl tp_gtest_main)
 delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_backend_test
   SRCS tests/memory/memory_backend_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_testing_status_matchers tp_absl tp_gtest_main)

@@ -217,7 +217,11 @@ class MemoryBackend : public Backend {
         take(index.ready, [](const ReadyKey& k) { return k.record; });
         break;
       case JobState::kDelayed:
-        take(index.delayed, of_time);
+        index.delayed.ForEachInOrder([&](const JobRecord* r) {
+          if (static_cast<int>(out.size()) >= limit) return false;
+          out.push_back(r->ToJob());
+          return true;
+        });
         break;
       case JobState::kReserved:
         take(index.reserved, of_time);
@@ -465,13 +469,7 @@ class MemoryBackend : public Backend {
   // The topic's delayed job, lease or expiry that is due first.
   // REQUIRES: the topic has one of them.
   static JobRecord* EarliestDue(const TopicIndex& index) {
-    const TimeKey* first = nullptr;
-    for (const auto* set : {&index.delayed, &index.reserved, &index.expiring}) {
-      if (!set->empty() && (first == nullptr || set->begin()->at < first->at)) {
-        first = &*set->begin();
-      }
-    }
-    return first->record;
+    return index.EarliestDue()->record;
   }
 
   // Moves a job that is due at `now_us`: a delayed one to ready, an expired
@@ -569,7 +567,7 @@ class MemoryBackend : public Backend {
         t->expiring.insert({r->expire_at(), r});
         break;
       case JobState::kDelayed:
-        t->delayed.insert({r->run_at(), r});
+        t->delayed.Insert(r);
         if (r->expire_at() != kNever) t->expiring.insert({r->expire_at(), r});
         break;
       case JobState::kReserved:
@@ -591,7 +589,7 @@ class MemoryBackend : public Backend {
         t->expiring.erase({r->expire_at(), r});
         break;
       case JobState::kDelayed:
-        t->delayed.erase({r->run_at(), r});
+        t->delayed.Erase(r);
         if (r->expire_at() != kNever) t->expiring.erase({r->expire_at(), r});
         break;
       case JobState::kReserved:
