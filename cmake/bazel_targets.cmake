@@ -80,6 +80,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/event.cc
   src/event_hub.cc
   src/event_hub.h
+  src/generated_id.cc
+  src/generated_id.h
   src/instrumented_backend.cc
   src/instrumented_backend.h
   src/job.cc
@@ -345,6 +347,9 @@ delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_co
 delayq_cc_test(tests_scheduler_concurrency_test DIR tests/scheduler NAME concurrency_test
   SRCS tests/scheduler/concurrency_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_generated_id_test DIR tests/scheduler NAME generated_id_test
+  SRCS tests/scheduler/generated_id_test.cc
+  DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_scheduler_job_limits_test DIR tests/scheduler NAME job_limits_test
   SRCS tests/scheduler/job_limits_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)

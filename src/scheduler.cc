@@ -8,19 +8,13 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "src/contract_errors.h"
+#include "src/generated_id.h"
 #include "src/scheduler_impl.h"
 #include "src/validation.h"
 
 namespace delayq {
 namespace {
-
-std::string RandomIdPrefix() {
-  absl::BitGen gen;
-  return absl::StrFormat("%012x",
-                         absl::Uniform<uint64_t>(gen) & 0xffffffffffffULL);
-}
 
 // A uniform draw from [0, 1) for a retry's jitter.
 double JitterDraw() {
@@ -55,7 +49,7 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
     : backend_(std::move(backend)),
       options_(options),
       clock_(clock),
-      id_prefix_(RandomIdPrefix()),
+      id_prefix_(internal::NewGeneratedIdPrefix()),
       schedules_(*backend_,
                  [this](const std::vector<NewJob>& jobs, absl::Time now) {
                    OnOccurrences(jobs, now);
@@ -111,7 +105,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   for (size_t i = 0; i < payloads.size(); ++i) {
     NewJob& job = jobs[i];
     if (options.id.empty()) {
-      job.id = absl::StrCat(id_prefix_, "-", id_counter_.fetch_add(1) + 1);
+      job.id = internal::GeneratedId(id_prefix_, id_counter_.fetch_add(1) + 1);
     } else {
       job.id = batch ? absl::StrCat(options.id, "-", i) : options.id;
       // A batch's ids are the given one and a suffix: they too must fit.
