@@ -5,6 +5,8 @@ set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPTS}
   backends/memory/calendar_queue.cc
   backends/memory/calendar_queue.h
+  backends/memory/id_index.cc
+  backends/memory/id_index.h
   backends/memory/job_record.cc
   backends/memory/job_record.h
   backends/memory/memory_backend.cc
@@ -281,6 +283,9 @@ delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME 
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
   SRCS tests/memory/calendar_queue_test.cc
+  DEPS delayq tp_absl tp_gtest_main)
+delayq_cc_test(tests_memory_id_index_test DIR tests/memory NAME id_index_test
+  SRCS tests/memory/id_index_test.cc
   DEPS delayq tp_absl tp_gtest_main)
 delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_backend_test
   SRCS tests/memory/memory_backend_test.cc
