@@ -60,6 +60,7 @@ void Promotion::ArmLeases(absl::Span<const Lease> leases) {
 }
 
 void Promotion::ArmLocked(absl::Time at) {
+  if (timers_.LocalCovers(at)) return;
   const absl::Time before = timers_.NextWake();
   timers_.Arm(at);
   NoteEarliestLocked(before);

@@ -3,6 +3,7 @@
 #include "delayq/scheduler.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
@@ -76,7 +77,7 @@ absl::Status Scheduler::Impl::Init() {
 
 // --- Producing -------------------------------------------------------------
 
-absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
+absl::StatusOr<Scheduler::Impl::Ids> Scheduler::Impl::Enqueue(
     absl::string_view topic, absl::Span<const absl::string_view> payloads,
     const JobOptions& options, bool batch) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
@@ -125,7 +126,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   if (absl::Status s = AddOrReplace(jobs, options.replace, now); !s.ok()) {
     return s;
   }
-  std::vector<std::string> ids;
+  Ids ids;
   ids.reserve(jobs.size());
   for (NewJob& job : jobs) ids.push_back(std::move(job.id));
 
@@ -479,7 +480,7 @@ Scheduler::~Scheduler() = default;
 absl::StatusOr<std::string> Scheduler::Enqueue(absl::string_view topic,
                                                absl::string_view payload,
                                                const JobOptions& options) {
-  absl::StatusOr<std::vector<std::string>> ids =
+  absl::StatusOr<Impl::Ids> ids =
       impl_->Enqueue(topic, {payload}, options, /*batch=*/false);
   if (!ids.ok()) return ids.status();
   return std::move(ids->front());
@@ -489,7 +490,11 @@ absl::StatusOr<std::vector<std::string>> Scheduler::EnqueueBatch(
     absl::string_view topic, absl::Span<const std::string> payloads,
     const JobOptions& options) {
   std::vector<absl::string_view> views(payloads.begin(), payloads.end());
-  return impl_->Enqueue(topic, views, options, /*batch=*/true);
+  absl::StatusOr<Impl::Ids> ids =
+      impl_->Enqueue(topic, views, options, /*batch=*/true);
+  if (!ids.ok()) return ids.status();
+  return std::vector<std::string>(std::make_move_iterator(ids->begin()),
+                                  std::make_move_iterator(ids->end()));
 }
 
 absl::StatusOr<std::optional<Lease>> Scheduler::Reserve(absl::string_view topic,
