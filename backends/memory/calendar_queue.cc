@@ -7,13 +7,23 @@
 
 namespace delayq {
 namespace memory_internal {
+namespace {
+
+// Latest first: the run is taken from its end.
+struct Later {
+  bool operator()(const TimeKey& a, const TimeKey& b) const {
+    return TimeOrder()(b, a);
+  }
+};
+
+}  // namespace
 
 void CalendarQueue::Insert(JobRecord* r) {
   const int64_t at = r->run_at();
   const TimeKey key{at, r};
   ++size_;
   if (InNear(at)) {
-    near_.insert(key);
+    late_.insert(key);
     return;
   }
   const int64_t number = BucketOf(at);
@@ -31,8 +41,29 @@ void CalendarQueue::Erase(JobRecord* r) {
     EraseFar(r);
     return;
   }
-  near_.erase({r->run_at(), r});
-  if (near_.empty()) near_bucket_ = kNoBucket;
+  EraseNear(r);
+}
+
+const TimeKey& CalendarQueue::NearFront() const {
+  if (late_.empty()) return run_.back();
+  if (run_.empty() || TimeOrder()(*late_.begin(), run_.back())) {
+    return *late_.begin();
+  }
+  return run_.back();
+}
+
+void CalendarQueue::EraseNear(JobRecord* r) {
+  const TimeKey key{r->run_at(), r};
+  if (!run_.empty() && run_.back().record == r) {
+    run_.pop_back();  // the common case: the earliest left
+  } else if (late_.erase(key) == 0) {
+    // In the run, which is sorted latest first.
+    run_.erase(std::lower_bound(run_.begin(), run_.end(), key, Later()));
+  }
+  if (NearEmpty()) {
+    near_bucket_ = kNoBucket;
+    std::vector<TimeKey>().swap(run_);
+  }
 }
 
 void CalendarQueue::EraseFar(JobRecord* r) {
@@ -51,7 +82,7 @@ void CalendarQueue::EraseFar(JobRecord* r) {
   }
   if (bucket.first.record != r) return;
   // The first bucket's earliest job left: it is being taken from.
-  if (number == *order_.begin() && near_.empty()) {
+  if (number == *order_.begin() && NearEmpty()) {
     Pull();
     return;
   }
@@ -67,9 +98,8 @@ void CalendarQueue::Pull() {
   near_bucket_ = *order_.begin();
   std::vector<TimeKey> keys = std::move(far_.find(near_bucket_)->second.keys);
   DropBucket(near_bucket_);
-  std::sort(keys.begin(), keys.end(), TimeOrder());
-  // Ascending, and after every near job, so each goes in at the end.
-  for (const TimeKey& key : keys) near_.insert(near_.end(), key);
+  std::sort(keys.begin(), keys.end(), Later());
+  run_ = std::move(keys);
 }
 
 std::vector<TimeKey> CalendarQueue::Sorted(const std::vector<TimeKey>& keys) {

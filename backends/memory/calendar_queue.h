@@ -12,15 +12,17 @@
 //     microseconds), appended in O(1), each bucket with its earliest job at
 //     hand. The buckets are ordered by their number; there are few of them,
 //     so finding one stays in the cache;
-//   * near: the jobs of the buckets being taken from, sorted (a small
-//     B-tree). The first bucket is sorted into near when its earliest job
-//     leaves (promoted or cancelled): from then on it is being taken from.
+//   * near: the jobs of the bucket being taken from, sorted: the bucket's
+//     own vector, sorted once when its earliest job leaves (promoted or
+//     cancelled), then taken from its end; jobs added to its span later go
+//     in a small B-tree beside it.
 // Every near job is due before every far one, so the earliest job is the
 // first of near or, with near empty, the first bucket's earliest.
 // A job's place in its far bucket lives in the record (JobRecord::due_slot()),
 // so removing any job (a cancel, a replace) is O(1) in far, but for the rare
 // removal of a bucket's earliest job, which looks for the next one
-// (O(bucket)), and O(log near) in near.
+// (O(bucket)); in near it is O(log near), and O(near) to close the gap
+// when the job is not the next due.
 //
 // A record's run_at must not change while it is in the queue. Not
 // thread-safe: the store's mutex guards it.
@@ -66,8 +68,7 @@ class CalendarQueue {
 
   // The earliest job. REQUIRES: !empty().
   const TimeKey& front() const {
-    return near_.empty() ? far_.find(*order_.begin())->second.first
-                         : *near_.begin();
+    return NearEmpty() ? far_.find(*order_.begin())->second.first : NearFront();
   }
 
   // Calls `visit(record)` for the jobs in order until it returns false.
@@ -75,8 +76,13 @@ class CalendarQueue {
   // the hot path.
   template <typename Visit>
   void ForEachInOrder(Visit visit) const {
-    for (const TimeKey& key : near_) {
-      if (!visit(key.record)) return;
+    // The run (latest first) and the late jobs, merged.
+    auto run = run_.rbegin();
+    auto late = late_.begin();
+    while (run != run_.rend() || late != late_.end()) {
+      const bool from_run = late == late_.end() ||
+                            (run != run_.rend() && TimeOrder()(*run, *late));
+      if (!visit(from_run ? (run++)->record : (late++)->record)) return;
     }
     for (int64_t number : order_) {
       for (const TimeKey& key : Sorted(far_.find(number)->second.keys)) {
@@ -98,18 +104,24 @@ class CalendarQueue {
   };
 
   bool InNear(int64_t at) const { return BucketOf(at) <= near_bucket_; }
+  bool NearEmpty() const { return run_.empty() && late_.empty(); }
+  // The earliest near job. REQUIRES: !NearEmpty().
+  const TimeKey& NearFront() const;
+  void EraseNear(JobRecord* r);
   void EraseFar(JobRecord* r);
   void DropBucket(int64_t number);
   // Sorts the first far bucket into near.
   void Pull();
 
-  absl::btree_set<TimeKey, TimeOrder> near_;
+  // Near: the pulled bucket sorted latest first, and the jobs added since.
+  std::vector<TimeKey> run_;
+  absl::btree_set<TimeKey, TimeOrder> late_;
   // Bucket number -> bucket, and the numbers in order: finding a job's
   // bucket is one hash probe; the order changes once per bucket, not per job.
   absl::flat_hash_map<int64_t, Bucket> far_;
   absl::btree_set<int64_t> order_;
-  // Jobs of this bucket or earlier belong in near_; the lowest number while
-  // near_ is empty.
+  // Jobs of this bucket or earlier belong in near; the lowest number while
+  // near is empty.
   int64_t near_bucket_ = kNoBucket;
   size_t size_ = 0;
 };
