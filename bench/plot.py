@@ -197,15 +197,20 @@ def markdown(runs):
           ", ".join(f"{k} {v}" for k, v in r["metrics"]["by_command"].items())]
          for r in by(runs, "idle")]))
     out.append("\nFootprint (pending delayed jobs, one process; baseline: a"
-               " hand-written binary heap of timers in the same run)\n")
+               " hand-written binary heap of timers in the same run, and the"
+               " same heap with a hash set of live ids for cancel by id)\n")
     out.append(md_table(
-        ["system", "n", "bytes/job", "baseline bytes/job", "enqueue jobs/s",
-         "baseline inserts/s", "idle Tick() ns", "60 Hz frame mean / p99 us",
+        ["system", "n", "bytes/job", "baseline bytes/job",
+         "cancellable baseline bytes/job", "enqueue jobs/s",
+         "baseline inserts/s", "cancellable baseline inserts/s",
+         "idle Tick() ns", "60 Hz frame mean / p99 us",
          "RSS left after drain (after malloc_trim)", "heap left"],
         [[r["system"], num(r["params"]["n"])] +
          [footprint(r["metrics"], k) for k in (
-             "bytes_per_job", "baseline_bytes_per_job", "enqueue_jobs_per_s",
-             "baseline_enqueue_per_s", "idle_tick_ns")] +
+             "bytes_per_job", "baseline_bytes_per_job",
+             "cancellable_baseline_bytes_per_job", "enqueue_jobs_per_s",
+             "baseline_enqueue_per_s", "cancellable_baseline_enqueue_per_s",
+             "idle_tick_ns")] +
          [frame(r["metrics"]), rss_left(r["metrics"]),
           footprint(r["metrics"], "heap_left_share")]
          for r in by(runs, "footprint")]))

@@ -3,9 +3,14 @@
 
 set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPTS}
+  backends/memory/calendar_queue.cc
+  backends/memory/calendar_queue.h
+  backends/memory/id_index.cc
+  backends/memory/id_index.h
   backends/memory/job_record.cc
   backends/memory/job_record.h
   backends/memory/memory_backend.cc
+  backends/memory/time_key.h
   backends/memory/topic_index.h
   backends/redis/internal/backend_impl.h
   backends/redis/internal/cluster.cc
@@ -77,6 +82,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/event.cc
   src/event_hub.cc
   src/event_hub.h
+  src/generated_id.cc
+  src/generated_id.h
   src/instrumented_backend.cc
   src/instrumented_backend.h
   src/job.cc
@@ -280,6 +287,12 @@ delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NA
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
+  SRCS tests/memory/calendar_queue_test.cc
+  DEPS delayq tp_absl tp_gtest_main)
+delayq_cc_test(tests_memory_id_index_test DIR tests/memory NAME id_index_test
+  SRCS tests/memory/id_index_test.cc
+  DEPS delayq tp_absl tp_gtest_main)
 delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_backend_test
   SRCS tests/memory/memory_backend_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_testing_status_matchers tp_absl tp_gtest_main)
@@ -345,6 +358,9 @@ delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_co
 delayq_cc_test(tests_scheduler_concurrency_test DIR tests/scheduler NAME concurrency_test
   SRCS tests/scheduler/concurrency_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_generated_id_test DIR tests/scheduler NAME generated_id_test
+  SRCS tests/scheduler/generated_id_test.cc
+  DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_scheduler_job_limits_test DIR tests/scheduler NAME job_limits_test
   SRCS tests/scheduler/job_limits_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)

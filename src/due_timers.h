@@ -37,6 +37,9 @@ class DueTimers {
 
   // Arms the local timer for `at`, unless it is armed for an earlier time.
   void Arm(absl::Time at);
+  // When the local timer is armed for; absl::InfiniteFuture() if it is not.
+  // Arm() of a later time changes nothing (the common case).
+  absl::Time LocalAt() const { return at_[kLocal]; }
 
   // Arms the poll timer for `at`, replacing the previous one.
   void ArmPoll(absl::Time at);

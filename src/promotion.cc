@@ -46,6 +46,14 @@ absl::Duration Promotion::LookInterval() const {
 // --- Deadlines -------------------------------------------------------------
 
 void Promotion::Arm(absl::Time at) {
+  // Most deadlines come after the one the local timer holds, and need no
+  // lock: the caller wrote its job to the store before this look, and a
+  // Tick() that fires the local timer publishes that before it reads the
+  // store's next due time. So either this look sees the timer gone and
+  // arms, or that read sees the job.
+  if (absl::ToUnixNanos(at) > local_ns_.load(std::memory_order_acquire)) {
+    return;
+  }
   absl::MutexLock lock(&mu_);
   ArmLocked(at);
 }
@@ -60,9 +68,16 @@ void Promotion::ArmLeases(absl::Span<const Lease> leases) {
 }
 
 void Promotion::ArmLocked(absl::Time at) {
+  if (at >= timers_.LocalAt()) return;
   const absl::Time before = timers_.NextWake();
   timers_.Arm(at);
+  PublishLocalLocked();
   NoteEarliestLocked(before);
+}
+
+void Promotion::PublishLocalLocked() {
+  local_ns_.store(absl::ToUnixNanos(timers_.LocalAt()),
+                  std::memory_order_release);
 }
 
 void Promotion::ArmPollLocked(absl::Time at) {
@@ -89,6 +104,7 @@ absl::StatusOr<int> Promotion::Tick() {
     reload_schedules = refresh || schedules_stale_;
     schedules_stale_ = false;
     fired = timers_.Advance(now);
+    PublishLocalLocked();
   }
   if (tick_hook_) Arm(tick_hook_(now, reload_schedules));
   // Always ask the store: jobs of other processes are due without a timer

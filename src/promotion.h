@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -152,6 +153,8 @@ class Promotion {
   void ArmLocked(absl::Time at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ArmPollLocked(absl::Time at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void NoteEarliestLocked(absl::Time before) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Copies the local timer's time to local_ns_.
+  void PublishLocalLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t SignalOf(absl::string_view topic) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The topic's slot in topic_signal_.
@@ -181,6 +184,10 @@ class Promotion {
   // Bumped when the earliest timer moved earlier: whoever sleeps until the
   // next timer (the timer thread, a blocked Reserve) looks again.
   uint64_t timers_changed_ ABSL_GUARDED_BY(mu_) = 0;
+  // The local timer's time in Unix nanoseconds, rounded down (the largest
+  // value while it is not armed), written under mu_ whenever it changes and
+  // read without it, so that Arm() of a later deadline takes no lock.
+  std::atomic<int64_t> local_ns_{std::numeric_limits<int64_t>::max()};
   // Live WaitScopes; while there are none, nobody needs topic signals.
   std::atomic<int> waiters_{0};
 

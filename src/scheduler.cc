@@ -3,24 +3,19 @@
 #include "delayq/scheduler.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "src/contract_errors.h"
+#include "src/generated_id.h"
 #include "src/scheduler_impl.h"
 #include "src/validation.h"
 
 namespace delayq {
 namespace {
-
-std::string RandomIdPrefix() {
-  absl::BitGen gen;
-  return absl::StrFormat("%012x",
-                         absl::Uniform<uint64_t>(gen) & 0xffffffffffffULL);
-}
 
 // A uniform draw from [0, 1) for a retry's jitter.
 double JitterDraw() {
@@ -55,7 +50,7 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
     : backend_(std::move(backend)),
       options_(options),
       clock_(clock),
-      id_prefix_(RandomIdPrefix()),
+      id_prefix_(internal::NewGeneratedIdPrefix()),
       schedules_(*backend_,
                  [this](const std::vector<NewJob>& jobs, absl::Time now) {
                    OnOccurrences(jobs, now);
@@ -82,7 +77,7 @@ absl::Status Scheduler::Impl::Init() {
 
 // --- Producing -------------------------------------------------------------
 
-absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
+absl::StatusOr<Scheduler::Impl::Ids> Scheduler::Impl::Enqueue(
     absl::string_view topic, absl::Span<const absl::string_view> payloads,
     const JobOptions& options, bool batch) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
@@ -111,7 +106,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   for (size_t i = 0; i < payloads.size(); ++i) {
     NewJob& job = jobs[i];
     if (options.id.empty()) {
-      job.id = absl::StrCat(id_prefix_, "-", id_counter_.fetch_add(1) + 1);
+      job.id = internal::GeneratedId(id_prefix_, id_counter_.fetch_add(1) + 1);
     } else {
       job.id = batch ? absl::StrCat(options.id, "-", i) : options.id;
       // A batch's ids are the given one and a suffix: they too must fit.
@@ -131,7 +126,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::Enqueue(
   if (absl::Status s = AddOrReplace(jobs, options.replace, now); !s.ok()) {
     return s;
   }
-  std::vector<std::string> ids;
+  Ids ids;
   ids.reserve(jobs.size());
   for (NewJob& job : jobs) ids.push_back(std::move(job.id));
 
@@ -485,7 +480,7 @@ Scheduler::~Scheduler() = default;
 absl::StatusOr<std::string> Scheduler::Enqueue(absl::string_view topic,
                                                absl::string_view payload,
                                                const JobOptions& options) {
-  absl::StatusOr<std::vector<std::string>> ids =
+  absl::StatusOr<Impl::Ids> ids =
       impl_->Enqueue(topic, {payload}, options, /*batch=*/false);
   if (!ids.ok()) return ids.status();
   return std::move(ids->front());
@@ -495,7 +490,11 @@ absl::StatusOr<std::vector<std::string>> Scheduler::EnqueueBatch(
     absl::string_view topic, absl::Span<const std::string> payloads,
     const JobOptions& options) {
   std::vector<absl::string_view> views(payloads.begin(), payloads.end());
-  return impl_->Enqueue(topic, views, options, /*batch=*/true);
+  absl::StatusOr<Impl::Ids> ids =
+      impl_->Enqueue(topic, views, options, /*batch=*/true);
+  if (!ids.ok()) return ids.status();
+  return std::vector<std::string>(std::make_move_iterator(ids->begin()),
+                                  std::make_move_iterator(ids->end()));
 }
 
 absl::StatusOr<std::optional<Lease>> Scheduler::Reserve(absl::string_view topic,

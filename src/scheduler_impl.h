@@ -27,6 +27,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "delayq/scheduler.h"
 #include "src/event_hub.h"
@@ -44,10 +45,12 @@ class Scheduler::Impl : public internal::JobOps {
 
   absl::Status Init();
 
-  // Job operations. `batch`: ids get an index suffix.
-  absl::StatusOr<std::vector<std::string>> Enqueue(
-      absl::string_view topic, absl::Span<const absl::string_view> payloads,
-      const JobOptions& options, bool batch);
+  // Job operations. `batch`: ids get an index suffix. One job, the common
+  // call, needs no vector of its own.
+  using Ids = absl::InlinedVector<std::string, 1>;
+  absl::StatusOr<Ids> Enqueue(absl::string_view topic,
+                              absl::Span<const absl::string_view> payloads,
+                              const JobOptions& options, bool batch);
   // `stop`, when given: return empty as soon as it is set.
   absl::StatusOr<std::vector<Lease>> Reserve(
       absl::string_view topic, int max, absl::Duration wait,

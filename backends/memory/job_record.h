@@ -75,6 +75,8 @@ class JobRecord {
   uint64_t token() const { return order_; }
   // The death order while dead.
   uint64_t death_seq() const { return order_; }
+  // The place in its topic's CalendarQueue while delayed.
+  uint64_t due_slot() const { return order_; }
   // When the job lapses unless reserved; kNever for never.
   int64_t expire_at() const {
     return extra_ == nullptr ? kNever : extra_->expire_at;
@@ -95,6 +97,7 @@ class JobRecord {
   void set_run_at(int64_t micros) { run_at_ = micros; }
   void set_attempts(int attempts) { attempts_ = attempts; }
   void set_deadline(int64_t micros) { deadline_ = micros; }
+  void set_due_slot(uint64_t slot) { order_ = slot; }
   void set_last_error(absl::string_view error);
   // The job no longer expires (a kick).
   void clear_expiry() {
@@ -130,7 +133,9 @@ class JobRecord {
   int64_t ttr_ = 0;
   int64_t deadline_ = kNoTime;
   uint64_t seq_ = 0;
-  uint64_t order_ = 0;  // the lease token when reserved, death order when dead
+  // The lease token when reserved, the death order when dead, the due slot
+  // when delayed: one word for what only one state needs.
+  uint64_t order_ = 0;
   TopicIndex* topic_ = nullptr;
   std::unique_ptr<Extra> extra_;
   int32_t priority_ = 0;

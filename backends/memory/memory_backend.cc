@@ -2,8 +2,9 @@
 //
 // The in-memory Backend. One mutex guards a job pool and ordered indexes
 // that make every step O(log n):
-//   * the pool: one packed JobRecord per job (job_record.h), in a hash set
-//     keyed by the record's own id, so the id is stored once;
+//   * the pool: one packed JobRecord per job (job_record.h), found by id
+//     through an IdIndex (id_index.h) that reads the record's own id, so the
+//     id is stored once;
 //   * per topic, one index per state (topic_index.h);
 //   * across topics, the topics ordered by when each next has something due,
 //     for PromoteDue() and NextDue(): one entry per topic, not per job;
@@ -26,7 +27,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
-#include "absl/hash/hash.h"
+#include "backends/memory/id_index.h"
 #include "backends/memory/job_record.h"
 #include "backends/memory/topic_index.h"
 #include "src/contract_errors.h"
@@ -38,6 +39,7 @@ namespace {
 
 using memory_internal::DeadlineAfter;
 using memory_internal::DeathKey;
+using memory_internal::IdIndex;
 using memory_internal::JobRecord;
 using memory_internal::kNever;
 using memory_internal::kNoTime;
@@ -46,24 +48,6 @@ using memory_internal::ReadyKey;
 using memory_internal::TimeKey;
 using memory_internal::TimeOf;
 using memory_internal::TopicIndex;
-
-// Records are found by their own id.
-struct IdHash {
-  using is_transparent = void;
-  size_t operator()(absl::string_view id) const {
-    return absl::Hash<absl::string_view>{}(id);
-  }
-  size_t operator()(const JobRecord::Ptr& r) const { return (*this)(r->id()); }
-};
-struct IdEq {
-  using is_transparent = void;
-  static absl::string_view IdOf(absl::string_view id) { return id; }
-  static absl::string_view IdOf(const JobRecord::Ptr& r) { return r->id(); }
-  template <typename A, typename B>
-  bool operator()(const A& a, const B& b) const {
-    return IdOf(a) == IdOf(b);
-  }
-};
 
 class MemoryBackend : public Backend {
  public:
@@ -217,7 +201,11 @@ class MemoryBackend : public Backend {
         take(index.ready, [](const ReadyKey& k) { return k.record; });
         break;
       case JobState::kDelayed:
-        take(index.delayed, of_time);
+        index.delayed.ForEachInOrder([&](const JobRecord* r) {
+          if (static_cast<int>(out.size()) >= limit) return false;
+          out.push_back(r->ToJob());
+          return true;
+        });
         break;
       case JobState::kReserved:
         take(index.reserved, of_time);
@@ -292,9 +280,8 @@ class MemoryBackend : public Backend {
 
   absl::Status Replace(const NewJob& job, absl::Time now) override {
     internal::MutexLock lock(&mu_);
-    auto it = jobs_.find(absl::string_view(job.id));
-    if (it == jobs_.end()) return internal::NoSuchJob(job.id);
-    JobRecord* old = it->get();
+    JobRecord* old = jobs_.Find(job.id);
+    if (old == nullptr) return internal::NoSuchJob(job.id);
     if (old->state() != JobState::kDelayed &&
         old->state() != JobState::kReady) {
       return internal::NotReplaceable(job.id, JobStateName(old->state()));
@@ -305,11 +292,10 @@ class MemoryBackend : public Backend {
     Unlink(old);
     JobRecord::Ptr fresh = old->WithPayload(job.payload);
     JobRecord* r = fresh.get();
-    jobs_.erase(it);  // destroys *old
+    jobs_.Replace(old, std::move(fresh));  // destroys *old
     r->set_run_at(MicrosOf(job.run_at));
     r->Wait(job.run_at > now ? JobState::kDelayed : JobState::kReady);
     Link(r);
-    jobs_.insert(std::move(fresh));
     return absl::OkStatus();
   }
 
@@ -409,12 +395,7 @@ class MemoryBackend : public Backend {
     if (jobs.empty()) return absl::OkStatus();
     if (jobs.size() == 1) return AddOne(jobs[0], now);
     if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
-    for (const NewJob& job : jobs) {
-      JobRecord::Ptr record =
-          JobRecord::Make(job, TopicFor(job.topic), next_seq_++, now);
-      Link(record.get());
-      jobs_.insert(std::move(record));
-    }
+    for (const NewJob& job : jobs) Link(Place(job, now));
     return absl::OkStatus();
   }
 
@@ -422,16 +403,17 @@ class MemoryBackend : public Backend {
   // record.
   absl::Status AddOne(const NewJob& job, absl::Time now) {
     if (Held(job.id)) return internal::IdInUse(job.id);
-    JobRecord* added = nullptr;
-    jobs_.lazy_emplace(job.id, [&](const auto& construct) {
-      JobRecord::Ptr record =
-          JobRecord::Make(job, TopicFor(job.topic), next_seq_++, now);
-      added = record.get();
-      construct(std::move(record));
-    });
+    JobRecord* added = Place(job, now);
     if (added == nullptr) return internal::IdInUse(job.id);
     Link(added);
     return absl::OkStatus();
+  }
+
+  // A record for `job` in the pool, not yet linked; null if the id is taken.
+  JobRecord* Place(const NewJob& job, absl::Time now) {
+    return jobs_.Emplace(job.id, [&] {
+      return JobRecord::Make(job, TopicFor(job.topic), next_seq_++, now);
+    });
   }
 
   // AlreadyExists when an id is taken, or given twice in `jobs`.
@@ -447,10 +429,7 @@ class MemoryBackend : public Backend {
     return absl::OkStatus();
   }
 
-  JobRecord* Find(absl::string_view id) {
-    auto it = jobs_.find(id);
-    return it == jobs_.end() ? nullptr : it->get();
-  }
+  JobRecord* Find(absl::string_view id) { return jobs_.Find(id); }
 
   // The record reserved under `token`, or null.
   JobRecord* Current(absl::string_view id, uint64_t token) {
@@ -465,13 +444,7 @@ class MemoryBackend : public Backend {
   // The topic's delayed job, lease or expiry that is due first.
   // REQUIRES: the topic has one of them.
   static JobRecord* EarliestDue(const TopicIndex& index) {
-    const TimeKey* first = nullptr;
-    for (const auto* set : {&index.delayed, &index.reserved, &index.expiring}) {
-      if (!set->empty() && (first == nullptr || set->begin()->at < first->at)) {
-        first = &*set->begin();
-      }
-    }
-    return first->record;
+    return index.EarliestDue()->record;
   }
 
   // Moves a job that is due at `now_us`: a delayed one to ready, an expired
@@ -523,7 +496,9 @@ class MemoryBackend : public Backend {
   }
 
   // Whether a dedup window holds `id` (those that passed were dropped).
-  bool Held(absl::string_view id) const { return held_.contains(id); }
+  bool Held(absl::string_view id) const {
+    return !held_.empty() && held_.contains(id);
+  }
 
   // Frees the ids whose windows end at or before `now_us`.
   void DropPassedHolds(int64_t now_us) {
@@ -569,7 +544,7 @@ class MemoryBackend : public Backend {
         t->expiring.insert({r->expire_at(), r});
         break;
       case JobState::kDelayed:
-        t->delayed.insert({r->run_at(), r});
+        t->delayed.Insert(r);
         if (r->expire_at() != kNever) t->expiring.insert({r->expire_at(), r});
         break;
       case JobState::kReserved:
@@ -591,7 +566,7 @@ class MemoryBackend : public Backend {
         t->expiring.erase({r->expire_at(), r});
         break;
       case JobState::kDelayed:
-        t->delayed.erase({r->run_at(), r});
+        t->delayed.Erase(r);
         if (r->expire_at() != kNever) t->expiring.erase({r->expire_at(), r});
         break;
       case JobState::kReserved:
@@ -617,13 +592,8 @@ class MemoryBackend : public Backend {
   void Erase(JobRecord* r) {
     Unlink(r);
     TopicIndex* t = r->topic();
-    const absl::string_view id = r->id();
-    jobs_.erase(jobs_.find(id));  // destroys *r
+    jobs_.Erase(r);  // destroys *r
     if (t->empty()) topics_.erase(t->name);
-    // A drained store gives its table back instead of keeping the peak.
-    if (jobs_.capacity() > 1024 && jobs_.size() < jobs_.capacity() / 16) {
-      jobs_.rehash(0);
-    }
   }
 
   // A limit's time for ReserveReport::limited_until.
@@ -633,7 +603,7 @@ class MemoryBackend : public Backend {
 
   // Every private method above requires mu_ held.
   internal::Mutex mu_;
-  absl::flat_hash_set<JobRecord::Ptr, IdHash, IdEq> jobs_ ABSL_GUARDED_BY(mu_);
+  IdIndex jobs_ ABSL_GUARDED_BY(mu_);
   // Keyed by the index's own copy of the name.
   absl::btree_map<absl::string_view, std::unique_ptr<TopicIndex>> topics_
       ABSL_GUARDED_BY(mu_);

@@ -2,7 +2,8 @@
 //
 // TopicIndex — the memory store's ordered indexes of one topic, one per
 // state: ready by (priority, run_at, enqueue order), delayed by (run_at,
-// enqueue order), reserved by (deadline, enqueue order), dead by death order.
+// enqueue order) in a calendar queue (calendar_queue.h: the state that holds
+// millions), reserved by (deadline, enqueue order), dead by death order.
 // A record sits in exactly the index of its state, so the topic's counts are
 // the index sizes; a delayed or ready job that expires is in `expiring` too.
 // Keys hold a time and the record; the enqueue order, needed only to break
@@ -17,22 +18,12 @@
 #include <utility>
 
 #include "absl/container/btree_set.h"
+#include "backends/memory/calendar_queue.h"
 #include "backends/memory/job_record.h"
+#include "backends/memory/time_key.h"
 
 namespace delayq {
 namespace memory_internal {
-
-// A delayed job by run_at, or a reservation by deadline.
-struct TimeKey {
-  int64_t at;
-  JobRecord* record;
-};
-struct TimeOrder {
-  bool operator()(const TimeKey& a, const TimeKey& b) const {
-    if (a.at != b.at) return a.at < b.at;
-    return a.record->seq() < b.record->seq();
-  }
-};
 
 struct ReadyKey {
   int64_t run_at;
@@ -55,13 +46,19 @@ struct TopicIndex {
   // When the topic next has a delayed job, a lease or an expiry due;
   // kNoTime if never.
   int64_t NextDue() const {
-    int64_t due = kNoTime;
-    for (const auto* set : {&delayed, &reserved, &expiring}) {
-      if (set->empty()) continue;
-      const int64_t at = set->begin()->at;
-      if (due == kNoTime || at < due) due = at;
+    const TimeKey* first = EarliestDue();
+    return first == nullptr ? kNoTime : first->at;
+  }
+
+  // The delayed job, lease or expiry that is due first; null if none.
+  const TimeKey* EarliestDue() const {
+    const TimeKey* first = delayed.empty() ? nullptr : &delayed.front();
+    for (const auto* set : {&reserved, &expiring}) {
+      if (!set->empty() && (first == nullptr || set->begin()->at < first->at)) {
+        first = &*set->begin();
+      }
     }
-    return due;
+    return first;
   }
 
   bool empty() const {
@@ -70,7 +67,7 @@ struct TopicIndex {
 
   const std::string name;
   absl::btree_set<ReadyKey, ReadyOrder> ready;
-  absl::btree_set<TimeKey, TimeOrder> delayed;
+  CalendarQueue delayed;
   absl::btree_set<TimeKey, TimeOrder> reserved;
   absl::btree_set<DeathKey> dead;
   // Delayed and ready jobs that expire, by expire_at.

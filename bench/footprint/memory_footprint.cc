@@ -12,7 +12,8 @@
 // producer, the clock and the consumer (this is the embedded shape).
 //
 // Prints, per part: bytes per pending job (RSS growth / N), enqueue rate
-// (one call per job), then for delayq: idle Tick() cost, the cost of a 60 Hz
+// (one call per job), beside the plain heap and beside the heap that can
+// also cancel by id; then for delayq: idle Tick() cost, the cost of a 60 Hz
 // frame (advance 16 ms, Tick(), reserve and ack what is due), and the RSS
 // (as it is, then after malloc_trim(0)) and the heap bytes in use after every
 // job has run, as shares of their peak growth.
@@ -31,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/random/random.h"
@@ -93,7 +95,10 @@ struct Figures {
 };
 
 // What a game team writes by hand: a min-heap of (due, seq, id, payload).
-Figures RunHeap(const std::vector<absl::Duration>& delays) {
+// With `by_id`, timers can be cancelled by id too, as delayq's can: beside
+// the heap, a hash set of the live ids (a cancel erases the id; a timer
+// popped whose id is gone is skipped).
+Figures RunHeap(const std::vector<absl::Duration>& delays, bool by_id) {
   struct Timer {
     absl::Time due;
     uint64_t seq;
@@ -108,11 +113,14 @@ Figures RunHeap(const std::vector<absl::Duration>& delays) {
   const int64_t n = static_cast<int64_t>(delays.size());
   const int64_t before = RssBytes();
   std::priority_queue<Timer, std::vector<Timer>, Later> heap;
+  absl::flat_hash_set<std::string> live;
   const absl::Time t0 = absl::Now();
   for (int64_t i = 0; i < n; ++i) {
     // Ids shaped like delayq's generated ones (12 hex digits, '-', serial).
-    heap.push(Timer{kStart + delays[i], static_cast<uint64_t>(i),
-                    absl::StrCat("5f3a9c01b2d4-", i + 1), kPayload});
+    std::string id = absl::StrCat("5f3a9c01b2d4-", i + 1);
+    if (by_id) live.insert(id);
+    heap.push(Timer{kStart + delays[i], static_cast<uint64_t>(i), std::move(id),
+                    kPayload});
   }
   const absl::Duration took = absl::Now() - t0;
   Figures f;
@@ -240,19 +248,23 @@ Figures InChild(Part part) {
   return f;
 }
 
-void PrintJson(int64_t n, const Figures& dq, const Figures& heap) {
+void PrintJson(int64_t n, const Figures& dq, const Figures& heap,
+               const Figures& by_id) {
   printf(
       "{\"system\": \"delayq-memory\", \"workload\": \"footprint\", "
       "\"params\": {\"shape\": \"one-process\", \"n\": %lld}, "
       "\"metrics\": {\"bytes_per_job\": %.1f, \"enqueue_jobs_per_s\": %.0f, "
       "\"baseline_bytes_per_job\": %.1f, \"baseline_enqueue_per_s\": %.0f, "
+      "\"cancellable_baseline_bytes_per_job\": %.1f, "
+      "\"cancellable_baseline_enqueue_per_s\": %.0f, "
       "\"idle_tick_ns\": %.1f, \"frame_mean_us\": %.2f, "
       "\"frame_p99_us\": %.2f, \"frame_jobs\": %.2f, "
       "\"rss_left_share\": %.3f, \"rss_left_after_trim_share\": %.3f, "
       "\"heap_left_share\": %.3f}}\n",
       static_cast<long long>(n), dq.bytes_per_job, dq.enqueue_per_s,
-      heap.bytes_per_job, heap.enqueue_per_s, dq.idle_tick_ns, dq.frame_mean_us,
-      dq.frame_p99_us, dq.frame_jobs, dq.after_drain_share, dq.after_trim_share,
+      heap.bytes_per_job, heap.enqueue_per_s, by_id.bytes_per_job,
+      by_id.enqueue_per_s, dq.idle_tick_ns, dq.frame_mean_us, dq.frame_p99_us,
+      dq.frame_jobs, dq.after_drain_share, dq.after_trim_share,
       dq.heap_after_drain_share);
 }
 
@@ -271,20 +283,23 @@ int main(int argc, char** argv) {
         "topic %s, payload %s\n",
         static_cast<long long>(n), kTopic, kPayload);
   }
-  const Figures heap = InChild([&] { return RunHeap(delays); });
+  const Figures heap = InChild([&] { return RunHeap(delays, false); });
+  const Figures by_id = InChild([&] { return RunHeap(delays, true); });
   const Figures dq = InChild([&] { return RunDelayq(delays, frames); });
   if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(n, dq, heap);
+    PrintJson(n, dq, heap, by_id);
     return 0;
   }
-  printf("%-34s %14s %14s %8s\n", "figure", "delayq memory", "hand heap",
-         "ratio");
-  printf("%-34s %14.0f %14.0f %8.2f\n", "bytes per pending job",
-         dq.bytes_per_job, heap.bytes_per_job,
-         dq.bytes_per_job / heap.bytes_per_job);
-  printf("%-34s %14.0f %14.0f %8.2f\n", "enqueue, one call per job (/s)",
-         dq.enqueue_per_s, heap.enqueue_per_s,
-         dq.enqueue_per_s / heap.enqueue_per_s);
+  printf("%-34s %14s %14s %8s %14s %8s\n", "figure", "delayq memory",
+         "hand heap", "ratio", "+cancel by id", "ratio");
+  auto row = [](const char* figure, double dq, double plain, double by_id) {
+    printf("%-34s %14.0f %14.0f %8.2f %14.0f %8.2f\n", figure, dq, plain,
+           dq / plain, by_id, dq / by_id);
+  };
+  row("bytes per pending job", dq.bytes_per_job, heap.bytes_per_job,
+      by_id.bytes_per_job);
+  row("enqueue, one call per job (/s)", dq.enqueue_per_s, heap.enqueue_per_s,
+      by_id.enqueue_per_s);
   printf("%-34s %14.0f\n", "idle Tick() (ns)", dq.idle_tick_ns);
   printf("%-34s %14.1f   (%.1f jobs a frame)\n", "60 Hz frame, mean (us)",
          dq.frame_mean_us, dq.frame_jobs);

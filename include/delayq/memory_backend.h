@@ -19,8 +19,11 @@ namespace delayq {
 
 // NewMemoryBackend()
 //
-// An empty in-memory store. Every operation is O(log n) in the number of
-// jobs (O(k log n) for calls that move k jobs).
+// An empty in-memory store. Delayed jobs wait unsorted in time buckets of
+// about half a second: adding one is O(1), cancelling one O(1) (O(b) for the
+// earliest of its bucket's b jobs), and a bucket is sorted once, in
+// O(b log b), when its first job comes due. Every other operation is
+// O(log n) in the number of jobs (O(k log n) for calls that move k jobs).
 std::unique_ptr<Backend> NewMemoryBackend();
 
 }  // namespace delayq

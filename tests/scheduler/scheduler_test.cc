@@ -223,6 +223,38 @@ TEST_F(SchedulerTest, EveryJobIsOnTimeWithOneTimerForAll) {
   }
 }
 
+// The same, enqueued earliest first: each later deadline finds the local
+// timer armed earlier and leaves it as it is (without taking a lock), and
+// each time a timer fires the store tells the next due time.
+TEST_F(SchedulerTest, LaterDeadlinesThanTheArmedOneAreStillOnTime) {
+  SchedulerOptions options;
+  options.clock = &clock_;
+  options.poll_interval = absl::Hours(1);
+  ASSERT_OK_AND_ASSIGN(auto capped,
+                       Scheduler::Create(NewMemoryBackend(), options));
+  constexpr int kJobs = 6;
+  for (int i = 1; i <= kJobs; ++i) {
+    ASSERT_OK(
+        capped->Enqueue("t", absl::StrCat("j", i), Delayed(absl::Seconds(i))));
+  }
+  for (int i = 1; i <= kJobs; ++i) {
+    std::optional<Lease> got;
+    std::thread consumer([&] {
+      absl::StatusOr<std::optional<Lease>> lease =
+          capped->Reserve("t", absl::Hours(1));
+      ASSERT_TRUE(lease.ok());
+      got = *lease;
+    });
+    while (clock_.Waiters() == 0) absl::SleepFor(absl::Milliseconds(1));
+    clock_.Advance(absl::Seconds(1));
+    consumer.join();
+    ASSERT_TRUE(got.has_value()) << "j" << i;
+    EXPECT_EQ(got->job.payload, absl::StrCat("j", i));
+    EXPECT_EQ(clock_.Now(), kStart + absl::Seconds(i)) << "j" << i;
+    ASSERT_OK(capped->Ack(*got));
+  }
+}
+
 // A paused topic's jobs wait; Resume() wakes a consumer blocked on it. The
 // store is looked at on its own only once an hour and the clock stands
 // still, so only the resume can wake it.
