@@ -26,9 +26,12 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/record.h
   backends/redis/internal/replies.cc
   backends/redis/internal/replies.h
+  backends/redis/internal/reserve_hints.cc
+  backends/redis/internal/reserve_hints.h
   backends/redis/internal/scripts.h
   backends/redis/internal/sentinel.cc
   backends/redis/internal/sentinel.h
+  backends/redis/internal/sharded_backend.h
   backends/redis/internal/shared_connection.cc
   backends/redis/internal/shared_connection.h
   backends/redis/internal/tls.cc
@@ -36,6 +39,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/redis_backend.cc
   backends/redis/redis_url.cc
   backends/redis/schedules.cc
+  backends/redis/sharded_backend.cc
   backends/sqlite/internal/backend_impl.h
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
@@ -115,6 +119,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/ack_batch-3.lua
   backends/redis/scripts/add-5.lua
   backends/redis/scripts/cancel-3.lua
+  backends/redis/scripts/check_ids-3.lua
   backends/redis/scripts/fail-4.lua
   backends/redis/scripts/kick-3.lua
   backends/redis/scripts/kick_job-2.lua
@@ -131,8 +136,10 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/schedule_put-3.lua
   backends/redis/scripts/schedule_remove-3.lua
   backends/redis/scripts/schedules-2.lua
+  backends/redis/scripts/shard_meta-5.lua
   backends/redis/scripts/stats-5.lua
   backends/redis/scripts/touch-3.lua
+  backends/redis/scripts/withdraw-3.lua
 )
 
 set(DELAYQ_REDIS_SCRIPT_LIBS
@@ -314,6 +321,9 @@ delayq_cc_test(tests_redis_redis_outage_test DIR tests/redis NAME redis_outage_t
 delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentinel_test
   SRCS tests/redis/redis_sentinel_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_redis_redis_sharded_test DIR tests/redis NAME redis_sharded_test
+  SRCS tests/redis/redis_sharded_test.cc
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_library(tests_redis_redis_test_cluster DIR tests/redis NAME redis_test_cluster
   SRCS tests/redis/redis_test_cluster.cc tests/redis/redis_test_cluster.h
   DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tp_absl)
