@@ -311,7 +311,7 @@ delayq_cc_test(tests_redis_redis_conformance_test DIR tests/redis NAME redis_con
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tp_gtest_main)
 delayq_cc_test(tests_redis_redis_multiprocess_test DIR tests/redis NAME redis_multiprocess_test
   SRCS tests/redis/redis_multiprocess_test.cc
-  DEPS tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
+  DEPS delayq tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_news_test DIR tests/redis NAME redis_news_test
   SRCS tests/redis/redis_news_test.cc
   DEPS delayq tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
@@ -339,6 +339,9 @@ delayq_cc_test(tests_redis_redis_url_test DIR tests/redis NAME redis_url_test
 delayq_cc_test(tests_redis_redis_wait_test DIR tests/redis NAME redis_wait_test
   SRCS tests/redis/redis_wait_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_redis_reserve_hints_test DIR tests/redis NAME reserve_hints_test
+  SRCS tests/redis/reserve_hints_test.cc
+  DEPS delayq tp_gtest_main)
 delayq_cc_test(tests_redis_script_layout_test DIR tests/redis NAME script_layout_test
   SRCS tests/redis/script_layout_test.cc
   DEPS delayq tests_redis_redis_test_server tp_absl tp_gtest_main
