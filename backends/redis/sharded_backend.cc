@@ -112,6 +112,10 @@ void ShardedRedisBackend::NoteStored(int shard, const NewJob& job,
   } else {
     hints_.Due(shard, job.run_at);
   }
+  // Its lapse is due work too (PromoteDue()).
+  if (job.expire_at != absl::InfiniteFuture()) {
+    hints_.Due(shard, job.expire_at);
+  }
 }
 
 void ShardedRedisBackend::NoteMoved(int shard,

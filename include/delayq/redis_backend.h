@@ -8,7 +8,9 @@
 // the prefix "{ns}:", whose braces make "ns" the Redis Cluster hash tag: the
 // keys of one namespace live in one slot, and several namespaces can share a
 // server. Jobs are deleted when acknowledged or cancelled and the dead list of
-// each topic is capped, so finished work leaves nothing behind.
+// each topic is capped, so finished work leaves nothing behind. A namespace
+// may also be spread over several hash tags, and so over several primaries
+// of a Redis Cluster (RedisOptions::shards, with what it costs in ordering).
 //
 //   delayq::RedisOptions options;
 //   options.host = "redis.internal";

@@ -107,7 +107,8 @@ class ShardedRedisBackend : public Backend {
   int IndexOf(absl::string_view id) const;
   // `jobs` grouped by shard, in shard order, each group in batch order.
   std::vector<std::vector<NewJob>> Split(absl::Span<const NewJob> jobs) const;
-  // What a stored job tells the hints: ready on its shard, or due then.
+  // What a stored job tells the hints: ready on its shard, or due then,
+  // and due again at its expiry.
   void NoteStored(int shard, const NewJob& job, absl::Time now);
   void NoteMoved(int shard, const std::vector<Transition>& moved);
   // Add() of a batch on several shards (see README.md).
