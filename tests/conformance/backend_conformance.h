@@ -54,7 +54,7 @@ struct BackendFactory {
   // "{tag}", for a topic limited to `limit`: the limit itself, except on a
   // store that keeps a topic in several parts and gives each part a share
   // (a sharded Redis namespace). The limit tests expect that share.
-  std::function<TopicLimit(const TopicLimit&)> limit_share;
+  std::function<TopicLimit(const TopicLimit&)> limit_share = nullptr;
 };
 
 // Test output names the factory rather than dumping its bytes.
