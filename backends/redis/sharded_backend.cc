@@ -438,27 +438,27 @@ absl::Status ShardedRedisBackend::FireSchedule(absl::string_view name,
                                                absl::Span<const NewJob> jobs,
                                                absl::Time now) {
   // The schedule lives on shard 0, whose fire moves its revision together
-  // with the jobs that belong there. The others are stored first, as a
-  // batch of Add(), and withdrawn when the fire is refused.
+  // with the jobs that belong there: that step decides which process
+  // enqueues the occurrence, so the jobs of other shards are stored only
+  // after it, by the process that won (stored first, a loser's jobs could
+  // run before it learns that it lost). Their ids are checked first, so a
+  // taken id refuses the fire with nothing changed.
   std::vector<std::vector<NewJob>> groups = Split(jobs);
   std::vector<NewJob> own = std::move(groups[0]);
-  groups[0].clear();
-  std::vector<int> others;
   std::vector<NewJob> rest;
   for (size_t k = 1; k < groups.size(); ++k) {
-    if (groups[k].empty()) continue;
-    others.push_back(static_cast<int>(k));
+    DQ_RETURN_IF_ERROR(shards_[k]->CheckIdsFree(groups[k], now));
     rest.insert(rest.end(), groups[k].begin(), groups[k].end());
   }
-  if (!rest.empty()) DQ_RETURN_IF_ERROR(Add(rest, now));
-  absl::Status fired =
-      shards_[0]->FireSchedule(name, revision, through, own, now);
-  if (fired.ok()) {
-    for (const NewJob& j : own) NoteStored(0, j, now);
-    return fired;
-  }
-  if (others.empty()) return fired;
-  return Undo(groups, others, std::move(fired));
+  DQ_RETURN_IF_ERROR(
+      shards_[0]->FireSchedule(name, revision, through, own, now));
+  for (const NewJob& j : own) NoteStored(0, j, now);
+  if (rest.empty()) return absl::OkStatus();
+  const absl::Status added = Add(rest, now);
+  if (added.ok()) return added;
+  return absl::UnavailableError(absl::StrCat(
+      "schedule '", name, "' fired (its revision moved on), but its jobs on ",
+      "other shards than 0 were not stored, and are lost: ", added.message()));
 }
 
 absl::StatusOr<std::unique_ptr<NewsSubscription>>

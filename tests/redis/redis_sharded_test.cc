@@ -190,6 +190,42 @@ TEST(RedisShardedTest, ABatchWithATakenIdStoresNothing) {
       store->Add({MailJob(dup), MailJob(IdOn(0, "e")), MailJob(dup)}, kT0)));
 }
 
+TEST(RedisShardedTest, OnlyTheProcessThatFiresAnOccurrenceStoresItsJobs) {
+  const RedisOptions options = ShardedOptions();
+  auto winner = OpenSharded(options);
+  auto loser = OpenSharded(options);
+  ASSERT_NE(winner, nullptr);
+  ASSERT_NE(loser, nullptr);
+  ScheduleRecord beat;
+  beat.name = "beat";
+  beat.spec = "@every 1s";
+  beat.topic = "mail";
+  ASSERT_OK(winner->PutSchedule(beat, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<ScheduleRecord> read,
+                       loser->ListSchedules());
+  ASSERT_EQ(read.size(), 1u);
+  // The occurrence's jobs fall on shards 1 and 2, away from the schedule.
+  const std::vector<NewJob> occurrence = {MailJob(IdOn(1, "beat@1")),
+                                          MailJob(IdOn(2, "beat@1"))};
+  ASSERT_OK(
+      winner->FireSchedule("beat", read[0].revision, kT0, occurrence, kT0));
+  // The winner's jobs run and are acked, which frees their ids.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       winner->Reserve("mail", 10, kT0));
+  ASSERT_EQ(leases.size(), 2u);
+  for (const Lease& l : leases) ASSERT_OK(winner->Ack(l.job.id, l.token, kT0));
+  // The slower process fires the same occurrence from the revision it
+  // read: refused, and none of its jobs was ever stored for a worker to
+  // run a second time.
+  int writes = 0;
+  loser->SetBeforeShardWriteForTesting([&](int) { ++writes; });
+  EXPECT_TRUE(absl::IsAlreadyExists(
+      loser->FireSchedule("beat", read[0].revision, kT0, occurrence, kT0)));
+  EXPECT_EQ(writes, 0);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, loser->Stats("mail"));
+  EXPECT_EQ(stats, TopicStats{});
+}
+
 // Counts the kReady news a subscription delivers, to wait for them.
 class ReadyNews {
  public:
