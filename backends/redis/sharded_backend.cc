@@ -90,6 +90,20 @@ absl::StatusOr<std::unique_ptr<ShardedRedisBackend>> ShardedRedisBackend::Open(
       new ShardedRedisBackend(std::move(shards)));
 }
 
+template <typename T>
+std::vector<absl::StatusOr<T>> ShardedRedisBackend::OnEveryShard(
+    const std::function<absl::StatusOr<T>(RedisBackend&)>& call) {
+  std::vector<absl::StatusOr<T>> out(shards_.size(),
+                                     absl::UnknownError("not called"));
+  std::vector<std::thread> threads;
+  for (size_t k = 1; k < shards_.size(); ++k) {
+    threads.emplace_back([&, k] { out[k] = call(*shards_[k]); });
+  }
+  out[0] = call(*shards_[0]);
+  for (std::thread& t : threads) t.join();
+  return out;
+}
+
 int ShardedRedisBackend::IndexOf(absl::string_view id) const {
   return redis_internal::ShardOfJob(id, static_cast<int>(shards_.size()));
 }
@@ -270,11 +284,13 @@ absl::StatusOr<Job> ShardedRedisBackend::Get(absl::string_view id) {
 absl::StatusOr<std::vector<Job>> ShardedRedisBackend::List(
     absl::string_view topic, JobState state, int limit) {
   if (limit <= 0) return std::vector<Job>();
+  std::vector<absl::StatusOr<std::vector<Job>>> got =
+      OnEveryShard<std::vector<Job>>(
+          [&](RedisBackend& shard) { return shard.List(topic, state, limit); });
   std::vector<std::vector<Job>> parts;
-  for (auto& shard : shards_) {
-    DQ_ASSIGN_OR_RETURN(std::vector<Job> part,
-                        shard->List(topic, state, limit));
-    parts.push_back(std::move(part));
+  for (auto& part : got) {
+    if (!part.ok()) return part.status();
+    parts.push_back(*std::move(part));
   }
   // Each part is in its shard's order: take the first of the heads.
   std::vector<size_t> at(parts.size(), 0);
@@ -296,8 +312,9 @@ absl::StatusOr<std::vector<Job>> ShardedRedisBackend::List(
 
 absl::StatusOr<TopicStats> ShardedRedisBackend::Stats(absl::string_view topic) {
   TopicStats sum{};
-  for (auto& shard : shards_) {
-    DQ_ASSIGN_OR_RETURN(TopicStats s, shard->Stats(topic));
+  for (absl::StatusOr<TopicStats>& got : OnEveryShard<TopicStats>(
+           [&](RedisBackend& shard) { return shard.Stats(topic); })) {
+    DQ_ASSIGN_OR_RETURN(TopicStats s, std::move(got));
     sum.delayed += s.delayed;
     sum.ready += s.ready;
     sum.reserved += s.reserved;
@@ -308,8 +325,9 @@ absl::StatusOr<TopicStats> ShardedRedisBackend::Stats(absl::string_view topic) {
 
 absl::StatusOr<std::vector<std::string>> ShardedRedisBackend::Topics() {
   std::vector<std::string> all;
-  for (auto& shard : shards_) {
-    DQ_ASSIGN_OR_RETURN(std::vector<std::string> topics, shard->Topics());
+  for (auto& got : OnEveryShard<std::vector<std::string>>(
+           [](RedisBackend& shard) { return shard.Topics(); })) {
+    DQ_ASSIGN_OR_RETURN(std::vector<std::string> topics, std::move(got));
     all.insert(all.end(), topics.begin(), topics.end());
   }
   std::sort(all.begin(), all.end());
@@ -359,14 +377,23 @@ absl::StatusOr<PromoteResult> ShardedRedisBackend::PromoteDue(absl::Time now,
 }
 
 absl::StatusOr<absl::Time> ShardedRedisBackend::NextDue() {
-  absl::Time earliest = absl::InfiniteFuture();
-  for (size_t k = 0; k < shards_.size(); ++k) {
-    const int shard = static_cast<int>(k);
-    const uint64_t epoch = hints_.HorizonEpoch(shard);
-    DQ_ASSIGN_OR_RETURN(absl::Time t, shards_[k]->NextDue());
-    hints_.Horizon(shard, t, epoch);
-    earliest = std::min(earliest, t);
+  std::vector<uint64_t> epochs;
+  for (int k = 0; k < shard_count(); ++k) {
+    epochs.push_back(hints_.HorizonEpoch(k));
   }
+  std::vector<absl::StatusOr<absl::Time>> got = OnEveryShard<absl::Time>(
+      [](RedisBackend& shard) { return shard.NextDue(); });
+  absl::Time earliest = absl::InfiniteFuture();
+  absl::Status error;
+  for (int k = 0; k < shard_count(); ++k) {
+    if (!got[k].ok()) {
+      error = got[k].status();
+      continue;
+    }
+    hints_.Horizon(k, *got[k], epochs[k]);
+    earliest = std::min(earliest, *got[k]);
+  }
+  if (!error.ok()) return error;
   return earliest;
 }
 

@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/redis/internal/backend_impl.h"
@@ -102,6 +103,13 @@ class ShardedRedisBackend : public Backend {
 
  private:
   explicit ShardedRedisBackend(std::vector<std::unique_ptr<RedisBackend>>);
+
+  // Calls `call(k)` for every shard k at once (shard 0 on this thread, the
+  // others on threads of their own), so that a call over every shard costs
+  // one round trip's time, not N; the results by shard.
+  template <typename T>
+  std::vector<absl::StatusOr<T>> OnEveryShard(
+      const std::function<absl::StatusOr<T>(RedisBackend&)>& call);
 
   RedisBackend& ShardOf(absl::string_view id);
   int IndexOf(absl::string_view id) const;
