@@ -219,7 +219,9 @@ absl::StatusOr<std::vector<Lease>> ShardedRedisBackend::Reserve(
       error = leases.status();
       continue;
     }
-    NoteMoved(k, part.moved);
+    // The jobs it moved to ready are of this topic: a full reserve keeps
+    // the shard's flag anyway, a short one took them all (or the topic is
+    // paused, and its resume flags it again).
     for (const Lease& l : *leases) hints_.Due(k, l.deadline);
     if (report != nullptr) {
       for (Transition& t : part.moved) report->moved.push_back(std::move(t));
