@@ -157,6 +157,12 @@ struct RedisOptions {
   //   * Topic limits are enforced per shard, each shard with its share
   //     (rate / shards, burst and concurrency rounded up), so they are
   //     approximate for the topic as a whole.
+  //   * FireSchedule() of an occurrence whose jobs fall on other shards
+  //     than 0 stores them after the fire that picks the one process to
+  //     enqueue it; if that fails (Unavailable) they are lost, never
+  //     enqueued twice.
+  //   * News comes from each shard: kReady once per shard whose ready jobs
+  //     of a topic went from none to some.
   // Every process must open a namespace with the same shards; Open()
   // refuses a namespace written with another count (FailedPrecondition).
   int shards = 1;
@@ -224,8 +230,9 @@ bool IsUnconfirmedWrite(const absl::Status& status);
 // an empty namespace or one containing braces) and for a db the server does
 // not have. FailedPrecondition, changing nothing, for a namespace that holds
 // jobs in a data layout this version does not read (written by an earlier
-// delayq, or by a newer one), and for a server whose TLS certificate is
-// refused; InvalidArgument naming a TLS file that cannot be used.
+// delayq, or by a newer one), for one written with another `shards`, and
+// for a server whose TLS certificate is refused; InvalidArgument naming a TLS
+// file that cannot be used.
 absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
     const RedisOptions& options);
 
