@@ -64,7 +64,7 @@ class ShardedSubscription : public NewsSubscription {
 
 TopicLimit ShardShareOfLimit(const TopicLimit& limit, int shards) {
   TopicLimit share = limit;
-  share.period = limit.period * shards;
+  if (limit.rate > 0) share.period = limit.period * shards;
   share.burst = DivideRoundingUp(limit.burst, shards);
   share.concurrency = DivideRoundingUp(limit.concurrency, shards);
   return share;

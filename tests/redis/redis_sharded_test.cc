@@ -226,6 +226,50 @@ TEST(RedisShardedTest, OnlyTheProcessThatFiresAnOccurrenceStoresItsJobs) {
   EXPECT_EQ(stats, TopicStats{});
 }
 
+TEST(ShardShareOfLimitTest, DividesTheRateExactlyAndRoundsTheRestUp) {
+  TopicLimit limit;
+  limit.rate = 2;
+  limit.period = absl::Seconds(1);
+  limit.burst = 3;
+  limit.concurrency = 5;
+  const TopicLimit share = ShardShareOfLimit(limit, 4);
+  EXPECT_EQ(share.rate, 2);
+  EXPECT_EQ(share.period, absl::Seconds(4));  // half a reservation a second
+  EXPECT_EQ(share.burst, 1);
+  EXPECT_EQ(share.concurrency, 2);
+  TopicLimit none;  // no rate, no cap: none on the shards either
+  EXPECT_EQ(ShardShareOfLimit(none, 4), none);
+}
+
+TEST(RedisShardedTest, ALimitIsEnforcedPerShard) {
+  auto store = OpenSharded(ShardedOptions());
+  ASSERT_NE(store, nullptr);
+  std::vector<NewJob> jobs;
+  for (int k = 0; k < kShards; ++k) {
+    for (int i = 0; i < 3; ++i) {
+      jobs.push_back(MailJob(IdOn(k, absl::StrCat("l", k, "-", i))));
+    }
+  }
+  ASSERT_OK(store->Add(jobs, kT0));
+  TopicLimit cap;
+  cap.concurrency = 2;
+  ASSERT_OK(store->SetLimit("mail", cap, kT0));
+  // Each shard allows ceil(2 / 3) = 1 at a time: 3 for the topic, not 2.
+  ReserveReport report;
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       store->Reserve("mail", 10, kT0, &report));
+  EXPECT_EQ(leases.size(), 3u);
+  EXPECT_EQ(report.limited_until, absl::InfiniteFuture());
+  // The limit as set is what Limits() lists.
+  ASSERT_OK_AND_ASSIGN(std::vector<LimitedTopic> limits, store->Limits());
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0].limit, cap);
+  ASSERT_OK_AND_ASSIGN(std::vector<LimitedTopic> on_shard,
+                       store->shard(1).Limits());
+  ASSERT_EQ(on_shard.size(), 1u);
+  EXPECT_EQ(on_shard[0].limit.concurrency, 1);
+}
+
 // Counts the kReady news a subscription delivers, to wait for them.
 class ReadyNews {
  public:
