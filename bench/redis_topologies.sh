@@ -18,6 +18,10 @@
 #               a namespace of its own
 #   cluster3ns  the same on the cluster, with three namespaces that three
 #               different primaries serve
+#   plainsharded   the plain primary, one workloads process on a namespace of
+#               three shards (shards=3): what sharding costs on one server
+#   clustersharded the cluster, one workloads process on a namespace of three
+#               shards whose hash tags three different primaries serve
 # and runs `workloads --workload=w1` on each in the two-process shape (the
 # consumers in a process of their own), once per mode (single calls,
 # batches of 100), concurrency and round; the topologies take turns within
@@ -34,7 +38,8 @@
 #
 # Sizes through the environment: TOPO_N (jobs per workloads process and
 # run, 20000), TOPO_ROUNDS (3), TOPO_CONCURRENCY ("1 8"), TOPO_MODES
-# ("single batch"), TOPO_LIST (the topologies above). About 4 minutes with
+# ("single batch"), TOPO_LIST (the topologies above but the sharded ones),
+# TOPO_OUT (the results' file name, "topologies"). About 4 minutes with
 # the defaults on 2 cores (3 min 37 s for the committed results);
 # bench/run_all.sh does not run it.
 set -euo pipefail
@@ -45,6 +50,7 @@ ROUNDS=${TOPO_ROUNDS:-3}
 CONCURRENCY=${TOPO_CONCURRENCY:-1 8}
 MODES=${TOPO_MODES:-single batch}
 TOPOLOGIES=${TOPO_LIST:-plain tls sentinel replicated wait cluster plain3ns cluster3ns}
+OUT=${TOPO_OUT:-topologies}
 RESULTS=bench/results
 PYTHON=/usr/bin/python3
 NS=bench  # the namespace, hence the cluster slot of every run
@@ -231,6 +237,24 @@ namespaces_one_per_primary() {
   echo "${found[*]}"
 }
 
+# A namespace of three shards whose hash tags ("{ns}", "{ns#1}", "{ns#2}")
+# three different primaries serve.
+sharded_namespace_one_per_primary() {
+  local i ns a b c
+  for ((i = 0; i < 1000; i++)); do
+    ns="${NS}s$i"
+    a=$(serving_node "$ns")
+    b=$(serving_node "$ns#1")
+    c=$(serving_node "$ns#2")
+    if [[ $a != "$b" && $b != "$c" && $a != "$c" ]]; then
+      echo "$ns"
+      return
+    fi
+  done
+  echo "no namespace spreads its shards over the three primaries" >&2
+  exit 1
+}
+
 cpu_seconds() {  # cpu_seconds NAME: used_cpu_user + used_cpu_sys of NAME
   cli "$1" info cpu | awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { printf "%.6f", s }'
 }
@@ -314,6 +338,18 @@ setup() {
         PRIMARY[cluster3ns]="cluster1 cluster2 cluster3"
         LABEL[cluster3ns]="cluster, 3 namespaces at once"
         ;;
+      plainsharded)
+        [[ -n ${PORT[plain]:-} ]] || start_redis_plain
+        URL[plainsharded]="redis://127.0.0.1:${PORT[plain]}?namespace=${NS}sh&shards=3"
+        PRIMARY[plainsharded]=plain
+        LABEL[plainsharded]="plain primary, 3 shards"
+        ;;
+      clustersharded)
+        [[ -n ${PORT[cluster1]:-} ]] || start_cluster
+        URL[clustersharded]="$(cluster_url)$(sharded_namespace_one_per_primary)&shards=3"
+        PRIMARY[clustersharded]="cluster1 cluster2 cluster3"
+        LABEL[clustersharded]="cluster, 3 shards on 3 primaries"
+        ;;
       *)
         echo "unknown topology $topo (TOPO_LIST)" >&2
         exit 2
@@ -386,6 +422,6 @@ for ((round = 1; round <= ROUNDS; round++)); do
     order[j]=$t
   done
 done
-cp "$TMP/topologies.jsonl" "$RESULTS/topologies.jsonl"
-"$PYTHON" bench/topologies_table.py "$RESULTS/topologies.jsonl" >"$RESULTS/topologies.md"
-cat "$RESULTS/topologies.md"
+cp "$TMP/topologies.jsonl" "$RESULTS/$OUT.jsonl"
+"$PYTHON" bench/topologies_table.py "$RESULTS/$OUT.jsonl" >"$RESULTS/$OUT.md"
+cat "$RESULTS/$OUT.md"

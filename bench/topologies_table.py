@@ -5,7 +5,9 @@
 
 One row per topology, W1 mode and concurrency; the runs of a row are listed
 in round order. A run of several workloads processes at once (cluster3ns)
-counts the jobs of all and adds their jobs/s. CPU per job is CPU seconds
+counts the jobs of all and adds their jobs/s. Runs on a sharded namespace
+(clustersharded) and runs of several processes also get a table of CPU per
+primary. CPU per job is CPU seconds
 over the run's jobs (each job is enqueued, reserved and acked once). Exits 1
 when a run lost, duplicated or left behind a job.
 """
@@ -15,7 +17,7 @@ import statistics
 import sys
 
 TOPOLOGY_ORDER = ["plain", "tls", "sentinel", "replicated", "wait", "cluster",
-                  "plain3ns", "cluster3ns"]
+                  "plain3ns", "cluster3ns", "plainsharded", "clustersharded"]
 
 
 def load(path):
@@ -91,14 +93,15 @@ def main_table(groups):
 
 
 def split_table(groups):
-    """How the primaries shared the work of several namespaces."""
+    """How the primaries shared the work of several namespaces or shards."""
     rows = [(k, g) for k, g in groups.items()
             if len(g[0]["server_cpu_s"]["by_server"]) > 1 and
-            len(g[0]["reports"]) > 1]
+            (len(g[0]["reports"]) > 1 or g[0]["topology"] == "clustersharded")]
     if not rows:
         return
     print("\nServer CPU per primary, runs with several namespaces at once "
-          "(µs per job of all the run's jobs; each run in round order).\n")
+          "or a sharded one (µs per job of all the run's jobs; each run in "
+          "round order).\n")
     servers = sorted(rows[0][1][0]["server_cpu_s"]["by_server"])
     print("| topology | mode | c | " + " | ".join(servers) + " |")
     print("|---|---|---:|" + "---:|" * len(servers))

@@ -31,9 +31,12 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/record.h
   backends/redis/internal/replies.cc
   backends/redis/internal/replies.h
+  backends/redis/internal/reserve_hints.cc
+  backends/redis/internal/reserve_hints.h
   backends/redis/internal/scripts.h
   backends/redis/internal/sentinel.cc
   backends/redis/internal/sentinel.h
+  backends/redis/internal/sharded_backend.h
   backends/redis/internal/shared_connection.cc
   backends/redis/internal/shared_connection.h
   backends/redis/internal/tls.cc
@@ -41,6 +44,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/redis_backend.cc
   backends/redis/redis_url.cc
   backends/redis/schedules.cc
+  backends/redis/sharded_backend.cc
   backends/sqlite/internal/backend_impl.h
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
@@ -122,6 +126,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/ack_batch-3.lua
   backends/redis/scripts/add-5.lua
   backends/redis/scripts/cancel-3.lua
+  backends/redis/scripts/check_ids-3.lua
   backends/redis/scripts/fail-4.lua
   backends/redis/scripts/kick-3.lua
   backends/redis/scripts/kick_job-2.lua
@@ -138,8 +143,10 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/schedule_put-3.lua
   backends/redis/scripts/schedule_remove-3.lua
   backends/redis/scripts/schedules-2.lua
+  backends/redis/scripts/shard_meta-5.lua
   backends/redis/scripts/stats-5.lua
   backends/redis/scripts/touch-3.lua
+  backends/redis/scripts/withdraw-3.lua
 )
 
 set(DELAYQ_REDIS_SCRIPT_LIBS
@@ -323,7 +330,7 @@ delayq_cc_test(tests_redis_redis_conformance_test DIR tests/redis NAME redis_con
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tp_gtest_main)
 delayq_cc_test(tests_redis_redis_multiprocess_test DIR tests/redis NAME redis_multiprocess_test
   SRCS tests/redis/redis_multiprocess_test.cc
-  DEPS tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
+  DEPS delayq tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_news_test DIR tests/redis NAME redis_news_test
   SRCS tests/redis/redis_news_test.cc
   DEPS delayq tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
@@ -333,6 +340,9 @@ delayq_cc_test(tests_redis_redis_outage_test DIR tests/redis NAME redis_outage_t
 delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentinel_test
   SRCS tests/redis/redis_sentinel_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_redis_redis_sharded_test DIR tests/redis NAME redis_sharded_test
+  SRCS tests/redis/redis_sharded_test.cc
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_library(tests_redis_redis_test_cluster DIR tests/redis NAME redis_test_cluster
   SRCS tests/redis/redis_test_cluster.cc tests/redis/redis_test_cluster.h
   DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tp_absl)
@@ -348,6 +358,9 @@ delayq_cc_test(tests_redis_redis_url_test DIR tests/redis NAME redis_url_test
 delayq_cc_test(tests_redis_redis_wait_test DIR tests/redis NAME redis_wait_test
   SRCS tests/redis/redis_wait_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_redis_reserve_hints_test DIR tests/redis NAME reserve_hints_test
+  SRCS tests/redis/reserve_hints_test.cc
+  DEPS delayq tp_gtest_main)
 delayq_cc_test(tests_redis_script_layout_test DIR tests/redis NAME script_layout_test
   SRCS tests/redis/script_layout_test.cc
   DEPS delayq tests_redis_redis_test_server tp_absl tp_gtest_main

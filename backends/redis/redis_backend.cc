@@ -17,6 +17,7 @@
 #include "backends/redis/internal/record.h"
 #include "backends/redis/internal/replies.h"
 #include "backends/redis/internal/sentinel.h"
+#include "backends/redis/internal/sharded_backend.h"
 #include "src/contract_errors.h"
 #include "src/status_macros.h"
 
@@ -50,12 +51,14 @@ using Call = redis_internal::Scripts::Call;
 // and the held ids). A namespace of layout kOldestReadable or later is
 // taken over in place: its records and keys are layout 5's without them.
 constexpr int kLayout = 5;
+// RedisOptions::shards at most.
+constexpr int kMaxShards = 256;
 constexpr int kOldestReadable = 4;
 
 // The pool's options for `o`; with TLS, the context every connection
 // shares, which loads the files `o` names.
 absl::StatusOr<redis_internal::PoolOptions> PoolOptionsFor(
-    const RedisOptions& o) {
+    const RedisOptions& o, absl::string_view ns) {
   redis_internal::PoolOptions p;
   p.host = o.host;
   p.port = o.port;
@@ -75,7 +78,7 @@ absl::StatusOr<redis_internal::PoolOptions> PoolOptionsFor(
       seeds.push_back({n.host, n.port});
     }
     const int slot =
-        redis_internal::KeySlot(redis_internal::KeyLayout(o.ns).prefix());
+        redis_internal::KeySlot(redis_internal::KeyLayout(ns).prefix());
     p.locator = std::make_shared<redis_internal::SlotLocator>(std::move(seeds),
                                                               slot, p);
   }
@@ -154,6 +157,9 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   if (o.ns.empty() || o.ns.find_first_of("{}") != std::string::npos) {
     return bad("namespace must be non-empty and contain no braces");
   }
+  if (o.shards < 1 || o.shards > kMaxShards) {
+    return bad(absl::StrCat("shards must be in 1..", kMaxShards));
+  }
   if (o.delay_buckets < 1 || o.delay_buckets > 64) {
     return bad("delay_buckets must be in 1..64");
   }
@@ -217,10 +223,10 @@ std::string FirstToken() {
 
 }  // namespace
 
-RedisBackend::RedisBackend(const RedisOptions& options,
+RedisBackend::RedisBackend(const RedisOptions& options, int shard,
                            redis_internal::PoolOptions pool)
     : options_(options),
-      keys_(options.ns),
+      keys_(redis_internal::ShardNamespace(options.ns, shard)),
       news_channel_(keys_.NewsChannel()),
       clock_mode_(ClockMode(options)),
       pool_(std::move(pool)),
@@ -229,11 +235,21 @@ RedisBackend::RedisBackend(const RedisOptions& options,
 
 absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
     const RedisOptions& options) {
+  return OpenShard(options, 0);
+}
+
+absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::OpenShard(
+    const RedisOptions& options, int shard) {
   if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
+  if (shard < 0 || shard >= options.shards) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("redis: shard ", shard, " of ", options.shards));
+  }
   DQ_ASSIGN_OR_RETURN(redis_internal::PoolOptions pool,
-                      PoolOptionsFor(options));
+                      PoolOptionsFor(options, redis_internal::ShardNamespace(
+                                                  options.ns, shard)));
   std::unique_ptr<RedisBackend> backend(
-      new RedisBackend(options, std::move(pool)));
+      new RedisBackend(options, shard, std::move(pool)));
   if (absl::Status s = backend->scripts_.LoadAll(); !s.ok()) return s;
   if (const auto& locator = backend->pool_.options().locator) {
     if (absl::Status s = locator->StartWatching(); !s.ok()) return s;
@@ -263,7 +279,34 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
         "); left untouched"));
   }
   if (word != "OK") return Unexpected(reply, "open");
+  if (absl::Status s = backend->CheckShardMeta(shard); !s.ok()) return s;
   return backend;
+}
+
+absl::Status RedisBackend::CheckShardMeta(int shard) {
+  Call call{"shard_meta",
+            {keys_.prefix(), keys_.Meta(), keys_.Topics(), keys_.Limits(),
+             keys_.Paused()},
+            {absl::StrCat(options_.shards), absl::StrCat(shard)}};
+  DQ_ASSIGN_OR_RETURN(Reply r, scripts_.RunOne(std::move(call)));
+  const std::string word = Word(r.get());
+  if (word == redis_internal::kOk) return absl::OkStatus();
+  if (word != redis_internal::kOtherShards || r->elements != 3) {
+    return Unexpected(r.get(), "shard_meta");
+  }
+  const std::string shards = Str(r->element[1]);
+  const std::string index = Str(r->element[2]);
+  if (index != absl::StrCat(shard)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("redis: the keys of namespace '", options_.ns, "' shard ",
+                     shard, " (", keys_.prefix(), ") belong to shard ", index,
+                     " of ", shards, " of another namespace; left untouched"));
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "redis: namespace '", options_.ns, "' was written with shards=", shards,
+      " and is opened with shards=", options_.shards,
+      "; the shard count of a namespace cannot change (drain it, or use "
+      "another namespace); left untouched"));
 }
 
 std::string RedisBackend::Micros(absl::Time t) const {
@@ -339,6 +382,28 @@ void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, Call* call) {
     AppendArgument(spec, &out);
   }
   call->encoded_count += 7 * jobs.size();
+}
+
+absl::Status RedisBackend::CheckIdsFree(absl::Span<const NewJob> jobs,
+                                        absl::Time now) {
+  if (jobs.empty()) return absl::OkStatus();
+  Call call{"check_ids",
+            {keys_.prefix(), keys_.Jobs(), keys_.Held()},
+            {Micros(now), clock_mode_}};
+  for (const NewJob& j : jobs) call.args.push_back(j.id);
+  return RunForOk(std::move(call), "");
+}
+
+absl::StatusOr<int> RedisBackend::Withdraw(absl::Span<const std::string> ids) {
+  if (ids.empty()) return 0;
+  Call call{"withdraw",
+            {keys_.prefix(), keys_.Jobs(), keys_.Reserved()},
+            std::vector<std::string>(ids.begin(), ids.end())};
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), ""));
+  if (Word(r.get()) != redis_internal::kOk || r->elements != 2) {
+    return Unexpected(r.get(), "withdraw");
+  }
+  return static_cast<int>(Int(r->element[1]));
 }
 
 absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
@@ -572,27 +637,52 @@ absl::StatusOr<std::vector<std::string>> RedisBackend::PausedTopics() {
   return SortedMembers(keys_.Paused());
 }
 
+namespace {
+
+std::string LimitSpec(const TopicLimit& limit) {
+  return absl::StrCat(limit.rate, ":", DurationMicros(limit.period), ":",
+                      limit.burst, ":", limit.concurrency);
+}
+
+}  // namespace
+
+absl::Status RedisBackend::WriteLimit(std::string hash, absl::string_view topic,
+                                      std::string spec) {
+  Call call{"limit",
+            {keys_.prefix(), std::move(hash)},
+            {std::string(topic), std::move(spec)}};
+  return RunForOk(std::move(call), "");
+}
+
 absl::Status RedisBackend::SetLimit(absl::string_view topic,
                                     const TopicLimit& limit, absl::Time now) {
   (void)now;
-  Call call{"limit",
-            {keys_.prefix(), keys_.Limits()},
-            {std::string(topic),
-             absl::StrCat(limit.rate, ":", DurationMicros(limit.period), ":",
-                          limit.burst, ":", limit.concurrency)}};
-  return RunForOk(std::move(call), "");
+  return WriteLimit(keys_.Limits(), topic, LimitSpec(limit));
 }
 
 absl::Status RedisBackend::ClearLimit(absl::string_view topic, absl::Time now) {
   (void)now;
-  Call call{
-      "limit", {keys_.prefix(), keys_.Limits()}, {std::string(topic), ""}};
-  return RunForOk(std::move(call), "");
+  return WriteLimit(keys_.Limits(), topic, "");
+}
+
+absl::Status RedisBackend::RecordAskedLimit(absl::string_view topic,
+                                            const TopicLimit* limit) {
+  return WriteLimit(keys_.LimitsAsked(), topic,
+                    limit == nullptr ? "" : LimitSpec(*limit));
+}
+
+absl::StatusOr<std::vector<LimitedTopic>> RedisBackend::AskedLimits() {
+  return ReadLimits(keys_.LimitsAsked());
 }
 
 absl::StatusOr<std::vector<LimitedTopic>> RedisBackend::Limits() {
+  return ReadLimits(keys_.Limits());
+}
+
+absl::StatusOr<std::vector<LimitedTopic>> RedisBackend::ReadLimits(
+    const std::string& hash) {
   absl::StatusOr<std::vector<Reply>> replies =
-      pool_.Pipeline({{"HGETALL", keys_.Limits()}});
+      pool_.Pipeline({{"HGETALL", hash}});
   if (!replies.ok()) return replies.status();
   const redisReply* r = (*replies)[0].get();
   if (r->type == REDIS_REPLY_ERROR) {
@@ -689,6 +779,12 @@ bool IsUnconfirmedWrite(const absl::Status& status) {
 
 absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
     const RedisOptions& options) {
+  if (options.shards > 1) {
+    absl::StatusOr<std::unique_ptr<ShardedRedisBackend>> sharded =
+        ShardedRedisBackend::Open(options);
+    if (!sharded.ok()) return sharded.status();
+    return std::unique_ptr<Backend>(std::move(*sharded));
+  }
   absl::StatusOr<std::unique_ptr<RedisBackend>> backend =
       RedisBackend::Open(options);
   if (!backend.ok()) return backend.status();

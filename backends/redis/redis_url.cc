@@ -282,6 +282,9 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
     } else if (name == "timeout_ms") {
       DQ_ASSIGN_OR_RETURN(int64_t v, number(1, 3600 * 1000));
       o->command_timeout = absl::Milliseconds(v);
+    } else if (name == "shards") {
+      DQ_ASSIGN_OR_RETURN(int64_t v, number(1, 256));
+      o->shards = static_cast<int>(v);
     } else if (name == "pool") {
       DQ_ASSIGN_OR_RETURN(int64_t v, number(1, 1024));
       o->pool_size = static_cast<int>(v);

@@ -8,7 +8,9 @@
 // the prefix "{ns}:", whose braces make "ns" the Redis Cluster hash tag: the
 // keys of one namespace live in one slot, and several namespaces can share a
 // server. Jobs are deleted when acknowledged or cancelled and the dead list of
-// each topic is capped, so finished work leaves nothing behind.
+// each topic is capped, so finished work leaves nothing behind. A namespace
+// may also be spread over several hash tags, and so over several primaries
+// of a Redis Cluster (RedisOptions::shards, with what it costs in ordering).
 //
 //   delayq::RedisOptions options;
 //   options.host = "redis.internal";
@@ -133,6 +135,37 @@ struct RedisOptions {
   // Namespace: the hash tag of every key ("{ns}:..."). Several stores may
   // share one server under different namespaces.
   std::string ns = "delayq";
+  // Sharded namespace: with shards > 1 (at most 256) one namespace is kept
+  // under that many hash tags ("{ns}", "{ns#1}", ... "{ns#N-1}"), so on a
+  // Redis Cluster its jobs, its work and its memory spread over the
+  // primaries that serve those slots; 1 (the default) keeps one hash tag,
+  // as before. A job lives on the shard its id picks (CRC16 of the id's
+  // "{tag}", else of the whole id, modulo shards), so every call that
+  // names a job goes to one shard. What a namespace of several shards
+  // gives up (backends/redis/README.md, "Sharded namespaces"):
+  //   * Ordering: the ready order (priority, then run_at, then enqueue
+  //     order) holds among the jobs of one shard only. Reserve() takes
+  //     from the shards that may have ready jobs in turn, so a job may be
+  //     handed out before a higher-priority or older one of another shard.
+  //     Jobs whose ids share a "{tag}" share a shard, and keep the order.
+  //   * Add() of a batch whose ids fall on several shards writes shard by
+  //     shard: it checks every id first and, when a later shard still
+  //     refuses its part (an id taken meanwhile) or fails, deletes what it
+  //     stored on the earlier ones and returns the error. Until then those
+  //     jobs were visible: a worker may reserve (even run) one. A batch
+  //     whose ids share a "{tag}" is one atomic step, as on one shard.
+  //   * Topic limits are enforced per shard, each shard with its share
+  //     (rate / shards, burst and concurrency rounded up), so they are
+  //     approximate for the topic as a whole.
+  //   * FireSchedule() of an occurrence whose jobs fall on other shards
+  //     than 0 stores them after the fire that picks the one process to
+  //     enqueue it; if that fails (Unavailable) they are lost, never
+  //     enqueued twice.
+  //   * News comes from each shard: kReady once per shard whose ready jobs
+  //     of a topic went from none to some.
+  // Every process must open a namespace with the same shards; Open()
+  // refuses a namespace written with another count (FailedPrecondition).
+  int shards = 1;
   // How long establishing a connection may take.
   absl::Duration connect_timeout = absl::Seconds(1);
   // How long a call may wait for all its replies, from when it is written.
@@ -197,8 +230,9 @@ bool IsUnconfirmedWrite(const absl::Status& status);
 // an empty namespace or one containing braces) and for a db the server does
 // not have. FailedPrecondition, changing nothing, for a namespace that holds
 // jobs in a data layout this version does not read (written by an earlier
-// delayq, or by a newer one), and for a server whose TLS certificate is
-// refused; InvalidArgument naming a TLS file that cannot be used.
+// delayq, or by a newer one), for one written with another `shards`, and
+// for a server whose TLS certificate is refused; InvalidArgument naming a TLS
+// file that cannot be used.
 absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
     const RedisOptions& options);
 
@@ -215,7 +249,7 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 // sentinels that require one),
 //   redis+sentinel://[user:password@]s1:26379,s2:26379/MASTER[?db=N&...]
 // Any of them takes wait=N&wait_timeout_ms=N (`wait_replicas`,
-// `wait_timeout`).
+// `wait_timeout`) and shards=N (`shards`).
 // or, for a Redis Cluster (`cluster_nodes`; db 0 only),
 //   redis+cluster://[user:password@]h1:7000,h2:7001[?namespace=NS&...]
 // rediss://, rediss+sentinel:// and rediss+cluster:// are the same over TLS

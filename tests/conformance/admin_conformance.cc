@@ -66,42 +66,43 @@ TEST_P(BackendConformanceTest, ListReturnsEachStateInItsOrder) {
   };
   // Reserved first (by deadline): long ttr reserved first.
   ASSERT_OK(
-      backend_->Add({job("r-long", -9, -absl::Seconds(2), absl::Hours(2)),
-                     job("r-short", -9, -absl::Seconds(1), absl::Hours(1))},
+      backend_->Add({job("{o}r-long", -9, -absl::Seconds(2), absl::Hours(2)),
+                     job("{o}r-short", -9, -absl::Seconds(1), absl::Hours(1))},
                     kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 2, kT0));
-  ASSERT_THAT(Ids(leases), ElementsAre("r-long", "r-short"));
-  KillJob(*backend_, "dead-first", topic, At(absl::Seconds(1)));
-  KillJob(*backend_, "dead-second", topic, At(absl::Seconds(2)));
-  ASSERT_OK(backend_->Add({job("ready-p1", 1, -absl::Seconds(9)),
-                           job("ready-p0-late", 0, -absl::Seconds(1)),
-                           job("ready-p0-early", 0, -absl::Seconds(3)),
-                           job("delayed-late", -5, absl::Seconds(50)),
-                           job("delayed-early", 5, absl::Seconds(10))},
+  ASSERT_THAT(Ids(leases), ElementsAre("{o}r-long", "{o}r-short"));
+  KillJob(*backend_, "{o}dead-first", topic, At(absl::Seconds(1)));
+  KillJob(*backend_, "{o}dead-second", topic, At(absl::Seconds(2)));
+  ASSERT_OK(backend_->Add({job("{o}ready-p1", 1, -absl::Seconds(9)),
+                           job("{o}ready-p0-late", 0, -absl::Seconds(1)),
+                           job("{o}ready-p0-early", 0, -absl::Seconds(3)),
+                           job("{o}delayed-late", -5, absl::Seconds(50)),
+                           job("{o}delayed-early", 5, absl::Seconds(10))},
                           kT0));
 
   ASSERT_OK_AND_ASSIGN(std::vector<Job> jobs,
                        backend_->List(topic, JobState::kReady, 10));
-  EXPECT_THAT(JobIds(jobs),
-              ElementsAre("ready-p0-early", "ready-p0-late", "ready-p1"));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}ready-p0-early", "{o}ready-p0-late",
+                                        "{o}ready-p1"));
   for (const Job& j : jobs) EXPECT_EQ(j.state, JobState::kReady);
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kDelayed, 10));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("delayed-early", "delayed-late"));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}delayed-early", "{o}delayed-late"));
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kReserved, 10));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("r-short", "r-long"));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}r-short", "{o}r-long"));
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[0].deadline, kT0 + absl::Hours(1));
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kDead, 10));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("dead-first", "dead-second"));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}dead-first", "{o}dead-second"));
   ASSERT_EQ(jobs.size(), 2u);
-  EXPECT_EQ(jobs[0].last_error, "died dead-first");
+  EXPECT_EQ(jobs[0].last_error, "died {o}dead-first");
   EXPECT_EQ(jobs[0].payload, "p");
 
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kReady, 2));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("ready-p0-early", "ready-p0-late"));
+  EXPECT_THAT(JobIds(jobs),
+              ElementsAre("{o}ready-p0-early", "{o}ready-p0-late"));
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kDead, 1));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("dead-first"));
+  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}dead-first"));
   ASSERT_OK_AND_ASSIGN(jobs,
                        backend_->List(Topic("other"), JobState::kReady, 10));
   EXPECT_THAT(jobs, IsEmpty());
@@ -119,24 +120,25 @@ TEST_P(BackendConformanceTest, StatsCountEveryTransition) {
                           << " dead " << got->dead;
   };
   expect({}, "empty");
-  NewJob once = MakeJob("once", topic);
+  NewJob once = MakeJob("{o}once", topic);
   once.max_attempts = 1;
-  ASSERT_OK(backend_->Add(
-      {once, MakeJob("a", topic), MakeJob("d", topic, At(absl::Seconds(5)))},
-      kT0));
+  ASSERT_OK(backend_->Add({once, MakeJob("{o}a", topic),
+                           MakeJob("{o}d", topic, At(absl::Seconds(5)))},
+                          kT0));
   expect({1, 2, 0, 0}, "added");
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 2, kT0));
   expect({1, 0, 2, 0}, "reserved");
-  ASSERT_OK(backend_->Fail("once", leases[0].token, "x", kT0, kT0).status());
+  ASSERT_OK(backend_->Fail("{o}once", leases[0].token, "x", kT0, kT0).status());
   expect({1, 0, 1, 1}, "dead");
-  ASSERT_OK(backend_->Release("a", leases[1].token, At(absl::Seconds(9)), kT0));
+  ASSERT_OK(
+      backend_->Release("{o}a", leases[1].token, At(absl::Seconds(9)), kT0));
   expect({2, 0, 0, 1}, "released");
   ASSERT_OK(backend_->PromoteDue(At(absl::Seconds(5)), 10).status());
   expect({1, 1, 0, 1}, "promoted");
   ASSERT_OK(backend_->Kick(topic, 10, At(absl::Seconds(5))).status());
   expect({1, 2, 0, 0}, "kicked");
-  ASSERT_OK(backend_->Cancel("a", kT0));
+  ASSERT_OK(backend_->Cancel("{o}a", kT0));
   expect({0, 2, 0, 0}, "cancelled");
   ASSERT_OK_AND_ASSIGN(TopicStats other, backend_->Stats(Topic("none")));
   EXPECT_EQ(other, TopicStats{});
@@ -230,9 +232,9 @@ TEST_P(BackendConformanceTest, ReplaceRefusesWhatItCannotMove) {
 // ------------------------------------------------------------------ Pause
 
 TEST_P(BackendConformanceTest, APausedTopicDeliversNothingUntilResumed) {
-  ASSERT_OK(backend_->Add({MakeJob("ready", "mail"),
-                           MakeJob("later", "mail", At(absl::Seconds(10))),
-                           MakeJob("other", "sms")},
+  ASSERT_OK(backend_->Add({MakeJob("{o}ready", "mail"),
+                           MakeJob("{o}later", "mail", At(absl::Seconds(10))),
+                           MakeJob("{o}other", "sms")},
                           kT0));
   ASSERT_OK(backend_->SetPaused("mail", true, kT0));
   ASSERT_OK(backend_->SetPaused("mail", true, kT0));  // twice: no change
@@ -247,7 +249,7 @@ TEST_P(BackendConformanceTest, APausedTopicDeliversNothingUntilResumed) {
       backend_->Reserve("mail", 10, At(absl::Seconds(10)), &moved));
   EXPECT_THAT(leases, IsEmpty());
   ASSERT_EQ(moved.size(), 1u);
-  EXPECT_EQ(moved[0].id, "later");
+  EXPECT_EQ(moved[0].id, "{o}later");
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats("mail"));
   EXPECT_EQ(stats.ready, 2);
   ASSERT_OK_AND_ASSIGN(leases, backend_->Reserve("sms", 10, kT0));
@@ -260,39 +262,39 @@ TEST_P(BackendConformanceTest, APausedTopicDeliversNothingUntilResumed) {
                        backend_->Reserve("mail", 10, At(absl::Seconds(10))));
   std::vector<std::string> ids;
   for (const Lease& l : leases) ids.push_back(l.job.id);
-  EXPECT_THAT(ids, ElementsAre("ready", "later"));
+  EXPECT_THAT(ids, ElementsAre("{o}ready", "{o}later"));
 }
 
 // -------------------------------------------------------------------- Kick
 
 TEST_P(BackendConformanceTest, KickRevivesOldestDeathsFirst) {
   const std::string topic = Topic();
-  KillJob(*backend_, "first", topic, At(absl::Seconds(1)));
-  KillJob(*backend_, "second", topic, At(absl::Seconds(2)));
-  KillJob(*backend_, "third", topic, At(absl::Seconds(3)));
-  KillJob(*backend_, "elsewhere", Topic("other"), At(absl::Seconds(3)));
+  KillJob(*backend_, "{o}first", topic, At(absl::Seconds(1)));
+  KillJob(*backend_, "{o}second", topic, At(absl::Seconds(2)));
+  KillJob(*backend_, "{o}third", topic, At(absl::Seconds(3)));
+  KillJob(*backend_, "{o}elsewhere", Topic("other"), At(absl::Seconds(3)));
   const absl::Time now = At(absl::Seconds(10));
   ASSERT_OK_AND_ASSIGN(int moved, backend_->Kick(topic, 2, now));
   EXPECT_EQ(moved, 2);
-  for (const char* id : {"first", "second"}) {
+  for (const char* id : {"{o}first", "{o}second"}) {
     ASSERT_OK_AND_ASSIGN(Job got, backend_->Get(id));
     EXPECT_EQ(got.state, JobState::kReady) << id;
     EXPECT_EQ(got.attempts, 0) << id;
     EXPECT_EQ(got.run_at, now) << id;
     EXPECT_EQ(got.last_error, std::string("died ") + id);
   }
-  ASSERT_OK_AND_ASSIGN(Job third, backend_->Get("third"));
+  ASSERT_OK_AND_ASSIGN(Job third, backend_->Get("{o}third"));
   EXPECT_EQ(third.state, JobState::kDead);
   ASSERT_OK_AND_ASSIGN(moved, backend_->Kick(topic, 5, now));
   EXPECT_EQ(moved, 1);
   ASSERT_OK_AND_ASSIGN(moved, backend_->Kick(topic, 5, now));
   EXPECT_EQ(moved, 0);
-  ASSERT_OK_AND_ASSIGN(Job other, backend_->Get("elsewhere"));
+  ASSERT_OK_AND_ASSIGN(Job other, backend_->Get("{o}elsewhere"));
   EXPECT_EQ(other.state, JobState::kDead);
   // Revived jobs get a full budget again (max_attempts is 1).
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 5, now));
-  EXPECT_THAT(Ids(leases), ElementsAre("first", "second", "third"));
+  EXPECT_THAT(Ids(leases), ElementsAre("{o}first", "{o}second", "{o}third"));
   EXPECT_EQ(leases[0].job.attempts, 1);
 }
 
@@ -330,23 +332,23 @@ TEST_P(BackendConformanceTest, KickJobRevivesOneDeadJob) {
 
 TEST_P(BackendConformanceTest, PromoteDueMovesDueDelayedJobsToReady) {
   const std::string a = Topic("a"), b = Topic("b");
-  ASSERT_OK(backend_->Add({MakeJob("a1", a, At(absl::Seconds(1))),
-                           MakeJob("b1", b, At(absl::Seconds(2))),
-                           MakeJob("a2", a, At(absl::Seconds(3)))},
+  ASSERT_OK(backend_->Add({MakeJob("{o}a1", a, At(absl::Seconds(1))),
+                           MakeJob("{o}b1", b, At(absl::Seconds(2))),
+                           MakeJob("{o}a2", a, At(absl::Seconds(3)))},
                           kT0));
   ASSERT_OK_AND_ASSIGN(PromoteResult result,
                        backend_->PromoteDue(At(absl::Seconds(2)), 10));
   EXPECT_FALSE(result.more);
-  EXPECT_THAT(TransitionIds(result), ElementsAre("a1", "b1"));
+  EXPECT_THAT(TransitionIds(result), ElementsAre("{o}a1", "{o}b1"));
   ASSERT_EQ(result.transitions.size(), 2u);
   EXPECT_EQ(result.transitions[0].kind, Transition::Kind::kPromoted);
   EXPECT_EQ(result.transitions[0].topic, a);
   EXPECT_EQ(result.transitions[0].attempts, 0);
   EXPECT_EQ(result.transitions[1].topic, b);
-  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("b1"));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("{o}b1"));
   EXPECT_EQ(got.state, JobState::kReady);
   EXPECT_EQ(got.run_at, At(absl::Seconds(2)));
-  ASSERT_OK_AND_ASSIGN(got, backend_->Get("a2"));
+  ASSERT_OK_AND_ASSIGN(got, backend_->Get("{o}a2"));
   EXPECT_EQ(got.state, JobState::kDelayed);
   ASSERT_OK_AND_ASSIGN(result, backend_->PromoteDue(At(absl::Seconds(2)), 10));
   EXPECT_THAT(result.transitions, IsEmpty());
@@ -355,35 +357,35 @@ TEST_P(BackendConformanceTest, PromoteDueMovesDueDelayedJobsToReady) {
 
 TEST_P(BackendConformanceTest, PromoteDueReturnsExpiredLeasesOrKillsThem) {
   const std::string topic = Topic();
-  NewJob once = MakeJob("once", topic);
+  NewJob once = MakeJob("{o}once", topic);
   once.max_attempts = 1;
-  NewJob twice = MakeJob("twice", topic);
+  NewJob twice = MakeJob("{o}twice", topic);
   twice.ttr = absl::Seconds(10);
   ASSERT_OK(backend_->Add({twice, once}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 2, kT0));
-  ASSERT_THAT(Ids(leases), ElementsAre("twice", "once"));
+  ASSERT_THAT(Ids(leases), ElementsAre("{o}twice", "{o}once"));
 
   ASSERT_OK_AND_ASSIGN(PromoteResult result,
                        backend_->PromoteDue(At(absl::Seconds(10)), 10));
-  ASSERT_THAT(TransitionIds(result), ElementsAre("twice"));
+  ASSERT_THAT(TransitionIds(result), ElementsAre("{o}twice"));
   EXPECT_EQ(result.transitions[0].kind, Transition::Kind::kExpired);
   EXPECT_EQ(result.transitions[0].attempts, 1);
-  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("twice"));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("{o}twice"));
   EXPECT_EQ(got.state, JobState::kReady);
   EXPECT_EQ(got.run_at, kT0);
   EXPECT_EQ(got.deadline, absl::InfinitePast());
-  ExpectStale("twice", leases[0].token, At(absl::Seconds(10)));
+  ExpectStale("{o}twice", leases[0].token, At(absl::Seconds(10)));
 
   ASSERT_OK_AND_ASSIGN(result, backend_->PromoteDue(At(absl::Seconds(30)), 10));
-  ASSERT_THAT(TransitionIds(result), ElementsAre("once"));
+  ASSERT_THAT(TransitionIds(result), ElementsAre("{o}once"));
   EXPECT_EQ(result.transitions[0].kind, Transition::Kind::kDead);
   EXPECT_EQ(result.transitions[0].topic, topic);
   EXPECT_EQ(result.transitions[0].attempts, 1);
-  ASSERT_OK_AND_ASSIGN(got, backend_->Get("once"));
+  ASSERT_OK_AND_ASSIGN(got, backend_->Get("{o}once"));
   EXPECT_EQ(got.state, JobState::kDead);
   EXPECT_EQ(got.last_error, "lease expired");
-  ExpectStale("once", leases[1].token, At(absl::Seconds(30)));
+  ExpectStale("{o}once", leases[1].token, At(absl::Seconds(30)));
 }
 
 // A job leaves the store only by ack or cancel: however many die, every dead
@@ -429,23 +431,23 @@ TEST_P(BackendConformanceTest, PromoteDueStopsAtLimitEarliestFirst) {
   for (int i = 0; i < 7; ++i) {
     // Added in reverse due order: the store must order by due time.
     jobs.push_back(
-        MakeJob("j" + std::to_string(i), topic, At(absl::Seconds(7 - i))));
+        MakeJob("{o}j" + std::to_string(i), topic, At(absl::Seconds(7 - i))));
   }
-  NewJob reserved = MakeJob("lease", topic);
+  NewJob reserved = MakeJob("{o}lease", topic);
   reserved.ttr = absl::Milliseconds(3500);
   ASSERT_OK(backend_->Add({reserved}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 1, kT0));
-  ASSERT_THAT(Ids(leases), ElementsAre("lease"));
+  ASSERT_THAT(Ids(leases), ElementsAre("{o}lease"));
   ASSERT_OK(backend_->Add(jobs, kT0));
 
   const absl::Time now = At(absl::Seconds(10));
   ASSERT_OK_AND_ASSIGN(PromoteResult result, backend_->PromoteDue(now, 3));
   EXPECT_TRUE(result.more);
-  EXPECT_THAT(TransitionIds(result), ElementsAre("j6", "j5", "j4"));
+  EXPECT_THAT(TransitionIds(result), ElementsAre("{o}j6", "{o}j5", "{o}j4"));
   ASSERT_OK_AND_ASSIGN(result, backend_->PromoteDue(now, 2));
   EXPECT_TRUE(result.more);
-  EXPECT_THAT(TransitionIds(result), ElementsAre("lease", "j3"));
+  EXPECT_THAT(TransitionIds(result), ElementsAre("{o}lease", "{o}j3"));
   // Looping until `more` is clear moves the rest.
   std::vector<std::string> rest;
   for (int calls = 0; calls < 10; ++calls) {
@@ -454,7 +456,7 @@ TEST_P(BackendConformanceTest, PromoteDueStopsAtLimitEarliestFirst) {
     if (!result.more) break;
   }
   EXPECT_FALSE(result.more);
-  EXPECT_THAT(rest, ElementsAre("j2", "j1", "j0"));
+  EXPECT_THAT(rest, ElementsAre("{o}j2", "{o}j1", "{o}j0"));
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
   EXPECT_EQ(stats, (TopicStats{0, 8, 0, 0}));
 }

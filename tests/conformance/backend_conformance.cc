@@ -95,6 +95,11 @@ void BackendConformanceTest::ExpectStale(const std::string& id, uint64_t token,
   }
 }
 
+TopicLimit BackendConformanceTest::Share(const TopicLimit& limit) const {
+  if (!GetParam().limit_share) return limit;
+  return GetParam().limit_share(limit);
+}
+
 std::vector<std::string> BackendConformanceTest::Ids(
     const std::vector<Lease>& leases) {
   std::vector<std::string> ids;
@@ -231,29 +236,30 @@ TEST_P(BackendConformanceTest, AddBatchWithTheSameIdTwiceStoresNothing) {
 
 TEST_P(BackendConformanceTest, IdIsLiveInEveryStateAndFreeAfterAckOrCancel) {
   const std::string topic = Topic();
-  NewJob one_shot = MakeJob("dead", topic);
+  NewJob one_shot = MakeJob("{o}dead", topic);
   one_shot.max_attempts = 1;
-  ASSERT_OK(
-      backend_->Add({MakeJob("ready", topic, At(-absl::Seconds(1))), one_shot,
-                     MakeJob("delayed", topic, At(absl::Hours(1)))},
-                    kT0));
+  ASSERT_OK(backend_->Add(
+      {MakeJob("{o}ready", topic, At(-absl::Seconds(1))), one_shot,
+       MakeJob("{o}delayed", topic, At(absl::Hours(1)))},
+      kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 2, kT0));
-  ASSERT_THAT(Ids(leases), ElementsAre("ready", "dead"));
+  ASSERT_THAT(Ids(leases), ElementsAre("{o}ready", "{o}dead"));
   ASSERT_OK_AND_ASSIGN(FailOutcome outcome,
-                       backend_->Fail("dead", leases[1].token, "boom",
+                       backend_->Fail("{o}dead", leases[1].token, "boom",
                                       At(absl::Seconds(1)), kT0));
   ASSERT_EQ(outcome, FailOutcome::kDead);
-  for (const char* id : {"ready", "dead", "delayed"}) {
+  for (const char* id : {"{o}ready", "{o}dead", "{o}delayed"}) {
     EXPECT_THAT(backend_->Add({MakeJob(id, topic)}, kT0),
                 StatusIs(absl::StatusCode::kAlreadyExists))
         << id;
   }
-  ASSERT_OK(backend_->Ack("ready", leases[0].token, kT0));
-  ASSERT_OK(backend_->Cancel("dead", kT0));
-  EXPECT_OK(backend_->Add({MakeJob("ready", topic), MakeJob("dead", topic)},
-                          At(absl::Seconds(1))));
-  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("dead"));
+  ASSERT_OK(backend_->Ack("{o}ready", leases[0].token, kT0));
+  ASSERT_OK(backend_->Cancel("{o}dead", kT0));
+  EXPECT_OK(
+      backend_->Add({MakeJob("{o}ready", topic), MakeJob("{o}dead", topic)},
+                    At(absl::Seconds(1))));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("{o}dead"));
   EXPECT_EQ(got.state, JobState::kReady);
   EXPECT_EQ(got.attempts, 0);
   EXPECT_EQ(got.last_error, "");
@@ -315,16 +321,17 @@ TEST_P(BackendConformanceTest, ReserveOrdersByPriorityThenRunAtThenEnqueue) {
     j.priority = priority;
     return j;
   };
-  ASSERT_OK(backend_->Add(
-      {job("p1-late", 1, -absl::Seconds(1)),
-       job("p1-early", 1, -absl::Seconds(9)), job("p0-b", 0, -absl::Seconds(5)),
-       job("p0-a", 0, -absl::Seconds(5)), job("neg", -3, absl::ZeroDuration()),
-       job("p0-first", 0, -absl::Seconds(6))},
-      kT0));
+  ASSERT_OK(backend_->Add({job("{o}p1-late", 1, -absl::Seconds(1)),
+                           job("{o}p1-early", 1, -absl::Seconds(9)),
+                           job("{o}p0-b", 0, -absl::Seconds(5)),
+                           job("{o}p0-a", 0, -absl::Seconds(5)),
+                           job("{o}neg", -3, absl::ZeroDuration()),
+                           job("{o}p0-first", 0, -absl::Seconds(6))},
+                          kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 10, kT0));
-  EXPECT_THAT(Ids(leases), ElementsAre("neg", "p0-first", "p0-b", "p0-a",
-                                       "p1-early", "p1-late"));
+  EXPECT_THAT(Ids(leases), ElementsAre("{o}neg", "{o}p0-first", "{o}p0-b",
+                                       "{o}p0-a", "{o}p1-early", "{o}p1-late"));
 }
 
 TEST_P(BackendConformanceTest, ReserveOrdersRunAtToTheMicrosecond) {
@@ -333,30 +340,31 @@ TEST_P(BackendConformanceTest, ReserveOrdersRunAtToTheMicrosecond) {
   // in order.
   std::vector<NewJob> jobs;
   for (int us = 7; us >= 0; --us) {
-    jobs.push_back(MakeJob(absl::StrCat("us", us), topic,
+    jobs.push_back(MakeJob(absl::StrCat("{o}us", us), topic,
                            At(-absl::Seconds(1) + absl::Microseconds(us))));
   }
   ASSERT_OK(backend_->Add(jobs, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 10, kT0));
-  EXPECT_THAT(Ids(leases), ElementsAre("us0", "us1", "us2", "us3", "us4", "us5",
-                                       "us6", "us7"));
+  EXPECT_THAT(Ids(leases), ElementsAre("{o}us0", "{o}us1", "{o}us2", "{o}us3",
+                                       "{o}us4", "{o}us5", "{o}us6", "{o}us7"));
 }
 
 TEST_P(BackendConformanceTest, ReserveKeepsEnqueueOrderAcrossCallsAndBatches) {
   const std::string topic = Topic();
   // All due at the same time: enqueue order decides, whether the jobs came
   // in one batch or several calls, and whatever their ids.
-  ASSERT_OK(backend_->Add({MakeJob("z", topic), MakeJob("m", topic)}, kT0));
-  AddOne(MakeJob("a", topic), At(absl::Seconds(1)));
-  ASSERT_OK(backend_->Add({MakeJob("y", topic), MakeJob("b", topic)},
+  ASSERT_OK(
+      backend_->Add({MakeJob("{o}z", topic), MakeJob("{o}m", topic)}, kT0));
+  AddOne(MakeJob("{o}a", topic), At(absl::Seconds(1)));
+  ASSERT_OK(backend_->Add({MakeJob("{o}y", topic), MakeJob("{o}b", topic)},
                           At(absl::Seconds(2))));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> first,
                        backend_->Reserve(topic, 2, At(absl::Seconds(3))));
-  EXPECT_THAT(Ids(first), ElementsAre("z", "m"));
+  EXPECT_THAT(Ids(first), ElementsAre("{o}z", "{o}m"));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> rest,
                        backend_->Reserve(topic, 10, At(absl::Seconds(3))));
-  EXPECT_THAT(Ids(rest), ElementsAre("a", "y", "b"));
+  EXPECT_THAT(Ids(rest), ElementsAre("{o}a", "{o}y", "{o}b"));
 }
 
 TEST_P(BackendConformanceTest, ReserveTakesOnlyJobsOfItsTopic) {
@@ -381,17 +389,17 @@ TEST_P(BackendConformanceTest, ReserveWaitsForRunAtOfDelayedJobs) {
 
 TEST_P(BackendConformanceTest, ReserveSeesDueDelayedJobsWithoutPromoteDue) {
   const std::string topic = Topic();
-  NewJob urgent = MakeJob("urgent-delayed", topic, At(absl::Seconds(5)));
+  NewJob urgent = MakeJob("{o}urgent-delayed", topic, At(absl::Seconds(5)));
   urgent.priority = -1;
-  ASSERT_OK(
-      backend_->Add({MakeJob("ready", topic, kT0),
-                     MakeJob("early-delayed", topic, At(absl::Seconds(2))),
-                     urgent, MakeJob("not-yet", topic, At(absl::Seconds(7)))},
-                    kT0));
+  ASSERT_OK(backend_->Add(
+      {MakeJob("{o}ready", topic, kT0),
+       MakeJob("{o}early-delayed", topic, At(absl::Seconds(2))), urgent,
+       MakeJob("{o}not-yet", topic, At(absl::Seconds(7)))},
+      kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 10, At(absl::Seconds(6))));
   EXPECT_THAT(Ids(leases),
-              ElementsAre("urgent-delayed", "ready", "early-delayed"));
+              ElementsAre("{o}urgent-delayed", "{o}ready", "{o}early-delayed"));
   EXPECT_EQ(leases[0].job.run_at, At(absl::Seconds(5)));
 }
 
@@ -402,7 +410,7 @@ TEST_P(BackendConformanceTest, ReserveMovesAtMostTheLimitOfDueJobs) {
   constexpr int kMore = 500;
   std::vector<NewJob> jobs;
   for (int i = 0; i < kReservePromoteLimit + kMore; ++i) {
-    jobs.push_back(MakeJob(absl::StrCat("d", i), topic,
+    jobs.push_back(MakeJob(absl::StrCat("{o}d", i), topic,
                            At(absl::Seconds(1) + absl::Microseconds(i))));
   }
   ASSERT_OK(backend_->Add(jobs, kT0));
@@ -410,7 +418,7 @@ TEST_P(BackendConformanceTest, ReserveMovesAtMostTheLimitOfDueJobs) {
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 1, At(absl::Hours(1)), &moved));
   EXPECT_EQ(moved.size(), static_cast<size_t>(kReservePromoteLimit));
-  EXPECT_THAT(Ids(leases), ElementsAre("d0"));
+  EXPECT_THAT(Ids(leases), ElementsAre("{o}d0"));
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
   EXPECT_EQ(stats, (TopicStats{kMore, kReservePromoteLimit - 1, 1, 0}));
   // The next call moves the rest.
@@ -418,15 +426,16 @@ TEST_P(BackendConformanceTest, ReserveMovesAtMostTheLimitOfDueJobs) {
   ASSERT_OK_AND_ASSIGN(leases,
                        backend_->Reserve(topic, 1, At(absl::Hours(1)), &moved));
   EXPECT_EQ(moved.size(), static_cast<size_t>(kMore));
-  EXPECT_THAT(Ids(leases), ElementsAre("d1"));
+  EXPECT_THAT(Ids(leases), ElementsAre("{o}d1"));
 }
 
 TEST_P(BackendConformanceTest, ReserveMoreThanAvailableReturnsWhatThereIs) {
   const std::string topic = Topic();
-  ASSERT_OK(backend_->Add({MakeJob("a", topic), MakeJob("b", topic)}, kT0));
+  ASSERT_OK(
+      backend_->Add({MakeJob("{o}a", topic), MakeJob("{o}b", topic)}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 100, kT0));
-  EXPECT_THAT(Ids(leases), ElementsAre("a", "b"));
+  EXPECT_THAT(Ids(leases), ElementsAre("{o}a", "{o}b"));
   ASSERT_OK_AND_ASSIGN(leases, backend_->Reserve(topic, 100, kT0));
   EXPECT_THAT(leases, IsEmpty());
 }
@@ -520,52 +529,53 @@ TEST_P(BackendConformanceTest, ReserveMovesExpiredLeaseWithoutAttemptsToDead) {
 
 TEST_P(BackendConformanceTest, ReserveMovesEveryDueJobOfItsTopicFirst) {
   const std::string topic = Topic();
-  NewJob low = MakeJob("low", topic);
+  NewJob low = MakeJob("{o}low", topic);
   low.priority = 5;
-  ASSERT_OK(
-      backend_->Add({low, MakeJob("held", topic),
-                     MakeJob("due", topic, At(absl::Seconds(40))),
-                     MakeJob("other-topic", Topic("b"), At(absl::Seconds(40)))},
-                    kT0));
+  ASSERT_OK(backend_->Add(
+      {low, MakeJob("{o}held", topic),
+       MakeJob("{o}due", topic, At(absl::Seconds(40))),
+       MakeJob("{o}other-topic", Topic("b"), At(absl::Seconds(40)))},
+      kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> held,
                        backend_->Reserve(topic, 1, kT0));
-  ASSERT_THAT(Ids(held), ElementsAre("held"));
-  // At +50 s the lease (deadline +30 s) has expired and "due" is due; one
-  // Reserve takes "held" back and leaves the other two ready.
+  ASSERT_THAT(Ids(held), ElementsAre("{o}held"));
+  // At +50 s the lease (deadline +30 s) has expired and "{o}due" is due; one
+  // Reserve takes "{o}held" back and leaves the other two ready.
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> next,
                        backend_->Reserve(topic, 1, At(absl::Seconds(50))));
-  EXPECT_THAT(Ids(next), ElementsAre("held"));
+  EXPECT_THAT(Ids(next), ElementsAre("{o}held"));
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
   EXPECT_EQ(stats, (TopicStats{0, 2, 1, 0}));
-  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("due"));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("{o}due"));
   EXPECT_EQ(got.state, JobState::kReady);
-  ASSERT_OK_AND_ASSIGN(got, backend_->Get("other-topic"));
+  ASSERT_OK_AND_ASSIGN(got, backend_->Get("{o}other-topic"));
   EXPECT_EQ(got.state, JobState::kDelayed) << "other topics are left alone";
 }
 
 TEST_P(BackendConformanceTest, ReserveReportsTheJobsItMoved) {
   const std::string topic = Topic();
-  NewJob dies = MakeJob("dies", topic);
+  NewJob dies = MakeJob("{o}dies", topic);
   dies.max_attempts = 1;
-  ASSERT_OK(backend_->Add({MakeJob("comes-back", topic), dies,
-                           MakeJob("due", topic, At(absl::Seconds(40))),
-                           MakeJob("later", topic, At(absl::Seconds(100))),
-                           MakeJob("other", Topic("b"), At(absl::Seconds(10)))},
-                          kT0));
+  ASSERT_OK(
+      backend_->Add({MakeJob("{o}comes-back", topic), dies,
+                     MakeJob("{o}due", topic, At(absl::Seconds(40))),
+                     MakeJob("{o}later", topic, At(absl::Seconds(100))),
+                     MakeJob("{o}other", Topic("b"), At(absl::Seconds(10)))},
+                    kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> held,
                        backend_->Reserve(topic, 2, kT0));
-  ASSERT_THAT(Ids(held), ElementsAre("comes-back", "dies"));
+  ASSERT_THAT(Ids(held), ElementsAre("{o}comes-back", "{o}dies"));
 
   // Nothing is due yet: nothing is reported.
   std::vector<Transition> moved;
   ASSERT_OK(backend_->Reserve(topic, 1, At(absl::Seconds(20)), &moved));
   EXPECT_THAT(moved, IsEmpty());
 
-  // At +50 s both leases (deadline +30 s) have expired and "due" is due.
+  // At +50 s both leases (deadline +30 s) have expired and "{o}due" is due.
   ASSERT_OK_AND_ASSIGN(
       std::vector<Lease> next,
       backend_->Reserve(topic, 1, At(absl::Seconds(50)), &moved));
-  EXPECT_THAT(Ids(next), ElementsAre("comes-back"));
+  EXPECT_THAT(Ids(next), ElementsAre("{o}comes-back"));
   std::vector<std::string> seen;
   for (const Transition& t : moved) {
     EXPECT_EQ(t.topic, topic) << t.id;
@@ -574,28 +584,29 @@ TEST_P(BackendConformanceTest, ReserveReportsTheJobsItMoved) {
                                                               : "dead";
     seen.push_back(absl::StrCat(t.id, " ", kind, " ", t.attempts));
   }
-  EXPECT_THAT(seen, UnorderedElementsAre("comes-back expired 1", "dies dead 1",
-                                         "due promoted 0"));
+  EXPECT_THAT(seen,
+              UnorderedElementsAre("{o}comes-back expired 1", "{o}dies dead 1",
+                                   "{o}due promoted 0"));
 }
 
 TEST_P(BackendConformanceTest, ExpiredLeaseIsStaleOnceReserveMovedIt) {
   const std::string topic = Topic();
-  NewJob urgent = MakeJob("urgent", topic, At(absl::Seconds(40)));
+  NewJob urgent = MakeJob("{o}urgent", topic, At(absl::Seconds(40)));
   urgent.priority = -1;
-  ASSERT_OK(backend_->Add({MakeJob("held", topic), urgent}, kT0));
+  ASSERT_OK(backend_->Add({MakeJob("{o}held", topic), urgent}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> held,
                        backend_->Reserve(topic, 1, kT0));
-  ASSERT_THAT(Ids(held), ElementsAre("held"));
-  // Nobody took "held" over, but Reserve moved it back to ready.
+  ASSERT_THAT(Ids(held), ElementsAre("{o}held"));
+  // Nobody took "{o}held" over, but Reserve moved it back to ready.
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> next,
                        backend_->Reserve(topic, 1, At(absl::Seconds(45))));
-  ASSERT_THAT(Ids(next), ElementsAre("urgent"));
+  ASSERT_THAT(Ids(next), ElementsAre("{o}urgent"));
   const absl::Time now = At(absl::Seconds(46));
-  EXPECT_THAT(backend_->Touch("held", held[0].token, now),
+  EXPECT_THAT(backend_->Touch("{o}held", held[0].token, now),
               StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_THAT(backend_->Ack("held", held[0].token, now),
+  EXPECT_THAT(backend_->Ack("{o}held", held[0].token, now),
               StatusIs(absl::StatusCode::kFailedPrecondition));
-  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("held"));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("{o}held"));
   EXPECT_EQ(got.state, JobState::kReady);
   EXPECT_EQ(got.attempts, 1);
 }

@@ -15,6 +15,13 @@
 //           }}),
 //       BackendFactoryName);
 //
+// Tests that expect an order among several jobs (the ready order, the
+// order of deaths, promotion earliest first) give them ids that share the
+// hash tag "{o}": a store that spreads a topic's jobs by id keeps the order
+// only among jobs whose ids share a tag (a sharded Redis namespace, see
+// delayq/redis_backend.h), and to every other store the braces are just
+// characters.
+//
 // Every test passes `now` explicitly (kT0 plus offsets) and never reads a
 // clock, so results do not depend on the machine. Times are whole
 // milliseconds: the contract guarantees millisecond precision, and a store
@@ -43,6 +50,11 @@ namespace testing {
 struct BackendFactory {
   std::string name;  // "memory", "sqlite", "redis": used in test names
   std::function<absl::StatusOr<std::unique_ptr<Backend>>()> make;
+  // The limit a store enforces on the jobs of a topic whose ids share a
+  // "{tag}", for a topic limited to `limit`: the limit itself, except on a
+  // store that keeps a topic in several parts and gives each part a share
+  // (a sharded Redis namespace). The limit tests expect that share.
+  std::function<TopicLimit(const TopicLimit&)> limit_share = nullptr;
 };
 
 // Test output names the factory rather than dumping its bytes.
@@ -86,6 +98,9 @@ class BackendConformanceTest : public ::testing::TestWithParam<BackendFactory> {
   // Expects Ack, Fail, Release and Touch of `id` under `token` to fail with
   // FailedPrecondition and to leave the job (if any) as it was.
   void ExpectStale(const std::string& id, uint64_t token, absl::Time now);
+
+  // The limit the store enforces for `limit` (BackendFactory::limit_share).
+  TopicLimit Share(const TopicLimit& limit) const;
 
   // The ids of `leases`, in order.
   static std::vector<std::string> Ids(const std::vector<Lease>& leases);

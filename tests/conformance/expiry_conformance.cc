@@ -112,13 +112,13 @@ TEST_P(BackendConformanceTest, ExpiriesAreDueTimesThatPromotionLapses) {
   const std::string topic = Topic();
   // Ready, expiring at 10 s; delayed to 20 s, expiring at 15 s; delayed to
   // 5 s, expiring at 30 s.
-  AddOne(Expiring(MakeJob("ready", topic), absl::Seconds(10)));
-  AddOne(Expiring(MakeJob("late", topic, At(absl::Seconds(20))),
+  AddOne(Expiring(MakeJob("{o}ready", topic), absl::Seconds(10)));
+  AddOne(Expiring(MakeJob("{o}late", topic, At(absl::Seconds(20))),
                   absl::Seconds(25)));
-  NewJob early = Expiring(MakeJob("early", topic, At(absl::Seconds(5))),
+  NewJob early = Expiring(MakeJob("{o}early", topic, At(absl::Seconds(5))),
                           absl::Seconds(30), /*discard=*/true);
   AddOne(early);
-  NewJob lapsing = MakeJob("lapsing", topic, At(absl::Seconds(20)));
+  NewJob lapsing = MakeJob("{o}lapsing", topic, At(absl::Seconds(20)));
   lapsing.expire_at = At(absl::Seconds(15));
   AddOne(lapsing);
   ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
@@ -132,17 +132,17 @@ TEST_P(BackendConformanceTest, ExpiriesAreDueTimesThatPromotionLapses) {
 
   ASSERT_OK_AND_ASSIGN(r, backend_->PromoteDue(At(absl::Seconds(10)), 100));
   ASSERT_THAT(Kinds(r.transitions), ElementsAre(Kind::kLapsed));
-  EXPECT_EQ(r.transitions[0].id, "ready");
+  EXPECT_EQ(r.transitions[0].id, "{o}ready");
   ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
   EXPECT_EQ(next, At(absl::Seconds(15)));  // "lapsing" expires before its run
 
   ASSERT_OK_AND_ASSIGN(r, backend_->PromoteDue(At(absl::Seconds(15)), 100));
   ASSERT_THAT(Kinds(r.transitions), ElementsAre(Kind::kLapsed));
-  EXPECT_EQ(r.transitions[0].id, "lapsing");
+  EXPECT_EQ(r.transitions[0].id, "{o}lapsing");
 
   ASSERT_OK_AND_ASSIGN(r, backend_->PromoteDue(At(absl::Seconds(20)), 100));
   EXPECT_THAT(Kinds(r.transitions), ElementsAre(Kind::kPromoted));
-  // "early" (ready since 5 s) and "late" (ready since 20 s) lapse at 30 s
+  // "{o}early" (ready since 5 s) and "{o}late" (ready since 20 s) lapse at 30 s
   // and 25 s.
   ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
   EXPECT_EQ(next, At(absl::Seconds(25)));

@@ -268,24 +268,24 @@ TEST_P(BackendConformanceTest, TouchExtendsTheDeadlineAndPreventsRedelivery) {
 
 TEST_P(BackendConformanceTest, CancelDeletesAJobInEveryState) {
   const std::string topic = Topic();
-  NewJob dead = MakeJob("dead", topic);
+  NewJob dead = MakeJob("{o}dead", topic);
   dead.max_attempts = 1;
-  ASSERT_OK(
-      backend_->Add({dead, MakeJob("reserved", topic), MakeJob("ready", topic),
-                     MakeJob("delayed", topic, At(absl::Hours(1)))},
-                    kT0));
+  ASSERT_OK(backend_->Add(
+      {dead, MakeJob("{o}reserved", topic), MakeJob("{o}ready", topic),
+       MakeJob("{o}delayed", topic, At(absl::Hours(1)))},
+      kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 2, kT0));
-  ASSERT_THAT(Ids(leases), ElementsAre("dead", "reserved"));
-  ASSERT_OK(backend_->Fail("dead", leases[0].token, "x", kT0, kT0).status());
+  ASSERT_THAT(Ids(leases), ElementsAre("{o}dead", "{o}reserved"));
+  ASSERT_OK(backend_->Fail("{o}dead", leases[0].token, "x", kT0, kT0).status());
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
   ASSERT_EQ(stats, (TopicStats{1, 1, 1, 1}));
 
-  for (const char* id : {"dead", "reserved", "ready", "delayed"}) {
+  for (const char* id : {"{o}dead", "{o}reserved", "{o}ready", "{o}delayed"}) {
     EXPECT_OK(backend_->Cancel(id, kT0)) << id;
     EXPECT_THAT(backend_->Get(id), StatusIs(absl::StatusCode::kNotFound));
   }
-  ExpectStale("reserved", leases[1].token, kT0);
+  ExpectStale("{o}reserved", leases[1].token, kT0);
   ASSERT_OK_AND_ASSIGN(stats, backend_->Stats(topic));
   EXPECT_EQ(stats, TopicStats{});
   ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());

@@ -324,7 +324,7 @@ class ModelRun {
   int Uniform(int lo, int hi) {  // [lo, hi]
     return std::uniform_int_distribution<int>(lo, hi)(rng_);
   }
-  std::string Id() { return "job" + std::to_string(Uniform(0, kIds - 1)); }
+  std::string Id() { return "{o}job" + std::to_string(Uniform(0, kIds - 1)); }
   std::string Topic(int i) { return "model.t" + std::to_string(i); }
   std::string AnyTopic() { return Topic(Uniform(0, kTopics - 1)); }
   // Whole milliseconds, often equal to each other so that ties happen.
@@ -459,7 +459,7 @@ class ModelRun {
   void CheckContents() {
     SCOPED_TRACE(Where("contents"));
     for (int i = 0; i < kIds; ++i) {
-      const std::string id = "job" + std::to_string(i);
+      const std::string id = "{o}job" + std::to_string(i);
       absl::StatusOr<Job> got = backend_.Get(id);
       const ModelJob* want = model_.Find(id);
       if (want == nullptr) {

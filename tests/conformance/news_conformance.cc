@@ -43,11 +43,11 @@ void NewsConformanceTest::SetUp() {
 
 void NewsConformanceTest::TearDown() { subscription_.reset(); }
 
-NewJob NewsConformanceTest::MakeJob(std::string id, std::string topic,
+NewJob NewsConformanceTest::MakeJob(std::string name, std::string topic,
                                     absl::Time run_at, absl::Duration ttr,
                                     int max_attempts) {
   NewJob j;
-  j.id = std::move(id);
+  j.id = Id(name);
   j.topic = std::move(topic);
   j.payload = "p";
   j.run_at = run_at;
@@ -261,23 +261,23 @@ TEST_P(NewsConformanceTest, RetriesReleasesAndKicksAreAnnounced) {
   Lease l = ReserveOne("t", kT0);
   EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(30)));
   ASSERT_OK_AND_ASSIGN(FailOutcome out,
-                       store_->Fail("a", l.token, "boom", kT0, kT0));
+                       store_->Fail(Id("a"), l.token, "boom", kT0, kT0));
   ASSERT_EQ(out, FailOutcome::kRetry);
   EXPECT_EQ(recorder_.Next(), Ready("t"));
   l = ReserveOne("t", kT0);
-  ASSERT_OK(store_->Release("a", l.token, kT0, kT0));
+  ASSERT_OK(store_->Release(Id("a"), l.token, kT0, kT0));
   EXPECT_EQ(recorder_.Next(), Ready("t"));
   // A delayed retry earlier than the horizon (+30 s) is due news.
   l = ReserveOne("t", kT0);
   ASSERT_OK_AND_ASSIGN(
-      out, store_->Fail("a", l.token, "boom", kT0 + absl::Seconds(3), kT0));
+      out, store_->Fail(Id("a"), l.token, "boom", kT0 + absl::Seconds(3), kT0));
   ASSERT_EQ(out, FailOutcome::kRetry);
   EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(3)));
   // So is a delayed release.
   ASSERT_OK(store_->Add({MakeJob("b", "u")}, kT0));
   EXPECT_EQ(recorder_.Next(), Ready("u"));
   l = ReserveOne("u", kT0);
-  ASSERT_OK(store_->Release("b", l.token, kT0 + absl::Seconds(2), kT0));
+  ASSERT_OK(store_->Release(Id("b"), l.token, kT0 + absl::Seconds(2), kT0));
   EXPECT_THAT(Settle(), ElementsAre(Due(absl::Seconds(2))));
 
   // Kicks of dead jobs.
@@ -294,7 +294,7 @@ TEST_P(NewsConformanceTest, RetriesReleasesAndKicksAreAnnounced) {
     ASSERT_EQ(out, FailOutcome::kDead);
   }
   EXPECT_THAT(Settle(), IsEmpty()) << "deaths are no news";
-  ASSERT_OK(store_->KickJob("x", kT0 + absl::Seconds(1)));
+  ASSERT_OK(store_->KickJob(Id("x"), kT0 + absl::Seconds(1)));
   EXPECT_EQ(recorder_.Next(), Ready("k"));
   ReserveOne("k", kT0 + absl::Seconds(1));
   ASSERT_OK_AND_ASSIGN(int kicked, store_->Kick("k", 10, kT0));

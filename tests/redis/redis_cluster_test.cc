@@ -20,6 +20,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "backends/redis/internal/cluster.h"
+#include "backends/redis/internal/keys.h"
+#include "backends/redis/internal/sharded_backend.h"
 #include "delayq/open.h"
 #include "delayq/redis_backend.h"
 #include "gmock/gmock.h"
@@ -90,6 +92,42 @@ INSTANTIATE_TEST_SUITE_P(
       return info.param.name;
     });
 
+// A namespace over four hash tags (RedisOptions::shards), so over the
+// slots of (most likely) every primary.
+constexpr int kShards = 4;
+
+RedisOptions ShardedClusterOptions(const RedisCluster& cluster) {
+  RedisOptions o = ClusterOptions(cluster);
+  o.shards = kShards;
+  return o;
+}
+
+INSTANTIATE_TEST_SUITE_P(RedisClusterSharded, BackendConformanceTest,
+                         ::testing::Values(testing::BackendFactory{
+                             "redis_cluster_sharded",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               return OpenRedisBackend(
+                                   ShardedClusterOptions(Shared()));
+                             },
+                             [](const TopicLimit& limit) {
+                               return ShardShareOfLimit(limit, kShards);
+                             }}),
+                         testing::BackendFactoryName);
+
+testing::NewsPair OpenShardedClusterNewsPair() {
+  const RedisOptions options = ShardedClusterOptions(Shared());
+  return testing::OpenNewsPair([&] { return OpenRedisBackend(options); },
+                               options.ns);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RedisClusterSharded, NewsConformanceTest,
+    ::testing::Values(testing::NewsStore{"redis_cluster_sharded",
+                                         OpenShardedClusterNewsPair}),
+    [](const ::testing::TestParamInfo<testing::NewsStore>& info) {
+      return info.param.name;
+    });
+
 // The namespace's slot, as the server computes it.
 int SlotOf(const RedisCluster& cluster, const std::string& ns) {
   const std::vector<std::string> slot = RawCommand(
@@ -119,6 +157,34 @@ TEST(KeySlotTest, AgreesWithTheServer) {
     EXPECT_EQ(absl::StrCat(redis_internal::KeySlot(key)), slot[0]) << key;
   }
   EXPECT_EQ(redis_internal::KeySlot("123456789"), 0x31C3);
+}
+
+TEST(RedisClusterTest, AShardedNamespaceSpreadsOverThePrimaries) {
+  RedisCluster& cluster = Shared();
+  const RedisOptions options = ShardedClusterOptions(cluster);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> store,
+                       OpenRedisBackend(options));
+  std::vector<NewJob> jobs;
+  for (int i = 0; i < 40; ++i) jobs.push_back(ReadyJob(absl::StrCat("j", i)));
+  ASSERT_OK(store->Add(jobs, kT0));
+  std::set<int> owners;
+  int total = 0;
+  for (int k = 0; k < kShards; ++k) {
+    const std::string ns = redis_internal::ShardNamespace(options.ns, k);
+    const int owner = cluster.OwnerOf(SlotOf(cluster, ns));
+    ASSERT_NE(owner, 0);
+    owners.insert(owner);
+    const std::vector<std::string> n =
+        RawCommand(owner, {"HLEN", redis_internal::KeyLayout(ns).Jobs()});
+    ASSERT_EQ(n.size(), 1u);
+    EXPECT_GT(std::stoi(n[0]), 0) << "shard " << k << " holds no job";
+    total += std::stoi(n[0]);
+  }
+  EXPECT_EQ(total, 40);
+  EXPECT_GE(owners.size(), 2u) << "every shard on one primary";
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       store->Reserve("mail", 100, kT0));
+  EXPECT_EQ(leases.size(), 40u);
 }
 
 TEST(RedisClusterTest, AnySeedLeadsToTheNodeThatServesTheSlot) {

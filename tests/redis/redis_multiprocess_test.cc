@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "backends/redis/internal/keys.h"
 #include "gtest/gtest.h"
 #include "tests/multiprocess/multiprocess_suite.h"
 #include "tests/redis/redis_test_server.h"
@@ -23,9 +25,18 @@ using ::delayq::testing::WakeupTest;
 
 const SharedStore kRedis{"redis", testing::FreshRedisUrl};
 
-INSTANTIATE_TEST_SUITE_P(Redis, MultiProcessTest, ::testing::Values(kRedis),
+// A namespace over three hash tags (RedisOptions::shards).
+constexpr int kShards = 3;
+std::string FreshShardedUrl() {
+  return absl::StrCat(testing::FreshRedisUrl(), "&shards=", kShards);
+}
+const SharedStore kRedisSharded{"redis_sharded", FreshShardedUrl};
+
+INSTANTIATE_TEST_SUITE_P(Redis, MultiProcessTest,
+                         ::testing::Values(kRedis, kRedisSharded),
                          SharedStoreName);
-INSTANTIATE_TEST_SUITE_P(Redis, WakeupTest, ::testing::Values(kRedis),
+INSTANTIATE_TEST_SUITE_P(Redis, WakeupTest,
+                         ::testing::Values(kRedis, kRedisSharded),
                          SharedStoreName);
 
 class RedisWakeupTest : public WakeupTest {};
@@ -50,6 +61,30 @@ TEST_P(RedisWakeupTest, NothingIsMissedAfterTheSubscriptionIsKilled) {
   options.id = "j2";
   ASSERT_OK(producer_->Enqueue("mail", Now(), options).status());
   ExpectGot(*consumer, "j2", "enqueue to reserve, resubscribed");
+}
+
+// The consumer process found nothing on any shard, so it asks none until
+// news says which one has work; a job on each shard in turn must wake it
+// (its scheduler looks at the store on its own once an hour).
+class ShardedWakeupTest : public WakeupTest {};
+INSTANTIATE_TEST_SUITE_P(Redis, ShardedWakeupTest,
+                         ::testing::Values(kRedisSharded), SharedStoreName);
+
+TEST_P(ShardedWakeupTest, AJobOnAnyShardWakesTheConsumer) {
+  auto consumer = StartConsumer("reserve");
+  ASSERT_NE(consumer, nullptr);
+  int i = 0;
+  for (int shard : {2, 0, 1, 2}) {
+    // An id of the shard: "w<i>", with x's added until it falls there.
+    JobOptions options;
+    options.id = absl::StrCat("w", i++);
+    while (redis_internal::ShardOfJob(options.id, kShards) != shard) {
+      options.id += "x";
+    }
+    ASSERT_OK(producer_->Enqueue("mail", Now(), options).status());
+    ExpectGot(*consumer, options.id,
+              absl::StrCat("enqueue to reserve, shard ", shard));
+  }
 }
 
 }  // namespace

@@ -94,8 +94,8 @@ TEST_P(RedisNewsTest, NextDueMovesTheHorizonToWhatIsPending) {
                          MakeJob("d40", "t", kT0 + absl::Seconds(40))},
                         kT0));
   EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(30)));
-  ASSERT_OK(store_->Cancel("d30", kT0));
-  ASSERT_OK(store_->Cancel("d40", kT0));
+  ASSERT_OK(store_->Cancel(Id("d30"), kT0));
+  ASSERT_OK(store_->Cancel(Id("d40"), kT0));
   ASSERT_OK(store_->Add({MakeJob("d45", "t", kT0 + absl::Seconds(45))}, kT0));
   EXPECT_THAT(Settle(), IsEmpty()) << "later than +30 s";
   ASSERT_OK_AND_ASSIGN(absl::Time next, subscriber_->NextDue());
@@ -107,7 +107,7 @@ TEST_P(RedisNewsTest, NextDueMovesTheHorizonToWhatIsPending) {
 TEST_P(RedisNewsTest, NextDueWithNothingPendingForgetsTheHorizon) {
   ASSERT_OK(store_->Add({MakeJob("d", "t", kT0 + absl::Seconds(60))}, kT0));
   EXPECT_EQ(recorder_.Next(), Due(absl::Seconds(60)));
-  ASSERT_OK(store_->Cancel("d", kT0));
+  ASSERT_OK(store_->Cancel(Id("d"), kT0));
   ASSERT_OK_AND_ASSIGN(absl::Time next, subscriber_->NextDue());
   EXPECT_EQ(next, absl::InfiniteFuture());
   ASSERT_OK(store_->Add({MakeJob("e", "t", kT0 + absl::Seconds(90))}, kT0));

@@ -35,7 +35,8 @@ TEST(ParseRedisUrlTest, EveryPart) {
       RedisOptions o,
       ParseRedisUrl(
           "redis://:s%40cret@10.0.0.5:6380/3?namespace=orders&"
-          "time=server&max_skew_ms=40&buckets=8&timeout_ms=250&pool=3"));
+          "time=server&max_skew_ms=40&buckets=8&timeout_ms=250&pool=3&"
+          "shards=16"));
   EXPECT_EQ(o.password, "s@cret");
   EXPECT_EQ(o.host, "10.0.0.5");
   EXPECT_EQ(o.port, 6380);
@@ -45,6 +46,7 @@ TEST(ParseRedisUrlTest, EveryPart) {
   EXPECT_EQ(o.delay_buckets, 8);
   EXPECT_EQ(o.command_timeout, absl::Milliseconds(250));
   EXPECT_EQ(o.pool_size, 3);
+  EXPECT_EQ(o.shards, 16);
   EXPECT_EQ(o.max_clock_skew, absl::Milliseconds(40));
 }
 
@@ -228,6 +230,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"redis://h:1?max_skew_ms=soon", "max_skew_ms='soon'"},
         BadUrl{"redis://h:1?timeout_ms=1e3", "timeout_ms='1e3'"},
         BadUrl{"redis://h:1?pool=0", "pool='0'"},
+        BadUrl{"redis://h:1?shards=0", "shards='0'"},
+        BadUrl{"redis://h:1?shards=257", "shards='257'"},
         BadUrl{"redis://h:1?colour=red", "unknown parameter 'colour'"},
         BadUrl{"redis://h:1?pool=2&pool=3", "'pool' given twice"},
         BadUrl{"redis://h:1?pool", "'pool' has no value"}));

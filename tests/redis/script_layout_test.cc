@@ -64,7 +64,8 @@ TEST(KeyLayoutTest, EveryKeyIsTheOneKeysLuaSpells) {
 return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
         tdelayed_key(ARGV[1]), treserved_key(ARGV[1]), DUE,
         RESERVED, TOPICS, SEQ, HORIZON, META, NEWS, PAUSED,
-        texpire_key(ARGV[1]), HELD, SCHEDULES, schedule_key(ARGV[1])}
+        texpire_key(ARGV[1]), HELD, SCHEDULES, schedule_key(ARGV[1]),
+        LIMITS, LIMITS_ASKED}
 )lua";
   const std::string ns = "layout-ns";
   const KeyLayout keys(ns);
@@ -87,7 +88,9 @@ return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
                                              keys.TopicExpiring("topic.a"),
                                              keys.Held(),
                                              keys.Schedules(),
-                                             keys.Schedule("topic.a")};
+                                             keys.Schedule("topic.a"),
+                                             keys.Limits(),
+                                             keys.LimitsAsked()};
   EXPECT_EQ(from_lua, from_cpp);
   EXPECT_EQ(keys.prefix(), "{layout-ns}:");
 }

@@ -31,6 +31,17 @@ class RedisBackend : public Backend {
   static absl::StatusOr<std::unique_ptr<RedisBackend>> Open(
       const RedisOptions& options);
 
+  // OpenShard()
+  //
+  // Shard `shard` of the namespace options.ns spread over options.shards
+  // hash tags (sharded_backend.h), as a store of its own whose keys carry
+  // the tag ShardNamespace(options.ns, shard). Open() is OpenShard(options,
+  // 0) of an unsharded namespace. FailedPrecondition, changing nothing,
+  // when the shard records another shard count or index (see
+  // scripts/shard_meta-5.lua). REQUIRES: 0 <= shard < options.shards.
+  static absl::StatusOr<std::unique_ptr<RedisBackend>> OpenShard(
+      const RedisOptions& options, int shard);
+
   std::string Name() const override { return "redis"; }
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
   using Backend::Reserve;
@@ -92,6 +103,24 @@ class RedisBackend : public Backend {
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now);
 
+  // For a batch that a sharded namespace writes shard by shard: OK when
+  // Add() of `jobs` at `now` would find none of their ids taken, else
+  // AlreadyExists naming the first taken one, as Add() would. Reads only.
+  absl::Status CheckIdsFree(absl::Span<const NewJob> jobs, absl::Time now);
+
+  // Deletes the live jobs among `ids` in any state, as Cancel() would but
+  // holding no id in a dedup window and without an error for an id that
+  // names no job; returns how many it deleted. Undoes the part of a
+  // refused batch that one shard stored.
+  absl::StatusOr<int> Withdraw(absl::Span<const std::string> ids);
+
+  // Shard 0 of a sharded namespace: records `topic`'s limit as the caller
+  // set it (nullptr: clears it), beside the share each shard enforces, and
+  // reads them back. See sharded_backend.h.
+  absl::Status RecordAskedLimit(absl::string_view topic,
+                                const TopicLimit* limit);
+  absl::StatusOr<std::vector<LimitedTopic>> AskedLimits();
+
   // The prefix every key of this store starts with: "{ns}:".
   const std::string& key_prefix() const { return keys_.prefix(); }
 
@@ -103,7 +132,17 @@ class RedisBackend : public Backend {
   absl::StatusOr<std::vector<std::string>> SortedMembers(
       const std::string& key);
 
-  RedisBackend(const RedisOptions& options, redis_internal::PoolOptions pool);
+  RedisBackend(const RedisOptions& options, int shard,
+               redis_internal::PoolOptions pool);
+
+  // Runs the limit script on the limits hash `hash` (Limits() or
+  // LimitsAsked()); `spec` empty clears.
+  absl::Status WriteLimit(std::string hash, absl::string_view topic,
+                          std::string spec);
+  // The limits kept in hash `hash`, sorted by topic.
+  absl::StatusOr<std::vector<LimitedTopic>> ReadLimits(const std::string& hash);
+  // Checks the shard's recorded shard count (scripts/shard_meta-5.lua).
+  absl::Status CheckShardMeta(int shard);
 
   std::string Micros(absl::Time t) const;
   // Appends the arguments of `jobs` to `call` as add takes them (6 per job).

@@ -3,9 +3,20 @@
 #include "backends/redis/internal/keys.h"
 
 #include "absl/strings/str_cat.h"
+#include "backends/redis/internal/cluster.h"
 
 namespace delayq {
 namespace redis_internal {
+
+std::string ShardNamespace(absl::string_view ns, int shard) {
+  if (shard == 0) return std::string(ns);
+  return absl::StrCat(ns, "#", shard);
+}
+
+int ShardOfJob(absl::string_view id, int shards) {
+  if (shards <= 1) return 0;
+  return KeySlot(id) % shards;
+}
 
 KeyLayout::KeyLayout(absl::string_view ns)
     : prefix_(absl::StrCat("{", ns, "}:")) {}
@@ -37,6 +48,7 @@ std::string KeyLayout::TopicExpiring(absl::string_view topic) const {
 }
 std::string KeyLayout::Held() const { return Key("held"); }
 std::string KeyLayout::Limits() const { return Key("limits"); }
+std::string KeyLayout::LimitsAsked() const { return Key("limits_asked"); }
 std::string KeyLayout::Due() const { return Key("due"); }
 std::string KeyLayout::Reserved() const { return Key("reserved"); }
 std::string KeyLayout::Topics() const { return Key("topics"); }

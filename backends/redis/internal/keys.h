@@ -14,6 +14,22 @@
 namespace delayq {
 namespace redis_internal {
 
+// ShardNamespace()
+//
+// The namespace whose hash tag shard `shard` of a namespace spread over
+// several hash tags uses (RedisOptions::shards): `ns` itself for shard 0,
+// so an unsharded namespace is its own shard 0, and "ns#k" for shard k.
+std::string ShardNamespace(absl::string_view ns, int shard);
+
+// ShardOfJob()
+//
+// The shard of the job `id` in a namespace of `shards` shards: CRC16
+// (XMODEM) of the id's hash tag (what lies between its first '{' and the
+// next '}', when that is not empty) or else of the whole id, as Redis
+// Cluster hashes a key (KeySlot()), then modulo `shards`. Ids that share a
+// tag share a shard.
+int ShardOfJob(absl::string_view id, int shards);
+
 class KeyLayout {
  public:
   // `ns` must contain no braces: "{ns}" is the Cluster hash tag of every
@@ -35,6 +51,9 @@ class KeyLayout {
   std::string Held() const;
   // Limited topics: topic -> "rate:period:burst:concurrency:tat".
   std::string Limits() const;
+  // Shard 0 of a sharded namespace: the limits as set, in the format of
+  // Limits(), while every shard enforces its share in Limits().
+  std::string LimitsAsked() const;
   // Topics with delayed jobs, each scored at or before its earliest run_at.
   std::string Due() const;
   std::string Reserved() const;

@@ -147,6 +147,7 @@ const std::vector<ScriptWords>& ReplyWords() {
       {"ack_batch", {kOk}},
       {"add", {kOk, kExists}},
       {"cancel", {kOk, kNotFound}},
+      {"check_ids", {kOk, kExists}},
       {"fail", {kRetry, kDead, kStale}},
       {"kick", {kOk}},
       {"kick_job", {kOk, kNotFound, kNotDead}},
@@ -163,8 +164,10 @@ const std::vector<ScriptWords>& ReplyWords() {
       {"schedule_put", {kOk}},
       {"schedule_remove", {kOk, kNotFound}},
       {"schedules", {kOk}},
+      {"shard_meta", {kOk, kOtherShards}},
       {"stats", {kOk}},
       {"touch", {kOk, kStale}},
+      {"withdraw", {kOk}},
   };
   return *words;
 }

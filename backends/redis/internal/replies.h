@@ -31,6 +31,8 @@ inline constexpr char kStale[] = "STALE";
 inline constexpr char kNotFound[] = "NOTFOUND";
 inline constexpr char kNotDead[] = "NOTDEAD";
 inline constexpr char kExists[] = "EXISTS";
+// shard_meta: the namespace records another shard count or index.
+inline constexpr char kOtherShards[] = "SHARDS";
 inline constexpr char kRetry[] = "RETRY";
 inline constexpr char kDead[] = "DEAD";
 inline constexpr char kOldLayout[] = "OLD_LAYOUT";

@@ -18,6 +18,10 @@
 --                                "rate:period:burst:concurrency:tat" (µs;
 --                                tat empty for a fresh bucket; see
 --                                limit-2.lua and reserve)
+--   P.."limits_asked"    hash    shard 0 of a sharded namespace only: topic ->
+--                                the limit as set, "rate:period:burst:
+--                                concurrency:" (each shard enforces its
+--                                share in LIMITS; see README.md)
 --   P.."topics"          set     topics with at least one live job (a job in
 --                                one of the four per-topic sets above)
 --   P.."seq"             string  enqueue / death order counter
@@ -49,6 +53,7 @@ local HORIZON = P .. 'horizon'
 local PAUSED = P .. 'paused'
 local HELD = P .. 'held'
 local LIMITS = P .. 'limits'
+local LIMITS_ASKED = P .. 'limits_asked'
 local SCHEDULES = P .. 'schedules'
 local function schedule_key(name) return P .. 'schedule:' .. name end
 local NEWS = P .. 'news'

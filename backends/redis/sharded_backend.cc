@@ -1,0 +1,529 @@
+// Copyright delayq authors.
+
+#include "backends/redis/internal/sharded_backend.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "backends/redis/internal/keys.h"
+#include "src/contract_errors.h"
+#include "src/mutex.h"
+#include "src/status_macros.h"
+
+namespace delayq {
+namespace {
+
+int64_t DivideRoundingUp(int64_t x, int64_t n) { return (x + n - 1) / n; }
+
+// Whether a is reserved, becomes due, expires or died before b, as List()
+// orders `state` on one shard (see Backend::List()); dead jobs by the time
+// they were enqueued, since death order is kept per shard only.
+bool ListsBefore(JobState state, const Job& a, const Job& b) {
+  switch (state) {
+    case JobState::kReady:
+      if (a.priority != b.priority) return a.priority < b.priority;
+      if (a.run_at != b.run_at) return a.run_at < b.run_at;
+      return a.enqueued_at < b.enqueued_at;
+    case JobState::kDelayed:
+      return a.run_at < b.run_at;
+    case JobState::kReserved:
+      return a.deadline < b.deadline;
+    case JobState::kDead:
+      return a.enqueued_at < b.enqueued_at;
+  }
+  return false;
+}
+
+// Hands the news of every shard's subscription to one callback, one call
+// at a time, after telling the hints.
+struct NewsFanIn {
+  internal::Mutex mu;
+  NewsCallback on_news ABSL_GUARDED_BY(mu);
+};
+
+class ShardedSubscription : public NewsSubscription {
+ public:
+  ShardedSubscription(std::vector<std::unique_ptr<NewsSubscription>> shards,
+                      redis_internal::ReserveHints* hints)
+      : shards_(std::move(shards)), hints_(hints) {
+    hints_->Activate();
+  }
+  ~ShardedSubscription() override {
+    shards_.clear();  // no callback runs after this
+    hints_->Deactivate();
+  }
+
+ private:
+  std::vector<std::unique_ptr<NewsSubscription>> shards_;
+  redis_internal::ReserveHints* hints_;
+};
+
+}  // namespace
+
+TopicLimit ShardShareOfLimit(const TopicLimit& limit, int shards) {
+  TopicLimit share = limit;
+  if (limit.rate > 0) share.period = limit.period * shards;
+  share.burst = DivideRoundingUp(limit.burst, shards);
+  share.concurrency = DivideRoundingUp(limit.concurrency, shards);
+  return share;
+}
+
+ShardedRedisBackend::ShardedRedisBackend(
+    std::vector<std::unique_ptr<RedisBackend>> shards)
+    : shards_(std::move(shards)),
+      hints_(static_cast<int>(shards_.size())),
+      reserve_calls_(new std::atomic<int64_t>[shards_.size()]) {
+  for (size_t k = 0; k < shards_.size(); ++k) reserve_calls_[k] = 0;
+}
+
+absl::StatusOr<std::unique_ptr<ShardedRedisBackend>> ShardedRedisBackend::Open(
+    const RedisOptions& options) {
+  std::vector<std::unique_ptr<RedisBackend>> shards;
+  for (int k = 0; k < options.shards; ++k) {
+    DQ_ASSIGN_OR_RETURN(std::unique_ptr<RedisBackend> shard,
+                        RedisBackend::OpenShard(options, k));
+    shards.push_back(std::move(shard));
+  }
+  return std::unique_ptr<ShardedRedisBackend>(
+      new ShardedRedisBackend(std::move(shards)));
+}
+
+template <typename T>
+std::vector<absl::StatusOr<T>> ShardedRedisBackend::OnEveryShard(
+    const std::function<absl::StatusOr<T>(RedisBackend&)>& call) {
+  std::vector<absl::StatusOr<T>> out(shards_.size(),
+                                     absl::UnknownError("not called"));
+  std::vector<std::thread> threads;
+  for (size_t k = 1; k < shards_.size(); ++k) {
+    threads.emplace_back([&, k] { out[k] = call(*shards_[k]); });
+  }
+  out[0] = call(*shards_[0]);
+  for (std::thread& t : threads) t.join();
+  return out;
+}
+
+int ShardedRedisBackend::IndexOf(absl::string_view id) const {
+  return redis_internal::ShardOfJob(id, static_cast<int>(shards_.size()));
+}
+
+RedisBackend& ShardedRedisBackend::ShardOf(absl::string_view id) {
+  return *shards_[IndexOf(id)];
+}
+
+std::vector<std::vector<NewJob>> ShardedRedisBackend::Split(
+    absl::Span<const NewJob> jobs) const {
+  std::vector<std::vector<NewJob>> groups(shards_.size());
+  for (const NewJob& j : jobs) groups[IndexOf(j.id)].push_back(j);
+  return groups;
+}
+
+void ShardedRedisBackend::NoteStored(int shard, const NewJob& job,
+                                     absl::Time now) {
+  if (job.run_at <= now) {
+    hints_.Ready(shard, job.topic);
+  } else {
+    hints_.Due(shard, job.run_at);
+  }
+  // Its lapse is due work too (PromoteDue()).
+  if (job.expire_at != absl::InfiniteFuture()) {
+    hints_.Due(shard, job.expire_at);
+  }
+}
+
+void ShardedRedisBackend::NoteMoved(int shard,
+                                    const std::vector<Transition>& moved) {
+  for (const Transition& t : moved) {
+    if (t.kind == Transition::Kind::kPromoted ||
+        t.kind == Transition::Kind::kExpired) {
+      hints_.Ready(shard, t.topic);
+    }
+  }
+}
+
+absl::Status ShardedRedisBackend::Add(absl::Span<const NewJob> jobs,
+                                      absl::Time now) {
+  if (jobs.empty()) return absl::OkStatus();
+  const std::vector<std::vector<NewJob>> groups = Split(jobs);
+  int used = 0, last = 0;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    if (!groups[k].empty()) ++used, last = static_cast<int>(k);
+  }
+  if (used == 1) {
+    DQ_RETURN_IF_ERROR(shards_[last]->Add(jobs, now));
+    for (const NewJob& j : jobs) NoteStored(last, j, now);
+    return absl::OkStatus();
+  }
+  absl::flat_hash_set<absl::string_view> seen;
+  for (const NewJob& j : jobs) {
+    if (!seen.insert(j.id).second) return internal::IdInUse(j.id);
+  }
+  return AddAcross(groups, now);
+}
+
+absl::Status ShardedRedisBackend::AddAcross(
+    const std::vector<std::vector<NewJob>>& groups, absl::Time now) {
+  for (size_t k = 0; k < groups.size(); ++k) {
+    DQ_RETURN_IF_ERROR(shards_[k]->CheckIdsFree(groups[k], now));
+  }
+  std::vector<int> written;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    if (groups[k].empty()) continue;
+    const int shard = static_cast<int>(k);
+    if (before_shard_write_) before_shard_write_(shard);
+    absl::Status s = shards_[k]->Add(groups[k], now);
+    // A reply lost on the way back may hide a write that happened.
+    if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
+      written.push_back(shard);
+    }
+    if (!s.ok()) return Undo(groups, written, std::move(s));
+    written.push_back(shard);
+    for (const NewJob& j : groups[k]) NoteStored(shard, j, now);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ShardedRedisBackend::Undo(
+    const std::vector<std::vector<NewJob>>& groups,
+    const std::vector<int>& shards, absl::Status cause) {
+  std::string left;
+  for (int k : shards) {
+    std::vector<std::string> ids;
+    for (const NewJob& j : groups[k]) ids.push_back(j.id);
+    absl::StatusOr<int> withdrawn = shards_[k]->Withdraw(ids);
+    if (!withdrawn.ok()) {
+      absl::StrAppend(&left, left.empty() ? "" : ", ", "shard ", k, " (",
+                      withdrawn.status().message(), ")");
+    }
+  }
+  if (left.empty()) return cause;
+  return absl::UnavailableError(absl::StrCat(
+      cause.message(), "; the jobs of this batch that were stored on ", left,
+      " could not be deleted again and may still be there"));
+}
+
+absl::StatusOr<std::vector<Lease>> ShardedRedisBackend::Reserve(
+    absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
+  max = std::max(max, 1);
+  const redis_internal::ReserveHints::Plan plan = hints_.Begin(topic, now);
+  std::vector<Lease> out;
+  absl::Status error;
+  for (int k : plan.order) {
+    const int want = max - static_cast<int>(out.size());
+    ReserveReport part;
+    ++reserve_calls_[k];
+    absl::StatusOr<std::vector<Lease>> leases =
+        shards_[k]->Reserve(topic, want, now, &part);
+    if (!leases.ok()) {
+      error = leases.status();
+      continue;
+    }
+    // The jobs it moved to ready are of this topic: a full reserve keeps
+    // the shard's flag anyway, a short one took them all (or the topic is
+    // paused, and its resume flags it again).
+    for (const Lease& l : *leases) hints_.Due(k, l.deadline);
+    if (report != nullptr) {
+      for (Transition& t : part.moved) report->moved.push_back(std::move(t));
+      if (part.limited_until != absl::InfinitePast()) {
+        report->limited_until =
+            report->limited_until == absl::InfinitePast()
+                ? part.limited_until
+                : std::min(report->limited_until, part.limited_until);
+      }
+    }
+    if (!leases->empty()) hints_.Served(topic, k);
+    const bool short_of_want = static_cast<int>(leases->size()) < want;
+    for (Lease& l : *leases) out.push_back(std::move(l));
+    if (!short_of_want) break;
+    if (part.limited_until == absl::InfinitePast()) {
+      hints_.Drained(topic, k, plan.epochs[k]);
+    }
+  }
+  // Leases already taken are worth more than the error of another shard.
+  if (out.empty() && !error.ok()) return error;
+  return out;
+}
+
+absl::Status ShardedRedisBackend::Ack(absl::string_view id, uint64_t token,
+                                      absl::Time now) {
+  return ShardOf(id).Ack(id, token, now);
+}
+
+absl::StatusOr<FailOutcome> ShardedRedisBackend::Fail(absl::string_view id,
+                                                      uint64_t token,
+                                                      absl::string_view error,
+                                                      absl::Time retry_at,
+                                                      absl::Time now) {
+  absl::StatusOr<FailOutcome> out =
+      ShardOf(id).Fail(id, token, error, retry_at, now);
+  if (out.ok() && *out == FailOutcome::kRetry)
+    hints_.Due(IndexOf(id), retry_at);
+  return out;
+}
+
+absl::Status ShardedRedisBackend::Release(absl::string_view id, uint64_t token,
+                                          absl::Time run_at, absl::Time now) {
+  DQ_RETURN_IF_ERROR(ShardOf(id).Release(id, token, run_at, now));
+  hints_.Due(IndexOf(id), run_at);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Time> ShardedRedisBackend::Touch(absl::string_view id,
+                                                      uint64_t token,
+                                                      absl::Time now) {
+  return ShardOf(id).Touch(id, token, now);
+}
+
+absl::Status ShardedRedisBackend::Cancel(absl::string_view id, absl::Time now) {
+  return ShardOf(id).Cancel(id, now);
+}
+
+absl::StatusOr<Job> ShardedRedisBackend::Get(absl::string_view id) {
+  return ShardOf(id).Get(id);
+}
+
+absl::StatusOr<std::vector<Job>> ShardedRedisBackend::List(
+    absl::string_view topic, JobState state, int limit) {
+  if (limit <= 0) return std::vector<Job>();
+  std::vector<absl::StatusOr<std::vector<Job>>> got =
+      OnEveryShard<std::vector<Job>>(
+          [&](RedisBackend& shard) { return shard.List(topic, state, limit); });
+  std::vector<std::vector<Job>> parts;
+  for (auto& part : got) {
+    if (!part.ok()) return part.status();
+    parts.push_back(*std::move(part));
+  }
+  // Each part is in its shard's order: take the first of the heads.
+  std::vector<size_t> at(parts.size(), 0);
+  std::vector<Job> out;
+  while (static_cast<int>(out.size()) < limit) {
+    int best = -1;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (at[k] == parts[k].size()) continue;
+      if (best < 0 ||
+          ListsBefore(state, parts[k][at[k]], parts[best][at[best]])) {
+        best = static_cast<int>(k);
+      }
+    }
+    if (best < 0) break;
+    out.push_back(std::move(parts[best][at[best]++]));
+  }
+  return out;
+}
+
+absl::StatusOr<TopicStats> ShardedRedisBackend::Stats(absl::string_view topic) {
+  TopicStats sum{};
+  for (absl::StatusOr<TopicStats>& got : OnEveryShard<TopicStats>(
+           [&](RedisBackend& shard) { return shard.Stats(topic); })) {
+    DQ_ASSIGN_OR_RETURN(TopicStats s, std::move(got));
+    sum.delayed += s.delayed;
+    sum.ready += s.ready;
+    sum.reserved += s.reserved;
+    sum.dead += s.dead;
+  }
+  return sum;
+}
+
+absl::StatusOr<std::vector<std::string>> ShardedRedisBackend::Topics() {
+  std::vector<std::string> all;
+  for (auto& got : OnEveryShard<std::vector<std::string>>(
+           [](RedisBackend& shard) { return shard.Topics(); })) {
+    DQ_ASSIGN_OR_RETURN(std::vector<std::string> topics, std::move(got));
+    all.insert(all.end(), topics.begin(), topics.end());
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+absl::StatusOr<int> ShardedRedisBackend::Kick(absl::string_view topic, int max,
+                                              absl::Time now) {
+  int moved = 0;
+  for (size_t k = 0; k < shards_.size() && moved < max; ++k) {
+    DQ_ASSIGN_OR_RETURN(int n, shards_[k]->Kick(topic, max - moved, now));
+    if (n > 0) hints_.Ready(static_cast<int>(k), topic);
+    moved += n;
+  }
+  return moved;
+}
+
+absl::Status ShardedRedisBackend::KickJob(absl::string_view id,
+                                          absl::Time now) {
+  DQ_RETURN_IF_ERROR(ShardOf(id).KickJob(id, now));
+  // The topic is not known here: every topic of the shard may have work.
+  hints_.Due(IndexOf(id), now);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PromoteResult> ShardedRedisBackend::PromoteDue(absl::Time now,
+                                                              int limit) {
+  limit = std::max(limit, 1);
+  PromoteResult result;
+  for (size_t k = 0; k < shards_.size(); ++k) {
+    const int shard = static_cast<int>(k);
+    if (!hints_.MayBeDue(shard, now)) continue;
+    const int room = limit - static_cast<int>(result.transitions.size());
+    if (room <= 0) {
+      result.more = true;  // this shard was not looked at
+      break;
+    }
+    DQ_ASSIGN_OR_RETURN(PromoteResult part, shards_[k]->PromoteDue(now, room));
+    NoteMoved(shard, part.transitions);
+    result.more = result.more || part.more;
+    for (Transition& t : part.transitions) {
+      result.transitions.push_back(std::move(t));
+    }
+  }
+  return result;
+}
+
+absl::StatusOr<absl::Time> ShardedRedisBackend::NextDue() {
+  std::vector<uint64_t> epochs;
+  for (int k = 0; k < shard_count(); ++k) {
+    epochs.push_back(hints_.HorizonEpoch(k));
+  }
+  std::vector<absl::StatusOr<absl::Time>> got = OnEveryShard<absl::Time>(
+      [](RedisBackend& shard) { return shard.NextDue(); });
+  absl::Time earliest = absl::InfiniteFuture();
+  absl::Status error;
+  for (int k = 0; k < shard_count(); ++k) {
+    if (!got[k].ok()) {
+      error = got[k].status();
+      continue;
+    }
+    hints_.Horizon(k, *got[k], epochs[k]);
+    earliest = std::min(earliest, *got[k]);
+  }
+  if (!error.ok()) return error;
+  return earliest;
+}
+
+absl::Status ShardedRedisBackend::Replace(const NewJob& job, absl::Time now) {
+  const int shard = IndexOf(job.id);
+  DQ_RETURN_IF_ERROR(shards_[shard]->Replace(job, now));
+  NoteStored(shard, job, now);
+  return absl::OkStatus();
+}
+
+absl::Status ShardedRedisBackend::SetPaused(absl::string_view topic,
+                                            bool paused, absl::Time now) {
+  // Shard 0 last: it answers PausedTopics(), which so reports the change
+  // only once every shard has it.
+  for (size_t k = shards_.size(); k-- > 0;) {
+    DQ_RETURN_IF_ERROR(shards_[k]->SetPaused(topic, paused, now));
+  }
+  if (!paused) hints_.ReadyEverywhere(topic);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ShardedRedisBackend::PausedTopics() {
+  return shards_[0]->PausedTopics();
+}
+
+absl::Status ShardedRedisBackend::SetLimit(absl::string_view topic,
+                                           const TopicLimit& limit,
+                                           absl::Time now) {
+  const TopicLimit share =
+      ShardShareOfLimit(limit, static_cast<int>(shards_.size()));
+  for (auto& shard : shards_) {
+    DQ_RETURN_IF_ERROR(shard->SetLimit(topic, share, now));
+  }
+  DQ_RETURN_IF_ERROR(shards_[0]->RecordAskedLimit(topic, &limit));
+  hints_.ReadyEverywhere(topic);
+  return absl::OkStatus();
+}
+
+absl::Status ShardedRedisBackend::ClearLimit(absl::string_view topic,
+                                             absl::Time now) {
+  for (auto& shard : shards_) DQ_RETURN_IF_ERROR(shard->ClearLimit(topic, now));
+  DQ_RETURN_IF_ERROR(shards_[0]->RecordAskedLimit(topic, nullptr));
+  hints_.ReadyEverywhere(topic);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<LimitedTopic>> ShardedRedisBackend::Limits() {
+  return shards_[0]->AskedLimits();
+}
+
+absl::Status ShardedRedisBackend::PutSchedule(const ScheduleRecord& schedule,
+                                              absl::Time now) {
+  return shards_[0]->PutSchedule(schedule, now);
+}
+
+absl::Status ShardedRedisBackend::RemoveSchedule(absl::string_view name,
+                                                 absl::Time now) {
+  return shards_[0]->RemoveSchedule(name, now);
+}
+
+absl::StatusOr<std::vector<ScheduleRecord>>
+ShardedRedisBackend::ListSchedules() {
+  return shards_[0]->ListSchedules();
+}
+
+absl::Status ShardedRedisBackend::FireSchedule(absl::string_view name,
+                                               int64_t revision,
+                                               absl::Time through,
+                                               absl::Span<const NewJob> jobs,
+                                               absl::Time now) {
+  // The schedule lives on shard 0, whose fire moves its revision together
+  // with the jobs that belong there: that step decides which process
+  // enqueues the occurrence, so the jobs of other shards are stored only
+  // after it, by the process that won (stored first, a loser's jobs could
+  // run before it learns that it lost). Their ids are checked first, so a
+  // taken id refuses the fire with nothing changed.
+  std::vector<std::vector<NewJob>> groups = Split(jobs);
+  std::vector<NewJob> own = std::move(groups[0]);
+  std::vector<NewJob> rest;
+  for (size_t k = 1; k < groups.size(); ++k) {
+    DQ_RETURN_IF_ERROR(shards_[k]->CheckIdsFree(groups[k], now));
+    rest.insert(rest.end(), groups[k].begin(), groups[k].end());
+  }
+  DQ_RETURN_IF_ERROR(
+      shards_[0]->FireSchedule(name, revision, through, own, now));
+  for (const NewJob& j : own) NoteStored(0, j, now);
+  if (rest.empty()) return absl::OkStatus();
+  const absl::Status added = Add(rest, now);
+  if (added.ok()) return added;
+  return absl::UnavailableError(absl::StrCat(
+      "schedule '", name, "' fired (its revision moved on), but its jobs on ",
+      "other shards than 0 were not stored, and are lost: ", added.message()));
+}
+
+absl::StatusOr<std::unique_ptr<NewsSubscription>>
+ShardedRedisBackend::Subscribe(NewsCallback on_news) {
+  auto fan_in = std::make_shared<NewsFanIn>();
+  {
+    internal::MutexLock lock(&fan_in->mu);
+    fan_in->on_news = std::move(on_news);
+  }
+  std::vector<std::unique_ptr<NewsSubscription>> subscriptions;
+  for (size_t k = 0; k < shards_.size(); ++k) {
+    const int shard = static_cast<int>(k);
+    redis_internal::ReserveHints* hints = &hints_;
+    DQ_ASSIGN_OR_RETURN(
+        std::unique_ptr<NewsSubscription> s,
+        shards_[k]->Subscribe([shard, hints, fan_in](const StoreNews& news) {
+          switch (news.kind) {
+            case StoreNews::Kind::kReady:
+              hints->Ready(shard, news.topic);
+              break;
+            case StoreNews::Kind::kDue:
+              hints->Due(shard, news.at);
+              break;
+            case StoreNews::Kind::kResync:
+              hints->Resync(shard);
+              break;
+            case StoreNews::Kind::kSchedules:
+              break;
+          }
+          internal::MutexLock lock(&fan_in->mu);
+          fan_in->on_news(news);
+        }));
+    subscriptions.push_back(std::move(s));
+  }
+  return std::unique_ptr<NewsSubscription>(
+      new ShardedSubscription(std::move(subscriptions), &hints_));
+}
+
+}  // namespace delayq

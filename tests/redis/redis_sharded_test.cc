@@ -1,0 +1,437 @@
+// Copyright delayq authors.
+//
+// A sharded namespace (RedisOptions::shards) on one redis-server: the
+// conformance and news suites with shards=3, then what sharding adds: jobs
+// of one topic spread over the shards, a batch across shards that a later
+// shard refuses leaves nothing behind, Reserve() leaves shards that have
+// no ready work alone, and a namespace keeps its shard count. The same
+// suites run on a Redis Cluster in redis_cluster_test.cc.
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "backends/redis/internal/keys.h"
+#include "backends/redis/internal/sharded_backend.h"
+#include "delayq/redis_backend.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/news_conformance.h"
+#include "tests/redis/redis_test_server.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::BackendConformanceTest;
+using ::delayq::testing::NewsConformanceTest;
+using ::delayq::testing::RawCommand;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr int kShards = 3;
+const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
+
+RedisOptions ShardedOptions() {
+  RedisOptions o = testing::FreshRedisOptions();
+  o.shards = kShards;
+  return o;
+}
+
+INSTANTIATE_TEST_SUITE_P(RedisSharded, BackendConformanceTest,
+                         ::testing::Values(testing::BackendFactory{
+                             "redis_sharded",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               return OpenRedisBackend(ShardedOptions());
+                             },
+                             [](const TopicLimit& limit) {
+                               return ShardShareOfLimit(limit, kShards);
+                             }}),
+                         testing::BackendFactoryName);
+
+testing::NewsPair OpenShardedNewsPair() {
+  const RedisOptions options = ShardedOptions();
+  return testing::OpenNewsPair([&] { return OpenRedisBackend(options); },
+                               options.ns);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    RedisSharded, NewsConformanceTest,
+    ::testing::Values(testing::NewsStore{"redis_sharded", OpenShardedNewsPair}),
+    [](const ::testing::TestParamInfo<testing::NewsStore>& info) {
+      return info.param.name;
+    });
+
+std::unique_ptr<ShardedRedisBackend> OpenSharded(const RedisOptions& o) {
+  absl::StatusOr<std::unique_ptr<ShardedRedisBackend>> b =
+      ShardedRedisBackend::Open(o);
+  EXPECT_TRUE(b.ok()) << b.status();
+  return b.ok() ? *std::move(b) : nullptr;
+}
+
+NewJob MailJob(const std::string& id, absl::Time run_at = kT0) {
+  NewJob job;
+  job.id = id;
+  job.topic = "mail";
+  job.payload = "p";
+  job.run_at = run_at;
+  return job;
+}
+
+// An id that falls on `shard`: "<stem>-<n>" for the first n that does.
+std::string IdOn(int shard, const std::string& stem) {
+  for (int n = 0;; ++n) {
+    std::string id = absl::StrCat(stem, "-", n);
+    if (redis_internal::ShardOfJob(id, kShards) == shard) return id;
+  }
+}
+
+TEST(ShardOfJobTest, HashesTheTagOrTheWholeId) {
+  EXPECT_EQ(redis_internal::ShardOfJob("anything", 1), 0);
+  // Ids that share a tag share a shard; the hash is Redis Cluster's.
+  for (int n = 0; n < 20; ++n) {
+    EXPECT_EQ(redis_internal::ShardOfJob(absl::StrCat("{order-7}:", n), 5),
+              redis_internal::ShardOfJob("order-7", 5));
+  }
+  EXPECT_EQ(redis_internal::ShardOfJob("123456789", 1000), 0x31C3 % 1000);
+  EXPECT_EQ(redis_internal::ShardNamespace("orders", 0), "orders");
+  EXPECT_EQ(redis_internal::ShardNamespace("orders", 2), "orders#2");
+}
+
+TEST(RedisShardedTest, JobsOfOneTopicSpreadOverTheShards) {
+  const RedisOptions options = ShardedOptions();
+  auto store = OpenSharded(options);
+  ASSERT_NE(store, nullptr);
+  std::vector<NewJob> jobs;
+  for (int i = 0; i < 60; ++i) jobs.push_back(MailJob(absl::StrCat("j", i)));
+  ASSERT_OK(store->Add(jobs, kT0));
+  const int port = testing::SharedRedisServer().port();
+  int total = 0;
+  for (int k = 0; k < kShards; ++k) {
+    const redis_internal::KeyLayout keys(
+        redis_internal::ShardNamespace(options.ns, k));
+    const std::vector<std::string> n = RawCommand(port, {"HLEN", keys.Jobs()});
+    ASSERT_EQ(n.size(), 1u);
+    const int here = std::stoi(n[0]);
+    EXPECT_GE(here, 10) << "shard " << k << " holds " << here << " of 60";
+    total += here;
+    // Each job is on the shard its id names.
+    for (const NewJob& j : jobs) {
+      if (redis_internal::ShardOfJob(j.id, kShards) != k) continue;
+      EXPECT_EQ(RawCommand(port, {"HEXISTS", keys.Jobs(), j.id}),
+                std::vector<std::string>{"1"})
+          << j.id;
+    }
+  }
+  EXPECT_EQ(total, 60);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, store->Stats("mail"));
+  EXPECT_EQ(stats.ready, 60);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       store->Reserve("mail", 100, kT0));
+  EXPECT_EQ(leases.size(), 60u);
+}
+
+TEST(RedisShardedTest, ABatchThatALaterShardRefusesLeavesNothingBehind) {
+  const RedisOptions options = ShardedOptions();
+  auto store = OpenSharded(options);
+  ASSERT_NE(store, nullptr);
+  const std::vector<NewJob> batch = {
+      MailJob(IdOn(0, "a")), MailJob(IdOn(1, "b")), MailJob(IdOn(2, "c"))};
+  // Between the check of every id and the write of shard 2, another
+  // producer takes the id that shard 2 was to store.
+  NewJob rival = MailJob(batch[2].id);
+  rival.payload = "rival";
+  std::vector<int> writes;
+  store->SetBeforeShardWriteForTesting([&](int shard) {
+    writes.push_back(shard);
+    if (shard == 2) {
+      ASSERT_OK(store->shard(2).Add({rival}, kT0));
+    }
+  });
+  const absl::Status added = store->Add(batch, kT0);
+  EXPECT_TRUE(absl::IsAlreadyExists(added)) << added;
+  EXPECT_THAT(added.message(), ::testing::HasSubstr(batch[2].id));
+  EXPECT_THAT(writes, ElementsAre(0, 1, 2));
+  // Shards 0 and 1 stored their part, and it was deleted again.
+  EXPECT_TRUE(absl::IsNotFound(store->Get(batch[0].id).status()));
+  EXPECT_TRUE(absl::IsNotFound(store->Get(batch[1].id).status()));
+  ASSERT_OK_AND_ASSIGN(Job kept, store->Get(batch[2].id));
+  EXPECT_EQ(kept.payload, "rival");
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, store->Stats("mail"));
+  EXPECT_EQ(stats.ready, 1);
+  // The withdrawn ids are free: not held as a cancel would hold them.
+  store->SetBeforeShardWriteForTesting(nullptr);
+  NewJob again = MailJob(batch[0].id);
+  again.unique_for = absl::Hours(1);
+  ASSERT_OK(store->Add({again, MailJob(batch[1].id)}, kT0));
+}
+
+TEST(RedisShardedTest, ABatchWithATakenIdStoresNothing) {
+  auto store = OpenSharded(ShardedOptions());
+  ASSERT_NE(store, nullptr);
+  const std::string taken = IdOn(2, "t");
+  ASSERT_OK(store->Add({MailJob(taken)}, kT0));
+  int writes = 0;
+  store->SetBeforeShardWriteForTesting([&](int) { ++writes; });
+  const absl::Status s = store->Add(
+      {MailJob(IdOn(0, "x")), MailJob(IdOn(1, "y")), MailJob(taken)}, kT0);
+  EXPECT_TRUE(absl::IsAlreadyExists(s)) << s;
+  EXPECT_EQ(writes, 0) << "the ids are checked before anything is written";
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, store->Stats("mail"));
+  EXPECT_EQ(stats.ready, 1);
+  // An id twice in one batch, on different positions.
+  const std::string dup = IdOn(1, "d");
+  EXPECT_TRUE(absl::IsAlreadyExists(
+      store->Add({MailJob(dup), MailJob(IdOn(0, "e")), MailJob(dup)}, kT0)));
+}
+
+TEST(RedisShardedTest, OnlyTheProcessThatFiresAnOccurrenceStoresItsJobs) {
+  const RedisOptions options = ShardedOptions();
+  auto winner = OpenSharded(options);
+  auto loser = OpenSharded(options);
+  ASSERT_NE(winner, nullptr);
+  ASSERT_NE(loser, nullptr);
+  ScheduleRecord beat;
+  beat.name = "beat";
+  beat.spec = "@every 1s";
+  beat.topic = "mail";
+  ASSERT_OK(winner->PutSchedule(beat, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<ScheduleRecord> read,
+                       loser->ListSchedules());
+  ASSERT_EQ(read.size(), 1u);
+  // The occurrence's jobs fall on shards 1 and 2, away from the schedule.
+  const std::vector<NewJob> occurrence = {MailJob(IdOn(1, "beat@1")),
+                                          MailJob(IdOn(2, "beat@1"))};
+  ASSERT_OK(
+      winner->FireSchedule("beat", read[0].revision, kT0, occurrence, kT0));
+  // The winner's jobs run and are acked, which frees their ids.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       winner->Reserve("mail", 10, kT0));
+  ASSERT_EQ(leases.size(), 2u);
+  for (const Lease& l : leases) ASSERT_OK(winner->Ack(l.job.id, l.token, kT0));
+  // The slower process fires the same occurrence from the revision it
+  // read: refused, and none of its jobs was ever stored for a worker to
+  // run a second time.
+  int writes = 0;
+  loser->SetBeforeShardWriteForTesting([&](int) { ++writes; });
+  EXPECT_TRUE(absl::IsAlreadyExists(
+      loser->FireSchedule("beat", read[0].revision, kT0, occurrence, kT0)));
+  EXPECT_EQ(writes, 0);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, loser->Stats("mail"));
+  EXPECT_EQ(stats, TopicStats{});
+}
+
+TEST(ShardShareOfLimitTest, DividesTheRateExactlyAndRoundsTheRestUp) {
+  TopicLimit limit;
+  limit.rate = 2;
+  limit.period = absl::Seconds(1);
+  limit.burst = 3;
+  limit.concurrency = 5;
+  const TopicLimit share = ShardShareOfLimit(limit, 4);
+  EXPECT_EQ(share.rate, 2);
+  EXPECT_EQ(share.period, absl::Seconds(4));  // half a reservation a second
+  EXPECT_EQ(share.burst, 1);
+  EXPECT_EQ(share.concurrency, 2);
+  TopicLimit none;  // no rate, no cap: none on the shards either
+  EXPECT_EQ(ShardShareOfLimit(none, 4), none);
+}
+
+TEST(RedisShardedTest, ALimitIsEnforcedPerShard) {
+  auto store = OpenSharded(ShardedOptions());
+  ASSERT_NE(store, nullptr);
+  std::vector<NewJob> jobs;
+  for (int k = 0; k < kShards; ++k) {
+    for (int i = 0; i < 3; ++i) {
+      jobs.push_back(MailJob(IdOn(k, absl::StrCat("l", k, "-", i))));
+    }
+  }
+  ASSERT_OK(store->Add(jobs, kT0));
+  TopicLimit cap;
+  cap.concurrency = 2;
+  ASSERT_OK(store->SetLimit("mail", cap, kT0));
+  // Each shard allows ceil(2 / 3) = 1 at a time: 3 for the topic, not 2.
+  ReserveReport report;
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       store->Reserve("mail", 10, kT0, &report));
+  EXPECT_EQ(leases.size(), 3u);
+  EXPECT_EQ(report.limited_until, absl::InfiniteFuture());
+  // The limit as set is what Limits() lists.
+  ASSERT_OK_AND_ASSIGN(std::vector<LimitedTopic> limits, store->Limits());
+  ASSERT_EQ(limits.size(), 1u);
+  EXPECT_EQ(limits[0].limit, cap);
+  ASSERT_OK_AND_ASSIGN(std::vector<LimitedTopic> on_shard,
+                       store->shard(1).Limits());
+  ASSERT_EQ(on_shard.size(), 1u);
+  EXPECT_EQ(on_shard[0].limit.concurrency, 1);
+}
+
+// Counts the kReady news a subscription delivers, to wait for them.
+class ReadyNews {
+ public:
+  NewsCallback Callback() {
+    return [this](const StoreNews& n) {
+      absl::MutexLock lock(&mu_);
+      if (n.kind == StoreNews::Kind::kReady) ++heard_;
+    };
+  }
+  // Whether `n` arrived (waits up to a generous bound, never for a result).
+  bool Await(int n) {
+    absl::MutexLock lock(&mu_);
+    wanted_ = n;
+    return mu_.AwaitWithTimeout(absl::Condition(this, &ReadyNews::Reached),
+                                absl::Seconds(30));
+  }
+
+ private:
+  bool Reached() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return heard_ >= wanted_;
+  }
+  absl::Mutex mu_;
+  int heard_ ABSL_GUARDED_BY(mu_) = 0;
+  int wanted_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+std::vector<int64_t> Calls(const ShardedRedisBackend& store) {
+  std::vector<int64_t> calls;
+  for (int k = 0; k < kShards; ++k) {
+    calls.push_back(store.ReserveCallsForTesting(k));
+  }
+  return calls;
+}
+
+TEST(RedisShardedTest, ReserveAsksOnlyShardsThatMayHaveWork) {
+  const RedisOptions options = ShardedOptions();
+  auto consumer = OpenSharded(options);
+  auto producer = OpenSharded(options);
+  ASSERT_NE(consumer, nullptr);
+  ASSERT_NE(producer, nullptr);
+  ReadyNews news;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<NewsSubscription> subscription,
+                       consumer->Subscribe(news.Callback()));
+  ASSERT_OK_AND_ASSIGN(absl::Time next, consumer->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture());
+  // Nothing is known at first: every shard is asked once, and found empty.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> got,
+                       consumer->Reserve("mail", 1, kT0));
+  EXPECT_THAT(got, IsEmpty());
+  EXPECT_THAT(Calls(*consumer), ElementsAre(1, 1, 1));
+  ASSERT_OK_AND_ASSIGN(got, consumer->Reserve("mail", 1, kT0));
+  EXPECT_THAT(Calls(*consumer), ElementsAre(1, 1, 1)) << "no shard asked";
+
+  // Another process adds a job on shard 1: its news names that shard.
+  ASSERT_OK(producer->Add({MailJob(IdOn(1, "p"))}, kT0));
+  ASSERT_TRUE(news.Await(1));
+  ASSERT_OK_AND_ASSIGN(got, consumer->Reserve("mail", 1, kT0));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_THAT(Calls(*consumer), ElementsAre(1, 2, 1));
+  // That reserve was not short: shard 1 is still flagged, asked once more.
+  ASSERT_OK_AND_ASSIGN(got, consumer->Reserve("mail", 1, kT0));
+  EXPECT_THAT(got, IsEmpty());
+  EXPECT_THAT(Calls(*consumer), ElementsAre(1, 3, 1));
+  ASSERT_OK_AND_ASSIGN(got, consumer->Reserve("mail", 1, kT0));
+  EXPECT_THAT(Calls(*consumer), ElementsAre(1, 3, 1));
+
+  // The consumer's own add on shard 2 flags it at once.
+  ASSERT_OK(consumer->Add({MailJob(IdOn(2, "own"))}, kT0));
+  ASSERT_OK_AND_ASSIGN(got, consumer->Reserve("mail", 1, kT0));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_THAT(Calls(*consumer), ElementsAre(1, 3, 2));
+
+  // A delayed job on shard 0 comes due without news of a ready job; the
+  // shard's horizon (its kDue news) makes the reserve at its time ask it.
+  ASSERT_OK(
+      producer->Add({MailJob(IdOn(0, "later"), kT0 + absl::Seconds(5))}, kT0));
+  ASSERT_OK_AND_ASSIGN(next, consumer->NextDue());
+  EXPECT_EQ(next, kT0 + absl::Seconds(5));
+  ASSERT_OK_AND_ASSIGN(got,
+                       consumer->Reserve("mail", 1, kT0 + absl::Seconds(1)));
+  EXPECT_THAT(got, IsEmpty());
+  const std::vector<int64_t> before = Calls(*consumer);
+  ASSERT_OK_AND_ASSIGN(got,
+                       consumer->Reserve("mail", 1, kT0 + absl::Seconds(5)));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].job.id, IdOn(0, "later"));
+  EXPECT_EQ(Calls(*consumer)[0], before[0] + 1);
+}
+
+TEST(RedisShardedTest, WithoutNewsEveryShardIsAsked) {
+  auto store = OpenSharded(ShardedOptions());
+  ASSERT_NE(store, nullptr);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> got,
+                         store->Reserve("mail", 1, kT0));
+    EXPECT_THAT(got, IsEmpty());
+  }
+  EXPECT_THAT(Calls(*store), ElementsAre(2, 2, 2));
+}
+
+TEST(RedisShardedTest, ReserveTakesTheShardsInTurn) {
+  auto store = OpenSharded(ShardedOptions());
+  ASSERT_NE(store, nullptr);
+  std::vector<NewJob> jobs;
+  for (int k = 0; k < kShards; ++k) {
+    for (int i = 0; i < 2; ++i) {
+      jobs.push_back(MailJob(IdOn(k, absl::StrCat("s", k, "-", i))));
+    }
+  }
+  ASSERT_OK(store->Add(jobs, kT0));
+  std::vector<int> shards;
+  for (int i = 0; i < 2 * kShards; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> got,
+                         store->Reserve("mail", 1, kT0));
+    ASSERT_EQ(got.size(), 1u);
+    shards.push_back(redis_internal::ShardOfJob(got[0].job.id, kShards));
+  }
+  EXPECT_THAT(shards, ElementsAre(0, 1, 2, 0, 1, 2));
+}
+
+TEST(RedisShardedTest, TheShardCountOfANamespaceCannotChange) {
+  RedisOptions options = ShardedOptions();
+  {
+    auto store = OpenSharded(options);
+    ASSERT_NE(store, nullptr);
+  }
+  options.shards = 4;
+  absl::StatusOr<std::unique_ptr<Backend>> other = OpenRedisBackend(options);
+  EXPECT_TRUE(absl::IsFailedPrecondition(other.status())) << other.status();
+  EXPECT_THAT(other.status().message(), ::testing::HasSubstr("shards=3"));
+  options.shards = 1;
+  other = OpenRedisBackend(options);
+  EXPECT_TRUE(absl::IsFailedPrecondition(other.status())) << other.status();
+  // A namespace named like another's shard is refused too.
+  RedisOptions shard_one = options;
+  shard_one.ns = redis_internal::ShardNamespace(options.ns, 1);
+  other = OpenRedisBackend(shard_one);
+  EXPECT_TRUE(absl::IsFailedPrecondition(other.status())) << other.status();
+  EXPECT_THAT(other.status().message(), ::testing::HasSubstr("shard 1 of 3"));
+
+  // An unsharded namespace with jobs cannot become sharded.
+  RedisOptions plain = testing::FreshRedisOptions();
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> store,
+                         OpenRedisBackend(plain));
+    ASSERT_OK(store->Add({MailJob("j")}, kT0));
+  }
+  plain.shards = 2;
+  other = OpenRedisBackend(plain);
+  EXPECT_TRUE(absl::IsFailedPrecondition(other.status())) << other.status();
+  EXPECT_THAT(other.status().message(), ::testing::HasSubstr("shards=1"));
+}
+
+TEST(RedisShardedTest, UnshardedKeysAreAsTheyWere) {
+  const RedisOptions plain = testing::FreshRedisOptions();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> store, OpenRedisBackend(plain));
+  ASSERT_OK(store->Add({MailJob("j")}, kT0));
+  const std::vector<std::string> meta =
+      RawCommand(testing::SharedRedisServer().port(),
+                 {"HKEYS", absl::StrCat("{", plain.ns, "}:meta")});
+  EXPECT_THAT(meta, ElementsAre("layout"));
+}
+
+}  // namespace
+}  // namespace delayq
