@@ -117,6 +117,20 @@ TEST(ServerTest, DrainAnswersTheRequestsInFlight) {
   EXPECT_EQ(waited.json["leases"].size(), 0u);
 }
 
+TEST(ServerTest, HistoryZeroKeepsNoEvents) {
+  auto server = ServeProcess::Start(FreshStore(), {"--history", "0"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  ApiClient api((*server)->port());
+  ASSERT_EQ(
+      api.Post("/v1/topics/t/jobs", {{"payload", "x"}, {"id", "j"}}).status,
+      201);
+  HttpReply history = api.Get("/v1/jobs/j/history");
+  ASSERT_EQ(history.status, 200) << history.body;
+  EXPECT_EQ(history.json["events"].size(), 0u);
+  EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
+  EXPECT_FALSE(ServeProcess::Start(FreshStore(), {"--history", "-1"}).ok());
+}
+
 TEST(ServerTest, LogsShowNeitherPayloadsNorPasswords) {
   const std::string log = FreshTempPath("serve-log");
   const std::string db = FreshDbPath("server");

@@ -18,9 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "delayq/event.h"
 
 namespace delayq {
@@ -38,13 +40,27 @@ class JobHistory {
   std::vector<Event> Of(absl::string_view id) const;
 
  private:
+  // An event without the id and topic its job already gives: recording
+  // one costs little more than a copy of its error, when it has one.
+  struct Entry {
+    EventType type;
+    int attempts;
+    absl::Time at;
+    std::string error;
+  };
+
   const size_t max_jobs_;
   const size_t max_events_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::deque<Event>> events_
-      ABSL_GUARDED_BY(mu_);
-  // Job ids in the order of their first event; the oldest goes first.
-  std::deque<std::string> order_ ABSL_GUARDED_BY(mu_);
+  struct Job {
+    std::string topic;
+    absl::InlinedVector<Entry, 2> entries;  // oldest first, <= max_events_
+  };
+  // A node map, so that `order_` can point at its keys.
+  absl::node_hash_map<std::string, Job> events_ ABSL_GUARDED_BY(mu_);
+  // The jobs' ids (events_'s keys) in the order of their first event; the
+  // oldest goes first.
+  std::deque<absl::string_view> order_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace serve

@@ -65,8 +65,10 @@ Server::Server(Scheduler& scheduler, Metrics* metrics,
       options_(options),
       leases_(std::max<size_t>(1, options.lease_cache_size)),
       history_(options.history_jobs, options.history_events) {
-  history_listener_ = scheduler_.AddListener(
-      [this](const Event& event) { history_.Record(event); });
+  if (options_.history_jobs > 0) {
+    history_listener_ = scheduler_.AddListener(
+        [this](const Event& event) { history_.Record(event); });
+  }
   const int max_connections = options_.max_connections;
   const size_t stack = options_.thread_stack_bytes;
   http_.new_task_queue = [max_connections, stack] {
@@ -91,7 +93,7 @@ Server::Server(Scheduler& scheduler, Metrics* metrics,
 
 Server::~Server() {
   Drain();
-  scheduler_.RemoveListener(history_listener_);
+  if (history_listener_ >= 0) scheduler_.RemoveListener(history_listener_);
 }
 
 void Server::AddRoutes() {

@@ -55,7 +55,9 @@ struct ServeOptions {
   // LeaseCache); about 300 bytes each.
   size_t lease_cache_size = 100'000;
   // The jobs whose recent events the server keeps for GET
-  // /v1/jobs/{id}/history (see JobHistory), and how many events each.
+  // /v1/jobs/{id}/history (see JobHistory), and how many events each. 0
+  // keeps none and spares every event the bookkeeping (about half a
+  // microsecond).
   size_t history_jobs = 10'000;
   size_t history_events = 32;
 };
