@@ -190,21 +190,23 @@ TEST_F(SchedulerTest, EnqueueRefusesTimesNoStoreKeepsExactly) {
   EXPECT_OK(scheduler_->Release(lease, absl::Seconds(1)));
 }
 
-// One timer stands for every pending job, and the store tells the next due
-// time each time it fires: a consumer blocked in Reserve() still gets every
-// job at its time, enqueued latest first. The store is looked at on its own
-// only once an hour, so only the timers can wake it.
-TEST_F(SchedulerTest, EveryJobIsOnTimeWithOneTimerForAll) {
+// Enqueues six jobs due 1..6 s from now (latest first, or earliest
+// first), then checks that a consumer blocked in Reserve() gets each at its
+// time. The store is looked at on its own only once an hour, so only the
+// timers can wake it.
+void ExpectEveryJobOnTime(SimulatedClock& clock, bool earliest_first) {
   SchedulerOptions options;
-  options.clock = &clock_;
+  options.clock = &clock;
   options.poll_interval = absl::Hours(1);
   ASSERT_OK_AND_ASSIGN(auto capped,
                        Scheduler::Create(NewMemoryBackend(), options));
   constexpr int kJobs = 6;
-  for (int i = kJobs; i >= 1; --i) {
+  for (int n = 1; n <= kJobs; ++n) {
+    const int i = earliest_first ? n : kJobs + 1 - n;
     ASSERT_OK(
         capped->Enqueue("t", absl::StrCat("j", i), Delayed(absl::Seconds(i))));
   }
+  const absl::Time start = clock.Now();
   for (int i = 1; i <= kJobs; ++i) {
     std::optional<Lease> got;
     std::thread consumer([&] {
@@ -213,46 +215,27 @@ TEST_F(SchedulerTest, EveryJobIsOnTimeWithOneTimerForAll) {
       ASSERT_TRUE(lease.ok());
       got = *lease;
     });
-    while (clock_.Waiters() == 0) absl::SleepFor(absl::Milliseconds(1));
-    clock_.Advance(absl::Seconds(1));
+    while (clock.Waiters() == 0) absl::SleepFor(absl::Milliseconds(1));
+    clock.Advance(absl::Seconds(1));
     consumer.join();
     ASSERT_TRUE(got.has_value()) << "j" << i;
     EXPECT_EQ(got->job.payload, absl::StrCat("j", i));
-    EXPECT_EQ(clock_.Now(), kStart + absl::Seconds(i)) << "j" << i;
+    EXPECT_EQ(clock.Now(), start + absl::Seconds(i)) << "j" << i;
     ASSERT_OK(capped->Ack(*got));
   }
 }
 
-// The same, enqueued earliest first: each later deadline finds the local
-// timer armed earlier and leaves it as it is (without taking a lock), and
-// each time a timer fires the store tells the next due time.
+// One timer stands for every pending job, and the store tells the next due
+// time each time it fires.
+TEST_F(SchedulerTest, EveryJobIsOnTimeWithOneTimerForAll) {
+  ExpectEveryJobOnTime(clock_, /*earliest_first=*/false);
+}
+
+// Enqueued earliest first: each later deadline finds the local timer armed
+// earlier and leaves it as it is (without taking a lock), and each time a
+// timer fires the store tells the next due time.
 TEST_F(SchedulerTest, LaterDeadlinesThanTheArmedOneAreStillOnTime) {
-  SchedulerOptions options;
-  options.clock = &clock_;
-  options.poll_interval = absl::Hours(1);
-  ASSERT_OK_AND_ASSIGN(auto capped,
-                       Scheduler::Create(NewMemoryBackend(), options));
-  constexpr int kJobs = 6;
-  for (int i = 1; i <= kJobs; ++i) {
-    ASSERT_OK(
-        capped->Enqueue("t", absl::StrCat("j", i), Delayed(absl::Seconds(i))));
-  }
-  for (int i = 1; i <= kJobs; ++i) {
-    std::optional<Lease> got;
-    std::thread consumer([&] {
-      absl::StatusOr<std::optional<Lease>> lease =
-          capped->Reserve("t", absl::Hours(1));
-      ASSERT_TRUE(lease.ok());
-      got = *lease;
-    });
-    while (clock_.Waiters() == 0) absl::SleepFor(absl::Milliseconds(1));
-    clock_.Advance(absl::Seconds(1));
-    consumer.join();
-    ASSERT_TRUE(got.has_value()) << "j" << i;
-    EXPECT_EQ(got->job.payload, absl::StrCat("j", i));
-    EXPECT_EQ(clock_.Now(), kStart + absl::Seconds(i)) << "j" << i;
-    ASSERT_OK(capped->Ack(*got));
-  }
+  ExpectEveryJobOnTime(clock_, /*earliest_first=*/true);
 }
 
 // A paused topic's jobs wait; Resume() wakes a consumer blocked on it. The

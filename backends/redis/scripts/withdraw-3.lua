@@ -2,7 +2,7 @@
 -- shard before another shard refused its part (see README.md, Sharded
 -- namespaces). As cancel, in any state, but holding no id in a dedup
 -- window: the batch was refused, so its ids must stay free.
--- requires: keys calls ready index topics job news
+-- requires: keys calls ready index topics job news unindex
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:jobs"
@@ -14,21 +14,8 @@ for i = 1, #ARGV do
   local id = ARGV[i]
   local j = job_read(id)
   if j then
-    local topic, state = j[TOPIC], j[STATE]
-    if state == ST_READY then
-      redis.call('ZREM', ready_key(topic),
-                 ready_member(j[PRIORITY], j[RUN_AT], j[SEQ_NO], id))
-      expiry_off(id, j)
-    elseif state == ST_DELAYED then
-      delay_off(id, topic)
-      expiry_off(id, j)
-    elseif state == ST_RESERVED then
-      lease_off(id, topic)
-      note_slot_freed(topic)
-    elseif state == ST_DEAD then
-      redis.call('ZREM', dead_key(topic), id)
-    end
-    forget(id, topic)
+    unindex(id, j)
+    forget(id, j[TOPIC])
     withdrawn = withdrawn + 1
   end
 end
