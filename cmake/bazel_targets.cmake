@@ -164,6 +164,7 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/schedule.lua
   backends/redis/scripts/lib/snapshot.lua
   backends/redis/scripts/lib/topics.lua
+  backends/redis/scripts/lib/unindex.lua
 )
 
 set(DELAYQ_SERVE_ASSETS

@@ -134,7 +134,9 @@ int SlotOf(const RedisCluster& cluster, const std::string& ns) {
       cluster.Seeds()[0].port, {"CLUSTER", "KEYSLOT", "{" + ns + "}:x"});
   int n = -1;
   EXPECT_EQ(slot.size(), 1u);
-  if (!slot.empty()) EXPECT_TRUE(absl::SimpleAtoi(slot[0], &n)) << slot[0];
+  if (!slot.empty()) {
+    EXPECT_TRUE(absl::SimpleAtoi(slot[0], &n)) << slot[0];
+  }
   return n;
 }
 

@@ -22,7 +22,7 @@ namespace {
 TEST(GeneratedIdTest, ReadsBackWhatItWrites) {
   for (uint64_t serial :
        {uint64_t{1}, uint64_t{9}, uint64_t{10}, uint64_t{1'000'000},
-        uint64_t{9'999'999'999'999'999'999}}) {
+        uint64_t{9'999'999'999'999'999'999u}}) {
     const std::string id = GeneratedId("5f3a9c01b2d4", serial);
     std::optional<GeneratedIdParts> parts = ParseGeneratedId(id);
     ASSERT_TRUE(parts.has_value()) << id;

@@ -123,7 +123,7 @@ std::string UtcText(absl::Time t) {
   const int64_t day = doy - (153 * mp + 2) / 5 + 1;
   const int64_t month = mp < 10 ? mp + 3 : mp - 9;
   const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  char text[32];
+  char text[64];  // room for any int, which the compiler cannot rule out
   snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
            static_cast<int>(year), static_cast<int>(month),
            static_cast<int>(day), static_cast<int>(of_day / 3'600'000),

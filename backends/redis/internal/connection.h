@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -257,6 +258,11 @@ class Scripts {
   absl::Status LoadAll();
 
   struct Call {
+    Call() = default;
+    Call(absl::string_view script, std::vector<std::string> keys,
+         std::vector<std::string> args = {})
+        : script(script), keys(std::move(keys)), args(std::move(args)) {}
+
     absl::string_view script;  // the script's name, e.g. "ack"
     std::vector<std::string> keys;
     std::vector<std::string> args;
