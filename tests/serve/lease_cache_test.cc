@@ -21,6 +21,9 @@ Lease MakeLease(const std::string& id, uint64_t token) {
   lease.job.topic = "t";
   lease.job.payload = "a payload the cache need not keep";
   lease.job.attempts = 2;
+  lease.job.last_error = "an error the cache need not keep";
+  lease.job.expire_at = absl::FromUnixSeconds(500);
+  lease.job.unique_for = absl::Hours(1);
   lease.token = token;
   lease.deadline = absl::FromUnixSeconds(100);
   return lease;
@@ -37,6 +40,10 @@ TEST(LeaseCacheTest, FindsALeaseOnlyUnderItsToken) {
   EXPECT_EQ(found->job.attempts, 2);
   EXPECT_EQ(found->deadline, absl::FromUnixSeconds(100));
   EXPECT_TRUE(found->job.payload.empty());
+  EXPECT_TRUE(found->job.last_error.empty());
+  // Every other field of the job is kept as reserve gave it.
+  EXPECT_EQ(found->job.expire_at, absl::FromUnixSeconds(500));
+  EXPECT_EQ(found->job.unique_for, absl::Hours(1));
   EXPECT_EQ(cache.size(), 1u);
 }
 

@@ -7,26 +7,18 @@
 namespace delayq {
 namespace serve {
 
-void LeaseCache::Put(const Lease& lease) {
+void LeaseCache::Put(Lease lease) {
+  // Finishing a lease needs neither of these, and they may be large.
+  std::string().swap(lease.job.payload);
+  std::string().swap(lease.job.last_error);
+  const std::string id = lease.job.id;
   Entry entry;
-  entry.lease.job.id = lease.job.id;
-  entry.lease.job.topic = lease.job.topic;
-  entry.lease.job.state = lease.job.state;
-  entry.lease.job.priority = lease.job.priority;
-  entry.lease.job.attempts = lease.job.attempts;
-  entry.lease.job.max_attempts = lease.job.max_attempts;
-  entry.lease.job.ttr = lease.job.ttr;
-  entry.lease.job.backoff = lease.job.backoff;
-  entry.lease.job.enqueued_at = lease.job.enqueued_at;
-  entry.lease.job.run_at = lease.job.run_at;
-  entry.lease.job.deadline = lease.job.deadline;
-  entry.lease.token = lease.token;
-  entry.lease.deadline = lease.deadline;
+  entry.lease = std::move(lease);
   absl::MutexLock lock(&mu_);
   MakeRoom();
   entry.put = ++puts_;
-  order_.push_back(PutRecord{lease.job.id, entry.put});
-  leases_.insert_or_assign(lease.job.id, std::move(entry));
+  order_.push_back(PutRecord{id, entry.put});
+  leases_.insert_or_assign(id, std::move(entry));
 }
 
 std::optional<Lease> LeaseCache::Find(absl::string_view id,

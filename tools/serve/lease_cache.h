@@ -31,9 +31,9 @@ class LeaseCache {
  public:
   explicit LeaseCache(size_t capacity) : capacity_(capacity) {}
 
-  // Remembers `lease` (without its payload), replacing an older lease of the
-  // same job.
-  void Put(const Lease& lease);
+  // Remembers `lease` (without its payload and last error), replacing an
+  // older lease of the same job.
+  void Put(Lease lease);
 
   // The lease of job `id` under `token`, if remembered. Take() also forgets
   // it (the request ends the lease, whatever the store answers).

@@ -45,9 +45,9 @@ absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
       call.path[0], static_cast<int>(*max), wait, *context.draining);
   --*context.reserves_waiting;
   if (!leases.ok()) return leases.status();
-  for (const Lease& lease : *leases) context.leases->Put(lease);
-  return Reply::Text(200,
-                     JsonListText<Lease>("leases", *leases, &AppendLeaseJson));
+  std::string text = JsonListText<Lease>("leases", *leases, &AppendLeaseJson);
+  for (Lease& lease : *leases) context.leases->Put(std::move(lease));
+  return Reply::Text(200, std::move(text));
 }
 
 // The lease of job `id` under `token`: as reserve handed it out when this
