@@ -158,20 +158,26 @@ void ScheduleRunner::Replace(std::vector<ScheduleRecord> records) {
 }
 
 void ScheduleRunner::UpdateEarliestLocked() {
-  earliest_ = absl::InfiniteFuture();
+  absl::Time earliest = absl::InfiniteFuture();
   for (const auto& [name, e] : entries_) {
-    earliest_ = std::min(earliest_, std::max(e.next, e.retry_at));
+    earliest = std::min(earliest, std::max(e.next, e.retry_at));
   }
+  earliest_ns_.store(
+      earliest == absl::InfiniteFuture() ? kNone : absl::ToUnixNanos(earliest),
+      std::memory_order_release);
 }
 
 absl::Time ScheduleRunner::NextWake() const {
-  absl::MutexLock lock(&mu_);
-  return earliest_;
+  const int64_t ns = earliest_ns_.load(std::memory_order_acquire);
+  return ns == kNone ? absl::InfiniteFuture() : absl::FromUnixNanos(ns);
 }
 
 absl::Time ScheduleRunner::RunDue(absl::Time now, bool reload) {
   // The common call, from every Tick(): nothing due, nothing to read.
-  if (!reload && NextWake() > now) return NextWake();
+  if (!reload) {
+    const absl::Time next = NextWake();
+    if (next > now) return next;
+  }
   // Another thread is at it, and arms what comes next itself.
   if (running_.exchange(true)) return absl::InfiniteFuture();
   if (reload) (void)Reload();

@@ -20,7 +20,9 @@
 #define DELAYQ_SRC_SCHEDULE_RUNNER_H_
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,10 +93,11 @@ class ScheduleRunner {
   // earliest next occurrence, absl::InfiniteFuture() when there is none.
   // When another thread is already running them, returns
   // absl::InfiniteFuture() at once (that thread's call returns what comes
-  // next). Costs one lock when nothing is due and `reload` is false.
+  // next). Takes no lock when nothing is due and `reload` is false: every
+  // Tick() calls it.
   absl::Time RunDue(absl::Time now, bool reload);
 
-  // When RunDue() next has work.
+  // When RunDue() next has work. Lock-free.
   absl::Time NextWake() const;
 
  private:
@@ -127,8 +130,11 @@ class ScheduleRunner {
   const Enqueued on_enqueued_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
-  // The earliest time any entry is due (next, or retry_at after a failure).
-  absl::Time earliest_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  // The earliest time any entry is due (next, or retry_at after a failure),
+  // in Unix nanoseconds rounded down (so never late); kNone when nothing is.
+  // Written under mu_, read without it.
+  static constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  std::atomic<int64_t> earliest_ns_{kNone};
   // Set while a RunDue() fires: a second one leaves the work to it.
   std::atomic<bool> running_{false};
 };
