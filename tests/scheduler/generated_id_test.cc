@@ -42,7 +42,8 @@ TEST(GeneratedIdTest, NewPrefixesAreTwelveLowercaseHexDigits) {
 // Exactly one id has each (prefix, serial): anything else is not generated.
 TEST(GeneratedIdTest, OtherIdsAreNotReadAsGenerated) {
   for (const char* id : {
-           "", "order-17",
+           "",
+           "order-17",
            "5f3a9c01b2d4",                       // no serial
            "5f3a9c01b2d4-",                      // empty serial
            "5f3a9c01b2d4-0",                     // serials count from 1
@@ -55,9 +56,20 @@ TEST(GeneratedIdTest, OtherIdsAreNotReadAsGenerated) {
            "5f3a9c01b2d4-7x",                    // not a number
            "5f3a9c01b2d4-+7",                    // a sign
            "5f3a9c01b2d4-12345678901234567890",  // twenty digits
+           "5f3a9c01b2d4-7a",                    // hex in the serial
+           "5f3a9c01b2d4-a",                     // a serial of hex only
+           "5f3a9c01b2:4-7",                     // the byte after '9'
+           "5f3a9c01b2d4-7:",                    // the same in the serial
+           "`f3a9c01b2d4-7",                     // the byte before 'a'
+           "5f3a9c01b2d4-7/",                    // the byte before '0'
        }) {
     EXPECT_FALSE(ParseGeneratedId(id).has_value()) << id;
   }
+  // Bytes outside ASCII, which a signed char would index below the table.
+  EXPECT_FALSE(ParseGeneratedId("5f3a9c01b2d4-7\xe9").has_value());
+  EXPECT_FALSE(ParseGeneratedId("\xff"
+                                "f3a9c01b2d4-7")
+                   .has_value());
 }
 
 TEST(GeneratedIdTest, TheSchedulerWritesThem) {
