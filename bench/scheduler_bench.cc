@@ -94,8 +94,11 @@ void BM_ReserveAckBatch(benchmark::State& state) {
     if (!leases.ok() || leases->size() != static_cast<size_t>(batch)) {
       std::abort();
     }
-    for (const Lease& lease : *leases) {
-      if (!scheduler->Ack(lease).ok()) std::abort();
+    absl::StatusOr<std::vector<absl::Status>> acked =
+        scheduler->AckBatch(*leases);
+    if (!acked.ok()) std::abort();
+    for (const absl::Status& s : *acked) {
+      if (!s.ok()) std::abort();
     }
     left -= batch;
   }

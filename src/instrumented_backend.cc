@@ -43,6 +43,10 @@ class InstrumentedBackend : public BackendWrapper {
                    absl::Time now) override {
     return Timed("ack", [&] { return target_->Ack(id, token, now); });
   }
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases, absl::Time now) override {
+    return Timed("ack_batch", [&] { return target_->AckBatch(leases, now); });
+  }
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
                                    absl::Time now) override {

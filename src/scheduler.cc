@@ -225,6 +225,24 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
+    absl::Span<const Lease> leases) {
+  absl::StatusOr<std::vector<absl::Status>> acked =
+      backend_->AckBatch(leases, clock_->Now());
+  if (!acked.ok()) return acked.status();
+  absl::string_view woken;
+  for (size_t i = 0; i < leases.size(); ++i) {
+    if (!(*acked)[i].ok()) continue;
+    const Job& job = leases[i].job;
+    if (job.topic != woken) {  // as in Ack(), once per run of a topic
+      promotion_.WakeTopic(job.topic);
+      woken = job.topic;
+    }
+    Emit(EventType::kSucceeded, job.id, job.topic, job.attempts);
+  }
+  return acked;
+}
+
 absl::Status Scheduler::Impl::Fail(const Lease& lease,
                                    absl::string_view error) {
   const absl::Time now = clock_->Now();
@@ -519,6 +537,11 @@ absl::StatusOr<std::vector<Lease>> Scheduler::ReserveBatch(
 void Scheduler::WakeReserves() { impl_->WakeReserves(); }
 
 absl::Status Scheduler::Ack(const Lease& lease) { return impl_->Ack(lease); }
+
+absl::StatusOr<std::vector<absl::Status>> Scheduler::AckBatch(
+    absl::Span<const Lease> leases) {
+  return impl_->AckBatch(leases);
+}
 
 absl::Status Scheduler::Fail(const Lease& lease, absl::string_view error) {
   return impl_->Fail(lease, error);

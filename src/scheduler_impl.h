@@ -57,6 +57,8 @@ class Scheduler::Impl : public internal::JobOps {
       const std::atomic<bool>* stop = nullptr);
   void WakeReserves() { promotion_.WakeAll(); }
   absl::Status Ack(const Lease& lease) override;
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases);
   absl::Status Fail(const Lease& lease, absl::string_view error) override;
   absl::Status Release(const Lease& lease, absl::Duration delay) override;
   absl::Status Touch(Lease& lease);

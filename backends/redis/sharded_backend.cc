@@ -250,6 +250,34 @@ absl::Status ShardedRedisBackend::Ack(absl::string_view id, uint64_t token,
   return ShardOf(id).Ack(id, token, now);
 }
 
+absl::StatusOr<std::vector<absl::Status>> ShardedRedisBackend::AckBatch(
+    absl::Span<const Lease> leases, absl::Time now) {
+  // Copies the leases only when they span shards.
+  if (!leases.empty() &&
+      std::all_of(leases.begin(), leases.end(), [&](const Lease& l) {
+        return IndexOf(l.job.id) == IndexOf(leases.front().job.id);
+      })) {
+    return shards_[IndexOf(leases.front().job.id)]->AckBatch(leases, now);
+  }
+  std::vector<std::vector<Lease>> groups(shards_.size());
+  std::vector<std::vector<size_t>> slots(shards_.size());
+  for (size_t i = 0; i < leases.size(); ++i) {
+    const int k = IndexOf(leases[i].job.id);
+    groups[k].push_back(leases[i]);
+    slots[k].push_back(i);
+  }
+  std::vector<absl::Status> out(leases.size());
+  for (size_t k = 0; k < shards_.size(); ++k) {
+    if (groups[k].empty()) continue;
+    absl::StatusOr<std::vector<absl::Status>> acked =
+        shards_[k]->AckBatch(groups[k], now);
+    for (size_t j = 0; j < slots[k].size(); ++j) {
+      out[slots[k][j]] = acked.ok() ? (*acked)[j] : acked.status();
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<FailOutcome> ShardedRedisBackend::Fail(absl::string_view id,
                                                       uint64_t token,
                                                       absl::string_view error,

@@ -589,18 +589,39 @@ absl::Status SqliteBackend::ClearLimit(absl::string_view topic,
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
                                 absl::Time now) {
   internal::MutexLock lock(&mu_);
-  return WriteTransaction(now, [&]() -> absl::Status {
-    ScopedReset reset(s_.ack.get());
-    s_.ack->BindText(1, id);
-    s_.ack->BindInt64(2, static_cast<int64_t>(token));
-    DQ_ASSIGN_OR_RETURN(bool row, s_.ack->Step());
-    if (!row) return internal::StaleLease(id);
-    const int64_t unique_for_us = s_.ack->Int64(0);
-    const std::string topic = s_.ack->Text(1);
-    DQ_RETURN_IF_ERROR(s_.ack->Run().status());
-    DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
-    return HoldId(id, unique_for_us, ToMicros(now));
-  });
+  return WriteTransaction(
+      now, [&] { return AckInTransaction(id, token, ToMicros(now)); });
+}
+
+absl::StatusOr<std::vector<absl::Status>> SqliteBackend::AckBatch(
+    absl::Span<const Lease> leases, absl::Time now) {
+  std::vector<absl::Status> out;
+  if (leases.empty()) return out;
+  out.reserve(leases.size());
+  internal::MutexLock lock(&mu_);
+  DQ_RETURN_IF_ERROR(WriteTransaction(now, [&]() -> absl::Status {
+    for (const Lease& l : leases) {
+      absl::Status st = AckInTransaction(l.job.id, l.token, ToMicros(now));
+      if (!st.ok() && !absl::IsFailedPrecondition(st)) return st;
+      out.push_back(std::move(st));
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::Status SqliteBackend::AckInTransaction(absl::string_view id,
+                                             uint64_t token, int64_t now_us) {
+  ScopedReset reset(s_.ack.get());
+  s_.ack->BindText(1, id);
+  s_.ack->BindInt64(2, static_cast<int64_t>(token));
+  DQ_ASSIGN_OR_RETURN(bool row, s_.ack->Step());
+  if (!row) return internal::StaleLease(id);
+  const int64_t unique_for_us = s_.ack->Int64(0);
+  const std::string topic = s_.ack->Text(1);
+  DQ_RETURN_IF_ERROR(s_.ack->Run().status());
+  DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
+  return HoldId(id, unique_for_us, now_us);
 }
 
 absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,

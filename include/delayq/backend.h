@@ -271,6 +271,28 @@ class Backend {
   virtual absl::Status Ack(absl::string_view id, uint64_t token,
                            absl::Time now) = 0;
 
+  // AckBatch()
+  //
+  // Acks every lease, each on its own terms as by Ack(): a lease that is not
+  // current gets FailedPrecondition in its slot and the others still go; the
+  // same lease twice is acked once and stale the second time. Returns one
+  // status per lease, in order. The outer status fails, and which leases
+  // were acked is unknown, when the store could not be asked; a store in
+  // several parts (a sharded Redis) puts a part's error in the slots of its
+  // leases instead. A store overrides it to ack the batch in one round trip
+  // or transaction; this default acks one lease at a time.
+  virtual absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases, absl::Time now) {
+    std::vector<absl::Status> out;
+    out.reserve(leases.size());
+    for (const Lease& l : leases) {
+      absl::Status st = Ack(l.job.id, l.token, now);
+      if (!st.ok() && !absl::IsFailedPrecondition(st)) return st;
+      out.push_back(std::move(st));
+    }
+    return out;
+  }
+
   // Fail()
   //
   // Ends the reservation `token` as failed, keeping `error` as last_error. If
@@ -559,6 +581,10 @@ class BackendWrapper : public Backend {
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override {
     return target_->Ack(id, token, now);
+  }
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases, absl::Time now) override {
+    return target_->AckBatch(leases, now);
   }
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,

@@ -195,6 +195,15 @@ class Scheduler {
   // The job is done: deletes it. FailedPrecondition if the lease is stale.
   absl::Status Ack(const Lease& lease);
 
+  // AckBatch()
+  //
+  // Ack() of every lease, in one store transaction or round trip where the
+  // store can (Backend::AckBatch()): one status per lease, in order, OK or
+  // FailedPrecondition for a stale one; the others still go. The outer
+  // status fails when the store could not be asked.
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases);
+
   // Fail()
   //
   // The attempt failed with `error`. With attempts left the job runs again

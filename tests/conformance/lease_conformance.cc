@@ -73,6 +73,46 @@ TEST_P(BackendConformanceTest, LeaseCallsWithAWrongTokenChangeNothing) {
   EXPECT_OK(backend_->Ack("j", lease.token, At(absl::Seconds(1))));
 }
 
+TEST_P(BackendConformanceTest, AckBatchAcksEachLeaseOnItsOwnTerms) {
+  const std::string topic = Topic();
+  const std::string other = Topic("other");
+  ASSERT_OK(backend_->Add({MakeJob("a", topic), MakeJob("b", topic),
+                           MakeJob("c", topic), MakeJob("d", other)},
+                          kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> t, backend_->Reserve(topic, 3, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> u, backend_->Reserve(other, 1, kT0));
+  ASSERT_EQ(t.size(), 3u);
+  ASSERT_EQ(u.size(), 1u);
+  Lease stale = t[1];
+  stale.token += 1000;
+  // t[0] twice: acked once, stale the second time; t[1] under a wrong
+  // token; u[0] of another topic.
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> acked,
+                       backend_->AckBatch({t[0], stale, t[0], u[0]}, kT0));
+  ASSERT_EQ(acked.size(), 4u);
+  EXPECT_OK(acked[0]);
+  EXPECT_THAT(acked[1], StatusIs(kStale));
+  EXPECT_THAT(acked[2], StatusIs(kStale));
+  EXPECT_OK(acked[3]);
+  EXPECT_THAT(backend_->Get(t[0].job.id),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(backend_->Get(u[0].job.id),
+              StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(Job b, backend_->Get(t[1].job.id));
+  EXPECT_EQ(b.state, JobState::kReserved);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, (TopicStats{0, 0, 2, 0}));
+  ASSERT_OK_AND_ASSIGN(stats, backend_->Stats(other));
+  EXPECT_EQ(stats, TopicStats{});
+
+  ASSERT_OK_AND_ASSIGN(acked, backend_->AckBatch({t[1], t[2]}, kT0));
+  EXPECT_THAT(acked, ElementsAre(absl::OkStatus(), absl::OkStatus()));
+  ASSERT_OK_AND_ASSIGN(stats, backend_->Stats(topic));
+  EXPECT_EQ(stats, TopicStats{});
+  ASSERT_OK_AND_ASSIGN(acked, backend_->AckBatch({}, kT0));
+  EXPECT_THAT(acked, IsEmpty());
+}
+
 TEST_P(BackendConformanceTest, StaleLeaseAfterRedeliveryChangesNothing) {
   const std::string topic = Topic();
   Lease first = AddAndReserve(MakeJob("j", topic), kT0);

@@ -86,42 +86,25 @@ TEST_F(RedisBackendTest, ReloadsScriptsAfterScriptFlush) {
   EXPECT_THAT(backend_->Get("a"), StatusIs(absl::StatusCode::kNotFound));
 }
 
-TEST_F(RedisBackendTest, AckBatchAcksEachLeaseOnItsOwnTerms) {
-  ASSERT_OK(backend_->Add({MakeJob("a", "t"), MakeJob("b", "t"),
-                           MakeJob("c", "t"), MakeJob("other", "u")},
-                          kT0));
-  ASSERT_OK_AND_ASSIGN(std::vector<Lease> t, backend_->Reserve("t", 3, kT0));
+// The conformance suite checks what AckBatch() does; here, that a batch
+// that empties the namespace leaves only its two lasting keys.
+TEST_F(RedisBackendTest, AckBatchLeavesNoKeysOfTheJobsBehind) {
+  ASSERT_OK(backend_->Add(
+      {MakeJob("a", "t"), MakeJob("b", "t"), MakeJob("other", "u")}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> t, backend_->Reserve("t", 2, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> u, backend_->Reserve("u", 1, kT0));
-  ASSERT_EQ(t.size(), 3u);
+  ASSERT_EQ(t.size(), 2u);
   ASSERT_EQ(u.size(), 1u);
-  Lease stale = t[1];
-  stale.token += 1000;
-  // "a" twice: acked once, stale the second time; "b" under a wrong token;
-  // "other" from another topic.
   ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> acked,
-                       backend_->AckBatch({t[0], stale, t[0], u[0]}, kT0));
-  ASSERT_EQ(acked.size(), 4u);
-  EXPECT_OK(acked[0]);
-  EXPECT_THAT(acked[1], StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_THAT(acked[2], StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_OK(acked[3]);
-  EXPECT_THAT(backend_->Get("a"), StatusIs(absl::StatusCode::kNotFound));
-  EXPECT_THAT(backend_->Get("other"), StatusIs(absl::StatusCode::kNotFound));
-  ASSERT_OK_AND_ASSIGN(Job b, backend_->Get("b"));
-  EXPECT_EQ(b.state, JobState::kReserved);
-  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats("t"));
-  EXPECT_EQ(stats, (TopicStats{0, 0, 2, 0}));
+                       backend_->AckBatch({t[0], u[0], t[1]}, kT0));
+  EXPECT_THAT(
+      acked, ElementsAre(absl::OkStatus(), absl::OkStatus(), absl::OkStatus()));
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
-  EXPECT_THAT(topics, ElementsAre("t")) << "u had no job left";
-  ASSERT_OK_AND_ASSIGN(acked, backend_->AckBatch({t[1], t[2]}, kT0));
-  EXPECT_OK(acked[0]);
-  EXPECT_OK(acked[1]);
+  EXPECT_THAT(topics, ::testing::IsEmpty());
   // The news horizon goes once NextDue() finds nothing pending.
   ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
   EXPECT_EQ(next, absl::InfiniteFuture());
   EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq")));
-  ASSERT_OK_AND_ASSIGN(acked, backend_->AckBatch({}, kT0));
-  EXPECT_TRUE(acked.empty());
 }
 
 TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {

@@ -471,6 +471,33 @@ TEST_F(SchedulerTest, StaleLeaseIsFenced) {
   EXPECT_THAT(scheduler_->Ack(second), StatusIs(kStale));
 }
 
+TEST_F(SchedulerTest, AckBatchTellsOfEachJobItAcked) {
+  EventLog log;
+  log.Attach(*scheduler_);
+  for (const char* id : {"a", "b"}) {
+    JobOptions options;
+    options.id = id;
+    ASSERT_OK(scheduler_->Enqueue("t", "p", options));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       scheduler_->ReserveBatch("t", 2));
+  ASSERT_EQ(leases.size(), 2u);
+  log.Take();
+  Lease stale = leases[1];
+  stale.token += 1000;
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> acked,
+                       scheduler_->AckBatch({leases[0], stale}));
+  ASSERT_EQ(acked.size(), 2u);
+  EXPECT_OK(acked[0]);
+  EXPECT_THAT(acked[1], StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(log.Take(), ElementsAre("succeeded:" + leases[0].job.id));
+  ASSERT_OK_AND_ASSIGN(acked, scheduler_->AckBatch({leases[1]}));
+  EXPECT_THAT(acked, ElementsAre(absl::OkStatus()));
+  EXPECT_THAT(log.Take(), ElementsAre("succeeded:" + leases[1].job.id));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler_->Stats("t"));
+  EXPECT_EQ(stats, TopicStats{});
+}
+
 TEST_F(SchedulerTest, FailRetriesWithBackoffThenDies) {
   EventLog log;
   log.Attach(*scheduler_);

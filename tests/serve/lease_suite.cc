@@ -178,12 +178,15 @@ TEST_P(ApiTest, ManyLeasesAreAckedInOneRequest) {
     acks.push_back({{"id", lease["job"]["id"]}, {"token", lease["token"]}});
   }
   acks[1]["token"] = "12345";  // not the lease's
+  acks.push_back(acks[0]);     // acked once, stale the second time
   HttpReply acked = api_->Post("/v1/leases/ack", {{"leases", acks}});
   ASSERT_EQ(acked.status, 200) << acked.body;
   EXPECT_EQ(acked.json["acked"], 2);
-  ASSERT_EQ(acked.json["errors"].size(), 1u);
+  ASSERT_EQ(acked.json["errors"].size(), 2u) << acked.body;
   EXPECT_EQ(acked.json["errors"][0]["id"], leases[1]["job"]["id"]);
   EXPECT_EQ(acked.json["errors"][0]["code"], "FAILED_PRECONDITION");
+  EXPECT_EQ(acked.json["errors"][1]["id"], leases[0]["job"]["id"]);
+  EXPECT_EQ(acked.json["errors"][1]["code"], "FAILED_PRECONDITION");
   HttpReply stats = api_->Get("/v1/topics/bulk/stats");
   EXPECT_EQ(stats.json["reserved"], 1);
   EXPECT_EQ(stats.json["ready"], 0);
@@ -230,9 +233,18 @@ TEST_P(ApiTest, FinishingALeaseReadsNoJob) {
   ASSERT_EQ(
       api_->Post(JobPath(lease, "ack"), {{"token", lease["token"]}}).status,
       200);
+  lease = ReserveOne("quick");
+  HttpReply batch = api_->Post(
+      "/v1/leases/ack",
+      {{"leases", {{{"id", lease["job"]["id"]}, {"token", lease["token"]}}}}});
+  ASSERT_EQ(batch.json["acked"], 1) << batch.body;
   const std::string metrics = api_->Get("/metrics").body;
   EXPECT_NE(metrics.find("delayq_store_call_seconds_count{call=\"ack\"} 1"),
             std::string::npos)
+      << metrics;
+  EXPECT_NE(
+      metrics.find("delayq_store_call_seconds_count{call=\"ack_batch\"} 1"),
+      std::string::npos)
       << metrics;
   EXPECT_EQ(metrics.find("call=\"get\""), std::string::npos) << metrics;
 }

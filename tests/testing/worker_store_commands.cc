@@ -9,7 +9,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "backends/redis/internal/backend_impl.h"
 #include "delayq/open.h"
 #include "tests/testing/worker_output.h"
 
@@ -86,12 +85,12 @@ void WorkThread(const std::string& url, int t, int jobs, int topics,
   }
 }
 
-// Acks `leases` in one call where the store can, else one by one; any
-// refusal is an error here (leases are long and nobody else holds them).
+// Acks `leases`, several in one call (one transaction or script call where
+// the store has one); any refusal is an error here (leases are long and
+// nobody else holds them).
 void AckAll(Backend& store, const std::vector<Lease>& leases) {
-  if (auto* redis = dynamic_cast<RedisBackend*>(&store);
-      redis != nullptr && leases.size() > 1) {
-    auto acks = redis->AckBatch(leases, absl::Now());
+  if (leases.size() > 1) {
+    auto acks = store.AckBatch(leases, absl::Now());
     if (!acks.ok()) Die("ack batch", acks.status());
     for (size_t i = 0; i < leases.size(); ++i) {
       if (!(*acks)[i].ok()) Die("ack " + leases[i].job.id, (*acks)[i]);

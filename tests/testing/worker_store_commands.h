@@ -27,7 +27,7 @@ void Work(const std::string& url, int threads, int jobs, int topics,
 
 // drain THREADS TOPIC[,TOPIC...]: THREADS threads on one connection reserve
 // and ack until the topics stay empty; odd threads reserve five at a time
-// and ack them in one call where the store has one (Redis AckBatch).
+// and ack them in one AckBatch() call.
 // Says "acked ID" per job and then "drained".
 void Drain(const std::string& url, int threads,
            const std::vector<std::string>& topics);

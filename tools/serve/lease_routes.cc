@@ -122,18 +122,37 @@ absl::StatusOr<Reply> AckMany(const RouteContext& context, const Call& call) {
     if (!token.ok()) return token.status();
     items.emplace_back(*std::move(id), *token);
   }
+  // The leases found go to the store in one batch; each item's outcome is
+  // told in the order of the request.
+  std::vector<absl::Status> outcomes(items.size());
+  std::vector<Lease> leases;
+  std::vector<size_t> item_of_lease;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto& [id, token] = items[i];
+    absl::StatusOr<Lease> lease = FindLease(context, id, token, /*take=*/true);
+    if (!lease.ok()) {
+      outcomes[i] = lease.status();
+      continue;
+    }
+    leases.push_back(*std::move(lease));
+    item_of_lease.push_back(i);
+  }
+  absl::StatusOr<std::vector<absl::Status>> acked_leases =
+      context.scheduler->AckBatch(leases);
+  // Which leases were acked is not known: the request failed as a whole.
+  if (!acked_leases.ok()) return acked_leases.status();
+  for (size_t j = 0; j < leases.size(); ++j) {
+    outcomes[item_of_lease[j]] = std::move((*acked_leases)[j]);
+  }
   int acked = 0;
   Json errors = Json::array();
-  for (const auto& [id, token] : items) {
-    absl::StatusOr<Lease> lease = FindLease(context, id, token, /*take=*/true);
-    absl::Status s =
-        lease.ok() ? context.scheduler->Ack(*lease) : lease.status();
-    if (s.ok()) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (outcomes[i].ok()) {
       ++acked;
       continue;
     }
-    Json error = StatusToJson(s);
-    error["id"] = id;
+    Json error = StatusToJson(outcomes[i]);
+    error["id"] = items[i].first;
     errors.push_back(std::move(error));
   }
   return Reply{200, Json{{"acked", acked}, {"errors", std::move(errors)}}};

@@ -94,14 +94,11 @@ class RedisBackend : public Backend {
 
   // AckBatch()
   //
-  // Acknowledges every lease in one script call (one round trip). Each lease
-  // is acked on its own terms, as by Ack(): a lease that is not current gets
-  // FailedPrecondition in its slot and the others still go; the same lease
-  // twice is acked once and stale the second time. The result holds one
-  // status per lease, in order. The outer status fails when the server could
-  // not be reached or answered with an error.
+  // As Backend::AckBatch(), in one script call (one round trip). The outer
+  // status fails when the server could not be reached or answered with an
+  // error.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now);
+      absl::Span<const Lease> leases, absl::Time now) override;
 
   // For a batch that a sharded namespace writes shard by shard: OK when
   // Add() of `jobs` at `now` would find none of their ids taken, else

@@ -47,6 +47,10 @@ class ShardedRedisBackend : public Backend {
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override;
+  // One script call per shard that holds some of the leases; a shard that
+  // cannot be asked puts its error in its leases' slots.
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases, absl::Time now) override;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
                                    absl::Time now) override;

@@ -55,6 +55,9 @@ class SqliteBackend : public Backend {
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::Time now) override;
+  // In one write transaction.
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases, absl::Time now) override;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
                                    absl::Time now) override;
@@ -163,6 +166,12 @@ class SqliteBackend : public Backend {
   // topic's concurrency cap was full, waiting workers of every process
   // look again.
   absl::Status NoteSlotFreed(absl::string_view topic)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Ack()'s work, inside a write transaction. FailedPrecondition, having
+  // changed nothing, when `token` is not the job's current reservation.
+  absl::Status AckInTransaction(absl::string_view id, uint64_t token,
+                                int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Holds `id` until now_us + unique_for_us when that is a window (> 0).
