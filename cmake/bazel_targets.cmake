@@ -233,6 +233,9 @@ set(DELAYQ_ABSL_LIBS
   absl::int128
 )
 
+delayq_cc_library(bench_bare_reply_server DIR bench NAME bare_reply_server
+  SRCS bench/serve/bare_reply_server.cc bench/serve/bare_reply_server.h
+  DEPS tp_absl)
 delayq_cc_binary(bench_memory_footprint DIR bench NAME memory_footprint
   SRCS bench/footprint/memory_footprint.cc
   DEPS delayq tp_absl)
@@ -259,7 +262,7 @@ delayq_cc_binary(bench_seed_poller DIR bench NAME seed_poller
   DEPS bench_workloads_common tp_absl tp_hiredis)
 delayq_cc_binary(bench_serve_bench DIR bench NAME serve_bench
   SRCS bench/serve/serve_bench.cc
-  DEPS bench_redis_cpu delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tp_absl)
+  DEPS bench_bare_reply_server bench_redis_cpu delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tp_absl)
 delayq_cc_binary(bench_sqlite_bench DIR bench NAME sqlite_bench
   SRCS bench/sqlite_bench.cc
   DEPS delayq tests_testing_temp_path tp_absl tp_benchmark_main)

@@ -6,7 +6,10 @@
 // up to 100 and one ack request for them), and the server's CPU per job
 // (its process_cpu_seconds_total metric) beside the library's CPU per job
 // (getrusage) for the same calls. The server runs in a process of its own,
-// as deployed; the library figures are one process.
+// as deployed; the library figures are one process. With one job per
+// request it also measures the floor: requests the server answers without
+// a store call, and the same against a bare server that only reads
+// requests and writes a reply (bare_reply_server.h).
 //
 //   bazel run -c opt //bench:serve_bench -- [--jobs N] [--batch N]
 //       [--store sqlite|redis]
@@ -16,6 +19,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -31,6 +35,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/redis_cpu.h"
+#include "bench/serve/bare_reply_server.h"
 #include "delayq/delayq.h"
 #include "tests/serve/serve_process.h"
 #include "tests/testing/redis_server.h"
@@ -171,20 +176,40 @@ void HttpReserveAck(const Shape& shape, int port, const std::string& topic) {
          requests.load());
 }
 
+// CPU seconds the bare server has used, from its GET /cpu.
+double BareCpuSeconds(ApiClient& api) {
+  double seconds = 0;
+  if (!absl::SimpleAtod(api.Get("/cpu").body, &seconds)) {
+    absl::FPrintF(stderr, "the bare server did not tell its CPU time\n");
+  }
+  return seconds;
+}
+
 // The floor under every request: POSTs to a route that does not exist,
 // which the server answers (404, a JSON error) without a store call. What
-// one job per request cannot cost less than.
-void HttpFloor(const Shape& shape, int port, int requests) {
+// one job per request cannot cost less than. `cpu_seconds`: how to ask the
+// server for its CPU time.
+void HttpFloor(const Shape& shape, int port, int requests,
+               const std::function<double(ApiClient&)>& cpu_seconds) {
   ApiClient meter(port);
-  const double cpu = ServerCpuSeconds(meter);
+  const double cpu = cpu_seconds(meter);
   const double seconds = Parallel(shape.clients, [&](int c) {
     ApiClient api(port);
     for (int i = c; i < requests; i += shape.clients) {
       api.Post("/v1/no-such-route", {{"payload", "0123456789"}});
     }
   });
-  Report(shape, "no-op request", requests, seconds,
-         ServerCpuSeconds(meter) - cpu, 0, requests);
+  Report(shape, "no-op request", requests, seconds, cpu_seconds(meter) - cpu, 0,
+         requests);
+}
+
+// The same against a server that only reads requests and writes a reply
+// (bare_reply_server.h): the floor of any HTTP server on TCP loopback.
+void BareFloor(const bench::BareReplyServer& bare, int requests) {
+  for (const int clients : {1, 16}) {
+    HttpFloor(Shape{"none", "bare tcp server", clients, 1, 0}, bare.port(),
+              requests, BareCpuSeconds);
+  }
 }
 
 void HttpRun(const Shape& shape, const std::string& url, int jobs) {
@@ -197,7 +222,9 @@ void HttpRun(const Shape& shape, const std::string& url, int jobs) {
   const std::string topic = absl::StrCat("bench", shape.clients);
   HttpAdd(shape, (*server)->port(), topic, jobs);
   HttpReserveAck(shape, (*server)->port(), topic);
-  if (shape.batch == 1) HttpFloor(shape, (*server)->port(), jobs);
+  if (shape.batch == 1) {
+    HttpFloor(shape, (*server)->port(), jobs, ServerCpuSeconds);
+  }
   (*server)->Stop();
 }
 
@@ -247,6 +274,13 @@ void LibraryRun(const Shape& shape, const std::string& url, int jobs) {
 }
 
 int Main(int argc, char** argv) {
+  // First: it forks, and this process has no threads yet.
+  absl::StatusOr<bench::BareReplyServer> bare = bench::BareReplyServer::Fork();
+  if (!bare.ok()) {
+    absl::FPrintF(stderr, "cannot start the bare server: %s\n",
+                  bare.status().ToString());
+    return 1;
+  }
   int jobs = 20000;
   std::vector<int> batches = {1, 100};
   std::vector<std::string> stores = {"sqlite", "redis"};
@@ -265,6 +299,9 @@ int Main(int argc, char** argv) {
     absl::FPrintF(stderr, "cannot start redis-server: %s\n",
                   redis.status().ToString());
     return 1;
+  }
+  if (std::find(batches.begin(), batches.end(), 1) != batches.end()) {
+    BareFloor(*bare, jobs);
   }
   int run = 0;
   for (const int batch : batches) {
