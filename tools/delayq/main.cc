@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "tools/delayq/cli.h"
+#include "tools/malloc_policy.h"
 
 namespace delayq {
 namespace cli {
@@ -278,4 +279,7 @@ int Fail(const absl::Status& status) {
 }  // namespace cli
 }  // namespace delayq
 
-int main(int argc, char** argv) { return delayq::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  delayq::KeepFreedHeap();
+  return delayq::cli::Main(argc, argv);
+}
