@@ -80,9 +80,11 @@ TEST_F(WaitTest, WithAReplicaOnlineWritesSucceed) {
 }
 
 TEST_F(WaitTest, MoreReplicasThanThereAreIsAnUnconfirmedWrite) {
-  // Open itself writes (the layout mark), and so already waits.
+  // Open itself writes (the layout mark), and so already waits. The wait
+  // is long enough for the one replica to confirm on a loaded machine (at
+  // 100 ms it once had not).
   absl::StatusOr<std::unique_ptr<Backend>> opened =
-      OpenStatus(primary_->port(), "&wait=2&wait_timeout_ms=100");
+      OpenStatus(primary_->port(), "&wait=2&wait_timeout_ms=1000");
   EXPECT_THAT(opened, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_TRUE(IsUnconfirmedWrite(opened.status())) << opened.status();
   EXPECT_THAT(std::string(opened.status().message()),
