@@ -235,7 +235,7 @@ set(DELAYQ_ABSL_LIBS
 
 delayq_cc_library(bench_bare_reply_server DIR bench NAME bare_reply_server
   SRCS bench/serve/bare_reply_server.cc bench/serve/bare_reply_server.h
-  DEPS tp_absl)
+  DEPS tests_testing_loopback_port tp_absl)
 delayq_cc_binary(bench_memory_footprint DIR bench NAME memory_footprint
   SRCS bench/footprint/memory_footprint.cc
   DEPS delayq tp_absl)
@@ -277,7 +277,7 @@ delayq_cc_library(bench_workloads_common DIR bench NAME workloads_common
   DEPS tp_absl tp_hiredis)
 delayq_cc_test(tests_cli_cli_redis_test DIR tests/cli NAME cli_redis_test
   SRCS tests/cli/redis_test.cc
-  DEPS tests_cli_cli_runner tests_redis_redis_test_server tests_testing_redis_server tp_absl tp_gtest_main
+  DEPS tests_cli_cli_runner tests_redis_redis_test_server tests_testing_loopback_port tests_testing_redis_server tp_absl tp_gtest_main
   DATA tools_delayq)
 delayq_cc_library(tests_cli_cli_runner DIR tests/cli NAME cli_runner
   SRCS tests/cli/cli_runner.cc tests/cli/cli_runner.h
@@ -451,12 +451,15 @@ delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_s
 delayq_cc_library(tests_testing_child_process DIR tests/testing NAME child_process
   SRCS tests/testing/child_process.cc tests/testing/child_process.h
   DEPS tp_absl)
+delayq_cc_library(tests_testing_loopback_port DIR tests/testing NAME loopback_port
+  SRCS tests/testing/loopback_port.cc tests/testing/loopback_port.h
+  DEPS tp_absl)
 delayq_cc_library(tests_testing_news_recorder DIR tests/testing NAME news_recorder
   SRCS tests/testing/news_recorder.h
   DEPS delayq)
 delayq_cc_library(tests_testing_redis_server DIR tests/testing NAME redis_server
   SRCS tests/testing/redis_server.cc tests/testing/redis_server.h
-  DEPS tests_testing_temp_path tests_testing_tls_files tp_absl tp_hiredis)
+  DEPS tests_testing_loopback_port tests_testing_temp_path tests_testing_tls_files tp_absl tp_hiredis)
 delayq_cc_library(tests_testing_status_matchers DIR tests/testing NAME status_matchers
   SRCS tests/testing/status_matchers.h
   DEPS tp_absl tp_gtest)

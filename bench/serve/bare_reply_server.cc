@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "tests/testing/loopback_port.h"
 
 namespace delayq {
 namespace bench {
@@ -114,17 +115,13 @@ void Serve(int fd) {
 absl::StatusOr<BareReplyServer> BareReplyServer::Fork() {
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   if (listener < 0) return absl::InternalError(std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      listen(listener, 128) != 0 ||
-      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    const std::string error = std::strerror(errno);
+  absl::StatusOr<int> port = testing::BindLoopback(listener);
+  if (port.ok() && listen(listener, 128) != 0) {
+    port = absl::InternalError(absl::StrCat("listen: ", std::strerror(errno)));
+  }
+  if (!port.ok()) {
     close(listener);
-    return absl::InternalError(absl::StrCat("bare server: ", error));
+    return port.status();
   }
   const pid_t pid = fork();
   if (pid < 0) {
@@ -133,7 +130,7 @@ absl::StatusOr<BareReplyServer> BareReplyServer::Fork() {
   }
   if (pid == 0) AcceptForever(listener);
   close(listener);
-  return BareReplyServer(pid, ntohs(addr.sin_port));
+  return BareReplyServer(pid, *port);
 }
 
 BareReplyServer::BareReplyServer(BareReplyServer&& other) noexcept

@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
 #include "tests/redis/redis_test_server.h"
+#include "tests/testing/loopback_port.h"
 #include "tests/testing/redis_server.h"
 
 namespace delayq {
@@ -34,17 +35,11 @@ class Socket {
  public:
   explicit Socket(bool listen_on_it) {
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof(addr);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0 ||
-        (listen_on_it && listen(fd_, 16) != 0)) {
+    absl::StatusOr<int> port = testing::BindLoopback(fd_);
+    if (!port.ok() || (listen_on_it && listen(fd_, 16) != 0)) {
       ADD_FAILURE() << "cannot set up a loopback socket";
     }
-    port_ = ntohs(addr.sin_port);
+    port_ = port.value_or(0);
   }
   ~Socket() { close(fd_); }
   int port() const { return port_; }

@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "tests/testing/loopback_port.h"
 #include "tests/testing/temp_path.h"
 
 namespace delayq {
@@ -56,18 +57,9 @@ std::vector<std::string> TlsArgs(const TlsFiles& files, int port,
 absl::StatusOr<int> FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return absl::InternalError(strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    close(fd);
-    return absl::InternalError(strerror(errno));
-  }
+  absl::StatusOr<int> port = BindLoopback(fd);
   close(fd);
-  return ntohs(addr.sin_port);
+  return port;
 }
 
 bool Pings(int port) {
