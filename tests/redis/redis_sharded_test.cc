@@ -3,7 +3,8 @@
 // A sharded namespace (RedisOptions::shards) on one redis-server: the
 // conformance and news suites with shards=3, then what sharding adds: jobs
 // of one topic spread over the shards, a batch across shards that a later
-// shard refuses leaves nothing behind, Reserve() leaves shards that have
+// shard refuses leaves nothing behind, a batch ack across shards answers
+// each lease in its place, Reserve() leaves shards that have
 // no ready work alone, and a namespace keeps its shard count. The same
 // suites run on a Redis Cluster in redis_cluster_test.cc.
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -169,6 +171,31 @@ TEST(RedisShardedTest, ABatchThatALaterShardRefusesLeavesNothingBehind) {
   NewJob again = MailJob(batch[0].id);
   again.unique_for = absl::Hours(1);
   ASSERT_OK(store->Add({again, MailJob(batch[1].id)}, kT0));
+}
+
+TEST(RedisShardedTest, ABatchAckAcrossShardsAnswersInTheLeasesOrder) {
+  auto store = OpenSharded(ShardedOptions());
+  ASSERT_NE(store, nullptr);
+  const std::string a = IdOn(0, "a"), b = IdOn(1, "b"), c = IdOn(2, "c");
+  ASSERT_OK(store->Add({MailJob(a), MailJob(b), MailJob(c)}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       store->Reserve("mail", 3, kT0));
+  ASSERT_EQ(leases.size(), 3u);
+  absl::flat_hash_map<std::string, Lease> by_id;
+  for (const Lease& l : leases) by_id[l.job.id] = l;
+  Lease stale = by_id[a];
+  stale.token += 1000;
+  // Shards 2, 0, 1, 0: each answer lands in its lease's place.
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<absl::Status> acked,
+      store->AckBatch({by_id[c], stale, by_id[b], by_id[a]}, kT0));
+  ASSERT_EQ(acked.size(), 4u);
+  EXPECT_OK(acked[0]);
+  EXPECT_TRUE(absl::IsFailedPrecondition(acked[1])) << acked[1];
+  EXPECT_OK(acked[2]);
+  EXPECT_OK(acked[3]);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, store->Stats("mail"));
+  EXPECT_EQ(stats, TopicStats{});
 }
 
 TEST(RedisShardedTest, ABatchWithATakenIdStoresNothing) {
