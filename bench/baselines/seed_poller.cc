@@ -14,8 +14,9 @@
 //
 // It runs the same workloads as //bench:workloads and prints the same JSON:
 //
-//   bazel run -c opt //bench:seed_poller -- --redis=127.0.0.1:6379 \
-//       --interval_ms=100 --workload=w2 --json
+//   bazel run -c opt //bench:seed_poller --
+//       --redis=127.0.0.1:6379 --interval_ms=100 --workload=w2 --json
+//   (one command line)
 //
 // workloads: w1 (ready throughput), w2 (delayed lateness), idle (Redis
 // commands per second with N jobs pending far in the future).
