@@ -13,7 +13,7 @@
 // requests and writes a reply (bare_reply_server.h).
 //
 //   bazel run -c opt //bench:serve_bench -- [--jobs N] [--batch N]
-//       [--store sqlite|redis]
+//       [--store sqlite|redis] [--server-arg ARG]...
 //
 // One JSON object per line.
 
@@ -214,8 +214,9 @@ void BareFloor(const bench::BareReplyServer& bare, int requests) {
   }
 }
 
-void HttpRun(const Shape& shape, const std::string& url, int jobs) {
-  auto server = testing::ServeProcess::Start(url);
+void HttpRun(const Shape& shape, const std::string& url, int jobs,
+             const std::vector<std::string>& server_args) {
+  auto server = testing::ServeProcess::Start(url, server_args);
   if (!server.ok()) {
     absl::FPrintF(stderr, "cannot start the server: %s\n",
                   server.status().ToString());
@@ -288,10 +289,12 @@ int Main(int argc, char** argv) {
   int jobs = 20000;
   std::vector<int> batches = {1, 100};
   std::vector<std::string> stores = {"sqlite", "redis"};
+  std::vector<std::string> server_args;  // more of `delayq serve`'s flags
   for (int i = 1; i + 1 < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--jobs") absl::SimpleAtoi(argv[i + 1], &jobs);
     if (flag == "--store") stores = {argv[i + 1]};
+    if (flag == "--server-arg") server_args.push_back(argv[i + 1]);
     int batch = 0;
     if (flag == "--batch" && absl::SimpleAtoi(argv[i + 1], &batch) &&
         batch >= 1) {
@@ -322,7 +325,7 @@ int Main(int argc, char** argv) {
           const Shape shape{store, http ? "http" : "library", clients, batch,
                             store == "sqlite" ? 0 : (*redis)->port()};
           if (http) {
-            HttpRun(shape, url, jobs);
+            HttpRun(shape, url, jobs, server_args);
           } else {
             LibraryRun(shape, url, jobs);
           }
