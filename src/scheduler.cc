@@ -230,6 +230,11 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
   absl::StatusOr<std::vector<absl::Status>> acked =
       backend_->AckBatch(leases, clock_->Now());
   if (!acked.ok()) return acked.status();
+  if (acked->size() != leases.size()) {
+    return absl::InternalError(
+        absl::StrCat(backend_->Name(), ": AckBatch answered ", acked->size(),
+                     " statuses for ", leases.size(), " leases"));
+  }
   absl::string_view woken;
   for (size_t i = 0; i < leases.size(); ++i) {
     if (!(*acked)[i].ok()) continue;

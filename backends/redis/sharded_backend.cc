@@ -252,12 +252,20 @@ absl::Status ShardedRedisBackend::Ack(absl::string_view id, uint64_t token,
 
 absl::StatusOr<std::vector<absl::Status>> ShardedRedisBackend::AckBatch(
     absl::Span<const Lease> leases, absl::Time now) {
+  // A shard that cannot be asked answers for its own leases, whether the
+  // batch spans shards or not.
+  const auto on_shard = [&](int k, absl::Span<const Lease> part) {
+    absl::StatusOr<std::vector<absl::Status>> acked =
+        shards_[k]->AckBatch(part, now);
+    return acked.ok() ? *std::move(acked)
+                      : std::vector<absl::Status>(part.size(), acked.status());
+  };
   // Copies the leases only when they span shards.
   if (!leases.empty() &&
       std::all_of(leases.begin(), leases.end(), [&](const Lease& l) {
         return IndexOf(l.job.id) == IndexOf(leases.front().job.id);
       })) {
-    return shards_[IndexOf(leases.front().job.id)]->AckBatch(leases, now);
+    return on_shard(IndexOf(leases.front().job.id), leases);
   }
   std::vector<std::vector<Lease>> groups(shards_.size());
   std::vector<std::vector<size_t>> slots(shards_.size());
@@ -269,10 +277,9 @@ absl::StatusOr<std::vector<absl::Status>> ShardedRedisBackend::AckBatch(
   std::vector<absl::Status> out(leases.size());
   for (size_t k = 0; k < shards_.size(); ++k) {
     if (groups[k].empty()) continue;
-    absl::StatusOr<std::vector<absl::Status>> acked =
-        shards_[k]->AckBatch(groups[k], now);
+    std::vector<absl::Status> part = on_shard(static_cast<int>(k), groups[k]);
     for (size_t j = 0; j < slots[k].size(); ++j) {
-      out[slots[k][j]] = acked.ok() ? (*acked)[j] : acked.status();
+      out[slots[k][j]] = std::move(part[j]);
     }
   }
   return out;

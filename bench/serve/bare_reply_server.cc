@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -45,6 +46,9 @@ std::string Response(int status, absl::string_view reason,
                       body.size(), "\r\n\r\n", body);
 }
 
+// The largest body the server reads; a longer one ends the connection.
+constexpr size_t kMaxBody = 16 << 20;
+
 // The Content-Length of a request's headers; 0 when it has none.
 size_t ContentLength(absl::string_view headers) {
   for (absl::string_view line : absl::StrSplit(headers, "\r\n")) {
@@ -64,7 +68,9 @@ size_t ContentLength(absl::string_view headers) {
 bool WriteAll(int fd, const std::string& data) {
   size_t sent = 0;
   while (sent < data.size()) {
-    const ssize_t n = send(fd, data.data() + sent, data.size() - sent, 0);
+    // A client that went away must not kill the server with SIGPIPE.
+    const ssize_t n =
+        send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     sent += static_cast<size_t>(n);
@@ -81,7 +87,9 @@ void Serve(int fd) {
     const size_t end = in.find("\r\n\r\n");
     if (end != std::string::npos) {
       const absl::string_view headers(in.data(), end);
-      const size_t whole = end + 4 + ContentLength(headers);
+      const size_t body = ContentLength(headers);
+      if (body > kMaxBody) break;
+      const size_t whole = end + 4 + body;
       if (in.size() >= whole) {
         const std::string reply =
             absl::StartsWith(headers, "GET /cpu ")
@@ -103,7 +111,11 @@ void Serve(int fd) {
 [[noreturn]] void AcceptForever(int listener) {
   for (;;) {
     const int fd = accept(listener, nullptr, nullptr);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      // Out of descriptors, say: wait rather than spin.
+      if (errno != EINTR) usleep(10'000);
+      continue;
+    }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     std::thread(Serve, fd).detach();
@@ -123,12 +135,18 @@ absl::StatusOr<BareReplyServer> BareReplyServer::Fork() {
     close(listener);
     return port.status();
   }
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(listener);
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   }
-  if (pid == 0) AcceptForever(listener);
+  if (pid == 0) {
+    // Goes with the benchmark, however it ends.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(0);
+    AcceptForever(listener);
+  }
   close(listener);
   return BareReplyServer(pid, *port);
 }

@@ -276,20 +276,17 @@ class Backend {
   // Acks every lease, each on its own terms as by Ack(): a lease that is not
   // current gets FailedPrecondition in its slot and the others still go; the
   // same lease twice is acked once and stale the second time. Returns one
-  // status per lease, in order. The outer status fails, and which leases
-  // were acked is unknown, when the store could not be asked; a store in
-  // several parts (a sharded Redis) puts a part's error in the slots of its
-  // leases instead. A store overrides it to ack the batch in one round trip
-  // or transaction; this default acks one lease at a time.
+  // status per lease, in order. A store that acks the batch in one
+  // transaction or round trip fails the whole call when it could not be
+  // asked (then which leases were acked is unknown, or none on a store that
+  // rolls back). A store that asks in parts puts a part's error in the slots
+  // of that part's leases: this default, which acks one lease at a time, and
+  // a sharded Redis.
   virtual absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) {
     std::vector<absl::Status> out;
     out.reserve(leases.size());
-    for (const Lease& l : leases) {
-      absl::Status st = Ack(l.job.id, l.token, now);
-      if (!st.ok() && !absl::IsFailedPrecondition(st)) return st;
-      out.push_back(std::move(st));
-    }
+    for (const Lease& l : leases) out.push_back(Ack(l.job.id, l.token, now));
     return out;
   }
 

@@ -198,9 +198,10 @@ class Scheduler {
   // AckBatch()
   //
   // Ack() of every lease, in one store transaction or round trip where the
-  // store can (Backend::AckBatch()): one status per lease, in order, OK or
-  // FailedPrecondition for a stale one; the others still go. The outer
-  // status fails when the store could not be asked.
+  // store can (Backend::AckBatch()): one status per lease, in order: OK,
+  // FailedPrecondition for a stale one (the others still go), or the error
+  // of the part of the store that could not be asked. The outer status
+  // fails when the store as a whole could not be asked.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases);
 

@@ -498,6 +498,67 @@ TEST_F(SchedulerTest, AckBatchTellsOfEachJobItAcked) {
   EXPECT_EQ(stats, TopicStats{});
 }
 
+// A store whose ack of one job fails (a lost connection, say), acking a
+// batch one lease at a time as Backend::AckBatch() does by default.
+class OneAckFails : public BackendWrapper {
+ public:
+  OneAckFails(std::unique_ptr<Backend> target, std::string failing_id)
+      : BackendWrapper(target.get()),
+        owned_(std::move(target)),
+        failing_id_(std::move(failing_id)) {}
+  absl::Status Ack(absl::string_view id, uint64_t token,
+                   absl::Time now) override {
+    if (id == failing_id_) return absl::UnavailableError("connection lost");
+    return BackendWrapper::Ack(id, token, now);
+  }
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases, absl::Time now) override {
+    return Backend::AckBatch(leases, now);
+  }
+
+ private:
+  std::unique_ptr<Backend> owned_;
+  std::string failing_id_;
+};
+
+// The default batch ack goes on past a lease whose ack failed, and tells
+// of the others.
+TEST(SchedulerAckBatchTest, AFailedAckIsItsLeasesAlone) {
+  SimulatedClock clock(kStart);
+  SchedulerOptions options;
+  options.clock = &clock;
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Scheduler> scheduler,
+      Scheduler::Create(std::make_unique<OneAckFails>(NewMemoryBackend(), "b"),
+                        options));
+  EventLog log;
+  log.Attach(*scheduler);
+  for (const char* id : {"a", "b", "c"}) {
+    JobOptions job;
+    job.id = id;
+    ASSERT_OK(scheduler->Enqueue("t", "p", job));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       scheduler->ReserveBatch("t", 3));
+  ASSERT_EQ(leases.size(), 3u);
+  log.Take();
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> acked,
+                       scheduler->AckBatch(leases));
+  ASSERT_EQ(acked.size(), 3u);
+  std::vector<std::string> succeeded;
+  for (size_t i = 0; i < leases.size(); ++i) {
+    if (leases[i].job.id == "b") {
+      EXPECT_THAT(acked[i], StatusIs(absl::StatusCode::kUnavailable));
+    } else {
+      EXPECT_OK(acked[i]);
+      succeeded.push_back("succeeded:" + leases[i].job.id);
+    }
+  }
+  EXPECT_EQ(log.Take(), succeeded);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler->Stats("t"));
+  EXPECT_EQ(stats.reserved, 1);
+}
+
 TEST_F(SchedulerTest, FailRetriesWithBackoffThenDies) {
   EventLog log;
   log.Attach(*scheduler_);

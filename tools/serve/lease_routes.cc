@@ -137,12 +137,14 @@ absl::StatusOr<Reply> AckMany(const RouteContext& context, const Call& call) {
     leases.push_back(*std::move(lease));
     item_of_lease.push_back(i);
   }
-  absl::StatusOr<std::vector<absl::Status>> acked_leases =
-      context.scheduler->AckBatch(leases);
-  // Which leases were acked is not known: the request failed as a whole.
-  if (!acked_leases.ok()) return acked_leases.status();
-  for (size_t j = 0; j < leases.size(); ++j) {
-    outcomes[item_of_lease[j]] = std::move((*acked_leases)[j]);
+  if (!leases.empty()) {
+    absl::StatusOr<std::vector<absl::Status>> acked_leases =
+        context.scheduler->AckBatch(leases);
+    // Which leases were acked is not known: the request failed as a whole.
+    if (!acked_leases.ok()) return acked_leases.status();
+    for (size_t j = 0; j < leases.size(); ++j) {
+      outcomes[item_of_lease[j]] = std::move((*acked_leases)[j]);
+    }
   }
   int acked = 0;
   Json errors = Json::array();
