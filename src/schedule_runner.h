@@ -131,8 +131,9 @@ class ScheduleRunner {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   // The earliest time any entry is due (next, or retry_at after a failure),
-  // in Unix nanoseconds rounded down (so never late); kNone when nothing is.
-  // Written under mu_, read without it.
+  // in Unix nanoseconds rounded down (so never late); kNone when nothing is
+  // (or past 2262, where nanoseconds end: no schedule gets there, next is
+  // capped at kLatestRunAt). Written under mu_, read without it.
   static constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
   std::atomic<int64_t> earliest_ns_{kNone};
   // Set while a RunDue() fires: a second one leaves the work to it.
