@@ -261,11 +261,11 @@ absl::StatusOr<std::vector<absl::Status>> ShardedRedisBackend::AckBatch(
                       : std::vector<absl::Status>(part.size(), acked.status());
   };
   // Copies the leases only when they span shards.
-  if (!leases.empty() &&
-      std::all_of(leases.begin(), leases.end(), [&](const Lease& l) {
-        return IndexOf(l.job.id) == IndexOf(leases.front().job.id);
-      })) {
-    return on_shard(IndexOf(leases.front().job.id), leases);
+  if (leases.empty()) return std::vector<absl::Status>();
+  const int first = IndexOf(leases.front().job.id);
+  if (std::all_of(leases.begin(), leases.end(),
+                  [&](const Lease& l) { return IndexOf(l.job.id) == first; })) {
+    return on_shard(first, leases);
   }
   std::vector<std::vector<Lease>> groups(shards_.size());
   std::vector<std::vector<size_t>> slots(shards_.size());

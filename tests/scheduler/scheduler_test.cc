@@ -37,6 +37,21 @@ JobOptions Delayed(absl::Duration delay) {
   return options;
 }
 
+// Enqueues one job on topic "t" under each id and reserves them all.
+std::vector<Lease> EnqueueAndReserve(Scheduler& scheduler,
+                                     const std::vector<std::string>& ids) {
+  for (const std::string& id : ids) {
+    JobOptions options;
+    options.id = id;
+    EXPECT_OK(scheduler.Enqueue("t", "p", options));
+  }
+  absl::StatusOr<std::vector<Lease>> leases =
+      scheduler.ReserveBatch("t", static_cast<int>(ids.size()));
+  EXPECT_TRUE(leases.ok()) << leases.status();
+  EXPECT_EQ(leases.ok() ? leases->size() : 0, ids.size());
+  return leases.ok() ? *std::move(leases) : std::vector<Lease>();
+}
+
 // Records every event, in order.
 class EventLog {
  public:
@@ -474,13 +489,7 @@ TEST_F(SchedulerTest, StaleLeaseIsFenced) {
 TEST_F(SchedulerTest, AckBatchTellsOfEachJobItAcked) {
   EventLog log;
   log.Attach(*scheduler_);
-  for (const char* id : {"a", "b"}) {
-    JobOptions options;
-    options.id = id;
-    ASSERT_OK(scheduler_->Enqueue("t", "p", options));
-  }
-  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
-                       scheduler_->ReserveBatch("t", 2));
+  std::vector<Lease> leases = EnqueueAndReserve(*scheduler_, {"a", "b"});
   ASSERT_EQ(leases.size(), 2u);
   log.Take();
   Lease stale = leases[1];
@@ -533,13 +542,7 @@ TEST(SchedulerAckBatchTest, AFailedAckIsItsLeasesAlone) {
                         options));
   EventLog log;
   log.Attach(*scheduler);
-  for (const char* id : {"a", "b", "c"}) {
-    JobOptions job;
-    job.id = id;
-    ASSERT_OK(scheduler->Enqueue("t", "p", job));
-  }
-  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
-                       scheduler->ReserveBatch("t", 3));
+  std::vector<Lease> leases = EnqueueAndReserve(*scheduler, {"a", "b", "c"});
   ASSERT_EQ(leases.size(), 3u);
   log.Take();
   ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> acked,
