@@ -2,7 +2,6 @@
 
 #include "tools/delayq/values.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <vector>
 
@@ -102,15 +101,36 @@ std::string LimitText(const TopicLimit& limit) {
 
 std::string DurationText(absl::Duration d) { return absl::FormatDuration(d); }
 
+namespace {
+
+// `value` in exactly `width` decimal digits, zero-padded; the caller keeps
+// it in range.
+void PutDigits(int64_t value, int width, char* at) {
+  for (int i = width - 1; i >= 0; --i) {
+    at[i] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  }
+}
+
+}  // namespace
+
 std::string UtcText(absl::Time t) {
-  // By hand rather than absl::FormatTime(), which a reply of a thousand
-  // leases would call thousands of times: the calendar date of a day count
-  // (the "civil from days" algorithm) and fixed-width fields.
+  std::string text;
+  AppendUtcText(t, &text);
+  return text;
+}
+
+void AppendUtcText(absl::Time t, std::string* out) {
+  // By hand rather than absl::FormatTime() or snprintf(), which a reply of
+  // a thousand leases would call thousands of times: the calendar date of a
+  // day count (the "civil from days" algorithm) and fixed-width fields.
   constexpr int64_t kDayMs = 86'400'000;
   const int64_t ms = absl::ToUnixMillis(t);  // rounds down
   if (t == absl::InfinitePast() || t == absl::InfiniteFuture() ||
       ms < -kDayMs * 719'468 || ms > kDayMs * 2'932'896) {  // 0000..9999
-    return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone());
+    out->append(
+        absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone()));
+    return;
   }
   const int64_t days = ms >= 0 ? ms / kDayMs : (ms - kDayMs + 1) / kDayMs;
   const int64_t of_day = ms - days * kDayMs;
@@ -123,14 +143,15 @@ std::string UtcText(absl::Time t) {
   const int64_t day = doy - (153 * mp + 2) / 5 + 1;
   const int64_t month = mp < 10 ? mp + 3 : mp - 9;
   const int64_t year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  char text[64];  // room for any int, which the compiler cannot rule out
-  snprintf(text, sizeof(text), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
-           static_cast<int>(year), static_cast<int>(month),
-           static_cast<int>(day), static_cast<int>(of_day / 3'600'000),
-           static_cast<int>(of_day / 60'000 % 60),
-           static_cast<int>(of_day / 1000 % 60),
-           static_cast<int>(of_day % 1000));
-  return text;
+  char text[] = "YYYY-MM-DDThh:mm:ss.mmmZ";
+  PutDigits(year, 4, text);
+  PutDigits(month, 2, text + 5);
+  PutDigits(day, 2, text + 8);
+  PutDigits(of_day / 3'600'000, 2, text + 11);
+  PutDigits(of_day / 60'000 % 60, 2, text + 14);
+  PutDigits(of_day / 1000 % 60, 2, text + 17);
+  PutDigits(of_day % 1000, 3, text + 20);
+  out->append(text, sizeof(text) - 1);
 }
 
 std::string LocalText(absl::Time t) {

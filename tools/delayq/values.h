@@ -43,6 +43,8 @@ std::string DurationText(absl::Duration d);
 
 // 2026-12-01T10:00:00.000Z (RFC 3339, milliseconds rounded down).
 std::string UtcText(absl::Time t);
+// The same, appended to `out`.
+void AppendUtcText(absl::Time t, std::string* out);
 
 // "2026-12-01 11:00:00 CET" in the local time zone.
 std::string LocalText(absl::Time t);

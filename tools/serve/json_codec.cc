@@ -103,7 +103,9 @@ void AppendTextField(absl::string_view name, absl::string_view text,
 }
 
 void AppendTimeField(absl::string_view name, absl::Time t, std::string* out) {
-  absl::StrAppend(out, ",\"", name, "\":\"", cli::UtcText(t), "\"");
+  absl::StrAppend(out, ",\"", name, "\":\"");
+  cli::AppendUtcText(t, out);
+  out->push_back('"');
 }
 
 }  // namespace
