@@ -262,7 +262,7 @@ delayq_cc_binary(bench_seed_poller DIR bench NAME seed_poller
   DEPS bench_workloads_common tp_absl tp_hiredis)
 delayq_cc_binary(bench_serve_bench DIR bench NAME serve_bench
   SRCS bench/serve/serve_bench.cc
-  DEPS bench_bare_reply_server bench_redis_cpu delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tools_malloc_policy tp_absl)
+  DEPS bench_bare_reply_server bench_redis_cpu delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tools_runtime_policy tp_absl)
 delayq_cc_binary(bench_sqlite_bench DIR bench NAME sqlite_bench
   SRCS bench/sqlite_bench.cc
   DEPS delayq tests_testing_temp_path tp_absl tp_benchmark_main)
@@ -495,9 +495,10 @@ delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
   DEPS delayq tools_values tp_absl tp_httplib tp_nlohmann_json)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
-  DEPS delayq tools_malloc_policy tools_serve_serve tools_values tp_absl)
-delayq_cc_library(tools_malloc_policy DIR tools NAME malloc_policy
-  SRCS tools/malloc_policy.h)
+  DEPS delayq tools_runtime_policy tools_serve_serve tools_values tp_absl)
+delayq_cc_library(tools_runtime_policy DIR tools NAME runtime_policy
+  SRCS tools/runtime_policy.h
+  DEPS tp_absl)
 delayq_cc_library(tools_values DIR tools NAME values
   SRCS tools/delayq/values.cc tools/delayq/values.h
   DEPS delayq tp_absl)

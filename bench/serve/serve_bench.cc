@@ -7,7 +7,7 @@
 // (its process_cpu_seconds_total metric) beside the library's CPU per job
 // (getrusage) for the same calls. The server runs in a process of its own,
 // as deployed; the library figures are one process, under the same
-// allocator policy as the server (tools/malloc_policy.h). With one job per
+// runtime policy as the server (tools/runtime_policy.h). With one job per
 // request it also measures the floor: requests the server answers without
 // a store call, and the same against a bare server that only reads
 // requests and writes a reply (bare_reply_server.h).
@@ -41,7 +41,7 @@
 #include "tests/serve/serve_process.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/temp_path.h"
-#include "tools/malloc_policy.h"
+#include "tools/runtime_policy.h"
 
 namespace delayq {
 namespace {
@@ -278,7 +278,7 @@ void LibraryRun(const Shape& shape, const std::string& url, int jobs) {
 
 int Main(int argc, char** argv) {
   // The library side runs under the policy the server runs under.
-  KeepFreedHeap();
+  SetRuntimePolicy();
   // First: it forks, and this process has no threads yet.
   absl::StatusOr<bench::BareReplyServer> bare = bench::BareReplyServer::Fork();
   if (!bare.ok()) {

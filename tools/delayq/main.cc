@@ -20,7 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "tools/delayq/cli.h"
-#include "tools/malloc_policy.h"
+#include "tools/runtime_policy.h"
 
 namespace delayq {
 namespace cli {
@@ -280,6 +280,6 @@ int Fail(const absl::Status& status) {
 }  // namespace delayq
 
 int main(int argc, char** argv) {
-  delayq::KeepFreedHeap();
+  delayq::SetRuntimePolicy();
   return delayq::cli::Main(argc, argv);
 }
