@@ -72,7 +72,9 @@ absl::StatusOr<Reply> AddBatch(Scheduler& scheduler, const Call& call) {
   absl::StatusOr<std::vector<std::string>> ids =
       scheduler.EnqueueBatch(call.path[0], *payloads, *options);
   if (!ids.ok()) return ids.status();
-  return Reply{201, Json{{"ids", *ids}}};
+  // The ids are UTF-8: generated, or made from the body's "id" string.
+  return Reply::Text(201,
+                     JsonListText<std::string>("ids", *ids, &AppendJsonString));
 }
 
 absl::StatusOr<Reply> ListJobs(Scheduler& scheduler, const Call& call) {

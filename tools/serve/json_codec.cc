@@ -110,6 +110,10 @@ void AppendTimeField(absl::string_view name, absl::Time t, std::string* out) {
 
 }  // namespace
 
+void AppendJsonString(const std::string& text, std::string* out) {
+  AppendString(text, out);
+}
+
 void AppendJobJson(const Job& job, std::string* out) {
   absl::StrAppend(out, "{\"state\":\"", JobStateName(job.state), "\"");
   AppendTextField("id", job.id, out);

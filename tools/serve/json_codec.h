@@ -34,6 +34,10 @@ using Json = nlohmann::json;
 // JSON object is InvalidArgument.
 absl::StatusOr<Json> ParseBody(absl::string_view body);
 
+// A JSON string of UTF-8 `text`: quotes, backslashes and control bytes
+// escaped.
+void AppendJsonString(const std::string& text, std::string* out);
+
 // Jobs and leases are written straight to text, not built as Json values
 // first: a reserve reply may hold a thousand of them.
 void AppendJobJson(const Job& job, std::string* out);
