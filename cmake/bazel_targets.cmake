@@ -233,6 +233,9 @@ set(DELAYQ_ABSL_LIBS
   absl::int128
 )
 
+delayq_cc_binary(bench_ack_list_bench DIR bench NAME ack_list_bench
+  SRCS bench/serve/ack_list_bench.cc
+  DEPS tools_serve_serve tp_absl tp_benchmark_main)
 delayq_cc_library(bench_bare_reply_server DIR bench NAME bare_reply_server
   SRCS bench/serve/bare_reply_server.cc bench/serve/bare_reply_server.h
   DEPS tests_testing_loopback_port tp_absl)
@@ -402,6 +405,9 @@ delayq_cc_test(tests_scheduler_stress_test DIR tests/scheduler NAME stress_test
 delayq_cc_test(tests_scheduler_workers_test DIR tests/scheduler NAME workers_test
   SRCS tests/scheduler/workers_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_serve_ack_list_test DIR tests/serve NAME ack_list_test
+  SRCS tests/serve/ack_list_test.cc
+  DEPS tools_serve_serve tp_absl tp_gtest_main)
 delayq_cc_test(tests_serve_api_redis_test DIR tests/serve NAME api_redis_test
   SRCS tests/serve/api_redis_test.cc
   DEPS tests_redis_redis_test_server tests_serve_api_suite tp_gtest_main)
@@ -491,7 +497,7 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
-  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_status.cc tools/serve/http_status.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
+  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/ack_list.cc tools/serve/ack_list.h tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_status.cc tools/serve/http_status.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
   DEPS delayq tools_values tp_absl tp_httplib tp_nlohmann_json)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc

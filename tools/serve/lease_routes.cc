@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tools/delayq/values.h"
+#include "tools/serve/ack_list.h"
 #include "tools/serve/json_codec.h"
 #include "tools/serve/routes.h"
 
@@ -23,8 +24,6 @@ namespace {
 
 constexpr char kJob[] = "/v1/jobs/(.+)";
 constexpr int kMaxReserve = 1000;
-// The most leases one /v1/leases/ack request may finish.
-constexpr int kMaxAcks = 1000;
 
 absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
   if (absl::Status s = OnlyFields(call.body, {"wait_ms", "max"}); !s.ok()) {
@@ -97,39 +96,18 @@ Route LeaseRoute(const RouteContext& context,
 // Acks every lease of the body's "leases" list ([{"id", "token"}]); replies
 // how many were acked and why each other one was not.
 absl::StatusOr<Reply> AckMany(const RouteContext& context, const Call& call) {
-  if (absl::Status s = OnlyFields(call.body, {"leases"}); !s.ok()) return s;
-  const Json& list =
-      call.body.contains("leases") ? call.body["leases"] : Json();
-  if (!list.is_array() || list.empty() || list.size() > kMaxAcks) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("field 'leases' must be a list of 1 to ", kMaxAcks,
-                     " objects {\"id\", \"token\"}"));
-  }
   // Every item is read before any is acked, so a malformed request acks none.
-  std::vector<std::pair<std::string, uint64_t>> items;
-  for (const Json& item : list) {
-    if (!item.is_object()) {
-      return absl::InvalidArgumentError(
-          "field 'leases' must hold objects {\"id\", \"token\"}");
-    }
-    if (absl::Status s = OnlyFields(item, {"id", "token"}); !s.ok()) return s;
-    absl::StatusOr<std::string> id = StringField(item, "id", "");
-    if (!id.ok()) return id.status();
-    if (id->empty()) {
-      return absl::InvalidArgumentError("each lease needs its job's 'id'");
-    }
-    absl::StatusOr<uint64_t> token = TokenField(item);
-    if (!token.ok()) return token.status();
-    items.emplace_back(*std::move(id), *token);
-  }
+  absl::StatusOr<std::vector<AckItem>> items = ReadAckList(call.request->body);
+  if (!items.ok()) return items.status();
   // The leases found go to the store in one batch; each item's outcome is
   // told in the order of the request.
-  std::vector<absl::Status> outcomes(items.size());
+  std::vector<absl::Status> outcomes(items->size());
   std::vector<Lease> leases;
   std::vector<size_t> item_of_lease;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const auto& [id, token] = items[i];
-    absl::StatusOr<Lease> lease = FindLease(context, id, token, /*take=*/true);
+  for (size_t i = 0; i < items->size(); ++i) {
+    const AckItem& item = (*items)[i];
+    absl::StatusOr<Lease> lease =
+        FindLease(context, item.id, item.token, /*take=*/true);
     if (!lease.ok()) {
       outcomes[i] = lease.status();
       continue;
@@ -148,13 +126,13 @@ absl::StatusOr<Reply> AckMany(const RouteContext& context, const Call& call) {
   }
   int acked = 0;
   Json errors = Json::array();
-  for (size_t i = 0; i < items.size(); ++i) {
+  for (size_t i = 0; i < items->size(); ++i) {
     if (outcomes[i].ok()) {
       ++acked;
       continue;
     }
     Json error = StatusToJson(outcomes[i]);
-    error["id"] = items[i].first;
+    error["id"] = (*items)[i].id;
     errors.push_back(std::move(error));
   }
   return Reply{200, Json{{"acked", acked}, {"errors", std::move(errors)}}};
@@ -166,8 +144,9 @@ void AddLeaseRoutes(Router& router, const RouteContext& context) {
   Scheduler& scheduler = *context.scheduler;
   router.Post("/v1/topics/([^/]+)/reserve",
               [context](const Call& call) { return Reserve(context, call); });
-  router.Post("/v1/leases/ack",
-              [context](const Call& call) { return AckMany(context, call); });
+  router.PostBulk("/v1/leases/ack", [context](const Call& call) {
+    return AckMany(context, call);
+  });
   router.Post(absl::StrCat(kJob, "/ack"),
               LeaseRoute(context, {}, /*take=*/true,
                          [&scheduler](const Lease& lease,

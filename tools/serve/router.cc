@@ -69,6 +69,10 @@ void Router::Post(const std::string& pattern, Route route) {
   server_.Post(pattern, Wrap(std::move(route), true));
 }
 
+void Router::PostBulk(const std::string& pattern, Route route) {
+  server_.Post(pattern, Wrap(std::move(route), false));
+}
+
 void Router::Put(const std::string& pattern, Route route) {
   server_.Put(pattern, Wrap(std::move(route), true));
 }

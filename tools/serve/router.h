@@ -27,7 +27,7 @@ namespace serve {
 struct Call {
   const httplib::Request* request = nullptr;
   std::vector<std::string> path;  // the pattern's captured parts
-  Json body;                      // {} for a request without a body
+  Json body;  // {} for a request without a body, or one read as text
 
   // A query parameter, or "" when absent.
   std::string Query(const std::string& name) const;
@@ -61,6 +61,9 @@ class Router {
 
   void Get(const std::string& pattern, Route route);
   void Post(const std::string& pattern, Route route);
+  // A POST whose route reads the body's text itself (ack_list.h), so
+  // Call::body is left {}.
+  void PostBulk(const std::string& pattern, Route route);
   void Put(const std::string& pattern, Route route);
   void Delete(const std::string& pattern, Route route);
 
