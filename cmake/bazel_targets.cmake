@@ -239,6 +239,9 @@ delayq_cc_binary(bench_ack_list_bench DIR bench NAME ack_list_bench
 delayq_cc_library(bench_bare_reply_server DIR bench NAME bare_reply_server
   SRCS bench/serve/bare_reply_server.cc bench/serve/bare_reply_server.h
   DEPS tests_testing_loopback_port tp_absl)
+delayq_cc_binary(bench_listeners_bench DIR bench NAME listeners_bench
+  SRCS bench/serve/listeners_bench.cc
+  DEPS delayq tools_runtime_policy tools_serve_serve tp_absl tp_benchmark_main)
 delayq_cc_binary(bench_memory_footprint DIR bench NAME memory_footprint
   SRCS bench/footprint/memory_footprint.cc
   DEPS delayq tp_absl)
