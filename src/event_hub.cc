@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 namespace delayq {
 namespace internal {
 namespace {
@@ -50,11 +52,14 @@ void EventHub::Remove(int handle) {
 }
 
 void EventHub::Emit(const Event& event) {
-  if (!active()) return;
-  std::vector<std::shared_ptr<Entry>> entries;
+  EmitAll(absl::MakeConstSpan(&event, 1));
+}
+
+void EventHub::EmitAll(absl::Span<const Event> events) {
+  if (!active() || events.empty()) return;
+  absl::InlinedVector<std::shared_ptr<Entry>, 4> entries;
   {
     absl::MutexLock lock(&mu_);
-    entries.reserve(listeners_.size());
     for (const auto& [handle, entry] : listeners_) {
       ++entry->running;
       entries.push_back(entry);
@@ -62,11 +67,13 @@ void EventHub::Emit(const Event& event) {
   }
   for (const std::shared_ptr<Entry>& entry : entries) {
     running_here.push_back(entry.get());
-    try {
-      entry->listener(event);
-    } catch (...) {
-      // A listener's failure must not undo or hide the transition it was
-      // told about, nor kill a worker thread.
+    for (const Event& event : events) {
+      try {
+        entry->listener(event);
+      } catch (...) {
+        // A listener's failure must not undo or hide the transition it was
+        // told about, nor kill a worker thread.
+      }
     }
     running_here.pop_back();
     absl::MutexLock lock(&mu_);

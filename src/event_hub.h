@@ -14,6 +14,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "delayq/event.h"
 
 namespace delayq {
@@ -32,6 +33,9 @@ class EventHub {
 
   // Calls every listener with `event`. A listener that throws is ignored.
   void Emit(const Event& event);
+  // Calls every listener with each of `events` in order: the events of one
+  // call (a batch), with one look at the listener list for them all.
+  void EmitAll(absl::Span<const Event> events);
 
  private:
   struct Entry {

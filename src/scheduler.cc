@@ -138,7 +138,12 @@ absl::StatusOr<Scheduler::Impl::Ids> Scheduler::Impl::Enqueue(
   // The expiry is a due time of its own: the job lapses then.
   if (*expire_at != absl::InfiniteFuture()) promotion_.Arm(*expire_at);
   if (events_.active()) {
-    for (const std::string& id : ids) Emit(EventType::kEnqueued, id, topic);
+    std::vector<Event> events;
+    events.reserve(ids.size());
+    for (const std::string& id : ids) {
+      events.push_back(MakeEvent(EventType::kEnqueued, id, topic, now));
+    }
+    events_.EmitAll(events);
   }
   return ids;
 }
@@ -168,10 +173,14 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   if (!leases.ok() || leases->empty()) return leases;
   promotion_.ArmLeases(*leases);
   if (events_.active()) {
+    std::vector<Event> events;
+    events.reserve(leases->size());
     for (const Lease& lease : *leases) {
-      Emit(EventType::kReserved, lease.job.id, topic, lease.job.attempts,
-           /*error=*/"", lease.job.run_at);
+      events.push_back(MakeEvent(EventType::kReserved, lease.job.id, topic, now,
+                                 lease.job.attempts, /*error=*/"",
+                                 lease.job.run_at));
     }
+    events_.EmitAll(events);
   }
   return leases;
 }
@@ -227,8 +236,9 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease) {
 
 absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
     absl::Span<const Lease> leases) {
+  const absl::Time now = clock_->Now();
   absl::StatusOr<std::vector<absl::Status>> acked =
-      backend_->AckBatch(leases, clock_->Now());
+      backend_->AckBatch(leases, now);
   if (!acked.ok()) return acked.status();
   if (acked->size() != leases.size()) {
     return absl::InternalError(
@@ -236,6 +246,7 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
                      " statuses for ", leases.size(), " leases"));
   }
   absl::string_view woken;
+  std::vector<Event> events;
   for (size_t i = 0; i < leases.size(); ++i) {
     if (!(*acked)[i].ok()) continue;
     const Job& job = leases[i].job;
@@ -243,8 +254,12 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
       promotion_.WakeTopic(job.topic);
       woken = job.topic;
     }
-    Emit(EventType::kSucceeded, job.id, job.topic, job.attempts);
+    if (events_.active()) {
+      events.push_back(MakeEvent(EventType::kSucceeded, job.id, job.topic, now,
+                                 job.attempts));
+    }
   }
+  events_.EmitAll(events);
   return acked;
 }
 
@@ -438,31 +453,35 @@ void Scheduler::Impl::Stop(absl::Duration grace) {
 absl::StatusOr<int> Scheduler::Impl::Tick() { return promotion_.Tick(); }
 
 void Scheduler::Impl::EmitMoved(const std::vector<Transition>& moved) {
-  if (!events_.active()) return;
+  if (!events_.active() || moved.empty()) return;
+  const absl::Time now = clock_->Now();
+  std::vector<Event> events;
+  events.reserve(moved.size());
+  auto add = [&](EventType type, const Transition& t,
+                 absl::string_view error = "") {
+    events.push_back(MakeEvent(type, t.id, t.topic, now, t.attempts, error));
+  };
   for (const Transition& t : moved) {
     switch (t.kind) {
       case Transition::Kind::kPromoted:
-        Emit(EventType::kPromoted, t.id, t.topic, t.attempts);
+        add(EventType::kPromoted, t);
         break;
       case Transition::Kind::kExpired:
-        Emit(EventType::kExpired, t.id, t.topic, t.attempts);
+        add(EventType::kExpired, t);
         break;
       case Transition::Kind::kDead:
-        Emit(EventType::kDead, t.id, t.topic, t.attempts,
-             internal::kLeaseExpired);
+        add(EventType::kDead, t, internal::kLeaseExpired);
         break;
       case Transition::Kind::kLapsed:
-        Emit(EventType::kLapsed, t.id, t.topic, t.attempts,
-             internal::kJobExpired);
-        Emit(EventType::kDead, t.id, t.topic, t.attempts,
-             internal::kJobExpired);
+        add(EventType::kLapsed, t, internal::kJobExpired);
+        add(EventType::kDead, t, internal::kJobExpired);
         break;
       case Transition::Kind::kDiscarded:
-        Emit(EventType::kLapsed, t.id, t.topic, t.attempts,
-             internal::kJobExpired);
+        add(EventType::kLapsed, t, internal::kJobExpired);
         break;
     }
   }
+  events_.EmitAll(events);
 }
 
 // --- Events ------------------------------------------------------------------
@@ -471,15 +490,22 @@ void Scheduler::Impl::Emit(EventType type, absl::string_view id,
                            absl::string_view topic, int attempts,
                            absl::string_view error, absl::Time due) {
   if (!events_.active()) return;
+  events_.Emit(MakeEvent(type, id, topic, clock_->Now(), attempts, error, due));
+}
+
+Event Scheduler::Impl::MakeEvent(EventType type, absl::string_view id,
+                                 absl::string_view topic, absl::Time at,
+                                 int attempts, absl::string_view error,
+                                 absl::Time due) {
   Event event;
   event.type = type;
   event.id = std::string(id);
   event.topic = std::string(topic);
-  event.at = clock_->Now();
+  event.at = at;
   event.attempts = attempts;
   event.error = std::string(error);
   event.due = due;
-  events_.Emit(event);
+  return event;
 }
 
 // --- The public class --------------------------------------------------------

@@ -693,6 +693,26 @@ TEST_F(SchedulerTest, BatchEnqueueAndReserve) {
   EXPECT_EQ(stats.ready, 5);
 }
 
+// A batch's events are told together: every listener gets each of them,
+// in order.
+TEST_F(SchedulerTest, EveryListenerHearsABatchsEventsInOrder) {
+  EventLog first, second;
+  first.Attach(*scheduler_);
+  second.Attach(*scheduler_);
+  JobOptions named;
+  named.id = "b";
+  ASSERT_OK(scheduler_->EnqueueBatch("t", {"x", "y", "z"}, named).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       scheduler_->ReserveBatch("t", 3));
+  ASSERT_OK(scheduler_->AckBatch(leases).status());
+  const std::vector<std::string> expected = {
+      "enqueued:b-0",  "enqueued:b-1",  "enqueued:b-2",
+      "reserved:b-0",  "reserved:b-1",  "reserved:b-2",
+      "succeeded:b-0", "succeeded:b-1", "succeeded:b-2"};
+  EXPECT_EQ(first.Take(), expected);
+  EXPECT_EQ(second.Take(), expected);
+}
+
 TEST_F(SchedulerTest, StatsTopicsAndList) {
   ASSERT_OK(scheduler_->Enqueue("a", "1"));
   ASSERT_OK(scheduler_->Enqueue("a", "2", Delayed(absl::Seconds(5))));
