@@ -2,6 +2,7 @@
 
 #include "delayq/metrics.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -67,9 +68,11 @@ class Metrics::State {
   void RenderGauges(std::string* out);
 
   absl::Mutex mu_;
-  // (topic, event) -> count.
-  std::map<std::pair<std::string, std::string>, int64_t> events_
-      ABSL_GUARDED_BY(mu_);
+  // topic -> event -> count, in the text's order. Both levels are found by
+  // string_view, so counting a pair seen before allocates nothing.
+  std::map<std::string, std::map<std::string, int64_t, std::less<>>,
+           std::less<>>
+      events_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, internal::Histogram> lateness_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, internal::Histogram> run_time_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, absl::Time> reserved_at_
@@ -83,7 +86,14 @@ class Metrics::State {
 
 void Metrics::State::Record(const Event& e) {
   absl::MutexLock lock(&mu_);
-  ++events_[{e.topic, std::string(EventTypeName(e.type))}];
+  auto topic = events_.find(e.topic);
+  if (topic == events_.end()) topic = events_.try_emplace(e.topic).first;
+  const absl::string_view name = EventTypeName(e.type);
+  auto count = topic->second.find(name);
+  if (count == topic->second.end()) {
+    count = topic->second.try_emplace(std::string(name), 0).first;
+  }
+  ++count->second;
   switch (e.type) {
     case EventType::kReserved:
       if (e.attempts == 1 && e.due != absl::InfinitePast()) {
@@ -176,9 +186,11 @@ std::string Metrics::State::Render() {
   Header("delayq_job_events_total", "counter",
          "Job transitions this scheduler made or saw, per topic and event.",
          &out);
-  for (const auto& [key, n] : events_) {
-    absl::StrAppend(&out, "delayq_job_events_total{topic=\"", Label(key.first),
-                    "\",event=\"", key.second, "\"} ", n, "\n");
+  for (const auto& [topic, counts] : events_) {
+    for (const auto& [event, n] : counts) {
+      absl::StrAppend(&out, "delayq_job_events_total{topic=\"", Label(topic),
+                      "\",event=\"", event, "\"} ", n, "\n");
+    }
   }
   Header("delayq_delivery_lateness_seconds", "histogram",
          "First reservation minus the time the job came due.", &out);
