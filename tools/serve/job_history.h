@@ -54,7 +54,9 @@ class JobHistory {
   mutable absl::Mutex mu_;
   struct Job {
     std::string topic;
-    absl::InlinedVector<Entry, 2> entries;  // oldest first, <= max_events_
+    // Oldest first, <= max_events_. A job's life here is three or four
+    // events: enqueued, promoted when it was delayed, reserved, succeeded.
+    absl::InlinedVector<Entry, 4> entries;
   };
   // A node map, so that `order_` can point at its keys.
   absl::node_hash_map<std::string, Job> events_ ABSL_GUARDED_BY(mu_);
