@@ -61,6 +61,27 @@ TEST(JobHistoryTest, ForgetsTheOldestJobFirst) {
   EXPECT_EQ(history.Of("c").size(), 1u);
 }
 
+// Round and round the ring, with ids short and long (kept in the string
+// or on the heap): the last jobs are found, each with its own events.
+TEST(JobHistoryTest, FindsTheLastJobsAfterManyRoundsOfTheRing) {
+  JobHistory history(3, 10);
+  auto id = [](int i) {
+    return i % 2 ? absl::StrCat("j", i) : absl::StrCat("a-long-job-id-", i);
+  };
+  for (int i = 0; i < 100; ++i) {
+    history.Record(MakeEvent(id(i), EventType::kEnqueued, i));
+    history.Record(MakeEvent(id(i), EventType::kReserved, i));
+  }
+  for (int i = 0; i < 97; ++i) EXPECT_TRUE(history.Of(id(i)).empty()) << i;
+  for (int i = 97; i < 100; ++i) {
+    const std::vector<Event> events = history.Of(id(i));
+    ASSERT_EQ(events.size(), 2u) << i;
+    EXPECT_EQ(events[0].id, id(i));
+    EXPECT_EQ(events[1].type, EventType::kReserved);
+    EXPECT_EQ(events[1].attempts, i);
+  }
+}
+
 TEST(JobHistoryTest, KeepsNothingWhenToldToKeepNoJobs) {
   JobHistory history(0, 10);
   history.Record(MakeEvent("a", EventType::kEnqueued));

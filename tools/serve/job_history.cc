@@ -8,39 +8,44 @@ namespace delayq {
 namespace serve {
 
 void JobHistory::Record(const Event& event) {
+  if (max_jobs_ == 0) return;
   absl::MutexLock lock(&mu_);
-  auto [it, inserted] = events_.try_emplace(event.id);
-  if (inserted) {
-    it->second.topic = event.topic;
-    order_.push_back(it->first);
-    while (order_.size() > max_jobs_) {
-      const absl::string_view oldest = order_.front();
-      order_.pop_front();
-      events_.erase(events_.find(oldest));
-    }
-    it = events_.find(event.id);
-    if (it == events_.end()) return;  // max_jobs_ is 0
+  auto it = slots_.find(event.id);
+  Job& job = it != slots_.end() ? ring_[it->second] : Reuse(event);
+  if (max_events_ == 0) return;
+  if (job.entries.size() >= max_events_) job.entries.erase(job.entries.begin());
+  job.entries.push_back(
+      Entry{event.type, event.attempts, event.at, event.error});
+}
+
+JobHistory::Job& JobHistory::Reuse(const Event& event) {
+  if (ring_.size() < max_jobs_) {
+    ring_.emplace_back();
+  } else {
+    slots_.erase(ring_[next_].id);
   }
-  auto& entries = it->second.entries;
-  if (entries.size() >= max_events_ && !entries.empty()) {
-    entries.erase(entries.begin());
-  }
-  if (max_events_ > 0) {
-    entries.push_back(Entry{event.type, event.attempts, event.at, event.error});
-  }
+  const size_t slot = next_;
+  next_ = (next_ + 1) % max_jobs_;
+  Job& job = ring_[slot];
+  job.id.assign(event.id);
+  job.topic.assign(event.topic);
+  job.entries.clear();
+  slots_.emplace(job.id, slot);
+  return job;
 }
 
 std::vector<Event> JobHistory::Of(absl::string_view id) const {
   absl::MutexLock lock(&mu_);
-  auto it = events_.find(id);
-  if (it == events_.end()) return {};
+  auto it = slots_.find(id);
+  if (it == slots_.end()) return {};
+  const Job& job = ring_[it->second];
   std::vector<Event> events;
-  events.reserve(it->second.entries.size());
-  for (const Entry& entry : it->second.entries) {
+  events.reserve(job.entries.size());
+  for (const Entry& entry : job.entries) {
     Event event;
     event.type = entry.type;
-    event.id = it->first;
-    event.topic = it->second.topic;
+    event.id = job.id;
+    event.topic = job.topic;
     event.at = entry.at;
     event.attempts = entry.attempts;
     event.error = entry.error;

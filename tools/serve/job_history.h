@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
-#include "absl/container/node_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -48,21 +48,27 @@ class JobHistory {
     absl::Time at;
     std::string error;
   };
-
-  const size_t max_jobs_;
-  const size_t max_events_;
-  mutable absl::Mutex mu_;
   struct Job {
+    std::string id;
     std::string topic;
     // Oldest first, <= max_events_. A job's life here is three or four
     // events: enqueued, promoted when it was delayed, reserved, succeeded.
     absl::InlinedVector<Entry, 4> entries;
   };
-  // A node map, so that `order_` can point at its keys.
-  absl::node_hash_map<std::string, Job> events_ ABSL_GUARDED_BY(mu_);
-  // The jobs' ids (events_'s keys) in the order of their first event; the
-  // oldest goes first.
-  std::deque<absl::string_view> order_ ABSL_GUARDED_BY(mu_);
+
+  // The slot of a job not seen before: the next one round the ring, whose
+  // job (the oldest) is forgotten. Its strings keep their capacity, so a
+  // full history records a new job without allocating.
+  Job& Reuse(const Event& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const size_t max_jobs_;
+  const size_t max_events_;
+  mutable absl::Mutex mu_;
+  // The jobs in a ring, in the order of their first event here, and the
+  // index of each by its id (a view of the slot's own id).
+  std::deque<Job> ring_ ABSL_GUARDED_BY(mu_);  // grows without moving its jobs
+  size_t next_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_map<absl::string_view, size_t> slots_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace serve
