@@ -23,6 +23,19 @@ int RunningHere(const void* entry) {
 }  // namespace
 
 int EventHub::Add(EventListener listener) {
+  return AddBatch(
+      [listener = std::move(listener)](absl::Span<const Event> events) {
+        for (const Event& event : events) {
+          try {
+            listener(event);
+          } catch (...) {
+            // As in EmitAll(): the listener's other events still reach it.
+          }
+        }
+      });
+}
+
+int EventHub::AddBatch(EventBatchListener listener) {
   absl::MutexLock lock(&mu_);
   const int handle = next_handle_++;
   auto entry = std::make_shared<Entry>();
@@ -67,13 +80,11 @@ void EventHub::EmitAll(absl::Span<const Event> events) {
   }
   for (const std::shared_ptr<Entry>& entry : entries) {
     running_here.push_back(entry.get());
-    for (const Event& event : events) {
-      try {
-        entry->listener(event);
-      } catch (...) {
-        // A listener's failure must not undo or hide the transition it was
-        // told about, nor kill a worker thread.
-      }
+    try {
+      entry->listener(events);
+    } catch (...) {
+      // A listener's failure must not undo or hide the transition it was
+      // told about, nor kill a worker thread.
     }
     running_here.pop_back();
     absl::MutexLock lock(&mu_);

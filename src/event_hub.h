@@ -23,6 +23,7 @@ namespace internal {
 class EventHub {
  public:
   int Add(EventListener listener);
+  int AddBatch(EventBatchListener listener);
 
   // When Remove() returns, the listener is not running (except on the
   // calling thread, when a listener removes itself) and never runs again.
@@ -39,7 +40,7 @@ class EventHub {
 
  private:
   struct Entry {
-    EventListener listener;
+    EventBatchListener listener;
     int running = 0;  // calls in progress, guarded by mu_
   };
 

@@ -12,6 +12,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "src/instrumented_backend.h"
 #include "src/metrics_histogram.h"
 
@@ -49,7 +50,8 @@ class Metrics::State {
  public:
   explicit State(Clock& clock) : clock(clock) {}
 
-  void Record(const Event& e);
+  // Counts `events` under one lock.
+  void RecordAll(absl::Span<const Event> events);
   void ObserveCall(absl::string_view call, absl::Duration took,
                    const absl::Status& status);
   std::string Render();
@@ -66,6 +68,7 @@ class Metrics::State {
         .first->second;
   }
   void RenderGauges(std::string* out);
+  void Count(const Event& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
   // topic -> event -> count, in the text's order. Both levels are found by
@@ -84,8 +87,12 @@ class Metrics::State {
   int64_t gauge_errors_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-void Metrics::State::Record(const Event& e) {
+void Metrics::State::RecordAll(absl::Span<const Event> events) {
   absl::MutexLock lock(&mu_);
+  for (const Event& e : events) Count(e);
+}
+
+void Metrics::State::Count(const Event& e) {
   auto topic = events_.find(e.topic);
   if (topic == events_.end()) topic = events_.try_emplace(e.topic).first;
   const absl::string_view name = EventTypeName(e.type);
@@ -247,11 +254,13 @@ void Metrics::Attach(Scheduler& scheduler) {
   }
   State* state = state_.get();
   state_->scheduler = &scheduler;
-  state_->listener =
-      scheduler.AddListener([state](const Event& e) { state->Record(e); });
+  state_->listener = scheduler.AddBatchListener(
+      [state](absl::Span<const Event> events) { state->RecordAll(events); });
 }
 
-void Metrics::Record(const Event& event) { state_->Record(event); }
+void Metrics::Record(const Event& event) {
+  state_->RecordAll(absl::MakeConstSpan(&event, 1));
+}
 
 std::string Metrics::PrometheusText() { return state_->Render(); }
 

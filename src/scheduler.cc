@@ -688,6 +688,10 @@ int Scheduler::AddListener(EventListener listener) {
   return impl_->events().Add(std::move(listener));
 }
 
+int Scheduler::AddBatchListener(EventBatchListener listener) {
+  return impl_->events().AddBatch(std::move(listener));
+}
+
 void Scheduler::RemoveListener(int handle) { impl_->events().Remove(handle); }
 
 Clock& Scheduler::clock() const { return impl_->clock(); }

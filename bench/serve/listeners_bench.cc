@@ -34,7 +34,8 @@ void BM_BatchLifecycle(benchmark::State& state) {
   // The server's default bounds.
   serve::JobHistory history(10'000, 32);
   if (listeners == kMetricsAndHistory) {
-    scheduler->AddListener([&](const Event& e) { history.Record(e); });
+    scheduler->AddBatchListener(
+        [&](absl::Span<const Event> events) { history.RecordAll(events); });
   }
   const std::vector<std::string> payloads(kBatch, "{\"order\":12345}");
   for (auto _ : state) {

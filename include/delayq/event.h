@@ -19,6 +19,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 
 namespace delayq {
 
@@ -68,6 +69,15 @@ struct Event {
 // RemoveListener() (even for itself). An exception it throws is caught and
 // ignored: the transition it reports has already happened.
 using EventListener = std::function<void(const Event&)>;
+
+// EventBatchListener
+//
+// An EventListener told the events of one call together, in order: a batch
+// add, reserve or ack tells of all its jobs at once, other calls of one or
+// a few. For a listener that takes a lock, one lock per call instead of
+// one per job. The same rules hold; an exception it throws loses the rest
+// of that call's events for it.
+using EventBatchListener = std::function<void(absl::Span<const Event>)>;
 
 }  // namespace delayq
 

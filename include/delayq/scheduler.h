@@ -377,6 +377,8 @@ class Scheduler {
   // Registers `listener` for every event and returns a handle for
   // RemoveListener().
   int AddListener(EventListener listener);
+  // The same for a listener told each call's events together.
+  int AddBatchListener(EventBatchListener listener);
 
   // RemoveListener()
   //

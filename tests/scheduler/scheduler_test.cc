@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -711,6 +712,37 @@ TEST_F(SchedulerTest, EveryListenerHearsABatchsEventsInOrder) {
       "succeeded:b-0", "succeeded:b-1", "succeeded:b-2"};
   EXPECT_EQ(first.Take(), expected);
   EXPECT_EQ(second.Take(), expected);
+}
+
+// A batch listener is told each call's events in one call; a listener of
+// single events that throws on one still hears the rest of the batch.
+TEST_F(SchedulerTest, ABatchListenerHearsEachCallsEventsTogether) {
+  std::vector<std::vector<std::string>> calls;  // guarded: one thread here
+  const int handle =
+      scheduler_->AddBatchListener([&](absl::Span<const Event> events) {
+        std::vector<std::string> call;
+        for (const Event& e : events) {
+          call.push_back(std::string(EventTypeName(e.type)) + ":" + e.id);
+        }
+        calls.push_back(std::move(call));
+      });
+  std::vector<std::string> heard;
+  scheduler_->AddListener([&](const Event& e) {
+    heard.push_back(e.id);
+    if (e.id == "b-0") throw std::runtime_error("a listener's own trouble");
+  });
+  JobOptions named;
+  named.id = "b";
+  ASSERT_OK(scheduler_->EnqueueBatch("t", {"x", "y"}, named).status());
+  named.id = "c";
+  ASSERT_OK(scheduler_->Enqueue("t", "z", named).status());
+  EXPECT_THAT(calls, ElementsAre(ElementsAre("enqueued:b-0", "enqueued:b-1"),
+                                 ElementsAre("enqueued:c")));
+  EXPECT_THAT(heard, ElementsAre("b-0", "b-1", "c"));
+
+  scheduler_->RemoveListener(handle);
+  ASSERT_OK(scheduler_->EnqueueBatch("t", {"w"}).status());
+  EXPECT_EQ(calls.size(), 2u);
 }
 
 TEST_F(SchedulerTest, StatsTopicsAndList) {

@@ -8,8 +8,16 @@ namespace delayq {
 namespace serve {
 
 void JobHistory::Record(const Event& event) {
+  RecordAll(absl::MakeConstSpan(&event, 1));
+}
+
+void JobHistory::RecordAll(absl::Span<const Event> events) {
   if (max_jobs_ == 0) return;
   absl::MutexLock lock(&mu_);
+  for (const Event& event : events) Add(event);
+}
+
+void JobHistory::Add(const Event& event) {
   auto it = slots_.find(event.id);
   Job& job = it != slots_.end() ? ring_[it->second] : Reuse(event);
   if (max_events_ == 0) return;

@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "delayq/event.h"
 
 namespace delayq {
@@ -33,8 +34,10 @@ class JobHistory {
   JobHistory(size_t max_jobs, size_t max_events)
       : max_jobs_(max_jobs), max_events_(max_events) {}
 
-  // An EventListener for Scheduler::AddListener().
+  // An EventListener for Scheduler::AddListener(), and an
+  // EventBatchListener for AddBatchListener() (one lock per call).
   void Record(const Event& event);
+  void RecordAll(absl::Span<const Event> events);
 
   // The job's events, oldest first; empty when none was seen or kept.
   std::vector<Event> Of(absl::string_view id) const;
@@ -60,6 +63,7 @@ class JobHistory {
   // job (the oldest) is forgotten. Its strings keep their capacity, so a
   // full history records a new job without allocating.
   Job& Reuse(const Event& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Add(const Event& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t max_jobs_;
   const size_t max_events_;

@@ -66,8 +66,8 @@ Server::Server(Scheduler& scheduler, Metrics* metrics,
       leases_(std::max<size_t>(1, options.lease_cache_size)),
       history_(options.history_jobs, options.history_events) {
   if (options_.history_jobs > 0) {
-    history_listener_ = scheduler_.AddListener(
-        [this](const Event& event) { history_.Record(event); });
+    history_listener_ = scheduler_.AddBatchListener(
+        [this](absl::Span<const Event> events) { history_.RecordAll(events); });
   }
   const int max_connections = options_.max_connections;
   const size_t stack = options_.thread_stack_bytes;
