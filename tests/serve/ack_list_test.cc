@@ -18,7 +18,7 @@ namespace serve {
 namespace {
 
 // The general way on its own: what the route did before the quick one.
-absl::StatusOr<std::vector<AckItem>> GeneralAckList(const std::string& body) {
+absl::StatusOr<std::vector<LeaseName>> GeneralAckList(const std::string& body) {
   absl::StatusOr<Json> json = ParseBody(body);
   if (!json.ok()) return json.status();
   return AckListFromJson(*json);
@@ -26,8 +26,8 @@ absl::StatusOr<std::vector<AckItem>> GeneralAckList(const std::string& body) {
 
 void ExpectSameAckList(const std::string& body) {
   SCOPED_TRACE(body);
-  const absl::StatusOr<std::vector<AckItem>> read = ReadAckList(body);
-  const absl::StatusOr<std::vector<AckItem>> general = GeneralAckList(body);
+  const absl::StatusOr<std::vector<LeaseName>> read = ReadAckList(body);
+  const absl::StatusOr<std::vector<LeaseName>> general = GeneralAckList(body);
   ASSERT_EQ(read.status(), general.status());
   if (!read.ok()) return;
   ASSERT_EQ(read->size(), general->size());
@@ -47,7 +47,7 @@ std::string Acks(int n) {
 }
 
 TEST(AckListTest, TheQuickWayTakesThePlainAckList) {
-  std::optional<std::vector<AckItem>> items = AckListFromText(
+  std::optional<std::vector<LeaseName>> items = AckListFromText(
       R"({"leases":[{"id":"a","token":"7"},{"token":18446744073709551615,"id":"b"}]})");
   ASSERT_TRUE(items.has_value());
   ASSERT_EQ(items->size(), 2u);

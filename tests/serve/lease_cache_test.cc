@@ -7,6 +7,7 @@
 #include "tools/serve/lease_cache.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -56,6 +57,25 @@ TEST(LeaseCacheTest, TakeForgetsAndANewLeaseReplacesTheOld) {
   ASSERT_TRUE(cache.Take("a", 9).has_value());
   EXPECT_FALSE(cache.Find("a", 9).has_value());
   EXPECT_EQ(cache.size(), 0u);
+}
+
+TEST(LeaseCacheTest, PutAllAndTakeAllAreEachLeasesOwnPutAndTake) {
+  LeaseCache cache(10);
+  cache.PutAll({MakeLease("a", 1), MakeLease("b", 2), MakeLease("c", 3)});
+  EXPECT_EQ(cache.size(), 3u);
+  std::vector<std::optional<Lease>> taken =
+      cache.TakeAll({{"b", 2}, {"a", 9}, {"x", 1}, {"c", 3}, {"b", 2}});
+  ASSERT_EQ(taken.size(), 5u);
+  ASSERT_TRUE(taken[0].has_value());
+  EXPECT_EQ(taken[0]->job.id, "b");
+  EXPECT_TRUE(taken[0]->job.payload.empty());
+  EXPECT_FALSE(taken[1].has_value());  // a stale token
+  EXPECT_FALSE(taken[2].has_value());  // never put
+  ASSERT_TRUE(taken[3].has_value());
+  EXPECT_EQ(taken[3]->token, 3u);
+  EXPECT_FALSE(taken[4].has_value());  // taken already, earlier in the call
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_TRUE(cache.Find("a", 1).has_value());
 }
 
 TEST(LeaseCacheTest, WhenFullTheOldestGoes) {

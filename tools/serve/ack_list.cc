@@ -36,7 +36,7 @@ class RefuseAll : public nlohmann::json_sax<Json> {
 // {"leases": [{"id": "...", "token": "123" or 123}, ...]}.
 class AckListReader : public RefuseAll {
  public:
-  std::vector<AckItem> items;
+  std::vector<LeaseName> items;
 
   bool start_object(std::size_t) override {
     if (where_ == Where::kStart) {
@@ -124,13 +124,13 @@ class AckListReader : public RefuseAll {
 
 }  // namespace
 
-std::optional<std::vector<AckItem>> AckListFromText(absl::string_view body) {
+std::optional<std::vector<LeaseName>> AckListFromText(absl::string_view body) {
   AckListReader reader;
   if (!Json::sax_parse(body.begin(), body.end(), &reader)) return std::nullopt;
   return std::move(reader.items);
 }
 
-absl::StatusOr<std::vector<AckItem>> AckListFromJson(const Json& body) {
+absl::StatusOr<std::vector<LeaseName>> AckListFromJson(const Json& body) {
   if (absl::Status s = OnlyFields(body, {"leases"}); !s.ok()) return s;
   const Json& list = body.contains("leases") ? body["leases"] : Json();
   if (!list.is_array() || list.empty() || list.size() > kMaxAcks) {
@@ -138,7 +138,7 @@ absl::StatusOr<std::vector<AckItem>> AckListFromJson(const Json& body) {
         absl::StrCat("field 'leases' must be a list of 1 to ", kMaxAcks,
                      " objects {\"id\", \"token\"}"));
   }
-  std::vector<AckItem> items;
+  std::vector<LeaseName> items;
   items.reserve(list.size());
   for (const Json& item : list) {
     if (!item.is_object()) {
@@ -153,13 +153,13 @@ absl::StatusOr<std::vector<AckItem>> AckListFromJson(const Json& body) {
     }
     absl::StatusOr<uint64_t> token = TokenField(item);
     if (!token.ok()) return token.status();
-    items.push_back(AckItem{*std::move(id), *token});
+    items.push_back(LeaseName{*std::move(id), *token});
   }
   return items;
 }
 
-absl::StatusOr<std::vector<AckItem>> ReadAckList(absl::string_view body) {
-  if (std::optional<std::vector<AckItem>> quick = AckListFromText(body)) {
+absl::StatusOr<std::vector<LeaseName>> ReadAckList(absl::string_view body) {
+  if (std::optional<std::vector<LeaseName>> quick = AckListFromText(body)) {
     return *std::move(quick);
   }
   absl::StatusOr<Json> json = ParseBody(body);

@@ -24,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "tools/serve/json_codec.h"
+#include "tools/serve/lease_cache.h"
 
 namespace delayq {
 namespace serve {
@@ -31,20 +32,14 @@ namespace serve {
 // The most leases one ack request may finish.
 inline constexpr int kMaxAcks = 1000;
 
-// One lease of the list: {"id": "...", "token": "123"} (or 123).
-struct AckItem {
-  std::string id;
-  uint64_t token = 0;
-};
-
-// The list read the quick way when the body has the plain shape, else the
-// general way (with its error).
-absl::StatusOr<std::vector<AckItem>> ReadAckList(absl::string_view body);
+// The list ({"id": "...", "token": "123"} or 123 each) read the quick way when
+// the body has the plain shape, else the general way (with its error).
+absl::StatusOr<std::vector<LeaseName>> ReadAckList(absl::string_view body);
 
 // The two ways on their own, for the tests. The quick one returns nothing
 // when the body is not of the plain shape.
-std::optional<std::vector<AckItem>> AckListFromText(absl::string_view body);
-absl::StatusOr<std::vector<AckItem>> AckListFromJson(const Json& body);
+std::optional<std::vector<LeaseName>> AckListFromText(absl::string_view body);
+absl::StatusOr<std::vector<LeaseName>> AckListFromJson(const Json& body);
 
 }  // namespace serve
 }  // namespace delayq

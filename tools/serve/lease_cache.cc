@@ -8,13 +8,22 @@ namespace delayq {
 namespace serve {
 
 void LeaseCache::Put(Lease lease) {
+  absl::MutexLock lock(&mu_);
+  PutLocked(std::move(lease));
+}
+
+void LeaseCache::PutAll(std::vector<Lease> leases) {
+  absl::MutexLock lock(&mu_);
+  for (Lease& lease : leases) PutLocked(std::move(lease));
+}
+
+void LeaseCache::PutLocked(Lease lease) {
   // Finishing a lease needs neither of these, and they may be large.
   std::string().swap(lease.job.payload);
   std::string().swap(lease.job.last_error);
   const std::string id = lease.job.id;
   Entry entry;
   entry.lease = std::move(lease);
-  absl::MutexLock lock(&mu_);
   MakeRoom();
   entry.put = ++puts_;
   order_.push_back(PutRecord{id, entry.put});
@@ -33,6 +42,22 @@ std::optional<Lease> LeaseCache::Find(absl::string_view id,
 
 std::optional<Lease> LeaseCache::Take(absl::string_view id, uint64_t token) {
   absl::MutexLock lock(&mu_);
+  return TakeLocked(id, token);
+}
+
+std::vector<std::optional<Lease>> LeaseCache::TakeAll(
+    absl::Span<const LeaseName> names) {
+  std::vector<std::optional<Lease>> leases;
+  leases.reserve(names.size());
+  absl::MutexLock lock(&mu_);
+  for (const LeaseName& name : names) {
+    leases.push_back(TakeLocked(name.id, name.token));
+  }
+  return leases;
+}
+
+std::optional<Lease> LeaseCache::TakeLocked(absl::string_view id,
+                                            uint64_t token) {
   auto it = leases_.find(id);
   if (it == leases_.end() || it->second.lease.token != token) {
     return std::nullopt;

@@ -18,14 +18,22 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
 #include "delayq/job.h"
 
 namespace delayq {
 namespace serve {
+
+// A lease as a request names it: its job's id and its token.
+struct LeaseName {
+  std::string id;
+  uint64_t token = 0;
+};
 
 class LeaseCache {
  public:
@@ -34,11 +42,15 @@ class LeaseCache {
   // Remembers `lease` (without its payload and last error), replacing an
   // older lease of the same job.
   void Put(Lease lease);
+  // Put() for each of a reserve's leases, under one lock.
+  void PutAll(std::vector<Lease> leases);
 
   // The lease of job `id` under `token`, if remembered. Take() also forgets
   // it (the request ends the lease, whatever the store answers).
   std::optional<Lease> Find(absl::string_view id, uint64_t token) const;
   std::optional<Lease> Take(absl::string_view id, uint64_t token);
+  // Take() for each name, under one lock; the answers in the names' order.
+  std::vector<std::optional<Lease>> TakeAll(absl::Span<const LeaseName> names);
 
   size_t size() const;
 
@@ -57,6 +69,9 @@ class LeaseCache {
   // when that is most of it).
   void MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Current(const PutRecord& put) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PutLocked(Lease lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<Lease> TakeLocked(absl::string_view id, uint64_t token)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t capacity_;
   mutable absl::Mutex mu_;

@@ -45,20 +45,15 @@ absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
   --*context.reserves_waiting;
   if (!leases.ok()) return leases.status();
   std::string text = JsonListText<Lease>("leases", *leases, &AppendLeaseJson);
-  for (Lease& lease : *leases) context.leases->Put(std::move(lease));
+  context.leases->PutAll(*std::move(leases));
   return Reply::Text(200, std::move(text));
 }
 
-// The lease of job `id` under `token`: as reserve handed it out when this
-// server did (Take() forgets it: the request ends it), else the job as the
-// store has it now with the token. A job the store no longer has is left
-// to the library to refuse.
-absl::StatusOr<Lease> FindLease(const RouteContext& context,
-                                const std::string& id, uint64_t token,
-                                bool take) {
-  std::optional<Lease> known =
-      take ? context.leases->Take(id, token) : context.leases->Find(id, token);
-  if (known.has_value()) return *std::move(known);
+// The lease of job `id` under `token` when the lease cache does not have
+// it: the job as the store has it now, with the token. A job the store no
+// longer has is left to the library to refuse.
+absl::StatusOr<Lease> LeaseFromStore(const RouteContext& context,
+                                     const std::string& id, uint64_t token) {
   Lease lease;
   absl::StatusOr<Job> job = context.scheduler->Get(id);
   if (job.ok()) {
@@ -71,6 +66,17 @@ absl::StatusOr<Lease> FindLease(const RouteContext& context,
   lease.token = token;
   lease.deadline = lease.job.deadline;
   return lease;
+}
+
+// The lease of job `id` under `token`: as reserve handed it out when this
+// server did (Take() forgets it: the request ends it), else from the store.
+absl::StatusOr<Lease> FindLease(const RouteContext& context,
+                                const std::string& id, uint64_t token,
+                                bool take) {
+  std::optional<Lease> known =
+      take ? context.leases->Take(id, token) : context.leases->Find(id, token);
+  if (known.has_value()) return *std::move(known);
+  return LeaseFromStore(context, id, token);
 }
 
 // A lease route: checks the body's fields, finds the lease, runs `act`.
@@ -97,17 +103,20 @@ Route LeaseRoute(const RouteContext& context,
 // how many were acked and why each other one was not.
 absl::StatusOr<Reply> AckMany(const RouteContext& context, const Call& call) {
   // Every item is read before any is acked, so a malformed request acks none.
-  absl::StatusOr<std::vector<AckItem>> items = ReadAckList(call.request->body);
+  absl::StatusOr<std::vector<LeaseName>> items =
+      ReadAckList(call.request->body);
   if (!items.ok()) return items.status();
   // The leases found go to the store in one batch; each item's outcome is
   // told in the order of the request.
   std::vector<absl::Status> outcomes(items->size());
   std::vector<Lease> leases;
   std::vector<size_t> item_of_lease;
+  std::vector<std::optional<Lease>> known = context.leases->TakeAll(*items);
   for (size_t i = 0; i < items->size(); ++i) {
-    const AckItem& item = (*items)[i];
+    const LeaseName& item = (*items)[i];
     absl::StatusOr<Lease> lease =
-        FindLease(context, item.id, item.token, /*take=*/true);
+        known[i].has_value() ? *std::move(known[i])
+                             : LeaseFromStore(context, item.id, item.token);
     if (!lease.ok()) {
       outcomes[i] = lease.status();
       continue;
