@@ -233,12 +233,12 @@ set(DELAYQ_ABSL_LIBS
   absl::int128
 )
 
-delayq_cc_binary(bench_ack_list_bench DIR bench NAME ack_list_bench
-  SRCS bench/serve/ack_list_bench.cc
-  DEPS tools_serve_serve tp_absl tp_benchmark_main)
 delayq_cc_library(bench_bare_reply_server DIR bench NAME bare_reply_server
   SRCS bench/serve/bare_reply_server.cc bench/serve/bare_reply_server.h
   DEPS tests_testing_loopback_port tp_absl)
+delayq_cc_binary(bench_json_bench DIR bench NAME json_bench
+  SRCS bench/serve/json_bench.cc
+  DEPS tools_serve_serve tp_absl tp_benchmark_main)
 delayq_cc_binary(bench_listeners_bench DIR bench NAME listeners_bench
   SRCS bench/serve/listeners_bench.cc
   DEPS delayq tools_runtime_policy tools_serve_serve tp_absl tp_benchmark_main)
@@ -425,6 +425,9 @@ delayq_cc_test(tests_serve_dashboard_test DIR tests/serve NAME dashboard_test
   DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main tp_nlohmann_json)
 delayq_cc_test(tests_serve_job_history_test DIR tests/serve NAME job_history_test
   SRCS tests/serve/job_history_test.cc
+  DEPS tools_serve_serve tp_absl tp_gtest_main)
+delayq_cc_test(tests_serve_json_codec_test DIR tests/serve NAME json_codec_test
+  SRCS tests/serve/json_codec_test.cc
   DEPS tools_serve_serve tp_absl tp_gtest_main)
 delayq_cc_test(tests_serve_lease_cache_test DIR tests/serve NAME lease_cache_test
   SRCS tests/serve/lease_cache_test.cc

@@ -6,7 +6,7 @@
 // Parsed into a JSON tree, such a body costs allocations per lease, a walk
 // of the tree and the frees again: about three times what reading it
 // straight from the text (nlohmann's SAX interface) costs
-// (//bench:ack_list_bench). So the body is first read that way, in the
+// (//bench:json_bench). So the body is first read that way, in the
 // shape a client sends when all is well. Anything else (bad JSON, a wrong
 // type, an unknown or repeated field, a list empty or too long) goes the
 // general way: parsed into a tree and read by the same code as every other

@@ -1,0 +1,73 @@
+// Copyright delayq authors.
+//
+// Jobs and leases written straight to JSON text read back, through a JSON
+// parser, as what was written: every byte a payload may hold escaped as
+// JSON wants it, bytes that are not UTF-8 sent as base64, times and the
+// default backoff spelled as the API says.
+
+#include "tools/serve/json_codec.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace delayq {
+namespace serve {
+namespace {
+
+Lease MakeLease(std::string payload) {
+  Lease lease;
+  lease.job.id = "job-1";
+  lease.job.topic = "t";
+  lease.job.payload = std::move(payload);
+  lease.job.state = JobState::kReserved;
+  lease.job.attempts = 1;
+  lease.job.enqueued_at = absl::FromUnixMillis(1'790'000'000'123);
+  lease.job.run_at = lease.job.enqueued_at;
+  lease.deadline = lease.job.run_at + absl::Seconds(30);
+  lease.job.deadline = lease.deadline;
+  lease.token = 18446744073709551615u;
+  return lease;
+}
+
+Json Written(const Lease& lease) {
+  std::string text;
+  AppendLeaseJson(lease, &text);
+  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(json.is_discarded()) << text;
+  return json;
+}
+
+TEST(JsonCodecTest, EveryByteOfATextPayloadReadsBack) {
+  std::string payload = "plain \"quoted\" back\\slash \n\r\t caf\xc3\xa9 ";
+  for (char c = 1; c < 0x20; ++c) payload.push_back(c);
+  payload.push_back('\x7f');
+  payload += std::string("nul:\0:", 6);
+  const Json json = Written(MakeLease(payload));
+  EXPECT_EQ(json["job"]["payload"].get<std::string>(), payload);
+  EXPECT_FALSE(json["job"].contains("payload_base64"));
+}
+
+TEST(JsonCodecTest, BytesThatAreNotUtf8TravelAsBase64) {
+  const Json json = Written(MakeLease(std::string("\xff\x00\x01", 3)));
+  EXPECT_EQ(json["job"]["payload_base64"].get<std::string>(), "/wAB");
+  EXPECT_FALSE(json["job"].contains("payload"));
+}
+
+TEST(JsonCodecTest, TimesTokenAndDefaultBackoffAreSpelledOut) {
+  Lease lease = MakeLease("p");
+  const Json json = Written(lease);
+  EXPECT_EQ(json["token"].get<std::string>(), "18446744073709551615");
+  EXPECT_EQ(json["job"]["enqueued_at"].get<std::string>(),
+            "2026-09-21T14:13:20.123Z");
+  EXPECT_EQ(json["deadline"].get<std::string>(), "2026-09-21T14:13:50.123Z");
+  EXPECT_EQ(json["job"]["backoff"].get<std::string>(), "exp:1s:10m");
+
+  lease.job.backoff.kind = Backoff::Kind::kFixed;
+  lease.job.backoff.base = absl::Seconds(10);
+  EXPECT_EQ(Written(lease)["job"]["backoff"].get<std::string>(), "fixed:10s");
+}
+
+}  // namespace
+}  // namespace serve
+}  // namespace delayq
