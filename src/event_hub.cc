@@ -20,26 +20,33 @@ int RunningHere(const void* entry) {
   return n;
 }
 
+// Runs one listener call. A listener's failure must not undo or hide the
+// transition it was told about, nor kill a worker thread.
+template <typename F>
+void Call(F call) {
+  try {
+    call();
+  } catch (...) {
+  }
+}
+
 }  // namespace
 
 int EventHub::Add(EventListener listener) {
-  return AddBatch(
-      [listener = std::move(listener)](absl::Span<const Event> events) {
-        for (const Event& event : events) {
-          try {
-            listener(event);
-          } catch (...) {
-            // As in EmitAll(): the listener's other events still reach it.
-          }
-        }
-      });
+  auto entry = std::make_shared<Entry>();
+  entry->one = std::move(listener);
+  return AddEntry(std::move(entry));
 }
 
 int EventHub::AddBatch(EventBatchListener listener) {
+  auto entry = std::make_shared<Entry>();
+  entry->batch = std::move(listener);
+  return AddEntry(std::move(entry));
+}
+
+int EventHub::AddEntry(std::shared_ptr<Entry> entry) {
   absl::MutexLock lock(&mu_);
   const int handle = next_handle_++;
-  auto entry = std::make_shared<Entry>();
-  entry->listener = std::move(listener);
   listeners_.emplace(handle, std::move(entry));
   count_.store(static_cast<int>(listeners_.size()));
   return handle;
@@ -51,6 +58,7 @@ void EventHub::Remove(int handle) {
   if (it == listeners_.end()) return;
   std::shared_ptr<Entry> entry = std::move(it->second);
   listeners_.erase(it);
+  entry->removed.store(true);
   count_.store(static_cast<int>(listeners_.size()));
   // Wait for calls on other threads; calls on this one are our callers.
   struct Args {
@@ -80,11 +88,13 @@ void EventHub::EmitAll(absl::Span<const Event> events) {
   }
   for (const std::shared_ptr<Entry>& entry : entries) {
     running_here.push_back(entry.get());
-    try {
-      entry->listener(events);
-    } catch (...) {
-      // A listener's failure must not undo or hide the transition it was
-      // told about, nor kill a worker thread.
+    if (entry->batch) {
+      Call([&] { entry->batch(events); });
+    } else {
+      for (const Event& event : events) {
+        if (entry->removed.load()) break;
+        Call([&] { entry->one(event); });
+      }
     }
     running_here.pop_back();
     absl::MutexLock lock(&mu_);

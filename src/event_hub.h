@@ -35,14 +35,22 @@ class EventHub {
   // Calls every listener with `event`. A listener that throws is ignored.
   void Emit(const Event& event);
   // Calls every listener with each of `events` in order: the events of one
-  // call (a batch), with one look at the listener list for them all.
+  // call (a batch), with one look at the listener list for them all (a
+  // listener added meanwhile hears from the next call on).
   void EmitAll(absl::Span<const Event> events);
 
  private:
+  // One listener: of single events, or of a call's events (`batch`).
   struct Entry {
-    EventBatchListener listener;
+    EventListener one;
+    EventBatchListener batch;
     int running = 0;  // calls in progress, guarded by mu_
+    // Set by Remove(): a listener of single events that removes itself
+    // hears no more of the call's events.
+    std::atomic<bool> removed{false};
   };
+
+  int AddEntry(std::shared_ptr<Entry> entry);
 
   absl::Mutex mu_;
   std::map<int, std::shared_ptr<Entry>> listeners_ ABSL_GUARDED_BY(mu_);

@@ -138,10 +138,11 @@ absl::StatusOr<Scheduler::Impl::Ids> Scheduler::Impl::Enqueue(
   // The expiry is a due time of its own: the job lapses then.
   if (*expire_at != absl::InfiniteFuture()) promotion_.Arm(*expire_at);
   if (events_.active()) {
+    const absl::Time at = clock_->Now();
     std::vector<Event> events;
     events.reserve(ids.size());
     for (const std::string& id : ids) {
-      events.push_back(MakeEvent(EventType::kEnqueued, id, topic, now));
+      events.push_back(MakeEvent(EventType::kEnqueued, id, topic, at));
     }
     events_.EmitAll(events);
   }
@@ -173,10 +174,12 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   if (!leases.ok() || leases->empty()) return leases;
   promotion_.ArmLeases(*leases);
   if (events_.active()) {
+    // After the store call, and so after the times of the moves it made.
+    const absl::Time at = clock_->Now();
     std::vector<Event> events;
     events.reserve(leases->size());
     for (const Lease& lease : *leases) {
-      events.push_back(MakeEvent(EventType::kReserved, lease.job.id, topic, now,
+      events.push_back(MakeEvent(EventType::kReserved, lease.job.id, topic, at,
                                  lease.job.attempts, /*error=*/"",
                                  lease.job.run_at));
     }
@@ -247,6 +250,7 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
   }
   absl::string_view woken;
   std::vector<Event> events;
+  const absl::Time at = events_.active() ? clock_->Now() : now;
   for (size_t i = 0; i < leases.size(); ++i) {
     if (!(*acked)[i].ok()) continue;
     const Job& job = leases[i].job;
@@ -255,7 +259,7 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
       woken = job.topic;
     }
     if (events_.active()) {
-      events.push_back(MakeEvent(EventType::kSucceeded, job.id, job.topic, now,
+      events.push_back(MakeEvent(EventType::kSucceeded, job.id, job.topic, at,
                                  job.attempts));
     }
   }

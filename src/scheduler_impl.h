@@ -109,8 +109,8 @@ class Scheduler::Impl : public internal::JobOps {
   void Emit(EventType type, absl::string_view id, absl::string_view topic,
             int attempts = 0, absl::string_view error = "",
             absl::Time due = absl::InfinitePast());
-  // An event at `at`; the events of one batch are told together
-  // (EventHub::EmitAll), each with the batch's time.
+  // An event at `at`. The events of one call are told together
+  // (EventHub::EmitAll), each with the time they are told, read once.
   static Event MakeEvent(EventType type, absl::string_view id,
                          absl::string_view topic, absl::Time at,
                          int attempts = 0, absl::string_view error = "",

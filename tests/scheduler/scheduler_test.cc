@@ -745,6 +745,19 @@ TEST_F(SchedulerTest, ABatchListenerHearsEachCallsEventsTogether) {
   EXPECT_EQ(calls.size(), 2u);
 }
 
+// A listener that removes itself hears no more, not even the rest of the
+// call's events.
+TEST_F(SchedulerTest, AListenerThatRemovesItselfHearsNoMoreOfTheBatch) {
+  int heard = 0;
+  int handle = -1;
+  handle = scheduler_->AddListener([&](const Event&) {
+    ++heard;
+    scheduler_->RemoveListener(handle);
+  });
+  ASSERT_OK(scheduler_->EnqueueBatch("t", {"x", "y", "z"}).status());
+  EXPECT_EQ(heard, 1);
+}
+
 TEST_F(SchedulerTest, StatsTopicsAndList) {
   ASSERT_OK(scheduler_->Enqueue("a", "1"));
   ASSERT_OK(scheduler_->Enqueue("a", "2", Delayed(absl::Seconds(5))));
