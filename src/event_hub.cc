@@ -2,6 +2,7 @@
 
 #include "src/event_hub.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -11,7 +12,9 @@ namespace delayq {
 namespace internal {
 namespace {
 
-// The listener entries this thread is inside of, innermost last.
+// The listener entries this thread holds a call of (counted in their
+// `running`): the one being called and those still to come in the same
+// EmitAll(), for each EmitAll() on the thread's stack.
 thread_local std::vector<const void*> running_here;
 
 int RunningHere(const void* entry) {
@@ -60,7 +63,8 @@ void EventHub::Remove(int handle) {
   listeners_.erase(it);
   entry->removed.store(true);
   count_.store(static_cast<int>(listeners_.size()));
-  // Wait for calls on other threads; calls on this one are our callers.
+  // Wait for calls on other threads. This thread's are our callers, or
+  // still to come in one of its EmitAll() calls, which sees `removed`.
   struct Args {
     Entry* entry;
     int mine;
@@ -86,17 +90,22 @@ void EventHub::EmitAll(absl::Span<const Event> events) {
       entries.push_back(entry);
     }
   }
+  // All of them at once: a listener may remove one still to come here,
+  // which Remove() must not wait for (it would wait on this very thread).
   for (const std::shared_ptr<Entry>& entry : entries) {
     running_here.push_back(entry.get());
+  }
+  for (const std::shared_ptr<Entry>& entry : entries) {
     if (entry->batch) {
-      Call([&] { entry->batch(events); });
+      if (!entry->removed.load()) Call([&] { entry->batch(events); });
     } else {
       for (const Event& event : events) {
         if (entry->removed.load()) break;
         Call([&] { entry->one(event); });
       }
     }
-    running_here.pop_back();
+    running_here.erase(
+        std::find(running_here.begin(), running_here.end(), entry.get()));
     absl::MutexLock lock(&mu_);
     --entry->running;
   }

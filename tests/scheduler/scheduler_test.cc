@@ -758,6 +758,19 @@ TEST_F(SchedulerTest, AListenerThatRemovesItselfHearsNoMoreOfTheBatch) {
   EXPECT_EQ(heard, 1);
 }
 
+// A listener may remove another that was to hear the same event after it:
+// that one hears nothing more, and the removal does not wait for itself.
+TEST_F(SchedulerTest, AListenerRemovesOneThatWasToHearTheSameEvent) {
+  int second_heard = 0;
+  int second = -1;
+  scheduler_->AddListener(
+      [&](const Event&) { scheduler_->RemoveListener(second); });
+  second = scheduler_->AddListener([&](const Event&) { ++second_heard; });
+  ASSERT_OK(scheduler_->EnqueueBatch("t", {"x", "y"}).status());
+  ASSERT_OK(scheduler_->Enqueue("t", "z").status());
+  EXPECT_EQ(second_heard, 0);
+}
+
 TEST_F(SchedulerTest, StatsTopicsAndList) {
   ASSERT_OK(scheduler_->Enqueue("a", "1"));
   ASSERT_OK(scheduler_->Enqueue("a", "2", Delayed(absl::Seconds(5))));
