@@ -45,8 +45,8 @@ class EventHub {
     EventListener one;
     EventBatchListener batch;
     int running = 0;  // calls in progress, guarded by mu_
-    // Set by Remove(): a listener of single events that removes itself
-    // hears no more of the call's events.
+    // Set by Remove(): what a removed listener was still to hear in the
+    // calls under way is not told (the rest of a batch, or all of it).
     std::atomic<bool> removed{false};
   };
 
