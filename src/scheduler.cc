@@ -239,9 +239,8 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease) {
 
 absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
     absl::Span<const Lease> leases) {
-  const absl::Time now = clock_->Now();
   absl::StatusOr<std::vector<absl::Status>> acked =
-      backend_->AckBatch(leases, now);
+      backend_->AckBatch(leases, clock_->Now());
   if (!acked.ok()) return acked.status();
   if (acked->size() != leases.size()) {
     return absl::InternalError(
@@ -249,21 +248,24 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
                      " statuses for ", leases.size(), " leases"));
   }
   absl::string_view woken;
-  std::vector<Event> events;
-  const absl::Time at = events_.active() ? clock_->Now() : now;
   for (size_t i = 0; i < leases.size(); ++i) {
-    if (!(*acked)[i].ok()) continue;
     const Job& job = leases[i].job;
-    if (job.topic != woken) {  // as in Ack(), once per run of a topic
+    if ((*acked)[i].ok() && job.topic != woken) {  // as in Ack(), once per run
       promotion_.WakeTopic(job.topic);
       woken = job.topic;
     }
-    if (events_.active()) {
+  }
+  if (events_.active()) {
+    const absl::Time at = clock_->Now();
+    std::vector<Event> events;
+    for (size_t i = 0; i < leases.size(); ++i) {
+      if (!(*acked)[i].ok()) continue;
+      const Job& job = leases[i].job;
       events.push_back(MakeEvent(EventType::kSucceeded, job.id, job.topic, at,
                                  job.attempts));
     }
+    events_.EmitAll(events);
   }
-  events_.EmitAll(events);
   return acked;
 }
 
