@@ -3,15 +3,14 @@
 #include "delayq/scheduler.h"
 
 #include <algorithm>
-#include <iterator>
 #include <utility>
 
-#include "absl/container/inlined_vector.h"
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "src/contract_errors.h"
 #include "src/generated_id.h"
 #include "src/scheduler_impl.h"
+#include "src/status_macros.h"
 #include "src/validation.h"
 
 namespace delayq {
@@ -77,7 +76,7 @@ absl::Status Scheduler::Impl::Init() {
 
 // --- Producing -------------------------------------------------------------
 
-absl::StatusOr<Scheduler::Impl::Ids> Scheduler::Impl::Enqueue(
+absl::StatusOr<Scheduler::Impl::EnqueueTimes> Scheduler::Impl::CheckEnqueue(
     absl::string_view topic, absl::Span<const absl::string_view> payloads,
     const JobOptions& options, bool batch) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
@@ -91,62 +90,100 @@ absl::StatusOr<Scheduler::Impl::Ids> Scheduler::Impl::Enqueue(
         internal::ValidatePayload(payload, options_.max_payload_bytes);
     if (!s.ok()) return s;
   }
-  const absl::Time now = clock_->Now();
-  const absl::Time run_at = options.run_at != absl::InfinitePast()
-                                ? options.run_at
-                                : now + options.delay;
-  if (absl::Status s = internal::ValidateRunAt(run_at, "run_at"); !s.ok()) {
+  EnqueueTimes times;
+  times.now = clock_->Now();
+  times.run_at = options.run_at != absl::InfinitePast()
+                     ? options.run_at
+                     : times.now + options.delay;
+  if (absl::Status s = internal::ValidateRunAt(times.run_at, "run_at");
+      !s.ok()) {
     return s;
   }
   absl::StatusOr<absl::Time> expire_at =
-      internal::ResolveExpiry(options, now, run_at);
+      internal::ResolveExpiry(options, times.now, times.run_at);
   if (!expire_at.ok()) return expire_at.status();
-  // One job, the common call, needs no vector of its own.
-  absl::InlinedVector<NewJob, 1> jobs(payloads.size());
+  times.expire_at = *expire_at;
+  return times;
+}
+
+void Scheduler::Impl::FillJob(absl::string_view topic,
+                              absl::string_view payload,
+                              const JobOptions& options,
+                              const EnqueueTimes& times, NewJob& job) {
+  job.topic = std::string(topic);
+  job.payload = std::string(payload);
+  job.priority = options.priority;
+  job.max_attempts = options.max_attempts;
+  job.ttr = options.ttr;
+  job.backoff = options.backoff;
+  job.run_at = times.run_at;
+  job.expire_at = times.expire_at;
+  job.discard_expired = options.discard_expired;
+  job.unique_for = options.unique_for;
+}
+
+std::string Scheduler::Impl::NextGeneratedId() {
+  return internal::GeneratedId(id_prefix_, id_counter_.fetch_add(1) + 1);
+}
+
+absl::StatusOr<std::string> Scheduler::Impl::EnqueueOne(
+    absl::string_view topic, absl::string_view payload,
+    const JobOptions& options) {
+  DQ_ASSIGN_OR_RETURN(const EnqueueTimes times,
+                      CheckEnqueue(topic, {payload}, options, false));
+  NewJob job;
+  FillJob(topic, payload, options, times, job);
+  job.id = options.id.empty() ? NextGeneratedId() : options.id;
+  DQ_RETURN_IF_ERROR(AddOrReplace({&job, 1}, options.replace, times.now));
+  Announce(topic, times, {&job.id, 1});
+  return std::move(job.id);
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::Impl::EnqueueBatch(
+    absl::string_view topic, absl::Span<const absl::string_view> payloads,
+    const JobOptions& options) {
+  DQ_ASSIGN_OR_RETURN(const EnqueueTimes times,
+                      CheckEnqueue(topic, payloads, options, true));
+  std::vector<NewJob> jobs(payloads.size());
   for (size_t i = 0; i < payloads.size(); ++i) {
     NewJob& job = jobs[i];
+    FillJob(topic, payloads[i], options, times, job);
     if (options.id.empty()) {
-      job.id = internal::GeneratedId(id_prefix_, id_counter_.fetch_add(1) + 1);
+      job.id = NextGeneratedId();
     } else {
-      job.id = batch ? absl::StrCat(options.id, "-", i) : options.id;
+      job.id = absl::StrCat(options.id, "-", i);
       // A batch's ids are the given one and a suffix: they too must fit.
-      if (absl::Status s = internal::ValidateId(job.id); !s.ok()) return s;
+      DQ_RETURN_IF_ERROR(internal::ValidateId(job.id));
     }
-    job.topic = std::string(topic);
-    job.payload = std::string(payloads[i]);
-    job.priority = options.priority;
-    job.max_attempts = options.max_attempts;
-    job.ttr = options.ttr;
-    job.backoff = options.backoff;
-    job.run_at = run_at;
-    job.expire_at = *expire_at;
-    job.discard_expired = options.discard_expired;
-    job.unique_for = options.unique_for;
   }
-  if (absl::Status s = AddOrReplace(jobs, options.replace, now); !s.ok()) {
-    return s;
-  }
-  Ids ids;
+  DQ_RETURN_IF_ERROR(AddOrReplace(jobs, /*replace=*/false, times.now));
+  std::vector<std::string> ids;
   ids.reserve(jobs.size());
   for (NewJob& job : jobs) ids.push_back(std::move(job.id));
+  Announce(topic, times, ids);
+  return ids;
+}
 
-  if (run_at > now) {
-    promotion_.Arm(run_at);
+void Scheduler::Impl::Announce(absl::string_view topic,
+                               const EnqueueTimes& times,
+                               absl::Span<const std::string> ids) {
+  if (times.run_at > times.now) {
+    promotion_.Arm(times.run_at);
   } else {
     promotion_.WakeTopic(topic);
   }
   // The expiry is a due time of its own: the job lapses then.
-  if (*expire_at != absl::InfiniteFuture()) promotion_.Arm(*expire_at);
-  if (events_.active()) {
-    const absl::Time at = clock_->Now();
-    std::vector<Event> events;
-    events.reserve(ids.size());
-    for (const std::string& id : ids) {
-      events.push_back(MakeEvent(EventType::kEnqueued, id, topic, at));
-    }
-    events_.EmitAll(events);
+  if (times.expire_at != absl::InfiniteFuture()) {
+    promotion_.Arm(times.expire_at);
   }
-  return ids;
+  if (!events_.active()) return;
+  const absl::Time at = clock_->Now();
+  std::vector<Event> events;
+  events.reserve(ids.size());
+  for (const std::string& id : ids) {
+    events.push_back(MakeEvent(EventType::kEnqueued, id, topic, at));
+  }
+  events_.EmitAll(events);
 }
 
 absl::Status Scheduler::Impl::AddOrReplace(absl::Span<const NewJob> jobs,
@@ -535,21 +572,14 @@ Scheduler::~Scheduler() = default;
 absl::StatusOr<std::string> Scheduler::Enqueue(absl::string_view topic,
                                                absl::string_view payload,
                                                const JobOptions& options) {
-  absl::StatusOr<Impl::Ids> ids =
-      impl_->Enqueue(topic, {payload}, options, /*batch=*/false);
-  if (!ids.ok()) return ids.status();
-  return std::move(ids->front());
+  return impl_->EnqueueOne(topic, payload, options);
 }
 
 absl::StatusOr<std::vector<std::string>> Scheduler::EnqueueBatch(
     absl::string_view topic, absl::Span<const std::string> payloads,
     const JobOptions& options) {
   std::vector<absl::string_view> views(payloads.begin(), payloads.end());
-  absl::StatusOr<Impl::Ids> ids =
-      impl_->Enqueue(topic, views, options, /*batch=*/true);
-  if (!ids.ok()) return ids.status();
-  return std::vector<std::string>(std::make_move_iterator(ids->begin()),
-                                  std::make_move_iterator(ids->end()));
+  return impl_->EnqueueBatch(topic, views, options);
 }
 
 absl::StatusOr<std::optional<Lease>> Scheduler::Reserve(absl::string_view topic,

@@ -27,7 +27,6 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/synchronization/mutex.h"
 #include "delayq/scheduler.h"
 #include "src/event_hub.h"
@@ -45,12 +44,14 @@ class Scheduler::Impl : public internal::JobOps {
 
   absl::Status Init();
 
-  // Job operations. `batch`: ids get an index suffix. One job, the common
-  // call, needs no vector of its own.
-  using Ids = absl::InlinedVector<std::string, 1>;
-  absl::StatusOr<Ids> Enqueue(absl::string_view topic,
-                              absl::Span<const absl::string_view> payloads,
-                              const JobOptions& options, bool batch);
+  // Job operations. One job, the common call, has a path that needs no
+  // vector; a batch's given id gets an index suffix per job.
+  absl::StatusOr<std::string> EnqueueOne(absl::string_view topic,
+                                         absl::string_view payload,
+                                         const JobOptions& options);
+  absl::StatusOr<std::vector<std::string>> EnqueueBatch(
+      absl::string_view topic, absl::Span<const absl::string_view> payloads,
+      const JobOptions& options);
   // `stop`, when given: return empty as soon as it is set.
   absl::StatusOr<std::vector<Lease>> Reserve(
       absl::string_view topic, int max, absl::Duration wait,
@@ -98,6 +99,24 @@ class Scheduler::Impl : public internal::JobOps {
       const std::atomic<bool>* stop) override {
     return Reserve(topic, max, wait, stop);
   }
+  // The times an Enqueue call gives its jobs, read and resolved once.
+  struct EnqueueTimes {
+    absl::Time now;
+    absl::Time run_at;
+    absl::Time expire_at;  // absl::InfiniteFuture() for none
+  };
+  // Checks an Enqueue call's arguments and resolves its times.
+  absl::StatusOr<EnqueueTimes> CheckEnqueue(
+      absl::string_view topic, absl::Span<const absl::string_view> payloads,
+      const JobOptions& options, bool batch);
+  // Every field of `job` but its id.
+  static void FillJob(absl::string_view topic, absl::string_view payload,
+                      const JobOptions& options, const EnqueueTimes& times,
+                      NewJob& job);
+  std::string NextGeneratedId();
+  // Arms or wakes for jobs just added, and tells the listeners.
+  void Announce(absl::string_view topic, const EnqueueTimes& times,
+                absl::Span<const std::string> ids);
   // Sets `limited_until` as ReserveReport has it.
   absl::StatusOr<std::vector<Lease>> ReserveOnce(absl::string_view topic,
                                                  int max, absl::Time now,
