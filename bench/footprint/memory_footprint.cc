@@ -13,10 +13,11 @@
 //
 // Prints, per part: bytes per pending job (RSS growth / N), enqueue rate
 // (one call per job), beside the plain heap and beside the heap that can
-// also cancel by id; then for delayq: idle Tick() cost, the cost of a 60 Hz
-// frame (advance 16 ms, Tick(), reserve and ack what is due), and the RSS
-// (as it is, then after malloc_trim(0)) and the heap bytes in use after every
-// job has run, as shares of their peak growth.
+// also cancel by id, and the enqueue rate of the memory store alone
+// (Backend::Add, no scheduler); then for delayq: idle Tick() cost, the cost of
+// a 60 Hz frame (advance 16 ms, Tick(), reserve and ack what is due), and the
+// RSS (as it is, then after malloc_trim(0)) and the heap bytes in use after
+// every job has run, as shares of their peak growth.
 
 #include <malloc.h>
 #include <sys/wait.h>
@@ -121,6 +122,33 @@ Figures RunHeap(const std::vector<absl::Duration>& delays, bool by_id) {
     if (by_id) live.insert(id);
     heap.push(Timer{kStart + delays[i], static_cast<uint64_t>(i), std::move(id),
                     kPayload});
+  }
+  const absl::Duration took = absl::Now() - t0;
+  Figures f;
+  f.bytes_per_job = static_cast<double>(RssBytes() - before) / n;
+  f.enqueue_per_s = n / absl::ToDoubleSeconds(took);
+  return f;
+}
+
+// The memory store alone, without the scheduler in front: one
+// Backend::Add() of one job per call, ids shaped and made as the heap's are.
+// Beside the heap and the whole Enqueue() it tells which part of the gap is
+// the store's indexes and which the scheduler's checks and id making.
+Figures RunStoreAlone(const std::vector<absl::Duration>& delays) {
+  const int64_t n = static_cast<int64_t>(delays.size());
+  std::unique_ptr<Backend> store = NewMemoryBackend();
+  const int64_t before = RssBytes();
+  NewJob job;
+  job.topic = kTopic;
+  job.payload = kPayload;
+  const absl::Time t0 = absl::Now();
+  for (int64_t i = 0; i < n; ++i) {
+    job.id = absl::StrCat("5f3a9c01b2d4-", i + 1);
+    job.run_at = kStart + delays[i];
+    if (absl::Status s = store->Add({&job, 1}, kStart); !s.ok()) {
+      fprintf(stderr, "add: %s\n", s.ToString().c_str());
+      _exit(1);
+    }
   }
   const absl::Duration took = absl::Now() - t0;
   Figures f;
@@ -249,7 +277,7 @@ Figures InChild(Part part) {
 }
 
 void PrintJson(int64_t n, const Figures& dq, const Figures& heap,
-               const Figures& by_id) {
+               const Figures& by_id, const Figures& store) {
   printf(
       "{\"system\": \"delayq-memory\", \"workload\": \"footprint\", "
       "\"params\": {\"shape\": \"one-process\", \"n\": %lld}, "
@@ -257,15 +285,17 @@ void PrintJson(int64_t n, const Figures& dq, const Figures& heap,
       "\"baseline_bytes_per_job\": %.1f, \"baseline_enqueue_per_s\": %.0f, "
       "\"cancellable_baseline_bytes_per_job\": %.1f, "
       "\"cancellable_baseline_enqueue_per_s\": %.0f, "
+      "\"store_alone_bytes_per_job\": %.1f, "
+      "\"store_alone_enqueue_per_s\": %.0f, "
       "\"idle_tick_ns\": %.1f, \"frame_mean_us\": %.2f, "
       "\"frame_p99_us\": %.2f, \"frame_jobs\": %.2f, "
       "\"rss_left_share\": %.3f, \"rss_left_after_trim_share\": %.3f, "
       "\"heap_left_share\": %.3f}}\n",
       static_cast<long long>(n), dq.bytes_per_job, dq.enqueue_per_s,
       heap.bytes_per_job, heap.enqueue_per_s, by_id.bytes_per_job,
-      by_id.enqueue_per_s, dq.idle_tick_ns, dq.frame_mean_us, dq.frame_p99_us,
-      dq.frame_jobs, dq.after_drain_share, dq.after_trim_share,
-      dq.heap_after_drain_share);
+      by_id.enqueue_per_s, store.bytes_per_job, store.enqueue_per_s,
+      dq.idle_tick_ns, dq.frame_mean_us, dq.frame_p99_us, dq.frame_jobs,
+      dq.after_drain_share, dq.after_trim_share, dq.heap_after_drain_share);
 }
 
 }  // namespace
@@ -285,9 +315,10 @@ int main(int argc, char** argv) {
   }
   const Figures heap = InChild([&] { return RunHeap(delays, false); });
   const Figures by_id = InChild([&] { return RunHeap(delays, true); });
+  const Figures store = InChild([&] { return RunStoreAlone(delays); });
   const Figures dq = InChild([&] { return RunDelayq(delays, frames); });
   if (absl::GetFlag(FLAGS_json)) {
-    PrintJson(n, dq, heap, by_id);
+    PrintJson(n, dq, heap, by_id, store);
     return 0;
   }
   printf("%-34s %14s %14s %8s %14s %8s\n", "figure", "delayq memory",
@@ -300,6 +331,8 @@ int main(int argc, char** argv) {
       by_id.bytes_per_job);
   row("enqueue, one call per job (/s)", dq.enqueue_per_s, heap.enqueue_per_s,
       by_id.enqueue_per_s);
+  row("  the store alone (Backend::Add)", store.enqueue_per_s,
+      heap.enqueue_per_s, by_id.enqueue_per_s);
   printf("%-34s %14.0f\n", "idle Tick() (ns)", dq.idle_tick_ns);
   printf("%-34s %14.1f   (%.1f jobs a frame)\n", "60 Hz frame, mean (us)",
          dq.frame_mean_us, dq.frame_jobs);
