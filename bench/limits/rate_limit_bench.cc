@@ -5,8 +5,8 @@
 // separate processes would have) taking jobs as fast as the limit lets
 // them; and what the limit check costs on the reserve path.
 //
-//   bazel run -c opt //bench:rate_limit -- --store=sqlite --rate=50 \
-//       --seconds=60 --workers=4
+//   bazel run -c opt //bench:rate_limit -- --store=sqlite --rate=50
+//       --seconds=60 --workers=4   (one command line)
 //
 // Prints one JSON line per measurement:
 //   {"bench":"rate_limit", "store", "configured_per_s", "achieved_per_s",
