@@ -203,14 +203,14 @@ def markdown(runs):
         ["system", "n", "bytes/job", "baseline bytes/job",
          "cancellable baseline bytes/job", "enqueue jobs/s",
          "baseline inserts/s", "cancellable baseline inserts/s",
-         "idle Tick() ns", "60 Hz frame mean / p99 us",
+         "store alone (Backend::Add) jobs/s", "idle Tick() ns", "60 Hz frame mean / p99 us",
          "RSS left after drain (after malloc_trim)", "heap left"],
         [[r["system"], num(r["params"]["n"])] +
          [footprint(r["metrics"], k) for k in (
              "bytes_per_job", "baseline_bytes_per_job",
              "cancellable_baseline_bytes_per_job", "enqueue_jobs_per_s",
              "baseline_enqueue_per_s", "cancellable_baseline_enqueue_per_s",
-             "idle_tick_ns")] +
+             "store_alone_enqueue_per_s", "idle_tick_ns")] +
          [frame(r["metrics"]), rss_left(r["metrics"]),
           footprint(r["metrics"], "heap_left_share")]
          for r in by(runs, "footprint")]))
