@@ -86,6 +86,18 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
                      ? "PRAGMA synchronous = FULL"
                      : "PRAGMA synchronous = NORMAL",
                  "set durability"));
+  // Every write of a transaction of several statements keeps a statement
+  // journal (the count triggers make each one a multi-row write that may
+  // abort). With temporary data on file (the default), that journal is a
+  // 64 KiB buffer that spills to a file when full, allocated and freed
+  // once per statement; glibc gives the freed top of its heap back to the
+  // kernel each time and faults it in again for the next one: a reserve
+  // of 100 jobs cost 1.6 times as much, and their ack 2.2 times. In
+  // memory, the journal grows in blocks of 1 KiB that malloc keeps for
+  // reuse. delayq's statements sort and group only through indexes, so no
+  // other temporary data is made.
+  DQ_RETURN_IF_ERROR(
+      conn->Exec("PRAGMA temp_store = MEMORY", "set temp_store"));
   DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ",
                                              options.wal_autocheckpoint_pages),
                                 "set wal_autocheckpoint"));
