@@ -95,9 +95,11 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
   // of 100 jobs cost 1.6 times as much, and their ack 2.2 times. In
   // memory, the journal grows in blocks of 1 KiB that malloc keeps for
   // reuse. That is 3-5% dearer than the buffer in a host that keeps freed
-  // heap (mallopt(M_TOP_PAD)), but no host has to. delayq's statements
-  // sort and group only through indexes, so no other temporary data is
-  // made.
+  // heap (mallopt(M_TOP_PAD)), but no host has to. Nothing else kept in
+  // memory grows with the store: delayq's statements sort and group only
+  // through indexes, and their only temporary tables are a 3-key IN list
+  // and RETURNING buffers of one row (EXPLAIN of every statement). Schema
+  // upgrades, whose index builds sort every job, ran above, before this.
   DQ_RETURN_IF_ERROR(
       conn->Exec("PRAGMA temp_store = MEMORY", "set temp_store"));
   DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ",
