@@ -176,14 +176,12 @@ void Scheduler::Impl::Announce(absl::string_view topic,
   if (times.expire_at != absl::InfiniteFuture()) {
     promotion_.Arm(times.expire_at);
   }
-  if (!events_.active()) return;
-  const absl::Time at = clock_->Now();
-  std::vector<Event> events;
-  events.reserve(ids.size());
-  for (const std::string& id : ids) {
-    events.push_back(MakeEvent(EventType::kEnqueued, id, topic, at));
-  }
-  events_.EmitAll(events);
+  EmitCall([&](absl::Time at, std::vector<Event>& events) {
+    events.reserve(ids.size());
+    for (const std::string& id : ids) {
+      events.push_back(MakeEvent(EventType::kEnqueued, id, topic, at));
+    }
+  });
 }
 
 absl::Status Scheduler::Impl::AddOrReplace(absl::Span<const NewJob> jobs,
@@ -210,18 +208,14 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   *limited_until = report.limited_until;
   if (!leases.ok() || leases->empty()) return leases;
   promotion_.ArmLeases(*leases);
-  if (events_.active()) {
-    // After the store call, and so after the times of the moves it made.
-    const absl::Time at = clock_->Now();
-    std::vector<Event> events;
+  EmitCall([&](absl::Time at, std::vector<Event>& events) {
     events.reserve(leases->size());
     for (const Lease& lease : *leases) {
       events.push_back(MakeEvent(EventType::kReserved, lease.job.id, topic, at,
                                  lease.job.attempts, /*error=*/"",
                                  lease.job.run_at));
     }
-    events_.EmitAll(events);
-  }
+  });
   return leases;
 }
 
@@ -292,17 +286,14 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
       woken = job.topic;
     }
   }
-  if (events_.active()) {
-    const absl::Time at = clock_->Now();
-    std::vector<Event> events;
+  EmitCall([&](absl::Time at, std::vector<Event>& events) {
     for (size_t i = 0; i < leases.size(); ++i) {
       if (!(*acked)[i].ok()) continue;
       const Job& job = leases[i].job;
       events.push_back(MakeEvent(EventType::kSucceeded, job.id, job.topic, at,
                                  job.attempts));
     }
-    events_.EmitAll(events);
-  }
+  });
   return acked;
 }
 
@@ -496,35 +487,34 @@ void Scheduler::Impl::Stop(absl::Duration grace) {
 absl::StatusOr<int> Scheduler::Impl::Tick() { return promotion_.Tick(); }
 
 void Scheduler::Impl::EmitMoved(const std::vector<Transition>& moved) {
-  if (!events_.active() || moved.empty()) return;
-  const absl::Time now = clock_->Now();
-  std::vector<Event> events;
-  events.reserve(moved.size());
-  auto add = [&](EventType type, const Transition& t,
-                 absl::string_view error = "") {
-    events.push_back(MakeEvent(type, t.id, t.topic, now, t.attempts, error));
-  };
-  for (const Transition& t : moved) {
-    switch (t.kind) {
-      case Transition::Kind::kPromoted:
-        add(EventType::kPromoted, t);
-        break;
-      case Transition::Kind::kExpired:
-        add(EventType::kExpired, t);
-        break;
-      case Transition::Kind::kDead:
-        add(EventType::kDead, t, internal::kLeaseExpired);
-        break;
-      case Transition::Kind::kLapsed:
-        add(EventType::kLapsed, t, internal::kJobExpired);
-        add(EventType::kDead, t, internal::kJobExpired);
-        break;
-      case Transition::Kind::kDiscarded:
-        add(EventType::kLapsed, t, internal::kJobExpired);
-        break;
+  if (moved.empty()) return;
+  EmitCall([&](absl::Time at, std::vector<Event>& events) {
+    events.reserve(moved.size());
+    auto add = [&](EventType type, const Transition& t,
+                   absl::string_view error = "") {
+      events.push_back(MakeEvent(type, t.id, t.topic, at, t.attempts, error));
+    };
+    for (const Transition& t : moved) {
+      switch (t.kind) {
+        case Transition::Kind::kPromoted:
+          add(EventType::kPromoted, t);
+          break;
+        case Transition::Kind::kExpired:
+          add(EventType::kExpired, t);
+          break;
+        case Transition::Kind::kDead:
+          add(EventType::kDead, t, internal::kLeaseExpired);
+          break;
+        case Transition::Kind::kLapsed:
+          add(EventType::kLapsed, t, internal::kJobExpired);
+          add(EventType::kDead, t, internal::kJobExpired);
+          break;
+        case Transition::Kind::kDiscarded:
+          add(EventType::kLapsed, t, internal::kJobExpired);
+          break;
+      }
     }
-  }
-  events_.EmitAll(events);
+  });
 }
 
 // --- Events ------------------------------------------------------------------

@@ -128,12 +128,22 @@ class Scheduler::Impl : public internal::JobOps {
   void Emit(EventType type, absl::string_view id, absl::string_view topic,
             int attempts = 0, absl::string_view error = "",
             absl::Time due = absl::InfinitePast());
-  // An event at `at`. The events of one call are told together
-  // (EventHub::EmitAll), each with the time they are told, read once.
+  // An event at `at`.
   static Event MakeEvent(EventType type, absl::string_view id,
                          absl::string_view topic, absl::Time at,
                          int attempts = 0, absl::string_view error = "",
                          absl::Time due = absl::InfinitePast());
+  // Tells the listeners one call's events together (EventHub::EmitAll),
+  // when anyone listens: `add(at, events)` appends them, each stamped `at`,
+  // the time read once after the store call (so after the moves it made).
+  template <typename Add>
+  void EmitCall(Add add) {
+    if (!events_.active()) return;
+    const absl::Time at = clock_->Now();
+    std::vector<Event> events;
+    add(at, events);
+    events_.EmitAll(events);
+  }
   // Marks the calling thread as one of this scheduler's own.
   void MarkOwnThread();
   bool OnOwnThread() const;
