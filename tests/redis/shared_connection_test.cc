@@ -185,18 +185,19 @@ TEST(SharedConnectionTest, EachCallHasTheWholeTimeoutAndNoMore) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisServer> server,
                        RedisServer::Start({"--enable-debug-command", "yes"}));
   std::unique_ptr<SharedConnection> conn =
-      Connect(*server, absl::Milliseconds(300));
+      Connect(*server, absl::Milliseconds(600));
   ASSERT_NE(conn, nullptr);
-  // Two sleeps of 0.2 s queued together: the first is answered within its
-  // 0.3 s, the second (0.4 s after it was queued) is not, though no single
-  // wait for bytes lasts 0.3 s.
+  // Two sleeps of 0.4 s queued together: the first is answered within its
+  // 0.6 s, the second (0.8 s after it was queued) is not, though no single
+  // wait for bytes lasts 0.6 s. Margins of 0.2 s either way, for slow
+  // (sanitizer) builds on a busy machine.
   absl::Status first, second;
   std::thread a([&] {
-    first = conn->Call(Encode({{"DEBUG", "SLEEP", "0.2"}}), 1).status();
+    first = conn->Call(Encode({{"DEBUG", "SLEEP", "0.4"}}), 1).status();
   });
   while (conn->waiting() < 1) absl::SleepFor(absl::Milliseconds(1));
   std::thread b([&] {
-    second = conn->Call(Encode({{"DEBUG", "SLEEP", "0.2"}}), 1).status();
+    second = conn->Call(Encode({{"DEBUG", "SLEEP", "0.4"}}), 1).status();
   });
   a.join();
   b.join();
