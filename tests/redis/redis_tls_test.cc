@@ -283,6 +283,12 @@ TEST(RedisTlsSentinelTest, SentinelAndPrimariesAreReachedOverTls) {
                            "&tls_ca_file=",
                            files.ca_cert)));
   ASSERT_OK(store->Add({MailJob("before")}, kT0));
+  // Acknowledged by the replica, so the failover keeps it: replication is
+  // asynchronous, and a forced failover does not wait for it.
+  while (!testing::ReplicaCaughtUp(primary->port())) {
+    ASSERT_LT(absl::Now(), patience) << "the replica did not catch up";
+    absl::SleepFor(absl::Milliseconds(10));
+  }
 
   ASSERT_EQ(testing::RawCommand(sentinel->port(),
                                 {"SENTINEL", "FAILOVER", "tls-primary"})
