@@ -15,6 +15,7 @@
 #include "delayq/delayq.h"
 #include "tools/runtime_policy.h"
 #include "tools/serve/job_history.h"
+#include "tools/serve/server.h"
 
 namespace delayq {
 namespace {
@@ -32,7 +33,7 @@ void BM_BatchLifecycle(benchmark::State& state) {
       Scheduler::Create(metrics.Instrument(NewMemoryBackend())).value();
   if (listeners != kNone) metrics.Attach(*scheduler);
   // The server's default bounds.
-  serve::JobHistory history(10'000, 32);
+  serve::JobHistory history(serve::ServeOptions().history_events);
   if (listeners == kMetricsAndHistory) {
     scheduler->AddBatchListener(
         [&](absl::Span<const Event> events) { history.RecordAll(events); });

@@ -54,10 +54,10 @@ absl::StatusOr<serve::ServeOptions> Options(const Context& ctx) {
     options.max_body_bytes = *bytes;
   }
   if (ctx.Has("history")) {
-    absl::StatusOr<int> jobs =
-        ParseIntValue("--history", ctx.Get("history"), 0, 10'000'000);
-    if (!jobs.ok()) return jobs.status();
-    options.history_jobs = *jobs;
+    absl::StatusOr<int> events =
+        ParseIntValue("--history", ctx.Get("history"), 0, 1'000'000);
+    if (!events.ok()) return events.status();
+    options.history_events = *events;
   }
   return options;
 }
@@ -148,9 +148,9 @@ const CommandSpec& ServeCommand() {
            "the longest a reserve may wait for a job (default 30s)"},
           {"max-body", 0, FlagSpec::Arg::kRequired, "BYTES",
            "the largest request body (default 2097152)"},
-          {"history", 0, FlagSpec::Arg::kRequired, "JOBS",
-           "keep the recent events of this many jobs for their history "
-           "(default 10000; 0 keeps none)"},
+          {"history", 0, FlagSpec::Arg::kRequired, "EVENTS",
+           "keep this many recent events for jobs' histories (default "
+           "40000, about 10000 jobs; at most 1000000; 0 keeps none)"},
           {"poll", 0, FlagSpec::Arg::kRequired, "DURATION",
            "how often to look at the store for changes it did not announce "
            "(default 1s; 30s on a store that announces them)"},

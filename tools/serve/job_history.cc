@@ -12,53 +12,39 @@ void JobHistory::Record(const Event& event) {
 }
 
 void JobHistory::RecordAll(absl::Span<const Event> events) {
-  if (max_jobs_ == 0) return;
-  absl::MutexLock lock(&mu_);
-  for (const Event& event : events) Add(event);
-}
-
-void JobHistory::Add(const Event& event) {
-  auto it = slots_.find(event.id);
-  Job& job = it != slots_.end() ? ring_[it->second] : Reuse(event);
   if (max_events_ == 0) return;
-  if (job.entries.size() >= max_events_) job.entries.erase(job.entries.begin());
-  job.entries.push_back(
-      Entry{event.type, event.attempts, event.at, event.error});
-}
-
-JobHistory::Job& JobHistory::Reuse(const Event& event) {
-  if (ring_.size() < max_jobs_) {
-    ring_.emplace_back();
-  } else {
-    slots_.erase(ring_[next_].id);
+  absl::MutexLock lock(&mu_);
+  for (const Event& event : events) {
+    if (ring_.size() < max_events_) ring_.emplace_back();
+    Entry& entry = ring_[next_];
+    next_ = (next_ + 1) % max_events_;
+    entry.type = event.type;
+    entry.attempts = event.attempts;
+    entry.at = event.at;
+    entry.id.assign(event.id);
+    entry.topic.assign(event.topic);
+    entry.error.assign(event.error);
   }
-  const size_t slot = next_;
-  next_ = (next_ + 1) % max_jobs_;
-  Job& job = ring_[slot];
-  job.id.assign(event.id);
-  job.topic.assign(event.topic);
-  job.entries.clear();
-  slots_.emplace(job.id, slot);
-  return job;
 }
 
 std::vector<Event> JobHistory::Of(absl::string_view id) const {
-  absl::MutexLock lock(&mu_);
-  auto it = slots_.find(id);
-  if (it == slots_.end()) return {};
-  const Job& job = ring_[it->second];
   std::vector<Event> events;
-  events.reserve(job.entries.size());
-  for (const Entry& entry : job.entries) {
+  auto add_if_its = [&](const Entry& entry) {
+    if (entry.id != id) return;
     Event event;
     event.type = entry.type;
-    event.id = job.id;
-    event.topic = job.topic;
+    event.id = entry.id;
+    event.topic = entry.topic;
     event.at = entry.at;
     event.attempts = entry.attempts;
     event.error = entry.error;
     events.push_back(std::move(event));
-  }
+  };
+  absl::MutexLock lock(&mu_);
+  // Oldest first: from next_ to the end, then from the start to next_.
+  // While the ring still grows, next_ is its end.
+  for (size_t k = next_; k < ring_.size(); ++k) add_if_its(ring_[k]);
+  for (size_t k = 0; k < next_; ++k) add_if_its(ring_[k]);
   return events;
 }
 

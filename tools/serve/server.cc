@@ -64,8 +64,8 @@ Server::Server(Scheduler& scheduler, Metrics* metrics,
       metrics_(metrics),
       options_(options),
       leases_(std::max<size_t>(1, options.lease_cache_size)),
-      history_(options.history_jobs, options.history_events) {
-  if (options_.history_jobs > 0) {
+      history_(options.history_events) {
+  if (options_.history_events > 0) {
     history_listener_ = scheduler_.AddBatchListener(
         [this](absl::Span<const Event> events) { history_.RecordAll(events); });
   }

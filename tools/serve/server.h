@@ -54,12 +54,10 @@ struct ServeOptions {
   // Leases remembered so that finishing one needs no read of the job (see
   // LeaseCache); about 300 bytes each.
   size_t lease_cache_size = 100'000;
-  // The jobs whose recent events the server keeps for GET
-  // /v1/jobs/{id}/history (see JobHistory), and how many events each. 0
-  // keeps none and spares every event the bookkeeping (about half a
-  // microsecond).
-  size_t history_jobs = 10'000;
-  size_t history_events = 32;
+  // The recent events the server keeps for GET /v1/jobs/{id}/history (see
+  // JobHistory): a job's life is three or four, so the default keeps the
+  // whole lives of about the last 10,000 jobs. 0 keeps none.
+  size_t history_events = 40'000;
 };
 
 class Server {
