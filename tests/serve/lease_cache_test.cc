@@ -101,6 +101,45 @@ TEST(LeaseCacheTest, ALongLivedLeaseOutlastsManyShortOnes) {
   EXPECT_EQ(cache.size(), 1u);
 }
 
+// Slots are reused round and round, with ids short and long (kept in the
+// string or on the heap) and a lease replaced in place: each lease found is
+// the one put under its id, whole.
+TEST(LeaseCacheTest, ReusedSlotsGiveEachLeaseItsOwnFields) {
+  LeaseCache cache(4);
+  auto id = [](int i) {
+    return i % 2 ? absl::StrCat("j", i) : absl::StrCat("a-long-job-id-", i);
+  };
+  for (int i = 0; i < 1000; ++i) {
+    Lease lease = MakeLease(id(i), i);
+    lease.job.topic = absl::StrCat("topic-of-", i);
+    cache.Put(lease);
+    if (i % 3 == 0) {
+      lease.token = i + 1;  // reserved again: replaces the lease put above
+      cache.Put(lease);
+      EXPECT_FALSE(cache.Find(id(i), i).has_value()) << i;
+    }
+    if (i % 5 == 0) {
+      const uint64_t token = i % 3 == 0 ? i + 1 : i;
+      std::optional<Lease> taken = cache.Take(id(i), token);
+      ASSERT_TRUE(taken.has_value()) << i;
+      EXPECT_EQ(taken->job.id, id(i));
+      EXPECT_EQ(taken->job.topic, absl::StrCat("topic-of-", i));
+    }
+    ASSERT_LE(cache.size(), 4u);
+  }
+  // The last four kept: 999, 998, 997 and 996 (995 was taken, 996's lease
+  // replaced by one under the token 997).
+  EXPECT_EQ(cache.size(), 4u);
+  for (int i = 996; i < 1000; ++i) {
+    const uint64_t token = i % 3 == 0 ? i + 1 : i;
+    std::optional<Lease> found = cache.Find(id(i), token);
+    ASSERT_TRUE(found.has_value()) << i;
+    EXPECT_EQ(found->job.id, id(i));
+    EXPECT_EQ(found->job.topic, absl::StrCat("topic-of-", i));
+    EXPECT_EQ(found->token, token);
+  }
+}
+
 }  // namespace
 }  // namespace serve
 }  // namespace delayq

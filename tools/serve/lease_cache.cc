@@ -21,23 +21,34 @@ void LeaseCache::PutLocked(Lease lease) {
   // Finishing a lease needs neither of these, and they may be large.
   std::string().swap(lease.job.payload);
   std::string().swap(lease.job.last_error);
-  const std::string id = lease.job.id;
-  Entry entry;
-  entry.lease = std::move(lease);
+  // An older lease of the same job is replaced (the job was reserved again).
+  if (auto it = index_.find(lease.job.id); it != index_.end()) {
+    Free(it->second);
+  }
   MakeRoom();
-  entry.put = ++puts_;
-  order_.push_back(PutRecord{id, entry.put});
-  leases_.insert_or_assign(id, std::move(entry));
+  size_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = slots_.size();
+    slots_.emplace_back();
+  }
+  Slot& into = slots_[slot];
+  into.lease = std::move(lease);
+  into.put = ++puts_;
+  index_.emplace(into.lease.job.id, slot);
+  order_.push_back(PutRecord{slot, into.put});
 }
 
 std::optional<Lease> LeaseCache::Find(absl::string_view id,
                                       uint64_t token) const {
   absl::MutexLock lock(&mu_);
-  auto it = leases_.find(id);
-  if (it == leases_.end() || it->second.lease.token != token) {
+  auto it = index_.find(id);
+  if (it == index_.end() || slots_[it->second].lease.token != token) {
     return std::nullopt;
   }
-  return it->second.lease;
+  return slots_[it->second].lease;
 }
 
 std::optional<Lease> LeaseCache::Take(absl::string_view id, uint64_t token) {
@@ -58,37 +69,38 @@ std::vector<std::optional<Lease>> LeaseCache::TakeAll(
 
 std::optional<Lease> LeaseCache::TakeLocked(absl::string_view id,
                                             uint64_t token) {
-  auto it = leases_.find(id);
-  if (it == leases_.end() || it->second.lease.token != token) {
+  auto it = index_.find(id);
+  if (it == index_.end() || slots_[it->second].lease.token != token) {
     return std::nullopt;
   }
-  Lease lease = std::move(it->second.lease);
-  leases_.erase(it);
-  return lease;
+  return Free(it->second);
+}
+
+Lease LeaseCache::Free(size_t slot) {
+  Slot& from = slots_[slot];
+  index_.erase(absl::string_view(from.lease.job.id));
+  from.put = 0;
+  free_.push_back(slot);
+  return std::move(from.lease);
 }
 
 size_t LeaseCache::size() const {
   absl::MutexLock lock(&mu_);
-  return leases_.size();
-}
-
-bool LeaseCache::Current(const PutRecord& put) const {
-  auto it = leases_.find(put.id);
-  return it != leases_.end() && it->second.put == put.put;
+  return index_.size();
 }
 
 void LeaseCache::MakeRoom() {
   while (!order_.empty() &&
-         (leases_.size() >= capacity_ || !Current(order_.front()))) {
-    if (Current(order_.front())) leases_.erase(order_.front().id);
+         (index_.size() >= capacity_ || !Current(order_.front()))) {
+    if (Current(order_.front())) Free(order_.front().slot);
     order_.pop_front();
   }
   // Records of leases since taken pile up behind a long-lived one; rewrite
   // the list when they are most of it, so it stays within twice the cache.
   if (order_.size() > 2 * capacity_) {
     std::deque<PutRecord> current;
-    for (PutRecord& put : order_) {
-      if (Current(put)) current.push_back(std::move(put));
+    for (const PutRecord& put : order_) {
+      if (Current(put)) current.push_back(put);
     }
     order_.swap(current);
   }

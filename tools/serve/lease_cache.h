@@ -55,12 +55,14 @@ class LeaseCache {
   size_t size() const;
 
  private:
-  struct Entry {
+  // A lease remembered, in a slot that stays where it is: the index views
+  // its id in place, so remembering a lease copies no string.
+  struct Slot {
     Lease lease;
-    uint64_t put = 0;  // when it was put, in Put() calls
+    uint64_t put = 0;  // when it was put, in Put() calls; 0: free
   };
   struct PutRecord {
-    std::string id;
+    size_t slot = 0;
     uint64_t put = 0;
   };
 
@@ -68,14 +70,21 @@ class LeaseCache {
   // what is no longer remembered (at once from its front; from the rest
   // when that is most of it).
   void MakeRoom() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool Current(const PutRecord& put) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool Current(const PutRecord& put) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return slots_[put.slot].put == put.put;
+  }
+  // Forgets the lease in `slot` (its index entry first: it views the id).
+  Lease Free(size_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PutLocked(Lease lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<Lease> TakeLocked(absl::string_view id, uint64_t token)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t capacity_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, Entry> leases_ ABSL_GUARDED_BY(mu_);
+  std::deque<Slot> slots_ ABSL_GUARDED_BY(mu_);  // grows to capacity_
+  std::vector<size_t> free_ ABSL_GUARDED_BY(mu_);
+  // id -> slot, for the remembered leases.
+  absl::flat_hash_map<absl::string_view, size_t> index_ ABSL_GUARDED_BY(mu_);
   // Every Put() in order, including those since taken or replaced.
   std::deque<PutRecord> order_ ABSL_GUARDED_BY(mu_);
   uint64_t puts_ ABSL_GUARDED_BY(mu_) = 0;
