@@ -56,6 +56,16 @@ TEST(AckListTest, TheQuickWayTakesThePlainAckList) {
   EXPECT_EQ((*items)[1].id, "b");
   EXPECT_EQ((*items)[1].token, 18446744073709551615u);
   EXPECT_TRUE(AckListFromText(Acks(kMaxAcks)).has_value());
+  items = AckListFromText(
+      " {\"leases\" :\r\n[ {\"token\" : \" 12 \" ,\t\"id\":\"a b\"} ] } ");
+  ASSERT_TRUE(items.has_value());
+  ASSERT_EQ(items->size(), 1u);
+  EXPECT_EQ((*items)[0].id, "a b");
+  EXPECT_EQ((*items)[0].token, 12u);
+  // Left to the parser, which reads escapes and checks UTF-8.
+  EXPECT_FALSE(AckListFromText(R"({"leases":[{"id":"a\u0062","token":1}]})"));
+  EXPECT_FALSE(
+      AckListFromText("{\"leases\":[{\"id\":\"caf\xc3\xa9\",\"token\":1}]}"));
 }
 
 TEST(AckListTest, EveryBodyReadsAsTheGeneralWayReadsIt) {
@@ -65,7 +75,28 @@ TEST(AckListTest, EveryBodyReadsAsTheGeneralWayReadsIt) {
       R"({"leases":[{"id":"a","token":1},{"id":"a","token":"1"}]})",
       R"({"leases":[{"id":"a","token":" 12 "}]})",
       Acks(kMaxAcks),
+      " \t\n{ \"leases\" :\r[ { \"token\" : 5 , \"id\" : \"a b\" } ] }\n ",
+      R"({"leases":[{"id":"a","token":0}]})",
+      R"({"leases":[{"id":"a","token":18446744073709551615}]})",
+      // Plain, left to the parser: escapes, bytes beyond ASCII.
+      R"({"leases":[{"id":"a\"b\u00e9","token":"1"}]})",
+      R"({"leases":[{"id":"caf\u00e9","token":"1"}]})",
+      "{\"leases\":[{\"id\":\"caf\xc3\xa9\",\"token\":\"1\"}]}",
       // Not plain.
+      "{\"leases\":[{\"id\":\"caf\xc3\",\"token\":\"1\"}]}",        // bad UTF-8
+      "{\"leases\":[{\"id\":\"a\tb\",\"token\":\"1\"}]}",           // a raw tab
+      "\xef\xbb\xbf{\"leases\":[{\"id\":\"a\",\"token\":\"1\"}]}",  // a BOM
+      R"({"leases":[{"id":"a","token":01}]})",
+      R"({"leases":[{"id":"a","token":1e3}]})",
+      R"({"leases":[{"id":"a","token":18446744073709551616}]})",
+      R"({"leases":[{"id":"a","token":1}},])",
+      R"({"leases":[{"id":"a","token":1},]})",
+      R"({"leases":[{"id":"a","token":1}])",
+      R"({"leases":[{"id":"a","token":1},{}]})",
+      R"({"leases":[{"id":"a" "token":1}]})",
+      R"({"leases":[{"id":"a","token":"1}]})",
+      R"({"leases" [{"id":"a","token":1}]})",
+      R"({"Leases":[{"id":"a","token":1}]})",
       "",
       "[]",
       "{}",

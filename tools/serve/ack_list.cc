@@ -2,6 +2,7 @@
 
 #include "tools/serve/ack_list.h"
 
+#include <cstdint>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -11,123 +12,117 @@ namespace delayq {
 namespace serve {
 namespace {
 
-// A SAX handler that refuses every event; the reader below accepts the
-// ones its shape has.
-class RefuseAll : public nlohmann::json_sax<Json> {
- public:
-  bool null() override { return false; }
-  bool boolean(bool) override { return false; }
-  bool number_integer(number_integer_t) override { return false; }
-  bool number_unsigned(number_unsigned_t) override { return false; }
-  bool number_float(number_float_t, const string_t&) override { return false; }
-  bool string(string_t&) override { return false; }
-  bool binary(binary_t&) override { return false; }
-  bool start_object(std::size_t) override { return false; }
-  bool key(string_t&) override { return false; }
-  bool end_object() override { return false; }
-  bool start_array(std::size_t) override { return false; }
-  bool end_array() override { return false; }
-  bool parse_error(std::size_t, const std::string&,
-                   const nlohmann::detail::exception&) override {
-    return false;
-  }
-};
+bool IsJsonSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
-// {"leases": [{"id": "...", "token": "123" or 123}, ...]}.
-class AckListReader : public RefuseAll {
+// Reads {"leases": [{"id": "...", "token": "123" or 123}, ...]} straight
+// from its bytes, or gives up: at anything else, and at what it leaves to
+// the JSON parser though it is the plain shape (strings with escapes,
+// control characters or bytes beyond ASCII; numbers that are not plain
+// unsigned integers), so that what it does read is read as the parser
+// reads it.
+class PlainAckListScanner {
  public:
-  std::vector<LeaseName> items;
+  explicit PlainAckListScanner(absl::string_view text)
+      : at_(text.data()), end_(text.data() + text.size()) {}
 
-  bool start_object(std::size_t) override {
-    if (where_ == Where::kStart) {
-      where_ = Where::kTop;
-    } else if (where_ == Where::kList && items.size() < kMaxAcks) {
+  std::optional<std::vector<LeaseName>> Read() {
+    std::vector<LeaseName> items;
+    absl::string_view key;
+    if (!Take('{') || !String(&key) || key != "leases" || !Take(':') ||
+        !Take('[')) {
+      return std::nullopt;
+    }
+    do {
+      if (items.size() == kMaxAcks) return std::nullopt;
       items.emplace_back();
-      has_id_ = has_token_ = false;
-      where_ = Where::kItem;
-    } else {
-      return false;
-    }
-    return true;
-  }
-  bool key(string_t& name) override {
-    if (where_ == Where::kTop && name == "leases" && !has_list_) {
-      has_list_ = true;
-      where_ = Where::kListValue;
-    } else if (where_ == Where::kItem && name == "id" && !has_id_) {
-      where_ = Where::kId;
-    } else if (where_ == Where::kItem && name == "token" && !has_token_) {
-      where_ = Where::kToken;
-    } else {
-      return false;
-    }
-    return true;
-  }
-  bool start_array(std::size_t) override {
-    if (where_ != Where::kListValue) return false;
-    where_ = Where::kList;
-    return true;
-  }
-  bool string(string_t& value) override {
-    if (where_ == Where::kId && !value.empty()) {
-      items.back().id = std::move(value);
-      has_id_ = true;
-    } else if (where_ != Where::kToken ||
-               !absl::SimpleAtoi(value, &items.back().token)) {
-      return false;
-    } else {
-      has_token_ = true;
-    }
-    where_ = Where::kItem;
-    return true;
-  }
-  bool number_unsigned(number_unsigned_t value) override {
-    if (where_ != Where::kToken) return false;
-    items.back().token = value;
-    has_token_ = true;
-    where_ = Where::kItem;
-    return true;
-  }
-  bool end_object() override {
-    if (where_ == Where::kItem && has_id_ && has_token_) {
-      where_ = Where::kList;
-    } else if (where_ == Where::kTop && has_list_) {
-      where_ = Where::kEnd;
-    } else {
-      return false;
-    }
-    return true;
-  }
-  bool end_array() override {
-    if (where_ != Where::kList || items.empty()) return false;
-    where_ = Where::kTop;
-    return true;
+      if (!Item(&items.back())) return std::nullopt;
+    } while (Take(','));
+    if (!Take(']') || !Take('}')) return std::nullopt;
+    SkipSpace();
+    if (at_ != end_) return std::nullopt;
+    return items;
   }
 
  private:
-  enum class Where {
-    kStart,
-    kTop,
-    kListValue,
-    kList,
-    kItem,
-    kId,
-    kToken,
-    kEnd
-  };
+  void SkipSpace() {
+    while (at_ < end_ && IsJsonSpace(*at_)) ++at_;
+  }
+  bool Take(char c) {
+    SkipSpace();
+    if (at_ == end_ || *at_ != c) return false;
+    ++at_;
+    return true;
+  }
+  bool Next(char c) {
+    SkipSpace();
+    return at_ < end_ && *at_ == c;
+  }
+  bool String(absl::string_view* out) {
+    if (!Take('"')) return false;
+    const char* start = at_;
+    for (; at_ < end_ && *at_ != '"'; ++at_) {
+      const unsigned char c = *at_;
+      if (c < 0x20 || c >= 0x80 || c == '\\') return false;
+    }
+    if (at_ == end_) return false;
+    *out = absl::string_view(start, at_ - start);
+    ++at_;
+    return true;
+  }
+  bool Unsigned(uint64_t* out) {
+    SkipSpace();
+    const char* start = at_;
+    uint64_t value = 0;
+    for (; at_ < end_ && *at_ >= '0' && *at_ <= '9'; ++at_) {
+      const uint64_t digit = *at_ - '0';
+      if (value > (UINT64_MAX - digit) / 10) return false;
+      value = value * 10 + digit;
+    }
+    const size_t digits = at_ - start;
+    if (digits == 0 || (digits > 1 && *start == '0')) return false;
+    if (at_ < end_ && (*at_ == '.' || *at_ == 'e' || *at_ == 'E')) {
+      return false;
+    }
+    *out = value;
+    return true;
+  }
+  // {"id": "...", "token": "123" or 123}, either field first.
+  bool Item(LeaseName* item) {
+    if (!Take('{')) return false;
+    bool has_id = false;
+    bool has_token = false;
+    do {
+      absl::string_view key;
+      if (!String(&key) || !Take(':')) return false;
+      if (key == "id" && !has_id) {
+        absl::string_view id;
+        if (!String(&id) || id.empty()) return false;
+        item->id.assign(id.data(), id.size());
+        has_id = true;
+      } else if (key == "token" && !has_token) {
+        absl::string_view text;
+        if (Next('"') ? !String(&text) || !absl::SimpleAtoi(text, &item->token)
+                      : !Unsigned(&item->token)) {
+          return false;
+        }
+        has_token = true;
+      } else {
+        return false;
+      }
+    } while (Take(','));
+    return Take('}') && has_id && has_token;
+  }
 
-  Where where_ = Where::kStart;
-  bool has_list_ = false;
-  bool has_id_ = false;
-  bool has_token_ = false;
+  const char* at_;
+  const char* const end_;
 };
 
 }  // namespace
 
 std::optional<std::vector<LeaseName>> AckListFromText(absl::string_view body) {
-  AckListReader reader;
-  if (!Json::sax_parse(body.begin(), body.end(), &reader)) return std::nullopt;
-  return std::move(reader.items);
+  return PlainAckListScanner(body).Read();
 }
 
 absl::StatusOr<std::vector<LeaseName>> AckListFromJson(const Json& body) {
