@@ -129,6 +129,8 @@ TEST(ServerTest, HistoryZeroKeepsNoEvents) {
   EXPECT_EQ(history.json["events"].size(), 0u);
   EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
   EXPECT_FALSE(ServeProcess::Start(FreshStore(), {"--history", "-1"}).ok());
+  EXPECT_FALSE(
+      ServeProcess::Start(FreshStore(), {"--history", "1000001"}).ok());
 }
 
 TEST(ServerTest, LogsShowNeitherPayloadsNorPasswords) {
