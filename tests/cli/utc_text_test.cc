@@ -54,6 +54,23 @@ TEST(UtcTextTest, AgreesWithFormatTimeOnRandomTimes) {
   }
 }
 
+// Each thread keeps the last date it wrote: times in a row on one day, and
+// across midnights either way, before and after the epoch.
+TEST(UtcTextTest, AgreesWithFormatTimeDayAfterDayAndBack) {
+  for (const int64_t start_s : {int64_t{-3 * 86'400}, int64_t{1'764'000'000}}) {
+    absl::Time t = absl::FromUnixSeconds(start_s);
+    for (int i = 0; i < 2'000; ++i) {
+      t += absl::Milliseconds(433'517);  // 7 min 13.517 s
+      ASSERT_EQ(UtcText(t), Reference(t)) << t;
+    }
+    for (int i = 0; i < 2'000; ++i) {
+      t -= absl::Milliseconds(433'517);
+      ASSERT_EQ(UtcText(t), Reference(t)) << t;
+      ASSERT_EQ(UtcText(t + absl::Hours(24)), Reference(t + absl::Hours(24)));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cli
 }  // namespace delayq
