@@ -61,11 +61,16 @@ class Metrics::State {
   int listener = -1;
 
  private:
+  // The family's histogram for `topic`. Its bounds are made only when it
+  // is new: they are a vector, and this runs for every job.
   internal::Histogram& JobHistogram(
       std::map<std::string, internal::Histogram>& family,
       const std::string& topic) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return family.try_emplace(topic, internal::JobSecondsBounds())
-        .first->second;
+    auto it = family.find(topic);
+    if (it == family.end()) {
+      it = family.try_emplace(topic, internal::JobSecondsBounds()).first;
+    }
+    return it->second;
   }
   void RenderGauges(std::string* out);
   void Count(const Event& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -80,7 +85,8 @@ class Metrics::State {
   std::map<std::string, internal::Histogram> run_time_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, absl::Time> reserved_at_
       ABSL_GUARDED_BY(mu_);
-  std::map<std::string, internal::Histogram> calls_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, internal::Histogram, std::less<>> calls_
+      ABSL_GUARDED_BY(mu_);
   // (call, code) -> count.
   std::map<std::pair<std::string, std::string>, int64_t> call_errors_
       ABSL_GUARDED_BY(mu_);
@@ -135,8 +141,13 @@ void Metrics::State::Count(const Event& e) {
 void Metrics::State::ObserveCall(absl::string_view call, absl::Duration took,
                                  const absl::Status& status) {
   absl::MutexLock lock(&mu_);
-  calls_.try_emplace(std::string(call), internal::StoreCallSecondsBounds())
-      .first->second.Observe(absl::ToDoubleSeconds(took));
+  auto it = calls_.find(call);  // as in JobHistogram()
+  if (it == calls_.end()) {
+    it = calls_
+             .try_emplace(std::string(call), internal::StoreCallSecondsBounds())
+             .first;
+  }
+  it->second.Observe(absl::ToDoubleSeconds(took));
   if (!status.ok()) {
     ++call_errors_[{std::string(call),
                     absl::StatusCodeToString(status.code())}];
