@@ -9,7 +9,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -18,11 +17,6 @@
 
 namespace delayq {
 namespace {
-
-// Reservations whose run time is being measured, at most; past that, new
-// ones go unmeasured rather than grow without bound (leases that are never
-// finished here, for example handed to a worker that died).
-constexpr size_t kMaxOpenReservations = 100'000;
 
 // A label value, escaped as the text format wants.
 std::string Label(absl::string_view value) {
@@ -83,8 +77,6 @@ class Metrics::State {
       events_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, internal::Histogram> lateness_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, internal::Histogram> run_time_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, absl::Time> reserved_at_
-      ABSL_GUARDED_BY(mu_);
   std::map<std::string, internal::Histogram, std::less<>> calls_
       ABSL_GUARDED_BY(mu_);
   // (call, code) -> count.
@@ -114,24 +106,16 @@ void Metrics::State::Count(const Event& e) {
             .Observe(absl::ToDoubleSeconds(
                 std::max(e.at - e.due, absl::ZeroDuration())));
       }
-      if (reserved_at_.size() < kMaxOpenReservations) {
-        reserved_at_[e.id] = e.at;
-      }
       break;
     case EventType::kSucceeded:
-    case EventType::kFailed: {
-      auto it = reserved_at_.find(e.id);
-      if (it != reserved_at_.end()) {
+    case EventType::kFailed:
+      // The lease says when it began (Lease::reserved_at), so nothing here
+      // remembers every lease in flight.
+      if (e.reserved_at != absl::InfinitePast()) {
         JobHistogram(run_time_, e.topic)
-            .Observe(absl::ToDoubleSeconds(e.at - it->second));
-        reserved_at_.erase(it);
+            .Observe(absl::ToDoubleSeconds(
+                std::max(e.at - e.reserved_at, absl::ZeroDuration())));
       }
-      break;
-    }
-    case EventType::kExpired:
-    case EventType::kDead:
-    case EventType::kCancelled:
-      reserved_at_.erase(e.id);
       break;
     default:
       break;

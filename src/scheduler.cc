@@ -207,6 +207,8 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   promotion_.Moved(report.moved);
   *limited_until = report.limited_until;
   if (!leases.ok() || leases->empty()) return leases;
+  // The store reserved them as of `now` (their deadlines count from it).
+  for (Lease& lease : *leases) lease.reserved_at = now;
   promotion_.ArmLeases(*leases);
   EmitCall([&](absl::Time at, std::vector<Event>& events) {
     events.reserve(leases->size());
@@ -263,8 +265,7 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease) {
   }
   // A worker held back by the topic's concurrency cap may go on.
   promotion_.WakeTopic(lease.job.topic);
-  Emit(EventType::kSucceeded, lease.job.id, lease.job.topic,
-       lease.job.attempts);
+  EmitLeaseEnd(EventType::kSucceeded, lease);
   return absl::OkStatus();
 }
 
@@ -292,6 +293,7 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
       const Job& job = leases[i].job;
       events.push_back(MakeEvent(EventType::kSucceeded, job.id, job.topic, at,
                                  job.attempts));
+      events.back().reserved_at = leases[i].reserved_at;
     }
   });
   return acked;
@@ -307,7 +309,7 @@ absl::Status Scheduler::Impl::Fail(const Lease& lease,
   if (!outcome.ok()) return outcome.status();
   const Job& job = lease.job;
   promotion_.WakeTopic(job.topic);  // as in Ack()
-  Emit(EventType::kFailed, job.id, job.topic, job.attempts, error);
+  EmitLeaseEnd(EventType::kFailed, lease, error);
   if (*outcome == FailOutcome::kDead) {
     Emit(EventType::kDead, job.id, job.topic, job.attempts, error);
     return absl::OkStatus();
@@ -524,6 +526,15 @@ void Scheduler::Impl::Emit(EventType type, absl::string_view id,
                            absl::string_view error, absl::Time due) {
   if (!events_.active()) return;
   events_.Emit(MakeEvent(type, id, topic, clock_->Now(), attempts, error, due));
+}
+
+void Scheduler::Impl::EmitLeaseEnd(EventType type, const Lease& lease,
+                                   absl::string_view error) {
+  if (!events_.active()) return;
+  Event event = MakeEvent(type, lease.job.id, lease.job.topic, clock_->Now(),
+                          lease.job.attempts, error);
+  event.reserved_at = lease.reserved_at;
+  events_.Emit(std::move(event));
 }
 
 Event Scheduler::Impl::MakeEvent(EventType type, absl::string_view id,

@@ -128,6 +128,9 @@ class Scheduler::Impl : public internal::JobOps {
   void Emit(EventType type, absl::string_view id, absl::string_view topic,
             int attempts = 0, absl::string_view error = "",
             absl::Time due = absl::InfinitePast());
+  // The event of `lease` ending (kSucceeded, kFailed), with when it began.
+  void EmitLeaseEnd(EventType type, const Lease& lease,
+                    absl::string_view error = "");
   // An event at `at`.
   static Event MakeEvent(EventType type, absl::string_view id,
                          absl::string_view topic, absl::Time at,

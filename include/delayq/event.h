@@ -59,6 +59,10 @@ struct Event {
   // kReserved: when the job came due (its run_at), so that `at - due` is
   // how late it was delivered. InfinitePast() for other events.
   absl::Time due = absl::InfinitePast();
+  // kSucceeded, kFailed: when the lease they end was made
+  // (Lease::reserved_at), so that `at - reserved_at` is how long its handler
+  // ran. InfinitePast() for other events and when not known.
+  absl::Time reserved_at = absl::InfinitePast();
 };
 
 // EventListener

@@ -195,6 +195,11 @@ struct Lease {
   Job job;
   uint64_t token = 0;
   absl::Time deadline = absl::InfinitePast();
+  // When the scheduler that made the lease reserved the job, by its clock
+  // (Touch() keeps it); InfinitePast() for a lease put together otherwise.
+  // Ack() and Fail() tell it in their events, so that Metrics can time the
+  // handler without remembering every lease.
+  absl::Time reserved_at = absl::InfinitePast();
 };
 
 // TopicStats

@@ -25,7 +25,9 @@
 //   delayq_delivery_lateness_seconds{topic}   histogram: first reservation
 //                                             minus the time the job came due
 //   delayq_handler_seconds{topic}             histogram: reservation to ack
-//                                             or fail, in this process
+//                                             or fail, in this process, of
+//                                             leases that say when they
+//                                             began (Lease::reserved_at)
 //   delayq_store_call_seconds{call}           histogram: each store call
 //   delayq_store_call_errors_total{call,code} counter: store calls that
 //                                             failed, by absl code

@@ -123,6 +123,29 @@ TEST_F(MetricsTest, LatenessAndHandlerTimeFollowTheClock) {
               HasSubstr("delayq_handler_seconds_count{topic=\"late\"} 1\n"));
 }
 
+// The handler's time runs from the lease's own reserved_at: a batch's
+// leases and a failed one are timed; a lease put together by hand, which
+// does not say when it began, is not.
+TEST_F(MetricsTest, HandlerTimeComesFromTheLease) {
+  ASSERT_OK(scheduler_->EnqueueBatch("h", {"a", "b", "c"}).status());
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       scheduler_->ReserveBatch("h", 3));
+  ASSERT_EQ(leases.size(), 3u);
+  clock_.Advance(absl::Milliseconds(700));
+  ASSERT_OK(scheduler_->AckBatch({leases[0]}).status());
+  ASSERT_OK(scheduler_->Fail(leases[1], "boom"));
+  Lease by_hand = leases[2];
+  by_hand.reserved_at = absl::InfinitePast();
+  ASSERT_OK(scheduler_->Ack(by_hand));
+
+  const std::string text = metrics_.PrometheusText();
+  const std::string handler = "delayq_handler_seconds_bucket{topic=\"h\",le=";
+  EXPECT_THAT(text, HasSubstr(handler + "\"0.5\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr(handler + "\"1\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("delayq_handler_seconds_count{topic=\"h\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("delayq_handler_seconds_sum{topic=\"h\"} 1.4\n"));
+}
+
 TEST_F(MetricsTest, RedeliveryIsNotCountedAsLateness) {
   ASSERT_OK(scheduler_->Enqueue("r", "p").status());
   const Lease first = MustReserve("r");

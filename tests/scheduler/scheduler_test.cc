@@ -714,6 +714,44 @@ TEST_F(SchedulerTest, EveryListenerHearsABatchsEventsInOrder) {
   EXPECT_EQ(second.Take(), expected);
 }
 
+// A lease says when it was reserved (the reserve's clock reading), keeps
+// it through Touch(), and the events that end it (Ack, AckBatch, Fail) tell
+// it; a lease put together by hand tells none.
+TEST_F(SchedulerTest, ALeaseSaysWhenItBeganAndItsEndingEventsTellIt) {
+  std::vector<Event> ends;  // guarded: one thread here
+  scheduler_->AddListener([&](const Event& e) {
+    if (e.type == EventType::kSucceeded || e.type == EventType::kFailed) {
+      ends.push_back(e);
+    }
+  });
+  ASSERT_OK(scheduler_->EnqueueBatch("t", {"a", "b", "c", "d"}).status());
+  const absl::Time first = clock_.Now();
+  Lease single = MustReserve("t");
+  EXPECT_EQ(single.reserved_at, first);
+  clock_.Advance(absl::Seconds(3));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> batch,
+                       scheduler_->ReserveBatch("t", 2));
+  ASSERT_EQ(batch.size(), 2u);
+  EXPECT_EQ(batch[0].reserved_at, first + absl::Seconds(3));
+  EXPECT_EQ(batch[1].reserved_at, first + absl::Seconds(3));
+  clock_.Advance(absl::Seconds(1));
+  ASSERT_OK(scheduler_->Touch(single));
+  EXPECT_EQ(single.reserved_at, first);
+
+  ASSERT_OK(scheduler_->Ack(single));
+  ASSERT_OK(scheduler_->AckBatch({batch[0]}).status());
+  ASSERT_OK(scheduler_->Fail(batch[1], "boom"));
+  Lease last = MustReserve("t");
+  ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get(last.job.id));
+  ASSERT_OK(scheduler_->Ack(Lease{job, last.token, last.deadline}));
+  ASSERT_EQ(ends.size(), 4u);
+  EXPECT_EQ(ends[0].reserved_at, first);
+  EXPECT_EQ(ends[1].reserved_at, first + absl::Seconds(3));
+  EXPECT_EQ(ends[2].type, EventType::kFailed);
+  EXPECT_EQ(ends[2].reserved_at, first + absl::Seconds(3));
+  EXPECT_EQ(ends[3].reserved_at, absl::InfinitePast());
+}
+
 // A batch listener is told each call's events in one call; a listener of
 // single events that throws on one still hears the rest of the batch.
 TEST_F(SchedulerTest, ABatchListenerHearsEachCallsEventsTogether) {
