@@ -150,7 +150,7 @@ const CommandSpec& ServeCommand() {
            "the largest request body (default 2097152)"},
           {"history", 0, FlagSpec::Arg::kRequired, "EVENTS",
            "keep this many recent events for jobs' histories (default "
-           "40000, about 10000 jobs; at most 1000000; 0 keeps none)"},
+           "10000, about 2500 jobs; at most 1000000; 0 keeps none)"},
           {"poll", 0, FlagSpec::Arg::kRequired, "DURATION",
            "how often to look at the store for changes it did not announce "
            "(default 1s; 30s on a store that announces them)"},

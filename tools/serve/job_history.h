@@ -12,7 +12,7 @@
 // a job), so recording only appends: no index by id to hash, probe and
 // keep up (which cost the server about a tenth of its CPU), and asking
 // reads the whole ring (about 4 ms for a million events, the most the
-// server keeps; 0.1 ms for its default).
+// server keeps; well under 0.1 ms for its default).
 
 #ifndef DELAYQ_TOOLS_SERVE_JOB_HISTORY_H_
 #define DELAYQ_TOOLS_SERVE_JOB_HISTORY_H_
