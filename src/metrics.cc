@@ -55,16 +55,21 @@ class Metrics::State {
   int listener = -1;
 
  private:
-  // The family's histogram for `topic`. Its bounds are made only when it
-  // is new: they are a vector, and this runs for every job.
-  internal::Histogram& JobHistogram(
-      std::map<std::string, internal::Histogram>& family,
-      const std::string& topic) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    auto it = family.find(topic);
+  // A histogram per topic or per call, found by its name.
+  using Family = std::map<std::string, internal::Histogram, std::less<>>;
+  // The family's histogram for `key`, made with `bounds()` when new. Only
+  // then: the bounds are a vector, and this runs for every job.
+  static internal::Histogram& HistogramOf(Family& family, absl::string_view key,
+                                          std::vector<double> (*bounds)()) {
+    auto it = family.find(key);
     if (it == family.end()) {
-      it = family.try_emplace(topic, internal::JobSecondsBounds()).first;
+      it = family.try_emplace(std::string(key), bounds()).first;
     }
     return it->second;
+  }
+  internal::Histogram& JobHistogram(Family& family, absl::string_view topic)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return HistogramOf(family, topic, &internal::JobSecondsBounds);
   }
   void RenderGauges(std::string* out);
   void Count(const Event& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -75,10 +80,9 @@ class Metrics::State {
   std::map<std::string, std::map<std::string, int64_t, std::less<>>,
            std::less<>>
       events_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, internal::Histogram> lateness_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, internal::Histogram> run_time_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, internal::Histogram, std::less<>> calls_
-      ABSL_GUARDED_BY(mu_);
+  Family lateness_ ABSL_GUARDED_BY(mu_);
+  Family run_time_ ABSL_GUARDED_BY(mu_);
+  Family calls_ ABSL_GUARDED_BY(mu_);
   // (call, code) -> count.
   std::map<std::pair<std::string, std::string>, int64_t> call_errors_
       ABSL_GUARDED_BY(mu_);
@@ -125,13 +129,8 @@ void Metrics::State::Count(const Event& e) {
 void Metrics::State::ObserveCall(absl::string_view call, absl::Duration took,
                                  const absl::Status& status) {
   absl::MutexLock lock(&mu_);
-  auto it = calls_.find(call);  // as in JobHistogram()
-  if (it == calls_.end()) {
-    it = calls_
-             .try_emplace(std::string(call), internal::StoreCallSecondsBounds())
-             .first;
-  }
-  it->second.Observe(absl::ToDoubleSeconds(took));
+  HistogramOf(calls_, call, &internal::StoreCallSecondsBounds)
+      .Observe(absl::ToDoubleSeconds(took));
   if (!status.ok()) {
     ++call_errors_[{std::string(call),
                     absl::StatusCodeToString(status.code())}];

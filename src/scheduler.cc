@@ -290,10 +290,7 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
   EmitCall([&](absl::Time at, std::vector<Event>& events) {
     for (size_t i = 0; i < leases.size(); ++i) {
       if (!(*acked)[i].ok()) continue;
-      const Job& job = leases[i].job;
-      events.push_back(MakeEvent(EventType::kSucceeded, job.id, job.topic, at,
-                                 job.attempts));
-      events.back().reserved_at = leases[i].reserved_at;
+      events.push_back(LeaseEndEvent(EventType::kSucceeded, leases[i], at));
     }
   });
   return acked;
@@ -531,10 +528,15 @@ void Scheduler::Impl::Emit(EventType type, absl::string_view id,
 void Scheduler::Impl::EmitLeaseEnd(EventType type, const Lease& lease,
                                    absl::string_view error) {
   if (!events_.active()) return;
-  Event event = MakeEvent(type, lease.job.id, lease.job.topic, clock_->Now(),
+  events_.Emit(LeaseEndEvent(type, lease, clock_->Now(), error));
+}
+
+Event Scheduler::Impl::LeaseEndEvent(EventType type, const Lease& lease,
+                                     absl::Time at, absl::string_view error) {
+  Event event = MakeEvent(type, lease.job.id, lease.job.topic, at,
                           lease.job.attempts, error);
   event.reserved_at = lease.reserved_at;
-  events_.Emit(std::move(event));
+  return event;
 }
 
 Event Scheduler::Impl::MakeEvent(EventType type, absl::string_view id,

@@ -131,6 +131,8 @@ class Scheduler::Impl : public internal::JobOps {
   // The event of `lease` ending (kSucceeded, kFailed), with when it began.
   void EmitLeaseEnd(EventType type, const Lease& lease,
                     absl::string_view error = "");
+  static Event LeaseEndEvent(EventType type, const Lease& lease, absl::Time at,
+                             absl::string_view error = "");
   // An event at `at`.
   static Event MakeEvent(EventType type, absl::string_view id,
                          absl::string_view topic, absl::Time at,

@@ -44,11 +44,9 @@ void LeaseCache::PutLocked(Lease lease) {
 std::optional<Lease> LeaseCache::Find(absl::string_view id,
                                       uint64_t token) const {
   absl::MutexLock lock(&mu_);
-  auto it = index_.find(id);
-  if (it == index_.end() || slots_[it->second].lease.token != token) {
-    return std::nullopt;
-  }
-  return slots_[it->second].lease;
+  std::optional<size_t> slot = SlotOf(id, token);
+  if (!slot.has_value()) return std::nullopt;
+  return slots_[*slot].lease;
 }
 
 std::optional<Lease> LeaseCache::Take(absl::string_view id, uint64_t token) {
@@ -69,11 +67,18 @@ std::vector<std::optional<Lease>> LeaseCache::TakeAll(
 
 std::optional<Lease> LeaseCache::TakeLocked(absl::string_view id,
                                             uint64_t token) {
+  std::optional<size_t> slot = SlotOf(id, token);
+  if (!slot.has_value()) return std::nullopt;
+  return Free(*slot);
+}
+
+std::optional<size_t> LeaseCache::SlotOf(absl::string_view id,
+                                         uint64_t token) const {
   auto it = index_.find(id);
   if (it == index_.end() || slots_[it->second].lease.token != token) {
     return std::nullopt;
   }
-  return Free(it->second);
+  return it->second;
 }
 
 Lease LeaseCache::Free(size_t slot) {

@@ -73,6 +73,9 @@ class LeaseCache {
   bool Current(const PutRecord& put) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return slots_[put.slot].put == put.put;
   }
+  // The slot of job `id`'s lease if it is the one under `token`.
+  std::optional<size_t> SlotOf(absl::string_view id, uint64_t token) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the lease in `slot` (its index entry first: it views the id).
   Lease Free(size_t slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PutLocked(Lease lease) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
