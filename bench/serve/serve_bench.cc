@@ -13,7 +13,7 @@
 // requests and writes a reply (bare_reply_server.h).
 //
 //   bazel run -c opt //bench:serve_bench -- [--jobs N] [--batch N]
-//       [--store sqlite|redis] [--server-arg ARG]...
+//       [--store sqlite|redis] [--clients 1|16] [--server-arg ARG]...
 //
 // One JSON object per line.
 
@@ -289,11 +289,17 @@ int Main(int argc, char** argv) {
   int jobs = 20000;
   std::vector<int> batches = {1, 100};
   std::vector<std::string> stores = {"sqlite", "redis"};
+  std::vector<int> client_counts = {1, 16};
   std::vector<std::string> server_args;  // more of `delayq serve`'s flags
   for (int i = 1; i + 1 < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--jobs") absl::SimpleAtoi(argv[i + 1], &jobs);
     if (flag == "--store") stores = {argv[i + 1]};
+    int clients = 0;
+    if (flag == "--clients" && absl::SimpleAtoi(argv[i + 1], &clients) &&
+        clients >= 1) {
+      client_counts = {clients};
+    }
     if (flag == "--server-arg") server_args.push_back(argv[i + 1]);
     int batch = 0;
     if (flag == "--batch" && absl::SimpleAtoi(argv[i + 1], &batch) &&
@@ -312,7 +318,7 @@ int Main(int argc, char** argv) {
   }
   int run = 0;
   for (const int batch : batches) {
-    for (const int clients : {1, 16}) {
+    for (const int clients : client_counts) {
       for (const bool http : {true, false}) {
         for (const std::string& store : stores) {
           const std::string url =
