@@ -423,6 +423,9 @@ delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite
 delayq_cc_test(tests_serve_dashboard_test DIR tests/serve NAME dashboard_test
   SRCS tests/serve/chromium_page.cc tests/serve/chromium_page.h tests/serve/dashboard_test.cc
   DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main tp_nlohmann_json)
+delayq_cc_test(tests_serve_http_server_test DIR tests/serve NAME http_server_test
+  SRCS tests/serve/http_server_test.cc
+  DEPS tools_serve_serve tp_absl tp_gtest_main tp_nlohmann_json)
 delayq_cc_test(tests_serve_job_history_test DIR tests/serve NAME job_history_test
   SRCS tests/serve/job_history_test.cc
   DEPS tools_serve_serve tp_absl tp_gtest_main)
@@ -503,8 +506,8 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
-  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/ack_list.cc tools/serve/ack_list.h tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_status.cc tools/serve/http_status.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
-  DEPS delayq tools_values tp_absl tp_httplib tp_nlohmann_json)
+  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/ack_list.cc tools/serve/ack_list.h tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_message.h tools/serve/http_server.cc tools/serve/http_server.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/http_wire.cc tools/serve/http_wire.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
+  DEPS delayq tools_values tp_absl tp_beast tp_nlohmann_json)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
   DEPS delayq tools_runtime_policy tools_serve_serve tools_values tp_absl)

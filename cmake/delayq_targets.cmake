@@ -139,6 +139,11 @@ function(delayq_third_party)
     add_library(tp_httplib INTERFACE)
     target_link_libraries(tp_httplib INTERFACE PkgConfig::HTTPLIB
                           OpenSSL::SSL OpenSSL::Crypto Threads::Threads)
+    # The HTTP request parser of `delayq serve`: Boost.Beast, header-only.
+    find_package(Boost 1.74 REQUIRED)
+    add_library(tp_beast INTERFACE)
+    target_link_libraries(tp_beast INTERFACE Boost::headers)
+    target_compile_definitions(tp_beast INTERFACE BOOST_ERROR_CODE_HEADER_ONLY)
     find_package(nlohmann_json 3 REQUIRED)
     add_library(tp_nlohmann_json INTERFACE)
     target_link_libraries(tp_nlohmann_json INTERFACE nlohmann_json::nlohmann_json)

@@ -17,32 +17,26 @@ const char* ContentType(absl::string_view name) {
   return "text/plain; charset=utf-8";
 }
 
-// A route that answers with the asset `name`.
-httplib::Server::Handler Serve(absl::string_view name) {
+// Answers GET `pattern` with the asset `name`.
+void Serve(Router& router, const std::string& pattern, absl::string_view name) {
   for (int i = 0; i < kAssetCount; ++i) {
     if (name != kAssets[i].name) continue;
     // Each literal starts with the newline after its opening delimiter.
     absl::string_view text = kAssets[i].text;
     if (absl::StartsWith(text, "\n")) text.remove_prefix(1);
-    const std::string body(text);
-    const char* type = ContentType(name);
-    return [body, type](const httplib::Request&, httplib::Response& res) {
-      res.set_content(body, type);
-      res.set_header("Cache-Control", "no-cache");
-    };
+    router.GetFile(pattern, std::string(text), ContentType(name));
   }
-  return nullptr;
 }
 
 }  // namespace
 
-void AddAssetRoutes(httplib::Server& server) {
-  server.Get("/", Serve("index.html"));
-  server.Get("/v1/openapi.yaml", Serve("openapi.yaml"));
+void AddAssetRoutes(Router& router) {
+  Serve(router, "/", "index.html");
+  Serve(router, "/v1/openapi.yaml", "openapi.yaml");
   for (int i = 0; i < kAssetCount; ++i) {
     const std::string name = kAssets[i].name;
     if (name == "index.html" || name == "openapi.yaml") continue;
-    server.Get("/ui/" + name, Serve(name));
+    Serve(router, "/ui/" + name, name);
   }
 }
 

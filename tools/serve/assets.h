@@ -8,7 +8,7 @@
 #define DELAYQ_TOOLS_SERVE_ASSETS_H_
 
 #include "absl/strings/string_view.h"
-#include "httplib.h"
+#include "tools/serve/router.h"
 
 namespace delayq {
 namespace serve {
@@ -24,7 +24,7 @@ extern const int kAssetCount;
 // GET / (the dashboard), /ui/NAME (its files) and /v1/openapi.yaml. They
 // need no token: they hold no data, and the dashboard asks for the token
 // itself.
-void AddAssetRoutes(httplib::Server& server);
+void AddAssetRoutes(Router& router);
 
 }  // namespace serve
 }  // namespace delayq

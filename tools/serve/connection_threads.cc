@@ -15,9 +15,9 @@ ConnectionThreads::ConnectionThreads(int max_threads, size_t stack_bytes,
       stack_bytes_(stack_bytes),
       idle_exit_(idle_exit) {}
 
-ConnectionThreads::~ConnectionThreads() { shutdown(); }
+ConnectionThreads::~ConnectionThreads() { Shutdown(); }
 
-void ConnectionThreads::enqueue(std::function<void()> fn) {
+void ConnectionThreads::Enqueue(std::function<void()> fn) {
   absl::MutexLock lock(&mu_);
   tasks_.push_back(std::move(fn));
   if (idle_ >= static_cast<int>(tasks_.size()) || threads_ >= max_threads_) {
@@ -63,7 +63,7 @@ void ConnectionThreads::Work() {
   ended_.SignalAll();
 }
 
-void ConnectionThreads::shutdown() {
+void ConnectionThreads::Shutdown() {
   absl::MutexLock lock(&mu_);
   shutdown_ = true;
   work_.SignalAll();

@@ -16,22 +16,23 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "httplib.h"
 
 namespace delayq {
 namespace serve {
 
-class ConnectionThreads : public httplib::TaskQueue {
+class ConnectionThreads {
  public:
   // At most `max_threads` at once; connections past that wait for a thread.
   ConnectionThreads(int max_threads, size_t stack_bytes,
                     absl::Duration idle_exit = absl::Seconds(30));
-  ~ConnectionThreads() override;
+  ~ConnectionThreads();  // Shutdown()
+  ConnectionThreads(const ConnectionThreads&) = delete;
+  ConnectionThreads& operator=(const ConnectionThreads&) = delete;
 
-  void enqueue(std::function<void()> fn) override;
+  void Enqueue(std::function<void()> fn);
 
   // Runs what is queued, then returns once every thread has ended.
-  void shutdown() override;
+  void Shutdown();
 
   int threads() const;
 

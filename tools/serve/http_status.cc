@@ -63,14 +63,14 @@ absl::StatusCode CodeForHttpStatus(int status) {
   }
 }
 
-void WriteJson(httplib::Response& res, int status, const Json& body) {
-  res.status = status;
-  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace),
-                  "application/json");
+void WriteJson(HttpResponse& response, int status, const Json& body) {
+  response.status = status;
+  response.content_type = "application/json";
+  response.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-void WriteError(httplib::Response& res, const absl::Status& status) {
-  WriteJson(res, HttpStatus(status.code()), StatusToJson(status));
+void WriteError(HttpResponse& response, const absl::Status& status) {
+  WriteJson(response, HttpStatus(status.code()), StatusToJson(status));
 }
 
 }  // namespace serve

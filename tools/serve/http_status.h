@@ -7,7 +7,7 @@
 #define DELAYQ_TOOLS_SERVE_HTTP_STATUS_H_
 
 #include "absl/status/status.h"
-#include "httplib.h"
+#include "tools/serve/http_message.h"
 #include "tools/serve/json_codec.h"
 
 namespace delayq {
@@ -23,8 +23,8 @@ int HttpStatus(absl::StatusCode code);
 // route, an oversized or unreadable request).
 absl::StatusCode CodeForHttpStatus(int status);
 
-void WriteJson(httplib::Response& res, int status, const Json& body);
-void WriteError(httplib::Response& res, const absl::Status& status);
+void WriteJson(HttpResponse& response, int status, const Json& body);
+void WriteError(HttpResponse& response, const absl::Status& status);
 
 }  // namespace serve
 }  // namespace delayq

@@ -5,40 +5,52 @@
 #include <exception>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "tools/serve/auth.h"
 #include "tools/serve/http_status.h"
 
 namespace delayq {
 namespace serve {
 
-std::string Call::Query(const std::string& name) const {
-  return request->has_param(name.c_str())
-             ? request->get_param_value(name.c_str())
-             : "";
+void Router::Handle(const HttpRequest& request, HttpResponse& response) const {
+  std::smatch path;
+  for (const Entry& route : routes_) {
+    if (route.method == request.method &&
+        std::regex_match(request.path, path, route.pattern)) {
+      route.handler(request, path, response);
+      return;
+    }
+  }
+  WriteError(response, absl::NotFoundError(absl::StrCat(
+                           "no route ", request.method, " ", request.path)));
 }
 
-bool Router::Authorized(const httplib::Request& req,
-                        httplib::Response& res) const {
+void Router::Add(const std::string& method, const std::string& pattern,
+                 Handler handler) {
+  routes_.push_back(Entry{method, std::regex(pattern), std::move(handler)});
+}
+
+bool Router::Authorized(const HttpRequest& request,
+                        HttpResponse& response) const {
   if (token_.empty()) return true;
-  absl::Status s = CheckBearer(req.get_header_value("Authorization"), token_);
+  absl::Status s = CheckBearer(request.authorization, token_);
   if (s.ok()) return true;
-  WriteError(res, s);
-  res.set_header("WWW-Authenticate", "Bearer");
+  WriteError(response, s);
+  response.headers.push_back("WWW-Authenticate: Bearer");
   return false;
 }
 
-httplib::Server::Handler Router::Wrap(Route route, bool has_body) {
-  return [this, route = std::move(route), has_body](const httplib::Request& req,
-                                                    httplib::Response& res) {
-    if (!Authorized(req, res)) return;
+Router::Handler Router::Wrap(Route route, bool has_body) const {
+  return [this, route = std::move(route), has_body](const HttpRequest& request,
+                                                    const std::smatch& path,
+                                                    HttpResponse& response) {
+    if (!Authorized(request, response)) return;
     Call call;
-    call.request = &req;
-    for (size_t i = 1; i < req.matches.size(); ++i) {
-      call.path.push_back(req.matches[i].str());
-    }
+    call.request = &request;
+    for (size_t i = 1; i < path.size(); ++i) call.path.push_back(path[i].str());
     if (has_body) {
-      absl::StatusOr<Json> body = ParseBody(req.body);
-      if (!body.ok()) return WriteError(res, body.status());
+      absl::StatusOr<Json> body = ParseBody(request.body);
+      if (!body.ok()) return WriteError(response, body.status());
       call.body = *std::move(body);
     } else {
       call.body = Json::object();
@@ -51,45 +63,58 @@ httplib::Server::Handler Router::Wrap(Route route, bool has_body) {
       // rather than drop the connection.
       reply = absl::InvalidArgumentError(e.what());
     }
-    if (!reply.ok()) return WriteError(res, reply.status());
+    if (!reply.ok()) return WriteError(response, reply.status());
     if (!reply->text.empty()) {
-      res.status = reply->status;
-      res.set_content(reply->text, "application/json");
+      response.status = reply->status;
+      response.body = std::move(reply->text);
       return;
     }
-    WriteJson(res, reply->status, reply->body);
+    WriteJson(response, reply->status, reply->body);
   };
 }
 
 void Router::Get(const std::string& pattern, Route route) {
-  server_.Get(pattern, Wrap(std::move(route), false));
+  Add("GET", pattern, Wrap(std::move(route), false));
 }
 
 void Router::Post(const std::string& pattern, Route route) {
-  server_.Post(pattern, Wrap(std::move(route), true));
+  Add("POST", pattern, Wrap(std::move(route), true));
 }
 
 void Router::PostBulk(const std::string& pattern, Route route) {
-  server_.Post(pattern, Wrap(std::move(route), false));
+  Add("POST", pattern, Wrap(std::move(route), false));
 }
 
 void Router::Put(const std::string& pattern, Route route) {
-  server_.Put(pattern, Wrap(std::move(route), true));
+  Add("PUT", pattern, Wrap(std::move(route), true));
+}
+
+void Router::Delete(const std::string& pattern, Route route) {
+  Add("DELETE", pattern, Wrap(std::move(route), false));
 }
 
 void Router::GetText(const std::string& pattern,
                      std::function<std::string()> text,
                      const std::string& content_type) {
-  server_.Get(pattern,
-              [this, text = std::move(text), content_type](
-                  const httplib::Request& req, httplib::Response& res) {
-                if (Authorized(req, res))
-                  res.set_content(text(), content_type.c_str());
-              });
+  Add("GET", pattern,
+      [this, text = std::move(text), content_type](const HttpRequest& request,
+                                                   const std::smatch&,
+                                                   HttpResponse& response) {
+        if (!Authorized(request, response)) return;
+        response.content_type = content_type;
+        response.body = text();
+      });
 }
 
-void Router::Delete(const std::string& pattern, Route route) {
-  server_.Delete(pattern, Wrap(std::move(route), false));
+void Router::GetFile(const std::string& pattern, std::string content,
+                     const std::string& content_type) {
+  Add("GET", pattern,
+      [content = std::move(content), content_type](
+          const HttpRequest&, const std::smatch&, HttpResponse& response) {
+        response.content_type = content_type;
+        response.body = content;
+        response.headers.push_back("Cache-Control: no-cache");
+      });
 }
 
 }  // namespace serve

@@ -1,9 +1,10 @@
 // Copyright delayq authors.
 //
-// JSON routes on an httplib::Server. A route's handler gets the request,
-// its path's captured parts and its parsed JSON body, and returns a reply or
-// an error status; the router writes either as JSON. New routes are one
-// call each:
+// The server's routes, by method and path pattern (a regular expression
+// the whole path must match), tried in the order they were added. A JSON
+// route's handler gets the request, its path's captured parts and its
+// parsed JSON body, and returns a reply or an error status; the router
+// writes either as JSON. New routes are one call each:
 //
 //   router.Post(R"(/v1/jobs/([^/]+)/ack)", [&](const Call& call) { ... });
 
@@ -11,13 +12,14 @@
 #define DELAYQ_TOOLS_SERVE_ROUTER_H_
 
 #include <functional>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "httplib.h"
+#include "tools/serve/http_message.h"
 #include "tools/serve/json_codec.h"
 
 namespace delayq {
@@ -25,12 +27,14 @@ namespace serve {
 
 // One request, as a route's handler sees it.
 struct Call {
-  const httplib::Request* request = nullptr;
+  const HttpRequest* request = nullptr;
   std::vector<std::string> path;  // the pattern's captured parts
   Json body;  // {} for a request without a body, or one read as text
 
   // A query parameter, or "" when absent.
-  std::string Query(const std::string& name) const;
+  std::string Query(const std::string& name) const {
+    return request->Query(name);
+  }
 };
 
 struct Reply {
@@ -56,8 +60,7 @@ using Route = std::function<absl::StatusOr<Reply>(const Call&)>;
 // connection usable).
 class Router {
  public:
-  Router(httplib::Server& server, std::string token)
-      : server_(server), token_(std::move(token)) {}
+  explicit Router(std::string token) : token_(std::move(token)) {}
 
   void Get(const std::string& pattern, Route route);
   void Post(const std::string& pattern, Route route);
@@ -71,13 +74,32 @@ class Router {
   void GetText(const std::string& pattern, std::function<std::string()> text,
                const std::string& content_type);
 
- private:
-  httplib::Server::Handler Wrap(Route route, bool has_body);
-  // False (with the error written) when the request lacks the token.
-  bool Authorized(const httplib::Request& req, httplib::Response& res) const;
+  // A GET answered with `content` as it is, with no token asked (the
+  // dashboard's files: the page asks for the token itself).
+  void GetFile(const std::string& pattern, std::string content,
+               const std::string& content_type);
 
-  httplib::Server& server_;
+  // Answers `request` with the first route that matches its method and
+  // path, or 404.
+  void Handle(const HttpRequest& request, HttpResponse& response) const;
+
+ private:
+  using Handler = std::function<void(const HttpRequest&,
+                                     const std::smatch& path, HttpResponse&)>;
+  struct Entry {
+    std::string method;
+    std::regex pattern;
+    Handler handler;
+  };
+
+  void Add(const std::string& method, const std::string& pattern,
+           Handler handler);
+  Handler Wrap(Route route, bool has_body) const;
+  // False (with the error written) when the request lacks the token.
+  bool Authorized(const HttpRequest& request, HttpResponse& response) const;
+
   const std::string token_;
+  std::vector<Entry> routes_;
 };
 
 }  // namespace serve

@@ -20,13 +20,12 @@
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "delayq/metrics.h"
 #include "delayq/scheduler.h"
-#include "httplib.h"
+#include "tools/serve/http_server.h"
 #include "tools/serve/job_history.h"
 #include "tools/serve/lease_cache.h"
 #include "tools/serve/listen_address.h"
@@ -76,7 +75,7 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // The port it listens on (the chosen one when asked for port 0).
-  int port() const { return port_; }
+  int port() const { return http_->port(); }
 
   // Stops accepting connections and returns when the requests in flight
   // have been answered and their connections closed. Reserves waiting for
@@ -91,16 +90,14 @@ class Server {
   Scheduler& scheduler_;
   Metrics* const metrics_;
   const ServeOptions options_;
-  httplib::Server http_;
-  std::unique_ptr<Router> router_;
+  Router router_;
   std::atomic<bool> draining_{false};
   std::atomic<int> reserves_waiting_{0};
   LeaseCache leases_;
   JobHistory history_;
   int history_listener_ = -1;
-  std::thread listener_;
-  int port_ = 0;
-  int socket_ = -1;  // the listening socket
+  // Last: destroyed (drained) first, while what its requests use is there.
+  std::unique_ptr<HttpServer> http_;
 };
 
 }  // namespace serve

@@ -1,0 +1,354 @@
+// Copyright delayq authors.
+//
+// The transport under `delayq serve` (tools/serve/http_server.h), spoken to
+// over raw loopback sockets: how requests may arrive (split, pipelined,
+// chunked, after "100 Continue"), what it refuses and how, when it closes
+// a connection, and what a drain does to idle and busy ones.
+
+#include "tools/serve/http_server.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "tools/serve/json_codec.h"
+
+namespace delayq {
+namespace serve {
+namespace {
+
+// Answers with what it was asked, as JSON.
+void Echo(const HttpRequest& request, HttpResponse& response) {
+  Json query = Json::array();
+  for (const auto& [key, value] : request.query) query.push_back({key, value});
+  response.body = Json{
+      {"method", request.method},
+      {"path", request.path},
+      {"query", query},
+      {"authorization", request.authorization},
+      {"body",
+       request.body}}.dump();
+}
+
+std::unique_ptr<HttpServer> StartServer(
+    HttpServer::Handler handler = Echo,
+    HttpServer::Options options = HttpServer::Options()) {
+  absl::StatusOr<std::unique_ptr<HttpServer>> server =
+      HttpServer::Start({"127.0.0.1", 0}, options, std::move(handler));
+  EXPECT_TRUE(server.ok()) << server.status();
+  return *std::move(server);
+}
+
+struct RawReply {
+  int status = 0;
+  std::string head;  // status line and headers
+  std::string body;
+};
+
+// A client socket that writes bytes as given and reads replies.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{10, 0};  // a test that waits this long has failed
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd_, reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
+  }
+  ~RawConnection() { close(fd_); }
+
+  void Send(const std::string& bytes) {
+    ASSERT_EQ(send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+
+  // Sends what the server takes of `bytes` until it stops reading.
+  void SendWhatGoes(const std::string& bytes) {
+    size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n =
+          send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      sent += static_cast<size_t>(n);
+    }
+  }
+
+  // The next reply; status 0 when the connection ended first.
+  RawReply Read(bool head_only = false) {
+    RawReply reply;
+    size_t end;
+    while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
+      if (!Receive()) return reply;
+    }
+    reply.head = buffer_.substr(0, end + 2);
+    buffer_.erase(0, end + 4);
+    absl::SimpleAtoi(reply.head.substr(9, 3), &reply.status);
+    size_t length = 0;
+    const size_t at = reply.head.find("Content-Length: ");
+    if (at != std::string::npos && !head_only) {
+      absl::SimpleAtoi(
+          reply.head.substr(at + 16, reply.head.find("\r\n", at) - at - 16),
+          &length);
+    }
+    while (buffer_.size() < length) {
+      if (!Receive()) return RawReply{};
+    }
+    reply.body = buffer_.substr(0, length);
+    buffer_.erase(0, length);
+    return reply;
+  }
+
+  // True when the server closed the connection (and sent nothing more).
+  bool Closed() {
+    if (!buffer_.empty() || Receive()) {
+      ADD_FAILURE() << "more bytes: " << buffer_;
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  bool Receive() {
+    char chunk[4096];
+    const ssize_t got = recv(fd_, chunk, sizeof(chunk), 0);
+    if (got <= 0) return false;
+    buffer_.append(chunk, static_cast<size_t>(got));
+    return true;
+  }
+
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+bool CanConnect(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool connected =
+      connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0;
+  close(fd);
+  return connected;
+}
+
+Json BodyOf(const RawReply& reply) { return Json::parse(reply.body); }
+
+std::string Post(const std::string& path, const std::string& body,
+                 const std::string& more_headers = "") {
+  return absl::StrCat("POST ", path, " HTTP/1.1\r\nHost: x\r\n", more_headers,
+                      "Content-Length: ", body.size(), "\r\n\r\n", body);
+}
+
+TEST(HttpServerTest, AnswersPipelinedRequestsInOrder) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send(Post("/one", "1") + Post("/two", "22") +
+         "GET /three HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(BodyOf(c.Read())["path"], "/one");
+  RawReply two = c.Read();
+  EXPECT_EQ(BodyOf(two)["path"], "/two");
+  EXPECT_EQ(BodyOf(two)["body"], "22");
+  RawReply three = c.Read();
+  EXPECT_EQ(three.status, 200);
+  EXPECT_EQ(BodyOf(three)["method"], "GET");
+  EXPECT_FALSE(absl::StrContains(three.head, "Connection: close"));
+}
+
+TEST(HttpServerTest, ReadsARequestThatArrivesInPieces) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  const std::string request =
+      Post("/slow", R"({"a": "bcdefgh"})", "Authorization: Bearer abc\r\n");
+  for (size_t i = 0; i < request.size(); i += 3) {
+    c.Send(request.substr(i, 3));
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  Json body = BodyOf(c.Read());
+  EXPECT_EQ(body["body"], R"({"a": "bcdefgh"})");
+  EXPECT_EQ(body["authorization"], "Bearer abc");
+}
+
+TEST(HttpServerTest, ReadsAChunkedBody) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send(
+      "POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+  EXPECT_EQ(BodyOf(c.Read())["body"], "hello world");
+}
+
+TEST(HttpServerTest, SaysContinueBeforeTheBodyWhenAsked) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send(
+      "POST /e HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+      "Content-Length: 4\r\n\r\n");
+  RawReply go = c.Read();
+  EXPECT_EQ(go.status, 100);
+  c.Send("body");
+  RawReply reply = c.Read();
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_EQ(BodyOf(reply)["body"], "body");
+}
+
+TEST(HttpServerTest, DecodesThePathAndTheQuery) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send("GET /jobs/a%2Fb%20c+d?state=dead&x=1+2%21&flag HTTP/1.1\r\n\r\n");
+  Json body = BodyOf(c.Read());
+  EXPECT_EQ(body["path"], "/jobs/a/b c+d");
+  EXPECT_EQ(body["query"],
+            Json::parse(R"([["state","dead"],["x","1 2!"],["flag",""]])"));
+}
+
+TEST(HttpServerTest, AnswersAHeadWithTheHeadersOnly) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send("HEAD /h HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\n\r\n");
+  RawReply head = c.Read(/*head_only=*/true);
+  EXPECT_EQ(head.status, 200);
+  EXPECT_TRUE(absl::StrContains(head.head, "Content-Length: "));
+  // The next reply follows at once: the HEAD's had no body.
+  EXPECT_EQ(BodyOf(c.Read())["path"], "/after");
+}
+
+// A refusal is the routes' JSON error, and the connection is closed.
+void ExpectRefused(RawConnection& c, int status, const std::string& code) {
+  RawReply reply = c.Read();
+  EXPECT_EQ(reply.status, status) << reply.head << reply.body;
+  EXPECT_EQ(BodyOf(reply)["code"], code) << reply.body;
+  EXPECT_TRUE(absl::StrContains(reply.head, "Connection: close"));
+  EXPECT_TRUE(c.Closed());
+}
+
+TEST(HttpServerTest, RefusesABodyOverTheLimit) {
+  HttpServer::Options options;
+  options.max_body_bytes = 100;
+  auto server = StartServer(Echo, options);
+  RawConnection c(server->port());
+  c.Send(Post("/big", std::string(101, 'x')));
+  ExpectRefused(c, 413, "RESOURCE_EXHAUSTED");
+  // At the limit is fine.
+  RawConnection d(server->port());
+  d.Send(Post("/big", std::string(100, 'x')));
+  EXPECT_EQ(d.Read().status, 200);
+}
+
+// A client still sending a refused body gets the refusal and then the end
+// of the connection. (Over loopback a reset would not lose the reply
+// either, so this does not show why the server lingers before closing.)
+TEST(HttpServerTest, RefusesALargeBodyWhileItIsStillComing) {
+  HttpServer::Options options;
+  options.max_body_bytes = 1000;
+  auto server = StartServer(Echo, options);
+  for (int i = 0; i < 5; ++i) {
+    RawConnection c(server->port());
+    const std::string body(4 << 20, 'x');
+    std::thread sender([&] { c.SendWhatGoes(Post("/big", body)); });
+    // Read only once the server has answered and stopped reading.
+    absl::SleepFor(absl::Milliseconds(50));
+    ExpectRefused(c, 413, "RESOURCE_EXHAUSTED");
+    sender.join();
+  }
+}
+
+TEST(HttpServerTest, RefusesAPostThatDoesNotSayHowLongItsBodyIs) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send("POST /p HTTP/1.1\r\nHost: x\r\n\r\n{}");
+  ExpectRefused(c, 400, "INVALID_ARGUMENT");
+}
+
+TEST(HttpServerTest, RefusesWhatIsNotHttp) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send("HELLO THERE\r\n\r\n");
+  ExpectRefused(c, 400, "INVALID_ARGUMENT");
+}
+
+TEST(HttpServerTest, RefusesHeadersOverTheLimit) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send(absl::StrCat("GET / HTTP/1.1\r\nX-Long: ", std::string(9000, 'a'),
+                      "\r\n\r\n"));
+  ExpectRefused(c, 431, "RESOURCE_EXHAUSTED");
+}
+
+TEST(HttpServerTest, ClosesWhenTheClientAsks) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send("GET /bye HTTP/1.1\r\nConnection: close\r\n\r\n");
+  RawReply reply = c.Read();
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_TRUE(absl::StrContains(reply.head, "Connection: close"));
+  EXPECT_TRUE(c.Closed());
+  // HTTP/1.0 closes unless asked to keep alive.
+  RawConnection old(server->port());
+  old.Send("GET /old HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(old.Read().status, 200);
+  EXPECT_TRUE(old.Closed());
+}
+
+TEST(HttpServerTest, ClosesAnIdleConnectionAfterTheKeepAlive) {
+  HttpServer::Options options;
+  options.keep_alive = absl::Milliseconds(200);
+  auto server = StartServer(Echo, options);
+  RawConnection c(server->port());
+  c.Send("GET /once HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 200);
+  // Closed by the server well before this client's own 10 s timeout.
+  EXPECT_TRUE(c.Closed());
+}
+
+TEST(HttpServerTest, DrainClosesIdleConnectionsAndAnswersBusyOnes) {
+  absl::Notification busy, release;
+  auto server =
+      StartServer([&](const HttpRequest& request, HttpResponse& response) {
+        if (request.path == "/wait") {
+          busy.Notify();
+          release.WaitForNotification();
+        }
+        Echo(request, response);
+      });
+  RawConnection idle(server->port());
+  idle.Send("GET /first HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(idle.Read().status, 200);
+  RawConnection working(server->port());
+  working.Send("GET /wait HTTP/1.1\r\n\r\n");
+  busy.WaitForNotification();
+
+  absl::Notification drained;
+  std::thread drain([&] {
+    server->Drain();
+    drained.Notify();
+  });
+  // The idle one is closed without waiting for the busy one.
+  EXPECT_TRUE(idle.Closed());
+  EXPECT_FALSE(drained.HasBeenNotified());
+  release.Notify();
+  RawReply reply = working.Read();
+  EXPECT_EQ(reply.status, 200);
+  EXPECT_TRUE(absl::StrContains(reply.head, "Connection: close"));
+  EXPECT_TRUE(working.Closed());
+  drain.join();
+  // No new connections once drained.
+  EXPECT_FALSE(CanConnect(server->port()));
+}
+
+}  // namespace
+}  // namespace serve
+}  // namespace delayq

@@ -1,0 +1,47 @@
+// Copyright delayq authors.
+//
+// An HTTP request as the routes see it, and the reply they fill in. The
+// transport (http_server.h) reads the one and writes the other; nothing
+// else here knows how they travel.
+
+#ifndef DELAYQ_TOOLS_SERVE_HTTP_MESSAGE_H_
+#define DELAYQ_TOOLS_SERVE_HTTP_MESSAGE_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace delayq {
+namespace serve {
+
+struct HttpRequest {
+  std::string method;  // "GET", "POST", ...; a HEAD is routed as its GET
+  std::string path;    // percent-decoded, without the query
+  // The query's parameters in order, percent-decoded ('+' is a space).
+  std::vector<std::pair<std::string, std::string>> query;
+  std::string authorization;  // the Authorization header, "" when absent
+  std::string body;
+
+  // The first value of query parameter `name`, or "" when absent.
+  std::string Query(absl::string_view name) const {
+    for (const auto& [key, value] : query) {
+      if (key == name) return value;
+    }
+    return "";
+  }
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  // More header lines, "Name: value" without the line's end.
+  std::vector<std::string> headers;
+};
+
+}  // namespace serve
+}  // namespace delayq
+
+#endif  // DELAYQ_TOOLS_SERVE_HTTP_MESSAGE_H_

@@ -1,0 +1,216 @@
+// Copyright delayq authors.
+
+#include "tools/serve/http_server.h"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "tools/serve/http_status.h"
+#include "tools/serve/http_wire.h"
+
+namespace delayq {
+namespace serve {
+namespace {
+
+// A reply that cannot be written within this long ends its connection.
+constexpr absl::Duration kWriteTimeout = absl::Seconds(5);
+
+void SetTimeout(int fd, int option, absl::Duration timeout) {
+  const timeval tv = absl::ToTimeval(timeout);
+  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv));
+}
+
+// A socket listening on `address`, or why there is none.
+absl::StatusOr<int> Listen(const ListenAddress& address) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(address.port);
+  int fd = -1;
+  if (getaddrinfo(address.host.empty() ? nullptr : address.host.c_str(),
+                  port.c_str(), &hints, &found) == 0) {
+    for (addrinfo* at = found; at != nullptr && fd < 0; at = at->ai_next) {
+      fd = socket(at->ai_family, at->ai_socktype | SOCK_CLOEXEC,
+                  at->ai_protocol);
+      if (fd < 0) continue;
+      int yes = 1;
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+      // A thousand clients connecting at once must not see their SYNs
+      // dropped and retried seconds later.
+      if (bind(fd, at->ai_addr, at->ai_addrlen) != 0 ||
+          listen(fd, SOMAXCONN) != 0) {
+        close(fd);
+        fd = -1;
+      }
+    }
+    freeaddrinfo(found);
+  }
+  if (fd < 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", address.host, ":", address.port,
+                     " (in use, or not an address of this machine)"));
+  }
+  return fd;
+}
+
+int PortOf(int fd) {
+  sockaddr_storage bound{};
+  socklen_t size = sizeof(bound);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &size) != 0) {
+    return -1;
+  }
+  if (bound.ss_family == AF_INET6) {
+    return ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  }
+  return ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+}
+
+// The reply to a request the transport refuses (the routes' error body).
+HttpResponse Refusal(int status, const std::string& message) {
+  HttpResponse response;
+  WriteJson(response, status,
+            StatusToJson(absl::Status(CodeForHttpStatus(status), message)));
+  return response;
+}
+
+// After refusing a request the client may still be sending it. Closing
+// with its bytes unread resets the connection, and on a real network the
+// reset can overtake the reply and destroy it (RFC 9112, 9.6); so stop
+// writing, then read and drop what comes for a moment (at most a second,
+// or 16 MiB).
+void Linger(int fd) {
+  shutdown(fd, SHUT_WR);
+  SetTimeout(fd, SO_RCVTIMEO, absl::Milliseconds(500));
+  const absl::Time end = absl::Now() + absl::Seconds(1);
+  char sink[16 << 10];
+  size_t dropped = 0;
+  while (dropped < (16 << 20) && absl::Now() < end) {
+    const ssize_t got = recv(fd, sink, sizeof(sink), 0);
+    if (got <= 0) break;
+    dropped += static_cast<size_t>(got);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const ListenAddress& address, const Options& options, Handler handler) {
+  absl::StatusOr<int> fd = Listen(address);
+  if (!fd.ok()) return fd.status();
+  std::unique_ptr<HttpServer> server(
+      new HttpServer(options, std::move(handler)));
+  server->listen_fd_ = *fd;
+  server->port_ = PortOf(*fd);
+  HttpServer* raw = server.get();
+  server->acceptor_ = std::thread([raw] { raw->AcceptLoop(); });
+  return server;
+}
+
+HttpServer::HttpServer(const Options& options, Handler handler)
+    : options_(options),
+      handler_(std::move(handler)),
+      threads_(options.max_connections, options.thread_stack_bytes) {}
+
+HttpServer::~HttpServer() { Drain(); }
+
+void HttpServer::AcceptLoop() {
+  for (;;) {
+    const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) {
+      const int error = errno;
+      if (Draining()) return;  // Drain() shut the socket
+      if (error == EINTR || error == ECONNABORTED) continue;
+      if (error == EMFILE || error == ENFILE || error == ENOBUFS ||
+          error == ENOMEM) {
+        // Out of descriptors or memory: wait for connections to close.
+        absl::SleepFor(absl::Milliseconds(10));
+        continue;
+      }
+      return;
+    }
+    int yes = 1;
+    // A reply leaves at once instead of waiting for the client's delayed
+    // ACK of the one before.
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    SetTimeout(fd, SO_RCVTIMEO, options_.keep_alive);
+    SetTimeout(fd, SO_SNDTIMEO, kWriteTimeout);
+    threads_.Enqueue([this, fd] { Serve(fd); });
+  }
+}
+
+void HttpServer::Serve(int fd) {
+  RequestReader reader(fd, options_.max_body_bytes);
+  HttpRequest request;
+  for (;;) {
+    if (!SetIdle(fd, true)) break;
+    const bool arrived = reader.AwaitRequest();
+    SetIdle(fd, false);
+    if (!arrived) break;
+    const RequestReader::Outcome outcome = reader.Read(&request);
+    if (outcome.kind == RequestReader::Outcome::kBroken) break;
+    if (outcome.kind == RequestReader::Outcome::kRefused) {
+      if (WriteResponse(fd, Refusal(outcome.status, outcome.message),
+                        /*head=*/false, /*close=*/true)) {
+        Linger(fd);
+      }
+      break;
+    }
+    HttpResponse response;
+    handler_(request, response);
+    // A request under way when the drain began is answered, and its
+    // connection closed.
+    const bool close_after = !outcome.keep_alive || Draining();
+    if (!WriteResponse(fd, response, outcome.head, close_after) ||
+        close_after) {
+      break;
+    }
+  }
+  close(fd);
+}
+
+bool HttpServer::SetIdle(int fd, bool idle) {
+  absl::MutexLock lock(&mu_);
+  if (idle && !draining_) {
+    idle_.insert(fd);
+  } else {
+    idle_.erase(fd);
+  }
+  return !draining_;
+}
+
+bool HttpServer::Draining() {
+  absl::MutexLock lock(&mu_);
+  return draining_;
+}
+
+void HttpServer::Drain() {
+  absl::MutexLock drain_lock(&drain_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    draining_ = true;
+    // Ends their wait for a request; a reply can still be written.
+    for (const int fd : idle_) shutdown(fd, SHUT_RD);
+  }
+  if (listen_fd_ >= 0) shutdown(listen_fd_, SHUT_RDWR);
+  if (acceptor_.joinable()) acceptor_.join();
+  threads_.Shutdown();
+  if (listen_fd_ >= 0) {
+    close(listen_fd_);
+    listen_fd_ = -1;
+  }
+}
+
+}  // namespace serve
+}  // namespace delayq

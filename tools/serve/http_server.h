@@ -1,0 +1,87 @@
+// Copyright delayq authors.
+//
+// HTTP/1.1 over TCP: accepts connections, reads their requests
+// (http_wire.h), hands each to a handler and writes its reply. Each open
+// connection has a thread (ConnectionThreads), kept while the client keeps
+// the connection alive; a long-polling reserve waits on it.
+//
+//   auto http = HttpServer::Start({"127.0.0.1", 0}, options,
+//                                 [](const HttpRequest&, HttpResponse&) {...});
+//   (*http)->port();
+//   (*http)->Drain();  // no new connections; answers what is in flight
+//
+// Requests the transport refuses itself (malformed, a body over the limit)
+// are answered with the JSON error body the routes use, and the connection
+// is closed.
+
+#ifndef DELAYQ_TOOLS_SERVE_HTTP_SERVER_H_
+#define DELAYQ_TOOLS_SERVE_HTTP_SERVER_H_
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "tools/serve/connection_threads.h"
+#include "tools/serve/http_message.h"
+#include "tools/serve/listen_address.h"
+
+namespace delayq {
+namespace serve {
+
+class HttpServer {
+ public:
+  struct Options {
+    size_t max_body_bytes = 2 << 20;
+    // An idle kept-alive connection is closed after this long; it also
+    // bounds the wait for the rest of a request that has begun.
+    absl::Duration keep_alive = absl::Seconds(5);
+    int max_connections = 4096;  // more wait for a thread
+    size_t thread_stack_bytes = 256 << 10;
+  };
+  using Handler = std::function<void(const HttpRequest&, HttpResponse&)>;
+
+  // Listens on `address` (port 0: any free port) and accepts on a thread
+  // of its own.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
+      const ListenAddress& address, const Options& options, Handler handler);
+  ~HttpServer();  // Drain()
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  int port() const { return port_; }
+
+  // Stops accepting and closes idle connections; returns once every
+  // request in flight is answered and its connection closed.
+  void Drain();
+
+ private:
+  HttpServer(const Options& options, Handler handler);
+  void AcceptLoop();
+  void Serve(int fd);
+  // Marks `fd` idle (Drain() may then shut it down) or busy; false when
+  // draining, so the connection ends instead of waiting for a request.
+  bool SetIdle(int fd, bool idle);
+  bool Draining();
+
+  const Options options_;
+  const Handler handler_;
+  absl::Mutex drain_mu_;  // one Drain() at a time
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::thread acceptor_;
+  ConnectionThreads threads_;
+  absl::Mutex mu_;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  // Connections waiting for their next request.
+  absl::flat_hash_set<int> idle_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace serve
+}  // namespace delayq
+
+#endif  // DELAYQ_TOOLS_SERVE_HTTP_SERVER_H_
