@@ -111,18 +111,23 @@ absl::StatusOr<Reply> AckMany(const RouteContext& context, const Call& call) {
   // told in the order of the request.
   std::vector<absl::Status> outcomes(items->size());
   std::vector<Lease> leases;
+  leases.reserve(items->size());
   std::vector<size_t> item_of_lease;
+  item_of_lease.reserve(items->size());
   std::vector<std::optional<Lease>> known = context.leases->TakeAll(*items);
   for (size_t i = 0; i < items->size(); ++i) {
-    const LeaseName& item = (*items)[i];
-    absl::StatusOr<Lease> lease =
-        known[i].has_value() ? *std::move(known[i])
-                             : LeaseFromStore(context, item.id, item.token);
-    if (!lease.ok()) {
-      outcomes[i] = lease.status();
-      continue;
+    if (known[i].has_value()) {
+      leases.push_back(*std::move(known[i]));
+    } else {
+      const LeaseName& item = (*items)[i];
+      absl::StatusOr<Lease> lease =
+          LeaseFromStore(context, item.id, item.token);
+      if (!lease.ok()) {
+        outcomes[i] = lease.status();
+        continue;
+      }
+      leases.push_back(*std::move(lease));
     }
-    leases.push_back(*std::move(lease));
     item_of_lease.push_back(i);
   }
   if (!leases.empty()) {
