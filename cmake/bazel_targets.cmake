@@ -239,6 +239,9 @@ delayq_cc_library(bench_bare_reply_server DIR bench NAME bare_reply_server
 delayq_cc_binary(bench_json_bench DIR bench NAME json_bench
   SRCS bench/serve/json_bench.cc
   DEPS tools_serve_serve tp_absl tp_benchmark_main)
+delayq_cc_library(bench_lean_client DIR bench NAME lean_client
+  SRCS bench/serve/lean_client.cc bench/serve/lean_client.h
+  DEPS tp_absl)
 delayq_cc_binary(bench_listeners_bench DIR bench NAME listeners_bench
   SRCS bench/serve/listeners_bench.cc
   DEPS delayq tools_runtime_policy tools_serve_serve tp_absl tp_benchmark_main)
@@ -268,7 +271,7 @@ delayq_cc_binary(bench_seed_poller DIR bench NAME seed_poller
   DEPS bench_workloads_common tp_absl tp_hiredis)
 delayq_cc_binary(bench_serve_bench DIR bench NAME serve_bench
   SRCS bench/serve/serve_bench.cc
-  DEPS bench_bare_reply_server bench_redis_cpu delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tools_runtime_policy tp_absl)
+  DEPS bench_bare_reply_server bench_lean_client bench_redis_cpu delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tools_runtime_policy tp_absl)
 delayq_cc_binary(bench_sqlite_bench DIR bench NAME sqlite_bench
   SRCS bench/sqlite_bench.cc
   DEPS delayq tests_testing_temp_path tp_absl tp_benchmark_main)

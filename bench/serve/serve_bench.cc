@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -37,6 +38,7 @@
 #include "absl/time/clock.h"
 #include "bench/redis_cpu.h"
 #include "bench/serve/bare_reply_server.h"
+#include "bench/serve/lean_client.h"
 #include "delayq/delayq.h"
 #include "tests/serve/serve_process.h"
 #include "tests/testing/redis_server.h"
@@ -98,18 +100,26 @@ double StoreCpuSeconds(const Shape& shape) {
 }
 
 // `cpu_seconds`: the server's (HTTP) or this process's (library);
-// `store_cpu_seconds`: redis-server's.
+// `store_cpu_seconds`: redis-server's; `client_cpu_seconds`: over HTTP,
+// this process's (its clients, which share the machine with the server and
+// redis-server), and not reported when negative.
 void Report(const Shape& shape, const std::string& op, int jobs, double seconds,
-            double cpu_seconds, double store_cpu_seconds, int requests) {
+            double cpu_seconds, double store_cpu_seconds, int requests,
+            double client_cpu_seconds = -1) {
+  const double per_job = 1e6 / std::max(jobs, 1);
+  const std::string client =
+      client_cpu_seconds < 0
+          ? ""
+          : absl::StrFormat(",\"client_cpu_us_per_job\":%.2f",
+                            client_cpu_seconds * per_job);
   absl::PrintF(
       "{\"bench\":\"serve\",\"store\":\"%s\",\"via\":\"%s\",\"op\":\"%s\","
       "\"clients\":%d,\"batch\":%d,\"jobs\":%d,\"jobs_per_s\":%.0f,"
       "\"cpu_us_per_job\":%.2f,\"store_cpu_us_per_job\":%.2f,"
-      "\"cpu_us_per_request\":%.1f}\n",
+      "\"cpu_us_per_request\":%.1f%s}\n",
       shape.store, shape.via, op, shape.clients, shape.batch, jobs,
-      jobs / seconds, cpu_seconds * 1e6 / std::max(jobs, 1),
-      store_cpu_seconds * 1e6 / std::max(jobs, 1),
-      cpu_seconds * 1e6 / std::max(requests, 1));
+      jobs / seconds, cpu_seconds * per_job, store_cpu_seconds * per_job,
+      cpu_seconds * 1e6 / std::max(requests, 1), client);
   std::fflush(stdout);
 }
 
@@ -123,23 +133,43 @@ void HttpAdd(const Shape& shape, int port, const std::string& topic, int jobs) {
   ApiClient meter(port);
   const double cpu = ServerCpuSeconds(meter);
   const double store_cpu = StoreCpuSeconds(shape);
+  const double client_cpu = SelfCpuSeconds();
   std::atomic<int> requests{0};
-  const Json body = shape.batch == 1
-                        ? Json{{"payload", "0123456789"}}
-                        : Json{{"payloads", Payloads(shape.batch)}};
+  const std::string body =
+      (shape.batch == 1 ? Json{{"payload", "0123456789"}}
+                        : Json{{"payloads", Payloads(shape.batch)}})
+          .dump();
   const std::string path = absl::StrCat("/v1/topics/", topic, "/jobs",
                                         shape.batch == 1 ? "" : "/batch");
   const int calls = jobs / shape.batch;
   const double seconds = Parallel(shape.clients, [&](int c) {
-    ApiClient api(port);
+    bench::LeanClient api(port);
+    std::string reply;
     for (int i = c; i < calls; i += shape.clients) {
-      api.Post(path, body);
+      api.Post(path, body, &reply);
       ++requests;
     }
   });
+  const double client_used = SelfCpuSeconds() - client_cpu;
   Report(shape, "add", calls * shape.batch, seconds,
          ServerCpuSeconds(meter) - cpu, StoreCpuSeconds(shape) - store_cpu,
-         requests.load());
+         requests.load(), client_used);
+}
+
+// The body of an ack request for `leases` (job id, token): one lease's
+// token, or the list of them all.
+std::string AckBody(
+    const std::vector<std::pair<std::string, std::string>>& leases) {
+  if (leases.size() == 1) {
+    return absl::StrCat("{\"token\":\"", leases[0].second, "\"}");
+  }
+  std::string body = "{\"leases\":[";
+  for (const auto& [id, token] : leases) {
+    absl::StrAppend(&body, body.back() == '[' ? "" : ",", "{\"id\":\"", id,
+                    "\",\"token\":\"", token, "\"}");
+  }
+  body += "]}";
+  return body;
 }
 
 // Reserves up to shape.batch jobs at a time and acks them (one request
@@ -148,34 +178,31 @@ void HttpReserveAck(const Shape& shape, int port, const std::string& topic) {
   ApiClient meter(port);
   const double cpu = ServerCpuSeconds(meter);
   const double store_cpu = StoreCpuSeconds(shape);
+  const double client_cpu = SelfCpuSeconds();
   std::atomic<int> done{0}, requests{0};
+  const std::string reserve_path = "/v1/topics/" + topic + "/reserve";
+  const std::string reserve_body = Json{{"max", shape.batch}}.dump();
   const double seconds = Parallel(shape.clients, [&](int) {
-    ApiClient api(port);
+    bench::LeanClient api(port);
+    std::string reply;
     for (;;) {
-      testing::HttpReply r =
-          api.Post("/v1/topics/" + topic + "/reserve", {{"max", shape.batch}});
+      const int status = api.Post(reserve_path, reserve_body, &reply);
       ++requests;
-      if (r.status != 200 || r.json["leases"].empty()) return;
-      const Json& leases = r.json["leases"];
-      if (shape.batch == 1) {
-        api.Post(
-            "/v1/jobs/" + leases[0]["job"]["id"].get<std::string>() + "/ack",
-            {{"token", leases[0]["token"]}});
-      } else {
-        Json acks = Json::array();
-        for (const Json& lease : leases) {
-          acks.push_back(
-              {{"id", lease["job"]["id"]}, {"token", lease["token"]}});
-        }
-        api.Post("/v1/leases/ack", {{"leases", std::move(acks)}});
-      }
+      const std::vector<std::pair<std::string, std::string>> leases =
+          bench::LeasesIn(reply);
+      if (status != 200 || leases.empty()) return;
+      api.Post(shape.batch == 1
+                   ? absl::StrCat("/v1/jobs/", leases[0].first, "/ack")
+                   : std::string("/v1/leases/ack"),
+               AckBody(leases), &reply);
       ++requests;
       done += static_cast<int>(leases.size());
     }
   });
+  const double client_used = SelfCpuSeconds() - client_cpu;
   Report(shape, "reserve+ack", done.load(), seconds,
          ServerCpuSeconds(meter) - cpu, StoreCpuSeconds(shape) - store_cpu,
-         requests.load());
+         requests.load(), client_used);
 }
 
 // CPU seconds the bare server has used, from its GET /cpu.
@@ -195,10 +222,12 @@ void HttpFloor(const Shape& shape, int port, int requests,
                const std::function<double(ApiClient&)>& cpu_seconds) {
   ApiClient meter(port);
   const double cpu = cpu_seconds(meter);
+  const std::string body = Json{{"payload", "0123456789"}}.dump();
   const double seconds = Parallel(shape.clients, [&](int c) {
-    ApiClient api(port);
+    bench::LeanClient api(port);
+    std::string reply;
     for (int i = c; i < requests; i += shape.clients) {
-      api.Post("/v1/no-such-route", {{"payload", "0123456789"}});
+      api.Post("/v1/no-such-route", body, &reply);
     }
   });
   Report(shape, "no-op request", requests, seconds, cpu_seconds(meter) - cpu, 0,
