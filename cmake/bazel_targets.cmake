@@ -438,6 +438,9 @@ delayq_cc_test(tests_serve_json_codec_test DIR tests/serve NAME json_codec_test
 delayq_cc_test(tests_serve_lease_cache_test DIR tests/serve NAME lease_cache_test
   SRCS tests/serve/lease_cache_test.cc
   DEPS tools_serve_serve tp_absl tp_gtest_main)
+delayq_cc_test(tests_serve_path_pattern_test DIR tests/serve NAME path_pattern_test
+  SRCS tests/serve/path_pattern_test.cc
+  DEPS tools_serve_serve tp_gtest_main)
 delayq_cc_library(tests_serve_serve_process DIR tests/serve NAME serve_process
   SRCS tests/serve/serve_process.cc tests/serve/serve_process.h
   DEPS tests_testing_child_process tp_absl tp_httplib tp_nlohmann_json
@@ -509,7 +512,7 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
-  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/ack_list.cc tools/serve/ack_list.h tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_message.h tools/serve/http_server.cc tools/serve/http_server.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/http_wire.cc tools/serve/http_wire.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
+  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/ack_list.cc tools/serve/ack_list.h tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_message.h tools/serve/http_server.cc tools/serve/http_server.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/http_wire.cc tools/serve/http_wire.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/path_pattern.cc tools/serve/path_pattern.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
   DEPS delayq tools_values tp_absl tp_beast tp_nlohmann_json)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc

@@ -13,11 +13,11 @@ namespace delayq {
 namespace serve {
 
 void Router::Handle(const HttpRequest& request, HttpResponse& response) const {
-  std::smatch path;
+  std::vector<std::string> path;
   for (const Entry& route : routes_) {
     if (route.method == request.method &&
-        std::regex_match(request.path, path, route.pattern)) {
-      route.handler(request, path, response);
+        route.pattern.Match(request.path, &path)) {
+      route.handler(request, std::move(path), response);
       return;
     }
   }
@@ -27,7 +27,7 @@ void Router::Handle(const HttpRequest& request, HttpResponse& response) const {
 
 void Router::Add(const std::string& method, const std::string& pattern,
                  Handler handler) {
-  routes_.push_back(Entry{method, std::regex(pattern), std::move(handler)});
+  routes_.push_back(Entry{method, PathPattern(pattern), std::move(handler)});
 }
 
 bool Router::Authorized(const HttpRequest& request,
@@ -41,13 +41,13 @@ bool Router::Authorized(const HttpRequest& request,
 }
 
 Router::Handler Router::Wrap(Route route, bool has_body) const {
-  return [this, route = std::move(route), has_body](const HttpRequest& request,
-                                                    const std::smatch& path,
-                                                    HttpResponse& response) {
+  return [this, route = std::move(route), has_body](
+             const HttpRequest& request, std::vector<std::string>&& path,
+             HttpResponse& response) {
     if (!Authorized(request, response)) return;
     Call call;
     call.request = &request;
-    for (size_t i = 1; i < path.size(); ++i) call.path.push_back(path[i].str());
+    call.path = std::move(path);
     if (has_body) {
       absl::StatusOr<Json> body = ParseBody(request.body);
       if (!body.ok()) return WriteError(response, body.status());
@@ -98,7 +98,7 @@ void Router::GetText(const std::string& pattern,
                      const std::string& content_type) {
   Add("GET", pattern,
       [this, text = std::move(text), content_type](const HttpRequest& request,
-                                                   const std::smatch&,
+                                                   std::vector<std::string>&&,
                                                    HttpResponse& response) {
         if (!Authorized(request, response)) return;
         response.content_type = content_type;
@@ -109,8 +109,9 @@ void Router::GetText(const std::string& pattern,
 void Router::GetFile(const std::string& pattern, std::string content,
                      const std::string& content_type) {
   Add("GET", pattern,
-      [content = std::move(content), content_type](
-          const HttpRequest&, const std::smatch&, HttpResponse& response) {
+      [content = std::move(content), content_type](const HttpRequest&,
+                                                   std::vector<std::string>&&,
+                                                   HttpResponse& response) {
         response.content_type = content_type;
         response.body = content;
         response.headers.push_back("Cache-Control: no-cache");

@@ -1,8 +1,8 @@
 // Copyright delayq authors.
 //
-// The server's routes, by method and path pattern (a regular expression
-// the whole path must match), tried in the order they were added. A JSON
-// route's handler gets the request, its path's captured parts and its
+// The server's routes, by method and path pattern (path_pattern.h: text
+// with "([^/]+)" and "(.+)" captures), tried in the order they were added. A
+// JSON route's handler gets the request, its path's captured parts and its
 // parsed JSON body, and returns a reply or an error status; the router
 // writes either as JSON. New routes are one call each:
 //
@@ -12,7 +12,6 @@
 #define DELAYQ_TOOLS_SERVE_ROUTER_H_
 
 #include <functional>
-#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "tools/serve/http_message.h"
 #include "tools/serve/json_codec.h"
+#include "tools/serve/path_pattern.h"
 
 namespace delayq {
 namespace serve {
@@ -84,11 +84,12 @@ class Router {
   void Handle(const HttpRequest& request, HttpResponse& response) const;
 
  private:
-  using Handler = std::function<void(const HttpRequest&,
-                                     const std::smatch& path, HttpResponse&)>;
+  // Gets the request, what the pattern's captures matched, the reply.
+  using Handler = std::function<void(
+      const HttpRequest&, std::vector<std::string>&& path, HttpResponse&)>;
   struct Entry {
     std::string method;
-    std::regex pattern;
+    PathPattern pattern;
     Handler handler;
   };
 
