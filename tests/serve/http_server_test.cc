@@ -12,7 +12,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -111,13 +113,18 @@ class RawConnection {
     return reply;
   }
 
-  // True when the server closed the connection (and sent nothing more).
+  // True when the server closed the connection (or reset it) and sent
+  // nothing more; false, with the reason, when it did not within 10 s.
   bool Closed() {
-    if (!buffer_.empty() || Receive()) {
+    if (!buffer_.empty()) {
       ADD_FAILURE() << "more bytes: " << buffer_;
       return false;
     }
-    return true;
+    char byte;
+    const ssize_t got = recv(fd_, &byte, 1, 0);
+    if (got == 0 || (got < 0 && errno == ECONNRESET)) return true;
+    ADD_FAILURE() << (got > 0 ? "more bytes" : "not closed within 10 s");
+    return false;
   }
 
  private:
@@ -314,16 +321,94 @@ TEST(HttpServerTest, ClosesAnIdleConnectionAfterTheKeepAlive) {
   EXPECT_TRUE(c.Closed());
 }
 
+TEST(HttpServerTest, SkipsEmptyLinesBeforeARequest) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send(Post("/one", "1") + "\r\n\r\nGET /two HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(BodyOf(c.Read())["path"], "/one");
+  EXPECT_EQ(BodyOf(c.Read())["path"], "/two");
+}
+
+TEST(HttpServerTest, KeepsAnHttp10ConnectionAliveWhenAskedAndSaysSo) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  const std::string request =
+      "GET /old HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+  c.Send(request);
+  RawReply first = c.Read();
+  EXPECT_EQ(first.status, 200);
+  EXPECT_TRUE(absl::StrContains(first.head, "Connection: keep-alive"));
+  c.Send(request);
+  EXPECT_EQ(c.Read().status, 200);
+}
+
+TEST(HttpServerTest, DoesNotSayContinueToHttp10) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send(
+      "POST /e HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 4\r\n"
+      "\r\n");
+  absl::SleepFor(absl::Milliseconds(50));
+  c.Send("body");
+  RawReply reply = c.Read();
+  EXPECT_EQ(reply.status, 200);  // not 100
+  EXPECT_EQ(BodyOf(reply)["body"], "body");
+}
+
+TEST(HttpServerTest, AnswersAHandlerThatThrowsWith500) {
+  auto server =
+      StartServer([](const HttpRequest& request, HttpResponse& response) {
+        if (request.path == "/throw") throw std::runtime_error("boom");
+        Echo(request, response);
+      });
+  RawConnection c(server->port());
+  c.Send("GET /throw HTTP/1.1\r\n\r\nGET /fine HTTP/1.1\r\n\r\n");
+  RawReply failed = c.Read();
+  EXPECT_EQ(failed.status, 500);
+  EXPECT_EQ(BodyOf(failed)["code"], "INTERNAL");
+  EXPECT_EQ(BodyOf(c.Read())["path"], "/fine");
+}
+
+// The parser does not bound a chunk's size line: the reader does.
+TEST(HttpServerTest, RefusesAChunkLineThatNeverEnds) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send("POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;");
+  std::thread sender([&] {
+    c.SendWhatGoes(std::string(1 << 20, 'e'));  // a chunk extension
+  });
+  ExpectRefused(c, 400, "INVALID_ARGUMENT");
+  sender.join();
+}
+
+TEST(HttpServerTest, ClosesARequestThatTakesTooLong) {
+  HttpServer::Options options;
+  options.request_timeout = absl::Milliseconds(300);
+  options.keep_alive = absl::Hours(1);  // not what ends it
+  auto server = StartServer(Echo, options);
+  RawConnection c(server->port());
+  // A byte every 50 ms: each read waits little, the whole takes too long.
+  const std::string request = Post("/slow", std::string(100, 'x'));
+  for (size_t i = 0; i < 20; ++i) {
+    c.SendWhatGoes(request.substr(i, 1));
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(c.Closed());
+}
+
 TEST(HttpServerTest, DrainClosesIdleConnectionsAndAnswersBusyOnes) {
   absl::Notification busy, release;
-  auto server =
-      StartServer([&](const HttpRequest& request, HttpResponse& response) {
+  HttpServer::Options options;
+  options.keep_alive = absl::Hours(1);  // only the drain closes them
+  auto server = StartServer(
+      [&](const HttpRequest& request, HttpResponse& response) {
         if (request.path == "/wait") {
           busy.Notify();
           release.WaitForNotification();
         }
         Echo(request, response);
-      });
+      },
+      options);
   RawConnection idle(server->port());
   idle.Send("GET /first HTTP/1.1\r\n\r\n");
   EXPECT_EQ(idle.Read().status, 200);

@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <exception>
 #include <string>
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "tools/serve/http_status.h"
 #include "tools/serve/http_wire.h"
 
@@ -77,7 +79,8 @@ int PortOf(int fd) {
   return ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 }
 
-// The reply to a request the transport refuses (the routes' error body).
+// The reply to a request the transport refuses, or fails (the routes'
+// error body).
 HttpResponse Refusal(int status, const std::string& message) {
   HttpResponse response;
   WriteJson(response, status,
@@ -131,27 +134,30 @@ void HttpServer::AcceptLoop() {
     if (fd < 0) {
       const int error = errno;
       if (Draining()) return;  // Drain() shut the socket
-      if (error == EINTR || error == ECONNABORTED) continue;
-      if (error == EMFILE || error == ENFILE || error == ENOBUFS ||
-          error == ENOMEM) {
-        // Out of descriptors or memory: wait for connections to close.
+      // Most errors are the pending connection's (it was reset, the
+      // network went away) or passing (out of descriptors or memory): the
+      // next accept may well succeed. Those that are not come back at
+      // once, so wait a little before trying again.
+      if (error != EINTR && error != ECONNABORTED) {
         absl::SleepFor(absl::Milliseconds(10));
-        continue;
       }
-      return;
+      continue;
     }
     int yes = 1;
     // A reply leaves at once instead of waiting for the client's delayed
     // ACK of the one before.
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-    SetTimeout(fd, SO_RCVTIMEO, options_.keep_alive);
     SetTimeout(fd, SO_SNDTIMEO, kWriteTimeout);
     threads_.Enqueue([this, fd] { Serve(fd); });
   }
 }
 
 void HttpServer::Serve(int fd) {
-  RequestReader reader(fd, options_.max_body_bytes);
+  RequestReader::Limits limits;
+  limits.max_body_bytes = options_.max_body_bytes;
+  limits.idle = options_.keep_alive;
+  limits.request = options_.request_timeout;
+  RequestReader reader(fd, limits);
   HttpRequest request;
   for (;;) {
     if (!SetIdle(fd, true)) break;
@@ -161,23 +167,42 @@ void HttpServer::Serve(int fd) {
     const RequestReader::Outcome outcome = reader.Read(&request);
     if (outcome.kind == RequestReader::Outcome::kBroken) break;
     if (outcome.kind == RequestReader::Outcome::kRefused) {
+      Framing framing;
+      framing.close = true;
       if (WriteResponse(fd, Refusal(outcome.status, outcome.message),
-                        /*head=*/false, /*close=*/true)) {
+                        framing)) {
         Linger(fd);
       }
       break;
     }
-    HttpResponse response;
-    handler_(request, response);
+    HttpResponse response = Answer(request);
+    Framing framing;
+    framing.head = outcome.head;
     // A request under way when the drain began is answered, and its
     // connection closed.
-    const bool close_after = !outcome.keep_alive || Draining();
-    if (!WriteResponse(fd, response, outcome.head, close_after) ||
-        close_after) {
+    framing.close = !outcome.keep_alive || Draining();
+    framing.keep_alive_header = !framing.close && outcome.http_1_0;
+    if (!WriteResponse(fd, response, framing)) break;
+    if (framing.close) {
+      // Requests the client sent after this one go unanswered; unread, they
+      // would reset the connection, perhaps before the reply is read.
+      if (reader.HasUnread()) Linger(fd);
       break;
     }
   }
   close(fd);
+}
+
+HttpResponse HttpServer::Answer(const HttpRequest& request) {
+  HttpResponse response;
+  try {
+    handler_(request, response);
+  } catch (const std::exception& e) {
+    response = Refusal(500, absl::StrCat("the server failed: ", e.what()));
+  } catch (...) {
+    response = Refusal(500, "the server failed");
+  }
+  return response;
 }
 
 bool HttpServer::SetIdle(int fd, bool idle) {

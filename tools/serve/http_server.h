@@ -37,9 +37,12 @@ class HttpServer {
  public:
   struct Options {
     size_t max_body_bytes = 2 << 20;
-    // An idle kept-alive connection is closed after this long; it also
-    // bounds the wait for the rest of a request that has begun.
+    // An idle kept-alive connection is closed after this long.
     absl::Duration keep_alive = absl::Seconds(5);
+    // A request must be all in this long after its first byte (else its
+    // connection is closed), so that a client trickling bytes cannot hold
+    // a thread, or a drain, for longer.
+    absl::Duration request_timeout = absl::Seconds(30);
     int max_connections = 4096;  // more wait for a thread
     size_t thread_stack_bytes = 256 << 10;
   };
@@ -63,6 +66,8 @@ class HttpServer {
   HttpServer(const Options& options, Handler handler);
   void AcceptLoop();
   void Serve(int fd);
+  // The handler's reply, or a 500 if it throws.
+  HttpResponse Answer(const HttpRequest& request);
   // Marks `fd` idle (Drain() may then shut it down) or busy; false when
   // draining, so the connection ends instead of waiting for a request.
   bool SetIdle(int fd, bool idle);

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "boost/beast/http/parser.hpp"
 #include "boost/beast/http/status.hpp"
 #include "boost/beast/http/string_body.hpp"
@@ -37,7 +38,7 @@ RequestReader::Outcome Refusal(int status, std::string message) {
   return outcome;
 }
 
-RequestReader::Outcome ParseRefusal(const boost::beast::error_code& error,
+RequestReader::Outcome ParseRefusal(const boost::system::error_code& error,
                                     size_t max_body_bytes) {
   if (error == http::error::body_limit) {
     return Refusal(413, absl::StrCat("the request body is over ",
@@ -114,6 +115,14 @@ bool SendAll(int fd, iovec* iov, int count) {
   return true;
 }
 
+// The status line's reason phrase.
+absl::string_view Reason(int status) {
+  const boost::beast::string_view reason =
+      http::obsolete_reason(http::int_to_status(status));
+  if (reason.empty() || reason.front() == '<') return "Unknown";  // not IANA's
+  return absl::string_view(reason.data(), reason.size());
+}
+
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -123,9 +132,18 @@ int HexDigit(char c) {
 
 }  // namespace
 
-bool RequestReader::AwaitRequest() { return !buffer_.empty() || Receive(); }
+bool RequestReader::AwaitRequest() {
+  return !buffer_.empty() || Receive(limits_.idle);
+}
 
-bool RequestReader::Receive() {
+bool RequestReader::Receive(absl::Duration timeout) {
+  // Below a millisecond the socket would read 0 as "no timeout".
+  timeout = std::max(timeout, absl::Milliseconds(1));
+  if (timeout != timeout_) {
+    const timeval tv = absl::ToTimeval(timeout);
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    timeout_ = timeout;
+  }
   char chunk[kReceiveBytes];
   ssize_t got;
   do {
@@ -136,20 +154,44 @@ bool RequestReader::Receive() {
   return true;
 }
 
+bool RequestReader::HasUnread() {
+  char byte;
+  return !buffer_.empty() || recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 RequestReader::Outcome RequestReader::Read(HttpRequest* request) {
+  const absl::Time deadline = absl::Now() + limits_.request;
   Parser parser;
   parser.eager(true);
   parser.header_limit(kMaxHeaderBytes);
-  parser.body_limit(max_body_bytes_);
-  bool header_checked = false;
+  parser.body_limit(limits_.max_body_bytes);
+  bool started = false, header_checked = false;
   for (;;) {
+    // Empty lines before a request line are skipped (RFC 9112, 2.2).
+    while (!started && !buffer_.empty() &&
+           (buffer_[0] == '\r' || buffer_[0] == '\n')) {
+      buffer_.erase(0, 1);
+    }
     if (!buffer_.empty()) {
+      started = true;
       boost::beast::error_code error;
       const size_t used = parser.put(
           boost::asio::buffer(buffer_.data(), buffer_.size()), error);
       buffer_.erase(0, used);
       if (error && error != http::error::need_more) {
-        return ParseRefusal(error, max_body_bytes_);
+        return ParseRefusal(error, limits_.max_body_bytes);
+      }
+      // What the parser leaves of an unfinished request is an unfinished
+      // line (bodies are taken as they come). It does not bound a chunk's
+      // size line or the trailers, so this does.
+      if (!parser.is_done() &&
+          buffer_.size() > kMaxHeaderBytes + kReceiveBytes) {
+        return parser.is_header_done()
+                   ? Refusal(400, absl::StrCat("a chunk's size line or a "
+                                               "trailer is over ",
+                                               kMaxHeaderBytes, " bytes"))
+                   : ParseRefusal(http::error::header_limit,
+                                  limits_.max_body_bytes);
       }
     }
     if (parser.is_header_done() && !header_checked) {
@@ -159,40 +201,47 @@ RequestReader::Outcome RequestReader::Read(HttpRequest* request) {
                        "malformed HTTP request (a POST needs a Content-Length; "
                        "send {} for no fields)");
       }
-      if (!parser.is_done() && AsksToContinue(parser)) {
+      // An HTTP/1.0 client's expectation is ignored (RFC 9110, 10.1.1).
+      if (!parser.is_done() && parser.get().version() >= 11 &&
+          AsksToContinue(parser)) {
         iovec go{const_cast<char*>("HTTP/1.1 100 Continue\r\n\r\n"), 25};
         if (!SendAll(fd_, &go, 1)) return Outcome{};
       }
     }
     if (parser.is_done()) break;
-    if (!Receive()) return Outcome{};  // kBroken
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration() || !Receive(left)) {
+      return Outcome{};  // kBroken
+    }
   }
   Outcome outcome;
   outcome.kind = Outcome::kRequest;
   outcome.keep_alive = parser.get().keep_alive();
   outcome.head = parser.get().method() == http::verb::head;
+  outcome.http_1_0 = parser.get().version() < 11;
   Fill(parser, request);
   if (outcome.head) request->method = "GET";
   return outcome;
 }
 
-bool WriteResponse(int fd, const HttpResponse& response, bool head,
-                   bool close) {
-  const boost::beast::string_view reason =
-      http::obsolete_reason(http::int_to_status(response.status));
+bool WriteResponse(int fd, const HttpResponse& response,
+                   const Framing& framing) {
   std::string lines =
-      absl::StrCat("HTTP/1.1 ", response.status, " ",
-                   absl::string_view(reason.data(), reason.size()),
+      absl::StrCat("HTTP/1.1 ", response.status, " ", Reason(response.status),
                    "\r\nContent-Type: ", response.content_type,
                    "\r\nContent-Length: ", response.body.size(), "\r\n");
   for (const std::string& header : response.headers) {
     absl::StrAppend(&lines, header, "\r\n");
   }
-  if (close) lines += "Connection: close\r\n";
+  if (framing.close) {
+    lines += "Connection: close\r\n";
+  } else if (framing.keep_alive_header) {
+    lines += "Connection: keep-alive\r\n";
+  }
   lines += "\r\n";
   iovec iov[2] = {{lines.data(), lines.size()},
                   {const_cast<char*>(response.body.data()),
-                   head ? 0 : response.body.size()}};
+                   framing.head ? 0 : response.body.size()}};
   return SendAll(fd, iov, iov[1].iov_len == 0 ? 1 : 2);
 }
 
