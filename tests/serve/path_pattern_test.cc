@@ -47,6 +47,9 @@ TEST(PathPatternTest, AnyTextTakesSlashesAndTheLongestThatFits) {
   EXPECT_EQ(MatchOf(pattern, "/v1/jobs/ack"), Captures{"no match"});
   EXPECT_EQ(MatchOf("/v1/jobs/(.+)", "/v1/jobs/"), Captures{"no match"});
   EXPECT_EQ(MatchOf("/a/([^/]+)/b/(.+)", "/a/x/b/y/z"), (Captures{"x", "y/z"}));
+  // Not across a line's end, as std::regex's '.' did not.
+  EXPECT_EQ(MatchOf("/v1/jobs/(.+)", "/v1/jobs/a\nb"), Captures{"no match"});
+  EXPECT_EQ(MatchOf("/v1/jobs/(.+)", "/v1/jobs/a\r"), Captures{"no match"});
 }
 
 // std::regex recursed once a character and overflowed a connection

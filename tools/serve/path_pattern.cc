@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "absl/base/internal/raw_logging.h"
 #include "absl/strings/match.h"
 
 namespace delayq {
@@ -16,11 +17,13 @@ constexpr absl::string_view kAny = "(.+)";
 }  // namespace
 
 PathPattern::PathPattern(absl::string_view pattern) {
+  int any = 0;
   while (!pattern.empty()) {
     if (absl::StartsWith(pattern, kSegment) ||
         absl::StartsWith(pattern, kAny)) {
       const bool segment = absl::StartsWith(pattern, kSegment);
       parts_.push_back(Part{segment ? Part::kSegment : Part::kAny, ""});
+      any += segment ? 0 : 1;
       pattern.remove_prefix(segment ? kSegment.size() : kAny.size());
       continue;
     }
@@ -30,6 +33,8 @@ PathPattern::PathPattern(absl::string_view pattern) {
     parts_.back().literal.push_back(pattern.front());
     pattern.remove_prefix(1);
   }
+  // Matching costs the path's length to the power of their number.
+  ABSL_RAW_CHECK(any <= 1, "a path pattern has at most one (.+)");
 }
 
 bool PathPattern::Match(absl::string_view path,
@@ -49,11 +54,11 @@ bool PathPattern::MatchFrom(size_t part, absl::string_view rest,
     return absl::StartsWith(rest, p.literal) &&
            MatchFrom(part + 1, rest.substr(p.literal.size()), captures);
   }
-  // A segment stops at the first '/'; either capture is at least one byte.
-  // The longest that lets the rest match is taken.
-  const size_t longest = p.kind == Part::kSegment
-                             ? std::min(rest.find('/'), rest.size())
-                             : rest.size();
+  // A segment stops at the first '/', any text at a line's end (as
+  // std::regex's '.' did); either capture is at least one byte. The
+  // longest that lets the rest match is taken.
+  const size_t longest = std::min(
+      rest.find_first_of(p.kind == Part::kSegment ? "/" : "\r\n"), rest.size());
   for (size_t length = longest; length >= 1; --length) {
     captures->push_back(rest.substr(0, length));
     if (MatchFrom(part + 1, rest.substr(length), captures)) return true;

@@ -1,9 +1,9 @@
 // Copyright delayq authors.
 //
 // A route's path pattern: literal text with captures, "([^/]+)" (one path
-// segment) and "(.+)" (any text, slashes too, as long as the rest of the
-// pattern still matches what follows; the longest such). The whole path
-// must match:
+// segment) and at most one "(.+)" (any text on one line, slashes too, as
+// long as the rest of the pattern still matches what follows; the longest
+// such). The whole path must match:
 //
 //   PathPattern("/v1/jobs/(.+)/ack").Match("/v1/jobs/a/b/ack", &captures);
 //   // true, captures == {"a/b"}
