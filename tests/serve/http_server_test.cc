@@ -77,15 +77,32 @@ class RawConnection {
               static_cast<ssize_t>(bytes.size()));
   }
 
-  // Sends what the server takes of `bytes` until it stops reading.
-  void SendWhatGoes(const std::string& bytes) {
+  // Sends what the server takes of `bytes` until it stops reading; false
+  // when it stopped before all were sent.
+  bool SendWhatGoes(const std::string& bytes) {
     size_t sent = 0;
     while (sent < bytes.size()) {
       const ssize_t n =
           send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return;
+      if (n <= 0) return false;
       sent += static_cast<size_t>(n);
     }
+    return true;
+  }
+
+  // Reads up to `chunk` bytes every `pause` until the connection ends or
+  // 20 s pass; the bytes received.
+  size_t ReadSlowly(size_t chunk, absl::Duration pause) {
+    std::string into(chunk, '\0');
+    size_t received = 0;
+    const absl::Time end = absl::Now() + absl::Seconds(20);
+    while (absl::Now() < end) {
+      const ssize_t got = recv(fd_, into.data(), chunk, 0);
+      if (got <= 0) break;
+      received += static_cast<size_t>(got);
+      absl::SleepFor(pause);
+    }
+    return received;
   }
 
   // The next reply; status 0 when the connection ended first.
@@ -329,6 +346,19 @@ TEST(HttpServerTest, SkipsEmptyLinesBeforeARequest) {
   EXPECT_EQ(BodyOf(c.Read())["path"], "/two");
 }
 
+// Some clients send an empty line after a body: the connection is still
+// idle (the idle limit applies, and a drain closes it), not a request begun.
+TEST(HttpServerTest, AStrayEmptyLineLeavesTheConnectionIdle) {
+  HttpServer::Options options;
+  options.keep_alive = absl::Milliseconds(200);
+  options.request_timeout = absl::Hours(1);
+  auto server = StartServer(Echo, options);
+  RawConnection c(server->port());
+  c.Send(Post("/one", "1") + "\r\n");
+  EXPECT_EQ(c.Read().status, 200);
+  EXPECT_TRUE(c.Closed());
+}
+
 TEST(HttpServerTest, KeepsAnHttp10ConnectionAliveWhenAskedAndSaysSo) {
   auto server = StartServer();
   RawConnection c(server->port());
@@ -387,13 +417,38 @@ TEST(HttpServerTest, ClosesARequestThatTakesTooLong) {
   options.keep_alive = absl::Hours(1);  // not what ends it
   auto server = StartServer(Echo, options);
   RawConnection c(server->port());
-  // A byte every 50 ms: each read waits little, the whole takes too long.
-  const std::string request = Post("/slow", std::string(100, 'x'));
-  for (size_t i = 0; i < 20; ++i) {
-    c.SendWhatGoes(request.substr(i, 1));
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  // A byte every 20 ms, for longer than Closed() waits: no read waits
+  // long, so only a limit on the whole request ends it.
+  const std::string request = Post("/slow", std::string(100'000, 'x'));
+  absl::Notification closed;
+  std::thread trickle([&] {
+    for (size_t i = 0; i < 600 && !closed.HasBeenNotified(); ++i) {
+      if (!c.SendWhatGoes(request.substr(i, 1))) return;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  });
   EXPECT_TRUE(c.Closed());
+  closed.Notify();
+  trickle.join();
+}
+
+// A client that reads, but slowly, is not waited for longer than a reply
+// may take: each write makes some progress, so only a limit on the whole
+// reply ends it.
+TEST(HttpServerTest, GivesUpOnAReplyTheClientReadsTooSlowly) {
+  HttpServer::Options options;
+  options.reply_timeout = absl::Milliseconds(200);
+  const size_t size = 32 << 20;
+  auto server = StartServer(
+      [size](const HttpRequest&, HttpResponse& response) {
+        response.body.assign(size, 'x');
+      },
+      options);
+  RawConnection c(server->port());
+  c.Send("GET /big HTTP/1.1\r\n\r\n");
+  // 32 KiB every 10 ms: the whole would take 10 s.
+  const size_t received = c.ReadSlowly(32 << 10, absl::Milliseconds(10));
+  EXPECT_LT(received, size);  // the server closed before the end
 }
 
 TEST(HttpServerTest, DrainClosesIdleConnectionsAndAnswersBusyOnes) {

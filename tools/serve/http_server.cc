@@ -24,14 +24,6 @@ namespace delayq {
 namespace serve {
 namespace {
 
-// A reply that cannot be written within this long ends its connection.
-constexpr absl::Duration kWriteTimeout = absl::Seconds(5);
-
-void SetTimeout(int fd, int option, absl::Duration timeout) {
-  const timeval tv = absl::ToTimeval(timeout);
-  setsockopt(fd, SOL_SOCKET, option, &tv, sizeof(tv));
-}
-
 // A socket listening on `address`, or why there is none.
 absl::StatusOr<int> Listen(const ListenAddress& address) {
   addrinfo hints{};
@@ -88,24 +80,6 @@ HttpResponse Refusal(int status, const std::string& message) {
   return response;
 }
 
-// After refusing a request the client may still be sending it. Closing
-// with its bytes unread resets the connection, and on a real network the
-// reset can overtake the reply and destroy it (RFC 9112, 9.6); so stop
-// writing, then read and drop what comes for a moment (at most a second,
-// or 16 MiB).
-void Linger(int fd) {
-  shutdown(fd, SHUT_WR);
-  SetTimeout(fd, SO_RCVTIMEO, absl::Milliseconds(500));
-  const absl::Time end = absl::Now() + absl::Seconds(1);
-  char sink[16 << 10];
-  size_t dropped = 0;
-  while (dropped < (16 << 20) && absl::Now() < end) {
-    const ssize_t got = recv(fd, sink, sizeof(sink), 0);
-    if (got <= 0) break;
-    dropped += static_cast<size_t>(got);
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
@@ -147,31 +121,30 @@ void HttpServer::AcceptLoop() {
     // A reply leaves at once instead of waiting for the client's delayed
     // ACK of the one before.
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
-    SetTimeout(fd, SO_SNDTIMEO, kWriteTimeout);
     threads_.Enqueue([this, fd] { Serve(fd); });
   }
 }
 
 void HttpServer::Serve(int fd) {
-  RequestReader::Limits limits;
+  HttpConnection::Limits limits;
   limits.max_body_bytes = options_.max_body_bytes;
   limits.idle = options_.keep_alive;
   limits.request = options_.request_timeout;
-  RequestReader reader(fd, limits);
+  limits.reply = options_.reply_timeout;
+  HttpConnection connection(fd, limits);
   HttpRequest request;
   for (;;) {
     if (!SetIdle(fd, true)) break;
-    const bool arrived = reader.AwaitRequest();
+    const bool arrived = connection.AwaitRequest();
     SetIdle(fd, false);
     if (!arrived) break;
-    const RequestReader::Outcome outcome = reader.Read(&request);
-    if (outcome.kind == RequestReader::Outcome::kBroken) break;
-    if (outcome.kind == RequestReader::Outcome::kRefused) {
+    const HttpConnection::Outcome outcome = connection.Read(&request);
+    if (outcome.kind == HttpConnection::Outcome::kBroken) break;
+    if (outcome.kind == HttpConnection::Outcome::kRefused) {
       Framing framing;
       framing.close = true;
-      if (WriteResponse(fd, Refusal(outcome.status, outcome.message),
-                        framing)) {
-        Linger(fd);
+      if (connection.Write(Refusal(outcome.status, outcome.message), framing)) {
+        connection.Linger();  // the refused request may still be coming
       }
       break;
     }
@@ -182,15 +155,12 @@ void HttpServer::Serve(int fd) {
     // connection closed.
     framing.close = !outcome.keep_alive || Draining();
     framing.keep_alive_header = !framing.close && outcome.http_1_0;
-    if (!WriteResponse(fd, response, framing)) break;
+    if (!connection.Write(response, framing)) break;
     if (framing.close) {
-      // Requests the client sent after this one go unanswered; unread, they
-      // would reset the connection, perhaps before the reply is read.
-      if (reader.HasUnread()) Linger(fd);
+      if (connection.HasUnread()) connection.Linger();  // requests after it
       break;
     }
   }
-  close(fd);
 }
 
 HttpResponse HttpServer::Answer(const HttpRequest& request) {

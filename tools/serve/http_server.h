@@ -43,6 +43,10 @@ class HttpServer {
     // connection is closed), so that a client trickling bytes cannot hold
     // a thread, or a drain, for longer.
     absl::Duration request_timeout = absl::Seconds(30);
+    // A reply must be all written this long after it began (else its
+    // connection is closed): a client that reads slowly holds a thread no
+    // longer.
+    absl::Duration reply_timeout = absl::Seconds(30);
     int max_connections = 4096;  // more wait for a thread
     size_t thread_stack_bytes = 256 << 10;
   };

@@ -3,7 +3,9 @@
 #include "tools/serve/http_wire.h"
 
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +14,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "boost/beast/http/parser.hpp"
 #include "boost/beast/http/status.hpp"
 #include "boost/beast/http/string_body.hpp"
@@ -28,18 +29,19 @@ using Parser = http::request_parser<http::string_body>;
 constexpr size_t kMaxHeaderBytes = 8192;
 // What one recv() asks for.
 constexpr size_t kReceiveBytes = 32 << 10;
+constexpr absl::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
-RequestReader::Outcome Refusal(int status, std::string message) {
-  RequestReader::Outcome outcome;
-  outcome.kind = RequestReader::Outcome::kRefused;
+HttpConnection::Outcome Refusal(int status, std::string message) {
+  HttpConnection::Outcome outcome;
+  outcome.kind = HttpConnection::Outcome::kRefused;
   outcome.status = status;
   outcome.message = std::move(message);
   outcome.keep_alive = false;
   return outcome;
 }
 
-RequestReader::Outcome ParseRefusal(const boost::system::error_code& error,
-                                    size_t max_body_bytes) {
+HttpConnection::Outcome ParseRefusal(const boost::system::error_code& error,
+                                     size_t max_body_bytes) {
   if (error == http::error::body_limit) {
     return Refusal(413, absl::StrCat("the request body is over ",
                                      max_body_bytes, " bytes"));
@@ -91,30 +93,6 @@ void Fill(Parser& parser, HttpRequest* request) {
   request->body = std::move(message.body());
 }
 
-bool SendAll(int fd, iovec* iov, int count) {
-  while (count > 0) {
-    msghdr message{};
-    message.msg_iov = iov;
-    message.msg_iovlen = count;
-    const ssize_t sent = sendmsg(fd, &message, MSG_NOSIGNAL);
-    if (sent < 0) {
-      if (errno == EINTR) continue;
-      return false;  // broken, or the write timeout passed
-    }
-    size_t left = static_cast<size_t>(sent);
-    while (count > 0 && left >= iov->iov_len) {
-      left -= iov->iov_len;
-      ++iov;
-      --count;
-    }
-    if (count > 0) {
-      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
-      iov->iov_len -= left;
-    }
-  }
-  return true;
-}
-
 // The status line's reason phrase.
 absl::string_view Reason(int status) {
   const boost::beast::string_view reason =
@@ -132,18 +110,40 @@ int HexDigit(char c) {
 
 }  // namespace
 
-bool RequestReader::AwaitRequest() {
-  return !buffer_.empty() || Receive(limits_.idle);
+HttpConnection::HttpConnection(int fd, const Limits& limits)
+    : fd_(fd), limits_(limits) {
+  SetTimeout(SO_SNDTIMEO, limits_.reply, &send_timeout_);
 }
 
-bool RequestReader::Receive(absl::Duration timeout) {
+HttpConnection::~HttpConnection() { close(fd_); }
+
+void HttpConnection::SetTimeout(int option, absl::Duration timeout,
+                                absl::Duration* current) {
   // Below a millisecond the socket would read 0 as "no timeout".
   timeout = std::max(timeout, absl::Milliseconds(1));
-  if (timeout != timeout_) {
-    const timeval tv = absl::ToTimeval(timeout);
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    timeout_ = timeout;
+  if (timeout == *current) return;
+  const timeval tv = absl::ToTimeval(timeout);
+  setsockopt(fd_, SOL_SOCKET, option, &tv, sizeof(tv));
+  *current = timeout;
+}
+
+bool HttpConnection::AwaitRequest() {
+  size_t skipped = 0;
+  for (;;) {
+    const size_t start = buffer_.find_first_not_of("\r\n");
+    if (start != std::string::npos) {
+      buffer_.erase(0, start);
+      return true;
+    }
+    // Empty lines wait as an idle connection does, but not for ever.
+    skipped += buffer_.size();
+    buffer_.clear();
+    if (skipped > kMaxHeaderBytes || !Receive(limits_.idle)) return false;
   }
+}
+
+bool HttpConnection::Receive(absl::Duration timeout) {
+  SetTimeout(SO_RCVTIMEO, timeout, &receive_timeout_);
   char chunk[kReceiveBytes];
   ssize_t got;
   do {
@@ -154,26 +154,21 @@ bool RequestReader::Receive(absl::Duration timeout) {
   return true;
 }
 
-bool RequestReader::HasUnread() {
+bool HttpConnection::HasUnread() {
   char byte;
   return !buffer_.empty() || recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
-RequestReader::Outcome RequestReader::Read(HttpRequest* request) {
-  const absl::Time deadline = absl::Now() + limits_.request;
+HttpConnection::Outcome HttpConnection::Read(HttpRequest* request) {
+  const Clock::time_point deadline =
+      Clock::now() + absl::ToChronoNanoseconds(limits_.request);
   Parser parser;
   parser.eager(true);
   parser.header_limit(kMaxHeaderBytes);
   parser.body_limit(limits_.max_body_bytes);
-  bool started = false, header_checked = false;
+  bool header_checked = false;
   for (;;) {
-    // Empty lines before a request line are skipped (RFC 9112, 2.2).
-    while (!started && !buffer_.empty() &&
-           (buffer_[0] == '\r' || buffer_[0] == '\n')) {
-      buffer_.erase(0, 1);
-    }
     if (!buffer_.empty()) {
-      started = true;
       boost::beast::error_code error;
       const size_t used = parser.put(
           boost::asio::buffer(buffer_.data(), buffer_.size()), error);
@@ -181,11 +176,10 @@ RequestReader::Outcome RequestReader::Read(HttpRequest* request) {
       if (error && error != http::error::need_more) {
         return ParseRefusal(error, limits_.max_body_bytes);
       }
-      // What the parser leaves of an unfinished request is an unfinished
-      // line (bodies are taken as they come). It does not bound a chunk's
-      // size line or the trailers, so this does.
-      if (!parser.is_done() &&
-          buffer_.size() > kMaxHeaderBytes + kReceiveBytes) {
+      // The parser takes all it can: what it leaves of an unfinished
+      // request is an unfinished line. It bounds the header's, not a
+      // chunk's size line or a trailer, so this does.
+      if (!parser.is_done() && buffer_.size() > kMaxHeaderBytes) {
         return parser.is_header_done()
                    ? Refusal(400, absl::StrCat("a chunk's size line or a "
                                                "trailer is over ",
@@ -204,12 +198,12 @@ RequestReader::Outcome RequestReader::Read(HttpRequest* request) {
       // An HTTP/1.0 client's expectation is ignored (RFC 9110, 10.1.1).
       if (!parser.is_done() && parser.get().version() >= 11 &&
           AsksToContinue(parser)) {
-        iovec go{const_cast<char*>("HTTP/1.1 100 Continue\r\n\r\n"), 25};
-        if (!SendAll(fd_, &go, 1)) return Outcome{};
+        iovec go{const_cast<char*>(kContinue.data()), kContinue.size()};
+        if (!Send(&go, 1, deadline)) return Outcome{};
       }
     }
     if (parser.is_done()) break;
-    const absl::Duration left = deadline - absl::Now();
+    const absl::Duration left = absl::FromChrono(deadline - Clock::now());
     if (left <= absl::ZeroDuration() || !Receive(left)) {
       return Outcome{};  // kBroken
     }
@@ -224,8 +218,8 @@ RequestReader::Outcome RequestReader::Read(HttpRequest* request) {
   return outcome;
 }
 
-bool WriteResponse(int fd, const HttpResponse& response,
-                   const Framing& framing) {
+bool HttpConnection::Write(const HttpResponse& response,
+                           const Framing& framing) {
   std::string lines =
       absl::StrCat("HTTP/1.1 ", response.status, " ", Reason(response.status),
                    "\r\nContent-Type: ", response.content_type,
@@ -242,7 +236,56 @@ bool WriteResponse(int fd, const HttpResponse& response,
   iovec iov[2] = {{lines.data(), lines.size()},
                   {const_cast<char*>(response.body.data()),
                    framing.head ? 0 : response.body.size()}};
-  return SendAll(fd, iov, iov[1].iov_len == 0 ? 1 : 2);
+  return Send(iov, iov[1].iov_len == 0 ? 1 : 2,
+              Clock::now() + absl::ToChronoNanoseconds(limits_.reply));
+}
+
+bool HttpConnection::Send(iovec* iov, int count, Clock::time_point deadline) {
+  bool ok = true;
+  while (count > 0) {
+    msghdr message{};
+    message.msg_iov = iov;
+    message.msg_iovlen = count;
+    const ssize_t sent = sendmsg(fd_, &message, MSG_NOSIGNAL);
+    if (sent < 0 && errno == EINTR) continue;
+    if (sent < 0) {  // broken, or the time ran out
+      ok = false;
+      break;
+    }
+    size_t left = static_cast<size_t>(sent);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count == 0) break;
+    iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+    iov->iov_len -= left;
+    // A partial write: the rest has only what is left of the time (each
+    // write's timeout would otherwise start again).
+    const absl::Duration left_time = absl::FromChrono(deadline - Clock::now());
+    if (left_time <= absl::ZeroDuration()) {
+      ok = false;
+      break;
+    }
+    SetTimeout(SO_SNDTIMEO, left_time, &send_timeout_);
+  }
+  // The next reply starts with its whole time (one call, most replies).
+  SetTimeout(SO_SNDTIMEO, limits_.reply, &send_timeout_);
+  return ok;
+}
+
+void HttpConnection::Linger() {
+  shutdown(fd_, SHUT_WR);
+  const Clock::time_point end = Clock::now() + std::chrono::seconds(1);
+  size_t dropped = 0;
+  while (dropped < (16 << 20) && Clock::now() < end) {
+    SetTimeout(SO_RCVTIMEO, absl::Milliseconds(500), &receive_timeout_);
+    char sink[16 << 10];
+    const ssize_t got = recv(fd_, sink, sizeof(sink), 0);
+    if (got <= 0) break;
+    dropped += static_cast<size_t>(got);
+  }
 }
 
 std::string PercentDecode(const std::string& text, bool plus_is_space) {

@@ -9,10 +9,18 @@
 // sendmsg. cpp-httplib's loop polled before every read and write and sent
 // headers and body apart, about eleven system calls a request
 // (bench/README.md, "HTTP server").
+//
+// Every wait is bounded, so that a slow or silent client cannot hold a
+// thread (or a drain) for long: the wait for a request (`idle`), the
+// reading of one (`request`, from its first byte) and the writing of a
+// reply (`reply`).
 
 #ifndef DELAYQ_TOOLS_SERVE_HTTP_WIRE_H_
 #define DELAYQ_TOOLS_SERVE_HTTP_WIRE_H_
 
+#include <sys/uio.h>
+
+#include <chrono>
 #include <cstddef>
 #include <string>
 
@@ -22,23 +30,35 @@
 namespace delayq {
 namespace serve {
 
-class RequestReader {
+// How a reply goes out.
+struct Framing {
+  bool head = false;   // headers only (the reply to a HEAD)
+  bool close = false;  // "Connection: close"; the server closes after it
+  // "Connection: keep-alive", which an HTTP/1.0 client needs to hear.
+  bool keep_alive_header = false;
+};
+
+class HttpConnection {
  public:
   struct Limits {
     size_t max_body_bytes = 2 << 20;  // larger bodies are refused (413)
-    // The wait for a request's first byte: then the connection is idle.
     absl::Duration idle = absl::Seconds(5);
-    // A request must be all in this long after its first byte, so that a
-    // client cannot hold a connection (and a drain) by trickling bytes.
     absl::Duration request = absl::Seconds(30);
+    absl::Duration reply = absl::Seconds(30);
   };
 
-  // Reads from `fd`, which it does not own, setting its receive timeout.
-  RequestReader(int fd, const Limits& limits) : fd_(fd), limits_(limits) {}
+  // Takes `fd`, a connected socket, and closes it when destroyed.
+  HttpConnection(int fd, const Limits& limits);
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
 
-  // Waits until the next request's first bytes are in (or already were).
-  // False when the connection ended first: closed by the client, idle too
-  // long, or shut down.
+  int fd() const { return fd_; }
+
+  // Waits until the next request's first bytes are in (or already were),
+  // skipping empty lines before it (RFC 9112, 2.2). False when the
+  // connection ended first: closed by the client, idle too long, shut
+  // down, or sending nothing but empty lines.
   bool AwaitRequest();
 
   struct Outcome {
@@ -58,31 +78,38 @@ class RequestReader {
   // "Expect: 100-continue" itself.
   Outcome Read(HttpRequest* request);
 
+  // Writes `response`; false when the connection broke or the reply took
+  // too long.
+  bool Write(const HttpResponse& response, const Framing& framing);
+
   // Whether the client has sent bytes not read yet (a next request).
   bool HasUnread();
 
+  // Before closing with bytes still coming (a refused request's body,
+  // requests after the last answered): closing with them unread resets
+  // the connection, and on a real network the reset can overtake the last
+  // reply and destroy it (RFC 9112, 9.6). So stop writing, then read and
+  // drop what comes for a moment (at most a second, or 16 MiB).
+  void Linger();
+
  private:
+  using Clock = std::chrono::steady_clock;
+
   // Appends what the socket has, waiting at most `timeout` for a byte;
   // false when the connection ended or nothing came.
   bool Receive(absl::Duration timeout);
+  // Writes all of `iov`, within `deadline`.
+  bool Send(iovec* iov, int count, Clock::time_point deadline);
+  // Sets the socket's receive or send timeout (`option`), unless it is
+  // already `timeout` (`*current`).
+  void SetTimeout(int option, absl::Duration timeout, absl::Duration* current);
 
   const int fd_;
   const Limits limits_;
-  absl::Duration timeout_ = absl::ZeroDuration();  // the socket's, as set
+  absl::Duration receive_timeout_ = absl::ZeroDuration();  // as set
+  absl::Duration send_timeout_ = absl::ZeroDuration();     // as set
   std::string buffer_;  // received, not yet parsed: the next request's start
 };
-
-// How a reply goes out.
-struct Framing {
-  bool head = false;   // headers only (the reply to a HEAD)
-  bool close = false;  // "Connection: close"; the server closes after it
-  // "Connection: keep-alive", which an HTTP/1.0 client needs to hear.
-  bool keep_alive_header = false;
-};
-
-// Writes `response`; false when the connection broke.
-bool WriteResponse(int fd, const HttpResponse& response,
-                   const Framing& framing);
 
 // `text` with %XX sequences decoded, and '+' read as a space when
 // `plus_is_space` (a query). A '%' not followed by two hex digits stays.
