@@ -79,11 +79,10 @@ int LeanClient::Post(absl::string_view path, absl::string_view body,
   return status;
 }
 
-std::vector<std::pair<std::string, std::string>> LeasesIn(
-    absl::string_view reply) {
+LeaseIds LeasesIn(absl::string_view reply) {
   constexpr absl::string_view kId = "\"id\":\"";
   constexpr absl::string_view kToken = "\"token\":\"";
-  std::vector<std::pair<std::string, std::string>> leases;
+  LeaseIds leases;
   size_t at = 0;
   while ((at = reply.find(kId, at)) != absl::string_view::npos) {
     const size_t id = at + kId.size();

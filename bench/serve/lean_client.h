@@ -41,11 +41,13 @@ class LeanClient {
   std::string in_;  // received and not yet taken
 };
 
+// Leases named by (job id, token).
+using LeaseIds = std::vector<std::pair<std::string, std::string>>;
+
 // The job id and token of each lease in a reserve's reply, found by their
 // keys: a JSON string holds no unescaped quote, so `"id":"` and
 // `"token":"` occur only as keys, and a lease's job has one id.
-std::vector<std::pair<std::string, std::string>> LeasesIn(
-    absl::string_view reply);
+LeaseIds LeasesIn(absl::string_view reply);
 
 }  // namespace bench
 }  // namespace delayq

@@ -28,12 +28,12 @@
 #include <memory>
 #include <string>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/redis_cpu.h"
@@ -156,20 +156,19 @@ void HttpAdd(const Shape& shape, int port, const std::string& topic, int jobs) {
          requests.load(), client_used);
 }
 
-// The body of an ack request for `leases` (job id, token): one lease's
-// token, or the list of them all.
-std::string AckBody(
-    const std::vector<std::pair<std::string, std::string>>& leases) {
-  if (leases.size() == 1) {
-    return absl::StrCat("{\"token\":\"", leases[0].second, "\"}");
-  }
-  std::string body = "{\"leases\":[";
-  for (const auto& [id, token] : leases) {
-    absl::StrAppend(&body, body.back() == '[' ? "" : ",", "{\"id\":\"", id,
-                    "\",\"token\":\"", token, "\"}");
-  }
-  body += "]}";
-  return body;
+// The body of an ack request for `leases` (job id, token): a lease's own
+// ack (`one`: /v1/jobs/ID/ack), or the list of them (/v1/leases/ack), which
+// a reserve of many may answer with a single lease too.
+std::string AckBody(const bench::LeaseIds& leases, bool one) {
+  if (one) return absl::StrCat("{\"token\":\"", leases[0].second, "\"}");
+  return absl::StrCat(
+      "{\"leases\":[",
+      absl::StrJoin(leases, ",",
+                    [](std::string* out, const auto& lease) {
+                      absl::StrAppend(out, "{\"id\":\"", lease.first,
+                                      "\",\"token\":\"", lease.second, "\"}");
+                    }),
+      "]}");
 }
 
 // Reserves up to shape.batch jobs at a time and acks them (one request
@@ -188,13 +187,12 @@ void HttpReserveAck(const Shape& shape, int port, const std::string& topic) {
     for (;;) {
       const int status = api.Post(reserve_path, reserve_body, &reply);
       ++requests;
-      const std::vector<std::pair<std::string, std::string>> leases =
-          bench::LeasesIn(reply);
+      const bench::LeaseIds leases = bench::LeasesIn(reply);
       if (status != 200 || leases.empty()) return;
       api.Post(shape.batch == 1
                    ? absl::StrCat("/v1/jobs/", leases[0].first, "/ack")
                    : std::string("/v1/leases/ack"),
-               AckBody(leases), &reply);
+               AckBody(leases, shape.batch == 1), &reply);
       ++requests;
       done += static_cast<int>(leases.size());
     }
