@@ -378,6 +378,8 @@ TEST(HttpServerTest, DoesNotSayContinueToHttp10) {
   c.Send(
       "POST /e HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 4\r\n"
       "\r\n");
+  // The body apart from the headers, as a client waiting for a 100 would
+  // send it: only a server that has read the headers alone could send one.
   absl::SleepFor(absl::Milliseconds(50));
   c.Send("body");
   RawReply reply = c.Read();

@@ -6,7 +6,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -71,9 +70,9 @@ int PortOf(int fd) {
   return ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 }
 
-// The reply to a request the transport refuses, or fails (the routes'
-// error body).
-HttpResponse Refusal(int status, const std::string& message) {
+// The reply to a request the transport refuses, or one that failed (the
+// routes' error body).
+HttpResponse ErrorReply(int status, const std::string& message) {
   HttpResponse response;
   WriteJson(response, status,
             StatusToJson(absl::Status(CodeForHttpStatus(status), message)));
@@ -143,7 +142,8 @@ void HttpServer::Serve(int fd) {
     if (outcome.kind == HttpConnection::Outcome::kRefused) {
       Framing framing;
       framing.close = true;
-      if (connection.Write(Refusal(outcome.status, outcome.message), framing)) {
+      if (connection.Write(ErrorReply(outcome.status, outcome.message),
+                           framing)) {
         connection.Linger();  // the refused request may still be coming
       }
       break;
@@ -168,9 +168,9 @@ HttpResponse HttpServer::Answer(const HttpRequest& request) {
   try {
     handler_(request, response);
   } catch (const std::exception& e) {
-    response = Refusal(500, absl::StrCat("the server failed: ", e.what()));
+    response = ErrorReply(500, absl::StrCat("the server failed: ", e.what()));
   } catch (...) {
-    response = Refusal(500, "the server failed");
+    response = ErrorReply(500, "the server failed");
   }
   return response;
 }

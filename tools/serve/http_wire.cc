@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -62,11 +63,13 @@ bool LacksBodyLength(const Parser& parser) {
          !parser.content_length().has_value() && !parser.chunked();
 }
 
+absl::string_view View(boost::beast::string_view text) {
+  return absl::string_view(text.data(), text.size());
+}
+
 bool AsksToContinue(const Parser& parser) {
-  return absl::EqualsIgnoreCase(
-      absl::string_view(parser.get()[http::field::expect].data(),
-                        parser.get()[http::field::expect].size()),
-      "100-continue");
+  return absl::EqualsIgnoreCase(View(parser.get()[http::field::expect]),
+                                "100-continue");
 }
 
 // Fills the request's method, path, query and authorization from the
@@ -88,17 +91,27 @@ void Fill(Parser& parser, HttpRequest* request) {
                                   PercentDecode(kv.second, true));
     }
   }
-  const auto authorization = message[http::field::authorization];
-  request->authorization.assign(authorization.data(), authorization.size());
+  request->authorization =
+      std::string(View(message[http::field::authorization]));
   request->body = std::move(message.body());
 }
 
 // The status line's reason phrase.
 absl::string_view Reason(int status) {
-  const boost::beast::string_view reason =
-      http::obsolete_reason(http::int_to_status(status));
+  const absl::string_view reason =
+      View(http::obsolete_reason(http::int_to_status(status)));
   if (reason.empty() || reason.front() == '<') return "Unknown";  // not IANA's
-  return absl::string_view(reason.data(), reason.size());
+  return reason;
+}
+
+using Clock = HttpConnection::Clock;
+
+Clock::time_point After(absl::Duration duration) {
+  return Clock::now() + absl::ToChronoNanoseconds(duration);
+}
+
+absl::Duration Until(Clock::time_point deadline) {
+  return absl::FromChrono(deadline - Clock::now());
 }
 
 int HexDigit(char c) {
@@ -160,8 +173,7 @@ bool HttpConnection::HasUnread() {
 }
 
 HttpConnection::Outcome HttpConnection::Read(HttpRequest* request) {
-  const Clock::time_point deadline =
-      Clock::now() + absl::ToChronoNanoseconds(limits_.request);
+  const Clock::time_point deadline = After(limits_.request);
   Parser parser;
   parser.eager(true);
   parser.header_limit(kMaxHeaderBytes);
@@ -203,7 +215,7 @@ HttpConnection::Outcome HttpConnection::Read(HttpRequest* request) {
       }
     }
     if (parser.is_done()) break;
-    const absl::Duration left = absl::FromChrono(deadline - Clock::now());
+    const absl::Duration left = Until(deadline);
     if (left <= absl::ZeroDuration() || !Receive(left)) {
       return Outcome{};  // kBroken
     }
@@ -236,8 +248,7 @@ bool HttpConnection::Write(const HttpResponse& response,
   iovec iov[2] = {{lines.data(), lines.size()},
                   {const_cast<char*>(response.body.data()),
                    framing.head ? 0 : response.body.size()}};
-  return Send(iov, iov[1].iov_len == 0 ? 1 : 2,
-              Clock::now() + absl::ToChronoNanoseconds(limits_.reply));
+  return Send(iov, iov[1].iov_len == 0 ? 1 : 2, After(limits_.reply));
 }
 
 bool HttpConnection::Send(iovec* iov, int count, Clock::time_point deadline) {
@@ -263,7 +274,7 @@ bool HttpConnection::Send(iovec* iov, int count, Clock::time_point deadline) {
     iov->iov_len -= left;
     // A partial write: the rest has only what is left of the time (each
     // write's timeout would otherwise start again).
-    const absl::Duration left_time = absl::FromChrono(deadline - Clock::now());
+    const absl::Duration left_time = Until(deadline);
     if (left_time <= absl::ZeroDuration()) {
       ok = false;
       break;
@@ -277,14 +288,13 @@ bool HttpConnection::Send(iovec* iov, int count, Clock::time_point deadline) {
 
 void HttpConnection::Linger() {
   shutdown(fd_, SHUT_WR);
-  const Clock::time_point end = Clock::now() + std::chrono::seconds(1);
-  size_t dropped = 0;
-  while (dropped < (16 << 20) && Clock::now() < end) {
-    SetTimeout(SO_RCVTIMEO, absl::Milliseconds(500), &receive_timeout_);
-    char sink[16 << 10];
-    const ssize_t got = recv(fd_, sink, sizeof(sink), 0);
-    if (got <= 0) break;
-    dropped += static_cast<size_t>(got);
+  const Clock::time_point end = After(absl::Seconds(1));
+  size_t dropped = buffer_.size();
+  buffer_.clear();
+  while (dropped < (16 << 20) && Until(end) > absl::ZeroDuration() &&
+         Receive(Until(end))) {
+    dropped += buffer_.size();
+    buffer_.clear();
   }
 }
 

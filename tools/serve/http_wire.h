@@ -40,6 +40,9 @@ struct Framing {
 
 class HttpConnection {
  public:
+  // What deadlines are kept by: not moved when the wall clock is set.
+  using Clock = std::chrono::steady_clock;
+
   struct Limits {
     size_t max_body_bytes = 2 << 20;  // larger bodies are refused (413)
     absl::Duration idle = absl::Seconds(5);
@@ -93,8 +96,6 @@ class HttpConnection {
   void Linger();
 
  private:
-  using Clock = std::chrono::steady_clock;
-
   // Appends what the socket has, waiting at most `timeout` for a byte;
   // false when the connection ended or nothing came.
   bool Receive(absl::Duration timeout);

@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/serve/assets.h"
-#include "tools/serve/http_status.h"
 #include "tools/serve/router.h"
 #include "tools/serve/routes.h"
 
