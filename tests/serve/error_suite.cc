@@ -100,6 +100,26 @@ TEST_P(ApiTest, AVeryLongPathIsAnsweredLikeAnyOther) {
   EXPECT_EQ(api_->Get("/v1/topics").status, 200);
 }
 
+// Nesting of 5,000 levels once overflowed a connection thread's stack on
+// the ack list's route (its reader copied the list) and killed the server.
+TEST_P(ApiTest, DeeplyNestedBodiesAreRefusedOnEveryRoute) {
+  const auto nested = [](const std::string& field, int depth) {
+    return absl::StrCat("{\"", field, "\":", std::string(depth, '['),
+                        std::string(depth, ']'), "}");
+  };
+  for (const char* route : {"/v1/leases/ack", "/v1/topics/t/jobs",
+                            "/v1/topics/t/reserve", "/v1/jobs/x/ack"}) {
+    SCOPED_TRACE(route);
+    ExpectError(api_->PostRaw(route, nested("leases", 5000)), 400,
+                "INVALID_ARGUMENT");
+    ExpectError(api_->PostRaw(route, nested("leases", 33)), 400,
+                "INVALID_ARGUMENT");
+  }
+  ExpectError(api_->PostRaw("/v1/leases/ack", nested("leases", 2)), 400,
+              "INVALID_ARGUMENT");
+  EXPECT_EQ(api_->Get("/v1/topics").status, 200);
+}
+
 TEST_P(ApiTest, AnOversizedBodyIsRefused) {
   const std::string big(kMaxBody + 1, 'x');
   HttpReply r = api_->Post("/v1/topics/t/jobs", {{"payload", big}});

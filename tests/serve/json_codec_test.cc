@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace delayq {
@@ -66,6 +67,24 @@ TEST(JsonCodecTest, TimesTokenAndDefaultBackoffAreSpelledOut) {
   lease.job.backoff.kind = Backoff::Kind::kFixed;
   lease.job.backoff.base = absl::Seconds(10);
   EXPECT_EQ(Written(lease)["job"]["backoff"].get<std::string>(), "fixed:10s");
+}
+
+TEST(JsonCodecTest, ABodyNestedTooDeepIsRefusedBeforeItIsParsed) {
+  const auto nested = [](int depth) {
+    return absl::StrCat("{\"a\":", std::string(depth - 1, '['),
+                        std::string(depth - 1, ']'), "}");
+  };
+  EXPECT_TRUE(ParseBody(nested(kMaxJsonNesting)).ok());
+  EXPECT_EQ(ParseBody(nested(kMaxJsonNesting + 1)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseBody(nested(100000)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Brackets inside strings, escaped quotes among them, do not count.
+  const std::string brackets(1000, '[');
+  EXPECT_TRUE(ParseBody(absl::StrCat("{\"a\":\"\\\"", brackets, "\"}")).ok());
+  EXPECT_TRUE(JsonNestingWithin(absl::StrCat("\"", brackets, "\""), 0));
+  EXPECT_FALSE(JsonNestingWithin("[[", 1));
+  EXPECT_TRUE(JsonNestingWithin("[][][]", 1));
 }
 
 }  // namespace

@@ -127,15 +127,19 @@ std::optional<std::vector<LeaseName>> AckListFromText(absl::string_view body) {
 
 absl::StatusOr<std::vector<LeaseName>> AckListFromJson(const Json& body) {
   if (absl::Status s = OnlyFields(body, {"leases"}); !s.ok()) return s;
-  const Json& list = body.contains("leases") ? body["leases"] : Json();
-  if (!list.is_array() || list.empty() || list.size() > kMaxAcks) {
+  // A reference into the body, never a copy of it: copying a value is
+  // recursive (ParseBody bounds the depth, but this costs nothing).
+  const auto found = body.find("leases");
+  const Json* list = found == body.end() ? nullptr : &*found;
+  if (list == nullptr || !list->is_array() || list->empty() ||
+      list->size() > kMaxAcks) {
     return absl::InvalidArgumentError(
         absl::StrCat("field 'leases' must be a list of 1 to ", kMaxAcks,
                      " objects {\"id\", \"token\"}"));
   }
   std::vector<LeaseName> items;
-  items.reserve(list.size());
-  for (const Json& item : list) {
+  items.reserve(list->size());
+  for (const Json& item : *list) {
     if (!item.is_object()) {
       return absl::InvalidArgumentError(
           "field 'leases' must hold objects {\"id\", \"token\"}");

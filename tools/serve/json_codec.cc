@@ -46,8 +46,35 @@ absl::StatusOr<absl::Duration> MillisField(const Json& object,
 
 }  // namespace
 
+bool JsonNestingWithin(absl::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, whatever it is
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return true;
+}
+
 absl::StatusOr<Json> ParseBody(absl::string_view body) {
   if (body.empty()) return Json::object();
+  if (!JsonNestingWithin(body, kMaxJsonNesting)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request body nests arrays and objects more than ",
+                     kMaxJsonNesting, " deep"));
+  }
   Json json = Json::parse(body.begin(), body.end(), nullptr,
                           /*allow_exceptions=*/false);
   if (json.is_discarded()) {

@@ -30,9 +30,21 @@ namespace serve {
 
 using Json = nlohmann::json;
 
+// The deepest nesting of arrays and objects a request body may have. The
+// API's bodies need three levels; a deeper body is refused before it is
+// parsed, because nlohmann's values copy and compare themselves
+// recursively, and a connection thread's stack is small.
+inline constexpr int kMaxJsonNesting = 32;
+
 // Parses a request body. An empty body is an empty object; anything but a
-// JSON object is InvalidArgument.
+// JSON object, or one nested deeper than kMaxJsonNesting, is
+// InvalidArgument.
 absl::StatusOr<Json> ParseBody(absl::string_view body);
+
+// Whether the arrays and objects of JSON `text` nest at most `max_depth`
+// deep (brackets inside strings do not count). Linear, no recursion; says
+// nothing of whether `text` is valid JSON.
+bool JsonNestingWithin(absl::string_view text, int max_depth);
 
 // A JSON string of UTF-8 `text`: quotes, backslashes and control bytes
 // escaped.
