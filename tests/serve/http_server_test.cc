@@ -229,12 +229,14 @@ TEST(HttpServerTest, SaysContinueBeforeTheBodyWhenAsked) {
   EXPECT_EQ(BodyOf(reply)["body"], "body");
 }
 
-TEST(HttpServerTest, DecodesThePathAndTheQuery) {
+// The path stays as sent: an encoded '/' must not split a segment before
+// routes are matched (the router decodes what they capture).
+TEST(HttpServerTest, DecodesTheQueryAndLeavesThePathAsSent) {
   auto server = StartServer();
   RawConnection c(server->port());
   c.Send("GET /jobs/a%2Fb%20c+d?state=dead&x=1+2%21&flag HTTP/1.1\r\n\r\n");
   Json body = BodyOf(c.Read());
-  EXPECT_EQ(body["path"], "/jobs/a/b c+d");
+  EXPECT_EQ(body["path"], "/jobs/a%2Fb%20c+d");
   EXPECT_EQ(body["query"],
             Json::parse(R"([["state","dead"],["x","1 2!"],["flag",""]])"));
 }
@@ -489,6 +491,51 @@ TEST(HttpServerTest, DrainClosesIdleConnectionsAndAnswersBusyOnes) {
   drain.join();
   // No new connections once drained.
   EXPECT_FALSE(CanConnect(server->port()));
+}
+
+// The request may take an hour to arrive and the connection may idle for
+// one: only the drain's grace can end it, so the drain returns.
+TEST(HttpServerTest, DrainDoesNotWaitForAHalfSentRequest) {
+  HttpServer::Options options;
+  options.keep_alive = absl::Hours(1);
+  options.request_timeout = absl::Hours(1);
+  options.drain_read_grace = absl::Milliseconds(100);
+  auto server = StartServer(Echo, options);
+  RawConnection half(server->port());
+  // The "100 Continue" says the server is reading this request.
+  half.Send(
+      "POST /slow HTTP/1.1\r\nContent-Length: 100\r\n"
+      "Expect: 100-continue\r\n\r\nabc");
+  RawReply go = half.Read(/*head_only=*/true);
+  ASSERT_EQ(go.status, 100);
+
+  absl::Notification drained;
+  std::thread drain([&] {
+    server->Drain();
+    drained.Notify();
+  });
+  EXPECT_TRUE(drained.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(half.Closed());
+  drain.join();
+}
+
+// Every reply carries the headers the server was given, the transport's
+// own refusals too.
+TEST(HttpServerTest, EveryReplyCarriesTheCommonHeaders) {
+  HttpServer::Options options;
+  options.headers = {"X-Common: yes", "X-Other: 1"};
+  auto server = StartServer(Echo, options);
+  RawConnection c(server->port());
+  c.Send("GET /a HTTP/1.1\r\n\r\n");
+  RawReply ok = c.Read();
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_TRUE(absl::StrContains(ok.head, "X-Common: yes\r\nX-Other: 1\r\n"))
+      << ok.head;
+  RawConnection bad(server->port());
+  bad.Send("NOT HTTP\r\n\r\n");
+  RawReply refused = bad.Read();
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_TRUE(absl::StrContains(refused.head, "X-Common: yes")) << refused.head;
 }
 
 }  // namespace

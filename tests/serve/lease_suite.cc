@@ -168,6 +168,23 @@ TEST_P(ApiTest, AJobsHistoryShowsWhatTheServerSaw) {
   EXPECT_EQ(none.json["events"].size(), 0u);
 }
 
+// An encoded '/' belongs to its segment: "report%2Fhistory" names the job
+// "report/history", not the history of job "report".
+TEST_P(ApiTest, AnEncodedSlashStaysInsideAnId) {
+  Add("slash", {{"payload", "whole"}, {"id", "report/history"}});
+  Add("slash", {{"payload", "part"}, {"id", "report"}});
+  HttpReply job = api_->Get("/v1/jobs/report%2Fhistory");
+  ASSERT_EQ(job.status, 200) << job.body;
+  EXPECT_EQ(job.json["id"], "report/history");
+  EXPECT_EQ(job.json["payload"], "whole");
+  EXPECT_EQ(api_->Get("/v1/jobs/report%2fhistory").json["id"],
+            "report/history");
+  HttpReply history = api_->Get("/v1/jobs/report%2Fhistory/history");
+  ASSERT_EQ(history.status, 200) << history.body;
+  EXPECT_EQ(history.json["id"], "report/history");
+  EXPECT_EQ(api_->Get("/v1/jobs/report/history").json["id"], "report");
+}
+
 TEST_P(ApiTest, ManyLeasesAreAckedInOneRequest) {
   api_->Post("/v1/topics/bulk/jobs/batch", {{"payloads", {"1", "2", "3"}}});
   HttpReply reserved = api_->Post("/v1/topics/bulk/reserve", {{"max", 3}});

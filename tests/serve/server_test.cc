@@ -4,7 +4,11 @@
 // beyond loopback without one, a drain that answers what is in flight, and
 // logs that never show a payload or a password.
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -43,6 +47,59 @@ bool ExitedWith(int status, int code) {
   return WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
 
+// One request as written, over a connection of its own; the reply's head
+// (status line and headers) and body, or "" when the server sent nothing.
+struct RawReply {
+  int status = 0;
+  std::string head;
+  std::string body;
+  bool Has(absl::string_view header) const {
+    return absl::StrContains(head, absl::StrCat("\r\n", header, "\r\n"));
+  }
+};
+
+RawReply Exchange(int port, const std::string& request) {
+  RawReply reply;
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval tv{20, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string text;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0 &&
+      send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    char chunk[4096];
+    ssize_t got;
+    while ((got = recv(fd, chunk, sizeof(chunk), 0)) > 0) {
+      text.append(chunk, static_cast<size_t>(got));
+    }
+  }
+  close(fd);
+  const size_t end = text.find("\r\n\r\n");
+  if (end == std::string::npos) return reply;
+  reply.head = text.substr(0, end + 2);
+  reply.body = text.substr(end + 4);
+  absl::SimpleAtoi(reply.head.substr(9, 3), &reply.status);
+  return reply;
+}
+
+// A request with the given extra header lines ("Name: value\r\n" each).
+std::string Request(const std::string& method, const std::string& path,
+                    const std::string& headers, const std::string& body = "") {
+  return absl::StrCat(
+      method, " ", path, " HTTP/1.1\r\n", headers,
+      method == "GET" ? ""
+                      : absl::StrCat("Content-Length: ", body.size(), "\r\n"),
+      "Connection: close\r\n\r\n", body);
+}
+
+std::string HostOf(int port) {
+  return absl::StrCat("Host: 127.0.0.1:", port, "\r\n");
+}
+
 TEST(ServerTest, ATokenIsCheckedOnEveryApiRequest) {
   auto server = ServeProcess::Start(FreshStore(),
                                     {"--token-file", WriteTokenFile(kToken)});
@@ -77,6 +134,160 @@ TEST(ServerTest, BeyondLoopbackOnlyWithAToken) {
   EXPECT_EQ(right.Get("/v1/topics").status, 200);
   EXPECT_EQ(ApiClient((*server)->port()).Get("/v1/topics").status, 401);
   EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
+}
+
+// DNS rebinding: a page of attacker.example whose name now resolves to
+// 127.0.0.1 sends its requests with its own name in Host.
+TEST(ServerTest, AHostThatIsNotTheServersIsRefusedWithoutAToken) {
+  auto server = ServeProcess::Start(
+      FreshStore(), {"--allow-host", "queue.example.com,Other.Example"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  ApiClient api(port);
+  ASSERT_EQ(api.Post("/v1/topics/t/jobs", {{"payload", "PAYLOAD"}}).status,
+            201);
+  for (const std::string host :
+       {"attacker.example:7070", "attacker.example",
+        "127.0.0.1.attacker.example", "localhost.attacker.example:80",
+        "[::2]:7070"}) {
+    SCOPED_TRACE(host);
+    const RawReply read = Exchange(
+        port, Request("GET", "/v1/topics/t/jobs", "Host: " + host + "\r\n"));
+    EXPECT_EQ(read.status, 403);
+    EXPECT_TRUE(absl::StrContains(read.body, "PERMISSION_DENIED")) << read.body;
+    EXPECT_FALSE(absl::StrContains(read.body, "PAYLOAD")) << read.body;
+    EXPECT_EQ(
+        Exchange(port, Request("GET", "/", "Host: " + host + "\r\n")).status,
+        403);
+  }
+  for (const std::string& host : std::vector<std::string>{
+           absl::StrCat("127.0.0.1:", port), absl::StrCat("localhost:", port),
+           "LOCALHOST.", "[::1]:7070", "queue.example.com",
+           "other.example:443"}) {
+    SCOPED_TRACE(host);
+    EXPECT_EQ(Exchange(port, Request("GET", "/v1/topics/t/jobs",
+                                     "Host: " + host + "\r\n"))
+                  .status,
+              200);
+  }
+  EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
+}
+
+// With a token, a rebound page cannot do anything: any name may be used.
+TEST(ServerTest, WithATokenAnyHostIsTaken) {
+  auto server = ServeProcess::Start(FreshStore(),
+                                    {"--token-file", WriteTokenFile(kToken)});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const RawReply reply = Exchange(
+      (*server)->port(),
+      Request("GET", "/v1/topics",
+              absl::StrCat("Host: queue.internal:7070\r\nAuthorization: "
+                           "Bearer ",
+                           kToken, "\r\n")));
+  EXPECT_EQ(reply.status, 200) << reply.body;
+  EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
+}
+
+// What a page of another origin could send through its user's browser
+// without asking the server first: a form or text/plain body, or a
+// request with no body; each is refused and changes nothing.
+TEST(ServerTest, RequestsAWebPageOfAnotherOriginSendsAreRefused) {
+  auto server = ServeProcess::Start(FreshStore(), {});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  const std::string host = HostOf(port);
+  const std::string body = R"({"payload":"x"})";
+  struct Case {
+    std::string name, method, path, headers, body;
+    int status;
+  };
+  const std::string evil = "Origin: http://evil.example\r\n";
+  const std::string local_other_port = "Origin: http://127.0.0.1:1\r\n";
+  const Case cases[] = {
+      {"text/plain from another origin", "POST", "/v1/topics/t/jobs",
+       host + evil + "Content-Type: text/plain\r\n", body, 403},
+      {"JSON from another origin", "POST", "/v1/topics/t/jobs",
+       host + evil + "Content-Type: application/json\r\n", body, 403},
+      {"another port of this machine", "POST", "/v1/topics/t/pause",
+       host + local_other_port, "", 403},
+      {"a sandboxed frame", "POST", "/v1/topics/t/jobs",
+       host + "Origin: null\r\nContent-Type: application/json\r\n", body, 403},
+      {"a cross-site fetch", "POST", "/v1/topics/t/kick",
+       host + "Sec-Fetch-Site: cross-site\r\n", "", 403},
+      {"a read from another origin", "GET", "/v1/topics/t/jobs", host + evil,
+       "", 403},
+      {"a form with no Origin", "POST", "/v1/topics/t/jobs",
+       host + "Content-Type: application/x-www-form-urlencoded\r\n",
+       "payload=x", 415},
+      {"text/plain with no Origin", "POST", "/v1/topics/t/jobs",
+       host + "Content-Type: text/plain\r\n", body, 415},
+      {"a body with no type", "POST", "/v1/topics/t/jobs", host, body, 415},
+      {"text/plain from this origin", "POST", "/v1/topics/t/jobs",
+       host + absl::StrCat("Origin: http://127.0.0.1:", port, "\r\n") +
+           "Content-Type: text/plain\r\n",
+       body, 415},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const RawReply reply =
+        Exchange(port, Request(c.method, c.path, c.headers, c.body));
+    EXPECT_EQ(reply.status, c.status) << reply.body;
+  }
+  ApiClient api(port);
+  EXPECT_EQ(api.Get("/v1/topics").json["topics"].size(), 0u);
+  EXPECT_EQ(api.Get("/v1/topics/t/stats").json["ready"], 0);
+  EXPECT_EQ(api.Get("/v1/topics/t/stats").json["paused"], false);
+
+  // The same origin (the dashboard), and clients that are not browsers.
+  const std::string same =
+      host + absl::StrCat("Origin: http://127.0.0.1:", port, "\r\n") +
+      "Sec-Fetch-Site: same-origin\r\n";
+  EXPECT_EQ(Exchange(port, Request("POST", "/v1/topics/t/jobs",
+                                   same + "Content-Type: application/json; "
+                                          "charset=utf-8\r\n",
+                                   body))
+                .status,
+            201);
+  EXPECT_EQ(Exchange(port, Request("POST", "/v1/topics/t/pause", host)).status,
+            200);
+  EXPECT_EQ(Exchange(port, Request("POST", "/v1/topics/t/resume", host)).status,
+            200);
+  EXPECT_EQ(api.Get("/v1/topics/t/stats").json["ready"], 1);
+  EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
+}
+
+TEST(ServerTest, EveryReplyCarriesTheSecurityHeaders) {
+  auto server = ServeProcess::Start(FreshStore(), {});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  const std::string host = HostOf(port);
+  for (const std::string& request :
+       {Request("GET", "/", host), Request("GET", "/v1/topics", host),
+        Request("GET", "/nothing", host), Request("GET", "/metrics", host),
+        Request("GET", "/", "Host: evil.example\r\n"),
+        std::string("BROKEN\r\n\r\n")}) {
+    SCOPED_TRACE(request);
+    const RawReply reply = Exchange(port, request);
+    EXPECT_NE(reply.status, 0);
+    EXPECT_TRUE(reply.Has("X-Content-Type-Options: nosniff")) << reply.head;
+    EXPECT_TRUE(reply.Has("X-Frame-Options: DENY")) << reply.head;
+    EXPECT_TRUE(reply.Has("Referrer-Policy: no-referrer")) << reply.head;
+    EXPECT_TRUE(absl::StrContains(reply.head,
+                                  "Content-Security-Policy: default-src "
+                                  "'self'; frame-ancestors 'none'"))
+        << reply.head;
+  }
+  EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
+}
+
+// The token file is read no further than a token's line can be.
+TEST(ServerTest, AnEndlessTokenFileIsRefused) {
+  const std::string log = FreshTempPath("serve-log");
+  EXPECT_FALSE(
+      ServeProcess::Start(FreshStore(), {"--token-file", "/dev/zero"}, log)
+          .ok());
+  const std::string text = ReadAll(log);
+  EXPECT_TRUE(absl::StrContains(text, "is over 4096 bytes")) << text;
 }
 
 TEST(ServerTest, AShortTokenIsRefused) {

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "delayq/metrics.h"
 #include "delayq/redacted_url.h"
 #include "delayq/scheduler.h"
@@ -40,6 +41,10 @@ absl::StatusOr<serve::ServeOptions> Options(const Context& ctx) {
         serve::ReadTokenFile(ctx.Get("token-file"));
     if (!token.ok()) return token.status();
     options.token = *token;
+  }
+  if (ctx.Has("allow-host")) {
+    options.allowed_hosts =
+        absl::StrSplit(ctx.Get("allow-host"), ',', absl::SkipWhitespace());
   }
   if (ctx.Has("max-wait")) {
     absl::StatusOr<absl::Duration> wait =
@@ -131,7 +136,11 @@ const CommandSpec& ServeCommand() {
       "at /. It listens on 127.0.0.1:7070 unless told otherwise; listening\n"
       "on any other address needs --token-file, and every request (but the\n"
       "dashboard's files and /v1/openapi.yaml) must then carry\n"
-      "\"Authorization: Bearer TOKEN\". It logs its start and stop only, with\n"
+      "\"Authorization: Bearer TOKEN\". Without a token, a request whose Host\n"
+      "header is not the listening address, localhost or a name given with\n"
+      "--allow-host is refused, and so is, always, a request a web page of\n"
+      "another origin sends, and a body that is not application/json.\n"
+      "It logs its start and stop only, with\n"
       "the store's URL without its password; never a payload or a token.\n"
       "\n"
       "SIGINT or SIGTERM stops taking connections, answers the requests in\n"
@@ -144,6 +153,8 @@ const CommandSpec& ServeCommand() {
            "where to listen (default 127.0.0.1:7070; port 0 picks one)"},
           {"token-file", 0, FlagSpec::Arg::kRequired, "FILE",
            "require the bearer token in FILE (its first line)"},
+          {"allow-host", 0, FlagSpec::Arg::kRequired, "NAME[,NAME...]",
+           "more names the server is reached by (a proxy's, a DNS name)"},
           {"max-wait", 0, FlagSpec::Arg::kRequired, "DURATION",
            "the longest a reserve may wait for a job (default 30s)"},
           {"max-body", 0, FlagSpec::Arg::kRequired, "BYTES",

@@ -13,6 +13,7 @@ namespace serve {
 namespace {
 
 constexpr size_t kMinTokenLength = 16;
+constexpr size_t kMaxTokenFileBytes = 4096;
 
 bool ConstantTimeEqual(absl::string_view a, absl::string_view b) {
   unsigned char diff = a.size() == b.size() ? 0 : 1;
@@ -26,13 +27,23 @@ bool ConstantTimeEqual(absl::string_view a, absl::string_view b) {
 }  // namespace
 
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (!in || !std::getline(in, line)) {
+  // Read no more than a token's line can be: the path may name something
+  // endless (/dev/zero, a FIFO that never ends its line).
+  std::ifstream in(path, std::ios::binary);
+  std::string head(kMaxTokenFileBytes + 1, '\0');
+  if (in) in.read(head.data(), head.size());
+  if (!in && !in.eof()) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot read a token from ", path));
   }
-  std::string token(absl::StripAsciiWhitespace(line));
+  head.resize(in.gcount());
+  const size_t end = head.find('\n');
+  if (end == std::string::npos && head.size() > kMaxTokenFileBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the first line of ", path, " is over ",
+                     kMaxTokenFileBytes, " bytes: not a token"));
+  }
+  std::string token(absl::StripAsciiWhitespace(head.substr(0, end)));
   if (token.size() < kMinTokenLength) {
     return absl::InvalidArgumentError(
         absl::StrCat("the token in ", path, " is shorter than ",

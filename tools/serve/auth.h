@@ -17,8 +17,9 @@ namespace delayq {
 namespace serve {
 
 // The token in `path`: its first line, without surrounding whitespace.
-// InvalidArgument when the file cannot be read or the token is shorter than
-// 16 characters (a guessable token is no protection).
+// InvalidArgument when the file cannot be read, its first line is over
+// 4 KiB (it reads no more than that), or the token is shorter than 16
+// characters (a guessable token is no protection).
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
 
 // OK when `authorization` (the request's header, maybe empty) is

@@ -18,10 +18,18 @@ namespace serve {
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...; a HEAD is routed as its GET
-  std::string path;    // percent-decoded, without the query
+  // As sent, without the query: still percent-encoded, so that an encoded
+  // '/' ("%2F") stays inside its segment when routes are matched (the
+  // router decodes each captured part).
+  std::string path;
   // The query's parameters in order, percent-decoded ('+' is a space).
   std::vector<std::pair<std::string, std::string>> query;
-  std::string authorization;  // the Authorization header, "" when absent
+  // Headers, "" when absent.
+  std::string authorization;
+  std::string host;
+  std::string origin;
+  std::string content_type;
+  std::string fetch_site;  // Sec-Fetch-Site, which browsers send
   std::string body;
 
   // The first value of query parameter `name`, or "" when absent.

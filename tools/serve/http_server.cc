@@ -131,19 +131,25 @@ void HttpServer::Serve(int fd) {
   limits.request = options_.request_timeout;
   limits.reply = options_.reply_timeout;
   HttpConnection connection(fd, limits);
+  // Destroyed before `connection`, which closes the socket.
+  struct Tracked {
+    HttpServer* server;
+    int fd;
+    ~Tracked() { server->Leave(fd); }
+  } tracked{this, fd};
   HttpRequest request;
   for (;;) {
-    if (!SetIdle(fd, true)) break;
-    const bool arrived = connection.AwaitRequest();
-    SetIdle(fd, false);
-    if (!arrived) break;
+    if (!Enter(fd, Phase::kIdle)) break;
+    if (!connection.AwaitRequest()) break;
+    Enter(fd, Phase::kReading);
     const HttpConnection::Outcome outcome = connection.Read(&request);
+    Enter(fd, Phase::kAnswering);
     if (outcome.kind == HttpConnection::Outcome::kBroken) break;
     if (outcome.kind == HttpConnection::Outcome::kRefused) {
       Framing framing;
       framing.close = true;
-      if (connection.Write(ErrorReply(outcome.status, outcome.message),
-                           framing)) {
+      if (Send(connection, ErrorReply(outcome.status, outcome.message),
+               framing)) {
         connection.Linger();  // the refused request may still be coming
       }
       break;
@@ -155,12 +161,19 @@ void HttpServer::Serve(int fd) {
     // connection closed.
     framing.close = !outcome.keep_alive || Draining();
     framing.keep_alive_header = !framing.close && outcome.http_1_0;
-    if (!connection.Write(response, framing)) break;
+    if (!Send(connection, std::move(response), framing)) break;
     if (framing.close) {
       if (connection.HasUnread()) connection.Linger();  // requests after it
       break;
     }
   }
+}
+
+bool HttpServer::Send(HttpConnection& connection, HttpResponse response,
+                      const Framing& framing) {
+  response.headers.insert(response.headers.end(), options_.headers.begin(),
+                          options_.headers.end());
+  return connection.Write(response, framing);
 }
 
 HttpResponse HttpServer::Answer(const HttpRequest& request) {
@@ -175,14 +188,29 @@ HttpResponse HttpServer::Answer(const HttpRequest& request) {
   return response;
 }
 
-bool HttpServer::SetIdle(int fd, bool idle) {
+bool HttpServer::Enter(int fd, Phase phase) {
   absl::MutexLock lock(&mu_);
-  if (idle && !draining_) {
-    idle_.insert(fd);
-  } else {
-    idle_.erase(fd);
+  if (phase == Phase::kIdle && draining_) return false;
+  // A request that begins after the drain's grace is not waited for.
+  if (phase == Phase::kReading && readers_cut_) shutdown(fd, SHUT_RD);
+  Phase& now = phases_[fd];
+  reading_ += (phase == Phase::kReading) - (now == Phase::kReading);
+  now = phase;
+  return true;
+}
+
+void HttpServer::Leave(int fd) {
+  absl::MutexLock lock(&mu_);
+  auto it = phases_.find(fd);
+  if (it == phases_.end()) return;
+  if (it->second == Phase::kReading) --reading_;
+  phases_.erase(it);
+}
+
+void HttpServer::ShutDownReading(Phase phase) {
+  for (const auto& [fd, at] : phases_) {
+    if (at == phase) shutdown(fd, SHUT_RD);
   }
-  return !draining_;
 }
 
 bool HttpServer::Draining() {
@@ -196,9 +224,21 @@ void HttpServer::Drain() {
     absl::MutexLock lock(&mu_);
     draining_ = true;
     // Ends their wait for a request; a reply can still be written.
-    for (const int fd : idle_) shutdown(fd, SHUT_RD);
+    ShutDownReading(Phase::kIdle);
   }
   if (listen_fd_ >= 0) shutdown(listen_fd_, SHUT_RDWR);
+  {
+    // A request on its way gets a moment to arrive whole; then its
+    // connection ends too (its client sees it closed unanswered, so it
+    // knows the request was not done).
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(
+        absl::Condition(
+            +[](int* reading) { return *reading == 0; }, &reading_),
+        options_.drain_read_grace);
+    readers_cut_ = true;
+    ShutDownReading(Phase::kReading);
+  }
   if (acceptor_.joinable()) acceptor_.join();
   threads_.Shutdown();
   if (listen_fd_ >= 0) {

@@ -20,14 +20,17 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "tools/serve/connection_threads.h"
 #include "tools/serve/http_message.h"
+#include "tools/serve/http_wire.h"
 #include "tools/serve/listen_address.h"
 
 namespace delayq {
@@ -47,6 +50,13 @@ class HttpServer {
     // connection is closed): a client that reads slowly holds a thread no
     // longer.
     absl::Duration reply_timeout = absl::Seconds(30);
+    // Header lines ("Name: value") every reply carries, the transport's
+    // own refusals too.
+    std::vector<std::string> headers;
+    // A drain lets a request that is still arriving come in whole for
+    // this long, then closes its connection (else one client that sent
+    // half a request would hold the drain for `request_timeout`).
+    absl::Duration drain_read_grace = absl::Seconds(1);
     int max_connections = 4096;  // more wait for a thread
     size_t thread_stack_bytes = 256 << 10;
   };
@@ -70,12 +80,23 @@ class HttpServer {
   HttpServer(const Options& options, Handler handler);
   void AcceptLoop();
   void Serve(int fd);
+  // Writes `response` with the headers every reply carries.
+  bool Send(HttpConnection& connection, HttpResponse response,
+            const Framing& framing);
   // The handler's reply, or a 500 if it throws.
   HttpResponse Answer(const HttpRequest& request);
-  // Marks `fd` idle (Drain() may then shut it down) or busy; false when
-  // draining, so the connection ends instead of waiting for a request.
-  bool SetIdle(int fd, bool idle);
+  // What a connection is doing, for Drain(): waiting for a request (shut
+  // down at once), reading one (after a grace), or answering one (waited
+  // for).
+  enum class Phase { kIdle, kReading, kAnswering };
+  // Records `fd`'s phase; false when draining and `phase` is kIdle, so the
+  // connection ends instead of waiting for a request.
+  bool Enter(int fd, Phase phase);
+  // Forgets `fd`, before it is closed (its number may be reused at once).
+  void Leave(int fd);
   bool Draining();
+  // Ends the wait for bytes of every connection in `phase`.
+  void ShutDownReading(Phase phase) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Options options_;
   const Handler handler_;
@@ -86,8 +107,9 @@ class HttpServer {
   ConnectionThreads threads_;
   absl::Mutex mu_;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
-  // Connections waiting for their next request.
-  absl::flat_hash_set<int> idle_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<int, Phase> phases_ ABSL_GUARDED_BY(mu_);
+  int reading_ ABSL_GUARDED_BY(mu_) = 0;           // connections in kReading
+  bool readers_cut_ ABSL_GUARDED_BY(mu_) = false;  // the grace is over
 };
 
 }  // namespace serve

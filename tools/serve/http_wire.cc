@@ -72,14 +72,14 @@ bool AsksToContinue(const Parser& parser) {
                                 "100-continue");
 }
 
-// Fills the request's method, path, query and authorization from the
-// parsed message, and takes its body.
+// Fills the request's method, path, query and the headers it keeps from
+// the parsed message, and takes its body.
 void Fill(Parser& parser, HttpRequest* request) {
   http::request<http::string_body>& message = parser.get();
   request->method = std::string(message.method_string());
   const std::string target(message.target());
   const size_t question = target.find('?');
-  request->path = PercentDecode(target.substr(0, question), false);
+  request->path = target.substr(0, question);
   request->query.clear();
   if (question != std::string::npos) {
     for (absl::string_view part :
@@ -93,6 +93,10 @@ void Fill(Parser& parser, HttpRequest* request) {
   }
   request->authorization =
       std::string(View(message[http::field::authorization]));
+  request->host = std::string(View(message[http::field::host]));
+  request->origin = std::string(View(message[http::field::origin]));
+  request->content_type = std::string(View(message[http::field::content_type]));
+  request->fetch_site = std::string(View(message["Sec-Fetch-Site"]));
   request->body = std::move(message.body());
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/serve/auth.h"
 #include "tools/serve/http_status.h"
+#include "tools/serve/http_wire.h"
 
 namespace delayq {
 namespace serve {
@@ -17,6 +18,7 @@ void Router::Handle(const HttpRequest& request, HttpResponse& response) const {
   for (const Entry& route : routes_) {
     if (route.method == request.method &&
         route.pattern.Match(request.path, &path)) {
+      for (std::string& part : path) part = PercentDecode(part, false);
       route.handler(request, std::move(path), response);
       return;
     }

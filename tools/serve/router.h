@@ -28,7 +28,8 @@ namespace serve {
 // One request, as a route's handler sees it.
 struct Call {
   const HttpRequest* request = nullptr;
-  std::vector<std::string> path;  // the pattern's captured parts
+  // The pattern's captured parts, each percent-decoded on its own.
+  std::vector<std::string> path;
   Json body;  // {} for a request without a body, or one read as text
 
   // A query parameter, or "" when absent.

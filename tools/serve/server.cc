@@ -29,11 +29,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Start(
   http.keep_alive = options.keep_alive;
   http.max_connections = options.max_connections;
   http.thread_stack_bytes = options.thread_stack_bytes;
+  http.headers = RequestGuard::SecurityHeaders();
+  const RequestGuard& guard = server->guard_;
   const Router& router = server->router_;
   absl::StatusOr<std::unique_ptr<HttpServer>> started = HttpServer::Start(
       options.listen, http,
-      [&router](const HttpRequest& request, HttpResponse& response) {
-        router.Handle(request, response);
+      [&guard, &router](const HttpRequest& request, HttpResponse& response) {
+        if (guard.Admit(request, response)) router.Handle(request, response);
       });
   if (!started.ok()) return started.status();
   server->http_ = *std::move(started);
@@ -45,6 +47,8 @@ Server::Server(Scheduler& scheduler, Metrics* metrics,
     : scheduler_(scheduler),
       metrics_(metrics),
       options_(options),
+      guard_(options.listen.host, options.allowed_hosts,
+             /*check_host=*/options.token.empty()),
       router_(options.token),
       leases_(std::max<size_t>(1, options.lease_cache_size)),
       history_(options.history_events) {

@@ -10,8 +10,10 @@
 //   (*server)->Drain();  // stop accepting; finish what is in flight
 //
 // Security: a server that listens beyond loopback must have a bearer token
-// (Start() refuses otherwise); request bodies and reserve waits are bounded;
-// nothing is logged, so neither payloads nor store passwords are.
+// (Start() refuses otherwise); what a web page could send or read through
+// its user's browser is refused (request_guard.h); request bodies, their
+// nesting and reserve waits are bounded; nothing is logged, so neither
+// payloads nor store passwords are.
 
 #ifndef DELAYQ_TOOLS_SERVE_SERVER_H_
 #define DELAYQ_TOOLS_SERVE_SERVER_H_
@@ -20,6 +22,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -29,6 +32,7 @@
 #include "tools/serve/job_history.h"
 #include "tools/serve/lease_cache.h"
 #include "tools/serve/listen_address.h"
+#include "tools/serve/request_guard.h"
 #include "tools/serve/router.h"
 
 namespace delayq {
@@ -39,6 +43,11 @@ struct ServeOptions {
   // When not empty, every request but the dashboard's files must carry
   // "Authorization: Bearer <token>". Required beyond loopback.
   std::string token;
+  // Names other than the listening address that clients reach the server
+  // by (a DNS name, a proxy's); without a token, a request whose Host
+  // header names none of them, nor the listening address, is refused
+  // (request_guard.h).
+  std::vector<std::string> allowed_hosts;
   // Larger request bodies are refused with 413 (a 1 MiB payload in base64
   // with its options fits).
   size_t max_body_bytes = 2 << 20;
@@ -90,6 +99,7 @@ class Server {
   Scheduler& scheduler_;
   Metrics* const metrics_;
   const ServeOptions options_;
+  const RequestGuard guard_;
   Router router_;
   std::atomic<bool> draining_{false};
   std::atomic<int> reserves_waiting_{0};
