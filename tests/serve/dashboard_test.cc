@@ -169,6 +169,27 @@ TEST_F(DashboardTest, AssetsAndTheApiDescriptionNeedNoToken) {
   EXPECT_EQ(api_->Get("/ui/nothing.js").status, 404);
 }
 
+// Topics named like the properties every JavaScript object has get no
+// badge of a limit they do not have.
+TEST_F(DashboardTest, ATopicNamedLikeAnObjectPropertyHasNoBogusBadge) {
+  for (const char* topic : {"__proto__", "constructor", "toString"}) {
+    ASSERT_EQ(api_->Post(absl::StrCat("/v1/topics/", topic, "/jobs"),
+                         {{"payload", "x"}})
+                  .status,
+              201);
+  }
+  auto page = ChromiumPage::Open(Url());
+  ASSERT_TRUE(page.ok()) << page.status();
+  ChromiumPage& p = **page;
+  ASSERT_TRUE(p.WaitFor("document.body.dataset.loaded === 'true'"));
+  EXPECT_TRUE(p.WaitFor(CellIs("__proto__", "ready", 1)));
+  EXPECT_TRUE(p.WaitFor(CellIs("toString", "ready", 1)));
+  absl::StatusOr<nlohmann::json> badges =
+      p.Evaluate("document.querySelectorAll('#topics .badge').length");
+  ASSERT_TRUE(badges.ok()) << badges.status();
+  EXPECT_EQ(*badges, 0);
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace delayq

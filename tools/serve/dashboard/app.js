@@ -80,9 +80,9 @@ function renderTopics(topics, limits) {
   for (const t of topics) {
     const name = el("td", {}, t.topic);
     if (t.paused) name.append(el("span", { class: "badge" }, "paused"));
-    if (limits[t.topic]) {
-      name.append(el("span", { class: "badge limit", title: "topic limit" },
-        limits[t.topic].text));
+    const limit = limits.get(t.topic);
+    if (limit) {
+      name.append(el("span", { class: "badge limit", title: "topic limit" }, limit.text));
     }
     const row = el("tr", { data: { topic: t.topic } }, name);
     for (const s of ["delayed", "ready", "reserved", "dead"]) {
@@ -274,7 +274,8 @@ async function refresh() {
   try {
     const [{ topics }, { limits }, { schedules }, metrics] = await Promise.all([
       api("/v1/topics"), api("/v1/limits"), api("/v1/schedules"), api("/metrics")]);
-    renderTopics(topics, Object.fromEntries(limits.map((l) => [l.topic, l])));
+    // A Map, not an object: a topic may be named "__proto__" or "constructor".
+    renderTopics(topics, new Map(limits.map((l) => [l.topic, l])));
     renderSchedules(schedules);
     state.samples.push({ t: Date.now(), ...parseMetrics(metrics) });
     if (state.samples.length > MAX_SAMPLES) state.samples.shift();
