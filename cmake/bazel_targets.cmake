@@ -402,9 +402,21 @@ delayq_cc_test(tests_scheduler_schedule_spec_test DIR tests/scheduler NAME sched
 delayq_cc_test(tests_scheduler_schedule_test DIR tests/scheduler NAME schedule_test
   SRCS tests/scheduler/schedule_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
-delayq_cc_test(tests_scheduler_scheduler_test DIR tests/scheduler NAME scheduler_test
-  SRCS tests/scheduler/scheduler_test.cc
-  DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_scheduler_events_test DIR tests/scheduler NAME scheduler_events_test
+  SRCS tests/scheduler/scheduler_events_test.cc
+  DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
+delayq_cc_library(tests_scheduler_scheduler_fixture DIR tests/scheduler NAME scheduler_fixture
+  SRCS tests/scheduler/scheduler_fixture.h
+  DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_test(tests_scheduler_scheduler_input_test DIR tests/scheduler NAME scheduler_input_test
+  SRCS tests/scheduler/scheduler_input_test.cc
+  DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_scheduler_lease_test DIR tests/scheduler NAME scheduler_lease_test
+  SRCS tests/scheduler/scheduler_lease_test.cc
+  DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_scheduler_timing_test DIR tests/scheduler NAME scheduler_timing_test
+  SRCS tests/scheduler/scheduler_timing_test.cc
+  DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_stress_test DIR tests/scheduler NAME stress_test
   SRCS tests/scheduler/stress_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
@@ -512,7 +524,7 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
-  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/ack_list.cc tools/serve/ack_list.h tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_message.h tools/serve/http_server.cc tools/serve/http_server.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/http_wire.cc tools/serve/http_wire.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/path_pattern.cc tools/serve/path_pattern.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
+  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/ack_list.cc tools/serve/ack_list.h tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_message.h tools/serve/http_server.cc tools/serve/http_server.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/http_wire.cc tools/serve/http_wire.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/path_pattern.cc tools/serve/path_pattern.h tools/serve/request_guard.cc tools/serve/request_guard.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
   DEPS delayq tools_values tp_absl tp_beast tp_nlohmann_json)
 delayq_cc_binary(tools_delayq DIR tools NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
