@@ -290,7 +290,7 @@ delayq_cc_test(tests_cli_cli_redis_test DIR tests/cli NAME cli_redis_test
   DATA tools_delayq)
 delayq_cc_library(tests_cli_cli_runner DIR tests/cli NAME cli_runner
   SRCS tests/cli/cli_runner.cc tests/cli/cli_runner.h
-  DEPS tests_testing_temp_path tp_absl tp_gtest)
+  DEPS tests_testing_files tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_cli_cli_test DIR tests/cli NAME cli_test
   SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/schedule_test.cc tests/cli/work_test.cc
   DEPS tests_cli_cli_runner tp_absl tp_gtest_main
@@ -358,7 +358,7 @@ delayq_cc_test(tests_redis_redis_sharded_test DIR tests/redis NAME redis_sharded
   DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_library(tests_redis_redis_test_cluster DIR tests/redis NAME redis_test_cluster
   SRCS tests/redis/redis_test_cluster.cc tests/redis/redis_test_cluster.h
-  DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tp_absl)
+  DEPS delayq tests_redis_redis_test_server tests_testing_files tests_testing_redis_server tp_absl)
 delayq_cc_library(tests_redis_redis_test_server DIR tests/redis NAME redis_test_server
   SRCS tests/redis/redis_test_server.h
   DEPS delayq tests_testing_redis_server tp_absl)
@@ -376,7 +376,7 @@ delayq_cc_test(tests_redis_reserve_hints_test DIR tests/redis NAME reserve_hints
   DEPS delayq tp_gtest_main)
 delayq_cc_test(tests_redis_script_layout_test DIR tests/redis NAME script_layout_test
   SRCS tests/redis/script_layout_test.cc
-  DEPS delayq tests_redis_redis_test_server tp_absl tp_gtest_main
+  DEPS delayq tests_redis_redis_test_server tests_testing_files tp_absl tp_gtest_main
   DATA backends/redis/scripts/lib/job.lua backends/redis/scripts/lib/keys.lua backends/redis/scripts/lib/snapshot.lua)
 delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_connection_test
   SRCS tests/redis/shared_connection_test.cc
@@ -459,7 +459,7 @@ delayq_cc_library(tests_serve_serve_process DIR tests/serve NAME serve_process
   DATA tools_delayq)
 delayq_cc_test(tests_serve_server_test DIR tests/serve NAME server_test
   SRCS tests/serve/server_test.cc
-  DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main)
+  DEPS tests_serve_serve_process tests_testing_files tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_backend_test
   SRCS tests/sqlite/sqlite_backend_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
@@ -471,7 +471,7 @@ delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_files_test DIR tests/sqlite NAME sqlite_files_test
   SRCS tests/sqlite/sqlite_files_test.cc
-  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
+  DEPS delayq tests_testing_files tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_multiprocess_test DIR tests/sqlite NAME sqlite_multiprocess_test
   SRCS tests/sqlite/sqlite_multiprocess_test.cc
   DEPS tests_multiprocess_multiprocess_suite tests_testing_temp_path tp_gtest_main)
@@ -484,6 +484,9 @@ delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_s
 delayq_cc_library(tests_testing_child_process DIR tests/testing NAME child_process
   SRCS tests/testing/child_process.cc tests/testing/child_process.h
   DEPS tp_absl)
+delayq_cc_library(tests_testing_files DIR tests/testing NAME files
+  SRCS tests/testing/files.cc tests/testing/files.h
+  DEPS tp_absl)
 delayq_cc_library(tests_testing_loopback_port DIR tests/testing NAME loopback_port
   SRCS tests/testing/loopback_port.cc tests/testing/loopback_port.h
   DEPS tp_absl)
@@ -492,7 +495,7 @@ delayq_cc_library(tests_testing_news_recorder DIR tests/testing NAME news_record
   DEPS delayq)
 delayq_cc_library(tests_testing_redis_server DIR tests/testing NAME redis_server
   SRCS tests/testing/redis_server.cc tests/testing/redis_server.h
-  DEPS tests_testing_loopback_port tests_testing_temp_path tests_testing_tls_files tp_absl tp_hiredis)
+  DEPS tests_testing_files tests_testing_loopback_port tests_testing_temp_path tests_testing_tls_files tp_absl tp_hiredis)
 delayq_cc_library(tests_testing_status_matchers DIR tests/testing NAME status_matchers
   SRCS tests/testing/status_matchers.h
   DEPS tp_absl tp_gtest)
@@ -501,7 +504,7 @@ delayq_cc_library(tests_testing_temp_path DIR tests/testing NAME temp_path
   DEPS tp_absl)
 delayq_cc_library(tests_testing_tls_files DIR tests/testing NAME tls_files
   SRCS tests/testing/tls_files.cc tests/testing/tls_files.h
-  DEPS tests_testing_temp_path tp_absl)
+  DEPS tests_testing_files tests_testing_temp_path tp_absl)
 delayq_cc_binary(tests_testing_worker DIR tests/testing NAME worker
   SRCS tests/testing/worker_main.cc tests/testing/worker_output.cc tests/testing/worker_output.h tests/testing/worker_scheduler_commands.cc tests/testing/worker_scheduler_commands.h tests/testing/worker_store_commands.cc tests/testing/worker_store_commands.h
   DEPS delayq tp_absl)

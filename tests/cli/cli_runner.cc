@@ -11,14 +11,13 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/files.h"
 #include "tests/testing/temp_path.h"
 
 extern char** environ;
@@ -31,11 +30,6 @@ std::string Binary() {
   const char* srcdir = std::getenv("TEST_SRCDIR");
   if (srcdir != nullptr) return absl::StrCat(srcdir, "/delayq/tools/delayq");
   return "tools/delayq";
-}
-
-void WriteFile(const std::string& path, absl::string_view data) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
 }
 
 }  // namespace
@@ -132,10 +126,7 @@ bool CliRunner::WaitForFile(const std::string& path, absl::Duration limit) {
 }
 
 std::string CliRunner::ReadFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+  return testing::ReadFile(path);
 }
 
 void ExpectFailure(const CliResult& r, absl::string_view what) {

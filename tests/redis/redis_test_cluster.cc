@@ -3,8 +3,6 @@
 #include "tests/redis/redis_test_cluster.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -14,17 +12,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "tests/redis/redis_test_server.h"
+#include "tests/testing/files.h"
 
 namespace delayq {
 namespace testing {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // One line of CLUSTER NODES: "<id> <ip:port@bus> <flags> <primary>
 // <ping> <pong> <epoch> <link> <slot or range>...".

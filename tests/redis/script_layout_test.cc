@@ -6,11 +6,9 @@
 // and the reply words and field orders C++ reads against the scripts'
 // "-- Reply:" headers and lib/snapshot.lua.
 
-#include <fstream>
 #include <limits>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,10 +23,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/redis/redis_test_server.h"
+#include "tests/testing/files.h"
 
 namespace delayq {
 namespace {
 
+using ::delayq::testing::ReadFile;
 using redis_internal::KeyLayout;
 using ::testing::ElementsAreArray;
 
@@ -38,13 +38,6 @@ std::string ScriptDir() {
   return absl::StrCat(srcdir ? srcdir : ".", "/",
                       workspace ? workspace : "delayq",
                       "/backends/redis/scripts");
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The embedded source of `name` (helpers included), as the server runs it.

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -20,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/serve/serve_process.h"
+#include "tests/testing/files.h"
 #include "tests/testing/temp_path.h"
 
 namespace delayq {
@@ -32,13 +32,6 @@ std::string WriteTokenFile(const std::string& token) {
   const std::string path = FreshTempPath("token");
   std::ofstream(path) << token << "\n";
   return path;
-}
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::string FreshStore() { return "sqlite:" + FreshDbPath("server"); }
@@ -286,7 +279,7 @@ TEST(ServerTest, AnEndlessTokenFileIsRefused) {
   EXPECT_FALSE(
       ServeProcess::Start(FreshStore(), {"--token-file", "/dev/zero"}, log)
           .ok());
-  const std::string text = ReadAll(log);
+  const std::string text = ReadFile(log);
   EXPECT_TRUE(absl::StrContains(text, "is over 4096 bytes")) << text;
 }
 
@@ -359,7 +352,7 @@ TEST(ServerTest, LogsShowNeitherPayloadsNorPasswords) {
         400);
     EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
   }
-  const std::string text = ReadAll(log);
+  const std::string text = ReadFile(log);
   EXPECT_TRUE(absl::StrContains(text, "serving sqlite:")) << text;
   EXPECT_FALSE(absl::StrContains(text, "XYZZY")) << text;
 
@@ -369,7 +362,7 @@ TEST(ServerTest, LogsShowNeitherPayloadsNorPasswords) {
   EXPECT_FALSE(
       ServeProcess::Start("redis://:hunter2pw@127.0.0.1:1", {}, redis_log)
           .ok());
-  const std::string redis_text = ReadAll(redis_log);
+  const std::string redis_text = ReadFile(redis_log);
   EXPECT_TRUE(absl::StrContains(redis_text, "delayq:")) << redis_text;
   EXPECT_FALSE(absl::StrContains(redis_text, "hunter2pw")) << redis_text;
 }

@@ -8,14 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "delayq/sqlite_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_path.h"
 
@@ -23,7 +22,9 @@ namespace delayq {
 namespace {
 
 using ::delayq::testing::FreshDbPath;
+using ::delayq::testing::ReadFile;
 using ::delayq::testing::StatusIs;
+using ::delayq::testing::WriteFile;
 using ::testing::HasSubstr;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
@@ -32,18 +33,6 @@ absl::StatusOr<std::unique_ptr<Backend>> Open(const std::string& path) {
   SqliteOptions options;
   options.path = path;
   return OpenSqliteBackend(options);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-void WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << data;
 }
 
 NewJob Job1() {

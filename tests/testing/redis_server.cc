@@ -15,12 +15,12 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "tests/testing/files.h"
 #include "tests/testing/loopback_port.h"
 #include "tests/testing/temp_path.h"
 
@@ -76,13 +76,6 @@ bool Pings(int port) {
   }
   redisFree(c);
   return ok;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace

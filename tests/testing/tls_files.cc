@@ -4,9 +4,9 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "tests/testing/files.h"
 #include "tests/testing/temp_path.h"
 
 namespace delayq {
@@ -29,13 +29,6 @@ openssl req -newkey rsa:2048 -nodes -subj "/CN=delayq test client" \
 openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
   -days 2 -out client.crt
 )sh";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 }  // namespace
 
