@@ -164,6 +164,14 @@ absl::Status ParseEvery(absl::string_view text, absl::string_view spec,
 }  // namespace
 
 absl::StatusOr<ScheduleSpec> ScheduleSpec::Parse(absl::string_view spec) {
+  // Every field listed value by value fits; a longer spec costs every read
+  // of the schedules to parse it again.
+  constexpr size_t kMaxSpecBytes = 1024;
+  if (spec.size() > kMaxSpecBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a schedule spec is at most ", kMaxSpecBytes,
+                     " bytes, not ", spec.size()));
+  }
   ScheduleSpec out;
   absl::string_view text = absl::StripAsciiWhitespace(spec);
   if (absl::ConsumePrefix(&text, "@every")) {
@@ -262,12 +270,34 @@ absl::Time ScheduleSpec::NextCron(absl::Time after,
   return absl::InfiniteFuture();
 }
 
+namespace {
+
+// Whether `name` has the form of an IANA zone name ("UTC", "Etc/GMT+5",
+// "America/Argentina/Buenos_Aires"). Abseil also loads a zone from any
+// file a name leads to ("/dev/stdin", "../../x", "file:/path"): reading a
+// pipe would hang the caller, so only names of that form are looked up.
+bool IsZoneName(absl::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (absl::string_view part : absl::StrSplit(name, '/')) {
+    if (part.empty() || part == "." || part == "..") return false;
+    for (const char c : part) {
+      if (!absl::ascii_isalnum(c) && c != '_' && c != '-' && c != '+') {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::StatusOr<absl::TimeZone> ParseTimeZone(absl::string_view name) {
   absl::TimeZone tz;
-  if (name.empty() || !absl::LoadTimeZone(std::string(name), &tz)) {
+  if (!IsZoneName(name) || !absl::LoadTimeZone(std::string(name), &tz)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown time zone '", name,
-                     "' (an IANA name such as UTC or Europe/Berlin)"));
+        absl::StrCat("unknown time zone '", name.substr(0, 64),
+                     name.size() > 64 ? "...'" : "'",
+                     " (an IANA name such as UTC or Europe/Berlin)"));
   }
   return tz;
 }

@@ -298,6 +298,7 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
 
 absl::Status Scheduler::Impl::Fail(const Lease& lease,
                                    absl::string_view error) {
+  error = internal::Utf8Prefix(error, internal::kMaxErrorBytes);
   const absl::Time now = clock_->Now();
   const absl::Time retry_at =
       now + lease.job.backoff.Jittered(lease.job.attempts, JitterDraw());

@@ -44,6 +44,16 @@ inline absl::Status ValidateDuration(absl::Duration d, absl::string_view what,
 
 }  // namespace
 
+absl::string_view Utf8Prefix(absl::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  size_t cut = max_bytes;
+  // Back to the first byte of the sequence the cut would split.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+    --cut;
+  }
+  return text.substr(0, cut);
+}
+
 absl::Status ValidateTopic(absl::string_view topic) {
   if (topic.empty()) return absl::InvalidArgumentError("topic is empty");
   if (topic.size() > kMaxTopicBytes) {

@@ -30,6 +30,15 @@ inline constexpr absl::Time kLatestRunAt =
 inline constexpr absl::Duration kLongestDuration =
     absl::Hours(24 * 365 * 10);  // ten years of 365 days
 
+// The most of a failed attempt's error a job keeps (Scheduler::Fail()):
+// errors are for people to read, and each is kept by the store and told to
+// every listener.
+inline constexpr size_t kMaxErrorBytes = 8 << 10;
+
+// The longest prefix of `text` of at most `max_bytes` that does not end in
+// the middle of a UTF-8 sequence.
+absl::string_view Utf8Prefix(absl::string_view text, size_t max_bytes);
+
 // OK for a topic of 1..200 bytes from [A-Za-z0-9._:-]; InvalidArgument naming
 // the problem otherwise.
 absl::Status ValidateTopic(absl::string_view topic);

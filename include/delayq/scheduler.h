@@ -208,7 +208,8 @@ class Scheduler {
   // Fail()
   //
   // The attempt failed with `error`. With attempts left the job runs again
-  // after its backoff; otherwise it goes dead with `error` kept.
+  // after its backoff; otherwise it goes dead with `error` kept. An error is
+  // kept (and told to listeners) up to its first 8 KiB.
   // FailedPrecondition if the lease is stale.
   absl::Status Fail(const Lease& lease, absl::string_view error);
 

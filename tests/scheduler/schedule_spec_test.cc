@@ -275,6 +275,37 @@ TEST(ParseTimeZoneTest, KnowsTheSystemZonesOnly) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// A zone is looked up by its name, never read from a file a path names: a
+// pipe (/dev/stdin, a FIFO) would hang the caller for good.
+TEST(ParseTimeZoneTest, TakesNamesNotPaths) {
+  EXPECT_OK(ParseTimeZone("America/Argentina/Buenos_Aires").status());
+  EXPECT_OK(ParseTimeZone("Etc/GMT+5").status());
+  EXPECT_OK(ParseTimeZone("Etc/GMT-14").status());
+  for (const char* path :
+       {"/dev/stdin", "/proc/self/fd/0", "/usr/share/zoneinfo/UTC",
+        "../../../../usr/share/zoneinfo/UTC", "Europe/../UTC",
+        "file:/usr/share/zoneinfo/UTC", "./UTC", "UTC/", "Europe//Berlin",
+        "Europe/Berlin\n"}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(ParseTimeZone(path).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  // A long name is refused, and not quoted whole.
+  absl::Status long_name = ParseTimeZone(std::string(100000, 'A')).status();
+  EXPECT_EQ(long_name.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LT(long_name.message().size(), 200u);
+}
+
+TEST(ScheduleSpecTest, ASpecIsAtMostAKilobyte) {
+  std::string seconds = "0";
+  for (int s = 1; s < 60; ++s) absl::StrAppend(&seconds, ",", s);
+  EXPECT_OK(ScheduleSpec::Parse(seconds + " * * * * *").status());
+  std::string list = "0";
+  while (list.size() <= 1024) absl::StrAppend(&list, ",0");
+  EXPECT_EQ(ScheduleSpec::Parse(list + " * * * *").status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace internal
 }  // namespace delayq

@@ -172,6 +172,26 @@ TEST_F(SchedulerTest, FailRetriesWithBackoffThenDies) {
   EXPECT_EQ(MustReserve("t").job.attempts, 1);
 }
 
+// An error is for people: the job keeps its first 8 KiB (not cut inside a
+// UTF-8 sequence), and so does every listener, whatever a worker sends.
+TEST_F(SchedulerTest, AFailsErrorIsKeptUpToEightKilobytes) {
+  std::string told;
+  scheduler_->AddListener([&](const Event& e) {
+    if (e.type == EventType::kDead) told = e.error;
+  });
+  JobOptions options;
+  options.id = "long";
+  options.max_attempts = 1;
+  ASSERT_OK(scheduler_->Enqueue("t", "p", options));
+  std::string error;
+  while (error.size() < 100'000) error += "\xe2\x82\xac";  // the euro sign
+  ASSERT_OK(scheduler_->Fail(MustReserve("t"), error));
+  ASSERT_OK_AND_ASSIGN(Job job, scheduler_->Get("long"));
+  EXPECT_EQ(job.last_error.size(), 8190u);  // 2,730 whole signs
+  EXPECT_EQ(job.last_error, error.substr(0, 8190));
+  EXPECT_EQ(told, job.last_error);
+}
+
 TEST_F(SchedulerTest, ReleaseGivesTheAttemptBack) {
   JobOptions options;
   options.max_attempts = 1;

@@ -6,6 +6,21 @@
 
 namespace delayq {
 namespace serve {
+namespace {
+
+// The most of an event's error the ring keeps: its first KiB, not cut in
+// the middle of a UTF-8 sequence.
+absl::string_view Glimpse(absl::string_view error) {
+  constexpr size_t kErrorBytes = 1024;
+  if (error.size() <= kErrorBytes) return error;
+  size_t cut = kErrorBytes;
+  while (cut > 0 && (static_cast<unsigned char>(error[cut]) & 0xC0) == 0x80) {
+    --cut;
+  }
+  return error.substr(0, cut);
+}
+
+}  // namespace
 
 void JobHistory::Record(const Event& event) {
   RecordAll(absl::MakeConstSpan(&event, 1));
@@ -23,7 +38,10 @@ void JobHistory::RecordAll(absl::Span<const Event> events) {
     entry.at = event.at;
     entry.id.assign(event.id);
     entry.topic.assign(event.topic);
-    entry.error.assign(event.error);
+    // An error is kept whole by the store; a glimpse is enough here, and
+    // keeps the ring's size bounded whatever the errors.
+    const absl::string_view error = Glimpse(event.error);
+    entry.error.assign(error.data(), error.size());
   }
 }
 
