@@ -234,7 +234,9 @@ TEST(HttpServerTest, SaysContinueBeforeTheBodyWhenAsked) {
 TEST(HttpServerTest, DecodesTheQueryAndLeavesThePathAsSent) {
   auto server = StartServer();
   RawConnection c(server->port());
-  c.Send("GET /jobs/a%2Fb%20c+d?state=dead&x=1+2%21&flag HTTP/1.1\r\n\r\n");
+  c.Send(
+      "GET /jobs/a%2Fb%20c+d?state=dead&x=1+2%21&flag HTTP/1.1\r\nHost: "
+      "x\r\n\r\n");
   Json body = BodyOf(c.Read());
   EXPECT_EQ(body["path"], "/jobs/a%2Fb%20c+d");
   EXPECT_EQ(body["query"],
@@ -244,7 +246,9 @@ TEST(HttpServerTest, DecodesTheQueryAndLeavesThePathAsSent) {
 TEST(HttpServerTest, AnswersAHeadWithTheHeadersOnly) {
   auto server = StartServer();
   RawConnection c(server->port());
-  c.Send("HEAD /h HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\n\r\n");
+  c.Send(
+      "HEAD /h HTTP/1.1\r\nHost: x\r\n\r\nGET /after HTTP/1.1\r\nHost: "
+      "x\r\n\r\n");
   RawReply head = c.Read(/*head_only=*/true);
   EXPECT_EQ(head.status, 200);
   EXPECT_TRUE(absl::StrContains(head.head, "Content-Length: "));
@@ -309,15 +313,15 @@ TEST(HttpServerTest, RefusesWhatIsNotHttp) {
 TEST(HttpServerTest, RefusesHeadersOverTheLimit) {
   auto server = StartServer();
   RawConnection c(server->port());
-  c.Send(absl::StrCat("GET / HTTP/1.1\r\nX-Long: ", std::string(9000, 'a'),
-                      "\r\n\r\n"));
+  c.Send(absl::StrCat("GET / HTTP/1.1\r\nHost: x\r\nX-Long: ",
+                      std::string(9000, 'a'), "\r\n\r\n"));
   ExpectRefused(c, 431, "RESOURCE_EXHAUSTED");
 }
 
 TEST(HttpServerTest, ClosesWhenTheClientAsks) {
   auto server = StartServer();
   RawConnection c(server->port());
-  c.Send("GET /bye HTTP/1.1\r\nConnection: close\r\n\r\n");
+  c.Send("GET /bye HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   RawReply reply = c.Read();
   EXPECT_EQ(reply.status, 200);
   EXPECT_TRUE(absl::StrContains(reply.head, "Connection: close"));
@@ -334,7 +338,7 @@ TEST(HttpServerTest, ClosesAnIdleConnectionAfterTheKeepAlive) {
   options.keep_alive = absl::Milliseconds(200);
   auto server = StartServer(Echo, options);
   RawConnection c(server->port());
-  c.Send("GET /once HTTP/1.1\r\n\r\n");
+  c.Send("GET /once HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(c.Read().status, 200);
   // Closed by the server well before this client's own 10 s timeout.
   EXPECT_TRUE(c.Closed());
@@ -343,7 +347,7 @@ TEST(HttpServerTest, ClosesAnIdleConnectionAfterTheKeepAlive) {
 TEST(HttpServerTest, SkipsEmptyLinesBeforeARequest) {
   auto server = StartServer();
   RawConnection c(server->port());
-  c.Send(Post("/one", "1") + "\r\n\r\nGET /two HTTP/1.1\r\n\r\n");
+  c.Send(Post("/one", "1") + "\r\n\r\nGET /two HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(BodyOf(c.Read())["path"], "/one");
   EXPECT_EQ(BodyOf(c.Read())["path"], "/two");
 }
@@ -396,7 +400,9 @@ TEST(HttpServerTest, AnswersAHandlerThatThrowsWith500) {
         Echo(request, response);
       });
   RawConnection c(server->port());
-  c.Send("GET /throw HTTP/1.1\r\n\r\nGET /fine HTTP/1.1\r\n\r\n");
+  c.Send(
+      "GET /throw HTTP/1.1\r\nHost: x\r\n\r\nGET /fine HTTP/1.1\r\nHost: "
+      "x\r\n\r\n");
   RawReply failed = c.Read();
   EXPECT_EQ(failed.status, 500);
   EXPECT_EQ(BodyOf(failed)["code"], "INTERNAL");
@@ -407,7 +413,7 @@ TEST(HttpServerTest, AnswersAHandlerThatThrowsWith500) {
 TEST(HttpServerTest, RefusesAChunkLineThatNeverEnds) {
   auto server = StartServer();
   RawConnection c(server->port());
-  c.Send("POST /c HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1;");
+  c.Send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;");
   std::thread sender([&] {
     c.SendWhatGoes(std::string(1 << 20, 'e'));  // a chunk extension
   });
@@ -449,7 +455,7 @@ TEST(HttpServerTest, GivesUpOnAReplyTheClientReadsTooSlowly) {
       },
       options);
   RawConnection c(server->port());
-  c.Send("GET /big HTTP/1.1\r\n\r\n");
+  c.Send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
   // 32 KiB every 10 ms: the whole would take 10 s.
   const size_t received = c.ReadSlowly(32 << 10, absl::Milliseconds(10));
   EXPECT_LT(received, size);  // the server closed before the end
@@ -469,10 +475,10 @@ TEST(HttpServerTest, DrainClosesIdleConnectionsAndAnswersBusyOnes) {
       },
       options);
   RawConnection idle(server->port());
-  idle.Send("GET /first HTTP/1.1\r\n\r\n");
+  idle.Send("GET /first HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(idle.Read().status, 200);
   RawConnection working(server->port());
-  working.Send("GET /wait HTTP/1.1\r\n\r\n");
+  working.Send("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
   busy.WaitForNotification();
 
   absl::Notification drained;
@@ -504,7 +510,7 @@ TEST(HttpServerTest, DrainDoesNotWaitForAHalfSentRequest) {
   RawConnection half(server->port());
   // The "100 Continue" says the server is reading this request.
   half.Send(
-      "POST /slow HTTP/1.1\r\nContent-Length: 100\r\n"
+      "POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n"
       "Expect: 100-continue\r\n\r\nabc");
   RawReply go = half.Read(/*head_only=*/true);
   ASSERT_EQ(go.status, 100);
@@ -526,7 +532,7 @@ TEST(HttpServerTest, EveryReplyCarriesTheCommonHeaders) {
   options.headers = {"X-Common: yes", "X-Other: 1"};
   auto server = StartServer(Echo, options);
   RawConnection c(server->port());
-  c.Send("GET /a HTTP/1.1\r\n\r\n");
+  c.Send("GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
   RawReply ok = c.Read();
   EXPECT_EQ(ok.status, 200);
   EXPECT_TRUE(absl::StrContains(ok.head, "X-Common: yes\r\nX-Other: 1\r\n"))
@@ -536,6 +542,77 @@ TEST(HttpServerTest, EveryReplyCarriesTheCommonHeaders) {
   RawReply refused = bad.Read();
   EXPECT_EQ(refused.status, 400);
   EXPECT_TRUE(absl::StrContains(refused.head, "X-Common: yes")) << refused.head;
+}
+
+TEST(HttpServerTest, AnHttp11RequestWithoutHostIsRefused) {
+  auto server = StartServer();
+  RawConnection old(server->port());
+  old.Send("GET /a HTTP/1.0\r\n\r\n");
+  EXPECT_EQ(old.Read().status, 200);
+  RawConnection c(server->port());
+  c.Send("GET /a HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 400);
+}
+
+// A coding the server does not undo would leave the body read as plain.
+TEST(HttpServerTest, OnlyTheChunkedTransferCodingIsTaken) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send(
+      "POST /z HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n"
+      "\r\n2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 400);
+  RawConnection plain(server->port());
+  plain.Send(
+      "POST /z HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n"
+      "2\r\n{}\r\n0\r\n\r\n");
+  EXPECT_EQ(BodyOf(plain.Read())["body"], "{}");
+}
+
+// Trailer fields would be merged into the header's: a trailer could stand
+// in for a Content-Type or an Origin the header did not have.
+TEST(HttpServerTest, TrailerFieldsAreRefused) {
+  HttpRequest seen;
+  auto server =
+      StartServer([&](const HttpRequest& request, HttpResponse& response) {
+        seen = request;
+        Echo(request, response);
+      });
+  RawConnection c(server->port());
+  c.Send(
+      "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "2\r\n{}\r\n0\r\nContent-Type: application/json\r\n\r\n");
+  EXPECT_EQ(c.Read().status, 400);
+  EXPECT_EQ(seen.path, "");  // never handed on
+}
+
+// A chunk's extensions are bounded as a header line is, however they
+// arrive (in one piece, here).
+TEST(HttpServerTest, RefusesAChunkExtensionOverTheLineLimit) {
+  auto server = StartServer();
+  RawConnection c(server->port());
+  c.Send(absl::StrCat(
+      "POST /e HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+      "2;",
+      std::string(9000, 'e'), "\r\n{}\r\n0\r\n\r\n"));
+  EXPECT_EQ(c.Read().status, 400);
+}
+
+// Empty lines do not keep a connection alive past its idle time: the
+// client below sends one every 20 ms, for at most 20 s, and the server
+// closes the connection after its 300 ms.
+TEST(HttpServerTest, EmptyLinesDoNotExtendTheIdleTime) {
+  HttpServer::Options options;
+  options.keep_alive = absl::Milliseconds(300);
+  auto server = StartServer(Echo, options);
+  RawConnection c(server->port());
+  const absl::Time give_up = absl::Now() + absl::Seconds(20);
+  bool closed = false;
+  while (!closed && absl::Now() < give_up) {
+    closed = !c.SendWhatGoes("\r\n");
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_TRUE(closed) << "still open after 20 s of empty lines";
 }
 
 }  // namespace

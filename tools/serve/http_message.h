@@ -7,6 +7,7 @@
 #ifndef DELAYQ_TOOLS_SERVE_HTTP_MESSAGE_H_
 #define DELAYQ_TOOLS_SERVE_HTTP_MESSAGE_H_
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,10 @@ struct HttpRequest {
   std::string content_type;
   std::string fetch_site;  // Sec-Fetch-Site, which browsers send
   std::string body;
+  // Whether the client has closed its connection while the request was
+  // being answered (a long poll asks before it hands out work). Null for
+  // a request that came from no connection.
+  std::function<bool()> client_gone;
 
   // The first value of query parameter `name`, or "" when absent.
   std::string Query(absl::string_view name) const {

@@ -138,6 +138,7 @@ void HttpServer::Serve(int fd) {
     ~Tracked() { server->Leave(fd); }
   } tracked{this, fd};
   HttpRequest request;
+  request.client_gone = [&connection] { return connection.ClientGone(); };
   for (;;) {
     if (!Enter(fd, Phase::kIdle)) break;
     if (!connection.AwaitRequest()) break;

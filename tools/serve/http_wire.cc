@@ -10,8 +10,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
+#include <iterator>
+#include <optional>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -72,8 +76,51 @@ bool AsksToContinue(const Parser& parser) {
                                 "100-continue");
 }
 
-// Fills the request's method, path, query and the headers it keeps from
-// the parsed message, and takes its body.
+// The header fields the request keeps, read once the header is in (so
+// that no trailer after the body can stand in for one).
+void TakeHeaders(const Parser& parser, HttpRequest* request) {
+  const http::request<http::string_body>& message = parser.get();
+  request->authorization =
+      std::string(View(message[http::field::authorization]));
+  request->host = std::string(View(message[http::field::host]));
+  request->origin = std::string(View(message[http::field::origin]));
+  request->content_type = std::string(View(message[http::field::content_type]));
+  request->fetch_site = std::string(View(message["Sec-Fetch-Site"]));
+}
+
+size_t FieldCount(const Parser& parser) {
+  return static_cast<size_t>(
+      std::distance(parser.get().begin(), parser.get().end()));
+}
+
+// The refusal of a request's header, if it cannot be taken: a POST or PUT
+// without a length, HTTP/1.1 without a Host (RFC 9112, 3.2), a transfer
+// coding other than chunked (a body sent "gzip, chunked" would be read as
+// plain).
+std::optional<HttpConnection::Outcome> HeaderRefusal(const Parser& parser) {
+  if (LacksBodyLength(parser)) {
+    return Refusal(400,
+                   "malformed HTTP request (a POST needs a Content-Length; "
+                   "send {} for no fields)");
+  }
+  const http::request<http::string_body>& message = parser.get();
+  if (message.version() >= 11 &&
+      message.find(http::field::host) == message.end()) {
+    return Refusal(400, "malformed HTTP request: HTTP/1.1 needs a Host header");
+  }
+  const auto coding = message.find(http::field::transfer_encoding);
+  if (coding != message.end() &&
+      !absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(View(coding->value())),
+                              "chunked")) {
+    return Refusal(400,
+                   "malformed HTTP request: of the transfer codings, only "
+                   "'chunked' is understood");
+  }
+  return std::nullopt;
+}
+
+// Fills the request's method, path and query from the parsed message, and
+// takes its body.
 void Fill(Parser& parser, HttpRequest* request) {
   http::request<http::string_body>& message = parser.get();
   request->method = std::string(message.method_string());
@@ -91,12 +138,6 @@ void Fill(Parser& parser, HttpRequest* request) {
                                   PercentDecode(kv.second, true));
     }
   }
-  request->authorization =
-      std::string(View(message[http::field::authorization]));
-  request->host = std::string(View(message[http::field::host]));
-  request->origin = std::string(View(message[http::field::origin]));
-  request->content_type = std::string(View(message[http::field::content_type]));
-  request->fetch_site = std::string(View(message["Sec-Fetch-Site"]));
   request->body = std::move(message.body());
 }
 
@@ -145,6 +186,9 @@ void HttpConnection::SetTimeout(int option, absl::Duration timeout,
 }
 
 bool HttpConnection::AwaitRequest() {
+  // Empty lines do not make a connection any less idle: the whole wait,
+  // however many of them come, is bounded.
+  const Clock::time_point deadline = After(limits_.idle);
   size_t skipped = 0;
   for (;;) {
     const size_t start = buffer_.find_first_not_of("\r\n");
@@ -152,10 +196,13 @@ bool HttpConnection::AwaitRequest() {
       buffer_.erase(0, start);
       return true;
     }
-    // Empty lines wait as an idle connection does, but not for ever.
     skipped += buffer_.size();
     buffer_.clear();
-    if (skipped > kMaxHeaderBytes || !Receive(limits_.idle)) return false;
+    const absl::Duration left = Until(deadline);
+    if (skipped > kMaxHeaderBytes || left <= absl::ZeroDuration() ||
+        !Receive(left)) {
+      return false;
+    }
   }
 }
 
@@ -176,13 +223,34 @@ bool HttpConnection::HasUnread() {
   return !buffer_.empty() || recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
+bool HttpConnection::ClientGone() {
+  if (!buffer_.empty()) return false;
+  char byte;
+  const ssize_t got = recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return got == 0 ||
+         (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 HttpConnection::Outcome HttpConnection::Read(HttpRequest* request) {
   const Clock::time_point deadline = After(limits_.request);
   Parser parser;
-  parser.eager(true);
+  // Stop after the header, so that it is checked and its fields taken
+  // before any byte of the body (or a trailer) is parsed; then take all
+  // that comes.
+  parser.eager(false);
   parser.header_limit(kMaxHeaderBytes);
   parser.body_limit(limits_.max_body_bytes);
+  // A chunk's extensions are bounded as a header line is (the parser
+  // bounds neither).
+  auto bound_extensions = [](uint64_t, boost::beast::string_view extensions,
+                             boost::beast::error_code& error) {
+    if (extensions.size() > kMaxHeaderBytes) {
+      error = http::error::bad_chunk_extension;
+    }
+  };
+  parser.on_chunk_header(bound_extensions);
   bool header_checked = false;
+  size_t header_fields = 0;
   for (;;) {
     if (!buffer_.empty()) {
       boost::beast::error_code error;
@@ -191,6 +259,23 @@ HttpConnection::Outcome HttpConnection::Read(HttpRequest* request) {
       buffer_.erase(0, used);
       if (error && error != http::error::need_more) {
         return ParseRefusal(error, limits_.max_body_bytes);
+      }
+      if (parser.is_header_done() && !header_checked) {
+        header_checked = true;
+        if (std::optional<Outcome> refused = HeaderRefusal(parser)) {
+          return *std::move(refused);
+        }
+        // An HTTP/1.0 client's expectation is ignored (RFC 9110, 10.1.1).
+        if (!parser.is_done() && parser.get().version() >= 11 &&
+            AsksToContinue(parser)) {
+          iovec go{const_cast<char*>(kContinue.data()), kContinue.size()};
+          if (!Send(&go, 1, deadline)) return Outcome{};  // kBroken
+        }
+        TakeHeaders(parser, request);
+        header_fields = FieldCount(parser);
+        parser.eager(true);
+        if (parser.is_done()) break;  // no body
+        continue;                     // the body's bytes already here
       }
       // The parser takes all it can: what it leaves of an unfinished
       // request is an unfinished line. It bounds the header's, not a
@@ -204,25 +289,15 @@ HttpConnection::Outcome HttpConnection::Read(HttpRequest* request) {
                                   limits_.max_body_bytes);
       }
     }
-    if (parser.is_header_done() && !header_checked) {
-      header_checked = true;
-      if (LacksBodyLength(parser)) {
-        return Refusal(400,
-                       "malformed HTTP request (a POST needs a Content-Length; "
-                       "send {} for no fields)");
-      }
-      // An HTTP/1.0 client's expectation is ignored (RFC 9110, 10.1.1).
-      if (!parser.is_done() && parser.get().version() >= 11 &&
-          AsksToContinue(parser)) {
-        iovec go{const_cast<char*>(kContinue.data()), kContinue.size()};
-        if (!Send(&go, 1, deadline)) return Outcome{};
-      }
-    }
     if (parser.is_done()) break;
     const absl::Duration left = Until(deadline);
     if (left <= absl::ZeroDuration() || !Receive(left)) {
       return Outcome{};  // kBroken
     }
+  }
+  // Trailer fields would be read as the header's: none are taken.
+  if (FieldCount(parser) != header_fields) {
+    return Refusal(400, "malformed HTTP request: trailer fields are not taken");
   }
   Outcome outcome;
   outcome.kind = Outcome::kRequest;

@@ -88,6 +88,10 @@ class HttpConnection {
   // Whether the client has sent bytes not read yet (a next request).
   bool HasUnread();
 
+  // Whether the client has closed the connection (or it broke), with
+  // nothing sent that is not read yet.
+  bool ClientGone();
+
   // Before closing with bytes still coming (a refused request's body,
   // requests after the last answered): closing with them unread resets
   // the connection, and on a real network the reset can overtake the last
