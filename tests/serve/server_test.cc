@@ -166,6 +166,33 @@ TEST(ServerTest, AHostThatIsNotTheServersIsRefusedWithoutAToken) {
   EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
 }
 
+// A name the server answers to is not an origin it trusts: a page may be
+// served under that name on another port or scheme. Only the origin the
+// request is sent to is the server's own.
+TEST(ServerTest, AnAllowedNameOnAnotherPortIsAnotherOrigin) {
+  auto server =
+      ServeProcess::Start(FreshStore(), {"--allow-host", "proxy.example"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  for (const std::string origin :
+       {"http://proxy.example:9999", "https://proxy.example:1",
+        "http://proxy.example"}) {
+    SCOPED_TRACE(origin);
+    EXPECT_EQ(
+        Exchange(port, Request("POST", "/v1/topics/t/pause",
+                               HostOf(port) + "Origin: " + origin + "\r\n"))
+            .status,
+        403);
+  }
+  // Behind a proxy that passes the browser's Host on.
+  EXPECT_EQ(Exchange(port, Request("POST", "/v1/topics/t/pause",
+                                   "Host: proxy.example\r\nOrigin: "
+                                   "https://proxy.example\r\n"))
+                .status,
+            200);
+  EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
+}
+
 // With a token, a rebound page cannot do anything: any name may be used.
 TEST(ServerTest, WithATokenAnyHostIsTaken) {
   auto server = ServeProcess::Start(FreshStore(),
@@ -319,6 +346,59 @@ TEST(ServerTest, DrainAnswersTheRequestsInFlight) {
   EXPECT_TRUE(ExitedWith(status, 0)) << status;
   EXPECT_EQ(waited.status, 200) << waited.body;
   EXPECT_EQ(waited.json["leases"].size(), 0u);
+}
+
+// A long poll whose client went away hands the job it got back at once,
+// with its attempt: the job has a ttr of an hour, so only that can make it
+// ready again within the test.
+TEST(ServerTest, ALongPollWhoseClientWentAwayGivesItsJobBack) {
+  auto server =
+      ServeProcess::Start(FreshStore(), {"--max-wait", "1h", "--poll", "1h"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)), 0);
+  const std::string reserve =
+      Request("POST", "/v1/topics/gone/reserve",
+              HostOf(port) + "Content-Type: application/json\r\n",
+              R"({"wait_ms": 3600000})");
+  ASSERT_EQ(send(fd, reserve.data(), reserve.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(reserve.size()));
+  ApiClient api(port);
+  while (!absl::StrContains(api.Get("/metrics").body,
+                            "delayq_http_reserves_waiting 1")) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  close(fd);  // the client is gone, as if killed
+  ASSERT_EQ(api.Post("/v1/topics/gone/jobs",
+                     {{"payload", "x"}, {"id", "g"}, {"ttr_ms", 3'600'000}})
+                .status,
+            201);
+  // The waiting reserve takes the job (the server's history tells), then
+  // gives it back.
+  auto reserved = [&] {
+    const HttpReply history = api.Get("/v1/jobs/g/history");
+    for (const Json& e : history.json["events"]) {
+      if (e["event"] == "reserved") return true;
+    }
+    return false;
+  };
+  Json job;
+  bool seen = false;
+  for (int i = 0; i < 1000; ++i) {  // ten seconds at most
+    seen = seen || reserved();
+    job = api.Get("/v1/jobs/g").json;
+    if (seen && job["state"] == "ready") break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_TRUE(seen) << "the waiting reserve never took the job";
+  EXPECT_EQ(job["state"], "ready") << job.dump();
+  EXPECT_EQ(job["attempts"], 0) << job.dump();
+  EXPECT_TRUE(ExitedWith((*server)->Stop(), 0));
 }
 
 TEST(ServerTest, HistoryZeroKeepsNoEvents) {

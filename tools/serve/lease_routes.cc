@@ -44,6 +44,15 @@ absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
       call.path[0], static_cast<int>(*max), wait, *context.draining);
   --*context.reserves_waiting;
   if (!leases.ok()) return leases.status();
+  // A client that gave up waiting would leave the jobs it got leased until
+  // their ttr ran out, an attempt spent: they go back at once instead.
+  if (wait > absl::ZeroDuration() && !leases->empty() &&
+      call.request->client_gone && call.request->client_gone()) {
+    for (const Lease& lease : *leases) {
+      context.scheduler->Release(lease, absl::ZeroDuration()).IgnoreError();
+    }
+    return absl::CancelledError("the client went away while it waited");
+  }
   std::string text = JsonListText<Lease>("leases", *leases, &AppendLeaseJson);
   context.leases->PutAll(*std::move(leases));
   return Reply::Text(200, std::move(text));

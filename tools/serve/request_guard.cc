@@ -45,11 +45,10 @@ RequestGuard::RequestGuard(absl::string_view listen_host,
                            const std::vector<std::string>& more_hosts,
                            bool check_host)
     : check_host_(check_host) {
-  for (const std::string& host : more_hosts) names_.push_back(HostOf(host));
   // A listen host is written without brackets, even an IPv6 one.
   hosts_ = {"localhost", "127.0.0.1", "::1",
             absl::AsciiStrToLower(listen_host)};
-  hosts_.insert(hosts_.end(), names_.begin(), names_.end());
+  for (const std::string& host : more_hosts) hosts_.push_back(HostOf(host));
 }
 
 bool RequestGuard::KnownHost(absl::string_view authority) const {
@@ -58,17 +57,13 @@ bool RequestGuard::KnownHost(absl::string_view authority) const {
          std::find(hosts_.begin(), hosts_.end(), host) != hosts_.end();
 }
 
-bool RequestGuard::SameOrigin(const HttpRequest& request) const {
+bool RequestGuard::SameOrigin(const HttpRequest& request) {
   absl::string_view origin = request.origin;
-  if (!absl::ConsumePrefix(&origin, "http://") &&
-      !absl::ConsumePrefix(&origin, "https://")) {
-    return false;  // "null" (a sandboxed frame, a file) or no web origin
-  }
-  if (absl::EqualsIgnoreCase(origin, request.host)) return true;
-  // Behind a proxy that rewrites Host, the page's origin is the proxy's
-  // name: one the server was told to answer to.
-  const std::string host = HostOf(origin);
-  return std::find(names_.begin(), names_.end(), host) != names_.end();
+  // "null" (a sandboxed frame, a file) is no web origin. A proxy in front
+  // must pass the Host the browser sent, so that the two still agree.
+  return (absl::ConsumePrefix(&origin, "http://") ||
+          absl::ConsumePrefix(&origin, "https://")) &&
+         !request.host.empty() && absl::EqualsIgnoreCase(origin, request.host);
 }
 
 bool RequestGuard::Admit(const HttpRequest& request,

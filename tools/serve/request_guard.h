@@ -55,11 +55,11 @@ class RequestGuard {
   // this server may be reached by.
   bool KnownHost(absl::string_view authority) const;
 
-  // Whether the request's Origin is the origin it is sent to (its Host),
-  // or one of the names the server was given.
-  bool SameOrigin(const HttpRequest& request) const;
+  // Whether the request's Origin is the origin it is sent to (its Host).
+  // Only that: a name the server answers to may be served on other ports
+  // and schemes by pages that are not the server's.
+  static bool SameOrigin(const HttpRequest& request);
 
-  std::vector<std::string> names_;  // the names given, as hosts_ holds them
   std::vector<std::string> hosts_;  // lowercase, without brackets or port
   bool check_host_;
 };
