@@ -1,0 +1,179 @@
+// Copyright delayq authors.
+
+#include "tests/faults/fault_harness.h"
+
+#include <cstdlib>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "tests/testing/temp_path.h"
+
+namespace delayq {
+namespace testing {
+namespace {
+
+// Fixed, so that every run of the suite tries the same schedules.
+constexpr uint64_t kSeeds[] = {1, 2, 3, 4, 5};
+
+}  // namespace
+
+std::unique_ptr<Backend> OpenStore(StoreKind kind) {
+  if (kind == StoreKind::kMemory) return NewMemoryBackend();
+  absl::StatusOr<std::unique_ptr<Backend>> store =
+      OpenBackend(absl::StrCat("sqlite:", FreshDbPath("faults")));
+  if (!store.ok()) {
+    fprintf(stderr, "FATAL: cannot open SQLite: %s\n",
+            store.status().ToString().c_str());
+    abort();
+  }
+  return *std::move(store);
+}
+
+std::vector<uint64_t> FaultSeeds() {
+  const char* env = std::getenv("DELAYQ_FAULT_SEEDS");
+  std::vector<uint64_t> seeds;
+  if (env != nullptr && *env != '\0') {
+    for (absl::string_view part : absl::StrSplit(env, ',')) {
+      uint64_t seed;
+      if (absl::SimpleAtoi(part, &seed)) seeds.push_back(seed);
+    }
+  }
+  if (seeds.empty()) seeds.assign(std::begin(kSeeds), std::end(kSeeds));
+  return seeds;
+}
+
+std::vector<FaultCase> FaultCases() {
+  std::vector<FaultCase> out;
+  for (StoreKind kind : {StoreKind::kMemory, StoreKind::kSqlite}) {
+    for (uint64_t seed : FaultSeeds()) out.push_back({kind, seed});
+  }
+  return out;
+}
+
+std::string FaultCaseName(const FaultCase& c) {
+  return absl::StrCat(c.store == StoreKind::kMemory ? "Memory" : "Sqlite",
+                      "_seed", c.seed);
+}
+
+std::ostream& operator<<(std::ostream& out, const FaultCase& c) {
+  return out << FaultCaseName(c);
+}
+
+bool AwaitWaiters(const SimulatedClock& clock, int n, absl::Duration patience) {
+  const absl::Time give_up = absl::Now() + patience;
+  while (clock.Waiters() < n) {
+    if (absl::Now() >= give_up) return false;
+    absl::SleepFor(absl::Microseconds(200));
+  }
+  return true;
+}
+
+size_t RunLog::Begin(const Lease& lease, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  Run run;
+  run.id = lease.job.id;
+  run.token = lease.token;
+  run.start = now;
+  runs_.push_back(std::move(run));
+  ++running_;
+  return runs_.size() - 1;
+}
+
+void RunLog::End(size_t index, absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  runs_[index].end = now;
+  --running_;
+}
+
+std::vector<RunLog::Run> RunLog::Runs() const {
+  absl::MutexLock lock(&mu_);
+  return runs_;
+}
+
+std::set<std::string> RunLog::Finished() const {
+  absl::MutexLock lock(&mu_);
+  std::set<std::string> out;
+  for (const Run& r : runs_) {
+    if (r.end != absl::InfiniteFuture()) out.insert(r.id);
+  }
+  return out;
+}
+
+int RunLog::Running() const {
+  absl::MutexLock lock(&mu_);
+  return running_;
+}
+
+int RunLog::BeganSince(absl::Time t) const {
+  absl::MutexLock lock(&mu_);
+  int n = 0;
+  for (const Run& r : runs_) n += r.start >= t;
+  return n;
+}
+
+std::vector<std::string> LiveLeaseOverlaps(
+    const std::vector<RunLog::Run>& runs,
+    const std::map<FaultyBackend::LeaseKey, GrantedLease>& leases) {
+  std::vector<std::string> problems;
+  std::map<std::string, std::vector<const RunLog::Run*>> by_job;
+  for (const RunLog::Run& r : runs) by_job[r.id].push_back(&r);
+  for (const auto& [id, job_runs] : by_job) {
+    for (size_t i = 0; i < job_runs.size(); ++i) {
+      for (size_t j = i + 1; j < job_runs.size(); ++j) {
+        const RunLog::Run* a = job_runs[i];
+        const RunLog::Run* b = job_runs[j];
+        if (b->start < a->start) std::swap(a, b);
+        // Runs that touch end to start do not overlap.
+        if (!(b->start < a->end)) continue;
+        if (a->token == b->token) {
+          problems.push_back(absl::StrCat("job ", id, ": two runs at once on ",
+                                          "one lease, token ", a->token));
+          continue;
+        }
+        auto la = leases.find({id, a->token});
+        auto lb = leases.find({id, b->token});
+        if (la == leases.end() || lb == leases.end()) {
+          problems.push_back(absl::StrCat(
+              "job ", id, ": a run on a lease the store never granted"));
+          continue;
+        }
+        // The earlier lease's last deadline, as the store set it, against
+        // when the store granted the later one: the store may grant the
+        // job again only once the earlier lease lapsed.
+        if (la->second.deadline > lb->second.granted_at) {
+          problems.push_back(absl::StrCat(
+              "job ", id, ": runs overlap while token ", a->token,
+              " was live until ", absl::FormatTime(la->second.deadline),
+              " and token ", b->token, " was granted at ",
+              absl::FormatTime(lb->second.granted_at)));
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+std::vector<std::string> LostJobs(const FaultyBackend& faulty) {
+  std::vector<std::string> lost;
+  const std::set<std::string> acked = faulty.Acked();
+  const std::set<std::string> cancelled = faulty.Cancelled();
+  for (const std::string& id : faulty.Added()) {
+    if (acked.count(id) == 0 && cancelled.count(id) == 0) lost.push_back(id);
+  }
+  return lost;
+}
+
+int64_t JobsIn(Backend& store, const std::vector<std::string>& topics) {
+  int64_t n = 0;
+  for (const std::string& topic : topics) {
+    absl::StatusOr<TopicStats> stats = store.Stats(topic);
+    if (!stats.ok()) return -1;
+    n += stats->delayed + stats->ready + stats->reserved + stats->dead;
+  }
+  return n;
+}
+
+}  // namespace testing
+}  // namespace delayq
