@@ -165,6 +165,65 @@ std::vector<std::string> LostJobs(const FaultyBackend& faulty) {
   return lost;
 }
 
+std::vector<std::string> UnaskedEnds(
+    const FaultyBackend& faulty, const std::set<std::string>& asked_to_ack,
+    const std::set<std::string>& asked_to_cancel) {
+  std::vector<std::string> out;
+  for (const std::string& id : faulty.Acked()) {
+    if (asked_to_ack.count(id) == 0) {
+      out.push_back(absl::StrCat(id, " acked unasked"));
+    }
+  }
+  for (const std::string& id : faulty.Cancelled()) {
+    if (asked_to_cancel.count(id) == 0) {
+      out.push_back(absl::StrCat(id, " cancelled unasked"));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> LeasesKeptAfterStop(
+    Backend& store, const FaultyBackend& faulty,
+    const std::vector<std::string>& topics, absl::Time now) {
+  std::vector<std::string> problems;
+  const auto leases = faulty.Leases();
+  const auto failed_ends = faulty.EndsFailedBefore();
+  for (const std::string& topic : topics) {
+    absl::StatusOr<std::vector<Job>> reserved =
+        store.List(topic, JobState::kReserved, 100000);
+    if (!reserved.ok()) {
+      problems.push_back(reserved.status().ToString());
+      continue;
+    }
+    for (const Job& job : *reserved) {
+      // The newest lease the store granted on the job.
+      const GrantedLease* newest = nullptr;
+      for (auto it = leases.lower_bound({job.id, 0});
+           it != leases.end() && it->first.first == job.id; ++it) {
+        if (newest == nullptr || it->second.granted_at >= newest->granted_at) {
+          newest = &it->second;
+        }
+      }
+      if (newest == nullptr) {
+        problems.push_back(absl::StrCat(job.id, ": reserved, no lease known"));
+        continue;
+      }
+      if (newest->deadline <= now || newest->reply_lost) continue;
+      bool end_failed = false;
+      auto range = failed_ends.equal_range(job.id);
+      for (auto it = range.first; it != range.second; ++it) {
+        end_failed |= it->second == newest->token;
+      }
+      if (end_failed) continue;
+      problems.push_back(absl::StrCat(
+          job.id, ": still reserved after Stop() under token ", newest->token,
+          " until ", absl::FormatTime(newest->deadline),
+          ", though its end never failed"));
+    }
+  }
+  return problems;
+}
+
 int64_t JobsIn(Backend& store, const std::vector<std::string>& topics) {
   int64_t n = 0;
   for (const std::string& topic : topics) {

@@ -95,6 +95,27 @@ std::vector<std::string> LiveLeaseOverlaps(
 // added that it neither acked nor cancelled. Empty when there are none.
 std::vector<std::string> LostJobs(const FaultyBackend& faulty);
 
+// Jobs that left the store by an Ack nobody asked for, or a Cancel: ids
+// in the ledger's Acked() not in `asked_to_ack`, in Cancelled() not in
+// `asked_to_cancel`. Empty when there are none.
+std::vector<std::string> UnaskedEnds(
+    const FaultyBackend& faulty, const std::set<std::string>& asked_to_ack,
+    const std::set<std::string>& asked_to_cancel);
+
+// What a store may still show as reserved once Stop() returned: a job
+// whose newest lease
+//   * lapsed already (its deadline, as the store last set it, is at or
+//     before `now`: a renewal failed and the worker dropped it), or
+//   * was never handed to anyone (the Reserve() reply was lost), or
+//   * had its ending call (Ack, AckBatch, Fail, Release) fail before it
+//     reached the store, on the last try.
+// Since no Touch() follows Stop(), such a lease lapses by its deadline and
+// the job is delivered again. Returns the reserved jobs that fit none of
+// these: leases kept past Stop(). Empty when there are none.
+std::vector<std::string> LeasesKeptAfterStop(
+    Backend& store, const FaultyBackend& faulty,
+    const std::vector<std::string>& topics, absl::Time now);
+
 // Counts of `topic`'s jobs in the store, summed.
 int64_t JobsIn(Backend& store, const std::vector<std::string>& topics);
 

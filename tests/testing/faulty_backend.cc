@@ -263,7 +263,7 @@ void FaultyBackend::NoteAdded(absl::Span<const NewJob> jobs) {
 }
 
 void FaultyBackend::NoteGranted(const std::vector<Lease>& leases,
-                                absl::Time now) {
+                                absl::Time now, bool reply_lost) {
   absl::MutexLock lock(&mu_);
   for (const Lease& lease : leases) {
     GrantedLease& g = leases_[{lease.job.id, lease.token}];
@@ -271,6 +271,7 @@ void FaultyBackend::NoteGranted(const std::vector<Lease>& leases,
     g.token = lease.token;
     g.granted_at = now;
     g.deadline = lease.deadline;
+    g.reply_lost = reply_lost;
     current_[lease.job.id] = lease.token;
   }
 }
@@ -386,23 +387,23 @@ absl::Status FaultyBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 
 absl::StatusOr<std::vector<Lease>> FaultyBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
-  return Run(StoreCall::kReserve, topic, 0,
-             [&]() -> absl::StatusOr<std::vector<Lease>> {
-               // The moves are read even when the caller does not ask: a
-               // lease that expired ended there.
-               ReserveReport own;
-               absl::StatusOr<std::vector<Lease>> leases =
-                   target()->Reserve(topic, max, now, &own);
-               NoteMoved(own.moved, StoreCall::kReserve);
-               if (leases.ok()) NoteGranted(*leases, now);
-               if (report != nullptr) {
-                 for (Transition& t : own.moved) {
-                   report->moved.push_back(std::move(t));
-                 }
-                 report->limited_until = own.limited_until;
-               }
-               return leases;
-             });
+  absl::Status after;
+  if (absl::Status s = Before(StoreCall::kReserve, topic, 0, &after); !s.ok()) {
+    return s;
+  }
+  // The moves are read even when the caller does not ask: a lease that
+  // expired ended there.
+  ReserveReport own;
+  absl::StatusOr<std::vector<Lease>> leases =
+      target()->Reserve(topic, max, now, &own);
+  NoteMoved(own.moved, StoreCall::kReserve);
+  if (leases.ok()) NoteGranted(*leases, now, !after.ok());
+  if (!after.ok()) return after;
+  if (report != nullptr) {
+    for (Transition& t : own.moved) report->moved.push_back(std::move(t));
+    report->limited_until = own.limited_until;
+  }
+  return leases;
 }
 
 absl::Status FaultyBackend::Ack(absl::string_view id, uint64_t token,

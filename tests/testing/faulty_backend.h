@@ -134,6 +134,8 @@ struct GrantedLease {
   absl::Time deadline;    // the latest the store gave it (Reserve, Touch)
   // How the lease ended in the store: by this call, when it did.
   std::optional<StoreCall> ended_by;
+  // The Reserve() that granted it failed after acting: nobody holds it.
+  bool reply_lost = false;
 };
 
 class FaultyBackend : public BackendWrapper {
@@ -248,7 +250,8 @@ class FaultyBackend : public BackendWrapper {
       -> decltype(f());
 
   void NoteAdded(absl::Span<const NewJob> jobs);
-  void NoteGranted(const std::vector<Lease>& leases, absl::Time now);
+  void NoteGranted(const std::vector<Lease>& leases, absl::Time now,
+                   bool reply_lost);
   void NoteEnded(absl::string_view id, uint64_t token, StoreCall by);
   void NoteEndedJob(absl::string_view id, StoreCall by);
   void NoteMoved(const std::vector<Transition>& moved, StoreCall by);
