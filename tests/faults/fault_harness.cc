@@ -139,15 +139,34 @@ std::vector<std::string> LiveLeaseOverlaps(
               "job ", id, ": a run on a lease the store never granted"));
           continue;
         }
-        // The earlier lease's last deadline, as the store set it, against
-        // when the store granted the later one: the store may grant the
-        // job again only once the earlier lease lapsed.
-        if (la->second.deadline > lb->second.granted_at) {
-          problems.push_back(absl::StrCat(
-              "job ", id, ": runs overlap while token ", a->token,
-              " was live until ", absl::FormatTime(la->second.deadline),
-              " and token ", b->token, " was granted at ",
-              absl::FormatTime(lb->second.granted_at)));
+        // The store grants a job again only once its lease ended: by an
+        // ack, fail, release or cancel, or by a lapse decided at or past
+        // the lease's deadline (the latest the store gave it). One of the
+        // two leases must have ended so; the runs' own times cannot tell
+        // which came first, since every call's `now` is read before it.
+        auto ended = [](const GrantedLease& g) {
+          if (!g.ended_by.has_value()) return false;
+          const bool lapse = *g.ended_by == StoreCall::kPromoteDue ||
+                             *g.ended_by == StoreCall::kReserve;
+          return !lapse || g.ended_at >= g.deadline;
+        };
+        if (!ended(la->second) && !ended(lb->second)) {
+          auto describe = [](const GrantedLease& g) {
+            std::string out =
+                absl::StrCat("token ", g.token, " granted at ",
+                             absl::FormatTime(g.granted_at), " until ",
+                             absl::FormatTime(g.deadline));
+            if (g.ended_by.has_value()) {
+              absl::StrAppend(&out, ", lapsed by ", StoreCallName(*g.ended_by),
+                              " at ", absl::FormatTime(g.ended_at));
+            } else {
+              absl::StrAppend(&out, ", never ended");
+            }
+            return out;
+          };
+          problems.push_back(
+              absl::StrCat("job ", id, ": runs overlap under two live leases: ",
+                           describe(la->second), "; ", describe(lb->second)));
         }
       }
     }

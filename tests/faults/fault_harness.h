@@ -82,11 +82,12 @@ class RunLog {
   int running_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-// Problems with overlapping runs of one job: two runs overlap in time while
-// the earlier run's lease was still live in the store when the later one
-// was granted (a redelivery after the lease's deadline is allowed), or two
-// runs share a lease. Empty when there are none. `leases` is the store's
-// ledger (FaultyBackend::Leases()).
+// Problems with overlapping runs of one job: two runs that overlap in time
+// share a lease, or neither of their leases ended in the store before the
+// other was granted (a redelivery after a lease lapsed at its deadline, or
+// after it was released, is allowed). A lapse decided before the deadline
+// the store had given (with a Touch) is no end. Empty when there are none.
+// `leases` is the store's ledger (FaultyBackend::Leases()).
 std::vector<std::string> LiveLeaseOverlaps(
     const std::vector<RunLog::Run>& runs,
     const std::map<FaultyBackend::LeaseKey, GrantedLease>& leases);

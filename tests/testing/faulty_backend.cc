@@ -2,6 +2,7 @@
 
 #include "tests/testing/faulty_backend.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -277,29 +278,53 @@ void FaultyBackend::NoteGranted(const std::vector<Lease>& leases,
 }
 
 void FaultyBackend::NoteEnded(absl::string_view id, uint64_t token,
-                              StoreCall by) {
+                              StoreCall by, absl::Time now) {
   absl::MutexLock lock(&mu_);
   auto it = leases_.find({std::string(id), token});
   if (it != leases_.end() && !it->second.ended_by.has_value()) {
     it->second.ended_by = by;
+    it->second.ended_at = now;
   }
 }
 
-void FaultyBackend::NoteEndedJob(absl::string_view id, StoreCall by) {
-  uint64_t token;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = current_.find(std::string(id));
-    if (it == current_.end()) return;
-    token = it->second;
+void FaultyBackend::NoteEndedJob(absl::string_view id, StoreCall by,
+                                 absl::Time now) {
+  absl::MutexLock lock(&mu_);
+  const std::string key(id);
+  // Notes from several threads may come in another order than the store
+  // acted in: a lease granted after this end may be noted already. A lapse
+  // ends the newest lease that had lapsed by `now`; only when there is none
+  // does it end the current one (and the check of deadlines finds the
+  // early lapse). A cancel ends every lease of the job.
+  GrantedLease* lapsed = nullptr;
+  for (auto it = leases_.lower_bound({key, 0});
+       it != leases_.end() && it->first.first == key; ++it) {
+    GrantedLease& g = it->second;
+    if (g.ended_by.has_value()) continue;
+    if (by == StoreCall::kCancel) {
+      g.ended_by = by;
+      g.ended_at = now;
+    } else if (g.deadline <= now &&
+               (lapsed == nullptr || g.granted_at > lapsed->granted_at)) {
+      lapsed = &g;
+    }
   }
-  NoteEnded(id, token, by);
+  if (by == StoreCall::kCancel) return;
+  if (lapsed == nullptr) {
+    auto current = current_.find(key);
+    if (current == current_.end()) return;
+    auto it = leases_.find({key, current->second});
+    if (it == leases_.end() || it->second.ended_by.has_value()) return;
+    lapsed = &it->second;
+  }
+  lapsed->ended_by = by;
+  lapsed->ended_at = now;
 }
 
 void FaultyBackend::NoteMoved(const std::vector<Transition>& moved,
-                              StoreCall by) {
+                              StoreCall by, absl::Time now) {
   for (const Transition& t : moved) {
-    if (t.kind != Transition::Kind::kPromoted) NoteEndedJob(t.id, by);
+    if (t.kind != Transition::Kind::kPromoted) NoteEndedJob(t.id, by, now);
   }
 }
 
@@ -396,7 +421,7 @@ absl::StatusOr<std::vector<Lease>> FaultyBackend::Reserve(
   ReserveReport own;
   absl::StatusOr<std::vector<Lease>> leases =
       target()->Reserve(topic, max, now, &own);
-  NoteMoved(own.moved, StoreCall::kReserve);
+  NoteMoved(own.moved, StoreCall::kReserve, now);
   if (leases.ok()) NoteGranted(*leases, now, !after.ok());
   if (!after.ok()) return after;
   if (report != nullptr) {
@@ -411,7 +436,7 @@ absl::Status FaultyBackend::Ack(absl::string_view id, uint64_t token,
   return Run(StoreCall::kAck, id, token, [&] {
     absl::Status s = target()->Ack(id, token, now);
     if (s.ok()) {
-      NoteEnded(id, token, StoreCall::kAck);
+      NoteEnded(id, token, StoreCall::kAck, now);
       absl::MutexLock lock(&mu_);
       acked_.insert(std::string(id));
     }
@@ -434,7 +459,7 @@ absl::StatusOr<std::vector<absl::Status>> FaultyBackend::AckBatch(
   if (acked.ok()) {
     for (size_t i = 0; i < leases.size() && i < acked->size(); ++i) {
       if (!(*acked)[i].ok()) continue;
-      NoteEnded(leases[i].job.id, leases[i].token, StoreCall::kAckBatch);
+      NoteEnded(leases[i].job.id, leases[i].token, StoreCall::kAckBatch, now);
       absl::MutexLock lock(&mu_);
       acked_.insert(leases[i].job.id);
     }
@@ -451,7 +476,7 @@ absl::StatusOr<FailOutcome> FaultyBackend::Fail(absl::string_view id,
   return Run(StoreCall::kFail, id, token, [&]() -> absl::StatusOr<FailOutcome> {
     absl::StatusOr<FailOutcome> out =
         target()->Fail(id, token, error, retry_at, now);
-    if (out.ok()) NoteEnded(id, token, StoreCall::kFail);
+    if (out.ok()) NoteEnded(id, token, StoreCall::kFail, now);
     return out;
   });
 }
@@ -460,7 +485,7 @@ absl::Status FaultyBackend::Release(absl::string_view id, uint64_t token,
                                     absl::Time run_at, absl::Time now) {
   return Run(StoreCall::kRelease, id, token, [&] {
     absl::Status s = target()->Release(id, token, run_at, now);
-    if (s.ok()) NoteEnded(id, token, StoreCall::kRelease);
+    if (s.ok()) NoteEnded(id, token, StoreCall::kRelease, now);
     return s;
   });
 }
@@ -473,7 +498,10 @@ absl::StatusOr<absl::Time> FaultyBackend::Touch(absl::string_view id,
     if (deadline.ok()) {
       absl::MutexLock lock(&mu_);
       auto it = leases_.find({std::string(id), token});
-      if (it != leases_.end()) it->second.deadline = *deadline;
+      // Touches may be noted out of order: keep the latest.
+      if (it != leases_.end()) {
+        it->second.deadline = std::max(it->second.deadline, *deadline);
+      }
     }
     return deadline;
   });
@@ -483,7 +511,7 @@ absl::Status FaultyBackend::Cancel(absl::string_view id, absl::Time now) {
   return Run(StoreCall::kCancel, id, 0, [&] {
     absl::Status s = target()->Cancel(id, now);
     if (s.ok()) {
-      NoteEndedJob(id, StoreCall::kCancel);
+      NoteEndedJob(id, StoreCall::kCancel, now);
       absl::MutexLock lock(&mu_);
       cancelled_.insert(std::string(id));
     }
@@ -527,7 +555,7 @@ absl::StatusOr<PromoteResult> FaultyBackend::PromoteDue(absl::Time now,
   return Run(
       StoreCall::kPromoteDue, "", 0, [&]() -> absl::StatusOr<PromoteResult> {
         absl::StatusOr<PromoteResult> r = target()->PromoteDue(now, limit);
-        if (r.ok()) NoteMoved(r->transitions, StoreCall::kPromoteDue);
+        if (r.ok()) NoteMoved(r->transitions, StoreCall::kPromoteDue, now);
         return r;
       });
 }

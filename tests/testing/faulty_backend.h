@@ -132,8 +132,13 @@ struct GrantedLease {
   uint64_t token = 0;
   absl::Time granted_at;  // the `now` of the Reserve() that granted it
   absl::Time deadline;    // the latest the store gave it (Reserve, Touch)
-  // How the lease ended in the store: by this call, when it did.
+  // How the lease ended in the store: by this call, when it did, and the
+  // `now` of that call. A call's `now` is read before the call, so with
+  // delays (and several threads) these times need not follow the order in
+  // which the store acted; a lapse (PromoteDue, Reserve) is only ever
+  // decided with a `now` at or past the deadline.
   std::optional<StoreCall> ended_by;
+  absl::Time ended_at = absl::InfiniteFuture();
   // The Reserve() that granted it failed after acting: nobody holds it.
   bool reply_lost = false;
 };
@@ -252,9 +257,11 @@ class FaultyBackend : public BackendWrapper {
   void NoteAdded(absl::Span<const NewJob> jobs);
   void NoteGranted(const std::vector<Lease>& leases, absl::Time now,
                    bool reply_lost);
-  void NoteEnded(absl::string_view id, uint64_t token, StoreCall by);
-  void NoteEndedJob(absl::string_view id, StoreCall by);
-  void NoteMoved(const std::vector<Transition>& moved, StoreCall by);
+  void NoteEnded(absl::string_view id, uint64_t token, StoreCall by,
+                 absl::Time now);
+  void NoteEndedJob(absl::string_view id, StoreCall by, absl::Time now);
+  void NoteMoved(const std::vector<Transition>& moved, StoreCall by,
+                 absl::Time now);
   void NoteEndFailedBefore(absl::string_view id, uint64_t token);
 
   const FaultPlan plan_;
