@@ -227,7 +227,10 @@ std::vector<std::string> LeasesKeptAfterStop(
         problems.push_back(absl::StrCat(job.id, ": reserved, no lease known"));
         continue;
       }
-      if (newest->deadline <= now || newest->reply_lost) continue;
+      if (newest->deadline <= now || newest->reply_lost ||
+          newest->touch_reply_lost) {
+        continue;
+      }
       bool end_failed = false;
       auto range = failed_ends.equal_range(job.id);
       for (auto it = range.first; it != range.second; ++it) {

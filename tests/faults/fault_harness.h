@@ -108,6 +108,8 @@ std::vector<std::string> UnaskedEnds(
 //   * lapsed already (its deadline, as the store last set it, is at or
 //     before `now`: a renewal failed and the worker dropped it), or
 //   * was never handed to anyone (the Reserve() reply was lost), or
+//   * was extended by a Touch() whose reply was lost (the keeper took the
+//     lease for lapsed and its worker let the job go), or
 //   * had its ending call (Ack, AckBatch, Fail, Release) fail before it
 //     reached the store, on the last try.
 // Since no Touch() follows Stop(), such a lease lapses by its deadline and

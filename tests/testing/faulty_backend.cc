@@ -493,18 +493,22 @@ absl::Status FaultyBackend::Release(absl::string_view id, uint64_t token,
 absl::StatusOr<absl::Time> FaultyBackend::Touch(absl::string_view id,
                                                 uint64_t token,
                                                 absl::Time now) {
-  return Run(StoreCall::kTouch, id, token, [&]() -> absl::StatusOr<absl::Time> {
-    absl::StatusOr<absl::Time> deadline = target()->Touch(id, token, now);
-    if (deadline.ok()) {
-      absl::MutexLock lock(&mu_);
-      auto it = leases_.find({std::string(id), token});
-      // Touches may be noted out of order: keep the latest.
-      if (it != leases_.end()) {
-        it->second.deadline = std::max(it->second.deadline, *deadline);
-      }
+  absl::Status after;
+  if (absl::Status s = Before(StoreCall::kTouch, id, token, &after); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<absl::Time> deadline = target()->Touch(id, token, now);
+  if (deadline.ok()) {
+    absl::MutexLock lock(&mu_);
+    auto it = leases_.find({std::string(id), token});
+    // Touches may be noted out of order: keep the latest.
+    if (it != leases_.end() && *deadline >= it->second.deadline) {
+      it->second.deadline = *deadline;
+      it->second.touch_reply_lost = !after.ok();
     }
-    return deadline;
-  });
+  }
+  if (!after.ok()) return after;
+  return deadline;
 }
 
 absl::Status FaultyBackend::Cancel(absl::string_view id, absl::Time now) {

@@ -141,6 +141,9 @@ struct GrantedLease {
   absl::Time ended_at = absl::InfiniteFuture();
   // The Reserve() that granted it failed after acting: nobody holds it.
   bool reply_lost = false;
+  // The last Touch() that extended it failed after acting: its holder does
+  // not know the deadline moved.
+  bool touch_reply_lost = false;
 };
 
 class FaultyBackend : public BackendWrapper {
