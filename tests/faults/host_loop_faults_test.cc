@@ -11,7 +11,8 @@
 //     no Unavailable or DeadlineExceeded comes back that was not injected;
 //   * no job is lost: once faults stop, every job the store ever held (an
 //     Enqueue that returned OK, and one whose Add reply was lost) is
-//     reserved and acked or was cancelled, and the store ends empty;
+//     reserved and acked or was cancelled, no job leaves the store by an
+//     Ack or Cancel the test did not ask for, and the store ends empty;
 //   * no job is held twice at once under a live lease.
 
 #include <random>
@@ -109,6 +110,8 @@ TEST_P(HostLoopFaultsTest, CallsReportFailuresAndLoseNothing) {
   std::vector<Held> held;
   std::vector<std::string> ids;
   std::set<std::string> enqueued_ok;
+  // Ids the test asked to ack or to cancel.
+  std::set<std::string> asked_to_ack, asked_to_cancel;
   int next_id = 0;
 
   auto end_run = [&](size_t i) {
@@ -153,6 +156,7 @@ TEST_P(HostLoopFaultsTest, CallsReportFailuresAndLoseNothing) {
       case 3:
         if (!held.empty()) {
           const size_t i = pick(held.size());
+          asked_to_ack.insert(held[i].lease.job.id);
           const absl::Status s = scheduler_->Ack(held[i].lease);
           CheckReported("Ack", s, from);
           settle(i, s);
@@ -185,7 +189,9 @@ TEST_P(HostLoopFaultsTest, CallsReportFailuresAndLoseNothing) {
         break;
       case 7:
         if (!ids.empty() && pick(4) == 0) {
-          const absl::Status s = scheduler_->Cancel(ids[pick(ids.size())]);
+          const std::string& id = ids[pick(ids.size())];
+          asked_to_cancel.insert(id);
+          const absl::Status s = scheduler_->Cancel(id);
           CheckReported("Cancel", s, from);
         } else {
           const absl::StatusOr<int> ticked = scheduler_->Tick();
@@ -210,6 +216,7 @@ TEST_P(HostLoopFaultsTest, CallsReportFailuresAndLoseNothing) {
                            scheduler_->Reserve("t"));
       if (!lease.has_value()) break;
       const size_t run = runs.Begin(*lease, clock_.Now());
+      asked_to_ack.insert(lease->job.id);
       ASSERT_OK(scheduler_->Ack(*lease));
       runs.End(run, clock_.Now());
     }
@@ -221,6 +228,10 @@ TEST_P(HostLoopFaultsTest, CallsReportFailuresAndLoseNothing) {
   const std::vector<std::string> lost = LostJobs(*faulty_);
   EXPECT_TRUE(lost.empty()) << "lost: " << absl::StrJoin(lost, ",") << "\n"
                             << report;
+  const std::vector<std::string> unasked =
+      UnaskedEnds(*faulty_, asked_to_ack, asked_to_cancel);
+  EXPECT_TRUE(unasked.empty()) << absl::StrJoin(unasked, "\n") << "\n"
+                               << report;
   const std::set<std::string> added = faulty_->Added();
   for (const std::string& id : enqueued_ok) {
     EXPECT_EQ(added.count(id), 1u) << id << " was enqueued but not stored";

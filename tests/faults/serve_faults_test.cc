@@ -162,6 +162,7 @@ TEST_P(ServeFaultsTest, StoreFailuresBecomeErrorRepliesAndLoseNothing) {
   };
   std::vector<Held> held;
   std::vector<std::string> ids;
+  std::set<std::string> asked_to_ack, asked_to_cancel;
   RunLog runs;
   auto take = [&](const Reply& reply) {
     if (reply.status != 200 || !reply.json.contains("leases")) return;
@@ -216,6 +217,7 @@ TEST_P(ServeFaultsTest, StoreFailuresBecomeErrorRepliesAndLoseNothing) {
                 Checked("POST", base + "/touch", {{"token", held[i].token}});
             if (r.status == 409) settle(i, r);
           } else {
+            asked_to_ack.insert(held[i].id);
             settle(i,
                    Checked("POST", base + "/ack", {{"token", held[i].token}}));
           }
@@ -225,6 +227,7 @@ TEST_P(ServeFaultsTest, StoreFailuresBecomeErrorRepliesAndLoseNothing) {
         if (!ids.empty()) {
           const std::string id = ids[pick(ids.size())];
           if (pick(3) == 0) {
+            asked_to_cancel.insert(id);
             Checked("DELETE", "/v1/jobs/" + id);
           } else {
             Checked("GET", "/v1/jobs/" + id);
@@ -252,6 +255,7 @@ TEST_P(ServeFaultsTest, StoreFailuresBecomeErrorRepliesAndLoseNothing) {
       if (r.json["leases"].empty()) break;
       take(r);
       while (!held.empty()) {
+        asked_to_ack.insert(held.back().id);
         const Reply a = Checked("POST", "/v1/jobs/" + held.back().id + "/ack",
                                 {{"token", held.back().token}});
         ASSERT_EQ(a.status, 200) << a.json.dump();
@@ -266,6 +270,9 @@ TEST_P(ServeFaultsTest, StoreFailuresBecomeErrorRepliesAndLoseNothing) {
   const std::vector<std::string> lost = LostJobs(*faulty_);
   EXPECT_TRUE(lost.empty()) << "lost: " << absl::StrJoin(lost, ",") << "\n"
                             << report;
+  const std::vector<std::string> unasked =
+      UnaskedEnds(*faulty_, asked_to_ack, asked_to_cancel);
+  EXPECT_TRUE(unasked.empty()) << absl::StrJoin(unasked, "\n");
   const std::vector<std::string> overlaps =
       LiveLeaseOverlaps(runs.Runs(), faulty_->Leases());
   EXPECT_TRUE(overlaps.empty()) << absl::StrJoin(overlaps, "\n") << "\n"
