@@ -141,23 +141,26 @@ std::vector<std::string> LiveLeaseOverlaps(
         }
         // The store grants a job again only once its lease ended: by an
         // ack, fail, release or cancel, or by a lapse decided at or past
-        // the lease's deadline (the latest the store gave it). One of the
-        // two leases must have ended so; the runs' own times cannot tell
-        // which came first, since every call's `now` is read before it.
+        // the lease's deadline (the latest the store gave it). So the
+        // lease granted first must have ended so. (The runs' own times
+        // cannot order the grants: every call's `now` is read before it.)
         auto ended = [](const GrantedLease& g) {
           if (!g.ended_by.has_value()) return false;
           const bool lapse = *g.ended_by == StoreCall::kPromoteDue ||
                              *g.ended_by == StoreCall::kReserve;
           return !lapse || g.ended_at >= g.deadline;
         };
-        if (!ended(la->second) && !ended(lb->second)) {
+        const GrantedLease& first = la->second.grant_seq < lb->second.grant_seq
+                                        ? la->second
+                                        : lb->second;
+        if (!ended(first)) {
           auto describe = [](const GrantedLease& g) {
             std::string out =
                 absl::StrCat("token ", g.token, " granted at ",
                              absl::FormatTime(g.granted_at), " until ",
                              absl::FormatTime(g.deadline));
             if (g.ended_by.has_value()) {
-              absl::StrAppend(&out, ", lapsed by ", StoreCallName(*g.ended_by),
+              absl::StrAppend(&out, ", ended by ", StoreCallName(*g.ended_by),
                               " at ", absl::FormatTime(g.ended_at));
             } else {
               absl::StrAppend(&out, ", never ended");

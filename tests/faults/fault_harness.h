@@ -83,11 +83,11 @@ class RunLog {
 };
 
 // Problems with overlapping runs of one job: two runs that overlap in time
-// share a lease, or neither of their leases ended in the store before the
-// other was granted (a redelivery after a lease lapsed at its deadline, or
-// after it was released, is allowed). A lapse decided before the deadline
-// the store had given (with a Touch) is no end. Empty when there are none.
-// `leases` is the store's ledger (FaultyBackend::Leases()).
+// share a lease, or the lease granted first did not end in the store (a
+// redelivery after a lease lapsed at its deadline, or after it was
+// released, is allowed; a lapse decided before the deadline the store had
+// given with a Touch is no end). Empty when there are none. `leases` is the
+// store's ledger (FaultyBackend::Leases()).
 std::vector<std::string> LiveLeaseOverlaps(
     const std::vector<RunLog::Run>& runs,
     const std::map<FaultyBackend::LeaseKey, GrantedLease>& leases);

@@ -103,7 +103,7 @@ TEST_P(LeaseKeeperFaultsTest, RenewalsThatNeverArriveLetTheLeaseLapse) {
   plan.fail_before = 1;
   plan.calls = {StoreCall::kTouch};
   KeeperRun run(GetParam(), plan);
-  ASSERT_TRUE(run.Run()) << run.faulty_.Report();
+  EXPECT_TRUE(run.Run()) << run.faulty_.Report();
   EXPECT_GT(run.faulty_.Failures(StoreCall::kTouch), 0);
   // Jobs ran more than once: their leases lapsed under the handlers.
   EXPECT_GT(run.runs_.Runs().size(), static_cast<size_t>(kJobs));
@@ -118,7 +118,7 @@ TEST_P(LeaseKeeperFaultsTest, RenewalsWhoseRepliesAreLostStillKeepTheLease) {
   plan.fail_after = 1;
   plan.calls = {StoreCall::kTouch};
   KeeperRun run(GetParam(), plan);
-  ASSERT_TRUE(run.Run()) << run.faulty_.Report();
+  EXPECT_TRUE(run.Run()) << run.faulty_.Report();
   EXPECT_GT(run.faulty_.Failures(StoreCall::kTouch), 0);
   for (const auto& [id, n] : run.RunsPerJob()) EXPECT_EQ(n, 1) << id;
   EXPECT_EQ(run.RunsPerJob().size(), static_cast<size_t>(kJobs));
@@ -148,7 +148,7 @@ TEST_P(SeededLeaseKeeperFaultsTest, NoRunTwiceUnderALiveLease) {
   plan.max_delay = absl::Seconds(6);
   plan.calls = {StoreCall::kTouch, StoreCall::kReserve, StoreCall::kAck};
   KeeperRun run(GetParam().store, plan);
-  ASSERT_TRUE(run.Run()) << run.faulty_.Report();
+  EXPECT_TRUE(run.Run()) << run.faulty_.Report();
   const std::vector<std::string> overlaps =
       LiveLeaseOverlaps(run.runs_.Runs(), run.faulty_.Leases());
   EXPECT_TRUE(overlaps.empty()) << absl::StrJoin(overlaps, "\n") << "\n"

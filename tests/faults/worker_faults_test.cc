@@ -162,8 +162,23 @@ TEST_P(WorkerFaultsTest, WorkersLoseNothingAndStopCleanly) {
     }
     if (i % 4 == 3) Step();
   }
-  // A minute of work with faults on, then Stop() with handlers running.
+  // A minute of work with faults on.
   for (int i = 0; i < 120; ++i) Step();
+  // Then a burst of long jobs, so that at Stop() workers are in the first
+  // job of a batch whose second waits its turn.
+  for (int i = 100; i < 100 + 4 * 2 * kConcurrency; i += 4) {
+    JobOptions o;
+    o.id = absl::StrCat("j", i);
+    o.ttr = kTtr;
+    o.max_attempts = 1000;
+    const absl::StatusOr<std::string> id = scheduler_->Enqueue("t", "p", o);
+    if (!id.ok()) {
+      EXPECT_TRUE(IsInjectable(id.status())) << id.status();
+      ++enqueue_errors;
+    }
+  }
+  for (int i = 0; i < 4; ++i) Step();
+  // Stop() with handlers running.
 
   std::atomic<bool> stopped{false};
   std::thread stopper([&] {

@@ -271,6 +271,7 @@ void FaultyBackend::NoteGranted(const std::vector<Lease>& leases,
     g.id = lease.job.id;
     g.token = lease.token;
     g.granted_at = now;
+    g.grant_seq = ++grants_;
     g.deadline = lease.deadline;
     g.reply_lost = reply_lost;
     current_[lease.job.id] = lease.token;

@@ -131,7 +131,12 @@ struct GrantedLease {
   std::string id;
   uint64_t token = 0;
   absl::Time granted_at;  // the `now` of the Reserve() that granted it
-  absl::Time deadline;    // the latest the store gave it (Reserve, Touch)
+  // The order in which grants were noted, across all jobs. Notes follow the
+  // store's replies, so two grants of one job are noted in the order the
+  // store made them unless the first caller is preempted between the
+  // store's reply and the note while a whole other grant happens.
+  uint64_t grant_seq = 0;
+  absl::Time deadline;  // the latest the store gave it (Reserve, Touch)
   // How the lease ended in the store: by this call, when it did, and the
   // `now` of that call. A call's `now` is read before the call, so with
   // delays (and several threads) these times need not follow the order in
@@ -282,6 +287,7 @@ class FaultyBackend : public BackendWrapper {
   std::map<LeaseKey, GrantedLease> leases_ ABSL_GUARDED_BY(mu_);
   // The token of each job's newest lease, so that a Cancel() ends it.
   std::map<std::string, uint64_t> current_ ABSL_GUARDED_BY(mu_);
+  uint64_t grants_ ABSL_GUARDED_BY(mu_) = 0;
   std::multimap<std::string, uint64_t> ends_failed_before_ ABSL_GUARDED_BY(mu_);
 };
 
