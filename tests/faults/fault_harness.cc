@@ -2,7 +2,9 @@
 
 #include "tests/faults/fault_harness.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <thread>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -68,6 +70,22 @@ bool AwaitWaiters(const SimulatedClock& clock, int n, absl::Duration patience) {
     absl::SleepFor(absl::Microseconds(200));
   }
   return true;
+}
+
+absl::Duration StopWhileAdvancing(Scheduler& scheduler, SimulatedClock& clock,
+                                  absl::Duration grace, absl::Duration step) {
+  const absl::Time start = absl::Now();
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    scheduler.Stop(grace);
+    stopped = true;
+  });
+  while (!stopped) {
+    AwaitWaiters(clock, 1, absl::Milliseconds(20));
+    clock.Advance(step);
+  }
+  stopper.join();
+  return absl::Now() - start;
 }
 
 size_t RunLog::Begin(const Lease& lease, absl::Time now) {

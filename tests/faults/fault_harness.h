@@ -54,6 +54,13 @@ inline bool IsInjectable(const absl::Status& s) {
 bool AwaitWaiters(const SimulatedClock& clock, int n,
                   absl::Duration patience = absl::Seconds(2));
 
+// Scheduler::Stop(grace) while the clock keeps moving (the grace and the
+// handlers' work are simulated time), once the threads are quiet. Returns
+// how long it took in real time.
+absl::Duration StopWhileAdvancing(
+    Scheduler& scheduler, SimulatedClock& clock, absl::Duration grace,
+    absl::Duration step = absl::Milliseconds(500));
+
 // Handler runs, for the check that no job runs twice at once under a live
 // lease. Times are the scheduler's (simulated) clock.
 class RunLog {

@@ -301,18 +301,8 @@ TEST_P(RedisProxySchedulerTest, NothingLostThroughNetworkFaults) {
   // Stop() while the network is black-holed must not hang.
   proxy_->SetBlackHole(true);
   proxy_->DropAll();
-  std::atomic<bool> stopped{false};
-  const absl::Time stop_start = absl::Now();
-  std::thread stopper([&] {
-    scheduler->Stop(absl::ZeroDuration());
-    stopped = true;
-  });
-  while (!stopped && absl::Now() - stop_start < absl::Seconds(20)) {
-    AwaitWaiters(clock, 1, absl::Milliseconds(20));
-    clock.Advance(absl::Milliseconds(250));
-  }
-  stopper.join();
-  const absl::Duration stop_took = absl::Now() - stop_start;
+  const absl::Duration stop_took = StopWhileAdvancing(
+      *scheduler, clock, absl::ZeroDuration(), absl::Milliseconds(250));
   // A handler still running is waited for (its simulated work), and each
   // thread may be in one store call.
   EXPECT_LE(stop_took, 3 * kBound) << "Stop() took " << stop_took;
@@ -335,7 +325,8 @@ TEST_P(RedisProxySchedulerTest, NothingLostThroughNetworkFaults) {
     if (all || absl::Now() > give_up) break;
     run_for(absl::Milliseconds(100));
   }
-  scheduler->Stop(absl::ZeroDuration());
+  StopWhileAdvancing(*scheduler, clock, absl::ZeroDuration(),
+                     absl::Milliseconds(250));
 
   EXPECT_EQ(JobsIn(*direct_, {"t"}), 0);
   {
