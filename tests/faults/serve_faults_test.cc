@@ -44,10 +44,9 @@ const absl::Time kStart = absl::FromUnixSeconds(1'700'000'000);
 constexpr int kSteps = 250;
 
 // As in the host loop test: reads whose failure the scheduler leaves to
-// its next look, or that only name a cancelled job's topic for its event.
+// its next look.
 bool Unreported(StoreCall call) {
-  return call == StoreCall::kNextDue || call == StoreCall::kListSchedules ||
-         call == StoreCall::kGet;
+  return call == StoreCall::kNextDue || call == StoreCall::kListSchedules;
 }
 
 struct Reply {
