@@ -277,3 +277,69 @@ INSTANTIATE_TEST_SUITE_P(Faults, WorkerFaultsTest,
 }  // namespace
 }  // namespace testing
 }  // namespace delayq
+
+namespace delayq {
+namespace testing {
+namespace {
+
+// What Stop() may leave reserved, made to happen: the worker's second
+// lease of a batch waits while the first job runs, Stop() comes, and the
+// Release that hands the second back fails before reaching the store. The
+// store still shows the job reserved after Stop() returns; nothing renews
+// it any more, and it is delivered again once its ttr has run out.
+TEST(StopFaultsTest, AFailedReleaseAtStopLeavesTheJobUntilItsTtr) {
+  SimulatedClock clock(kStart);
+  std::unique_ptr<Backend> store = NewMemoryBackend();
+  FaultyBackend faulty(store.get(), FaultPlan{}, &clock);
+  SchedulerOptions options;
+  options.clock = &clock;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Scheduler> scheduler,
+                       Scheduler::Create(faulty.Borrow(), options));
+  RunLog runs;
+  HandlerOptions handler_options;
+  handler_options.batch = 2;
+  scheduler->HandleLeases(
+      "t",
+      [&](const Lease& lease) {
+        const size_t run = runs.Begin(lease, clock.Now());
+        clock.SleepUntil(clock.Now() + kTtr * 2);
+        runs.End(run, clock.Now());
+        return absl::OkStatus();
+      },
+      handler_options);
+  for (const char* id : {"a", "b"}) {
+    JobOptions o;
+    o.id = id;
+    o.ttr = kTtr;
+    ASSERT_OK(scheduler->Enqueue("t", "p", o));
+  }
+  ASSERT_OK(scheduler->Start());
+  while (runs.Running() == 0) {
+    AwaitWaiters(clock, 1, absl::Milliseconds(20));
+  }
+  faulty.ForceNext(StoreCall::kRelease, FaultKind::kFailBefore);
+  // A grace that outlasts the running job, so that the waiting lease is
+  // kept alive until the Release.
+  StopWhileAdvancing(*scheduler, clock, kTtr * 3, kStep);
+
+  ASSERT_EQ(runs.Runs().size(), 1u);
+  EXPECT_EQ(faulty.Failures(StoreCall::kRelease), 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> reserved,
+                       store->List("t", JobState::kReserved, 10));
+  ASSERT_EQ(reserved.size(), 1u);
+  EXPECT_EQ(reserved[0].id, runs.Runs()[0].id == "a" ? "b" : "a");
+  EXPECT_GT(reserved[0].deadline, clock.Now());
+  // Allowed: its end failed before it reached the store.
+  EXPECT_TRUE(LeasesKeptAfterStop(*store, faulty, {"t"}, clock.Now()).empty());
+  const int64_t touches = faulty.Calls(StoreCall::kTouch);
+  clock.Advance(kTtr);
+  EXPECT_EQ(faulty.Calls(StoreCall::kTouch), touches);
+  ASSERT_OK_AND_ASSIGN(std::optional<Lease> again, scheduler->Reserve("t"));
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->job.id, reserved[0].id);
+  EXPECT_OK(scheduler->Ack(*again));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace delayq
