@@ -307,6 +307,30 @@ delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NA
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_library(tests_faults_fault_harness DIR tests/faults NAME fault_harness
+  SRCS tests/faults/fault_harness.cc tests/faults/fault_harness.h
+  DEPS delayq tests_testing_faulty_backend tests_testing_temp_path tp_absl)
+delayq_cc_test(tests_faults_faulty_backend_test DIR tests/faults NAME faulty_backend_test
+  SRCS tests/faults/faulty_backend_test.cc
+  DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_faults_host_loop_faults_test DIR tests/faults NAME host_loop_faults_test
+  SRCS tests/faults/host_loop_faults_test.cc
+  DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_faults_lease_keeper_faults_test DIR tests/faults NAME lease_keeper_faults_test
+  SRCS tests/faults/lease_keeper_faults_test.cc
+  DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_faults_redis_proxy_faults_test DIR tests/faults NAME redis_proxy_faults_test
+  SRCS tests/faults/redis_proxy_faults_test.cc
+  DEPS delayq tests_faults_fault_harness tests_testing_fault_proxy tests_testing_faulty_backend tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_faults_schedule_faults_test DIR tests/faults NAME schedule_faults_test
+  SRCS tests/faults/schedule_faults_test.cc
+  DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_faults_serve_faults_test DIR tests/faults NAME serve_faults_test
+  SRCS tests/faults/serve_faults_test.cc
+  DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tools_serve_serve tp_gtest_main tp_httplib tp_nlohmann_json)
+delayq_cc_test(tests_faults_worker_faults_test DIR tests/faults NAME worker_faults_test
+  SRCS tests/faults/worker_faults_test.cc
+  DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
   SRCS tests/memory/calendar_queue_test.cc
   DEPS delayq tp_absl tp_gtest_main)
@@ -484,6 +508,12 @@ delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_s
 delayq_cc_library(tests_testing_child_process DIR tests/testing NAME child_process
   SRCS tests/testing/child_process.cc tests/testing/child_process.h
   DEPS tp_absl)
+delayq_cc_library(tests_testing_fault_proxy DIR tests/testing NAME fault_proxy
+  SRCS tests/testing/fault_proxy.cc tests/testing/fault_proxy.h
+  DEPS tp_absl)
+delayq_cc_library(tests_testing_faulty_backend DIR tests/testing NAME faulty_backend
+  SRCS tests/testing/faulty_backend.cc tests/testing/faulty_backend.h
+  DEPS delayq tp_absl)
 delayq_cc_library(tests_testing_files DIR tests/testing NAME files
   SRCS tests/testing/files.cc tests/testing/files.h
   DEPS tp_absl)

@@ -360,7 +360,13 @@ absl::Status Scheduler::Impl::Cancel(absl::string_view id) {
   if (events_.active()) {
     // Only listeners need the topic; skip the extra read otherwise.
     absl::StatusOr<Job> job = backend_->Get(id);
-    if (job.ok()) topic = job->topic;
+    if (job.ok()) {
+      topic = job->topic;
+    } else if (!absl::IsNotFound(job.status())) {
+      // Going on would tell the listeners of a job of no topic, and the
+      // caller would not hear that the store failed: change nothing.
+      return job.status();
+    }
   }
   if (absl::Status s = backend_->Cancel(id, clock_->Now()); !s.ok()) return s;
   Emit(EventType::kCancelled, id, topic);
