@@ -307,6 +307,12 @@ delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NA
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_library(tests_fuzz_corpus_runner DIR tests/fuzz NAME corpus_runner
+  SRCS tests/fuzz/corpus_runner.cc
+  DEPS tp_gtest)
+delayq_cc_library(tests_fuzz_fuzz_check DIR tests/fuzz NAME fuzz_check
+  SRCS tests/fuzz/fuzz_check.h
+  DEPS tp_absl)
 delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
   SRCS tests/memory/calendar_queue_test.cc
   DEPS delayq tp_absl tp_gtest_main)
