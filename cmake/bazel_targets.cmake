@@ -313,6 +313,10 @@ delayq_cc_library(tests_fuzz_corpus_runner DIR tests/fuzz NAME corpus_runner
 delayq_cc_library(tests_fuzz_fuzz_check DIR tests/fuzz NAME fuzz_check
   SRCS tests/fuzz/fuzz_check.h
   DEPS tp_absl)
+delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
+  SRCS tests/fuzz/url_fuzz.cc
+  DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider
+  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11)
 delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
   SRCS tests/memory/calendar_queue_test.cc
   DEPS delayq tp_absl tp_gtest_main)
