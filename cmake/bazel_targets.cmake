@@ -313,6 +313,10 @@ delayq_cc_library(tests_fuzz_corpus_runner DIR tests/fuzz NAME corpus_runner
 delayq_cc_library(tests_fuzz_fuzz_check DIR tests/fuzz NAME fuzz_check
   SRCS tests/fuzz/fuzz_check.h
   DEPS tp_absl)
+delayq_cc_test(tests_fuzz_schedule_regression DIR tests/fuzz NAME schedule_regression
+  SRCS tests/fuzz/schedule_fuzz.cc
+  DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider
+  DATA tests/fuzz/corpus/schedule/spec00 tests/fuzz/corpus/schedule/spec01 tests/fuzz/corpus/schedule/spec02 tests/fuzz/corpus/schedule/spec03 tests/fuzz/corpus/schedule/spec04 tests/fuzz/corpus/schedule/spec05 tests/fuzz/corpus/schedule/spec06 tests/fuzz/corpus/schedule/spec07 tests/fuzz/corpus/schedule/spec08 tests/fuzz/corpus/schedule/spec09 tests/fuzz/corpus/schedule/spec10 tests/fuzz/corpus/schedule/spec11 tests/fuzz/corpus/schedule/spec12)
 delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
   SRCS tests/fuzz/url_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider
