@@ -321,6 +321,10 @@ delayq_cc_test(tests_fuzz_json_regression DIR tests/fuzz NAME json_regression
   SRCS tests/fuzz/json_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_serve_serve tools_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
   DATA tests/fuzz/corpus/json/ack_bad_token tests/fuzz/corpus/json/ack_dup tests/fuzz/corpus/json/ack_escape tests/fuzz/corpus/json/ack_plain tests/fuzz/corpus/json/ack_spaces tests/fuzz/corpus/json/empty tests/fuzz/corpus/json/job_options tests/fuzz/corpus/json/limit tests/fuzz/corpus/json/nested tests/fuzz/corpus/json/payload_base64)
+delayq_cc_test(tests_fuzz_redis_regression DIR tests/fuzz NAME redis_regression
+  SRCS tests/fuzz/redis_fuzz.cc
+  DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider tp_hiredis
+  DATA tests/fuzz/corpus/redis/error tests/fuzz/corpus/redis/numbers tests/fuzz/corpus/redis/reserve tests/fuzz/corpus/redis/snapshots tests/fuzz/corpus/redis/stale tests/fuzz/corpus/redis/transition)
 delayq_cc_test(tests_fuzz_schedule_regression DIR tests/fuzz NAME schedule_regression
   SRCS tests/fuzz/schedule_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider
