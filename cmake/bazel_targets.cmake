@@ -324,7 +324,7 @@ delayq_cc_test(tests_fuzz_json_regression DIR tests/fuzz NAME json_regression
 delayq_cc_test(tests_fuzz_redis_regression DIR tests/fuzz NAME redis_regression
   SRCS tests/fuzz/redis_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider tp_hiredis
-  DATA tests/fuzz/corpus/redis/error tests/fuzz/corpus/redis/numbers tests/fuzz/corpus/redis/reserve tests/fuzz/corpus/redis/snapshots tests/fuzz/corpus/redis/stale tests/fuzz/corpus/redis/transition)
+  DATA tests/fuzz/corpus/redis/error tests/fuzz/corpus/redis/numbers tests/fuzz/corpus/redis/reserve tests/fuzz/corpus/redis/snapshots tests/fuzz/corpus/redis/stale tests/fuzz/corpus/redis/transition tests/fuzz/regressions/redis/int_out_of_range)
 delayq_cc_test(tests_fuzz_schedule_regression DIR tests/fuzz NAME schedule_regression
   SRCS tests/fuzz/schedule_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider
