@@ -321,6 +321,9 @@ delayq_cc_test(tests_fuzz_json_regression DIR tests/fuzz NAME json_regression
   SRCS tests/fuzz/json_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_serve_serve tools_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
   DATA tests/fuzz/corpus/json/ack_bad_token tests/fuzz/corpus/json/ack_dup tests/fuzz/corpus/json/ack_escape tests/fuzz/corpus/json/ack_plain tests/fuzz/corpus/json/ack_spaces tests/fuzz/corpus/json/empty tests/fuzz/corpus/json/job_options tests/fuzz/corpus/json/limit tests/fuzz/corpus/json/nested tests/fuzz/corpus/json/payload_base64)
+delayq_cc_binary(tests_fuzz_make_sqlite_seed DIR tests/fuzz NAME make_sqlite_seed
+  SRCS tests/fuzz/make_sqlite_seed.cc
+  DEPS delayq tp_absl)
 delayq_cc_test(tests_fuzz_redis_regression DIR tests/fuzz NAME redis_regression
   SRCS tests/fuzz/redis_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider tp_hiredis
@@ -329,6 +332,10 @@ delayq_cc_test(tests_fuzz_schedule_regression DIR tests/fuzz NAME schedule_regre
   SRCS tests/fuzz/schedule_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider
   DATA tests/fuzz/corpus/schedule/spec00 tests/fuzz/corpus/schedule/spec01 tests/fuzz/corpus/schedule/spec02 tests/fuzz/corpus/schedule/spec03 tests/fuzz/corpus/schedule/spec04 tests/fuzz/corpus/schedule/spec05 tests/fuzz/corpus/schedule/spec06 tests/fuzz/corpus/schedule/spec07 tests/fuzz/corpus/schedule/spec08 tests/fuzz/corpus/schedule/spec09 tests/fuzz/corpus/schedule/spec10 tests/fuzz/corpus/schedule/spec11 tests/fuzz/corpus/schedule/spec12)
+delayq_cc_test(tests_fuzz_sqlite_regression DIR tests/fuzz NAME sqlite_regression
+  SRCS tests/fuzz/sqlite_fuzz.cc
+  DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_sqlite3
+  DATA tests/fuzz/corpus/sqlite/empty tests/fuzz/corpus/sqlite/not_a_db tests/fuzz/corpus/sqlite/store.db)
 delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
   SRCS tests/fuzz/url_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider
