@@ -331,7 +331,7 @@ delayq_cc_test(tests_fuzz_redis_regression DIR tests/fuzz NAME redis_regression
 delayq_cc_test(tests_fuzz_schedule_regression DIR tests/fuzz NAME schedule_regression
   SRCS tests/fuzz/schedule_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider
-  DATA tests/fuzz/corpus/schedule/spec00 tests/fuzz/corpus/schedule/spec01 tests/fuzz/corpus/schedule/spec02 tests/fuzz/corpus/schedule/spec03 tests/fuzz/corpus/schedule/spec04 tests/fuzz/corpus/schedule/spec05 tests/fuzz/corpus/schedule/spec06 tests/fuzz/corpus/schedule/spec07 tests/fuzz/corpus/schedule/spec08 tests/fuzz/corpus/schedule/spec09 tests/fuzz/corpus/schedule/spec10 tests/fuzz/corpus/schedule/spec11 tests/fuzz/corpus/schedule/spec12)
+  DATA tests/fuzz/corpus/schedule/spec00 tests/fuzz/corpus/schedule/spec01 tests/fuzz/corpus/schedule/spec02 tests/fuzz/corpus/schedule/spec03 tests/fuzz/corpus/schedule/spec04 tests/fuzz/corpus/schedule/spec05 tests/fuzz/corpus/schedule/spec06 tests/fuzz/corpus/schedule/spec07 tests/fuzz/corpus/schedule/spec08 tests/fuzz/corpus/schedule/spec09 tests/fuzz/corpus/schedule/spec10 tests/fuzz/corpus/schedule/spec11 tests/fuzz/corpus/schedule/spec12 tests/fuzz/regressions/schedule/every_at_end_of_time tests/fuzz/regressions/schedule/never_matching_plan)
 delayq_cc_test(tests_fuzz_sqlite_regression DIR tests/fuzz NAME sqlite_regression
   SRCS tests/fuzz/sqlite_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_sqlite3
