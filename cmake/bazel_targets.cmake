@@ -343,7 +343,7 @@ delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
 delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regression
   SRCS tests/fuzz/values_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
-  DATA tests/fuzz/corpus/values/text00 tests/fuzz/corpus/values/text01 tests/fuzz/corpus/values/text02 tests/fuzz/corpus/values/text03 tests/fuzz/corpus/values/text04 tests/fuzz/corpus/values/text05 tests/fuzz/corpus/values/text06 tests/fuzz/corpus/values/text07 tests/fuzz/corpus/values/text08 tests/fuzz/corpus/values/text09 tests/fuzz/corpus/values/text10 tests/fuzz/corpus/values/text11 tests/fuzz/corpus/values/text12 tests/fuzz/corpus/values/text13 tests/fuzz/corpus/values/text14)
+  DATA tests/fuzz/corpus/values/text00 tests/fuzz/corpus/values/text01 tests/fuzz/corpus/values/text02 tests/fuzz/corpus/values/text03 tests/fuzz/corpus/values/text04 tests/fuzz/corpus/values/text05 tests/fuzz/corpus/values/text06 tests/fuzz/corpus/values/text07 tests/fuzz/corpus/values/text08 tests/fuzz/corpus/values/text09 tests/fuzz/corpus/values/text10 tests/fuzz/corpus/values/text11 tests/fuzz/corpus/values/text12 tests/fuzz/corpus/values/text13 tests/fuzz/corpus/values/text14 tests/fuzz/regressions/values/year_zero_january)
 delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
   SRCS tests/memory/calendar_queue_test.cc
   DEPS delayq tp_absl tp_gtest_main)

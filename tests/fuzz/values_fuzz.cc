@@ -99,11 +99,11 @@ absl::Time FloorMillis(absl::Time t) {
 void CheckUtcText(absl::Time t, const std::string& why) {
   const std::string fast = cli::UtcText(t);
   // RFC 3339 years have four digits: "%4Y" pads years 0..999, which "%Y"
-  // does not; UtcText() writes other years with absl::FormatTime() itself.
-  const absl::CivilYear year = absl::ToCivilYear(t, absl::UTCTimeZone());
-  const bool four_digits = t != absl::InfinitePast() &&
-                           t != absl::InfiniteFuture() && year.year() >= 0 &&
-                           year.year() <= 9999;
+  // does not; other years UtcText() writes with absl::FormatTime()'s "%Y".
+  const bool four_digits =
+      t != absl::InfinitePast() && t != absl::InfiniteFuture() &&
+      absl::ToCivilYear(t, absl::UTCTimeZone()).year() >= 0 &&
+      absl::ToCivilYear(t, absl::UTCTimeZone()).year() <= 9999;
   const std::string slow = absl::FormatTime(
       four_digits ? "%4Y-%m-%dT%H:%M:%E3SZ" : "%Y-%m-%dT%H:%M:%E3SZ", t,
       absl::UTCTimeZone());
