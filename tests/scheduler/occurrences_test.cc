@@ -68,6 +68,17 @@ TEST(LatestOccurrencesTest, NoneForASpecThatNeverMatches) {
               IsEmpty());
 }
 
+TEST(LatestOccurrencesTest, NoneBeforeTheEndOfTime) {
+  // There is no latest one (the search back from InfiniteFuture never
+  // ended).
+  EXPECT_THAT(LatestOccurrences(Spec("* * * * * *"), absl::UTCTimeZone(), kDay,
+                                absl::InfiniteFuture(), 3),
+              IsEmpty());
+  EXPECT_THAT(LatestOccurrences(Spec("0 0 30 2 *"), absl::UTCTimeZone(), kDay,
+                                absl::InfiniteFuture(), 3),
+              IsEmpty());
+}
+
 TEST(PlanOccurrencesTest, OnTimeRunsAndMissedOnesAsThePolicySays) {
   const ScheduleSpec hourly = Spec("0 * * * *");
   const absl::TimeZone utc = absl::UTCTimeZone();
