@@ -19,6 +19,10 @@ makes
 
 Inputs that still fail because their fix is not in yet wait in
 known_failures/<name>/, which neither build replays.
+
+An input must mean the same to both builds: a target takes each value from
+its FuzzedDataProvider in a statement of its own, never two in one
+expression, whose order of evaluation g++ and clang choose differently.
 """
 
 def delayq_fuzz_target(name, srcs, deps = [], size = "small"):

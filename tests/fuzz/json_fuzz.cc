@@ -125,12 +125,15 @@ Job JobFrom(FuzzedDataProvider& in) {
   job.attempts = in.ConsumeIntegral<int>();
   job.max_attempts = in.ConsumeIntegral<int>();
   job.ttr = absl::Milliseconds(in.ConsumeIntegral<int32_t>());
-  job.backoff =
-      in.ConsumeBool()
-          ? Backoff::Fixed(absl::Milliseconds(in.ConsumeIntegral<uint32_t>()))
-          : Backoff::Exponential(
-                absl::Milliseconds(in.ConsumeIntegral<uint16_t>()),
-                absl::Seconds(in.ConsumeIntegral<uint16_t>()));
+  if (in.ConsumeBool()) {
+    job.backoff =
+        Backoff::Fixed(absl::Milliseconds(in.ConsumeIntegral<uint32_t>()));
+  } else {
+    const uint16_t base_ms = in.ConsumeIntegral<uint16_t>();
+    const uint16_t max_s = in.ConsumeIntegral<uint16_t>();
+    job.backoff =
+        Backoff::Exponential(absl::Milliseconds(base_ms), absl::Seconds(max_s));
+  }
   // Times in years 0000..9999, to the millisecond (what the text carries).
   auto time = [&in]() {
     return absl::FromUnixMillis(in.ConsumeIntegralInRange<int64_t>(

@@ -10,7 +10,8 @@
 //   - LatestOccurrences(after, through, n) returns at most n times, strictly
 //     increasing, in (after, through], each the Next of the one before, the
 //     last one's Next past `through`, and, when fewer than n, the first one
-//     is Next(after) (none was left out);
+//     is Next(after) (none was left out); none when `through` is the end
+//     of time;
 //   - PlanOccurrences() runs at most the policy's count (+1 on time), ends
 //     at its `through`, and keeps within (done_through, now];
 //   - JitterOf() is in [0, jitter).
@@ -44,9 +45,11 @@ constexpr const char* kZones[] = {
 // absl::Time can hold.
 absl::Time TimeFrom(FuzzedDataProvider& in) {
   switch (in.ConsumeIntegralInRange(0, 9)) {
-    case 0:
-      return absl::FromUnixSeconds(in.ConsumeIntegral<int64_t>()) +
-             absl::Nanoseconds(in.ConsumeIntegralInRange(0, 999'999'999));
+    case 0: {
+      const int64_t seconds = in.ConsumeIntegral<int64_t>();
+      const int nanos = in.ConsumeIntegralInRange(0, 999'999'999);
+      return absl::FromUnixSeconds(seconds) + absl::Nanoseconds(nanos);
+    }
     case 1:
       return in.ConsumeBool() ? absl::InfinitePast() : absl::InfiniteFuture();
     default:
@@ -118,7 +121,11 @@ void CheckLatest(const ScheduleSpec& spec, const std::string& text,
                  ", not the next one");
     }
   }
-  if (n < 1 || through <= after) return;
+  // No latest occurrences before the end of time: none are given.
+  if (n < 1 || through <= after || through == absl::InfiniteFuture()) {
+    FUZZ_CHECK(got.empty(), where, " gave ", got.size());
+    return;
+  }
   if (got.empty()) {
     const absl::Time first = spec.Next(after, tz);
     FUZZ_CHECK(first > through, where, " gave none, but ", Text(first),

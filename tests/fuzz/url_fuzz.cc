@@ -86,8 +86,8 @@ std::string BuildUrl(FuzzedDataProvider& in) {
   std::string scheme = Pick(in, kSchemes);
   if (scheme.empty()) scheme = Piece(in, 8);
   const std::string separator = Pick(in, kSeparators);
-  const std::string password =
-      absl::StrCat(Piece(in, 8), kMarker, Piece(in, 8));
+  const std::string before = Piece(in, 8);
+  const std::string password = absl::StrCat(before, kMarker, Piece(in, 8));
   std::string url = scheme + separator;
   if (in.ConsumeBool()) {
     // In the userinfo: [user]:password, then '@' and a host, or not.
@@ -98,9 +98,11 @@ std::string BuildUrl(FuzzedDataProvider& in) {
       case 0:
         absl::StrAppend(&url, "@", Pick(in, kHosts));
         break;
-      case 1:  // a '?' in the password before the '@'
-        absl::StrAppend(&url, "?", Piece(in, 4), "@", Pick(in, kHosts));
+      case 1: {  // a '?' in the password before the '@'
+        const std::string more = Piece(in, 4);
+        absl::StrAppend(&url, "?", more, "@", Pick(in, kHosts));
         break;
+      }
       case 2:  // no '@'
         break;
       case 3:

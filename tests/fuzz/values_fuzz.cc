@@ -57,17 +57,18 @@ void CheckDurations(FuzzedDataProvider& in, const std::string& text) {
                "'", Escaped(text), "' parses as ", cli::DurationText(*d));
     CheckDurationText(*d, absl::StrCat("'", Escaped(text), "'"));
   }
+  const int64_t seconds = in.ConsumeIntegralInRange<int64_t>(0, INT64_MAX);
+  const int nanos = in.ConsumeIntegralInRange(0, 999'999'999);
   const absl::Duration built =
-      absl::Seconds(in.ConsumeIntegralInRange<int64_t>(0, INT64_MAX)) +
-      absl::Nanoseconds(in.ConsumeIntegralInRange(0, 999'999'999));
+      absl::Seconds(seconds) + absl::Nanoseconds(nanos);
   if (built != absl::InfiniteDuration()) {
     CheckDurationText(
         built, absl::StrCat("the duration ", absl::FormatDuration(built)));
   }
   // Small ones, where the units change.
-  const absl::Duration small =
-      absl::Nanoseconds(in.ConsumeIntegral<uint32_t>()) *
-      in.ConsumeIntegralInRange(1, 100'000);
+  const uint32_t unit = in.ConsumeIntegral<uint32_t>();
+  const int times = in.ConsumeIntegralInRange(1, 100'000);
+  const absl::Duration small = absl::Nanoseconds(unit) * times;
   CheckDurationText(small, "a small duration");
 }
 
