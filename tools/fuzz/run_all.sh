@@ -104,13 +104,16 @@ for t in "${targets[@]}"; do
   took=$(($(date +%s) - start))
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  if [[ -z $runs ]]; then  # fork mode: "#RUNS: cov: ... time: Ns ..."
-    runs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
-    fork_seconds=$(grep -oE 'time: [0-9]+s' "$log" | tail -1 | tr -dc '0-9')
-    speed=$((${runs:-0} / (${fork_seconds:-0} > 0 ? fork_seconds : 1)))
-  fi
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
   ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  if [[ -z $runs ]]; then  # fork mode: "#RUNS: cov: C ft: F ... time: Ns"
+    totals=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1)
+    runs=$(grep -oE '^#[0-9]+' <<<"$totals" | tr -d '#')
+    fork_seconds=$(grep -oE 'time: [0-9]+s' <<<"$totals" | tr -dc '0-9')
+    speed=$((${runs:-0} / (${fork_seconds:-0} > 0 ? fork_seconds : 1)))
+    cov=$(grep -oE 'cov: [0-9]+' <<<"$totals" | cut -d' ' -f2)
+    ft=$(grep -oE 'ft: [0-9]+' <<<"$totals" | cut -d' ' -f2)
+  fi
   artifact=$(grep -o 'Test unit written to .*' "$log" | tail -1 | cut -d' ' -f5-)
   if [[ -z $artifact && ${#keep_going[@]} -gt 0 ]]; then
     artifact=$(ls "$out/$t"-crash-* "$out/$t"-timeout-* "$out/$t"-oom-* \
