@@ -331,6 +331,43 @@ delayq_cc_test(tests_faults_serve_faults_test DIR tests/faults NAME serve_faults
 delayq_cc_test(tests_faults_worker_faults_test DIR tests/faults NAME worker_faults_test
   SRCS tests/faults/worker_faults_test.cc
   DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
+delayq_cc_library(tests_fuzz_corpus_runner DIR tests/fuzz NAME corpus_runner
+  SRCS tests/fuzz/corpus_runner.cc
+  DEPS tp_gtest)
+delayq_cc_library(tests_fuzz_fuzz_check DIR tests/fuzz NAME fuzz_check
+  SRCS tests/fuzz/fuzz_check.h
+  DEPS tp_absl)
+delayq_cc_test(tests_fuzz_http_regression DIR tests/fuzz NAME http_regression
+  SRCS tests/fuzz/http_fuzz.cc
+  DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_serve_serve tp_absl tp_fuzzed_data_provider
+  DATA tests/fuzz/corpus/http/chunked tests/fuzz/corpus/http/empty_lines tests/fuzz/corpus/http/expect tests/fuzz/corpus/http/get tests/fuzz/corpus/http/get_cut tests/fuzz/corpus/http/head_http10 tests/fuzz/corpus/http/no_length tests/fuzz/corpus/http/pipelined tests/fuzz/corpus/http/post tests/fuzz/corpus/http/too_large)
+delayq_cc_test(tests_fuzz_json_regression DIR tests/fuzz NAME json_regression
+  SRCS tests/fuzz/json_fuzz.cc
+  DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_serve_serve tools_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
+  DATA tests/fuzz/corpus/json/ack_bad_token tests/fuzz/corpus/json/ack_dup tests/fuzz/corpus/json/ack_escape tests/fuzz/corpus/json/ack_plain tests/fuzz/corpus/json/ack_spaces tests/fuzz/corpus/json/empty tests/fuzz/corpus/json/job_options tests/fuzz/corpus/json/limit tests/fuzz/corpus/json/nested tests/fuzz/corpus/json/payload_base64)
+delayq_cc_binary(tests_fuzz_make_sqlite_seed DIR tests/fuzz NAME make_sqlite_seed
+  SRCS tests/fuzz/make_sqlite_seed.cc
+  DEPS delayq tp_absl)
+delayq_cc_test(tests_fuzz_redis_regression DIR tests/fuzz NAME redis_regression
+  SRCS tests/fuzz/redis_fuzz.cc
+  DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider tp_hiredis
+  DATA tests/fuzz/corpus/redis/error tests/fuzz/corpus/redis/numbers tests/fuzz/corpus/redis/reserve tests/fuzz/corpus/redis/snapshots tests/fuzz/corpus/redis/stale tests/fuzz/corpus/redis/transition tests/fuzz/regressions/redis/int_out_of_range)
+delayq_cc_test(tests_fuzz_schedule_regression DIR tests/fuzz NAME schedule_regression
+  SRCS tests/fuzz/schedule_fuzz.cc
+  DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider
+  DATA tests/fuzz/corpus/schedule/spec00 tests/fuzz/corpus/schedule/spec01 tests/fuzz/corpus/schedule/spec02 tests/fuzz/corpus/schedule/spec03 tests/fuzz/corpus/schedule/spec04 tests/fuzz/corpus/schedule/spec05 tests/fuzz/corpus/schedule/spec06 tests/fuzz/corpus/schedule/spec07 tests/fuzz/corpus/schedule/spec08 tests/fuzz/corpus/schedule/spec09 tests/fuzz/corpus/schedule/spec10 tests/fuzz/corpus/schedule/spec11 tests/fuzz/corpus/schedule/spec12 tests/fuzz/regressions/schedule/every_at_end_of_time tests/fuzz/regressions/schedule/never_matching_plan)
+delayq_cc_test(tests_fuzz_sqlite_regression DIR tests/fuzz NAME sqlite_regression
+  SRCS tests/fuzz/sqlite_fuzz.cc
+  DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_sqlite3
+  DATA tests/fuzz/corpus/sqlite/empty tests/fuzz/corpus/sqlite/not_a_db tests/fuzz/regressions/sqlite/jobs_column_missing)
+delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
+  SRCS tests/fuzz/url_fuzz.cc
+  DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider
+  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11)
+delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regression
+  SRCS tests/fuzz/values_fuzz.cc
+  DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
+  DATA tests/fuzz/corpus/values/text00 tests/fuzz/corpus/values/text01 tests/fuzz/corpus/values/text02 tests/fuzz/corpus/values/text03 tests/fuzz/corpus/values/text04 tests/fuzz/corpus/values/text05 tests/fuzz/corpus/values/text06 tests/fuzz/corpus/values/text07 tests/fuzz/corpus/values/text08 tests/fuzz/corpus/values/text09 tests/fuzz/corpus/values/text10 tests/fuzz/corpus/values/text11 tests/fuzz/corpus/values/text12 tests/fuzz/corpus/values/text13 tests/fuzz/corpus/values/text14 tests/fuzz/regressions/values/year_zero_january)
 delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
   SRCS tests/memory/calendar_queue_test.cc
   DEPS delayq tp_absl tp_gtest_main)

@@ -154,6 +154,10 @@ function(delayq_third_party)
     target_link_libraries(tp_gtest INTERFACE GTest::gmock GTest::gtest)
     add_library(tp_gtest_main INTERFACE)
     target_link_libraries(tp_gtest_main INTERFACE GTest::gmock_main tp_gtest)
+    # libFuzzer's FuzzedDataProvider, a copy in the tree (third_party/).
+    add_library(tp_fuzzed_data_provider INTERFACE)
+    target_include_directories(tp_fuzzed_data_provider SYSTEM INTERFACE
+      ${CMAKE_SOURCE_DIR}/third_party/llvm_fuzzer)
   endif()
   if(DELAYQ_BUILD_BENCHMARKS)
     find_package(benchmark REQUIRED)

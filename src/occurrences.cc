@@ -16,7 +16,15 @@ std::vector<absl::Time> LatestOccurrences(const ScheduleSpec& spec,
                                           absl::Time after, absl::Time through,
                                           int n) {
   std::deque<absl::Time> latest;
-  if (n < 1 || through <= after) return {};
+  // Nothing is the latest before the end of time (and the windows below
+  // would never reach back from it).
+  if (n < 1 || through <= after || through == absl::InfiniteFuture()) {
+    return {};
+  }
+  // None in the range (a spec that never matches again, February 30th,
+  // costs a 400-year search per Next()): one search says so, where the
+  // doubling windows below would make one per window, some sixty.
+  if (spec.Next(after, tz) > through) return {};
   for (absl::Duration window = absl::Seconds(1);; window *= 2) {
     const absl::Time from = std::max(after, through - window);
     latest.clear();

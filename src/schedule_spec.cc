@@ -223,9 +223,12 @@ absl::Time ScheduleSpec::NextEvery(absl::Time after) const {
   // Long before the epoch (never stored, but InfinitePast is a valid
   // argument): the first occurrence counted is the epoch's.
   if (after < epoch) return epoch;
+  // The multiple of every_ at or before `after`, plus every_: in time
+  // arithmetic, which saturates (to InfiniteFuture at the far end) where
+  // counting multiples in an int64 would overflow.
   absl::Duration rem;
-  const int64_t k = absl::IDivDuration(after - epoch, every_, &rem);
-  return epoch + (k + 1) * every_;
+  absl::IDivDuration(after - epoch, every_, &rem);
+  return after - rem + every_;
 }
 
 bool ScheduleSpec::DayMatches(absl::CivilDay day) const {

@@ -79,8 +79,18 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
     return absl::InvalidArgumentError(
         absl::StrCat("sqlite ", options.path, ": negative busy_timeout"));
   }
-  DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn,
-                      OpenWithSchema(options));
+  // A file whose version says it is delayq's but whose tables are not
+  // those of that version (damaged, or altered by hand) fails to compile
+  // delayq's statements: SQLite calls that a plain error, which would read
+  // as delayq's own (Internal); for the caller the file is damaged.
+  auto damaged = [](absl::Status s) {
+    if (!absl::IsInternal(s)) return s;
+    return absl::DataLossError(
+        absl::StrCat(s.message(), "; the file's tables are not delayq's"));
+  };
+  absl::StatusOr<std::unique_ptr<Connection>> opened = OpenWithSchema(options);
+  if (!opened.ok()) return damaged(opened.status());
+  std::unique_ptr<Connection> conn = *std::move(opened);
   DQ_RETURN_IF_ERROR(
       conn->Exec(options.durability == SqliteOptions::Durability::kFull
                      ? "PRAGMA synchronous = FULL"
@@ -109,7 +119,7 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
       new SqliteBackend(std::move(conn), NewsFolder(options.path)));
   {
     internal::MutexLock lock(&backend->mu_);
-    DQ_RETURN_IF_ERROR(backend->PrepareAll());
+    DQ_RETURN_IF_ERROR(damaged(backend->PrepareAll()));
   }
   return std::unique_ptr<Backend>(std::move(backend));
 }

@@ -37,7 +37,8 @@
 //                       created or written there (read-only location); the
 //                       file is a SQLite database that is not delayq's (it
 //                       has other tables) or was written by a newer delayq
-//   DataLoss            the file is damaged (truncated, corrupted)
+//   DataLoss            the file is damaged (truncated, corrupted, or its
+//                       tables are not those of its schema version)
 //   ResourceExhausted   the disk is full
 // Every message names the file's path. A file that is refused is not
 // modified.

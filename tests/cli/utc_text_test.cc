@@ -38,6 +38,10 @@ TEST(UtcTextTest, AgreesWithFormatTimeOnChosenTimes) {
   ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, "0000-03-01T00:00:00Z",
                               &year_zero, &err));
   EXPECT_EQ(UtcText(year_zero), "0000-03-01T00:00:00.000Z");
+  // The days before it, which the hand-written path does not take.
+  ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full, "0000-02-29T23:59:59.999Z",
+                              &year_zero, &err));
+  EXPECT_EQ(UtcText(year_zero), "0000-02-29T23:59:59.999Z");
   EXPECT_EQ(UtcText(absl::InfiniteFuture()), Reference(absl::InfiniteFuture()));
   EXPECT_EQ(UtcText(absl::InfinitePast()), Reference(absl::InfinitePast()));
 }

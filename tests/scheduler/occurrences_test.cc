@@ -56,6 +56,29 @@ TEST(LatestOccurrencesTest, LookBackFromTheEnd) {
       ElementsAre(end - absl::Seconds(2), end - absl::Seconds(1), end));
 }
 
+TEST(LatestOccurrencesTest, NoneForASpecThatNeverMatches) {
+  // June 31st, from the beginning of time.
+  const ScheduleSpec never = Spec("59 23 31 6 *");
+  EXPECT_THAT(LatestOccurrences(never, absl::UTCTimeZone(),
+                                absl::InfinitePast(), kDay, 3),
+              IsEmpty());
+  EXPECT_THAT(PlanOccurrences(never, absl::UTCTimeZone(), absl::InfinitePast(),
+                              kDay, MissedPolicy::All(3))
+                  .run,
+              IsEmpty());
+}
+
+TEST(LatestOccurrencesTest, NoneBeforeTheEndOfTime) {
+  // There is no latest one (the search back from InfiniteFuture never
+  // ended).
+  EXPECT_THAT(LatestOccurrences(Spec("* * * * * *"), absl::UTCTimeZone(), kDay,
+                                absl::InfiniteFuture(), 3),
+              IsEmpty());
+  EXPECT_THAT(LatestOccurrences(Spec("0 0 30 2 *"), absl::UTCTimeZone(), kDay,
+                                absl::InfiniteFuture(), 3),
+              IsEmpty());
+}
+
 TEST(PlanOccurrencesTest, OnTimeRunsAndMissedOnesAsThePolicySays) {
   const ScheduleSpec hourly = Spec("0 * * * *");
   const absl::TimeZone utc = absl::UTCTimeZone();

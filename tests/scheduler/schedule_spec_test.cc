@@ -266,6 +266,17 @@ INSTANTIATE_TEST_SUITE_P(
         Bad{"@every 0s", "at least 1s"}, Bad{"@every 500ms", "at least 1s"},
         Bad{"@every -5m", "at least 1s"}));
 
+TEST(ScheduleSpecTest, EveryEndsAtTheEndOfTime) {
+  absl::StatusOr<ScheduleSpec> every = ScheduleSpec::Parse("@every 1s");
+  ASSERT_TRUE(every.ok()) << every.status();
+  // The last whole second absl::Time holds: no next one, and no overflow
+  // counting the seconds since the epoch.
+  const absl::Time last = absl::FromUnixSeconds(INT64_MAX);
+  EXPECT_EQ(every->Next(last, absl::UTCTimeZone()), absl::InfiniteFuture());
+  EXPECT_EQ(every->Next(last - absl::Seconds(2), absl::UTCTimeZone()),
+            last - absl::Seconds(1));
+}
+
 TEST(ParseTimeZoneTest, KnowsTheSystemZonesOnly) {
   EXPECT_OK(ParseTimeZone("Europe/Berlin").status());
   EXPECT_OK(ParseTimeZone("UTC").status());

@@ -8,8 +8,10 @@
 Bazel is the primary build. Every cc_library, cc_binary and cc_test of the
 repository becomes one line of the generated file, with its sources, its
 dependencies and its test data, so a source file is in both builds or in
-neither. The libraries //:delayq is made of become one library, `delayq`,
-the one that `cmake --install` installs. The file is committed, so the CMake
+neither (the libFuzzer binaries, tagged "libfuzzer", are left out: they need
+clang; their replay tests, with the same sources, are in). The libraries
+//:delayq is made of become one library, `delayq`, the one that
+`cmake --install` installs. The file is committed, so the CMake
 build needs no Bazel; CI runs --check.
 """
 
@@ -112,6 +114,11 @@ def main():
     lines += [")", ""]
     for label in sorted(targets):
         if label in library:
+            continue
+        # The libFuzzer binaries (tests/fuzz/fuzz.bzl) need clang and
+        # libFuzzer's main(); the CMake build has their replay tests
+        # (<name>_regression), which run the same code with g++.
+        if "libfuzzer" in targets[label].get("tags", []):
             continue
         attrs = targets[label]
         kind = {"cc_library": "delayq_cc_library", "cc_binary": "delayq_cc_binary",

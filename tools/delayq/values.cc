@@ -154,8 +154,14 @@ void AppendUtcText(absl::Time t, std::string* out) {
   const int64_t ms = absl::ToUnixMillis(t);  // rounds down
   if (t == absl::InfinitePast() || t == absl::InfiniteFuture() ||
       ms < -kDayMs * 719'468 || ms > kDayMs * 2'932'896) {  // 0000..9999
-    out->append(
-        absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone()));
+    // January and February of year 0, before the hand-written range, get
+    // its four digits of year too ("%4Y"; "%Y" writes "0"). Only they:
+    // years past int's range come out wrong with "%4Y" (292277026596
+    // as -2147481749).
+    const bool year_zero = ms >= -kDayMs * 719'528 && ms < -kDayMs * 719'468;
+    out->append(absl::FormatTime(
+        year_zero ? "%4Y-%m-%dT%H:%M:%E3SZ" : "%Y-%m-%dT%H:%M:%E3SZ", t,
+        absl::UTCTimeZone()));
     return;
   }
   const int64_t days = ms >= 0 ? ms / kDayMs : (ms - kDayMs + 1) / kDayMs;

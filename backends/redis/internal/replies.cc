@@ -3,7 +3,9 @@
 #include "backends/redis/internal/replies.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <limits>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -39,8 +41,11 @@ int64_t Int(const redisReply* r) {
   const std::string s = Str(r);
   if (absl::SimpleAtoi(s, &v)) return v;
   // Lua numbers written back by HSET may come as "1e+15"-style text.
-  if (absl::SimpleAtod(s, &d)) return static_cast<int64_t>(d);
-  return 0;
+  if (!absl::SimpleAtod(s, &d) || std::isnan(d)) return 0;
+  // Converting a double outside int64's range is undefined: clamp first.
+  if (d >= 0x1p63) return std::numeric_limits<int64_t>::max();
+  if (d < -0x1p63) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(d);
 }
 
 absl::Time TimeOf(const redisReply* r) {

@@ -1,0 +1,170 @@
+// Copyright delayq authors.
+//
+// Store URLs of every scheme, and what delayq says about them.
+//
+// Property: a password never appears in any text made from its URL:
+// RedactedUrl(), and the errors of ParseRedisUrl(), ParseSqliteUrl(),
+// OpenBackend() (for URLs it refuses without opening anything),
+// SplitUrlQuery() and BadUrl() (the parsers' own checks of a query's
+// values, UrlInt() among them, are reached through the parsers).
+//
+// The input builds a URL around a password that holds a marker string: a
+// scheme (or none), a separator (well-formed "://" or a malformed one such
+// as ":" or "//"), optional "user:", the password, then '@' and a host, or
+// no '@' at all, or a query in which the password is the value of a
+// *password parameter. Every other part of the URL has the marker removed,
+// so the marker in an output can only have come from the password.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "delayq/open.h"
+#include "delayq/redacted_url.h"
+#include "delayq/redis_backend.h"
+#include "delayq/sqlite_backend.h"
+#include "fuzzer/FuzzedDataProvider.h"
+#include "src/url_query.h"
+#include "tests/fuzz/fuzz_check.h"
+
+namespace delayq {
+namespace {
+
+constexpr absl::string_view kMarker = "Zq9Xw";
+
+// `text` without the marker, however it was spliced in.
+std::string Clean(std::string text) {
+  while (absl::StrContains(text, kMarker)) {
+    text = absl::StrReplaceAll(text, {{kMarker, ""}});
+  }
+  return text;
+}
+
+std::string Piece(FuzzedDataProvider& in, size_t max) {
+  return Clean(in.ConsumeRandomLengthString(max));
+}
+
+template <size_t N>
+std::string Pick(FuzzedDataProvider& in, const char* const (&options)[N]) {
+  return options[in.ConsumeIntegralInRange<size_t>(0, N - 1)];
+}
+
+constexpr const char* kSchemes[] = {
+    "redis",  "rediss",          "redis+unix",    "redis+sentinel",
+    "sqlite", "rediss+sentinel", "redis+cluster", "rediss+cluster",
+    "memory", "postgres",        "http",          ""};
+// How the scheme is joined to the rest, well-formed or not.
+constexpr const char* kSeparators[] = {"://", ":", ":/", "//", ":///", "", "/"};
+// What follows the password.
+constexpr const char* kHosts[] = {
+    "host:6379",      "host:6379/2", "[::1]:7000", "/tmp/redis.sock",
+    "h1:1,h2:2/main", "h1:1,h2:2",   "",           "host",
+    "@host:1",        "/path/to.db"};
+constexpr const char* kParams[] = {
+    "namespace=ns", "db=1",   "sync=full", "tls_insecure=1",
+    "time=server",  "pool=4", "x",         "busy_timeout_ms=10"};
+// The parameters that carry a password (RedactedUrl() hides *password).
+constexpr const char* kPasswordParams[] = {"password", "sentinel_password"};
+
+// A query of known and unknown parameters, the marker removed.
+std::string Params(FuzzedDataProvider& in) {
+  std::string out;
+  const int n = in.ConsumeIntegralInRange(0, 2);
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) out += '&';
+    out += in.ConsumeBool() ? Pick(in, kParams) : Piece(in, 12);
+  }
+  return out;
+}
+
+std::string BuildUrl(FuzzedDataProvider& in) {
+  std::string scheme = Pick(in, kSchemes);
+  if (scheme.empty()) scheme = Piece(in, 8);
+  const std::string separator = Pick(in, kSeparators);
+  const std::string before = Piece(in, 8);
+  const std::string password = absl::StrCat(before, kMarker, Piece(in, 8));
+  std::string url = scheme + separator;
+  if (in.ConsumeBool()) {
+    // In the userinfo: [user]:password, then '@' and a host, or not.
+    if (in.ConsumeBool()) url += Piece(in, 8);
+    url += ":";
+    url += password;
+    switch (in.ConsumeIntegralInRange(0, 3)) {
+      case 0:
+        absl::StrAppend(&url, "@", Pick(in, kHosts));
+        break;
+      case 1: {  // a '?' in the password before the '@'
+        const std::string more = Piece(in, 4);
+        absl::StrAppend(&url, "?", more, "@", Pick(in, kHosts));
+        break;
+      }
+      case 2:  // no '@'
+        break;
+      case 3:
+        absl::StrAppend(&url, Piece(in, 16));
+        break;
+    }
+    if (in.ConsumeBool()) absl::StrAppend(&url, "?", Params(in));
+  } else {
+    // In the query: ...?[params&]NAME=password[&params].
+    absl::StrAppend(&url, Pick(in, kHosts), "?");
+    const std::string before = Params(in);
+    if (!before.empty()) absl::StrAppend(&url, before, "&");
+    absl::StrAppend(&url, Pick(in, kPasswordParams), "=", password);
+    if (in.ConsumeBool()) absl::StrAppend(&url, "&", Params(in));
+  }
+  return url;
+}
+
+void CheckHidden(const std::string& url, absl::string_view what,
+                 absl::string_view text) {
+  FUZZ_CHECK(!absl::StrContains(text, kMarker), "the password of URL \"",
+             fuzz::Escaped(url), "\" shows in ", what, ": \"",
+             fuzz::Escaped(std::string(text)), "\"");
+}
+
+bool RedisLike(absl::string_view url) {
+  return absl::StartsWith(url, "redis:") || absl::StartsWith(url, "redis+") ||
+         absl::StartsWith(url, "rediss:") || absl::StartsWith(url, "rediss+");
+}
+
+}  // namespace
+}  // namespace delayq
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace delayq;  // NOLINT: the entry point is outside the namespace
+  FuzzedDataProvider in(data, size);
+  const std::string url = BuildUrl(in);
+
+  CheckHidden(url, "RedactedUrl()", RedactedUrl(url));
+
+  absl::StatusOr<RedisOptions> redis = ParseRedisUrl(url);
+  CheckHidden(url, "ParseRedisUrl()'s error", redis.status().message());
+  absl::StatusOr<SqliteOptions> sqlite = ParseSqliteUrl(url);
+  CheckHidden(url, "ParseSqliteUrl()'s error", sqlite.status().message());
+
+  // OpenBackend() opens nothing for a URL that no store's parser takes.
+  const bool would_open = url == "memory:" || url == "memory" ||
+                          (absl::StartsWith(url, "sqlite:") && sqlite.ok()) ||
+                          (RedisLike(url) && redis.ok());
+  if (!would_open) {
+    CheckHidden(url, "OpenBackend()'s error",
+                OpenBackend(url).status().message());
+  }
+
+  // The query helpers every store's parser uses, on the text after '?'.
+  if (const size_t q = url.find('?'); q != std::string::npos) {
+    absl::StatusOr<std::vector<internal::UrlParam>> params =
+        internal::SplitUrlQuery("fuzz", url,
+                                absl::string_view(url).substr(q + 1));
+    CheckHidden(url, "SplitUrlQuery()'s error", params.status().message());
+  }
+  CheckHidden(url, "BadUrl()",
+              internal::BadUrl("fuzz", url, "refused").message());
+  return 0;
+}
