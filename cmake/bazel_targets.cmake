@@ -340,11 +340,11 @@ delayq_cc_library(tests_fuzz_fuzz_check DIR tests/fuzz NAME fuzz_check
 delayq_cc_test(tests_fuzz_http_regression DIR tests/fuzz NAME http_regression
   SRCS tests/fuzz/http_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_serve_serve tp_absl tp_fuzzed_data_provider
-  DATA tests/fuzz/corpus/http/chunked tests/fuzz/corpus/http/empty_lines tests/fuzz/corpus/http/expect tests/fuzz/corpus/http/get tests/fuzz/corpus/http/get_cut tests/fuzz/corpus/http/head_http10 tests/fuzz/corpus/http/no_length tests/fuzz/corpus/http/pipelined tests/fuzz/corpus/http/post tests/fuzz/corpus/http/too_large)
+  DATA tests/fuzz/corpus/http/chunked tests/fuzz/corpus/http/empty_lines tests/fuzz/corpus/http/expect tests/fuzz/corpus/http/get tests/fuzz/corpus/http/get_cut tests/fuzz/corpus/http/head_http10 tests/fuzz/corpus/http/no_length tests/fuzz/corpus/http/pipelined tests/fuzz/corpus/http/post tests/fuzz/corpus/http/too_large tests/fuzz/regressions/http/empty_lines_then_request)
 delayq_cc_test(tests_fuzz_json_regression DIR tests/fuzz NAME json_regression
   SRCS tests/fuzz/json_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_serve_serve tools_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
-  DATA tests/fuzz/corpus/json/ack_bad_token tests/fuzz/corpus/json/ack_dup tests/fuzz/corpus/json/ack_escape tests/fuzz/corpus/json/ack_plain tests/fuzz/corpus/json/ack_spaces tests/fuzz/corpus/json/empty tests/fuzz/corpus/json/job_options tests/fuzz/corpus/json/limit tests/fuzz/corpus/json/nested tests/fuzz/corpus/json/payload_base64)
+  DATA tests/fuzz/corpus/json/ack_bad_token tests/fuzz/corpus/json/ack_dup tests/fuzz/corpus/json/ack_escape tests/fuzz/corpus/json/ack_plain tests/fuzz/corpus/json/ack_spaces tests/fuzz/corpus/json/empty tests/fuzz/corpus/json/job_options tests/fuzz/corpus/json/limit tests/fuzz/corpus/json/nested tests/fuzz/corpus/json/payload_base64 tests/fuzz/regressions/json/deep_leases_500)
 delayq_cc_binary(tests_fuzz_make_sqlite_seed DIR tests/fuzz NAME make_sqlite_seed
   SRCS tests/fuzz/make_sqlite_seed.cc
   DEPS delayq tp_absl)

@@ -191,18 +191,17 @@ bool HttpConnection::AwaitRequest() {
   const Clock::time_point deadline = After(limits_.idle);
   size_t skipped = 0;
   for (;;) {
+    // Counted alike whether they come alone or with the request after them.
     const size_t start = buffer_.find_first_not_of("\r\n");
+    skipped += start == std::string::npos ? buffer_.size() : start;
+    if (skipped > kMaxHeaderBytes) return false;
     if (start != std::string::npos) {
       buffer_.erase(0, start);
       return true;
     }
-    skipped += buffer_.size();
     buffer_.clear();
     const absl::Duration left = Until(deadline);
-    if (skipped > kMaxHeaderBytes || left <= absl::ZeroDuration() ||
-        !Receive(left)) {
-      return false;
-    }
+    if (left <= absl::ZeroDuration() || !Receive(left)) return false;
   }
 }
 
