@@ -93,6 +93,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/job.cc
   src/lease_keeper.cc
   src/lease_keeper.h
+  src/lease_token.cc
+  src/lease_token.h
   src/limit_gate.cc
   src/limit_gate.h
   src/metrics.cc
