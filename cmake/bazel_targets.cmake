@@ -93,6 +93,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/job.cc
   src/lease_keeper.cc
   src/lease_keeper.h
+  src/lease_token.cc
+  src/lease_token.h
   src/limit_gate.cc
   src/limit_gate.h
   src/metrics.cc
@@ -386,6 +388,9 @@ delayq_cc_library(tests_multiprocess_multiprocess_suite DIR tests/multiprocess N
 delayq_cc_test(tests_open_open_test DIR tests/open NAME open_test
   SRCS tests/open/open_test.cc
   DEPS delayq tests_testing_redis_server tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
+delayq_cc_test(tests_open_redacted_url_test DIR tests/open NAME redacted_url_test
+  SRCS tests/open/redacted_url_test.cc
+  DEPS delayq tp_gtest_main)
 delayq_cc_test(tests_redis_embed_scripts_test DIR tests/redis NAME embed_scripts_test
   SRCS tests/redis/embed_scripts_test.cc
   DEPS tests_testing_temp_path tp_absl tp_gtest_main
@@ -428,7 +433,7 @@ delayq_cc_test(tests_redis_redis_tls_test DIR tests/redis NAME redis_tls_test
   DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tests_testing_tls_files tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_url_test DIR tests/redis NAME redis_url_test
   SRCS tests/redis/redis_url_test.cc
-  DEPS delayq tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
 delayq_cc_test(tests_redis_redis_wait_test DIR tests/redis NAME redis_wait_test
   SRCS tests/redis/redis_wait_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)

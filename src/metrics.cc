@@ -42,7 +42,8 @@ void Header(absl::string_view name, absl::string_view type,
 
 class Metrics::State {
  public:
-  explicit State(Clock& clock) : clock(clock) {}
+  State(Clock& clock, absl::Duration topic_idle)
+      : clock(clock), topic_idle(topic_idle) {}
 
   // Counts `events` under one lock.
   void RecordAll(absl::Span<const Event> events);
@@ -51,6 +52,7 @@ class Metrics::State {
   std::string Render();
 
   Clock& clock;
+  const absl::Duration topic_idle;
   Scheduler* scheduler = nullptr;
   int listener = -1;
 
@@ -72,6 +74,10 @@ class Metrics::State {
     return HistogramOf(family, topic, &internal::JobSecondsBounds);
   }
   void RenderGauges(std::string* out);
+  // Drops the series of the topics that are not in `live` and had no event
+  // for topic_idle.
+  void ForgetIdleTopics(const std::set<std::string>& live)
+      ABSL_LOCKS_EXCLUDED(mu_);
   void Count(const Event& e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
@@ -82,6 +88,9 @@ class Metrics::State {
       events_ ABSL_GUARDED_BY(mu_);
   Family lateness_ ABSL_GUARDED_BY(mu_);
   Family run_time_ ABSL_GUARDED_BY(mu_);
+  // topic -> when this process last saw one of its events.
+  std::map<std::string, absl::Time, std::less<>> last_event_
+      ABSL_GUARDED_BY(mu_);
   Family calls_ ABSL_GUARDED_BY(mu_);
   // (call, code) -> count.
   std::map<std::pair<std::string, std::string>, int64_t> call_errors_
@@ -90,8 +99,17 @@ class Metrics::State {
 };
 
 void Metrics::State::RecordAll(absl::Span<const Event> events) {
+  if (events.empty()) return;
+  const absl::Time now = clock.Now();
   absl::MutexLock lock(&mu_);
-  for (const Event& e : events) Count(e);
+  for (const Event& e : events) {
+    Count(e);
+    auto seen = last_event_.find(e.topic);
+    if (seen == last_event_.end()) {
+      seen = last_event_.try_emplace(e.topic).first;
+    }
+    seen->second = now;
+  }
 }
 
 void Metrics::State::Count(const Event& e) {
@@ -143,16 +161,23 @@ void Metrics::State::RenderGauges(std::string* out) {
   if (scheduler == nullptr) return;
   absl::StatusOr<std::vector<std::string>> topics = scheduler->Topics();
   absl::StatusOr<std::vector<std::string>> paused = scheduler->PausedTopics();
+  absl::StatusOr<std::vector<LimitedTopic>> limits = scheduler->Limits();
   if (!topics.ok() ||
-      (!paused.ok() && !absl::IsUnimplemented(paused.status()))) {
+      (!paused.ok() && !absl::IsUnimplemented(paused.status())) ||
+      (!limits.ok() && !absl::IsUnimplemented(limits.status()))) {
     absl::MutexLock lock(&mu_);
     ++gauge_errors_;
     return;
   }
   std::set<std::string> paused_set;
   if (paused.ok()) paused_set.insert(paused->begin(), paused->end());
+  // The topics the store has: with jobs, paused or limited.
   std::set<std::string> names(topics->begin(), topics->end());
   names.insert(paused_set.begin(), paused_set.end());
+  if (limits.ok()) {
+    for (const LimitedTopic& l : *limits) names.insert(l.topic);
+  }
+  ForgetIdleTopics(names);
   std::string jobs, paused_lines;
   for (const std::string& topic : names) {
     absl::StatusOr<TopicStats> s = scheduler->Stats(topic);
@@ -178,6 +203,21 @@ void Metrics::State::RenderGauges(std::string* out) {
   absl::StrAppend(out, jobs);
   Header("delayq_topic_paused", "gauge", "1 while the topic is paused.", out);
   absl::StrAppend(out, paused_lines);
+}
+
+void Metrics::State::ForgetIdleTopics(const std::set<std::string>& live) {
+  const absl::Time before = clock.Now() - topic_idle;
+  absl::MutexLock lock(&mu_);
+  for (auto it = last_event_.begin(); it != last_event_.end();) {
+    if (it->second > before || live.count(it->first) > 0) {
+      ++it;
+      continue;
+    }
+    events_.erase(it->first);
+    lateness_.erase(it->first);
+    run_time_.erase(it->first);
+    it = last_event_.erase(it);
+  }
 }
 
 std::string Metrics::State::Render() {
@@ -224,9 +264,9 @@ std::string Metrics::State::Render() {
   return out;
 }
 
-Metrics::Metrics(Clock* clock)
-    : state_(std::make_unique<State>(clock != nullptr ? *clock : RealClock())) {
-}
+Metrics::Metrics(Clock* clock, absl::Duration topic_idle)
+    : state_(std::make_unique<State>(clock != nullptr ? *clock : RealClock(),
+                                     topic_idle)) {}
 
 // The scheduler is gone by now (this object outlives it), and with it the
 // listener.

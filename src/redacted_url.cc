@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -13,38 +14,102 @@ namespace delayq {
 
 namespace {
 
-// The userinfo before the host ("scheme://***@host...").
-std::string RedactUserinfo(absl::string_view url) {
-  const size_t scheme = url.find("://");
-  if (scheme == absl::string_view::npos) return std::string(url);
-  const size_t start = scheme + 3;
-  const size_t at = url.rfind('@');
-  if (at == absl::string_view::npos || at < start) return std::string(url);
-  return absl::StrCat(url.substr(0, start), "***", url.substr(at));
+constexpr absl::string_view kHidden = "***";
+
+// The schemes of ParseRedisUrl(). Only a known scheme is shown before
+// credentials: anything else before an '@' may be a password.
+constexpr absl::string_view kRedisSchemes[] = {
+    "redis://",          "rediss://",          "redis+unix://",
+    "redis+sentinel://", "rediss+sentinel://", "redis+cluster://",
+    "rediss+cluster://",
+};
+
+// "host:port" with a host name, an IPv4 address or a bracketed IPv6 one.
+bool IsHostPort(absl::string_view text) {
+  const size_t colon = text.rfind(':');
+  if (colon == absl::string_view::npos || colon == 0) return false;
+  const absl::string_view host = text.substr(0, colon);
+  const absl::string_view port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5) return false;
+  for (char c : port) {
+    if (!absl::ascii_isdigit(c)) return false;
+  }
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return false;
+    for (char c : host.substr(1, host.size() - 2)) {
+      if (!absl::ascii_isxdigit(c) && c != ':' && c != '.') return false;
+    }
+    return true;
+  }
+  for (char c : host) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '-' && c != '_') {
+      return false;
+    }
+  }
+  return true;
 }
 
-}  // namespace
+// Whether `rest`, what follows "//" and the credentials, starts with an
+// authority that cannot hold a password: a list of host:port, or for a
+// socket nothing before its path.
+bool HasPlainAuthority(absl::string_view rest, bool socket) {
+  const absl::string_view authority = rest.substr(0, rest.find_first_of("/?"));
+  if (socket) return authority.empty() && absl::StartsWith(rest, "/");
+  if (authority.empty()) return false;
+  for (absl::string_view one : absl::StrSplit(authority, ',')) {
+    if (!IsHostPort(one)) return false;
+  }
+  return true;
+}
 
-std::string RedactedUrl(absl::string_view url) {
-  const size_t q = url.find('?');
-  if (q == absl::string_view::npos) return RedactUserinfo(url);
-  // Parameters named *password (sentinel_password=...) are hidden too.
-  std::string out = RedactUserinfo(url.substr(0, q));
-  absl::string_view query = url.substr(q + 1);
-  out.push_back('?');
+// `text` with the values of query parameters named *password hidden.
+std::string HideQueryPasswords(absl::string_view text) {
+  const size_t q = text.find('?');
+  if (q == absl::string_view::npos) return std::string(text);
+  std::string out(text.substr(0, q + 1));
   bool first = true;
-  for (absl::string_view param : absl::StrSplit(query, '&')) {
+  for (absl::string_view param : absl::StrSplit(text.substr(q + 1), '&')) {
     if (!first) out.push_back('&');
     first = false;
     const size_t eq = param.find('=');
     const absl::string_view name = param.substr(0, eq);
     if (eq != absl::string_view::npos && absl::EndsWith(name, "password")) {
-      absl::StrAppend(&out, name, "=***");
+      absl::StrAppend(&out, name, "=", kHidden);
     } else {
       absl::StrAppend(&out, param);
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::string RedactedUrl(absl::string_view url) {
+  // These stores have no credentials, and a file's path may hold '@'.
+  if (absl::StartsWith(url, "sqlite:") || absl::StartsWith(url, "memory:")) {
+    return HideQueryPasswords(url);
+  }
+  // Credentials take ':' (user:password, :password) or '@' (password@host);
+  // text with neither holds none.
+  if (url.find_first_of(":@") == absl::string_view::npos) {
+    return std::string(url);
+  }
+  for (absl::string_view scheme : kRedisSchemes) {
+    absl::string_view rest = url;
+    if (!absl::ConsumePrefix(&rest, scheme)) continue;
+    // As ParseRedisUrl() reads it: the credentials run to the last '@',
+    // whatever they hold. What follows is shown only when it starts with a
+    // plain authority: the rest of a malformed URL may be a password that
+    // lost its '@', or the part of one after an '@' of its own.
+    const size_t at = rest.rfind('@');
+    const absl::string_view after =
+        at == absl::string_view::npos ? rest : rest.substr(at + 1);
+    if (!HasPlainAuthority(after, scheme == "redis+unix://"))
+      return absl::StrCat(scheme, kHidden);
+    return absl::StrCat(scheme, at == absl::string_view::npos ? "" : "***@",
+                        HideQueryPasswords(after));
+  }
+  return std::string(kHidden);
 }
 
 }  // namespace delayq

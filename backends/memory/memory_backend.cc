@@ -31,6 +31,7 @@
 #include "backends/memory/job_record.h"
 #include "backends/memory/topic_index.h"
 #include "src/contract_errors.h"
+#include "src/lease_token.h"
 #include "src/limit_gate.h"
 #include "src/mutex.h"
 
@@ -89,13 +90,14 @@ class MemoryBackend : public Backend {
                    static_cast<int64_t>(index->reserved.size()));
       allowed = gate->Allowed(max);
     }
+    uint64_t token = 0;
     while (static_cast<int64_t>(leases.size()) < allowed &&
            !index->ready.empty()) {
       JobRecord* r = index->ready.begin()->record;
       Unlink(r);
       r->set_attempts(r->attempts() + 1);
-      r->Reserve(next_token_++,
-                 DeadlineAfter(std::max(now_us, r->run_at()), r->ttr()));
+      token = token == 0 ? internal::NewFirstLeaseToken() : token + 1;
+      r->Reserve(token, DeadlineAfter(std::max(now_us, r->run_at()), r->ttr()));
       Link(r);
       Lease lease;
       lease.job = r->ToJob();
@@ -627,7 +629,6 @@ class MemoryBackend : public Backend {
   absl::btree_map<std::string, ScheduleRecord, std::less<>> schedules_
       ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
-  uint64_t next_token_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_death_ ABSL_GUARDED_BY(mu_) = 1;
 };
 

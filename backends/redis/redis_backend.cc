@@ -4,7 +4,6 @@
 #include <iterator>
 #include <utility>
 
-#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -19,6 +18,7 @@
 #include "backends/redis/internal/sentinel.h"
 #include "backends/redis/internal/sharded_backend.h"
 #include "src/contract_errors.h"
+#include "src/lease_token.h"
 #include "src/status_macros.h"
 
 namespace delayq {
@@ -212,13 +212,10 @@ std::string ClockMode(const RedisOptions& o) {
       absl::ToInt64Microseconds(o.max_clock_skew + o.command_timeout));
 }
 
-// The first fencing token of a reserve call: random in [1, 2^52), so that
-// tokens stay unique for a job however much of the store Redis loses, and
-// the integers after it stay exact in the script's doubles (2^53). Two
-// reservations of one job share a token with probability 2^-52.
+// The first fencing token of a reserve call (src/lease_token.h): random, so
+// that tokens stay unique for a job however much of the store Redis loses.
 std::string FirstToken() {
-  thread_local absl::BitGen gen;
-  return absl::StrCat(absl::Uniform<uint64_t>(gen, 1, uint64_t{1} << 52));
+  return absl::StrCat(internal::NewFirstLeaseToken());
 }
 
 }  // namespace

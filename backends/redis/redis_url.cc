@@ -6,6 +6,11 @@
 // redis+cluster://[user:password@]h1:p1,h2:p2[?name=value&...]; rediss://,
 // rediss+sentinel:// and rediss+cluster:// for the same over TLS.
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -14,6 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "backends/redis/internal/backend_impl.h"
 #include "delayq/redis_backend.h"
 #include "src/status_macros.h"
@@ -21,6 +27,9 @@
 
 namespace delayq {
 namespace {
+
+// The longest password a password_file may hold.
+constexpr size_t kMaxPasswordFileLine = 4096;
 
 absl::Status Bad(absl::string_view url, absl::string_view why) {
   return internal::BadUrl("redis", url, why);
@@ -61,18 +70,50 @@ absl::Status ParseCredentials(absl::string_view url, absl::string_view userinfo,
   if (!PercentDecode(userinfo.substr(colon + 1), &o->password)) {
     return Bad(url, "malformed percent escape in password");
   }
-  if (o->password.empty()) return Bad(url, "a user needs a password");
   return absl::OkStatus();
 }
 
-// Splits "[credentials@]rest" and parses the credentials.
-absl::Status TakeCredentials(absl::string_view url, absl::string_view* rest,
-                             RedisOptions* o) {
-  const size_t at = rest->rfind('@');
-  if (at == absl::string_view::npos) return absl::OkStatus();
-  absl::Status s = ParseCredentials(url, rest->substr(0, at), o);
-  rest->remove_prefix(at + 1);
-  return s;
+// The first line of the file at `path` (percent-encoded), a password kept
+// out of the command line. Its errors never quote what the file holds.
+absl::Status ReadPasswordFile(absl::string_view url, absl::string_view path,
+                              std::string* password) {
+  std::string name;
+  if (!PercentDecode(path, &name) || name.empty()) {
+    return Bad(url, "malformed or empty password_file");
+  }
+  // O_NONBLOCK: a FIFO with no writer is an error, not a hang.
+  const int fd = open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return Bad(
+        url, absl::StrCat("cannot open password_file: ", std::strerror(errno)));
+  }
+  // One byte more than a password may have, to tell a long line.
+  char buf[kMaxPasswordFileLine + 1];
+  size_t got = 0;
+  while (got < sizeof(buf)) {
+    const ssize_t n = read(fd, buf + got, sizeof(buf) - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      return Bad(
+          url, absl::StrCat("cannot read password_file: ", std::strerror(err)));
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  close(fd);
+  absl::string_view text(buf, got);
+  const size_t eol = text.find('\n');
+  if (eol == absl::string_view::npos && got > kMaxPasswordFileLine) {
+    return Bad(url, absl::StrCat("password_file's first line is longer than ",
+                                 kMaxPasswordFileLine, " bytes"));
+  }
+  text = text.substr(0, eol);
+  absl::ConsumeSuffix(&text, "\r");
+  if (text.empty()) return Bad(url, "password_file's first line is empty");
+  *password = std::string(text);
+  return absl::OkStatus();
 }
 
 // "host:port", with an IPv6 host in brackets.
@@ -97,27 +138,22 @@ absl::Status ParseHostPort(absl::string_view url, absl::string_view text,
   if (host.empty()) return Bad(url, "missing host");
   e->host = std::string(host);
   int64_t v = 0;
+  // Not quoted: the text after a ':' may be a password that lost its '@'.
   if (!internal::ParseUrlDecimal(port, 1, 65535, &v)) {
-    return Bad(url, absl::StrCat("port '", port, "' is not in 1..65535"));
+    return Bad(url, "the port is not a number in 1..65535");
   }
   e->port = static_cast<int>(v);
   return absl::OkStatus();
 }
 
-// The part after "redis://" and before '?': [:password@]host:port[/db].
+// The part after "redis://", the credentials and before '?': host:port[/db].
 absl::Status ParseTcpTarget(absl::string_view url, absl::string_view rest,
                             RedisOptions* o) {
   absl::string_view path;
-  // The path starts after the credentials, which may hold a '/' of their
-  // own (a password that was not percent-encoded).
-  const size_t at = rest.rfind('@');
-  const size_t host_start = at == absl::string_view::npos ? 0 : at + 1;
-  if (size_t slash = rest.find('/', host_start);
-      slash != absl::string_view::npos) {
+  if (size_t slash = rest.find('/'); slash != absl::string_view::npos) {
     path = rest.substr(slash + 1);
     rest = rest.substr(0, slash);
   }
-  DQ_RETURN_IF_ERROR(TakeCredentials(url, &rest, o));
   RedisEndpoint server;
   DQ_RETURN_IF_ERROR(ParseHostPort(url, rest, &server));
   o->host = server.host;
@@ -127,26 +163,19 @@ absl::Status ParseTcpTarget(absl::string_view url, absl::string_view rest,
   if (!path.empty()) {
     if (!internal::ParseUrlDecimal(path, 0, std::numeric_limits<int>::max(),
                                    &v)) {
-      return Bad(url, absl::StrCat("db '", path, "' is not a number >= 0"));
+      return Bad(url, "the db after '/' is not a number >= 0");
     }
     o->db = static_cast<int>(v);
   }
   return absl::OkStatus();
 }
 
-// The part after "redis+unix://" and before '?': [:password@]/socket/path.
+// The part after "redis+unix://", the credentials and before '?':
+// /socket/path.
 absl::Status ParseSocketTarget(absl::string_view url, absl::string_view rest,
-                               RedisOptions* o) {
-  if (!absl::StartsWith(rest, "/")) {
-    const size_t at = rest.find('@');
-    if (at == absl::string_view::npos) {
-      return Bad(url, absl::StartsWith(rest, ":")
-                          ? "a password must end with '@'"
-                          : "the socket path must be absolute "
-                            "(redis+unix:///path)");
-    }
-    DQ_RETURN_IF_ERROR(ParseCredentials(url, rest.substr(0, at), o));
-    rest = rest.substr(at + 1);
+                               bool had_credentials, RedisOptions* o) {
+  if (!had_credentials && absl::StartsWith(rest, ":")) {
+    return Bad(url, "a password must end with '@'");
   }
   if (!absl::StartsWith(rest, "/")) {
     return Bad(url, "the socket path must be absolute (redis+unix:///path)");
@@ -168,8 +197,8 @@ absl::Status ParseHostList(absl::string_view url, absl::string_view text,
   return absl::OkStatus();
 }
 
-// The part after "redis+sentinel://" and before '?':
-// [credentials@]h1:p1,h2:p2/MASTER.
+// The part after "redis+sentinel://", the credentials and before '?':
+// h1:p1,h2:p2/MASTER.
 absl::Status ParseSentinelTarget(absl::string_view url, absl::string_view rest,
                                  RedisOptions* o) {
   const size_t slash = rest.find('/');
@@ -179,15 +208,13 @@ absl::Status ParseSentinelTarget(absl::string_view url, absl::string_view rest,
   if (!PercentDecode(rest.substr(slash + 1), &o->sentinel_master)) {
     return Bad(url, "malformed percent escape in the primary's name");
   }
-  rest = rest.substr(0, slash);
-  DQ_RETURN_IF_ERROR(TakeCredentials(url, &rest, o));
-  return ParseHostList(url, rest, &o->sentinels);
+  return ParseHostList(url, rest.substr(0, slash), &o->sentinels);
 }
 
-// The part after "redis+cluster://" and before '?': [credentials@]h1:p1,...
+// The part after "redis+cluster://", the credentials and before '?':
+// h1:p1,...
 absl::Status ParseClusterTarget(absl::string_view url, absl::string_view rest,
                                 RedisOptions* o) {
-  DQ_RETURN_IF_ERROR(TakeCredentials(url, &rest, o));
   if (absl::StrContains(rest, '/')) {
     return Bad(url, "a cluster URL has no path (a cluster has only db 0)");
   }
@@ -226,7 +253,9 @@ absl::Status ParseTlsParam(absl::string_view url,
 }
 
 // The parameters after '?'. `db` is one of them only where the URL has no
-// other place for it (a socket, sentinels).
+// other place for it (a socket, sentinels). password_file=PATH reads the
+// password from the first line of a file, so that it shows in no command
+// line.
 absl::Status ParseQuery(absl::string_view url, absl::string_view query,
                         bool db_param, RedisOptions* o) {
   absl::StatusOr<std::vector<internal::UrlParam>> params =
@@ -245,6 +274,13 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
       if (!PercentDecode(value, &o->sentinel_password)) {
         return Bad(url, "malformed percent escape in sentinel_password");
       }
+    } else if (name == "password_file") {
+      if (!o->password.empty()) {
+        return Bad(url,
+                   "give the password in the URL or in password_file, not "
+                   "both");
+      }
+      DQ_RETURN_IF_ERROR(ReadPasswordFile(url, value, &o->password));
     } else if (name == "namespace") {
       if (!PercentDecode(value, &o->ns)) {
         return Bad(url, "malformed percent escape in namespace");
@@ -306,56 +342,72 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
 }  // namespace
 
 absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
-  RedisOptions o;
-  constexpr absl::string_view kTcp = "redis://";
-  constexpr absl::string_view kSocket = "redis+unix://";
-  constexpr absl::string_view kSentinel = "redis+sentinel://";
-  constexpr absl::string_view kTlsTcp = "rediss://";
-  constexpr absl::string_view kTlsSentinel = "rediss+sentinel://";
-  constexpr absl::string_view kCluster = "redis+cluster://";
-  constexpr absl::string_view kTlsCluster = "rediss+cluster://";
-  absl::string_view rest = url;
-  absl::Status parsed;
-  bool db_param = true;
-  auto target = [&]() {
-    absl::string_view t = rest;
-    if (size_t q = t.find('?'); q != absl::string_view::npos)
-      t = t.substr(0, q);
-    return t;
+  enum class Kind { kTcp, kSocket, kSentinel, kCluster };
+  struct Scheme {
+    absl::string_view prefix;
+    Kind kind;
+    bool tls;
   };
-  if (absl::ConsumePrefix(&rest, kSocket)) {
-    parsed = ParseSocketTarget(url, target(), &o);
-  } else if (absl::ConsumePrefix(&rest, kSentinel)) {
-    parsed = ParseSentinelTarget(url, target(), &o);
-  } else if (absl::ConsumePrefix(&rest, kTcp)) {
-    parsed = ParseTcpTarget(url, target(), &o);
-    db_param = false;
-  } else if (absl::ConsumePrefix(&rest, kCluster)) {
-    parsed = ParseClusterTarget(url, target(), &o);
-    db_param = false;
-  } else if (absl::ConsumePrefix(&rest, kTlsCluster)) {
-    o.tls.enabled = true;
-    parsed = ParseClusterTarget(url, target(), &o);
-    db_param = false;
-  } else if (absl::ConsumePrefix(&rest, kTlsSentinel)) {
-    o.tls.enabled = true;
-    parsed = ParseSentinelTarget(url, target(), &o);
-  } else if (absl::ConsumePrefix(&rest, kTlsTcp)) {
-    o.tls.enabled = true;
-    parsed = ParseTcpTarget(url, target(), &o);
-    db_param = false;
-  } else {
+  static constexpr Scheme kSchemes[] = {
+      {"redis://", Kind::kTcp, false},
+      {"rediss://", Kind::kTcp, true},
+      {"redis+unix://", Kind::kSocket, false},
+      {"redis+sentinel://", Kind::kSentinel, false},
+      {"rediss+sentinel://", Kind::kSentinel, true},
+      {"redis+cluster://", Kind::kCluster, false},
+      {"rediss+cluster://", Kind::kCluster, true},
+  };
+  absl::string_view rest = url;
+  const Scheme* scheme = nullptr;
+  for (const Scheme& s : kSchemes) {
+    if (absl::ConsumePrefix(&rest, s.prefix)) {
+      scheme = &s;
+      break;
+    }
+  }
+  if (scheme == nullptr) {
     return Bad(url,
                "scheme must be redis://, rediss://, redis+unix://, "
                "redis+sentinel://, rediss+sentinel://, redis+cluster:// or "
                "rediss+cluster://");
   }
-  if (!parsed.ok()) return parsed;
-  absl::string_view query;
-  if (size_t q = rest.find('?'); q != absl::string_view::npos) {
-    query = rest.substr(q + 1);
+  RedisOptions o;
+  o.tls.enabled = scheme->tls;
+  // The credentials run from the scheme to the last '@', whatever they hold
+  // ('/', '?', '#': a password that was not percent-encoded), as
+  // RedactedUrl() hides them.
+  const size_t at = rest.rfind('@');
+  const bool had_credentials = at != absl::string_view::npos;
+  if (had_credentials) {
+    DQ_RETURN_IF_ERROR(ParseCredentials(url, rest.substr(0, at), &o));
+    rest.remove_prefix(at + 1);
+  }
+  const size_t q = rest.find('?');
+  const absl::string_view target = rest.substr(0, q);
+  const absl::string_view query =
+      q == absl::string_view::npos ? "" : rest.substr(q + 1);
+  // `db` is a parameter only where the URL has no other place for it.
+  bool db_param = false;
+  switch (scheme->kind) {
+    case Kind::kTcp:
+      DQ_RETURN_IF_ERROR(ParseTcpTarget(url, target, &o));
+      break;
+    case Kind::kSocket:
+      DQ_RETURN_IF_ERROR(ParseSocketTarget(url, target, had_credentials, &o));
+      db_param = true;
+      break;
+    case Kind::kSentinel:
+      DQ_RETURN_IF_ERROR(ParseSentinelTarget(url, target, &o));
+      db_param = true;
+      break;
+    case Kind::kCluster:
+      DQ_RETURN_IF_ERROR(ParseClusterTarget(url, target, &o));
+      break;
   }
   DQ_RETURN_IF_ERROR(ParseQuery(url, query, db_param, &o));
+  if (had_credentials && o.password.empty()) {
+    return Bad(url, "a user needs a password (in the URL or password_file)");
+  }
   return o;
 }
 

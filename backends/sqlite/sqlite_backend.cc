@@ -23,6 +23,7 @@
 #include "backends/sqlite/internal/statements.h"
 #include "src/backoff_code.h"
 #include "src/contract_errors.h"
+#include "src/lease_token.h"
 #include "src/limit_gate.h"
 #include "src/status_macros.h"
 
@@ -519,13 +520,16 @@ absl::Status SqliteBackend::ReserveReady(absl::string_view topic, int max,
     allowed = gate->Allowed(max);
   }
   if (allowed > 0) {
-    DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
+    // Random, not the file's counter: a token one could count to would let
+    // a client end another's lease.
+    const int64_t first_token =
+        static_cast<int64_t>(internal::NewFirstLeaseToken());
     Statement* reserve = s_.reserve_one.get();
     while (static_cast<int64_t>(leases->size()) < allowed) {
       ScopedReset reset(reserve);
       reserve->BindText(1, topic);
       reserve->BindInt64(2, now_us);
-      reserve->BindInt64(3, counter + 1);
+      reserve->BindInt64(3, first_token + static_cast<int64_t>(leases->size()));
       DQ_ASSIGN_OR_RETURN(bool row, reserve->Step());
       if (!row) break;
       Lease lease;
@@ -533,11 +537,9 @@ absl::Status SqliteBackend::ReserveReady(absl::string_view topic, int max,
       lease.deadline = lease.job.deadline;
       // Finish the statement so its change is complete before the next one.
       DQ_RETURN_IF_ERROR(reserve->Run().status());
-      ++counter;
       NoteReserved(lease);
       leases->push_back(std::move(lease));
     }
-    if (!leases->empty()) DQ_RETURN_IF_ERROR(SaveCounter(counter));
   }
   if (!gate.has_value()) return absl::OkStatus();
   const int64_t taken = static_cast<int64_t>(leases->size());

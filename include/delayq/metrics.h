@@ -36,6 +36,13 @@
 // processes move on a shared store count there, not here; the gauges show
 // the whole store.
 //
+// The gauges show the topics the store has: with jobs, paused or limited.
+// A topic's event counters and histograms are dropped, at a rendering, once
+// the store no longer has the topic and this object has seen none of its
+// events for `topic_idle` (10 minutes by default), so that topics that come
+// and go do not grow the text without end. A topic that comes back starts
+// its counters from zero, which Prometheus reads as a counter reset.
+//
 // Thread-safe. A Metrics object must outlive the backends it instrumented
 // and the scheduler it is attached to: declare it before them.
 
@@ -45,6 +52,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/time/time.h"
 #include "delayq/backend.h"
 #include "delayq/clock.h"
 #include "delayq/event.h"
@@ -54,8 +62,14 @@ namespace delayq {
 
 class Metrics {
  public:
-  // `clock` times store calls; the default is the real clock.
-  explicit Metrics(Clock* clock = nullptr);
+  // The default for how long a topic the store no longer has keeps its
+  // series after its last event here.
+  static constexpr absl::Duration kDefaultTopicIdle = absl::Minutes(10);
+
+  // `clock` times store calls and topics' idleness (pass the scheduler's);
+  // the default is the real clock.
+  explicit Metrics(Clock* clock = nullptr,
+                   absl::Duration topic_idle = kDefaultTopicIdle);
   ~Metrics();
 
   Metrics(const Metrics&) = delete;

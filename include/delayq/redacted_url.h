@@ -13,10 +13,18 @@ namespace delayq {
 
 // RedactedUrl()
 //
-// `url` as it may be shown: whatever could hold a password, everything from
-// "://" to the last '@', becomes "***" (a password may hold '/' or '@'
-// itself, so this may hide a little more than the password). Every message
-// and error of delayq that quotes a store URL quotes it so.
+// `url` as it may be shown. In a Redis URL the credentials, everything
+// between the scheme and the last '@' whatever it holds ('/', '?', '#',
+// '@'), become "***", as do the values of query parameters named *password
+// in any URL. What follows the credentials is shown only when it starts
+// with a list of host:port (or an empty authority before a socket's path);
+// otherwise all after the scheme is hidden, as the rest of a malformed URL
+// may be a password that lost its '@'. A URL of another scheme, or of none,
+// is hidden whole when it holds ':' or '@', except sqlite: and memory:,
+// which take no credentials. This hides more than the password of a
+// malformed URL, never less. Every message and error of delayq that quotes
+// a store URL quotes it so, and ParseRedisUrl() reads the credentials the
+// same way.
 std::string RedactedUrl(absl::string_view url);
 
 }  // namespace delayq

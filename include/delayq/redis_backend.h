@@ -258,11 +258,17 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 // certificate), tls_server_name=NAME and tls_insecure=1; a tls_* parameter
 // in another scheme is an error.
 // Credentials may name an ACL user (`username`): user:password@, or
-// :password@ for the default user.
+// :password@ for the default user. They run to the last '@' of the URL,
+// whatever '/', '?' or '#' they hold, as RedactedUrl() hides them.
+// password_file=PATH (any scheme) sets `password` to the first line of that
+// file, read here, so that the password shows in no command line: the
+// credentials then hold no password (user:@ or none).
 // into options (fields not named keep their defaults; `timeout_ms` sets the
 // command timeout). The user, password, namespace, master name and socket
 // path may be percent-encoded.
-// InvalidArgument, naming the offending part, for anything else: another
+// InvalidArgument, naming the offending part (never quoting what could be
+// a password: the port, the db, the file's content), for anything else: an
+// unreadable password_file, another
 // scheme, a missing host or port, a non-numeric or out-of-range number, an
 // unknown or repeated query parameter.
 absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url);

@@ -5,17 +5,21 @@
 // refused connection and a server that never answers.
 
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
@@ -191,9 +195,62 @@ TEST_F(CliRedisTest, NoOutputShowsThePassword) {
   }
 }
 
+// `delayq serve` logs the store it serves without its password, when the
+// URL comes from DELAYQ_STORE and the password holds '?', '#' and '/'.
+TEST_F(CliRedisTest, ServeLogsTheStoreWithoutThePassword) {
+  absl::StatusOr<std::unique_ptr<RedisServer>> locked = RedisServer::Start();
+  ASSERT_TRUE(locked.ok()) << locked.status();
+  ASSERT_EQ(RawCommand((*locked)->port(),
+                       {"CONFIG", "SET", "requirepass", "S3cret?Pw#x/y"})[0],
+            "OK");
+  const std::string at = absl::StrCat("127.0.0.1:", (*locked)->port());
+  cli_.SetEnv("DELAYQ_STORE",
+              absl::StrCat("redis://:S3cret?Pw#x/y@", at, "?namespace=s"));
+  CliProcess serve = cli_.Start({"serve", "--listen", "127.0.0.1:0"});
+  const absl::Time give_up = absl::Now() + absl::Seconds(15);
+  while (!absl::StrContains(CliRunner::ReadFile(serve.out_path), "listening") &&
+         absl::Now() < give_up && kill(serve.pid, 0) == 0) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  kill(serve.pid, SIGTERM);
+  CliResult r = cli_.Wait(serve);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(absl::StrCat("serving redis://***@", at,
+                                            "?namespace=s")));
+  EXPECT_THAT(r.err + r.out, Not(HasSubstr("S3cret")));
+}
+
+// password_file=PATH keeps the password out of the command line; a file
+// that cannot be read is an error that quotes none of it.
+TEST_F(CliRedisTest, PasswordFromAFile) {
+  absl::StatusOr<std::unique_ptr<RedisServer>> locked = RedisServer::Start();
+  ASSERT_TRUE(locked.ok()) << locked.status();
+  ASSERT_EQ(RawCommand((*locked)->port(),
+                       {"CONFIG", "SET", "requirepass", "S3cretPw"})[0],
+            "OK");
+  const std::string file = cli_.dir() + "/redis-password";
+  {
+    std::ofstream out(file);
+    out << "S3cretPw\nsecond line\n";
+  }
+  const std::string url = absl::StrCat("redis://127.0.0.1:", (*locked)->port(),
+                                       "?password_file=", file);
+  CliResult stats = cli_.Run({"--store", url, "stats"});
+  EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  ExpectFailure(cli_.Run({"--store", url + "-missing", "stats"}),
+                "cannot open password_file");
+  {
+    std::ofstream out(file);
+    out << "S3cretWrong\n";
+  }
+  CliResult wrong = cli_.Run({"--store", url, "stats"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_THAT(wrong.err, Not(HasSubstr("S3cret")));
+}
+
 TEST_F(CliRedisTest, BadRedisUrlExitsOneWithOneLine) {
   ExpectFailure(cli_.Run({"--store", "redis://127.0.0.1:notaport", "stats"}),
-                "port 'notaport'");
+                "the port is not a number in 1..65535");
   ExpectFailure(cli_.Run({"--store", "redis://127.0.0.1:6379?colour=blue",
                           "add", "t", "x"}),
                 "colour");

@@ -73,6 +73,41 @@ TEST_P(BackendConformanceTest, LeaseCallsWithAWrongTokenChangeNothing) {
   EXPECT_OK(backend_->Ack("j", lease.token, At(absl::Seconds(1))));
 }
 
+// A client must not work out another's token from its own: the tokens of
+// two reserve calls in a row are far apart (random ones are within 2^20 of
+// each other with probability 2^-31), and a stale one is still refused.
+TEST_P(BackendConformanceTest, TokensOfSeparateReservesAreUnguessable) {
+  const std::string topic = Topic();
+  ASSERT_OK(
+      backend_->Add({MakeJob("mine", topic), MakeJob("theirs", topic)}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> mine,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> theirs,
+                       backend_->Reserve(topic, 1, kT0));
+  ASSERT_EQ(mine.size(), 1u);
+  ASSERT_EQ(theirs.size(), 1u);
+  const uint64_t a = mine[0].token, b = theirs[0].token;
+  EXPECT_GT(a > b ? a - b : b - a, uint64_t{1} << 20) << a << " " << b;
+  EXPECT_LT(a, uint64_t{1} << 52);
+  EXPECT_LT(b, uint64_t{1} << 52);
+  // Guessing from one's own token fails and changes nothing.
+  for (uint64_t guess : {a - 1, a + 1, a + 2}) {
+    ExpectStale(theirs[0].job.id, guess, At(absl::Seconds(1)));
+  }
+  EXPECT_OK(backend_->Ack(mine[0].job.id, a, At(absl::Seconds(1))));
+
+  // After the lease lapses the job is reserved again under a new token;
+  // the old one is refused.
+  const Lease old = theirs[0];
+  ASSERT_OK(backend_->PromoteDue(old.deadline, 10).status());
+  ASSERT_OK_AND_ASSIGN(theirs, backend_->Reserve(topic, 1, old.deadline));
+  ASSERT_EQ(theirs.size(), 1u);
+  ASSERT_EQ(theirs[0].job.id, old.job.id);
+  EXPECT_NE(theirs[0].token, old.token);
+  ExpectStale(old.job.id, old.token, old.deadline);
+  EXPECT_OK(backend_->Ack(old.job.id, theirs[0].token, old.deadline));
+}
+
 TEST_P(BackendConformanceTest, AckBatchAcksEachLeaseOnItsOwnTerms) {
   const std::string topic = Topic();
   const std::string other = Topic("other");

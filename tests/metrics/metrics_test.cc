@@ -5,11 +5,13 @@
 
 #include "delayq/metrics.h"
 
+#include <cstdio>
 #include <memory>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "delayq/clock.h"
 #include "delayq/memory_backend.h"
@@ -192,6 +194,91 @@ TEST(MetricsRecordTest, RecordCountsEventsWithoutAScheduler) {
       metrics.PrometheusText(),
       HasSubstr("delayq_job_events_total{topic=\"x\",event=\"enqueued\"} "
                 "2\n"));
+}
+
+// The text without the store calls' series, which count calls rather than
+// topics.
+std::string TopicSeries(const std::string& text) {
+  std::string out;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::StrContains(line, "delayq_store_call")) {
+      absl::StrAppend(&out, line, "\n");
+    }
+  }
+  return out;
+}
+
+// Topics that the store no longer has lose their series once idle, so the
+// text goes back to what an empty store's shows; a topic with jobs, a pause
+// or a limit keeps them.
+TEST_F(MetricsTest, IdleTopicsThatTheStoreNoLongerHasAreForgotten) {
+  const std::string empty = metrics_.PrometheusText();
+  for (int i = 0; i < 300; ++i) {
+    const std::string topic = absl::StrCat("topic-", i);
+    ASSERT_OK(scheduler_->Enqueue(topic, "x").status());
+    Lease lease = MustReserve(topic);
+    clock_.Advance(absl::Milliseconds(5));
+    ASSERT_OK(scheduler_->Ack(lease));
+  }
+  ASSERT_OK(scheduler_->Enqueue("kept", "x").status());
+  // Topics with no jobs but a pause or a limit.
+  for (const char* topic : {"paused", "limited"}) {
+    ASSERT_OK(scheduler_->Enqueue(topic, "x").status());
+    ASSERT_OK(scheduler_->Ack(MustReserve(topic)));
+  }
+  ASSERT_OK(scheduler_->Pause("paused"));
+  ASSERT_OK(scheduler_->SetLimit("limited", TopicLimit{10}));
+  const std::string busy = metrics_.PrometheusText();
+  EXPECT_THAT(busy, HasSubstr("topic=\"topic-299\""));
+
+  // Not idle long enough yet: everything stays.
+  clock_.Advance(Metrics::kDefaultTopicIdle - absl::Seconds(1));
+  EXPECT_THAT(metrics_.PrometheusText(), HasSubstr("topic=\"topic-299\""));
+
+  clock_.Advance(absl::Seconds(2));
+  const std::string idle = metrics_.PrometheusText();
+  std::printf(
+      "metrics text: empty store %zu bytes, 300 emptied topics %zu "
+      "bytes, after %s idle %zu bytes\n",
+      empty.size(), busy.size(),
+      absl::FormatDuration(Metrics::kDefaultTopicIdle).c_str(), idle.size());
+  EXPECT_THAT(idle, Not(HasSubstr("topic-")));
+  for (const char* topic : {"kept", "paused", "limited"}) {
+    EXPECT_THAT(
+        idle, HasSubstr(absl::StrCat("delayq_job_events_total{topic=\"", topic,
+                                     "\",event=\"enqueued\"} 1\n")))
+        << topic;
+  }
+
+  // Once the three are gone too, the text is an empty store's.
+  ASSERT_OK(scheduler_->Ack(MustReserve("kept")));
+  ASSERT_OK(scheduler_->Resume("paused"));
+  ASSERT_OK(scheduler_->ClearLimit("limited"));
+  EXPECT_THAT(metrics_.PrometheusText(), HasSubstr("topic=\"kept\""));
+  clock_.Advance(Metrics::kDefaultTopicIdle + absl::Seconds(1));
+  const std::string gone = metrics_.PrometheusText();
+  std::printf(
+      "metrics text: all topics gone and idle %zu bytes, of which "
+      "not store calls %zu (empty store: %zu)\n",
+      gone.size(), TopicSeries(gone).size(), TopicSeries(empty).size());
+  EXPECT_EQ(TopicSeries(gone), TopicSeries(empty));
+}
+
+TEST(MetricsIdleTest, TheIdleTimeIsAnOption) {
+  SimulatedClock clock(kStart);
+  Metrics metrics(&clock, absl::Minutes(1));
+  SchedulerOptions options;
+  options.clock = &clock;
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Scheduler> scheduler,
+      Scheduler::Create(metrics.Instrument(NewMemoryBackend()), options));
+  metrics.Attach(*scheduler);
+  ASSERT_OK_AND_ASSIGN(std::string id, scheduler->Enqueue("t", "x"));
+  ASSERT_OK(scheduler->Cancel(id));
+  clock.Advance(absl::Seconds(59));
+  EXPECT_THAT(metrics.PrometheusText(), HasSubstr("topic=\"t\""));
+  clock.Advance(absl::Seconds(2));
+  EXPECT_THAT(metrics.PrometheusText(), Not(HasSubstr("topic=\"t\"")));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Copyright delayq authors.
 //
 // OpenBackend(url): each scheme reaches its backend; anything else is refused
-// with InvalidArgument naming the URL.
+// with InvalidArgument naming the URL (as RedactedUrl() shows it).
 
 #include <unistd.h>
 
@@ -66,7 +66,7 @@ TEST(OpenBackendTest, UnknownSchemeIsInvalidArgumentNamingTheUrl) {
     absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(url);
     EXPECT_THAT(backend.status(), StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(backend.status().message(),
-                HasSubstr(absl::StrCat("\"", url, "\"")));
+                HasSubstr(absl::StrCat("\"", RedactedUrl(url), "\"")));
   }
 }
 

@@ -2,11 +2,18 @@
 //
 // ParseRedisUrl(): every part, and a precise InvalidArgument otherwise.
 
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "delayq/redis_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_path.h"
 
 namespace delayq {
 namespace {
@@ -167,6 +174,62 @@ TEST(ParseRedisUrlTest, ErrorsDoNotQuoteThePassword) {
   }
 }
 
+// As RedactedUrl() hides them, the credentials run to the last '@' whatever
+// they hold; the query and the path come after it.
+TEST(ParseRedisUrlTest, CredentialsRunToTheLastAt) {
+  ASSERT_OK_AND_ASSIGN(
+      RedisOptions o, ParseRedisUrl("redis://:S3cret?Pw#x/y@127.0.0.1:6480/2"));
+  EXPECT_EQ(o.password, "S3cret?Pw#x/y");
+  EXPECT_EQ(o.host, "127.0.0.1");
+  EXPECT_EQ(o.port, 6480);
+  EXPECT_EQ(o.db, 2);
+  ASSERT_OK_AND_ASSIGN(
+      o, ParseRedisUrl("redis+sentinel://u:p/w?x@s1:1/main?namespace=q"));
+  EXPECT_EQ(o.password, "p/w?x");
+  EXPECT_EQ(o.sentinel_master, "main");
+  EXPECT_EQ(o.ns, "q");
+  ASSERT_OK_AND_ASSIGN(o, ParseRedisUrl("redis+unix://:a@b?c@/r.sock?db=1"));
+  EXPECT_EQ(o.password, "a@b?c");
+  EXPECT_EQ(o.unix_socket, "/r.sock");
+}
+
+// The password's file is read at parse time: its first line, without the
+// line end. Its errors never quote what it holds.
+TEST(ParseRedisUrlTest, PasswordFile) {
+  const std::string path = testing::FreshTempPath("password");
+  auto write = [&](const std::string& text) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  };
+  const std::string url = absl::StrCat("redis://h:1?password_file=", path);
+  write("S3cret?Pw\r\nsecond line\n");
+  ASSERT_OK_AND_ASSIGN(RedisOptions o, ParseRedisUrl(url));
+  EXPECT_EQ(o.password, "S3cret?Pw");
+  EXPECT_EQ(o.username, "");
+  write("S3cretPw");
+  ASSERT_OK_AND_ASSIGN(
+      o, ParseRedisUrl(absl::StrCat("redis://app:@h:1?password_file=", path)));
+  EXPECT_EQ(o.username, "app");
+  EXPECT_EQ(o.password, "S3cretPw");
+
+  auto expect_error = [](const std::string& url, absl::string_view what) {
+    absl::StatusOr<RedisOptions> o = ParseRedisUrl(url);
+    EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument)) << url;
+    EXPECT_THAT(std::string(o.status().message()), HasSubstr(what)) << url;
+    EXPECT_THAT(std::string(o.status().message()),
+                ::testing::Not(HasSubstr("S3cret")))
+        << url;
+  };
+  expect_error(absl::StrCat("redis://:pw@h:1?password_file=", path),
+               "not both");
+  expect_error(url + "-missing", "cannot open password_file");
+  expect_error("redis://h:1?password_file=%zz", "malformed or empty");
+  write("\nS3cretPw\n");
+  expect_error(url, "first line is empty");
+  write("S3cret" + std::string(5000, 'x'));
+  expect_error(url, "longer than 4096 bytes");
+  unlink(path.c_str());
+}
+
 struct BadUrl {
   const char* url;
   const char* message;  // a part of the expected error text
@@ -203,11 +266,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"redis:/localhost:6379", "scheme"},
         BadUrl{"redis://localhost", "missing port"},
         BadUrl{"redis://:6379", "missing host"},
-        BadUrl{"redis://localhost:0", "port '0'"},
-        BadUrl{"redis://localhost:65536", "port '65536'"},
-        BadUrl{"redis://localhost:63x9", "port '63x9'"},
-        BadUrl{"redis://localhost:6379/x", "db 'x'"},
-        BadUrl{"redis://localhost:6379/-1", "db '-1'"},
+        BadUrl{"redis://localhost:0", "port is not a number in 1..65535"},
+        BadUrl{"redis://localhost:65536", "port is not a number"},
+        BadUrl{"redis://localhost:63x9", "port is not a number"},
+        BadUrl{"redis://localhost:6379/x", "db after '/' is not"},
+        BadUrl{"redis://localhost:6379/-1", "db after '/' is not"},
         BadUrl{"redis://user@localhost:6379", "'user:password@' or"},
         BadUrl{"redis://user:@localhost:6379", "a user needs a password"},
         BadUrl{"redis://%zz:pw@localhost:6379", "percent escape in user"},
@@ -215,7 +278,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"redis+sentinel://s1:26379/", "missing the primary's name"},
         BadUrl{"redis+sentinel://s1:26379,s2/m", "missing port"},
         BadUrl{"redis+sentinel://s1:26379,:2/m", "missing host"},
-        BadUrl{"redis+sentinel://s1:0/m", "port '0'"},
+        BadUrl{"redis+sentinel://s1:0/m", "port is not a number"},
         BadUrl{"redis+sentinel://s1:1/m?sentinel_password=", "has no value"},
         BadUrl{"redis://h:1?sentinel_password=x",
                "unknown parameter 'sentinel_password'"},

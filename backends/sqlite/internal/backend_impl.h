@@ -140,7 +140,7 @@ class SqliteBackend : public Backend {
   absl::Status InsertJobs(absl::Span<const NewJob> jobs, int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // The next value of the token/death-order counter. Inside a write
+  // The next value of the death-order counter. Inside a write
   // transaction; the caller stores the last value it used with SaveCounter().
   absl::StatusOr<int64_t> LoadCounter() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status SaveCounter(int64_t value) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -21,8 +21,9 @@ namespace {
 //
 // counts holds the number of jobs per (topic, state), kept by triggers in the
 // same transaction as the change, so Stats() and Topics() never count rows.
-// counter issues fencing tokens and death order: it only grows, so a token is
-// never issued twice in the life of the file, whatever process issues it.
+// counter issues the death order: it only grows. Fencing tokens are random
+// (src/lease_token.h), so that no client can work out another's: two
+// reservations of one job share a token with probability 2^-52.
 constexpr char kSchemaV1[] = R"sql(
 CREATE TABLE jobs (
   seq INTEGER PRIMARY KEY,
