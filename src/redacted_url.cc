@@ -90,9 +90,9 @@ std::string RedactedUrl(absl::string_view url) {
     return HideQueryPasswords(url);
   }
   // Credentials take ':' (user:password, :password) or '@' (password@host);
-  // text with neither holds none.
+  // text with neither holds none, but for its *password parameters.
   if (url.find_first_of(":@") == absl::string_view::npos) {
-    return std::string(url);
+    return HideQueryPasswords(url);
   }
   for (absl::string_view scheme : kRedisSchemes) {
     absl::string_view rest = url;
@@ -104,8 +104,9 @@ std::string RedactedUrl(absl::string_view url) {
     const size_t at = rest.rfind('@');
     const absl::string_view after =
         at == absl::string_view::npos ? rest : rest.substr(at + 1);
-    if (!HasPlainAuthority(after, scheme == "redis+unix://"))
+    if (!HasPlainAuthority(after, scheme == "redis+unix://")) {
       return absl::StrCat(scheme, kHidden);
+    }
     return absl::StrCat(scheme, at == absl::string_view::npos ? "" : "***@",
                         HideQueryPasswords(after));
   }

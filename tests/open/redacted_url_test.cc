@@ -164,6 +164,9 @@ TEST(RedactedUrlTest, ShowsWhatIsNotAPassword) {
   EXPECT_EQ(RedactedUrl("redis://h:1?password_file=/run/pw"),
             "redis://h:1?password_file=/run/pw");
   EXPECT_EQ(RedactedUrl("jobs.db"), "jobs.db");
+  // No ':' or '@' to hold credentials, but a password parameter all the same.
+  EXPECT_EQ(RedactedUrl("redis+unix/tmp/r.sock?sentinel_password=pw&db=1"),
+            "redis+unix/tmp/r.sock?sentinel_password=***&db=1");
   EXPECT_EQ(RedactedUrl("memory:"), "memory:");
   EXPECT_EQ(RedactedUrl("sqlite:/var/jobs@2.db?sync=full"),
             "sqlite:/var/jobs@2.db?sync=full");
