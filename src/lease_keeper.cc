@@ -76,6 +76,10 @@ void LeaseKeeper::Renew(Handle handle) {
   mu_.Unlock();
   absl::StatusOr<absl::Time> deadline =
       backend_.Touch(lease.job.id, lease.token, now);
+  // A refusal means the lease is gone (not the store's failure).
+  if (!deadline.ok() && !absl::IsFailedPrecondition(deadline.status())) {
+    promotion_.ReportError("touch", deadline.status());
+  }
   mu_.Lock();
   it = held_.find(handle);
   if (it == held_.end()) return;  // dropped meanwhile: the job is finished

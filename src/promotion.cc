@@ -266,9 +266,16 @@ void Promotion::StopTimerThread() {
   timer_thread_.join();
 }
 
+void Promotion::ReportError(absl::string_view what,
+                            const absl::Status& error) const {
+  if (options_.on_background_error) options_.on_background_error(what, error);
+}
+
 void Promotion::TimerLoop() {
   for (;;) {
-    const bool ok = Tick().ok();
+    const absl::StatusOr<int> ticked = Tick();
+    if (!ticked.ok()) ReportError("promote", ticked.status());
+    const bool ok = ticked.ok();
     absl::MutexLock lock(&mu_);
     if (timer_stopping_) return;
     const absl::Time now = clock_.Now();

@@ -53,6 +53,10 @@ namespace internal {
 
 class Promotion {
  public:
+  // Tells SchedulerOptions::on_background_error, when there is one, of a
+  // store error a thread of the scheduler met (see there).
+  void ReportError(absl::string_view what, const absl::Status& error) const;
+
   // Called, with no lock held, with the jobs a store call moved (promoted,
   // expired, dead), so the scheduler can report events.
   using MovedCallback = std::function<void(const std::vector<Transition>&)>;

@@ -68,8 +68,11 @@ absl::Status ValidateScheduleOptions(const ScheduleOptions& o) {
 
 }  // namespace
 
-ScheduleRunner::ScheduleRunner(Backend& backend, Enqueued on_enqueued)
-    : backend_(backend), on_enqueued_(std::move(on_enqueued)) {}
+ScheduleRunner::ScheduleRunner(Backend& backend, Enqueued on_enqueued,
+                               ErrorReport on_error)
+    : backend_(backend),
+      on_enqueued_(std::move(on_enqueued)),
+      on_error_(std::move(on_error)) {}
 
 absl::Status ScheduleRunner::Validate(const ScheduleRecord& s, absl::Time now,
                                       size_t max_payload_bytes) {
@@ -219,6 +222,7 @@ std::vector<std::pair<std::string, int64_t>> ScheduleRunner::FirePass(
       refused.emplace_back(e.record.name, e.record.revision);
       continue;
     }
+    if (!through.ok()) on_error_("schedule", through.status());
     absl::MutexLock lock(&mu_);
     auto it = entries_.find(e.record.name);
     if (it == entries_.end() ||

@@ -50,7 +50,12 @@ class ScheduleRunner {
   // How long a schedule whose store call failed waits before it tries again.
   static constexpr absl::Duration kRetryAfter = absl::Seconds(1);
 
-  ScheduleRunner(Backend& backend, Enqueued on_enqueued);
+  // Called, with no lock held, with a store error that a firing met (the
+  // schedule tries again after kRetryAfter).
+  using ErrorReport =
+      std::function<void(absl::string_view what, const absl::Status& error)>;
+
+  ScheduleRunner(Backend& backend, Enqueued on_enqueued, ErrorReport on_error);
 
   // Validate()
   //
@@ -128,6 +133,7 @@ class ScheduleRunner {
 
   Backend& backend_;
   const Enqueued on_enqueued_;
+  const ErrorReport on_error_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
   // The earliest time any entry is due (next, or retry_at after a failure),

@@ -50,10 +50,14 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
       options_(options),
       clock_(clock),
       id_prefix_(internal::NewGeneratedIdPrefix()),
-      schedules_(*backend_,
-                 [this](const std::vector<NewJob>& jobs, absl::Time now) {
-                   OnOccurrences(jobs, now);
-                 }),
+      schedules_(
+          *backend_,
+          [this](const std::vector<NewJob>& jobs, absl::Time now) {
+            OnOccurrences(jobs, now);
+          },
+          [this](absl::string_view what, const absl::Status& error) {
+            promotion_.ReportError(what, error);
+          }),
       promotion_(
           *backend_, *clock, options,
           [this](const std::vector<Transition>& moved) { EmitMoved(moved); }),

@@ -140,6 +140,7 @@ void WorkerPool::WorkerLoop(const std::string& topic) {
         jobs_.ReserveForWorker(topic, std::max(1, options.batch),
                                promotion_.LookInterval(), &stopping_);
     if (!leases.ok()) {
+      promotion_.ReportError("reserve", leases.status());
       // The store is failing; wait a while (or for Stop) and retry.
       absl::MutexLock lock(&mu_);
       clock_.AwaitWithDeadline(
@@ -180,7 +181,10 @@ void WorkerPool::RunBatch(const std::vector<Lease>& leases,
       // Reserved but not started: hand back without using an attempt.
       for (; i < leases.size(); ++i) {
         keeper_.Drop(held[i]);
-        jobs_.Release(leases[i], absl::ZeroDuration()).IgnoreError();
+        if (absl::Status s = jobs_.Release(leases[i], absl::ZeroDuration());
+            !s.ok()) {
+          promotion_.ReportError("release", s);
+        }
       }
       return;
     }
@@ -190,7 +194,9 @@ void WorkerPool::RunBatch(const std::vector<Lease>& leases,
       absl::MutexLock lock(&mu_);
       --running_handlers_;
     }
-    Finish(leases[i], result).IgnoreError();
+    if (absl::Status s = Finish(leases[i], result); !s.ok()) {
+      promotion_.ReportError(result.ok() ? "ack" : "fail", s);
+    }
   }
 }
 

@@ -87,6 +87,15 @@ struct SchedulerOptions {
   // Most jobs one PromoteDue() call of the store moves; promotion loops until
   // nothing due is left, so this only bounds how long one store call takes.
   int promote_batch = 1000;
+  // Told of each store error that the scheduler's own threads meet, which
+  // no caller is there to hear: a worker's reserve, ack, fail or release
+  // ("reserve", "ack", "fail", "release"), a lease's renewal ("touch"), the
+  // timer's promotion ("promote") and a schedule's firing ("schedule").
+  // Each is retried as before (a job whose lease could not be ended comes
+  // back after its ttr); this only tells. Runs on the thread that met the
+  // error, with no lock of the scheduler held; keep it short. Null: none.
+  std::function<void(absl::string_view what, const absl::Status& error)>
+      on_background_error;
   // No longer used. The scheduler keeps no timer per job: one timer at the
   // earliest time it knows of stands for them all; when it fires, the
   // scheduler promotes and asks the store for its next due time, so no job is

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "delayq/delayq.h"
@@ -111,6 +112,82 @@ TEST_F(WorkersTest, SuccessfulHandlersAckEveryJob) {
   EXPECT_EQ(runs.load(), 500);
   ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler_->Stats("mail"));
   EXPECT_EQ(stats.total(), 0);
+}
+
+// A store whose first reserve and first two acks fail.
+class FlakyStore : public BackendWrapper {
+ public:
+  explicit FlakyStore(Backend* target) : BackendWrapper(target) {}
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             ReserveReport* report) override {
+    if (reserve_failures_.fetch_sub(1) > 0) {
+      return absl::UnavailableError("the store is down");
+    }
+    return BackendWrapper::Reserve(topic, max, now, report);
+  }
+  absl::Status Ack(absl::string_view id, uint64_t token,
+                   absl::Time now) override {
+    if (ack_failures_.fetch_sub(1) > 0) {
+      return absl::UnavailableError("the store is down");
+    }
+    return BackendWrapper::Ack(id, token, now);
+  }
+
+ private:
+  std::atomic<int> reserve_failures_{1};
+  std::atomic<int> ack_failures_{2};
+};
+
+// What the workers' own store calls meet, which no caller hears, is told to
+// SchedulerOptions::on_background_error: the failed reserve, and the ack
+// that failed on its retry too (the job comes back after its ttr).
+TEST(BackgroundErrorsTest, TheWorkersStoreErrorsAreTold) {
+  SimulatedClock clock(kStart);
+  std::unique_ptr<Backend> store = NewMemoryBackend();
+  absl::Mutex mu;
+  std::vector<std::string> told;
+  SchedulerOptions options;
+  options.clock = &clock;
+  options.on_background_error = [&](absl::string_view what,
+                                    const absl::Status& error) {
+    absl::MutexLock lock(&mu);
+    told.push_back(absl::StrCat(what, ": ", error.ToString()));
+  };
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Scheduler> scheduler,
+      Scheduler::Create(std::make_unique<FlakyStore>(store.get()), options));
+  std::atomic<int> runs{0};
+  scheduler->Handle("t", [&](const Job&) {
+    ++runs;
+    return absl::OkStatus();
+  });
+  JobOptions job;
+  job.id = "j";
+  ASSERT_OK(scheduler->Enqueue("t", "p", job));
+  ASSERT_OK(scheduler->Start());
+  struct Waiting {
+    std::vector<std::string>* told;
+    size_t n;
+  };
+  auto told_count = [&](size_t n) {
+    Waiting waiting{&told, n};
+    absl::MutexLock lock(&mu);
+    return mu.AwaitWithTimeout(
+        absl::Condition(
+            +[](Waiting* w) { return w->told->size() >= w->n; }, &waiting),
+        kPatience);
+  };
+  ASSERT_TRUE(told_count(1)) << "the failed reserve was not told";
+  // The worker tries again after its retry interval.
+  clock.Advance(absl::Seconds(1));
+  ASSERT_TRUE(told_count(2)) << "the failed ack was not told";
+  scheduler->Stop();
+  EXPECT_EQ(runs.load(), 1);
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(told,
+              ::testing::ElementsAre("reserve: UNAVAILABLE: the store is down",
+                                     "ack: UNAVAILABLE: the store is down"));
 }
 
 TEST_F(WorkersTest, FailingHandlerRetriesThenDies) {
