@@ -21,6 +21,17 @@ constexpr uint64_t kSeeds[] = {1, 2, 3, 4, 5};
 
 }  // namespace
 
+FaultPlan MixedPlan(uint64_t seed, double fail, double delay,
+                    absl::Duration max_delay) {
+  FaultPlan plan;
+  plan.seed = seed;
+  plan.fail_before = fail;
+  plan.fail_after = fail;
+  plan.delay = delay;
+  plan.max_delay = max_delay;
+  return plan;
+}
+
 std::unique_ptr<Backend> OpenStore(StoreKind kind) {
   if (kind == StoreKind::kMemory) return NewMemoryBackend();
   absl::StatusOr<std::unique_ptr<Backend>> store =

@@ -33,6 +33,12 @@ enum class StoreKind { kMemory, kSqlite };
 // A store of that kind: memory, or SQLite in a fresh file.
 std::unique_ptr<Backend> OpenStore(StoreKind kind);
 
+// A seeded schedule that fails `fail` of the calls before the store acts
+// and as many after it acted, and delays `delay` of them by up to
+// `max_delay`.
+FaultPlan MixedPlan(uint64_t seed, double fail, double delay,
+                    absl::Duration max_delay);
+
 // The seeds every randomised test runs (see above).
 std::vector<uint64_t> FaultSeeds();
 

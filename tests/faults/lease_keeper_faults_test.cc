@@ -149,12 +149,7 @@ TEST_P(SeededLeaseKeeperFaultsTest, NoRunTwiceUnderALiveLease) {
   SCOPED_TRACE(absl::StrCat("seed ", GetParam().seed,
                             " (replay: DELAYQ_FAULT_SEEDS=", GetParam().seed,
                             ")"));
-  FaultPlan plan;
-  plan.seed = GetParam().seed;
-  plan.fail_before = 0.25;
-  plan.fail_after = 0.25;
-  plan.delay = 0.2;
-  plan.max_delay = absl::Seconds(6);
+  FaultPlan plan = MixedPlan(GetParam().seed, 0.25, 0.2, absl::Seconds(6));
   plan.calls = {StoreCall::kTouch, StoreCall::kReserve, StoreCall::kAck};
   KeeperRun run(GetParam().store, plan);
   EXPECT_TRUE(run.Run()) << run.faulty_.Report();

@@ -47,12 +47,8 @@ TEST_P(ScheduleFaultsTest, EveryOccurrenceOnceThroughFaults) {
   std::vector<std::unique_ptr<FaultyBackend>> faulty;
   std::vector<std::unique_ptr<Scheduler>> schedulers;
   for (uint64_t k = 0; k < 2; ++k) {
-    FaultPlan plan;
-    plan.seed = GetParam().seed * 2 + k;
-    plan.fail_before = 0.15;
-    plan.fail_after = 0.15;
-    plan.delay = 0.1;
-    plan.max_delay = absl::Seconds(3);
+    FaultPlan plan =
+        MixedPlan(GetParam().seed * 2 + k, 0.15, 0.1, absl::Seconds(3));
     faulty.push_back(
         std::make_unique<FaultyBackend>(store.get(), plan, &clock));
     faulty.back()->set_enabled(false);

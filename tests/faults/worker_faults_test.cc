@@ -82,12 +82,7 @@ class WorkerFaultsTest : public ::testing::TestWithParam<FaultCase> {
  protected:
   void SetUp() override {
     store_ = OpenStore(GetParam().store);
-    FaultPlan plan;
-    plan.seed = GetParam().seed;
-    plan.fail_before = 0.1;
-    plan.fail_after = 0.1;
-    plan.delay = 0.1;
-    plan.max_delay = absl::Seconds(3);
+    FaultPlan plan = MixedPlan(GetParam().seed, 0.1, 0.1, absl::Seconds(3));
     faulty_ = std::make_unique<FaultyBackend>(store_.get(), plan, &clock_);
     faulty_->set_enabled(false);
     SchedulerOptions options;
