@@ -2,6 +2,7 @@
 
 #include "tools/delayq/values.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -75,6 +76,9 @@ absl::StatusOr<Backoff> ParseBackoffValue(absl::string_view text) {
         (!absl::ParseDuration(std::string(parts[2]), &b) || b < a)) {
       return bad();
     }
+    // An omitted MAX is never below BASE: "exp:1h" waits an hour, then
+    // longer, up to the hour (as "exp:1h:1h" does).
+    if (parts.size() == 2) b = std::max(a, b);
     return Backoff::Exponential(a, b);
   }
   return bad();

@@ -29,7 +29,8 @@ absl::StatusOr<absl::Time> ParseTimeValue(absl::string_view flag,
 absl::StatusOr<int> ParseIntValue(absl::string_view what,
                                   absl::string_view text, int min, int max);
 
-// "fixed:DELAY" or "exp:BASE[:MAX]" (MAX defaults to 10m).
+// "fixed:DELAY" or "exp:BASE[:MAX]" (MAX defaults to 10m, or
+// to BASE when BASE is longer).
 absl::StatusOr<Backoff> ParseBackoffValue(absl::string_view text);
 
 // The inverse of ParseBackoffValue(): "fixed:10s", "exp:1s:10m".

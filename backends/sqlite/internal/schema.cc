@@ -2,6 +2,7 @@
 
 #include "backends/sqlite/internal/schema.h"
 
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -195,7 +196,9 @@ absl::StatusOr<int64_t> QueryInt(Connection* conn, absl::string_view sql) {
   return stmt->Int64(0);
 }
 
-absl::Status CheckAndMigrate(Connection* conn) {
+// The schema version of the file behind `conn`, 0 for an empty database;
+// refuses a file that is not delayq's or is of a newer schema. Reads only.
+absl::StatusOr<int64_t> CheckedVersion(Connection* conn) {
   DQ_ASSIGN_OR_RETURN(int64_t app_id, QueryInt(conn, "PRAGMA application_id"));
   DQ_ASSIGN_OR_RETURN(int64_t version, QueryInt(conn, "PRAGMA user_version"));
   DQ_ASSIGN_OR_RETURN(int64_t objects,
@@ -213,24 +216,78 @@ absl::Status CheckAndMigrate(Connection* conn) {
           "sqlite ", path, ": delayq database with invalid schema version ",
           version));
     }
-  } else if (app_id == 0 && objects == 0 && version == 0) {
-    // An empty database: ours to initialise.
-  } else {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "sqlite ", path, ": not a delayq database (application_id ", app_id,
-        ", ", objects, " schema objects); left untouched"));
+    return version;
   }
-  for (int64_t v = version; v < kSchemaVersion; ++v) {
-    DQ_RETURN_IF_ERROR(conn->Exec(
-        kMigrations[v], absl::StrCat("migrate schema to version ", v + 1)));
+  if (app_id == 0 && objects == 0 && version == 0) {
+    return 0;  // an empty database: ours to initialise
   }
-  if (version != kSchemaVersion) {
-    DQ_RETURN_IF_ERROR(
-        conn->Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId,
-                                "; PRAGMA user_version = ", kSchemaVersion),
-                   "set schema version"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("sqlite ", path, ": not a delayq database (application_id ",
+                   app_id, ", ", objects, " schema objects); left untouched"));
+}
+
+// Reads the root page of every table and index of the current schema, so
+// that a damaged file is reported at open rather than at the first job.
+absl::Status TouchTables(Connection* conn) {
+  return conn->Exec(
+      "SELECT max(seq) FROM jobs; SELECT count(*) FROM counts;"
+      "SELECT value FROM counter; SELECT at_us FROM news_horizon;"
+      "SELECT count(*) FROM held_ids;"
+      "SELECT count(*) FROM schedules;"
+      "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
+      "LIMIT 1",
+      "read schema");
+}
+
+// SQLite's quick_check of the whole file: a file about to be initialised or
+// migrated must be sound first, or the writes would change a file that is
+// then refused.
+absl::Status CheckIntact(Connection* conn) {
+  DQ_ASSIGN_OR_RETURN(std::unique_ptr<Statement> check,
+                      conn->Prepare("PRAGMA quick_check(1)"));
+  DQ_ASSIGN_OR_RETURN(bool row, check->Step());
+  const std::string result = row ? check->Text(0) : "";
+  if (result == "ok") return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat("sqlite ", conn->path(),
+                                          ": damaged file (", result,
+                                          "); left untouched"));
+}
+
+// Checks the file in a read transaction: what a refused file must be
+// refused for is found before anything is written. (Even a write
+// transaction that changes nothing can rewrite a damaged file's header.)
+// Gives the file's schema version.
+absl::StatusOr<int64_t> CheckBeforeWriting(Connection* conn) {
+  DQ_RETURN_IF_ERROR(conn->Exec("BEGIN", "begin schema check"));
+  absl::StatusOr<int64_t> version = CheckedVersion(conn);
+  if (version.ok()) {
+    const absl::Status sound =
+        *version == kSchemaVersion ? TouchTables(conn) : CheckIntact(conn);
+    if (!sound.ok()) version = sound;
   }
-  return absl::OkStatus();
+  conn->Rollback();
+  return version;
+}
+
+// Initialises or migrates the file to kSchemaVersion in one write
+// transaction. BEGIN IMMEDIATE: two processes opening a new file at once
+// initialise it once; the second sees the first's schema.
+absl::Status Migrate(Connection* conn) {
+  DQ_RETURN_IF_ERROR(conn->Exec("BEGIN IMMEDIATE", "begin schema migration"));
+  absl::Status status = [&]() -> absl::Status {
+    DQ_ASSIGN_OR_RETURN(int64_t version, CheckedVersion(conn));
+    for (int64_t v = version; v < kSchemaVersion; ++v) {
+      DQ_RETURN_IF_ERROR(conn->Exec(
+          kMigrations[v], absl::StrCat("migrate schema to version ", v + 1)));
+    }
+    if (version == kSchemaVersion) return absl::OkStatus();
+    return conn->Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId,
+                                   "; PRAGMA user_version = ", kSchemaVersion),
+                      "set schema version");
+  }();
+  if (status.ok()) status = conn->Exec("COMMIT", "commit schema");
+  if (!status.ok()) conn->Rollback();
+  return status;
 }
 
 }  // namespace
@@ -244,15 +301,8 @@ absl::Status PrepareSchema(Connection* conn, int page_size) {
   // keeps its page size.
   DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA page_size = ", page_size),
                                 "set page size"));
-  // BEGIN IMMEDIATE: two processes opening a new file at once initialise it
-  // once; the second sees the first's schema.
-  DQ_RETURN_IF_ERROR(conn->Exec("BEGIN IMMEDIATE", "begin schema check"));
-  absl::Status status = CheckAndMigrate(conn);
-  if (status.ok()) status = conn->Exec("COMMIT", "commit schema");
-  if (!status.ok()) {
-    conn->Rollback();
-    return status;
-  }
+  DQ_ASSIGN_OR_RETURN(int64_t version, CheckBeforeWriting(conn));
+  if (version != kSchemaVersion) DQ_RETURN_IF_ERROR(Migrate(conn));
   DQ_ASSIGN_OR_RETURN(std::unique_ptr<Statement> wal,
                       conn->Prepare("PRAGMA journal_mode = WAL"));
   DQ_ASSIGN_OR_RETURN(bool row, wal->Step());
@@ -262,17 +312,7 @@ absl::Status PrepareSchema(Connection* conn, int page_size) {
         "sqlite ", conn->path(),
         ": cannot switch to WAL mode (journal_mode is '", mode, "')"));
   }
-  // Touch the root pages of every table and index, so a damaged file is
-  // reported at open rather than at the first job.
-  DQ_RETURN_IF_ERROR(conn->Exec(
-      "SELECT max(seq) FROM jobs; SELECT count(*) FROM counts;"
-      "SELECT value FROM counter; SELECT at_us FROM news_horizon;"
-      "SELECT count(*) FROM held_ids;"
-      "SELECT count(*) FROM schedules;"
-      "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
-      "LIMIT 1",
-      "read schema"));
-  return absl::OkStatus();
+  return TouchTables(conn);
 }
 
 }  // namespace sqlite_internal

@@ -28,12 +28,13 @@ inline constexpr int kStateDead = 3;
 
 // PrepareSchema()
 //
-// Makes the file behind `conn` hold delayq's schema at kSchemaVersion, in one
-// write transaction: an empty database is initialised, an older delayq
-// schema is migrated. Refuses, changing nothing, with FailedPrecondition a
-// database of a newer schema or one that has tables but is not delayq's.
-// A file this call creates gets pages of `page_size` bytes. Then switches
-// the file to WAL.
+// Makes the file behind `conn` hold delayq's schema at kSchemaVersion: an
+// empty database is initialised, an older delayq schema is migrated, in one
+// write transaction. Before writing anything it refuses, changing nothing,
+// with FailedPrecondition a database of a newer schema or one that has
+// tables but is not delayq's, and with DataLoss a damaged file. A file this
+// call creates gets pages of `page_size` bytes. Then switches the file to
+// WAL.
 absl::Status PrepareSchema(Connection* conn, int page_size);
 
 // ValidPageSize()
