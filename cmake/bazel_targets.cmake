@@ -303,10 +303,10 @@ delayq_cc_test(tests_cli_utc_text_test DIR tests/cli NAME utc_text_test
 delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
-delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance
+delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance ALWAYSLINK
   SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
-delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance
+delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_faults_fault_harness DIR tests/faults NAME fault_harness
@@ -361,15 +361,15 @@ delayq_cc_test(tests_fuzz_schedule_regression DIR tests/fuzz NAME schedule_regre
 delayq_cc_test(tests_fuzz_sqlite_regression DIR tests/fuzz NAME sqlite_regression
   SRCS tests/fuzz/sqlite_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_sqlite3
-  DATA tests/fuzz/corpus/sqlite/empty tests/fuzz/corpus/sqlite/not_a_db tests/fuzz/regressions/sqlite/jobs_column_missing)
+  DATA tests/fuzz/corpus/sqlite/empty tests/fuzz/corpus/sqlite/not_a_db tests/fuzz/regressions/sqlite/empty-looking-file-malformed-after-init tests/fuzz/regressions/sqlite/jobs_column_missing)
 delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
   SRCS tests/fuzz/url_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider
-  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11)
+  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_question_mark_in_password)
 delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regression
   SRCS tests/fuzz/values_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
-  DATA tests/fuzz/corpus/values/text00 tests/fuzz/corpus/values/text01 tests/fuzz/corpus/values/text02 tests/fuzz/corpus/values/text03 tests/fuzz/corpus/values/text04 tests/fuzz/corpus/values/text05 tests/fuzz/corpus/values/text06 tests/fuzz/corpus/values/text07 tests/fuzz/corpus/values/text08 tests/fuzz/corpus/values/text09 tests/fuzz/corpus/values/text10 tests/fuzz/corpus/values/text11 tests/fuzz/corpus/values/text12 tests/fuzz/corpus/values/text13 tests/fuzz/corpus/values/text14 tests/fuzz/regressions/values/year_zero_january)
+  DATA tests/fuzz/corpus/values/text00 tests/fuzz/corpus/values/text01 tests/fuzz/corpus/values/text02 tests/fuzz/corpus/values/text03 tests/fuzz/corpus/values/text04 tests/fuzz/corpus/values/text05 tests/fuzz/corpus/values/text06 tests/fuzz/corpus/values/text07 tests/fuzz/corpus/values/text08 tests/fuzz/corpus/values/text09 tests/fuzz/corpus/values/text10 tests/fuzz/corpus/values/text11 tests/fuzz/corpus/values/text12 tests/fuzz/corpus/values/text13 tests/fuzz/corpus/values/text14 tests/fuzz/regressions/values/backoff-exp-base-above-default-max tests/fuzz/regressions/values/year_zero_january)
 delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
   SRCS tests/memory/calendar_queue_test.cc
   DEPS delayq tp_absl tp_gtest_main)
@@ -382,7 +382,7 @@ delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_bac
 delayq_cc_test(tests_metrics_metrics_test DIR tests/metrics NAME metrics_test
   SRCS tests/metrics/metrics_test.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
-delayq_cc_library(tests_multiprocess_multiprocess_suite DIR tests/multiprocess NAME multiprocess_suite
+delayq_cc_library(tests_multiprocess_multiprocess_suite DIR tests/multiprocess NAME multiprocess_suite ALWAYSLINK
   SRCS tests/multiprocess/delivery_suite.cc tests/multiprocess/multiprocess_suite.cc tests/multiprocess/multiprocess_suite.h tests/multiprocess/schedule_suite.cc tests/multiprocess/scheduler_suite.cc tests/multiprocess/wakeup_suite.cc
   DEPS delayq tests_testing_status_matchers tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest)
 delayq_cc_test(tests_open_open_test DIR tests/open NAME open_test
@@ -498,7 +498,7 @@ delayq_cc_test(tests_serve_api_redis_test DIR tests/serve NAME api_redis_test
 delayq_cc_test(tests_serve_api_sqlite_test DIR tests/serve NAME api_sqlite_test
   SRCS tests/serve/api_sqlite_test.cc
   DEPS tests_serve_api_suite tests_testing_temp_path tp_gtest_main)
-delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite
+delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite ALWAYSLINK
   SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/control_suite.cc tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc
   DEPS tests_serve_serve_process tp_absl tp_gtest)
 delayq_cc_test(tests_serve_dashboard_test DIR tests/serve NAME dashboard_test

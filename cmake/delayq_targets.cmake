@@ -32,18 +32,16 @@ foreach(kind cc_library cc_binary cc_test)
     endfunction()")
 endforeach()
 
-# The link items for `deps`: the libraries made from Bazel rules are linked
-# whole, everywhere they appear, as Bazel links a test's libraries: a test
-# suite's objects only register TEST_Ps, which nothing refers to by name.
+# The link items for `deps`: a library made from a Bazel rule with
+# alwayslink (a suite whose objects only register TEST_Ps, which nothing
+# refers to by name) is linked whole, as Bazel links it; the others as
+# static libraries, so an object two of them hold is linked once.
 function(delayq_link_items out)
   set(items "")
   foreach(dep ${ARGN})
-    # A library rule with sources becomes a static library (which may not
-    # be made yet, so its rule is asked, not the target).
+    # The rule is asked, not the target, which may not be made yet.
     get_property(rule GLOBAL PROPERTY DELAYQ_RULE_${dep})
-    list(FILTER rule INCLUDE REGEX "(^cc_library$|\\.cc$)")
-    list(LENGTH rule parts)
-    if(parts GREATER 1 AND rule MATCHES "^cc_library")
+    if(rule MATCHES "^cc_library" AND "ALWAYSLINK" IN_LIST rule)
       list(APPEND items "$<LINK_LIBRARY:WHOLE_ARCHIVE,${dep}>")
     else()
       list(APPEND items ${dep})
@@ -53,7 +51,7 @@ function(delayq_link_items out)
 endfunction()
 
 function(delayq_make_rule target kind)
-  cmake_parse_arguments(R "" "DIR;NAME" "SRCS;DEPS;DATA" ${ARGN})
+  cmake_parse_arguments(R "ALWAYSLINK" "DIR;NAME" "SRCS;DEPS;DATA" ${ARGN})
   delayq_wanted(${R_DIR} wanted)
   foreach(dep ${R_DEPS} ${R_DATA})
     if(NOT wanted)

@@ -527,13 +527,19 @@ uint64_t ModelSeed() {
   return env != nullptr ? std::strtoull(env, nullptr, 10) : 20240611;
 }
 
+// The store's steps, or DELAYQ_MODEL_STEPS for a longer (or shorter) run.
+int ModelSteps(const BackendFactory& store) {
+  const char* env = std::getenv("DELAYQ_MODEL_STEPS");
+  return env != nullptr ? std::atoi(env) : store.model_steps;
+}
+
 TEST_P(BackendConformanceTest, RandomOperationsMatchTheReferenceModel) {
   const uint64_t seed = ModelSeed();
   std::cout << "model seed " << seed << " (DELAYQ_MODEL_SEED to replay)\n";
   RecordProperty("model_seed", std::to_string(seed));
   SCOPED_TRACE(absl::StrCat("model seed ", seed));
   ModelRun run(*backend_, seed);
-  run.Run(3000);
+  run.Run(ModelSteps(GetParam()));
 }
 
 }  // namespace

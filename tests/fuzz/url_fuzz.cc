@@ -12,7 +12,8 @@
 // scheme (or none), a separator (well-formed "://" or a malformed one such
 // as ":" or "//"), optional "user:", the password, then '@' and a host, or
 // no '@' at all, or a query in which the password is the value of a
-// *password parameter. Every other part of the URL has the marker removed,
+// *password parameter (the only place a sqlite: or memory: URL has one).
+// Every other part of the URL has the marker removed,
 // so the marker in an output can only have come from the password.
 
 #include <cstddef>
@@ -89,7 +90,12 @@ std::string BuildUrl(FuzzedDataProvider& in) {
   const std::string before = Piece(in, 8);
   const std::string password = absl::StrCat(before, kMarker, Piece(in, 8));
   std::string url = scheme + separator;
-  if (in.ConsumeBool()) {
+  // A sqlite: or memory: URL names a file or nothing: its text has no
+  // credentials and is shown as it is (a path may hold ':' and '@'), so
+  // only a query parameter can carry a password there.
+  const bool path_url =
+      absl::StartsWith(url, "sqlite:") || absl::StartsWith(url, "memory:");
+  if (in.ConsumeBool() && !path_url) {
     // In the userinfo: [user]:password, then '@' and a host, or not.
     if (in.ConsumeBool()) url += Piece(in, 8);
     url += ":";

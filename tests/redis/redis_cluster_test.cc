@@ -76,7 +76,8 @@ INSTANTIATE_TEST_SUITE_P(RedisCluster, BackendConformanceTest,
                              []() -> absl::StatusOr<std::unique_ptr<Backend>> {
                                return OpenRedisBackend(
                                    ClusterOptions(Shared()));
-                             }}),
+                             },
+                             /*limit_share=*/nullptr, /*model_steps=*/1000}),
                          testing::BackendFactoryName);
 
 testing::NewsPair OpenClusterNewsPair() {
@@ -111,7 +112,8 @@ INSTANTIATE_TEST_SUITE_P(RedisClusterSharded, BackendConformanceTest,
                              },
                              [](const TopicLimit& limit) {
                                return ShardShareOfLimit(limit, kShards);
-                             }}),
+                             },
+                             /*model_steps=*/500}),
                          testing::BackendFactoryName);
 
 testing::NewsPair OpenShardedClusterNewsPair() {

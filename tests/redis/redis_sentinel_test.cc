@@ -169,7 +169,8 @@ INSTANTIATE_TEST_SUITE_P(RedisSentinel, BackendConformanceTest,
                                        absl::StrCat("&namespace=s", getpid(),
                                                     "-", n.fetch_add(1)))));
                                return OpenRedisBackend(options);
-                             }}),
+                             },
+                             /*limit_share=*/nullptr, /*model_steps=*/600}),
                          testing::BackendFactoryName);
 
 class SentinelTest : public ::testing::Test {

@@ -53,7 +53,8 @@ INSTANTIATE_TEST_SUITE_P(RedisSharded, BackendConformanceTest,
                              },
                              [](const TopicLimit& limit) {
                                return ShardShareOfLimit(limit, kShards);
-                             }}),
+                             },
+                             /*model_steps=*/1000}),
                          testing::BackendFactoryName);
 
 testing::NewsPair OpenShardedNewsPair() {

@@ -99,7 +99,8 @@ INSTANTIATE_TEST_SUITE_P(RedisTls, BackendConformanceTest,
                              "redis_tls",
                              []() -> absl::StatusOr<std::unique_ptr<Backend>> {
                                return OpenRedisBackend(TlsOptions());
-                             }}),
+                             },
+                             /*limit_share=*/nullptr, /*model_steps=*/600}),
                          testing::BackendFactoryName);
 
 testing::NewsPair OpenTlsNewsPair() {

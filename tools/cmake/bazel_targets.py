@@ -52,6 +52,8 @@ def rules():
         attrs = {"class": rule.get("class")}
         for lst in rule.findall("list"):
             attrs[lst.get("name")] = [e.get("value") for e in lst]
+        for flag in rule.findall("boolean"):
+            attrs[flag.get("name")] = flag.get("value") == "true"
         out[rule.get("name")] = attrs
     return out
 
@@ -125,6 +127,10 @@ def main():
                 "cc_test": "delayq_cc_test"}[attrs["class"]]
         pkg, name = label[2:].split(":")
         parts = [f"{kind}({mangle(label)} DIR {pkg or '.'} NAME {name}"]
+        # A library whose objects nothing names (a suite of TEST_Ps) is
+        # linked whole, as Bazel links it.
+        if attrs.get("alwayslink"):
+            parts[0] += " ALWAYSLINK"
         for key, values in (("SRCS", files(attrs)), ("DEPS", deps(attrs))):
             if values:
                 parts.append(f"  {key} " + " ".join(values))
