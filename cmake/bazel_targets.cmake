@@ -12,6 +12,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/memory/memory_backend.cc
   backends/memory/time_key.h
   backends/memory/topic_index.h
+  backends/open.cc
   backends/redis/internal/backend_impl.h
   backends/redis/internal/cluster.cc
   backends/redis/internal/cluster.h
@@ -76,51 +77,50 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/sqlite_backend.h
   include/delayq/tick_converter.h
   include/delayq/timing_wheel.h
-  src/backoff_code.cc
-  src/backoff_code.h
-  src/clock.cc
-  src/contract_errors.cc
-  src/contract_errors.h
-  src/due_timers.cc
-  src/due_timers.h
-  src/event.cc
-  src/event_hub.cc
-  src/event_hub.h
-  src/generated_id.cc
-  src/generated_id.h
-  src/instrumented_backend.cc
-  src/instrumented_backend.h
-  src/job.cc
-  src/lease_keeper.cc
-  src/lease_keeper.h
-  src/lease_token.cc
-  src/lease_token.h
-  src/limit_gate.cc
-  src/limit_gate.h
-  src/metrics.cc
-  src/metrics_histogram.cc
-  src/metrics_histogram.h
-  src/mutex.h
-  src/occurrences.cc
-  src/occurrences.h
-  src/open.cc
-  src/promotion.cc
-  src/promotion.h
-  src/redacted_url.cc
-  src/schedule.cc
-  src/schedule_runner.cc
-  src/schedule_runner.h
-  src/schedule_spec.cc
-  src/schedule_spec.h
-  src/scheduler.cc
-  src/scheduler_impl.h
-  src/status_macros.h
-  src/url_query.cc
-  src/url_query.h
-  src/validation.cc
-  src/validation.h
-  src/worker_pool.cc
-  src/worker_pool.h
+  src/common/backoff_code.cc
+  src/common/backoff_code.h
+  src/common/contract_errors.cc
+  src/common/contract_errors.h
+  src/common/generated_id.cc
+  src/common/generated_id.h
+  src/common/lease_token.cc
+  src/common/lease_token.h
+  src/common/limit_gate.cc
+  src/common/limit_gate.h
+  src/common/mutex.h
+  src/common/redacted_url.cc
+  src/common/schedule_spec.cc
+  src/common/schedule_spec.h
+  src/common/status_macros.h
+  src/common/url_query.cc
+  src/common/url_query.h
+  src/common/validation.cc
+  src/common/validation.h
+  src/contract/clock.cc
+  src/contract/job.cc
+  src/contract/schedule.cc
+  src/metrics/instrumented_backend.cc
+  src/metrics/instrumented_backend.h
+  src/metrics/metrics.cc
+  src/metrics/metrics_histogram.cc
+  src/metrics/metrics_histogram.h
+  src/scheduler/due_timers.cc
+  src/scheduler/due_timers.h
+  src/scheduler/event.cc
+  src/scheduler/event_hub.cc
+  src/scheduler/event_hub.h
+  src/scheduler/lease_keeper.cc
+  src/scheduler/lease_keeper.h
+  src/scheduler/occurrences.cc
+  src/scheduler/occurrences.h
+  src/scheduler/promotion.cc
+  src/scheduler/promotion.h
+  src/scheduler/schedule_runner.cc
+  src/scheduler/schedule_runner.h
+  src/scheduler/scheduler.cc
+  src/scheduler/scheduler_impl.h
+  src/scheduler/worker_pool.cc
+  src/scheduler/worker_pool.h
 )
 
 set(DELAYQ_REDIS_SCRIPTS
@@ -246,7 +246,7 @@ delayq_cc_library(bench_lean_client DIR bench NAME lean_client
   DEPS tp_absl)
 delayq_cc_binary(bench_listeners_bench DIR bench NAME listeners_bench
   SRCS bench/serve/listeners_bench.cc
-  DEPS delayq tools_runtime_policy tools_serve_serve tp_absl tp_benchmark_main)
+  DEPS delayq tools_common_runtime_policy tools_serve_serve tp_absl tp_benchmark_main)
 delayq_cc_binary(bench_memory_footprint DIR bench NAME memory_footprint
   SRCS bench/footprint/memory_footprint.cc
   DEPS delayq tp_absl)
@@ -273,7 +273,7 @@ delayq_cc_binary(bench_seed_poller DIR bench NAME seed_poller
   DEPS bench_workloads_common tp_absl tp_hiredis)
 delayq_cc_binary(bench_serve_bench DIR bench NAME serve_bench
   SRCS bench/serve/serve_bench.cc
-  DEPS bench_bare_reply_server bench_lean_client bench_redis_cpu delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tools_runtime_policy tp_absl)
+  DEPS bench_bare_reply_server bench_lean_client bench_redis_cpu delayq tests_serve_serve_process tests_testing_redis_server tests_testing_temp_path tools_common_runtime_policy tp_absl)
 delayq_cc_binary(bench_sqlite_bench DIR bench NAME sqlite_bench
   SRCS bench/sqlite_bench.cc
   DEPS delayq tests_testing_temp_path tp_absl tp_benchmark_main)
@@ -289,17 +289,17 @@ delayq_cc_library(bench_workloads_common DIR bench NAME workloads_common
 delayq_cc_test(tests_cli_cli_redis_test DIR tests/cli NAME cli_redis_test
   SRCS tests/cli/redis_test.cc
   DEPS tests_cli_cli_runner tests_redis_redis_test_server tests_testing_loopback_port tests_testing_redis_server tp_absl tp_gtest_main
-  DATA tools_delayq)
+  DATA tools_delayq_delayq)
 delayq_cc_library(tests_cli_cli_runner DIR tests/cli NAME cli_runner
   SRCS tests/cli/cli_runner.cc tests/cli/cli_runner.h
   DEPS tests_testing_files tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_cli_cli_test DIR tests/cli NAME cli_test
   SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/schedule_test.cc tests/cli/work_test.cc
   DEPS tests_cli_cli_runner tp_absl tp_gtest_main
-  DATA tools_delayq)
+  DATA tools_delayq_delayq)
 delayq_cc_test(tests_cli_utc_text_test DIR tests/cli NAME utc_text_test
   SRCS tests/cli/utc_text_test.cc
-  DEPS tools_values tp_absl tp_gtest_main)
+  DEPS tools_common_values tp_absl tp_gtest_main)
 delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
@@ -345,7 +345,7 @@ delayq_cc_test(tests_fuzz_http_regression DIR tests/fuzz NAME http_regression
   DATA tests/fuzz/corpus/http/chunked tests/fuzz/corpus/http/empty_lines tests/fuzz/corpus/http/expect tests/fuzz/corpus/http/get tests/fuzz/corpus/http/get_cut tests/fuzz/corpus/http/head_http10 tests/fuzz/corpus/http/no_length tests/fuzz/corpus/http/pipelined tests/fuzz/corpus/http/post tests/fuzz/corpus/http/too_large tests/fuzz/regressions/http/empty_lines_then_request)
 delayq_cc_test(tests_fuzz_json_regression DIR tests/fuzz NAME json_regression
   SRCS tests/fuzz/json_fuzz.cc
-  DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_serve_serve tools_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
+  DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tools_serve_serve tp_absl tp_fuzzed_data_provider tp_nlohmann_json
   DATA tests/fuzz/corpus/json/ack_bad_token tests/fuzz/corpus/json/ack_dup tests/fuzz/corpus/json/ack_escape tests/fuzz/corpus/json/ack_plain tests/fuzz/corpus/json/ack_spaces tests/fuzz/corpus/json/empty tests/fuzz/corpus/json/job_options tests/fuzz/corpus/json/limit tests/fuzz/corpus/json/nested tests/fuzz/corpus/json/payload_base64 tests/fuzz/regressions/json/deep_leases_500)
 delayq_cc_binary(tests_fuzz_make_sqlite_seed DIR tests/fuzz NAME make_sqlite_seed
   SRCS tests/fuzz/make_sqlite_seed.cc
@@ -365,10 +365,10 @@ delayq_cc_test(tests_fuzz_sqlite_regression DIR tests/fuzz NAME sqlite_regressio
 delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
   SRCS tests/fuzz/url_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider
-  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_question_mark_in_password)
+  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/query_password_with_raw_ampersand tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_question_mark_in_password)
 delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regression
   SRCS tests/fuzz/values_fuzz.cc
-  DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
+  DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
   DATA tests/fuzz/corpus/values/text00 tests/fuzz/corpus/values/text01 tests/fuzz/corpus/values/text02 tests/fuzz/corpus/values/text03 tests/fuzz/corpus/values/text04 tests/fuzz/corpus/values/text05 tests/fuzz/corpus/values/text06 tests/fuzz/corpus/values/text07 tests/fuzz/corpus/values/text08 tests/fuzz/corpus/values/text09 tests/fuzz/corpus/values/text10 tests/fuzz/corpus/values/text11 tests/fuzz/corpus/values/text12 tests/fuzz/corpus/values/text13 tests/fuzz/corpus/values/text14 tests/fuzz/regressions/values/backoff-exp-base-above-default-max tests/fuzz/regressions/values/year_zero_january)
 delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
   SRCS tests/memory/calendar_queue_test.cc
@@ -522,7 +522,7 @@ delayq_cc_test(tests_serve_path_pattern_test DIR tests/serve NAME path_pattern_t
 delayq_cc_library(tests_serve_serve_process DIR tests/serve NAME serve_process
   SRCS tests/serve/serve_process.cc tests/serve/serve_process.h
   DEPS tests_testing_child_process tp_absl tp_httplib tp_nlohmann_json
-  DATA tools_delayq)
+  DATA tools_delayq_delayq)
 delayq_cc_test(tests_serve_server_test DIR tests/serve NAME server_test
   SRCS tests/serve/server_test.cc
   DEPS tests_serve_serve_process tests_testing_files tests_testing_temp_path tp_absl tp_gtest_main)
@@ -595,18 +595,18 @@ delayq_cc_test(tests_wheel_timing_wheel_test DIR tests/wheel NAME timing_wheel_t
 delayq_cc_test(tests_wheel_wheel_math_test DIR tests/wheel NAME wheel_math_test
   SRCS tests/wheel/wheel_math_test.cc
   DEPS delayq tp_gtest_main)
+delayq_cc_library(tools_common_runtime_policy DIR tools/common NAME runtime_policy
+  SRCS tools/common/runtime_policy.h
+  DEPS tp_absl)
+delayq_cc_library(tools_common_values DIR tools/common NAME values
+  SRCS tools/common/values.cc tools/common/values.h
+  DEPS delayq tp_absl)
+delayq_cc_binary(tools_delayq_delayq DIR tools/delayq NAME delayq
+  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
+  DEPS delayq tools_common_runtime_policy tools_common_values tools_serve_serve tp_absl)
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
   SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/ack_list.cc tools/serve/ack_list.h tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_message.h tools/serve/http_server.cc tools/serve/http_server.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/http_wire.cc tools/serve/http_wire.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/path_pattern.cc tools/serve/path_pattern.h tools/serve/request_guard.cc tools/serve/request_guard.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
-  DEPS delayq tools_values tp_absl tp_beast tp_nlohmann_json)
-delayq_cc_binary(tools_delayq DIR tools NAME delayq
-  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
-  DEPS delayq tools_runtime_policy tools_serve_serve tools_values tp_absl)
-delayq_cc_library(tools_runtime_policy DIR tools NAME runtime_policy
-  SRCS tools/runtime_policy.h
-  DEPS tp_absl)
-delayq_cc_library(tools_values DIR tools NAME values
-  SRCS tools/delayq/values.cc tools/delayq/values.h
-  DEPS delayq tp_absl)
+  DEPS delayq tools_common_values tp_absl tp_beast tp_nlohmann_json)

@@ -8,7 +8,7 @@
 
 #include "absl/hash/hash.h"
 #include "absl/numeric/bits.h"
-#include "src/generated_id.h"
+#include "src/common/generated_id.h"
 
 namespace delayq {
 namespace memory_internal {

@@ -30,10 +30,10 @@
 #include "backends/memory/id_index.h"
 #include "backends/memory/job_record.h"
 #include "backends/memory/topic_index.h"
-#include "src/contract_errors.h"
-#include "src/lease_token.h"
-#include "src/limit_gate.h"
-#include "src/mutex.h"
+#include "src/common/contract_errors.h"
+#include "src/common/lease_token.h"
+#include "src/common/limit_gate.h"
+#include "src/common/mutex.h"
 
 namespace delayq {
 namespace {

@@ -17,9 +17,9 @@
 #include "backends/redis/internal/replies.h"
 #include "backends/redis/internal/sentinel.h"
 #include "backends/redis/internal/sharded_backend.h"
-#include "src/contract_errors.h"
-#include "src/lease_token.h"
-#include "src/status_macros.h"
+#include "src/common/contract_errors.h"
+#include "src/common/lease_token.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace {
@@ -212,8 +212,8 @@ std::string ClockMode(const RedisOptions& o) {
       absl::ToInt64Microseconds(o.max_clock_skew + o.command_timeout));
 }
 
-// The first fencing token of a reserve call (src/lease_token.h): random, so
-// that tokens stay unique for a job however much of the store Redis loses.
+// The first fencing token of a reserve call (src/common/lease_token.h): random,
+// so that tokens stay unique for a job however much of the store Redis loses.
 std::string FirstToken() {
   return absl::StrCat(internal::NewFirstLeaseToken());
 }

@@ -22,8 +22,8 @@
 #include "absl/strings/strip.h"
 #include "backends/redis/internal/backend_impl.h"
 #include "delayq/redis_backend.h"
-#include "src/status_macros.h"
-#include "src/url_query.h"
+#include "src/common/status_macros.h"
+#include "src/common/url_query.h"
 
 namespace delayq {
 namespace {

@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "backends/redis/internal/backend_impl.h"
 #include "backends/redis/internal/replies.h"
-#include "src/contract_errors.h"
-#include "src/status_macros.h"
+#include "src/common/contract_errors.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace {

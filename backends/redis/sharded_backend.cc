@@ -8,9 +8,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "backends/redis/internal/keys.h"
-#include "src/contract_errors.h"
-#include "src/mutex.h"
-#include "src/status_macros.h"
+#include "src/common/contract_errors.h"
+#include "src/common/mutex.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace {

@@ -21,11 +21,11 @@
 #include "backends/sqlite/internal/db.h"
 #include "backends/sqlite/internal/schema.h"
 #include "backends/sqlite/internal/statements.h"
-#include "src/backoff_code.h"
-#include "src/contract_errors.h"
-#include "src/lease_token.h"
-#include "src/limit_gate.h"
-#include "src/status_macros.h"
+#include "src/common/backoff_code.h"
+#include "src/common/contract_errors.h"
+#include "src/common/lease_token.h"
+#include "src/common/limit_gate.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace sqlite_internal {

@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "backends/sqlite/internal/schema.h"
 #include "delayq/sqlite_backend.h"
-#include "src/status_macros.h"
-#include "src/url_query.h"
+#include "src/common/status_macros.h"
+#include "src/common/url_query.h"
 
 namespace delayq {
 namespace {

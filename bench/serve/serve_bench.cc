@@ -43,7 +43,7 @@
 #include "tests/serve/serve_process.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/temp_path.h"
-#include "tools/runtime_policy.h"
+#include "tools/common/runtime_policy.h"
 
 namespace delayq {
 namespace {

@@ -18,7 +18,7 @@
 #include "bench/workloads/report.h"
 #include "bench/workloads/workloads.h"
 #include "delayq/delayq.h"
-#include "src/status_macros.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace bench {

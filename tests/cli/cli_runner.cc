@@ -28,8 +28,9 @@ namespace {
 
 std::string Binary() {
   const char* srcdir = std::getenv("TEST_SRCDIR");
-  if (srcdir != nullptr) return absl::StrCat(srcdir, "/delayq/tools/delayq");
-  return "tools/delayq";
+  if (srcdir != nullptr)
+    return absl::StrCat(srcdir, "/delayq/tools/delayq/delayq");
+  return "tools/delayq/delayq";
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include "absl/random/random.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "tools/delayq/values.h"
+#include "tools/common/values.h"
 
 namespace delayq {
 namespace cli {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
-#include "src/contract_errors.h"
+#include "src/common/contract_errors.h"
 #include "tests/conformance/backend_conformance.h"
 #include "tests/testing/status_matchers.h"
 

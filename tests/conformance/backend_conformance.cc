@@ -15,8 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
-#include "src/contract_errors.h"
-#include "src/validation.h"
+#include "src/common/contract_errors.h"
+#include "src/common/validation.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {

@@ -29,7 +29,7 @@
 #include "delayq/job.h"
 #include "fuzzer/FuzzedDataProvider.h"
 #include "tests/fuzz/fuzz_check.h"
-#include "tools/delayq/values.h"
+#include "tools/common/values.h"
 #include "tools/serve/ack_list.h"
 #include "tools/serve/http_server.h"
 #include "tools/serve/json_codec.h"

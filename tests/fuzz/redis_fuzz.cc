@@ -34,7 +34,7 @@
 #include "backends/redis/internal/replies.h"
 #include "delayq/backend.h"
 #include "fuzzer/FuzzedDataProvider.h"
-#include "src/backoff_code.h"
+#include "src/common/backoff_code.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace delayq {

@@ -28,8 +28,8 @@
 #include "absl/time/time.h"
 #include "delayq/schedule.h"
 #include "fuzzer/FuzzedDataProvider.h"
-#include "src/occurrences.h"
-#include "src/schedule_spec.h"
+#include "src/common/schedule_spec.h"
+#include "src/scheduler/occurrences.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace delayq {
@@ -195,7 +195,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::Duration jitter = SpanFrom(in);
   const absl::Duration j = internal::JitterOf(text, through, jitter);
   FUZZ_CHECK(j >= absl::ZeroDuration() &&
-                 (j < jitter || j == jitter && j == absl::ZeroDuration()),
+                 (j < jitter || (j == jitter && j == absl::ZeroDuration())),
              "JitterOf(", fuzz::Escaped(text), ", ", Text(through), ", ",
              absl::FormatDuration(jitter), ") = ", absl::FormatDuration(j));
   return 0;

@@ -30,7 +30,7 @@
 #include "delayq/redis_backend.h"
 #include "delayq/sqlite_backend.h"
 #include "fuzzer/FuzzedDataProvider.h"
-#include "src/url_query.h"
+#include "src/common/url_query.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace delayq {
@@ -121,7 +121,11 @@ std::string BuildUrl(FuzzedDataProvider& in) {
     absl::StrAppend(&url, Pick(in, kHosts), "?");
     const std::string before = Params(in);
     if (!before.empty()) absl::StrAppend(&url, before, "&");
-    absl::StrAppend(&url, Pick(in, kPasswordParams), "=", password);
+    // Written as a URL's query must hold it: a raw '&' would end the
+    // value (the rest is another parameter), so it is %26, and '%' is %25.
+    absl::StrAppend(
+        &url, Pick(in, kPasswordParams), "=",
+        absl::StrReplaceAll(password, {{"%", "%25"}, {"&", "%26"}}));
     if (in.ConsumeBool()) absl::StrAppend(&url, "&", Params(in));
   }
   return url;

@@ -33,7 +33,7 @@
 #include "fuzzer/FuzzedDataProvider.h"
 #include "nlohmann/json.hpp"
 #include "tests/fuzz/fuzz_check.h"
-#include "tools/delayq/values.h"
+#include "tools/common/values.h"
 
 namespace delayq {
 namespace {

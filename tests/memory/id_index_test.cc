@@ -20,7 +20,7 @@
 #include "absl/time/time.h"
 #include "delayq/backend.h"
 #include "gtest/gtest.h"
-#include "src/generated_id.h"
+#include "src/common/generated_id.h"
 
 namespace delayq {
 namespace memory_internal {

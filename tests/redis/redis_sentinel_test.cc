@@ -22,7 +22,7 @@
 #include "delayq/redis_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/status_macros.h"
+#include "src/common/status_macros.h"
 #include "tests/conformance/backend_conformance.h"
 #include "tests/redis/redis_test_server.h"
 #include "tests/testing/news_recorder.h"

@@ -3,7 +3,7 @@
 // The form of generated job ids: what the scheduler writes is what
 // ParseGeneratedId() reads back, and nothing else is read as one.
 
-#include "src/generated_id.h"
+#include "src/common/generated_id.h"
 
 #include <cstdint>
 #include <memory>

@@ -3,7 +3,7 @@
 // The pure part of running schedules: which occurrences a schedule has
 // between two times, and the ids and jitter of their jobs.
 
-#include "src/occurrences.h"
+#include "src/scheduler/occurrences.h"
 
 #include <string>
 #include <vector>

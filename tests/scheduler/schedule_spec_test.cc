@@ -5,7 +5,7 @@
 // days. Every time is written with its UTC offset, so a local time that
 // happens twice is named exactly.
 
-#include "src/schedule_spec.h"
+#include "src/common/schedule_spec.h"
 
 #include <string>
 

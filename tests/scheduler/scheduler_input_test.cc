@@ -15,7 +15,7 @@
 #include "delayq/scheduler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "src/validation.h"
+#include "src/common/validation.h"
 #include "tests/scheduler/scheduler_fixture.h"
 #include "tests/testing/status_matchers.h"
 

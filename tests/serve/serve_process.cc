@@ -16,8 +16,9 @@ namespace testing {
 
 std::string DelayqBinary() {
   const char* srcdir = std::getenv("TEST_SRCDIR");
-  if (srcdir != nullptr) return absl::StrCat(srcdir, "/delayq/tools/delayq");
-  return "tools/delayq";
+  if (srcdir != nullptr)
+    return absl::StrCat(srcdir, "/delayq/tools/delayq/delayq");
+  return "tools/delayq/delayq";
 }
 
 absl::StatusOr<std::unique_ptr<ServeProcess>> ServeProcess::Start(

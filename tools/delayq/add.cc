@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "delayq/scheduler.h"
+#include "tools/common/values.h"
 #include "tools/delayq/cli.h"
 #include "tools/delayq/store.h"
-#include "tools/delayq/values.h"
 
 namespace delayq {
 namespace cli {

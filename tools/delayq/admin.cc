@@ -11,9 +11,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "delayq/scheduler.h"
+#include "tools/common/values.h"
 #include "tools/delayq/cli.h"
 #include "tools/delayq/store.h"
-#include "tools/delayq/values.h"
 
 namespace delayq {
 namespace cli {

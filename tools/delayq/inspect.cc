@@ -26,11 +26,11 @@
 #include "delayq/clock.h"
 #include "delayq/open.h"
 #include "delayq/scheduler.h"
+#include "tools/common/values.h"
 #include "tools/delayq/cli.h"
 #include "tools/delayq/signals.h"
 #include "tools/delayq/store.h"
 #include "tools/delayq/table.h"
-#include "tools/delayq/values.h"
 
 namespace delayq {
 namespace cli {

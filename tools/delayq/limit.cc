@@ -12,9 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "delayq/scheduler.h"
+#include "tools/common/values.h"
 #include "tools/delayq/cli.h"
 #include "tools/delayq/store.h"
-#include "tools/delayq/values.h"
 
 namespace delayq {
 namespace cli {

@@ -19,8 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "tools/common/runtime_policy.h"
 #include "tools/delayq/cli.h"
-#include "tools/runtime_policy.h"
 
 namespace delayq {
 namespace cli {

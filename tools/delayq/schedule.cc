@@ -11,10 +11,10 @@
 #include "absl/strings/str_join.h"
 #include "delayq/clock.h"
 #include "delayq/scheduler.h"
+#include "tools/common/values.h"
 #include "tools/delayq/cli.h"
 #include "tools/delayq/store.h"
 #include "tools/delayq/table.h"
-#include "tools/delayq/values.h"
 
 namespace delayq {
 namespace cli {

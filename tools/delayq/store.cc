@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "delayq/open.h"
 #include "delayq/sqlite_backend.h"
-#include "tools/delayq/values.h"
+#include "tools/common/values.h"
 
 namespace delayq {
 namespace cli {

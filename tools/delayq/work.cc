@@ -21,11 +21,11 @@
 #include "absl/strings/strip.h"
 #include "delayq/open.h"
 #include "delayq/scheduler.h"
+#include "tools/common/values.h"
 #include "tools/delayq/child.h"
 #include "tools/delayq/cli.h"
 #include "tools/delayq/signals.h"
 #include "tools/delayq/store.h"
-#include "tools/delayq/values.h"
 
 extern char** environ;
 

@@ -9,7 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "tools/delayq/values.h"
+#include "tools/common/values.h"
 
 namespace delayq {
 namespace serve {

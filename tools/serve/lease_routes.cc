@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "tools/delayq/values.h"
+#include "tools/common/values.h"
 #include "tools/serve/ack_list.h"
 #include "tools/serve/json_codec.h"
 #include "tools/serve/routes.h"

@@ -24,7 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "backends/redis/internal/connection.h"
 #include "backends/redis/internal/locator.h"
-#include "src/mutex.h"
+#include "src/common/mutex.h"
 
 namespace delayq {
 namespace redis_internal {

@@ -15,7 +15,7 @@
 #include "absl/time/time.h"
 #include "backends/redis/internal/cluster.h"
 #include "backends/redis/internal/scripts.h"
-#include "src/status_macros.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace redis_internal {

@@ -29,7 +29,7 @@
 #include "backends/redis/internal/locator.h"
 #include "backends/redis/internal/shared_connection.h"
 #include "backends/redis/internal/tls.h"
-#include "src/mutex.h"
+#include "src/common/mutex.h"
 
 namespace delayq {
 namespace redis_internal {

@@ -21,7 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "backends/redis/internal/tls.h"
-#include "src/status_macros.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace redis_internal {

@@ -29,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "src/mutex.h"
+#include "src/common/mutex.h"
 
 typedef struct ssl_st SSL;
 

@@ -24,7 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "src/mutex.h"
+#include "src/common/mutex.h"
 
 namespace delayq {
 namespace redis_internal {

@@ -14,7 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backends/redis/internal/push_io.h"
-#include "src/status_macros.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace redis_internal {

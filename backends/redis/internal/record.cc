@@ -9,7 +9,7 @@
 
 #include "absl/time/time.h"
 #include "backends/redis/internal/replies.h"
-#include "src/backoff_code.h"
+#include "src/common/backoff_code.h"
 
 namespace delayq {
 namespace redis_internal {

@@ -17,7 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "backends/redis/internal/connection.h"
 #include "backends/redis/internal/push_io.h"
-#include "src/status_macros.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace redis_internal {

@@ -35,7 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "backends/redis/internal/link.h"
-#include "src/mutex.h"
+#include "src/common/mutex.h"
 
 namespace delayq {
 namespace redis_internal {

@@ -1,5 +1,5 @@
 -- limit: sets or clears a topic's limit (rate and concurrency, see
--- src/limit_gate.h). Setting keeps the token bucket's state. A change
+-- src/common/limit_gate.h). Setting keeps the token bucket's state. A change
 -- announces the topic as ready when it has ready jobs, so that waiting
 -- workers look again.
 -- requires: keys

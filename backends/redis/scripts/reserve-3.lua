@@ -64,7 +64,7 @@ local out = {'OK', moved, ''}
 -- due above waits as ready.
 if redis.call('SISMEMBER', P .. 'paused', topic) == 1 then return out end
 -- A limited topic (P.."limits") hands out no more than its limit allows:
--- LimitGate of src/limit_gate.h, spelled out.
+-- LimitGate of src/common/limit_gate.h, spelled out.
 local max = tonumber(ARGV[4])
 local take = max
 local limit = redis.call('HGET', P .. 'limits', topic)

@@ -23,7 +23,7 @@
 #include "backends/sqlite/internal/news.h"
 #include "delayq/backend.h"
 #include "delayq/sqlite_backend.h"
-#include "src/mutex.h"
+#include "src/common/mutex.h"
 
 namespace delayq {
 namespace sqlite_internal {

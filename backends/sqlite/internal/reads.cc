@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/schema.h"
-#include "src/backoff_code.h"
-#include "src/contract_errors.h"
-#include "src/status_macros.h"
+#include "src/common/backoff_code.h"
+#include "src/common/contract_errors.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace sqlite_internal {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "src/status_macros.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace sqlite_internal {
@@ -23,7 +23,7 @@ namespace {
 // counts holds the number of jobs per (topic, state), kept by triggers in the
 // same transaction as the change, so Stats() and Topics() never count rows.
 // counter issues the death order: it only grows. Fencing tokens are random
-// (src/lease_token.h), so that no client can work out another's: two
+// (src/common/lease_token.h), so that no client can work out another's: two
 // reservations of one job share a token with probability 2^-52.
 constexpr char kSchemaV1[] = R"sql(
 CREATE TABLE jobs (
@@ -145,7 +145,7 @@ CREATE INDEX held_ids_until ON held_ids (until_us);
 
 // Version 7: topic limits (Backend::SetLimit()): the limit and its token
 // bucket's theoretical arrival time (NULL for a fresh bucket), see
-// src/limit_gate.h.
+// src/common/limit_gate.h.
 constexpr char kSchemaV7[] = R"sql(
 CREATE TABLE limits (
   topic TEXT PRIMARY KEY,

@@ -10,7 +10,7 @@ local ATTEMPTS, DEADLINE, TOKEN, LAST_ERROR = 13, 14, 15, 16
 local EXPIRE_AT, DISCARD, UNIQUE_FOR = 17, 18, 19
 -- Times and ttr are integer µs. Priority to backoff (3..8) are the job's
 -- fixed settings, packed by the C++ side ("spec", an ARGV of add) and
--- copied in whole; BACKOFF_KIND carries the jitter too (src/backoff_code.h).
+-- copied in whole; BACKOFF_KIND carries the jitter too (src/common/backoff_code.h).
 -- A record ends after PAYLOAD until the first reservation; then
 -- ATTEMPTS..LAST_ERROR follow, nil (one byte each) where unset. A job that
 -- expires or has a dedup window has all of them and EXPIRE_AT..UNIQUE_FOR

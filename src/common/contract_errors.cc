@@ -1,0 +1,56 @@
+// Copyright delayq authors.
+
+#include "src/common/contract_errors.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace delayq {
+namespace internal {
+
+absl::Status NoSuchJob(absl::string_view id) {
+  return absl::NotFoundError(absl::StrCat("no job with id '", id, "'"));
+}
+
+absl::Status IdInUse(absl::string_view id) {
+  return absl::AlreadyExistsError(
+      absl::StrCat("job id '", id,
+                   "' is already in use by a live job, or held by the dedup "
+                   "window of a finished one"));
+}
+
+absl::Status StaleLease(absl::string_view id) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "lease of job '", id,
+      "' is not current: it ran out, or the job was acked, failed, "
+      "released or cancelled"));
+}
+
+absl::Status NotDead(absl::string_view id, absl::string_view state) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("job '", id, "' is ", state, ", not dead"));
+}
+
+absl::Status NotReplaceable(absl::string_view id, absl::string_view state) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("job '", id, "' is ", state,
+                   ": only a delayed or ready job can be replaced"));
+}
+
+absl::Status OtherTopic(absl::string_view id, absl::string_view topic) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("job '", id, "' is of topic '", topic, "'"));
+}
+
+absl::Status NoSuchSchedule(absl::string_view name) {
+  return absl::NotFoundError(absl::StrCat("no schedule named '", name, "'"));
+}
+
+absl::Status ScheduleMoved(absl::string_view name) {
+  return absl::AlreadyExistsError(
+      absl::StrCat("schedule '", name,
+                   "' changed or fired since it was read: its occurrences "
+                   "are enqueued already"));
+}
+
+}  // namespace internal
+}  // namespace delayq

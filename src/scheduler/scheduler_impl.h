@@ -1,0 +1,174 @@
+// Copyright delayq authors.
+//
+// Scheduler::Impl — the state behind the public Scheduler: the job
+// operations (scheduler.cc) over three parts with their own files and locks:
+//   Promotion   how this process learns that something is due, the timer
+//               thread and the blocked Reserve() calls (promotion.h);
+//   WorkerPool  the Handle() threads (worker_pool.h), which run jobs;
+//   LeaseKeeper inside the pool, keeping the workers' leases alive
+//               (lease_keeper.h).
+// No lock is held across a store call or a handler, so a slow store or
+// handler blocks nobody else. Listeners run with no lock of ours held
+// (EventHub has its own).
+
+#ifndef DELAYQ_SRC_SCHEDULER_SCHEDULER_IMPL_H_
+#define DELAYQ_SRC_SCHEDULER_SCHEDULER_IMPL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
+#include "delayq/scheduler.h"
+#include "src/scheduler/event_hub.h"
+#include "src/scheduler/promotion.h"
+#include "src/scheduler/schedule_runner.h"
+#include "src/scheduler/worker_pool.h"
+
+namespace delayq {
+
+class Scheduler::Impl : public internal::JobOps {
+ public:
+  Impl(std::unique_ptr<Backend> backend, const SchedulerOptions& options,
+       Clock* clock);
+  ~Impl() override;
+
+  absl::Status Init();
+
+  // Job operations. One job, the common call, has a path that needs no
+  // vector; a batch's given id gets an index suffix per job.
+  absl::StatusOr<std::string> EnqueueOne(absl::string_view topic,
+                                         absl::string_view payload,
+                                         const JobOptions& options);
+  absl::StatusOr<std::vector<std::string>> EnqueueBatch(
+      absl::string_view topic, absl::Span<const absl::string_view> payloads,
+      const JobOptions& options);
+  // `stop`, when given: return empty as soon as it is set.
+  absl::StatusOr<std::vector<Lease>> Reserve(
+      absl::string_view topic, int max, absl::Duration wait,
+      const std::atomic<bool>* stop = nullptr);
+  void WakeReserves() { promotion_.WakeAll(); }
+  absl::Status Ack(const Lease& lease) override;
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases);
+  absl::Status Fail(const Lease& lease, absl::string_view error) override;
+  absl::Status Release(const Lease& lease, absl::Duration delay) override;
+  absl::Status Touch(Lease& lease);
+  absl::Status Cancel(absl::string_view id);
+  absl::StatusOr<int> Kick(absl::string_view topic, int max);
+  absl::Status KickJob(absl::string_view id);
+  absl::Status SetPaused(absl::string_view topic, bool paused);
+  absl::Status SetLimit(absl::string_view topic, const TopicLimit& limit);
+  absl::Status ClearLimit(absl::string_view topic);
+  // Add(), or with `replace` Replace() of the one job when its id is taken.
+  absl::Status AddOrReplace(absl::Span<const NewJob> jobs, bool replace,
+                            absl::Time now);
+  absl::StatusOr<int> Tick();
+
+  // Schedules (schedule_runner.h).
+  absl::Status Schedule(ScheduleRecord record);
+  absl::Status Unschedule(absl::string_view name);
+  absl::StatusOr<std::vector<ScheduleInfo>> Schedules() {
+    return schedules_.List();
+  }
+
+  // Threads.
+  void Handle(absl::string_view topic, LeaseHandler handler,
+              const HandlerOptions& options) {
+    workers_.Handle(topic, std::move(handler), options);
+  }
+  absl::Status Start();
+  void Stop(absl::Duration grace);
+
+  Backend& backend() const { return *backend_; }
+  Clock& clock() const { return *clock_; }
+  internal::EventHub& events() { return events_; }
+
+ private:
+  absl::StatusOr<std::vector<Lease>> ReserveForWorker(
+      absl::string_view topic, int max, absl::Duration wait,
+      const std::atomic<bool>* stop) override {
+    return Reserve(topic, max, wait, stop);
+  }
+  // The times an Enqueue call gives its jobs, read and resolved once.
+  struct EnqueueTimes {
+    absl::Time now;
+    absl::Time run_at;
+    absl::Time expire_at;  // absl::InfiniteFuture() for none
+  };
+  // Checks an Enqueue call's arguments and resolves its times.
+  absl::StatusOr<EnqueueTimes> CheckEnqueue(
+      absl::string_view topic, absl::Span<const absl::string_view> payloads,
+      const JobOptions& options, bool batch);
+  // Every field of `job` but its id.
+  static void FillJob(absl::string_view topic, absl::string_view payload,
+                      const JobOptions& options, const EnqueueTimes& times,
+                      NewJob& job);
+  std::string NextGeneratedId();
+  // Arms or wakes for jobs just added, and tells the listeners.
+  void Announce(absl::string_view topic, const EnqueueTimes& times,
+                absl::Span<const std::string> ids);
+  // Sets `limited_until` as ReserveReport has it.
+  absl::StatusOr<std::vector<Lease>> ReserveOnce(absl::string_view topic,
+                                                 int max, absl::Time now,
+                                                 absl::Time* limited_until);
+  // Arms, wakes and reports for the jobs of a schedule's occurrences.
+  void OnOccurrences(const std::vector<NewJob>& jobs, absl::Time now);
+  // Events for jobs that a store call moved.
+  void EmitMoved(const std::vector<Transition>& moved);
+  void Emit(EventType type, absl::string_view id, absl::string_view topic,
+            int attempts = 0, absl::string_view error = "",
+            absl::Time due = absl::InfinitePast());
+  // The event of `lease` ending (kSucceeded, kFailed), with when it began.
+  void EmitLeaseEnd(EventType type, const Lease& lease,
+                    absl::string_view error = "");
+  static Event LeaseEndEvent(EventType type, const Lease& lease, absl::Time at,
+                             absl::string_view error = "");
+  // An event at `at`.
+  static Event MakeEvent(EventType type, absl::string_view id,
+                         absl::string_view topic, absl::Time at,
+                         int attempts = 0, absl::string_view error = "",
+                         absl::Time due = absl::InfinitePast());
+  // Tells the listeners one call's events together (EventHub::EmitAll),
+  // when anyone listens: `add(at, events)` appends them, each stamped `at`,
+  // the time read once after the store call (so after the moves it made).
+  template <typename Add>
+  void EmitCall(Add add) {
+    if (!events_.active()) return;
+    const absl::Time at = clock_->Now();
+    std::vector<Event> events;
+    add(at, events);
+    events_.EmitAll(events);
+  }
+  // Marks the calling thread as one of this scheduler's own.
+  void MarkOwnThread();
+  bool OnOwnThread() const;
+
+  const std::unique_ptr<Backend> backend_;
+  const SchedulerOptions options_;
+  Clock* const clock_;
+  const std::string id_prefix_;
+  std::atomic<uint64_t> id_counter_{0};
+  internal::EventHub events_;
+  // The store's schedules as this process runs them; outlives promotion_,
+  // whose Tick() runs them.
+  internal::ScheduleRunner schedules_;
+  // How this process learns that something is due: the timers, the store's
+  // news, the blocked Reserve() calls and the timer thread.
+  internal::Promotion promotion_;
+  internal::WorkerPool workers_;
+  // Serializes Start() and Stop(), so a second Stop() returns only when the
+  // threads are gone.
+  absl::Mutex threads_mu_;
+};
+
+}  // namespace delayq
+
+#endif  // DELAYQ_SRC_SCHEDULER_SCHEDULER_IMPL_H_
