@@ -598,15 +598,24 @@ delayq_cc_test(tests_wheel_wheel_math_test DIR tests/wheel NAME wheel_math_test
 delayq_cc_library(tools_common_runtime_policy DIR tools/common NAME runtime_policy
   SRCS tools/common/runtime_policy.h
   DEPS tp_absl)
+delayq_cc_library(tools_common_text DIR tools/common NAME text
+  SRCS tools/common/text.cc tools/common/text.h
+  DEPS tp_absl)
 delayq_cc_library(tools_common_values DIR tools/common NAME values
   SRCS tools/common/values.cc tools/common/values.h
-  DEPS delayq tp_absl)
+  DEPS delayq tools_common_text tp_absl)
 delayq_cc_binary(tools_delayq_delayq DIR tools/delayq NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
   DEPS delayq tools_common_runtime_policy tools_common_values tools_serve_serve tp_absl)
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
+delayq_cc_library(tools_serve_api_api DIR tools/serve/api NAME api
+  SRCS tools/serve/api/ack_list.cc tools/serve/api/ack_list.h tools/serve/api/auth.cc tools/serve/api/auth.h tools/serve/api/history_routes.cc tools/serve/api/job_history.cc tools/serve/api/job_history.h tools/serve/api/job_routes.cc tools/serve/api/json_codec.cc tools/serve/api/json_codec.h tools/serve/api/lease_cache.cc tools/serve/api/lease_cache.h tools/serve/api/lease_routes.cc tools/serve/api/limit_routes.cc tools/serve/api/path_pattern.cc tools/serve/api/path_pattern.h tools/serve/api/router.cc tools/serve/api/router.h tools/serve/api/routes.h tools/serve/api/schedule_routes.cc tools/serve/api/topic_routes.cc
+  DEPS delayq tools_common_values tools_serve_http_http tp_absl tp_nlohmann_json)
+delayq_cc_library(tools_serve_http_http DIR tools/serve/http NAME http
+  SRCS tools/serve/http/connection_threads.cc tools/serve/http/connection_threads.h tools/serve/http/error_reply.cc tools/serve/http/error_reply.h tools/serve/http/http_message.h tools/serve/http/http_server.cc tools/serve/http/http_server.h tools/serve/http/http_wire.cc tools/serve/http/http_wire.h tools/serve/http/listen_address.cc tools/serve/http/listen_address.h tools/serve/http/request_guard.cc tools/serve/http/request_guard.h
+  DEPS tools_common_text tp_absl tp_beast)
 delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
-  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/ack_list.cc tools/serve/ack_list.h tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/auth.cc tools/serve/auth.h tools/serve/connection_threads.cc tools/serve/connection_threads.h tools/serve/history_routes.cc tools/serve/http_message.h tools/serve/http_server.cc tools/serve/http_server.h tools/serve/http_status.cc tools/serve/http_status.h tools/serve/http_wire.cc tools/serve/http_wire.h tools/serve/job_history.cc tools/serve/job_history.h tools/serve/job_routes.cc tools/serve/json_codec.cc tools/serve/json_codec.h tools/serve/lease_cache.cc tools/serve/lease_cache.h tools/serve/lease_routes.cc tools/serve/limit_routes.cc tools/serve/listen_address.cc tools/serve/listen_address.h tools/serve/path_pattern.cc tools/serve/path_pattern.h tools/serve/request_guard.cc tools/serve/request_guard.h tools/serve/router.cc tools/serve/router.h tools/serve/routes.h tools/serve/schedule_routes.cc tools/serve/server.cc tools/serve/server.h tools/serve/topic_routes.cc
-  DEPS delayq tools_common_values tp_absl tp_beast tp_nlohmann_json)
+  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/server.cc tools/serve/server.h
+  DEPS delayq tools_serve_api_api tools_serve_http_http tp_absl)

@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "tools/serve/ack_list.h"
-#include "tools/serve/json_codec.h"
+#include "tools/serve/api/ack_list.h"
+#include "tools/serve/api/json_codec.h"
 
 namespace delayq {
 namespace serve {

@@ -14,7 +14,7 @@
 #include "benchmark/benchmark.h"
 #include "delayq/delayq.h"
 #include "tools/common/runtime_policy.h"
-#include "tools/serve/job_history.h"
+#include "tools/serve/api/job_history.h"
 #include "tools/serve/server.h"
 
 namespace delayq {

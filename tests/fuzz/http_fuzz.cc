@@ -38,7 +38,7 @@
 #include "absl/time/time.h"
 #include "fuzzer/FuzzedDataProvider.h"
 #include "tests/fuzz/fuzz_check.h"
-#include "tools/serve/http_wire.h"
+#include "tools/serve/http/http_wire.h"
 
 namespace delayq {
 namespace {

@@ -1,7 +1,7 @@
 // Copyright delayq authors.
 //
-// The JSON of `delayq serve`: request bodies (tools/serve/json_codec.h), the
-// ack list's quick scanner (tools/serve/ack_list.h), and the jobs and
+// The JSON of `delayq serve`: request bodies (tools/serve/api/json_codec.h),
+// the ack list's quick scanner (tools/serve/api/ack_list.h), and the jobs and
 // leases the server writes.
 //
 // Properties:
@@ -30,9 +30,9 @@
 #include "fuzzer/FuzzedDataProvider.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tools/common/values.h"
-#include "tools/serve/ack_list.h"
-#include "tools/serve/http_server.h"
-#include "tools/serve/json_codec.h"
+#include "tools/serve/api/ack_list.h"
+#include "tools/serve/api/json_codec.h"
+#include "tools/serve/http/http_server.h"
 
 namespace delayq {
 namespace {

@@ -5,7 +5,7 @@
 // gives what the general way (a parsed tree) gives: the same leases or the
 // same error.
 
-#include "tools/serve/ack_list.h"
+#include "tools/serve/api/ack_list.h"
 
 #include <string>
 #include <vector>

@@ -1,11 +1,11 @@
 // Copyright delayq authors.
 //
-// The transport under `delayq serve` (tools/serve/http_server.h), spoken to
-// over raw loopback sockets: how requests may arrive (split, pipelined,
+// The transport under `delayq serve` (tools/serve/http/http_server.h), spoken
+// to over raw loopback sockets: how requests may arrive (split, pipelined,
 // chunked, after "100 Continue"), what it refuses and how, when it closes
 // a connection, and what a drain does to idle and busy ones.
 
-#include "tools/serve/http_server.h"
+#include "tools/serve/http/http_server.h"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -23,7 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
-#include "tools/serve/json_codec.h"
+#include "tools/serve/api/json_codec.h"
 
 namespace delayq {
 namespace serve {

@@ -3,7 +3,7 @@
 // The server's memory of recent jobs' events: a job's events found among
 // all others, in order, and only the most recent events of all jobs kept.
 
-#include "tools/serve/job_history.h"
+#include "tools/serve/api/job_history.h"
 
 #include <string>
 

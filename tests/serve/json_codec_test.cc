@@ -5,7 +5,7 @@
 // JSON wants it, bytes that are not UTF-8 sent as base64, times and the
 // default backoff spelled as the API says.
 
-#include "tools/serve/json_codec.h"
+#include "tools/serve/api/json_codec.h"
 
 #include <string>
 

@@ -4,7 +4,7 @@
 // own token, forgotten when taken, the oldest dropped when full, and a
 // long-lived lease kept however many others come and go.
 
-#include "tools/serve/lease_cache.h"
+#include "tools/serve/api/lease_cache.h"
 
 #include <string>
 #include <vector>

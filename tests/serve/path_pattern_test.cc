@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "tools/serve/path_pattern.h"
+#include "tools/serve/api/path_pattern.h"
 
 #include <string>
 #include <vector>

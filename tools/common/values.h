@@ -1,7 +1,8 @@
 // Copyright delayq authors.
 //
 // Reading and writing the values the command line deals in: durations,
-// times, backoff specs, counts, payloads, and JSON for --json output.
+// times, backoff specs, counts; and, from text.h, payloads and JSON text for
+// --json output.
 
 #ifndef DELAYQ_TOOLS_COMMON_VALUES_H_
 #define DELAYQ_TOOLS_COMMON_VALUES_H_
@@ -12,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "delayq/job.h"
+#include "tools/common/text.h"  // IWYU pragma: export
 
 namespace delayq {
 namespace cli {
@@ -52,19 +54,6 @@ std::string LocalText(absl::Time t);
 
 // "in 29m59s" or "3s ago", rounded to what a person reads.
 std::string RelativeText(absl::Time t, absl::Time now);
-
-// `text` as a quoted JSON string. REQUIRES: IsUtf8(text).
-std::string JsonQuote(absl::string_view text);
-
-// "name":"text", or "name_base64":"..." for bytes that are not UTF-8.
-std::string JsonText(absl::string_view name, absl::string_view text);
-
-// True when `text` is well-formed UTF-8 (so JSON can carry it as a string).
-bool IsUtf8(absl::string_view text);
-
-// A one-line, printable preview of a payload or error: C escapes for
-// control and non-UTF-8 bytes, cut to `max` characters with "...".
-std::string Preview(absl::string_view text, size_t max);
 
 }  // namespace cli
 }  // namespace delayq

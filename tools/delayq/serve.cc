@@ -20,8 +20,8 @@
 #include "tools/delayq/cli.h"
 #include "tools/delayq/signals.h"
 #include "tools/delayq/store.h"
-#include "tools/serve/auth.h"
-#include "tools/serve/listen_address.h"
+#include "tools/serve/api/auth.h"
+#include "tools/serve/http/listen_address.h"
 #include "tools/serve/server.h"
 
 namespace delayq {

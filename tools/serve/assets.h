@@ -8,7 +8,7 @@
 #define DELAYQ_TOOLS_SERVE_ASSETS_H_
 
 #include "absl/strings/string_view.h"
-#include "tools/serve/router.h"
+#include "tools/serve/api/router.h"
 
 namespace delayq {
 namespace serve {

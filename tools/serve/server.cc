@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tools/serve/api/router.h"
+#include "tools/serve/api/routes.h"
 #include "tools/serve/assets.h"
-#include "tools/serve/router.h"
-#include "tools/serve/routes.h"
 
 namespace delayq {
 namespace serve {

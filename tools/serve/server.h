@@ -28,12 +28,12 @@
 #include "absl/time/time.h"
 #include "delayq/metrics.h"
 #include "delayq/scheduler.h"
-#include "tools/serve/http_server.h"
-#include "tools/serve/job_history.h"
-#include "tools/serve/lease_cache.h"
-#include "tools/serve/listen_address.h"
-#include "tools/serve/request_guard.h"
-#include "tools/serve/router.h"
+#include "tools/serve/api/job_history.h"
+#include "tools/serve/api/lease_cache.h"
+#include "tools/serve/api/router.h"
+#include "tools/serve/http/http_server.h"
+#include "tools/serve/http/listen_address.h"
+#include "tools/serve/http/request_guard.h"
 
 namespace delayq {
 namespace serve {

@@ -1,0 +1,134 @@
+// Copyright delayq authors.
+//
+// Adding, reading, listing, cancelling and retrying jobs.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "tools/serve/api/json_codec.h"
+#include "tools/serve/api/routes.h"
+
+namespace delayq {
+namespace serve {
+namespace {
+
+constexpr char kTopic[] = "/v1/topics/([^/]+)";
+constexpr char kJob[] = "/v1/jobs/(.+)";
+constexpr int kMaxBatch = 10'000;
+constexpr int kMaxList = 10'000;
+
+absl::StatusOr<Reply> AddOne(Scheduler& scheduler, const Call& call) {
+  absl::StatusOr<JobOptions> options =
+      JobOptionsFromJson(call.body, {"payload", "payload_base64"});
+  if (!options.ok()) return options.status();
+  absl::StatusOr<std::string> payload = PayloadFromJson(call.body);
+  if (!payload.ok()) return payload.status();
+  absl::StatusOr<std::string> id =
+      scheduler.Enqueue(call.path[0], *payload, *options);
+  if (!id.ok()) return id.status();
+  return Reply{201, Json{{"id", *id}}};
+}
+
+// The batch's payloads: "payloads" (strings) or "payloads_base64".
+absl::StatusOr<std::vector<std::string>> BatchPayloads(const Json& body) {
+  const bool text = body.contains("payloads");
+  if (text == body.contains("payloads_base64")) {
+    return absl::InvalidArgumentError(
+        "give the payloads as exactly one of 'payloads' (text) and "
+        "'payloads_base64'");
+  }
+  const char* name = text ? "payloads" : "payloads_base64";
+  const Json& list = body[name];
+  if (!list.is_array() || list.empty() || list.size() > kMaxBatch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "field '", name, "' must be a list of 1 to ", kMaxBatch, " strings"));
+  }
+  std::vector<std::string> payloads;
+  payloads.reserve(list.size());
+  for (const Json& item : list) {
+    if (!item.is_string()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("field '", name, "' must hold strings only"));
+    }
+    std::string payload = item.get<std::string>();
+    if (!text && !absl::Base64Unescape(item.get<std::string>(), &payload)) {
+      return absl::InvalidArgumentError(
+          "field 'payloads_base64' holds bad base64");
+    }
+    payloads.push_back(std::move(payload));
+  }
+  return payloads;
+}
+
+absl::StatusOr<Reply> AddBatch(Scheduler& scheduler, const Call& call) {
+  absl::StatusOr<JobOptions> options =
+      JobOptionsFromJson(call.body, {"payloads", "payloads_base64"});
+  if (!options.ok()) return options.status();
+  absl::StatusOr<std::vector<std::string>> payloads = BatchPayloads(call.body);
+  if (!payloads.ok()) return payloads.status();
+  absl::StatusOr<std::vector<std::string>> ids =
+      scheduler.EnqueueBatch(call.path[0], *payloads, *options);
+  if (!ids.ok()) return ids.status();
+  // The ids are UTF-8: generated, or made from the body's "id" string.
+  return Reply::Text(201,
+                     JsonListText<std::string>("ids", *ids, &AppendJsonString));
+}
+
+absl::StatusOr<Reply> ListJobs(Scheduler& scheduler, const Call& call) {
+  JobState state = JobState::kReady;
+  const std::string state_name = call.Query("state");
+  if (!state_name.empty() && !ParseJobState(state_name, &state)) {
+    return absl::InvalidArgumentError(
+        "state must be one of delayed, ready, reserved, dead");
+  }
+  int limit = 100;
+  const std::string limit_text = call.Query("limit");
+  if (!limit_text.empty() && (!absl::SimpleAtoi(limit_text, &limit) ||
+                              limit < 1 || limit > kMaxList)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("limit must be a whole number from 1 to ", kMaxList));
+  }
+  absl::StatusOr<std::vector<Job>> jobs =
+      scheduler.List(call.path[0], state, limit);
+  if (!jobs.ok()) return jobs.status();
+  return Reply::Text(200, JsonListText<Job>("jobs", *jobs, &AppendJobJson));
+}
+
+}  // namespace
+
+void AddJobRoutes(Router& router, const RouteContext& context) {
+  Scheduler& scheduler = *context.scheduler;
+  router.Post(absl::StrCat(kTopic, "/jobs"), [&scheduler](const Call& call) {
+    return AddOne(scheduler, call);
+  });
+  router.Post(
+      absl::StrCat(kTopic, "/jobs/batch"),
+      [&scheduler](const Call& call) { return AddBatch(scheduler, call); });
+  router.Get(absl::StrCat(kTopic, "/jobs"), [&scheduler](const Call& call) {
+    return ListJobs(scheduler, call);
+  });
+  router.Post(absl::StrCat(kJob, "/retry"),
+              [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+                if (absl::Status s = scheduler.KickJob(call.path[0]); !s.ok()) {
+                  return s;
+                }
+                return Reply{};
+              });
+  router.Get(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+    absl::StatusOr<Job> job = scheduler.Get(call.path[0]);
+    if (!job.ok()) return job.status();
+    std::string text;
+    AppendJobJson(*job, &text);
+    return Reply::Text(200, std::move(text));
+  });
+  router.Delete(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+    if (absl::Status s = scheduler.Cancel(call.path[0]); !s.ok()) return s;
+    return Reply{};
+  });
+}
+
+}  // namespace serve
+}  // namespace delayq

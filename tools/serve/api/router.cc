@@ -1,0 +1,134 @@
+// Copyright delayq authors.
+
+#include "tools/serve/api/router.h"
+
+#include <exception>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "tools/serve/api/auth.h"
+#include "tools/serve/http/error_reply.h"
+#include "tools/serve/http/http_wire.h"
+
+namespace delayq {
+namespace serve {
+namespace {
+
+// A route's reply: `body` as JSON; text that is not UTF-8 is replaced.
+void WriteJson(HttpResponse& response, int status, const Json& body) {
+  response.status = status;
+  response.content_type = "application/json";
+  response.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void Router::Handle(const HttpRequest& request, HttpResponse& response) const {
+  std::vector<std::string> path;
+  for (const Entry& route : routes_) {
+    if (route.method == request.method &&
+        route.pattern.Match(request.path, &path)) {
+      for (std::string& part : path) part = PercentDecode(part, false);
+      route.handler(request, std::move(path), response);
+      return;
+    }
+  }
+  WriteError(response, absl::NotFoundError(absl::StrCat(
+                           "no route ", request.method, " ", request.path)));
+}
+
+void Router::Add(const std::string& method, const std::string& pattern,
+                 Handler handler) {
+  routes_.push_back(Entry{method, PathPattern(pattern), std::move(handler)});
+}
+
+bool Router::Authorized(const HttpRequest& request,
+                        HttpResponse& response) const {
+  if (token_.empty()) return true;
+  absl::Status s = CheckBearer(request.authorization, token_);
+  if (s.ok()) return true;
+  WriteError(response, s);
+  response.headers.push_back("WWW-Authenticate: Bearer");
+  return false;
+}
+
+Router::Handler Router::Wrap(Route route, bool has_body) const {
+  return [this, route = std::move(route), has_body](
+             const HttpRequest& request, std::vector<std::string>&& path,
+             HttpResponse& response) {
+    if (!Authorized(request, response)) return;
+    Call call;
+    call.request = &request;
+    call.path = std::move(path);
+    if (has_body) {
+      absl::StatusOr<Json> body = ParseBody(request.body);
+      if (!body.ok()) return WriteError(response, body.status());
+      call.body = *std::move(body);
+    } else {
+      call.body = Json::object();
+    }
+    absl::StatusOr<Reply> reply;
+    try {
+      reply = route(call);
+    } catch (const std::exception& e) {
+      // A JSON value of an unexpected type deep in a handler; say so
+      // rather than drop the connection.
+      reply = absl::InvalidArgumentError(e.what());
+    }
+    if (!reply.ok()) return WriteError(response, reply.status());
+    if (!reply->text.empty()) {
+      response.status = reply->status;
+      response.body = std::move(reply->text);
+      return;
+    }
+    WriteJson(response, reply->status, reply->body);
+  };
+}
+
+void Router::Get(const std::string& pattern, Route route) {
+  Add("GET", pattern, Wrap(std::move(route), false));
+}
+
+void Router::Post(const std::string& pattern, Route route) {
+  Add("POST", pattern, Wrap(std::move(route), true));
+}
+
+void Router::PostBulk(const std::string& pattern, Route route) {
+  Add("POST", pattern, Wrap(std::move(route), false));
+}
+
+void Router::Put(const std::string& pattern, Route route) {
+  Add("PUT", pattern, Wrap(std::move(route), true));
+}
+
+void Router::Delete(const std::string& pattern, Route route) {
+  Add("DELETE", pattern, Wrap(std::move(route), false));
+}
+
+void Router::GetText(const std::string& pattern,
+                     std::function<std::string()> text,
+                     const std::string& content_type) {
+  Add("GET", pattern,
+      [this, text = std::move(text), content_type](const HttpRequest& request,
+                                                   std::vector<std::string>&&,
+                                                   HttpResponse& response) {
+        if (!Authorized(request, response)) return;
+        response.content_type = content_type;
+        response.body = text();
+      });
+}
+
+void Router::GetFile(const std::string& pattern, std::string content,
+                     const std::string& content_type) {
+  Add("GET", pattern,
+      [content = std::move(content), content_type](const HttpRequest&,
+                                                   std::vector<std::string>&&,
+                                                   HttpResponse& response) {
+        response.content_type = content_type;
+        response.body = content;
+        response.headers.push_back("Cache-Control: no-cache");
+      });
+}
+
+}  // namespace serve
+}  // namespace delayq

@@ -1,0 +1,110 @@
+// Copyright delayq authors.
+//
+// The server's routes, by method and path pattern (path_pattern.h: text
+// with "([^/]+)" and "(.+)" captures), tried in the order they were added. A
+// JSON route's handler gets the request, its path's captured parts and its
+// parsed JSON body, and returns a reply or an error status; the router
+// writes either as JSON. New routes are one call each:
+//
+//   router.Post(R"(/v1/jobs/([^/]+)/ack)", [&](const Call& call) { ... });
+
+#ifndef DELAYQ_TOOLS_SERVE_API_ROUTER_H_
+#define DELAYQ_TOOLS_SERVE_API_ROUTER_H_
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "tools/serve/api/json_codec.h"
+#include "tools/serve/api/path_pattern.h"
+#include "tools/serve/http/http_message.h"
+
+namespace delayq {
+namespace serve {
+
+// One request, as a route's handler sees it.
+struct Call {
+  const HttpRequest* request = nullptr;
+  // The pattern's captured parts, each percent-decoded on its own.
+  std::vector<std::string> path;
+  Json body;  // {} for a request without a body, or one read as text
+
+  // A query parameter, or "" when absent.
+  std::string Query(const std::string& name) const {
+    return request->Query(name);
+  }
+};
+
+struct Reply {
+  Reply() = default;
+  Reply(int status, Json body) : status(status), body(std::move(body)) {}
+  // A reply whose body is JSON the route wrote itself.
+  static Reply Text(int status, std::string text) {
+    Reply reply;
+    reply.status = status;
+    reply.text = std::move(text);
+    return reply;
+  }
+
+  int status = 200;
+  Json body = Json::object();
+  std::string text;  // when not empty, the body as is
+};
+
+using Route = std::function<absl::StatusOr<Reply>(const Call&)>;
+
+// Every route the router adds checks the bearer token first, when there is
+// one (after the body is read, so a refused request leaves the kept-alive
+// connection usable).
+class Router {
+ public:
+  explicit Router(std::string token) : token_(std::move(token)) {}
+
+  void Get(const std::string& pattern, Route route);
+  void Post(const std::string& pattern, Route route);
+  // A POST whose route reads the body's text itself (ack_list.h), so
+  // Call::body is left {}.
+  void PostBulk(const std::string& pattern, Route route);
+  void Put(const std::string& pattern, Route route);
+  void Delete(const std::string& pattern, Route route);
+
+  // A GET whose reply is text made by `text` (metrics, documents).
+  void GetText(const std::string& pattern, std::function<std::string()> text,
+               const std::string& content_type);
+
+  // A GET answered with `content` as it is, with no token asked (the
+  // dashboard's files: the page asks for the token itself).
+  void GetFile(const std::string& pattern, std::string content,
+               const std::string& content_type);
+
+  // Answers `request` with the first route that matches its method and
+  // path, or 404.
+  void Handle(const HttpRequest& request, HttpResponse& response) const;
+
+ private:
+  // Gets the request, what the pattern's captures matched, the reply.
+  using Handler = std::function<void(
+      const HttpRequest&, std::vector<std::string>&& path, HttpResponse&)>;
+  struct Entry {
+    std::string method;
+    PathPattern pattern;
+    Handler handler;
+  };
+
+  void Add(const std::string& method, const std::string& pattern,
+           Handler handler);
+  Handler Wrap(Route route, bool has_body) const;
+  // False (with the error written) when the request lacks the token.
+  bool Authorized(const HttpRequest& request, HttpResponse& response) const;
+
+  const std::string token_;
+  std::vector<Entry> routes_;
+};
+
+}  // namespace serve
+}  // namespace delayq
+
+#endif  // DELAYQ_TOOLS_SERVE_API_ROUTER_H_
