@@ -26,7 +26,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "backends/redis/internal/backend_impl.h"
+#include "backends/redis/backend_impl.h"
 #include "bench/redis_cpu.h"
 #include "benchmark/benchmark.h"
 #include "tests/testing/redis_server.h"

@@ -13,21 +13,28 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/memory/time_key.h
   backends/memory/topic_index.h
   backends/open.cc
-  backends/redis/internal/backend_impl.h
-  backends/redis/internal/cluster.cc
-  backends/redis/internal/cluster.h
-  backends/redis/internal/connection.cc
-  backends/redis/internal/connection.h
+  backends/redis/backend_impl.h
+  backends/redis/client/cluster.cc
+  backends/redis/client/cluster.h
+  backends/redis/client/connection.cc
+  backends/redis/client/connection.h
+  backends/redis/client/link.cc
+  backends/redis/client/link.h
+  backends/redis/client/locator.cc
+  backends/redis/client/locator.h
+  backends/redis/client/push_io.cc
+  backends/redis/client/push_io.h
+  backends/redis/client/script_source.h
+  backends/redis/client/sentinel.cc
+  backends/redis/client/sentinel.h
+  backends/redis/client/shared_connection.cc
+  backends/redis/client/shared_connection.h
+  backends/redis/client/tls.cc
+  backends/redis/client/tls.h
   backends/redis/internal/keys.cc
   backends/redis/internal/keys.h
-  backends/redis/internal/link.cc
-  backends/redis/internal/link.h
-  backends/redis/internal/locator.cc
-  backends/redis/internal/locator.h
   backends/redis/internal/news.cc
   backends/redis/internal/news.h
-  backends/redis/internal/push_io.cc
-  backends/redis/internal/push_io.h
   backends/redis/internal/record.cc
   backends/redis/internal/record.h
   backends/redis/internal/replies.cc
@@ -35,17 +42,11 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/reserve_hints.cc
   backends/redis/internal/reserve_hints.h
   backends/redis/internal/scripts.h
-  backends/redis/internal/sentinel.cc
-  backends/redis/internal/sentinel.h
-  backends/redis/internal/sharded_backend.h
-  backends/redis/internal/shared_connection.cc
-  backends/redis/internal/shared_connection.h
-  backends/redis/internal/tls.cc
-  backends/redis/internal/tls.h
   backends/redis/redis_backend.cc
   backends/redis/redis_url.cc
   backends/redis/schedules.cc
   backends/redis/sharded_backend.cc
+  backends/redis/sharded_backend.h
   backends/sqlite/internal/backend_impl.h
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
@@ -365,7 +366,7 @@ delayq_cc_test(tests_fuzz_sqlite_regression DIR tests/fuzz NAME sqlite_regressio
 delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
   SRCS tests/fuzz/url_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider
-  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/query_password_with_raw_ampersand tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_question_mark_in_password)
+  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/query_password_with_raw_ampersand tests/fuzz/regressions/url/question_mark_in_password_without_at tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_question_mark_in_password)
 delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regression
   SRCS tests/fuzz/values_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json

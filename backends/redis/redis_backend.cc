@@ -9,14 +9,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "backends/redis/internal/backend_impl.h"
-#include "backends/redis/internal/cluster.h"
+#include "backends/redis/backend_impl.h"
+#include "backends/redis/client/cluster.h"
+#include "backends/redis/client/sentinel.h"
 #include "backends/redis/internal/keys.h"
 #include "backends/redis/internal/news.h"
 #include "backends/redis/internal/record.h"
 #include "backends/redis/internal/replies.h"
-#include "backends/redis/internal/sentinel.h"
-#include "backends/redis/internal/sharded_backend.h"
+#include "backends/redis/internal/scripts.h"
+#include "backends/redis/sharded_backend.h"
 #include "src/common/contract_errors.h"
 #include "src/common/lease_token.h"
 #include "src/common/status_macros.h"
@@ -70,7 +71,13 @@ absl::StatusOr<redis_internal::PoolOptions> PoolOptionsFor(
   p.command_timeout = o.command_timeout;
   p.size = o.pool_size;
   if (o.tls.enabled) {
-    DQ_ASSIGN_OR_RETURN(p.tls, redis_internal::TlsContext::Create(o.tls));
+    redis_internal::TlsSettings tls;
+    tls.ca_file = o.tls.ca_file;
+    tls.cert_file = o.tls.cert_file;
+    tls.key_file = o.tls.key_file;
+    tls.server_name = o.tls.server_name;
+    tls.insecure = o.tls.insecure;
+    DQ_ASSIGN_OR_RETURN(p.tls, redis_internal::TlsContext::Create(tls));
   }
   if (!o.cluster_nodes.empty()) {
     std::vector<redis_internal::HostPort> seeds;
@@ -247,7 +254,10 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::OpenShard(
                                                   options.ns, shard)));
   std::unique_ptr<RedisBackend> backend(
       new RedisBackend(options, shard, std::move(pool)));
-  if (absl::Status s = backend->scripts_.LoadAll(); !s.ok()) return s;
+  if (absl::Status s = backend->scripts_.LoadAll(absl::MakeConstSpan(
+          redis_internal::kScriptSources, redis_internal::kScriptSourceCount));
+      !s.ok())
+    return s;
   if (const auto& locator = backend->pool_.options().locator) {
     if (absl::Status s = locator->StartWatching(); !s.ok()) return s;
   }

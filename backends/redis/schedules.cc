@@ -13,7 +13,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "backends/redis/internal/backend_impl.h"
+#include "backends/redis/backend_impl.h"
 #include "backends/redis/internal/replies.h"
 #include "src/common/contract_errors.h"
 #include "src/common/status_macros.h"

@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/internal/sharded_backend.h"
+#include "backends/redis/sharded_backend.h"
 
 #include <algorithm>
 #include <utility>

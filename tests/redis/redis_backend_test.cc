@@ -14,7 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "backends/redis/internal/backend_impl.h"
+#include "backends/redis/backend_impl.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/redis/redis_test_server.h"

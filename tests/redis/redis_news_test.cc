@@ -19,7 +19,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "backends/redis/internal/backend_impl.h"
+#include "backends/redis/backend_impl.h"
 #include "backends/redis/internal/news.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

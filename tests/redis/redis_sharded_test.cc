@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "backends/redis/internal/keys.h"
-#include "backends/redis/internal/sharded_backend.h"
+#include "backends/redis/sharded_backend.h"
 #include "delayq/redis_backend.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -5,7 +5,7 @@
 // server that dies or stalls fails every call queued on the connection, and
 // none is left waiting.
 
-#include "backends/redis/internal/shared_connection.h"
+#include "backends/redis/client/shared_connection.h"
 
 #include <hiredis/hiredis.h>
 #include <signal.h>
@@ -24,7 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "backends/redis/internal/connection.h"
+#include "backends/redis/client/connection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/redis_server.h"

@@ -3,7 +3,7 @@
 #include "backends/redis/internal/keys.h"
 
 #include "absl/strings/str_cat.h"
-#include "backends/redis/internal/cluster.h"
+#include "backends/redis/client/cluster.h"
 
 namespace delayq {
 namespace redis_internal {

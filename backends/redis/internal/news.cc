@@ -13,7 +13,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "backends/redis/internal/push_io.h"
+#include "backends/redis/client/push_io.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {

@@ -21,7 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "backends/redis/internal/connection.h"
+#include "backends/redis/client/connection.h"
 #include "delayq/backend.h"
 
 namespace delayq {

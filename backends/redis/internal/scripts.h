@@ -7,14 +7,10 @@
 #ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_SCRIPTS_H_
 #define DELAYQ_BACKENDS_REDIS_INTERNAL_SCRIPTS_H_
 
+#include "backends/redis/client/script_source.h"
+
 namespace delayq {
 namespace redis_internal {
-
-struct ScriptSource {
-  const char* name;  // "add", "reserve", ...
-  int num_keys;      // how many KEYS the script takes
-  const char* body;  // the Lua source
-};
 
 extern const ScriptSource kScriptSources[];
 extern const int kScriptSourceCount;

@@ -16,8 +16,8 @@
 // mutex, since one SSL object must not be used by two threads at once.
 // Waits happen outside it. Shutdown() may be called from any thread.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_LINK_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_LINK_H_
+#ifndef DELAYQ_BACKENDS_REDIS_CLIENT_LINK_H_
+#define DELAYQ_BACKENDS_REDIS_CLIENT_LINK_H_
 
 #include <hiredis/hiredis.h>
 
@@ -137,4 +137,4 @@ class Link {
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_LINK_H_
+#endif  // DELAYQ_BACKENDS_REDIS_CLIENT_LINK_H_

@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/internal/cluster.h"
+#include "backends/redis/client/cluster.h"
 
 #include <cstdint>
 #include <utility>

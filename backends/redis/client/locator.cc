@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/internal/locator.h"
+#include "backends/redis/client/locator.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"

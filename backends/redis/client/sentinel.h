@@ -21,8 +21,8 @@
 //
 // Thread-safe.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_SENTINEL_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_SENTINEL_H_
+#ifndef DELAYQ_BACKENDS_REDIS_CLIENT_SENTINEL_H_
+#define DELAYQ_BACKENDS_REDIS_CLIENT_SENTINEL_H_
 
 #include <cstdint>
 #include <memory>
@@ -34,7 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "backends/redis/internal/locator.h"
+#include "backends/redis/client/locator.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -91,4 +91,4 @@ class PrimaryLocator final : public Locator {
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_SENTINEL_H_
+#endif  // DELAYQ_BACKENDS_REDIS_CLIENT_SENTINEL_H_

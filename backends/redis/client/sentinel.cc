@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/internal/sentinel.h"
+#include "backends/redis/client/sentinel.h"
 
 #include <hiredis/hiredis.h>
 #include <unistd.h>
@@ -15,8 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "backends/redis/internal/connection.h"
-#include "backends/redis/internal/push_io.h"
+#include "backends/redis/client/connection.h"
+#include "backends/redis/client/push_io.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {

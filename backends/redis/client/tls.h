@@ -1,16 +1,15 @@
 // Copyright delayq authors.
 //
-// tls.h — the TLS settings of a store (RedisTls), made once into an OpenSSL
-// context that every connection of the store shares. Private to the Redis
-// backend.
+// tls.h — TLS settings, made once into an OpenSSL context that every
+// connection of a client shares.
 //
 // The server's certificate is verified by default: against `ca_file`, or
 // the system's CA store, and against the name the client expects (the
 // host it dials, or `server_name`), which it also sends with SNI. Only
 // `insecure` turns the checks off.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_TLS_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_TLS_H_
+#ifndef DELAYQ_BACKENDS_REDIS_CLIENT_TLS_H_
+#define DELAYQ_BACKENDS_REDIS_CLIENT_TLS_H_
 
 #include <memory>
 #include <string>
@@ -18,13 +17,28 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "delayq/redis_backend.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_st SSL;
 
 namespace delayq {
 namespace redis_internal {
+
+// What a TLS connection checks and presents (the store fills it from its
+// RedisTls).
+struct TlsSettings {
+  // PEM file of the CAs that may sign the server's certificate. Empty: the
+  // system's CA store.
+  std::string ca_file;
+  // A client certificate and its private key (PEM files). Both or neither.
+  std::string cert_file;
+  std::string key_file;
+  // The name the server's certificate must carry, also sent with SNI.
+  // Empty: the host dialled.
+  std::string server_name;
+  // Skips every check of the server's certificate.
+  bool insecure = false;
+};
 
 class TlsContext {
  public:
@@ -34,7 +48,7 @@ class TlsContext {
   // InvalidArgument naming the file that cannot be read or does not hold
   // what it should (a key that does not match the certificate among them).
   static absl::StatusOr<std::shared_ptr<const TlsContext>> Create(
-      const RedisTls& tls);
+      const TlsSettings& tls);
 
   ~TlsContext();
   TlsContext(const TlsContext&) = delete;
@@ -52,7 +66,7 @@ class TlsContext {
                               absl::string_view endpoint) const;
 
  private:
-  TlsContext(SSL_CTX* ctx, const RedisTls& tls);
+  TlsContext(SSL_CTX* ctx, const TlsSettings& tls);
 
   SSL_CTX* const ctx_;
   const std::string server_name_;
@@ -62,4 +76,4 @@ class TlsContext {
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_TLS_H_
+#endif  // DELAYQ_BACKENDS_REDIS_CLIENT_TLS_H_

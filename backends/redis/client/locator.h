@@ -14,8 +14,8 @@
 //
 // Thread-safe.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_LOCATOR_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_LOCATOR_H_
+#ifndef DELAYQ_BACKENDS_REDIS_CLIENT_LOCATOR_H_
+#define DELAYQ_BACKENDS_REDIS_CLIENT_LOCATOR_H_
 
 #include <cstdint>
 #include <optional>
@@ -87,4 +87,4 @@ class Locator {
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_LOCATOR_H_
+#endif  // DELAYQ_BACKENDS_REDIS_CLIENT_LOCATOR_H_

@@ -21,8 +21,8 @@
 // call queued on it with that error and takes no more calls; the pool opens
 // a new one.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_SHARED_CONNECTION_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_SHARED_CONNECTION_H_
+#ifndef DELAYQ_BACKENDS_REDIS_CLIENT_SHARED_CONNECTION_H_
+#define DELAYQ_BACKENDS_REDIS_CLIENT_SHARED_CONNECTION_H_
 
 #include <atomic>
 #include <chrono>
@@ -34,7 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "backends/redis/internal/link.h"
+#include "backends/redis/client/link.h"
 #include "src/common/mutex.h"
 
 namespace delayq {
@@ -130,4 +130,4 @@ class SharedConnection {
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_SHARED_CONNECTION_H_
+#endif  // DELAYQ_BACKENDS_REDIS_CLIENT_SHARED_CONNECTION_H_

@@ -13,8 +13,8 @@
 // backends/redis/README.md ("Sharded namespaces") says what each call
 // guarantees.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_SHARDED_BACKEND_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_SHARDED_BACKEND_H_
+#ifndef DELAYQ_BACKENDS_REDIS_SHARDED_BACKEND_H_
+#define DELAYQ_BACKENDS_REDIS_SHARDED_BACKEND_H_
 
 #include <atomic>
 #include <functional>
@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "backends/redis/internal/backend_impl.h"
+#include "backends/redis/backend_impl.h"
 #include "backends/redis/internal/reserve_hints.h"
 #include "delayq/backend.h"
 #include "delayq/redis_backend.h"
@@ -143,4 +143,4 @@ TopicLimit ShardShareOfLimit(const TopicLimit& limit, int shards);
 
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_SHARDED_BACKEND_H_
+#endif  // DELAYQ_BACKENDS_REDIS_SHARDED_BACKEND_H_

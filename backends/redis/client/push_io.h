@@ -8,8 +8,8 @@
 // once the eventfd is written (Wake()), every wait returns Cancelled. The
 // news subscription and the sentinels' switch notices use it.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_PUSH_IO_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_PUSH_IO_H_
+#ifndef DELAYQ_BACKENDS_REDIS_CLIENT_PUSH_IO_H_
+#define DELAYQ_BACKENDS_REDIS_CLIENT_PUSH_IO_H_
 
 #include <chrono>
 #include <memory>
@@ -19,8 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "backends/redis/internal/connection.h"
-#include "backends/redis/internal/link.h"
+#include "backends/redis/client/connection.h"
+#include "backends/redis/client/link.h"
 
 namespace delayq {
 namespace redis_internal {
@@ -73,4 +73,4 @@ class PushIo {
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_PUSH_IO_H_
+#endif  // DELAYQ_BACKENDS_REDIS_CLIENT_PUSH_IO_H_

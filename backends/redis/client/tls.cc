@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/internal/tls.h"
+#include "backends/redis/client/tls.h"
 
 #include <arpa/inet.h>
 #include <openssl/bio.h>
@@ -92,13 +92,13 @@ bool IsAddress(const std::string& host) {
 
 }  // namespace
 
-TlsContext::TlsContext(SSL_CTX* ctx, const RedisTls& tls)
+TlsContext::TlsContext(SSL_CTX* ctx, const TlsSettings& tls)
     : ctx_(ctx), server_name_(tls.server_name), insecure_(tls.insecure) {}
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
 absl::StatusOr<std::shared_ptr<const TlsContext>> TlsContext::Create(
-    const RedisTls& tls) {
+    const TlsSettings& tls) {
   if (tls.cert_file.empty() != tls.key_file.empty()) {
     return absl::InvalidArgumentError(
         "redis tls: a client certificate needs its key, and a key its "

@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/internal/connection.h"
+#include "backends/redis/client/connection.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,8 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "backends/redis/internal/cluster.h"
-#include "backends/redis/internal/scripts.h"
+#include "backends/redis/client/cluster.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {
@@ -375,10 +374,9 @@ absl::StatusOr<std::vector<Reply>> ConnectionPool::PipelineAt(
       Clock::now() + absl::ToChronoMicroseconds(options_.command_timeout));
 }
 
-absl::Status Scripts::LoadAll() {
+absl::Status Scripts::LoadAll(absl::Span<const ScriptSource> sources) {
   std::vector<Command> loads;
-  for (int i = 0; i < kScriptSourceCount; ++i) {
-    const ScriptSource& s = kScriptSources[i];
+  for (const ScriptSource& s : sources) {
     const bool writes =
         absl::string_view(s.body).find("\n-- Writes: nothing\n") ==
         absl::string_view::npos;
@@ -387,7 +385,7 @@ absl::Status Scripts::LoadAll() {
   }
   absl::StatusOr<std::vector<Reply>> replies = pool_->Pipeline(loads);
   if (!replies.ok()) return replies.status();
-  for (int i = 0; i < kScriptSourceCount; ++i) {
+  for (size_t i = 0; i < sources.size(); ++i) {
     const redisReply* r = (*replies)[i].get();
     if (r->type == REDIS_REPLY_ERROR) {
       return ErrorReplyStatus(absl::string_view(r->str, r->len));
@@ -395,7 +393,7 @@ absl::Status Scripts::LoadAll() {
     if (r->type != REDIS_REPLY_STRING) {
       return absl::InternalError("redis: SCRIPT LOAD returned no sha");
     }
-    scripts_[kScriptSources[i].name].sha.assign(r->str, r->len);
+    scripts_[sources[i].name].sha.assign(r->str, r->len);
   }
   return absl::OkStatus();
 }

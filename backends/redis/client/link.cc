@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/internal/link.h"
+#include "backends/redis/client/link.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
@@ -20,7 +20,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "backends/redis/internal/tls.h"
+#include "backends/redis/client/tls.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {

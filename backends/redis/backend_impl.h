@@ -4,14 +4,14 @@
 // than the Backend interface (batch acknowledgement in benchmarks, key layout
 // checks in tests). Programs use OpenRedisBackend() from redis_backend.h.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_BACKEND_IMPL_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_BACKEND_IMPL_H_
+#ifndef DELAYQ_BACKENDS_REDIS_BACKEND_IMPL_H_
+#define DELAYQ_BACKENDS_REDIS_BACKEND_IMPL_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "backends/redis/internal/connection.h"
+#include "backends/redis/client/connection.h"
 #include "backends/redis/internal/keys.h"
 #include "delayq/backend.h"
 #include "delayq/redis_backend.h"
@@ -171,4 +171,4 @@ class RedisBackend : public Backend {
 
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_BACKEND_IMPL_H_
+#endif  // DELAYQ_BACKENDS_REDIS_BACKEND_IMPL_H_

@@ -13,8 +13,8 @@
 //
 // Thread-safe.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_CLUSTER_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_CLUSTER_H_
+#ifndef DELAYQ_BACKENDS_REDIS_CLIENT_CLUSTER_H_
+#define DELAYQ_BACKENDS_REDIS_CLIENT_CLUSTER_H_
 
 #include <optional>
 #include <string>
@@ -22,8 +22,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "backends/redis/internal/connection.h"
-#include "backends/redis/internal/locator.h"
+#include "backends/redis/client/connection.h"
+#include "backends/redis/client/locator.h"
 #include "src/common/mutex.h"
 
 namespace delayq {
@@ -80,4 +80,4 @@ class SlotLocator final : public Locator {
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_CLUSTER_H_
+#endif  // DELAYQ_BACKENDS_REDIS_CLIENT_CLUSTER_H_

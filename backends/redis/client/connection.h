@@ -9,8 +9,8 @@
 // that would use it. Every connection gets the connect and command
 // timeouts, AUTH and SELECT.
 
-#ifndef DELAYQ_BACKENDS_REDIS_INTERNAL_CONNECTION_H_
-#define DELAYQ_BACKENDS_REDIS_INTERNAL_CONNECTION_H_
+#ifndef DELAYQ_BACKENDS_REDIS_CLIENT_CONNECTION_H_
+#define DELAYQ_BACKENDS_REDIS_CLIENT_CONNECTION_H_
 
 #include <hiredis/hiredis.h>
 
@@ -25,10 +25,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "backends/redis/internal/link.h"
-#include "backends/redis/internal/locator.h"
-#include "backends/redis/internal/shared_connection.h"
-#include "backends/redis/internal/tls.h"
+#include "absl/types/span.h"
+#include "backends/redis/client/link.h"
+#include "backends/redis/client/locator.h"
+#include "backends/redis/client/script_source.h"
+#include "backends/redis/client/shared_connection.h"
+#include "backends/redis/client/tls.h"
 #include "src/common/mutex.h"
 
 namespace delayq {
@@ -254,8 +256,8 @@ class Scripts {
   explicit Scripts(ConnectionPool* pool, WaitOptions wait = {})
       : pool_(pool), wait_(wait) {}
 
-  // Loads every script. Call once before Run().
-  absl::Status LoadAll();
+  // Loads `sources`, the scripts Run() runs by name. Call once before Run().
+  absl::Status LoadAll(absl::Span<const ScriptSource> sources);
 
   struct Call {
     Call() = default;
@@ -318,4 +320,4 @@ class Scripts {
 }  // namespace redis_internal
 }  // namespace delayq
 
-#endif  // DELAYQ_BACKENDS_REDIS_INTERNAL_CONNECTION_H_
+#endif  // DELAYQ_BACKENDS_REDIS_CLIENT_CONNECTION_H_

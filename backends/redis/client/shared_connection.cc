@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/internal/shared_connection.h"
+#include "backends/redis/client/shared_connection.h"
 
 #include <utility>
 

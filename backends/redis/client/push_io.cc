@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "backends/redis/internal/push_io.h"
+#include "backends/redis/client/push_io.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "backends/redis/internal/connection.h"
+#include "backends/redis/client/connection.h"
 
 namespace delayq {
 namespace redis_internal {

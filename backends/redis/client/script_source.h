@@ -1,0 +1,22 @@
+// Copyright delayq authors.
+//
+// ScriptSource — a Lua script as a client is given it to load: the caller
+// owns the scripts (the store embeds its own), the client loads and runs
+// them by name (connection.h, Scripts).
+
+#ifndef DELAYQ_BACKENDS_REDIS_CLIENT_SCRIPT_SOURCE_H_
+#define DELAYQ_BACKENDS_REDIS_CLIENT_SCRIPT_SOURCE_H_
+
+namespace delayq {
+namespace redis_internal {
+
+struct ScriptSource {
+  const char* name;  // "add", "reserve", ...
+  int num_keys;      // how many KEYS the script takes
+  const char* body;  // the Lua source
+};
+
+}  // namespace redis_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_REDIS_CLIENT_SCRIPT_SOURCE_H_
