@@ -606,7 +606,7 @@ delayq_cc_library(tools_common_values DIR tools/common NAME values
   SRCS tools/common/values.cc tools/common/values.h
   DEPS delayq tools_common_text tp_absl)
 delayq_cc_binary(tools_delayq_delayq DIR tools/delayq NAME delayq
-  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
+  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/background_errors.cc tools/delayq/background_errors.h tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
   DEPS delayq tools_common_runtime_policy tools_common_values tools_serve_serve tp_absl)
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc

@@ -143,6 +143,31 @@ TEST_F(CliRedisTest, WorkRunsTheCommandAndAcks) {
   ExpectFailure(Run({"get", "a"}), "no job with id 'a'");
 }
 
+// A worker whose server goes away says so on stderr, once per kind of call
+// and interval rather than once per retry, and goes on retrying.
+TEST_F(CliRedisTest, AWorkerTellsOfAStoreItCannotReach) {
+  absl::StatusOr<std::unique_ptr<RedisServer>> own = RedisServer::Start();
+  ASSERT_TRUE(own.ok()) << own.status();
+  const std::string store =
+      absl::StrCat("redis://127.0.0.1:", (*own)->port(), "?namespace=gone");
+  cli_.SetEnv("OUT", cli_.dir());
+  ASSERT_EQ(
+      cli_.Run({"--store", store, "add", "mail", "x", "--id", "a"}).exit_code,
+      0);
+  CliProcess worker =
+      cli_.Start({"--store", store, "work", "mail", "--poll", "50ms", "--",
+                  "sh", "-c", "touch \"$OUT/$DELAYQ_JOB_ID.done\""});
+  ASSERT_TRUE(CliRunner::WaitForFile(cli_.dir() + "/a.done"));
+  (*own)->Kill();
+  // The worker's reserve fails every few milliseconds from here on.
+  absl::SleepFor(absl::Seconds(2));
+  kill(worker.pid, SIGTERM);
+  CliResult r = cli_.Wait(worker);
+  EXPECT_THAT(r.err, HasSubstr("delayq: reserve failed, retrying: "));
+  EXPECT_THAT(r.err, HasSubstr("UNAVAILABLE"));
+  EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 12) << r.err;
+}
+
 // A command gets no descriptor of its worker: no authenticated connection
 // to Redis (the pool's or the news subscription's) in particular.
 TEST_F(CliRedisTest, ACommandInheritsNoRedisConnection) {

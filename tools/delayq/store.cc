@@ -12,6 +12,7 @@
 #include "delayq/open.h"
 #include "delayq/sqlite_backend.h"
 #include "tools/common/values.h"
+#include "tools/delayq/background_errors.h"
 
 namespace delayq {
 namespace cli {
@@ -54,6 +55,13 @@ absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
   if (!backend.ok()) return backend.status();
   SchedulerOptions options;
   options.poll_interval = poll_interval;
+  // One for the program's life: a scheduler's threads may report until it
+  // is destroyed, and the counts carry over between schedulers.
+  static BackgroundErrors* const background_errors = new BackgroundErrors();
+  options.on_background_error = [](absl::string_view what,
+                                   const absl::Status& error) {
+    background_errors->Report(what, error);
+  };
   if (news_poll_interval.has_value()) {
     options.news_poll_interval = *news_poll_interval;
   }
