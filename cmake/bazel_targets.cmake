@@ -287,6 +287,9 @@ delayq_cc_binary(bench_workloads DIR bench NAME workloads
 delayq_cc_library(bench_workloads_common DIR bench NAME workloads_common
   SRCS bench/workloads/redis_stats.cc bench/workloads/redis_stats.h bench/workloads/report.cc bench/workloads/report.h
   DEPS tp_absl tp_hiredis)
+delayq_cc_test(tests_cli_background_errors_test DIR tests/cli NAME background_errors_test
+  SRCS tests/cli/background_errors_test.cc
+  DEPS tools_delayq_background_errors tp_absl tp_gtest_main)
 delayq_cc_test(tests_cli_cli_redis_test DIR tests/cli NAME cli_redis_test
   SRCS tests/cli/redis_test.cc
   DEPS tests_cli_cli_runner tests_redis_redis_test_server tests_testing_loopback_port tests_testing_redis_server tp_absl tp_gtest_main
@@ -605,9 +608,12 @@ delayq_cc_library(tools_common_text DIR tools/common NAME text
 delayq_cc_library(tools_common_values DIR tools/common NAME values
   SRCS tools/common/values.cc tools/common/values.h
   DEPS delayq tools_common_text tp_absl)
+delayq_cc_library(tools_delayq_background_errors DIR tools/delayq NAME background_errors
+  SRCS tools/delayq/background_errors.cc tools/delayq/background_errors.h
+  DEPS tp_absl)
 delayq_cc_binary(tools_delayq_delayq DIR tools/delayq NAME delayq
-  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/background_errors.cc tools/delayq/background_errors.h tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
-  DEPS delayq tools_common_runtime_policy tools_common_values tools_serve_serve tp_absl)
+  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
+  DEPS delayq tools_common_runtime_policy tools_common_values tools_delayq_background_errors tools_serve_serve tp_absl)
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
