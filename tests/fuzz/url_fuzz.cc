@@ -94,8 +94,11 @@ std::string BuildUrl(FuzzedDataProvider& in) {
   // A sqlite: or memory: URL names a file or nothing: its text has no
   // credentials and is shown as it is (a path may hold ':' and '@'), so
   // only a query parameter can carry a password there.
-  const bool path_url =
-      absl::StartsWith(url, "sqlite:") || absl::StartsWith(url, "memory:");
+  // (So is a bare "memory" or "sqlite", which the userinfo's ':' would
+  // make one.)
+  const bool path_url = absl::StartsWith(url, "sqlite:") ||
+                        absl::StartsWith(url, "memory:") || url == "sqlite" ||
+                        url == "memory";
   if (in.ConsumeBool() && !path_url) {
     // In the userinfo: [user]:password, then '@' and a host, or not.
     if (in.ConsumeBool()) url += Piece(in, 8);
