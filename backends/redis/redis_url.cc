@@ -75,17 +75,17 @@ absl::Status ParseCredentials(absl::string_view url, absl::string_view userinfo,
 
 // The first line of the file at `path` (percent-encoded), a password kept
 // out of the command line. Its errors never quote what the file holds.
-absl::Status ReadPasswordFile(absl::string_view url, absl::string_view path,
-                              std::string* password) {
+absl::Status ReadPasswordFile(absl::string_view url, absl::string_view param,
+                              absl::string_view path, std::string* password) {
   std::string name;
   if (!PercentDecode(path, &name) || name.empty()) {
-    return Bad(url, "malformed or empty password_file");
+    return Bad(url, absl::StrCat("malformed or empty ", param));
   }
   // O_NONBLOCK: a FIFO with no writer is an error, not a hang.
   const int fd = open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
-    return Bad(
-        url, absl::StrCat("cannot open password_file: ", std::strerror(errno)));
+    return Bad(url,
+               absl::StrCat("cannot open ", param, ": ", std::strerror(errno)));
   }
   // One byte more than a password may have, to tell a long line.
   char buf[kMaxPasswordFileLine + 1];
@@ -96,8 +96,8 @@ absl::Status ReadPasswordFile(absl::string_view url, absl::string_view path,
     if (n < 0) {
       const int err = errno;
       close(fd);
-      return Bad(
-          url, absl::StrCat("cannot read password_file: ", std::strerror(err)));
+      return Bad(url,
+                 absl::StrCat("cannot read ", param, ": ", std::strerror(err)));
     }
     if (n == 0) break;
     got += static_cast<size_t>(n);
@@ -106,14 +106,21 @@ absl::Status ReadPasswordFile(absl::string_view url, absl::string_view path,
   absl::string_view text(buf, got);
   const size_t eol = text.find('\n');
   if (eol == absl::string_view::npos && got > kMaxPasswordFileLine) {
-    return Bad(url, absl::StrCat("password_file's first line is longer than ",
+    return Bad(url, absl::StrCat(param, "'s first line is longer than ",
                                  kMaxPasswordFileLine, " bytes"));
   }
   text = text.substr(0, eol);
   absl::ConsumeSuffix(&text, "\r");
-  if (text.empty()) return Bad(url, "password_file's first line is empty");
+  if (text.empty())
+    return Bad(url, absl::StrCat(param, "'s first line is empty"));
   *password = std::string(text);
   return absl::OkStatus();
+}
+
+absl::Status BothSentinelPasswords(absl::string_view url) {
+  return Bad(url,
+             "give the sentinels' password once, in sentinel_password or in "
+             "sentinel_password_file");
 }
 
 // "host:port", with an IPv6 host in brackets.
@@ -255,7 +262,7 @@ absl::Status ParseTlsParam(absl::string_view url,
 // The parameters after '?'. `db` is one of them only where the URL has no
 // other place for it (a socket, sentinels). password_file=PATH reads the
 // password from the first line of a file, so that it shows in no command
-// line.
+// line; sentinel_password_file=PATH does the same for the sentinels'.
 absl::Status ParseQuery(absl::string_view url, absl::string_view query,
                         bool db_param, RedisOptions* o) {
   absl::StatusOr<std::vector<internal::UrlParam>> params =
@@ -271,16 +278,21 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
                           number(0, std::numeric_limits<int>::max()));
       o->db = static_cast<int>(v);
     } else if (name == "sentinel_password" && !o->sentinels.empty()) {
+      if (!o->sentinel_password.empty()) return BothSentinelPasswords(url);
       if (!PercentDecode(value, &o->sentinel_password)) {
         return Bad(url, "malformed percent escape in sentinel_password");
       }
+    } else if (name == "sentinel_password_file" && !o->sentinels.empty()) {
+      if (!o->sentinel_password.empty()) return BothSentinelPasswords(url);
+      DQ_RETURN_IF_ERROR(
+          ReadPasswordFile(url, name, value, &o->sentinel_password));
     } else if (name == "password_file") {
       if (!o->password.empty()) {
         return Bad(url,
                    "give the password in the URL or in password_file, not "
                    "both");
       }
-      DQ_RETURN_IF_ERROR(ReadPasswordFile(url, value, &o->password));
+      DQ_RETURN_IF_ERROR(ReadPasswordFile(url, name, value, &o->password));
     } else if (name == "namespace") {
       if (!PercentDecode(value, &o->ns)) {
         return Bad(url, "malformed percent escape in namespace");

@@ -245,8 +245,8 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenRedisBackend(
 // or, for a server's Unix socket (`unix_socket`; the db as a parameter),
 //   redis+unix://[:password@]/path/to/redis.sock[?db=N&namespace=NS&...]
 // or, for the primary that Redis Sentinel names MASTER (`sentinels`,
-// `sentinel_master`; the db as a parameter, `sentinel_password` for
-// sentinels that require one),
+// `sentinel_master`; the db as a parameter, `sentinel_password` or
+// `sentinel_password_file` for sentinels that require one),
 //   redis+sentinel://[user:password@]s1:26379,s2:26379/MASTER[?db=N&...]
 // Any of them takes wait=N&wait_timeout_ms=N (`wait_replicas`,
 // `wait_timeout`) and shards=N (`shards`).

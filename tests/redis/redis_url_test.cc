@@ -193,6 +193,35 @@ TEST(ParseRedisUrlTest, CredentialsRunToTheLastAt) {
   EXPECT_EQ(o.unix_socket, "/r.sock");
 }
 
+// The sentinels' password may come from a file too, as the server's does;
+// given both ways, the URL is refused.
+TEST(ParseRedisUrlTest, SentinelPasswordFile) {
+  const std::string path = testing::FreshTempPath("sentinel-password");
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "Sent1nel\n";
+  const std::string url =
+      absl::StrCat("redis+sentinel://s1:1/m?sentinel_password_file=", path);
+  ASSERT_OK_AND_ASSIGN(RedisOptions o, ParseRedisUrl(url));
+  EXPECT_EQ(o.sentinel_password, "Sent1nel");
+  EXPECT_EQ(o.password, "");
+  for (const std::string& both :
+       {url + "&sentinel_password=x",
+        absl::StrCat("redis+sentinel://s1:1/m?sentinel_password=x&"
+                     "sentinel_password_file=",
+                     path)}) {
+    absl::StatusOr<RedisOptions> refused = ParseRedisUrl(both);
+    EXPECT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument)) << both;
+    EXPECT_THAT(std::string(refused.status().message()), HasSubstr("once"));
+  }
+  absl::StatusOr<RedisOptions> missing = ParseRedisUrl(url + "-missing");
+  EXPECT_THAT(std::string(missing.status().message()),
+              HasSubstr("cannot open sentinel_password_file"));
+  // Not a parameter of a URL without sentinels.
+  EXPECT_THAT(
+      ParseRedisUrl(absl::StrCat("redis://h:1?sentinel_password_file=", path)),
+      StatusIs(absl::StatusCode::kInvalidArgument));
+  unlink(path.c_str());
+}
+
 // The password's file is read at parse time: its first line, without the
 // line end. Its errors never quote what it holds.
 TEST(ParseRedisUrlTest, PasswordFile) {
