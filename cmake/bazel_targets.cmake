@@ -404,7 +404,7 @@ delayq_cc_test(tests_redis_redis_acl_test DIR tests/redis NAME redis_acl_test
   DEPS delayq tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_redis_redis_backend_test DIR tests/redis NAME redis_backend_test
   SRCS tests/redis/redis_backend_test.cc
-  DEPS delayq tests_redis_redis_test_server tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_cluster_test DIR tests/redis NAME redis_cluster_test
   SRCS tests/redis/redis_cluster_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
@@ -416,7 +416,7 @@ delayq_cc_test(tests_redis_redis_multiprocess_test DIR tests/redis NAME redis_mu
   DEPS delayq tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_news_test DIR tests/redis NAME redis_news_test
   SRCS tests/redis/redis_news_test.cc
-  DEPS delayq tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_outage_test DIR tests/redis NAME redis_outage_test
   SRCS tests/redis/redis_outage_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
@@ -547,7 +547,7 @@ delayq_cc_test(tests_sqlite_sqlite_multiprocess_test DIR tests/sqlite NAME sqlit
   DEPS tests_multiprocess_multiprocess_suite tests_testing_temp_path tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_news_test DIR tests/sqlite NAME sqlite_news_test
   SRCS tests/sqlite/sqlite_news_test.cc
-  DEPS delayq tests_conformance_news_conformance tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tests_testing_worker_process tp_gtest_main)
+  DEPS delayq tests_conformance_news_conformance tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tests_testing_worker_process tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_scheduler_test
   SRCS tests/sqlite/sqlite_scheduler_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
@@ -578,6 +578,9 @@ delayq_cc_library(tests_testing_status_matchers DIR tests/testing NAME status_ma
 delayq_cc_library(tests_testing_temp_path DIR tests/testing NAME temp_path
   SRCS tests/testing/temp_path.cc tests/testing/temp_path.h
   DEPS tp_absl)
+delayq_cc_library(tests_testing_test_job DIR tests/testing NAME test_job
+  SRCS tests/testing/test_job.h
+  DEPS delayq tp_absl)
 delayq_cc_library(tests_testing_tls_files DIR tests/testing NAME tls_files
   SRCS tests/testing/tls_files.cc tests/testing/tls_files.h
   DEPS tests_testing_files tests_testing_temp_path tp_absl)

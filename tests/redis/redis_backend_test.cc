@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/redis/redis_test_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace {
@@ -32,13 +33,9 @@ using ::testing::UnorderedElementsAre;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 
+// Jobs here get one attempt: a failed one goes dead.
 NewJob MakeJob(std::string id, std::string topic, absl::Time run_at = kT0) {
-  NewJob j;
-  j.id = std::move(id);
-  j.topic = std::move(topic);
-  j.payload = "p";
-  j.run_at = run_at;
-  j.ttr = absl::Seconds(30);
+  NewJob j = testing::TestJob(std::move(id), std::move(topic), run_at);
   j.max_attempts = 1;
   return j;
 }

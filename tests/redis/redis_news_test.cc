@@ -28,6 +28,7 @@
 #include "tests/testing/news_recorder.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace {
@@ -40,23 +41,12 @@ using ::delayq::testing::RawCommand;
 using ::delayq::testing::RedisServer;
 using ::delayq::testing::SharedRedisServer;
 using ::delayq::testing::StatusIs;
+using ::delayq::testing::TestJob;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 constexpr absl::Duration kWait = absl::Seconds(5);
-
-NewJob MakeJob(std::string id, std::string topic, absl::Time run_at = kT0,
-               absl::Duration ttr = absl::Seconds(30), int max_attempts = 3) {
-  NewJob j;
-  j.id = std::move(id);
-  j.topic = std::move(topic);
-  j.payload = "p";
-  j.run_at = run_at;
-  j.ttr = ttr;
-  j.max_attempts = max_attempts;
-  return j;
-}
 
 const auto Ready = testing::NewsRecorder::Ready;
 const auto Due = testing::NewsRecorder::Due;
@@ -147,12 +137,12 @@ TEST(RedisNewsServerTimeTest, TimesAreTheServers) {
   // A caller clock an hour behind: the delay keeps its length on the
   // server's clock, and the news gives the time stored.
   const absl::Time behind = absl::Now() - absl::Hours(1);
-  ASSERT_OK(store->Add({MakeJob("d", "t", behind + absl::Minutes(5))}, behind));
+  ASSERT_OK(store->Add({TestJob("d", "t", behind + absl::Minutes(5))}, behind));
   ASSERT_OK_AND_ASSIGN(Job d, store->Get("d"));
   EXPECT_EQ(recorder.Next(),
             recorder.Describe(StoreNews{StoreNews::Kind::kDue, "", d.run_at}));
   EXPECT_GT(d.run_at, absl::Now());
-  ASSERT_OK(store->Add({MakeJob("r", "t", behind)}, behind));
+  ASSERT_OK(store->Add({TestJob("r", "t", behind)}, behind));
   EXPECT_EQ(recorder.Next(), Ready("t"));
 }
 
@@ -231,7 +221,7 @@ TEST_F(RedisNewsOutageTest, ReconnectsAfterARestartAndStopsPromptlyMeanwhile) {
   pid_ = 0;
   ASSERT_OK(server_->Restart());
   EXPECT_EQ(recorder.Next(), "resync");
-  ASSERT_OK(store->Add({MakeJob("a", "t")}, kT0));
+  ASSERT_OK(store->Add({TestJob("a", "t", kT0)}, kT0));
   EXPECT_EQ(recorder.Next(), Ready("t"));
 
   // With the server gone, the subscription retries with a backoff; it

@@ -25,6 +25,7 @@
 #include "tests/testing/news_recorder.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_path.h"
+#include "tests/testing/test_job.h"
 #include "tests/testing/worker_process.h"
 
 namespace delayq {
@@ -34,24 +35,13 @@ using ::delayq::testing::NewsConformanceTest;
 using ::delayq::testing::NewsPair;
 using ::delayq::testing::NewsRecorder;
 using ::delayq::testing::NewsStore;
+using ::delayq::testing::TestJob;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 const auto Ready = NewsRecorder::Ready;
 const auto Due = NewsRecorder::Due;
-
-NewJob MakeJob(std::string id, std::string topic, absl::Time run_at = kT0,
-               absl::Duration ttr = absl::Seconds(30), int max_attempts = 3) {
-  NewJob j;
-  j.id = std::move(id);
-  j.topic = std::move(topic);
-  j.payload = "p";
-  j.run_at = run_at;
-  j.ttr = ttr;
-  j.max_attempts = max_attempts;
-  return j;
-}
 
 std::unique_ptr<Backend> Open(const std::string& path) {
   SqliteOptions options;
@@ -156,7 +146,7 @@ TEST(SqliteNewsPathTest, APathLongerThanASocketAddressWorks) {
   NewsRecorder recorder(kT0);
   ASSERT_OK_AND_ASSIGN(auto subscription,
                        subscriber->Subscribe(recorder.Callback()));
-  ASSERT_OK(store->Add({MakeJob("a", "t")}, kT0));
+  ASSERT_OK(store->Add({TestJob("a", "t", kT0)}, kT0));
   EXPECT_EQ(recorder.Next(), Ready("t"));
 }
 
