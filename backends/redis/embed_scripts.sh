@@ -1,6 +1,8 @@
 #!/bin/bash
 # Turns the Lua scripts into a C++ source: one raw string literal per
-# script. Usage: embed_scripts.sh OUT LIBDIR SCRIPT...
+# script, with the keys and arguments its header declares ("-- KEYS[n]",
+# "-- ARGV[n]", and "-- ARGV[n..]" for a list that follows them). Usage:
+# embed_scripts.sh OUT LIBDIR SCRIPT...
 #
 # A script names the helper files it uses on a line
 #   -- requires: keys lease index
@@ -91,7 +93,24 @@ emit() {
       done
       body="${outer}local function load_${lazy}()"$'\n'"${inner}return {${exports}}"$'\n'"end"$'\n'
     done
-    echo "    {\"${name}\", ${keys}, R\"delayq_lua("
+    # The header declares the script's keys and arguments, once: the C++
+    # side's calls are checked against it (client/connection.cc) and the
+    # key count against the file's name.
+    declared_keys="$(grep -cE '^-- KEYS\[[0-9]+\][[:space:]]' "$f" || true)"
+    if [[ "$declared_keys" != "$keys" ]]; then
+      echo "embed_scripts.sh: ${f}: its name says ${keys} keys, its header declares ${declared_keys}" >&2
+      exit 1
+    fi
+    args="$(grep -cE '^-- ARGV\[[0-9]+\][[:space:]]' "$f" || true)"
+    for ((i = 1; i <= args; i++)); do
+      if ! grep -qE "^-- ARGV\[${i}\][[:space:]]" "$f"; then
+        echo "embed_scripts.sh: ${f}: ARGV[${i}] is not declared in order" >&2
+        exit 1
+      fi
+    done
+    more=false
+    if grep -qE '^-- ARGV\[[0-9]+\.\.\]' "$f"; then more=true; fi
+    echo "    {\"${name}\", ${keys}, ${args}, ${more}, R\"delayq_lua("
     printf '%s' "$body"
     echo "-- ${base}.lua"
     cat "$f"

@@ -456,7 +456,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
                                absl::Time now) {
   Call call = LeaseCall("ack", id);
-  call.args = {std::string(id), absl::StrCat(token), Micros(now), clock_mode_};
+  call.args = {Micros(now), clock_mode_, std::string(id), absl::StrCat(token)};
   return RunForOk(std::move(call), id);
 }
 

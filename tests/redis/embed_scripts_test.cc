@@ -3,7 +3,8 @@
 // embed_scripts.sh, the build step that gives each Redis script the helpers
 // it names: every required helper once, after what it requires; a loaded
 // helper wrapped in a function of its own; clear failures for an unknown
-// helper, a cycle, a bad name or a misplaced "-- loads:" line.
+// helper, a cycle, a bad name, a misplaced "-- loads:" line, or a header
+// whose keys or arguments are not declared as the build reads them.
 
 #include <stdio.h>
 #include <sys/stat.h>
@@ -41,7 +42,8 @@ struct Result {
 };
 
 // Writes `libs` (name -> text) into a fresh lib directory and `script` as
-// op-1.lua, runs the build step on them and returns what it made.
+// op-1.lua (after a header line declaring its one key), runs the build step
+// on them and returns what it made.
 Result Embed(const std::map<std::string, std::string>& libs,
              const std::string& script) {
   const std::string dir = testing::MakeTempDir("embed");
@@ -49,7 +51,7 @@ Result Embed(const std::map<std::string, std::string>& libs,
   for (const auto& [name, text] : libs) {
     std::ofstream(absl::StrCat(dir, "/lib/", name, ".lua")) << text;
   }
-  std::ofstream(dir + "/op-1.lua") << script;
+  std::ofstream(dir + "/op-1.lua") << "-- KEYS[1]  key prefix\n" << script;
   const std::string command =
       absl::StrCat("bash ", ScriptPath(), " ", dir, "/out.cc ", dir, "/lib ",
                    dir, "/op-1.lua 2>", dir, "/err");
@@ -86,7 +88,7 @@ TEST(EmbedScriptsTest, RequiredHelpersComeOnceAfterWhatTheyRequire) {
   EXPECT_LT(r.out.find("function left()"), r.out.find("function right()"));
   EXPECT_LT(r.out.find("function right()"), r.out.find("return 1"));
   EXPECT_THAT(r.out, Not(HasSubstr("unused")));
-  EXPECT_THAT(r.out, HasSubstr("{\"op\", 1, R\"delayq_lua("));
+  EXPECT_THAT(r.out, HasSubstr("{\"op\", 1, 0, false, R\"delayq_lua("));
 }
 
 TEST(EmbedScriptsTest, LoadedHelpersAreBuiltOnlyInsideTheirLoader) {
@@ -111,6 +113,17 @@ TEST(EmbedScriptsTest, LoadedHelpersAreBuiltOnlyInsideTheirLoader) {
   EXPECT_THAT(r.out, HasSubstr("return {two = two, }"));
 }
 
+// The table holds what the header declares: the keys, the arguments and
+// whether a list follows them.
+TEST(EmbedScriptsTest, TheHeaderDeclaresTheCall) {
+  Result plain = Embed({}, "-- ARGV[1]  now\n-- ARGV[2]  id\nreturn 1\n");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_THAT(plain.out, HasSubstr("{\"op\", 1, 2, false, R\"delayq_lua("));
+  Result listed = Embed({}, "-- ARGV[1]  now\n-- ARGV[2..] ids\nreturn 1\n");
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr("{\"op\", 1, 1, true, R\"delayq_lua("));
+}
+
 TEST(EmbedScriptsTest, MistakesFailTheBuildNamingThem) {
   const struct {
     std::map<std::string, std::string> libs;
@@ -127,6 +140,10 @@ TEST(EmbedScriptsTest, MistakesFailTheBuildNamingThem) {
       {{{"a", "-- loads: b\n"}, {"b", ""}},
        "-- requires: a\n",
        "only scripts may have a '-- loads:' line"},
+      {{},
+       "-- KEYS[2]  another\n",
+       "its name says 1 keys, its header declares 2"},
+      {{}, "-- ARGV[2]  b\n", "ARGV[1] is not declared in order"},
   };
   for (const auto& c : cases) {
     Result r = Embed(c.libs, c.script);

@@ -12,10 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "backends/redis/client/connection.h"
 #include "backends/redis/internal/keys.h"
 #include "backends/redis/internal/record.h"
 #include "backends/redis/internal/replies.h"
@@ -113,6 +115,68 @@ std::set<std::string> WordsIn(const std::string& header) {
     words.insert((*it)[1]);
   }
   return words;
+}
+
+// The scripts' one argument order: a script that takes the time takes it
+// first, ARGV[1], and the clock mode that goes with it second; what the
+// call is about (an id and its token, a topic) follows.
+TEST(ScriptCallTest, EveryScriptTakesTheTimeFirst) {
+  int timed = 0;
+  for (int i = 0; i < redis_internal::kScriptSourceCount; ++i) {
+    const redis_internal::ScriptSource& s = redis_internal::kScriptSources[i];
+    // The script's own header: after the helpers, from its file's marker.
+    const std::string body = s.body;
+    const size_t own = body.find(absl::StrCat("\n-- ", s.name, "-"));
+    ASSERT_NE(own, std::string::npos) << s.name;
+    for (absl::string_view line :
+         absl::StrSplit(absl::string_view(body).substr(own), '\n')) {
+      if (!absl::ConsumePrefix(&line, "-- ARGV[")) continue;
+      const absl::string_view what =
+          absl::StripLeadingAsciiWhitespace(line.substr(line.find(']') + 1));
+      if (absl::StartsWith(what, "now ")) {
+        EXPECT_TRUE(absl::StartsWith(line, "1]")) << s.name << ": " << line;
+        ++timed;
+      }
+      if (absl::StartsWith(what, "clock mode")) {
+        EXPECT_TRUE(absl::StartsWith(line, "2]")) << s.name << ": " << line;
+      }
+    }
+  }
+  EXPECT_GE(timed, 10);
+}
+
+// A call is checked against what its script's header declares
+// (embed_scripts.sh reads the "-- KEYS[n]" and "-- ARGV[n]" lines).
+TEST(ScriptCallTest, ACallThatIsNotTheDeclaredOneIsRefused) {
+  using redis_internal::Scripts;
+  const redis_internal::ScriptSource* ack = nullptr;
+  const redis_internal::ScriptSource* add = nullptr;
+  for (int i = 0; i < redis_internal::kScriptSourceCount; ++i) {
+    const redis_internal::ScriptSource& s = redis_internal::kScriptSources[i];
+    if (absl::string_view(s.name) == "ack") ack = &s;
+    if (absl::string_view(s.name) == "add") add = &s;
+  }
+  ASSERT_NE(ack, nullptr);
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(ack->num_keys, 3);
+  EXPECT_EQ(ack->num_args, 4);
+  EXPECT_FALSE(ack->more_args);
+  EXPECT_TRUE(add->more_args);
+  Scripts::Call good("ack", {"p", "j", "r"}, {"1", "0", "id", "7"});
+  EXPECT_TRUE(Scripts::CheckCall(*ack, good).ok());
+  Scripts::Call short_args("ack", {"p", "j", "r"}, {"1", "0", "id"});
+  const absl::Status refused = Scripts::CheckCall(*ack, short_args);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(refused.message()),
+              ::testing::HasSubstr("declares 3 keys and 4 arguments; the "
+                                   "call passed 3 and 3"));
+  Scripts::Call few_keys("ack", {"p", "j"}, {"1", "0", "id", "7"});
+  EXPECT_FALSE(Scripts::CheckCall(*ack, few_keys).ok());
+  // A list after the declared arguments may be of any length, even empty.
+  Scripts::Call no_jobs("add", {"p", "s", "t", "j", "d"}, {"1", "0"});
+  EXPECT_TRUE(Scripts::CheckCall(*add, no_jobs).ok());
+  Scripts::Call no_time("add", {"p", "s", "t", "j", "d"}, {"1"});
+  EXPECT_FALSE(Scripts::CheckCall(*add, no_time).ok());
 }
 
 // On a Redis Cluster, Redis runs no script whose declared keys are not all

@@ -380,7 +380,8 @@ absl::Status Scripts::LoadAll(absl::Span<const ScriptSource> sources) {
     const bool writes =
         absl::string_view(s.body).find("\n-- Writes: nothing\n") ==
         absl::string_view::npos;
-    scripts_[s.name] = Script{s.body, "", s.num_keys, writes};
+    scripts_[s.name] =
+        Script{s.body, "", s.num_keys, s.num_args, s.more_args, writes};
     loads.push_back({"SCRIPT", "LOAD", s.body});
   }
   absl::StatusOr<std::vector<Reply>> replies = pool_->Pipeline(loads);
@@ -416,6 +417,20 @@ void Scripts::Append(const Script& s, const Call& call, bool by_body,
   out->append(call.encoded_args);
 }
 
+absl::Status Scripts::CheckCall(const ScriptSource& declared,
+                                const Call& call) {
+  const size_t args = call.args.size() + call.encoded_count;
+  const size_t want = static_cast<size_t>(declared.num_args);
+  if (call.keys.size() == static_cast<size_t>(declared.num_keys) &&
+      (declared.more_args ? args >= want : args == want)) {
+    return absl::OkStatus();
+  }
+  return absl::InternalError(absl::StrCat(
+      "redis: script '", call.script, "' declares ", declared.num_keys,
+      " keys and ", declared.more_args ? "at least " : "", declared.num_args,
+      " arguments; the call passed ", call.keys.size(), " and ", args));
+}
+
 absl::StatusOr<std::vector<Reply>> Scripts::Run(
     const std::vector<Call>& calls) {
   std::vector<const Script*> scripts;
@@ -427,6 +442,10 @@ absl::StatusOr<std::vector<Reply>> Scripts::Run(
       return absl::InternalError(
           absl::StrCat("redis: no script named '", call.script, "'"));
     }
+    const Script& s = it->second;
+    DQ_RETURN_IF_ERROR(CheckCall(
+        ScriptSource{nullptr, s.num_keys, s.num_args, s.more_args, nullptr},
+        call));
     scripts.push_back(&it->second);
   }
   std::string request;

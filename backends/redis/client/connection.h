@@ -275,11 +275,18 @@ class Scripts {
     size_t encoded_count = 0;
   };
 
-  // Runs `calls` in one pipeline and returns their replies in order. A reply
+  // Runs `calls` in one pipeline and returns their replies in order. A call
+  // whose keys or arguments are not the ones its script declares is a bug:
+  // Internal, and nothing is sent. A reply
   // that is an error stays in the vector; callers map it. With WaitOptions
   // and a script that writes among `calls`: UnconfirmedWriteError() instead
   // of the replies when too few replicas confirmed them.
   absl::StatusOr<std::vector<Reply>> Run(const std::vector<Call>& calls);
+
+  // OK when `call` passes the keys and arguments that `declared` declares
+  // (its name and body are not read); Internal, saying what differs,
+  // otherwise.
+  static absl::Status CheckCall(const ScriptSource& declared, const Call& call);
 
   // Runs one call; an error reply becomes its status.
   absl::StatusOr<Reply> RunOne(Call call);
@@ -289,6 +296,8 @@ class Scripts {
     std::string body;
     std::string sha;
     int num_keys;
+    int num_args;
+    bool more_args;
     bool writes;  // its header does not say "-- Writes: nothing"
   };
 

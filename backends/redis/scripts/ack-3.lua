@@ -3,10 +3,10 @@
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:jobs"
 -- KEYS[3]  "{ns}:reserved"
--- ARGV[1]  id
--- ARGV[2]  token
--- ARGV[3]  now (µs)
--- ARGV[4]  clock mode (see lib/clock.lua; only read for a dedup window)
+-- ARGV[1]  now (µs)
+-- ARGV[2]  clock mode (see lib/clock.lua; only read for a dedup window)
+-- ARGV[3]  id
+-- ARGV[4]  token
 -- Reply:   {"OK"} or {"STALE"} (nothing changed)
 --
 -- The hottest script, run once per job: it requires no helpers, since Redis
@@ -15,12 +15,12 @@
 -- lease_off, forget, note_slot_freed of news.lua, hold_id of held.lua, the record's TOPIC, STATE, TOKEN
 -- and UNIQUE_FOR of job.lua and the key layout of keys.lua) must change
 -- with them.
-local P, id = KEYS[1], ARGV[1]
+local P, id = KEYS[1], ARGV[3]
 local r = redis.call('HGET', KEYS[2], id)
 if not r then return {'STALE'} end
 local j = {cmsgpack.unpack(r)}
 -- STATE 2 is reserved.
-if j[2] ~= 2 or not j[15] or string.format('%d', j[15]) ~= ARGV[2] then
+if j[2] ~= 2 or not j[15] or string.format('%d', j[15]) ~= ARGV[4] then
   return {'STALE'}
 end
 local topic = j[1]
@@ -31,8 +31,8 @@ redis.call('HDEL', KEYS[2], id)
 -- A dedup window holds the id from now on (held.lua's hold_clock() and
 -- hold_id()).
 if j[19] and j[19] > 0 then
-  local now = tonumber(ARGV[3])
-  if ARGV[4] == '1' then
+  local now = tonumber(ARGV[1])
+  if ARGV[2] == '1' then
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
