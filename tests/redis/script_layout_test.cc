@@ -7,6 +7,7 @@
 // "-- Reply:" headers and lib/snapshot.lua.
 
 #include <limits>
+#include <map>
 #include <regex>
 #include <set>
 #include <string>
@@ -177,6 +178,71 @@ TEST(ScriptCallTest, ACallThatIsNotTheDeclaredOneIsRefused) {
   EXPECT_TRUE(Scripts::CheckCall(*add, no_jobs).ok());
   Scripts::Call no_time("add", {"p", "s", "t", "j", "d"}, {"1"});
   EXPECT_FALSE(Scripts::CheckCall(*add, no_time).ok());
+}
+
+// The names job.lua gives the record's positions: its lines
+// "local A, B, C = 1, 2, 3".
+std::map<std::string, int> RecordPositions() {
+  std::map<std::string, int> out;
+  const std::string lua = ReadFile(ScriptDir() + "/lib/job.lua");
+  static const std::regex kLine(R"(local ([A-Z_, ]+) = ([0-9, ]+))");
+  for (const std::string& line :
+       std::vector<std::string>(absl::StrSplit(lua, '\n'))) {
+    std::smatch m;
+    if (!std::regex_match(line, m, kLine)) continue;
+    const std::vector<std::string> names = absl::StrSplit(m[1].str(), ", ");
+    const std::vector<std::string> values = absl::StrSplit(m[2].str(), ", ");
+    for (size_t i = 0; i < names.size() && i < values.size(); ++i) {
+      out[names[i]] = std::stoi(values[i]);
+    }
+  }
+  return out;
+}
+
+// The hot scripts (ack, reserve) require no helpers and spell out record
+// positions and key names instead. A script that reads a record position
+// by number names it on a "-- fields:" line, as job.lua names it; every
+// key a script spells ("P .. 'name'") is one keys.lua spells.
+TEST(HotScriptLayoutTest, SpelledOutFieldsAndKeysAreJobLuasAndKeysLuas) {
+  const std::map<std::string, int> positions = RecordPositions();
+  ASSERT_EQ(positions.at("TOKEN"), 15);  // the parse found job.lua's names
+  const std::string keys_lua = ReadFile(ScriptDir() + "/lib/keys.lua");
+  static const std::regex kField(R"(([A-Z_]+)=([0-9]+))");
+  static const std::regex kIndex(R"(\bj\[([0-9]+)\])");
+  static const std::regex kKey(R"(P \.\. '[a-z_:]+')");
+  int with_fields = 0;
+  for (int i = 0; i < redis_internal::kScriptSourceCount; ++i) {
+    const redis_internal::ScriptSource& s = redis_internal::kScriptSources[i];
+    const std::string body = s.body;
+    const size_t own_at = body.find(absl::StrCat("\n-- ", s.name, "-"));
+    ASSERT_NE(own_at, std::string::npos) << s.name;
+    const std::string own = body.substr(own_at);
+    std::set<int> declared;
+    for (absl::string_view line : absl::StrSplit(own, '\n')) {
+      if (!absl::ConsumePrefix(&line, "-- fields:")) continue;
+      const std::string text(line);
+      for (std::sregex_iterator it(text.begin(), text.end(), kField), end;
+           it != end; ++it) {
+        const std::string name = (*it)[1];
+        const int at = std::stoi((*it)[2]);
+        ASSERT_TRUE(positions.count(name)) << s.name << ": " << name;
+        EXPECT_EQ(positions.at(name), at) << s.name << ": " << name;
+        declared.insert(at);
+      }
+    }
+    if (!declared.empty()) ++with_fields;
+    for (std::sregex_iterator it(own.begin(), own.end(), kIndex), end;
+         it != end; ++it) {
+      EXPECT_TRUE(declared.count(std::stoi((*it)[1])))
+          << s.name << " reads " << (*it)[0] << " without a -- fields: name";
+    }
+    for (std::sregex_iterator it(own.begin(), own.end(), kKey), end; it != end;
+         ++it) {
+      EXPECT_TRUE(absl::StrContains(keys_lua, (*it)[0].str()))
+          << s.name << " spells " << (*it)[0] << ", which keys.lua does not";
+    }
+  }
+  EXPECT_EQ(with_fields, 2) << "ack and reserve";
 }
 
 // On a Redis Cluster, Redis runs no script whose declared keys are not all

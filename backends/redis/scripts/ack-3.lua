@@ -14,7 +14,9 @@
 -- would cost more than the work. What it spells out instead (check_lease,
 -- lease_off, forget, note_slot_freed of news.lua, hold_id of held.lua, the record's TOPIC, STATE, TOKEN
 -- and UNIQUE_FOR of job.lua and the key layout of keys.lua) must change
--- with them.
+-- with them; script_layout_test checks the positions below and every key
+-- it spells against job.lua and keys.lua.
+-- fields: TOPIC=1 STATE=2 TOKEN=15 UNIQUE_FOR=19
 local P, id = KEYS[1], ARGV[3]
 local r = redis.call('HGET', KEYS[2], id)
 if not r then return {'STALE'} end

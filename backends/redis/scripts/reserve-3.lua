@@ -26,8 +26,12 @@
 -- spells out instead clock(), int_text(), member_id() (READY_HEADER),
 -- job_pack() and the record's fields of job.lua, expiry_off() of index.lua,
 -- announce_due() of news.lua
--- and the key layout of keys.lua, and must change with them. The promotion, needed only when something is due,
--- loads its helpers then (and announces the ready edge it may make).
+-- and the key layout of keys.lua, and must change with them
+-- (script_layout_test checks the positions below and every key it spells
+-- against job.lua and keys.lua). The promotion, needed only when something
+-- is due, loads its helpers then (and announces the ready edge it may make).
+-- fields: STATE=2 TTR=5 RUN_AT=10 ATTEMPTS=13 DEADLINE=14 TOKEN=15
+-- fields: EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19
 local P, topic = KEYS[1], ARGV[3]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
