@@ -43,14 +43,29 @@ std::string ScriptDir() {
                       "/backends/redis/scripts");
 }
 
-// The embedded source of `name` (helpers included), as the server runs it.
-std::string ScriptBody(absl::string_view name) {
+// The embedded script `name`; null if there is none.
+const redis_internal::ScriptSource* FindScript(absl::string_view name) {
   for (int i = 0; i < redis_internal::kScriptSourceCount; ++i) {
     if (name == redis_internal::kScriptSources[i].name) {
-      return redis_internal::kScriptSources[i].body;
+      return &redis_internal::kScriptSources[i];
     }
   }
-  return "";
+  return nullptr;
+}
+
+// The embedded source of `name` (helpers included), as the server runs it.
+std::string ScriptBody(absl::string_view name) {
+  const redis_internal::ScriptSource* s = FindScript(name);
+  return s == nullptr ? "" : s->body;
+}
+
+// The script's own file in its embedded source, after the helpers: from
+// the "-- <name>-<keys>.lua" line embed_scripts.sh puts before it; "" if
+// that line is missing.
+std::string OwnSource(const redis_internal::ScriptSource& s) {
+  const absl::string_view body = s.body;
+  const size_t at = body.find(absl::StrCat("\n-- ", s.name, "-"));
+  return at == absl::string_view::npos ? "" : std::string(body.substr(at));
 }
 
 TEST(KeyLayoutTest, EveryKeyIsTheOneKeysLuaSpells) {
@@ -125,12 +140,9 @@ TEST(ScriptCallTest, EveryScriptTakesTheTimeFirst) {
   int timed = 0;
   for (int i = 0; i < redis_internal::kScriptSourceCount; ++i) {
     const redis_internal::ScriptSource& s = redis_internal::kScriptSources[i];
-    // The script's own header: after the helpers, from its file's marker.
-    const std::string body = s.body;
-    const size_t own = body.find(absl::StrCat("\n-- ", s.name, "-"));
-    ASSERT_NE(own, std::string::npos) << s.name;
-    for (absl::string_view line :
-         absl::StrSplit(absl::string_view(body).substr(own), '\n')) {
+    const std::string own = OwnSource(s);
+    ASSERT_FALSE(own.empty()) << s.name;
+    for (absl::string_view line : absl::StrSplit(own, '\n')) {
       if (!absl::ConsumePrefix(&line, "-- ARGV[")) continue;
       const absl::string_view what =
           absl::StripLeadingAsciiWhitespace(line.substr(line.find(']') + 1));
@@ -150,13 +162,8 @@ TEST(ScriptCallTest, EveryScriptTakesTheTimeFirst) {
 // (embed_scripts.sh reads the "-- KEYS[n]" and "-- ARGV[n]" lines).
 TEST(ScriptCallTest, ACallThatIsNotTheDeclaredOneIsRefused) {
   using redis_internal::Scripts;
-  const redis_internal::ScriptSource* ack = nullptr;
-  const redis_internal::ScriptSource* add = nullptr;
-  for (int i = 0; i < redis_internal::kScriptSourceCount; ++i) {
-    const redis_internal::ScriptSource& s = redis_internal::kScriptSources[i];
-    if (absl::string_view(s.name) == "ack") ack = &s;
-    if (absl::string_view(s.name) == "add") add = &s;
-  }
+  const redis_internal::ScriptSource* ack = FindScript("ack");
+  const redis_internal::ScriptSource* add = FindScript("add");
   ASSERT_NE(ack, nullptr);
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(ack->num_keys, 3);
@@ -213,10 +220,8 @@ TEST(HotScriptLayoutTest, SpelledOutFieldsAndKeysAreJobLuasAndKeysLuas) {
   int with_fields = 0;
   for (int i = 0; i < redis_internal::kScriptSourceCount; ++i) {
     const redis_internal::ScriptSource& s = redis_internal::kScriptSources[i];
-    const std::string body = s.body;
-    const size_t own_at = body.find(absl::StrCat("\n-- ", s.name, "-"));
-    ASSERT_NE(own_at, std::string::npos) << s.name;
-    const std::string own = body.substr(own_at);
+    const std::string own = OwnSource(s);
+    ASSERT_FALSE(own.empty()) << s.name;
     std::set<int> declared;
     for (absl::string_view line : absl::StrSplit(own, '\n')) {
       if (!absl::ConsumePrefix(&line, "-- fields:")) continue;
