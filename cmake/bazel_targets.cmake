@@ -5,6 +5,8 @@ set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPTS}
   backends/memory/calendar_queue.cc
   backends/memory/calendar_queue.h
+  backends/memory/count_book.cc
+  backends/memory/count_book.h
   backends/memory/id_index.cc
   backends/memory/id_index.h
   backends/memory/job_record.cc
@@ -31,6 +33,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/client/shared_connection.h
   backends/redis/client/tls.cc
   backends/redis/client/tls.h
+  backends/redis/counts.cc
   backends/redis/internal/keys.cc
   backends/redis/internal/keys.h
   backends/redis/internal/news.cc
@@ -48,6 +51,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/sharded_backend.cc
   backends/redis/sharded_backend.h
   backends/sqlite/internal/backend_impl.h
+  backends/sqlite/internal/counts.cc
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
   backends/sqlite/internal/news.cc
@@ -61,6 +65,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/sqlite/url.cc
   include/delayq/backend.h
   include/delayq/clock.h
+  include/delayq/counts.h
   include/delayq/delayq.h
   include/delayq/event.h
   include/delayq/internal/timing_wheel_impl.h
@@ -93,11 +98,14 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/schedule_spec.cc
   src/common/schedule_spec.h
   src/common/status_macros.h
+  src/common/transition_counts.cc
+  src/common/transition_counts.h
   src/common/url_query.cc
   src/common/url_query.h
   src/common/validation.cc
   src/common/validation.h
   src/contract/clock.cc
+  src/contract/counts.cc
   src/contract/job.cc
   src/contract/schedule.cc
   src/metrics/instrumented_backend.cc
@@ -130,6 +138,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/add-5.lua
   backends/redis/scripts/cancel-3.lua
   backends/redis/scripts/check_ids-3.lua
+  backends/redis/scripts/counts-3.lua
   backends/redis/scripts/fail-4.lua
   backends/redis/scripts/kick-3.lua
   backends/redis/scripts/kick_job-2.lua
@@ -156,6 +165,7 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/bury.lua
   backends/redis/scripts/lib/calls.lua
   backends/redis/scripts/lib/clock.lua
+  backends/redis/scripts/lib/counts.lua
   backends/redis/scripts/lib/held.lua
   backends/redis/scripts/lib/index.lua
   backends/redis/scripts/lib/job.lua
@@ -308,7 +318,7 @@ delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance ALWAYSLINK
-  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/schedule_conformance.cc
+  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h

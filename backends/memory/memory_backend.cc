@@ -27,6 +27,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
+#include "backends/memory/count_book.h"
 #include "backends/memory/id_index.h"
 #include "backends/memory/job_record.h"
 #include "backends/memory/topic_index.h"
@@ -34,6 +35,7 @@
 #include "src/common/lease_token.h"
 #include "src/common/limit_gate.h"
 #include "src/common/mutex.h"
+#include "src/common/transition_counts.h"
 
 namespace delayq {
 namespace {
@@ -52,6 +54,9 @@ using memory_internal::TopicIndex;
 
 class MemoryBackend : public Backend {
  public:
+  explicit MemoryBackend(const MemoryOptions& options)
+      : counts_(options.counts) {}
+
   std::string Name() const override { return "memory"; }
 
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
@@ -99,6 +104,8 @@ class MemoryBackend : public Backend {
       token = token == 0 ? internal::NewFirstLeaseToken() : token + 1;
       r->Reserve(token, DeadlineAfter(std::max(now_us, r->run_at()), r->ttr()));
       Link(r);
+      counts_.Count(topic, now_us,
+                    internal::CountOfDelivery(r->run_at(), now_us));
       Lease lease;
       lease.job = r->ToJob();
       lease.token = r->token();
@@ -120,6 +127,9 @@ class MemoryBackend : public Backend {
     internal::MutexLock lock(&mu_);
     JobRecord* r = Current(id, token);
     if (r == nullptr) return internal::StaleLease(id);
+    JobCounts done;
+    done.done = 1;
+    counts_.Count(r->topic()->name, MicrosOf(now), done);
     HoldId(*r, MicrosOf(now));
     Erase(r);
     return absl::OkStatus();
@@ -133,15 +143,19 @@ class MemoryBackend : public Backend {
     if (r == nullptr) return internal::StaleLease(id);
     Unlink(r);
     r->set_last_error(error);
-    if (r->attempts() < r->max_attempts()) {
+    const FailOutcome outcome = r->attempts() < r->max_attempts()
+                                    ? FailOutcome::kRetry
+                                    : FailOutcome::kDead;
+    counts_.Count(r->topic()->name, MicrosOf(now),
+                  internal::CountOfFail(outcome));
+    if (outcome == FailOutcome::kRetry) {
       r->set_run_at(MicrosOf(retry_at));
       r->Wait(retry_at > now ? JobState::kDelayed : JobState::kReady);
-      Link(r);
-      return FailOutcome::kRetry;
+    } else {
+      r->Die(next_death_++);
     }
-    r->Die(next_death_++);
     Link(r);
-    return FailOutcome::kDead;
+    return outcome;
   }
 
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
@@ -391,6 +405,17 @@ class MemoryBackend : public Backend {
     return TimeOf(due_topics_.begin()->first);
   }
 
+  absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
+                                                  absl::Time to) override {
+    internal::MutexLock lock(&mu_);
+    return counts_.Minutes(from, to);
+  }
+
+  absl::StatusOr<std::vector<TopicTotals>> CountTotals() override {
+    internal::MutexLock lock(&mu_);
+    return counts_.Totals();
+  }
+
  private:
   absl::Status AddLocked(absl::Span<const NewJob> jobs, absl::Time now) {
     DropPassedHolds(MicrosOf(now));
@@ -398,7 +423,14 @@ class MemoryBackend : public Backend {
     if (jobs.size() == 1) return AddOne(jobs[0], now);
     if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
     for (const NewJob& job : jobs) Link(Place(job, now));
+    CountAdded(jobs, now);
     return absl::OkStatus();
+  }
+
+  void CountAdded(absl::Span<const NewJob> jobs, absl::Time now) {
+    JobCounts one;
+    one.enqueued = 1;
+    for (const NewJob& job : jobs) counts_.Count(job.topic, MicrosOf(now), one);
   }
 
   // The common call: one look in the pool both checks the id and places the
@@ -408,6 +440,7 @@ class MemoryBackend : public Backend {
     JobRecord* added = Place(job, now);
     if (added == nullptr) return internal::IdInUse(job.id);
     Link(added);
+    CountAdded({&job, 1}, now);
     return absl::OkStatus();
   }
 
@@ -466,6 +499,7 @@ class MemoryBackend : public Backend {
                                          : Transition::Kind::kExpired;
     }
     Transition t = TransitionOf(*r, kind);
+    counts_.Count(t.topic, now_us, internal::CountOfMove(kind));
     if (kind == Transition::Kind::kDiscarded) {
       HoldId(*r, now_us);
       Erase(r);
@@ -628,14 +662,15 @@ class MemoryBackend : public Backend {
       ABSL_GUARDED_BY(mu_);
   absl::btree_map<std::string, ScheduleRecord, std::less<>> schedules_
       ABSL_GUARDED_BY(mu_);
+  memory_internal::CountBook counts_ ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_death_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> NewMemoryBackend() {
-  return std::make_unique<MemoryBackend>();
+std::unique_ptr<Backend> NewMemoryBackend(const MemoryOptions& options) {
+  return std::make_unique<MemoryBackend>(options);
 }
 
 }  // namespace delayq

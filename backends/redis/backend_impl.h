@@ -62,6 +62,10 @@ class RedisBackend : public Backend {
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
+  // Counts: counts.cc.
+  absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
+                                                  absl::Time to) override;
+  absl::StatusOr<std::vector<TopicTotals>> CountTotals() override;
   absl::StatusOr<std::vector<std::string>> Topics() override;
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override;
@@ -164,7 +168,15 @@ class RedisBackend : public Backend {
   const std::string news_channel_;
   // Every timed script's ARGV[2]: whose clock, and how far the caller's may
   // stray from the server's (scripts/lib/clock.lua).
+  // Runs counts-3.lua for the minutes from `first_minute_us` to
+  // `last_minute_us`; a reply checked to be {"OK", totals, minute, fields...}.
+  absl::StatusOr<redis_internal::Reply> ReadCounts(int64_t first_minute_us,
+                                                   int64_t last_minute_us);
+
   const std::string clock_mode_;
+  // The counting scripts' ARGV[3] (scripts/lib/counts.lua): "0" when the
+  // store counts nothing, else the window in seconds.
+  const std::string counts_arg_;
   redis_internal::ConnectionPool pool_;
   redis_internal::Scripts scripts_;
 };

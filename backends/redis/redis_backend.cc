@@ -167,6 +167,9 @@ absl::Status ValidateOptions(const RedisOptions& o) {
   if (o.shards < 1 || o.shards > kMaxShards) {
     return bad(absl::StrCat("shards must be in 1..", kMaxShards));
   }
+  if (o.counts.window < absl::Minutes(1)) {
+    return bad("counts window must be at least a minute");
+  }
   if (o.delay_buckets < 1 || o.delay_buckets > 64) {
     return bad("delay_buckets must be in 1..64");
   }
@@ -219,6 +222,12 @@ std::string ClockMode(const RedisOptions& o) {
       absl::ToInt64Microseconds(o.max_clock_skew + o.command_timeout));
 }
 
+// The counting scripts' ARGV[3] (scripts/lib/counts.lua).
+std::string CountsArg(const CountsOptions& counts) {
+  if (!counts.enabled) return "0";
+  return absl::StrCat(absl::ToInt64Seconds(counts.window));
+}
+
 // The first fencing token of a reserve call (src/common/lease_token.h): random,
 // so that tokens stay unique for a job however much of the store Redis loses.
 std::string FirstToken() {
@@ -233,6 +242,7 @@ RedisBackend::RedisBackend(const RedisOptions& options, int shard,
       keys_(redis_internal::ShardNamespace(options.ns, shard)),
       news_channel_(keys_.NewsChannel()),
       clock_mode_(ClockMode(options)),
+      counts_arg_(CountsArg(options.counts)),
       pool_(std::move(pool)),
       scripts_(&pool_, redis_internal::WaitOptions{options.wait_replicas,
                                                    options.wait_timeout}) {}
@@ -360,7 +370,7 @@ absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   Call call{
       "add",
       {keys_.prefix(), keys_.Seq(), keys_.Topics(), keys_.Jobs(), keys_.Due()},
-      {Micros(now), clock_mode_}};
+      {Micros(now), clock_mode_, counts_arg_}};
   AppendJobs(jobs, &call);
   return RunForOk(std::move(call), "");
 }
@@ -417,7 +427,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
   Call call{"reserve",
             {keys_.prefix(), keys_.Ready(topic), keys_.Jobs()},
-            {Micros(now), clock_mode_, std::string(topic),
+            {Micros(now), clock_mode_, counts_arg_, std::string(topic),
              absl::StrCat(std::max(max, 1)),
              absl::StrCat(options_.reserve_promote_limit), FirstToken()}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
@@ -456,7 +466,8 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
                                absl::Time now) {
   Call call = LeaseCall("ack", id);
-  call.args = {Micros(now), clock_mode_, std::string(id), absl::StrCat(token)};
+  call.args = {Micros(now), clock_mode_, counts_arg_, std::string(id),
+               absl::StrCat(token)};
   return RunForOk(std::move(call), id);
 }
 
@@ -465,9 +476,10 @@ absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
   std::vector<absl::Status> out;
   if (leases.empty()) return out;
   Call call{"ack_batch", {keys_.prefix(), keys_.Reserved(), keys_.Jobs()}, {}};
-  call.args.reserve(2 * leases.size() + 2);
+  call.args.reserve(2 * leases.size() + 3);
   call.args.push_back(Micros(now));
   call.args.push_back(clock_mode_);
+  call.args.push_back(counts_arg_);
   for (const Lease& l : leases) {
     call.args.push_back(l.job.id);
     call.args.push_back(absl::StrCat(l.token));
@@ -499,8 +511,9 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
                                                absl::Time retry_at,
                                                absl::Time now) {
   Call call = LeaseCall("fail", id);
-  call.args = {Micros(now),         clock_mode_,        std::string(id),
-               absl::StrCat(token), std::string(error), Micros(retry_at)};
+  call.args = {Micros(now),     clock_mode_,         counts_arg_,
+               std::string(id), absl::StrCat(token), std::string(error),
+               Micros(retry_at)};
   DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), id));
   const std::string word = Word(r.get());
   if (word == redis_internal::kRetry) return FailOutcome::kRetry;
@@ -743,7 +756,8 @@ absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
                                                        int limit) {
   Call call{"promote_due",
             {keys_.prefix(), keys_.Reserved(), keys_.Jobs(), keys_.Due()},
-            {Micros(now), clock_mode_, absl::StrCat(std::max(limit, 1))}};
+            {Micros(now), clock_mode_, counts_arg_,
+             absl::StrCat(std::max(limit, 1))}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();

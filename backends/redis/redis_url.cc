@@ -345,7 +345,11 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
       }
       o->allow_key_eviction = value == "1";
     } else {
-      return Bad(url, absl::StrCat("unknown parameter '", name, "'"));
+      DQ_ASSIGN_OR_RETURN(bool counted, internal::ApplyCountsParam(
+                                            "redis", url, param, &o->counts));
+      if (!counted) {
+        return Bad(url, absl::StrCat("unknown parameter '", name, "'"));
+      }
     }
   }
   return absl::OkStatus();

@@ -146,7 +146,7 @@ absl::Status RedisBackend::FireSchedule(absl::string_view name,
   Call call{"schedule_fire",
             {keys_.prefix(), keys_.Schedule(name), keys_.Seq(), keys_.Topics(),
              keys_.Jobs(), keys_.Due()},
-            {Micros(now), clock_mode_, absl::StrCat(revision),
+            {Micros(now), clock_mode_, counts_arg_, absl::StrCat(revision),
              absl::StrCat(ClampMicros(through))}};
   AppendJobs(jobs, &call);
   DQ_ASSIGN_OR_RETURN(Reply r, scripts_.RunOne(std::move(call)));

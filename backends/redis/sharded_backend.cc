@@ -11,6 +11,7 @@
 #include "src/common/contract_errors.h"
 #include "src/common/mutex.h"
 #include "src/common/status_macros.h"
+#include "src/common/transition_counts.h"
 
 namespace delayq {
 namespace {
@@ -358,6 +359,25 @@ absl::StatusOr<TopicStats> ShardedRedisBackend::Stats(absl::string_view topic) {
     sum.dead += s.dead;
   }
   return sum;
+}
+
+absl::StatusOr<std::vector<TopicMinute>> ShardedRedisBackend::Counts(
+    absl::Time from, absl::Time to) {
+  std::vector<std::vector<TopicMinute>> parts;
+  for (auto& got : OnEveryShard<std::vector<TopicMinute>>(
+           [&](RedisBackend& shard) { return shard.Counts(from, to); })) {
+    DQ_ASSIGN_OR_RETURN(parts.emplace_back(), std::move(got));
+  }
+  return internal::SumMinutes(parts);
+}
+
+absl::StatusOr<std::vector<TopicTotals>> ShardedRedisBackend::CountTotals() {
+  std::vector<std::vector<TopicTotals>> parts;
+  for (auto& got : OnEveryShard<std::vector<TopicTotals>>(
+           [](RedisBackend& shard) { return shard.CountTotals(); })) {
+    DQ_ASSIGN_OR_RETURN(parts.emplace_back(), std::move(got));
+  }
+  return internal::SumTotals(parts);
 }
 
 absl::StatusOr<std::vector<std::string>> ShardedRedisBackend::Topics() {

@@ -63,6 +63,10 @@ class ShardedRedisBackend : public Backend {
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
+  // The shards' counts, summed.
+  absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
+                                                  absl::Time to) override;
+  absl::StatusOr<std::vector<TopicTotals>> CountTotals() override;
   absl::StatusOr<std::vector<std::string>> Topics() override;
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override;

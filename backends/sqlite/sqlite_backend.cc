@@ -26,6 +26,7 @@
 #include "src/common/lease_token.h"
 #include "src/common/limit_gate.h"
 #include "src/common/status_macros.h"
+#include "src/common/transition_counts.h"
 
 namespace delayq {
 namespace sqlite_internal {
@@ -76,6 +77,8 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
         absl::StrCat("sqlite ", options.path, ": page_size ", options.page_size,
                      " is not a power of two from 512 to 65536"));
   }
+  DQ_RETURN_IF_ERROR(internal::CheckCountsOptions(
+      absl::StrCat("sqlite ", options.path), options.counts));
   if (options.busy_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         absl::StrCat("sqlite ", options.path, ": negative busy_timeout"));
@@ -116,8 +119,8 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
   DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ",
                                              options.wal_autocheckpoint_pages),
                                 "set wal_autocheckpoint"));
-  std::unique_ptr<SqliteBackend> backend(
-      new SqliteBackend(std::move(conn), NewsFolder(options.path)));
+  std::unique_ptr<SqliteBackend> backend(new SqliteBackend(
+      std::move(conn), NewsFolder(options.path), options.counts));
   {
     internal::MutexLock lock(&backend->mu_);
     DQ_RETURN_IF_ERROR(damaged(backend->PrepareAll()));
@@ -181,6 +184,10 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.schedule_remove, Sql::kScheduleRemove},
       {&s_.schedule_list, Sql::kScheduleList},
       {&s_.schedule_fire, Sql::kScheduleFire},
+      {&s_.count_add, Sql::kCountAdd},
+      {&s_.counts_read, Sql::kCountsRead},
+      {&s_.totals_read, Sql::kTotalsRead},
+      {&s_.counts_prune, Sql::kCountsPrune},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -200,7 +207,9 @@ absl::Status SqliteBackend::WriteTransaction(
   }
   pending_ = PendingNews();
   pending_.now_us = ToMicros(now);
+  pending_counts_.clear();
   absl::Status status = body();
+  if (status.ok()) status = WriteCounts();
   std::vector<std::string> news;
   if (status.ok()) {
     absl::StatusOr<std::vector<std::string>> collected = CollectNews();
@@ -401,6 +410,7 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
       DQ_RETURN_IF_ERROR(s_.make_ready->Run().status());
       NoteMadeReady(d.transition.topic);
     }
+    NoteCount(d.transition.topic, internal::CountOfMove(kind));
     if (out != nullptr) out->push_back(std::move(d.transition));
   }
   if (counter >= 0) DQ_RETURN_IF_ERROR(SaveCounter(counter));
@@ -450,6 +460,9 @@ absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
       insert->BindNull(13);
     }
     if (!delayed) NoteMadeReady(job.topic);
+    JobCounts enqueued;
+    enqueued.enqueued = 1;
+    NoteCount(job.topic, enqueued);
     if (expires) {
       insert->BindInt64(14, expire_at);
     } else {
@@ -538,6 +551,8 @@ absl::Status SqliteBackend::ReserveReady(absl::string_view topic, int max,
       // Finish the statement so its change is complete before the next one.
       DQ_RETURN_IF_ERROR(reserve->Run().status());
       NoteReserved(lease);
+      NoteCount(topic,
+                internal::CountOfDelivery(ToMicros(lease.job.run_at), now_us));
       leases->push_back(std::move(lease));
     }
   }
@@ -648,6 +663,9 @@ absl::Status SqliteBackend::AckInTransaction(absl::string_view id,
   const int64_t unique_for_us = s_.ack->Int64(0);
   const std::string topic = s_.ack->Text(1);
   DQ_RETURN_IF_ERROR(s_.ack->Run().status());
+  JobCounts done;
+  done.done = 1;
+  NoteCount(topic, done);
   DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
   return HoldId(id, unique_for_us, now_us);
 }
@@ -673,8 +691,10 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
       max_attempts = s_.lease->Int64(2);
       topic = s_.lease->Text(3);
     }
-    if (attempts >= max_attempts) {
-      outcome = FailOutcome::kDead;
+    outcome =
+        attempts >= max_attempts ? FailOutcome::kDead : FailOutcome::kRetry;
+    NoteCount(topic, internal::CountOfFail(outcome));
+    if (outcome == FailOutcome::kDead) {
       DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
       ScopedReset reset(s_.make_dead.get());
       s_.make_dead->BindInt64(1, seq);

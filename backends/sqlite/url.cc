@@ -67,9 +67,15 @@ absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
       }
       options.page_size = static_cast<int>(bytes);
     } else {
-      return Bad(url,
-                 absl::StrCat("unknown parameter '", key,
-                              "' (known: sync, busy_timeout_ms, page_size)"));
+      DQ_ASSIGN_OR_RETURN(
+          bool counted,
+          internal::ApplyCountsParam("sqlite", url, param, &options.counts));
+      if (!counted) {
+        return Bad(url, absl::StrCat("unknown parameter '", key,
+                                     "' (known: sync, busy_timeout_ms, "
+                                     "page_size, ",
+                                     internal::kCountsParams, ")"));
+      }
     }
   }
   return options;

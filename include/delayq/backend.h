@@ -54,6 +54,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "delayq/counts.h"
 #include "delayq/job.h"
 #include "delayq/schedule.h"
 
@@ -522,6 +523,36 @@ class Backend {
     return NoSchedules();
   }
 
+  // Counts()
+  //
+  // Every topic's counts per minute (see counts.h) for the minutes from the
+  // one that holds `from` to the one that holds `to`, as far as the store's
+  // window keeps them; minutes in which a topic had nothing counted are left
+  // out. Sorted by minute, then topic. Each call counts its transitions in
+  // the minute of its `now` (a store on the server's clock: of that clock):
+  //   * Add(), FireSchedule(): enqueued, per job;
+  //   * Reserve(): per lease, lateness[LatenessBucket(now - run_at)];
+  //   * Ack(), AckBatch(): done, per job acked;
+  //   * Fail(): failed, and retried (kRetry) or dead (kDead);
+  //   * a move (PromoteDue(), or Reserve()'s first step): kExpired counts
+  //     expired; kDead, expired and dead; kLapsed, lapsed and dead;
+  //     kDiscarded, lapsed.
+  // Release(), Touch(), Cancel(), Replace() and Kick() count nothing. The
+  // default, for a store written before counts, is Unimplemented.
+  virtual absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
+                                                          absl::Time to) {
+    (void)from, (void)to;
+    return NoCounts();
+  }
+
+  // CountTotals()
+  //
+  // Every counted topic's totals since it was first counted, sorted by
+  // topic. They only grow.
+  virtual absl::StatusOr<std::vector<TopicTotals>> CountTotals() {
+    return NoCounts();
+  }
+
   // Subscribe()
   //
   // Starts delivering StoreNews to `on_news` until the returned subscription
@@ -552,6 +583,10 @@ class Backend {
   absl::Status NoSchedules() const {
     return absl::UnimplementedError(
         absl::StrCat(Name(), ": this store cannot keep schedules"));
+  }
+  absl::Status NoCounts() const {
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store keeps no counts"));
   }
 };
 
@@ -657,6 +692,13 @@ class BackendWrapper : public Backend {
                             absl::Time through, absl::Span<const NewJob> jobs,
                             absl::Time now) override {
     return target_->FireSchedule(name, revision, through, jobs, now);
+  }
+  absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
+                                                  absl::Time to) override {
+    return target_->Counts(from, to);
+  }
+  absl::StatusOr<std::vector<TopicTotals>> CountTotals() override {
+    return target_->CountTotals();
   }
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override {

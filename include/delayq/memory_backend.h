@@ -14,8 +14,15 @@
 #include <memory>
 
 #include "delayq/backend.h"
+#include "delayq/counts.h"
 
 namespace delayq {
+
+// MemoryOptions
+struct MemoryOptions {
+  // What the store counts (see counts.h).
+  CountsOptions counts;
+};
 
 // NewMemoryBackend()
 //
@@ -24,7 +31,8 @@ namespace delayq {
 // earliest of its bucket's b jobs), and a bucket is sorted once, in
 // O(b log b), when its first job comes due. Every other operation is
 // O(log n) in the number of jobs (O(k log n) for calls that move k jobs).
-std::unique_ptr<Backend> NewMemoryBackend();
+std::unique_ptr<Backend> NewMemoryBackend(
+    const MemoryOptions& options = MemoryOptions());
 
 }  // namespace delayq
 

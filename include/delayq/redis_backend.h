@@ -42,6 +42,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "delayq/backend.h"
+#include "delayq/counts.h"
 
 namespace delayq {
 
@@ -166,6 +167,9 @@ struct RedisOptions {
   // Every process must open a namespace with the same shards; Open()
   // refuses a namespace written with another count (FailedPrecondition).
   int shards = 1;
+  // What the store counts (see counts.h): on, keeping 24 hours, unless
+  // told otherwise. Each process counts as its own options say.
+  CountsOptions counts;
   // How long establishing a connection may take.
   absl::Duration connect_timeout = absl::Seconds(1);
   // How long a call may wait for all its replies, from when it is written.

@@ -56,6 +56,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "delayq/backend.h"
+#include "delayq/counts.h"
 
 namespace delayq {
 
@@ -97,6 +98,10 @@ struct SqliteOptions {
   // larger -wal file beside the database (up to about page_size times this).
   // Must not be negative.
   int wal_autocheckpoint_pages = 10000;
+
+  // What the store counts (see counts.h): on, keeping 24 hours, unless
+  // told otherwise.
+  CountsOptions counts;
 };
 
 // OpenSqliteBackend()

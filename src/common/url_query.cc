@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "delayq/redacted_url.h"
+#include "src/common/status_macros.h"
 
 namespace delayq {
 namespace internal {
@@ -59,6 +60,28 @@ absl::StatusOr<int64_t> UrlInt(absl::string_view store, absl::string_view url,
   return BadUrl(store, url,
                 absl::StrCat("parameter ", param.first, "='", param.second,
                              "' is not a whole number in ", lo, "..", hi));
+}
+
+absl::StatusOr<bool> ApplyCountsParam(absl::string_view store,
+                                      absl::string_view url,
+                                      const UrlParam& param,
+                                      CountsOptions* counts) {
+  if (param.first == "counts") {
+    if (param.second != "on" && param.second != "off") {
+      return BadUrl(store, url,
+                    absl::StrCat("counts must be 'on' or 'off', not '",
+                                 param.second, "'"));
+    }
+    counts->enabled = param.second == "on";
+    return true;
+  }
+  if (param.first == "counts_window_min") {
+    DQ_ASSIGN_OR_RETURN(int64_t minutes,
+                        UrlInt(store, url, param, 1, 366 * 24 * 60));
+    counts->window = absl::Minutes(minutes);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace internal

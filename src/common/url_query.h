@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "delayq/counts.h"
 
 namespace delayq {
 namespace internal {
@@ -38,6 +39,18 @@ bool ParseUrlDecimal(absl::string_view text, int64_t lo, int64_t hi,
 // saying so.
 absl::StatusOr<int64_t> UrlInt(absl::string_view store, absl::string_view url,
                                const UrlParam& param, int64_t lo, int64_t hi);
+
+// The parameters every store takes for its counts: `counts=on|off` and
+// `counts_window_min=N` (1 to 527040, a year of minutes). Applies `param`
+// to `counts` and returns true when it is one of them; BadUrl for a bad
+// value.
+absl::StatusOr<bool> ApplyCountsParam(absl::string_view store,
+                                      absl::string_view url,
+                                      const UrlParam& param,
+                                      CountsOptions* counts);
+
+// The names ApplyCountsParam() takes, for "known: ..." lists.
+inline constexpr absl::string_view kCountsParams = "counts, counts_window_min";
 
 }  // namespace internal
 }  // namespace delayq

@@ -47,8 +47,12 @@ std::string NsKey(const RedisOptions& o, absl::string_view suffix) {
 
 class RedisBackendTest : public ::testing::Test {
  protected:
+  // These tests look at the keys of jobs and topics: the store opens
+  // without counts, whose keys CountKeysCarryTheTagAndExpireAfterTheWindow
+  // looks at.
   void SetUp() override {
     options_ = FreshRedisOptions();
+    options_.counts.enabled = false;
     ASSERT_OK_AND_ASSIGN(backend_, RedisBackend::Open(options_));
   }
 
@@ -102,6 +106,28 @@ TEST_F(RedisBackendTest, AckBatchLeavesNoKeysOfTheJobsBehind) {
   ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
   EXPECT_EQ(next, absl::InfiniteFuture());
   EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq")));
+}
+
+TEST_F(RedisBackendTest, CountKeysCarryTheTagAndExpireAfterTheWindow) {
+  options_ = FreshRedisOptions();
+  options_.counts.window = absl::Minutes(90);
+  ASSERT_OK_AND_ASSIGN(backend_, RedisBackend::Open(options_));
+  ASSERT_OK(backend_->Add({MakeJob("a", "t")}, kT0));
+  const std::string minute =
+      Key(absl::StrCat("counts:", absl::ToUnixMicros(MinuteOf(kT0))));
+  EXPECT_THAT(Keys(), ::testing::IsSupersetOf(
+                          {minute, Key("count_minutes"), Key("count_totals")}));
+  const std::vector<std::string> ttl =
+      RawCommand(options_.port, {"TTL", minute});
+  ASSERT_EQ(ttl.size(), 1u);
+  EXPECT_GT(std::stoi(ttl[0]), 90 * 60 - 60);
+  EXPECT_LE(std::stoi(ttl[0]), 90 * 60);
+  // The totals and the list of minutes are kept; nothing else of the job.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, kT0));
+  ASSERT_OK(backend_->Ack("a", l[0].token, kT0));
+  ASSERT_OK(backend_->NextDue().status());
+  EXPECT_THAT(Keys(), ElementsAre(Key("count_minutes"), Key("count_totals"),
+                                  minute, Key("meta"), Key("seq")));
 }
 
 TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {

@@ -167,21 +167,21 @@ TEST(ScriptCallTest, ACallThatIsNotTheDeclaredOneIsRefused) {
   ASSERT_NE(ack, nullptr);
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(ack->num_keys, 3);
-  EXPECT_EQ(ack->num_args, 4);
+  EXPECT_EQ(ack->num_args, 5);
   EXPECT_FALSE(ack->more_args);
   EXPECT_TRUE(add->more_args);
-  Scripts::Call good("ack", {"p", "j", "r"}, {"1", "0", "id", "7"});
+  Scripts::Call good("ack", {"p", "j", "r"}, {"1", "0", "0", "id", "7"});
   EXPECT_TRUE(Scripts::CheckCall(*ack, good).ok());
-  Scripts::Call short_args("ack", {"p", "j", "r"}, {"1", "0", "id"});
+  Scripts::Call short_args("ack", {"p", "j", "r"}, {"1", "0", "0", "id"});
   const absl::Status refused = Scripts::CheckCall(*ack, short_args);
   EXPECT_EQ(refused.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(refused.message()),
-              ::testing::HasSubstr("declares 3 keys and 4 arguments; the "
-                                   "call passed 3 and 3"));
-  Scripts::Call few_keys("ack", {"p", "j"}, {"1", "0", "id", "7"});
+              ::testing::HasSubstr("declares 3 keys and 5 arguments; the "
+                                   "call passed 3 and 4"));
+  Scripts::Call few_keys("ack", {"p", "j"}, {"1", "0", "0", "id", "7"});
   EXPECT_FALSE(Scripts::CheckCall(*ack, few_keys).ok());
   // A list after the declared arguments may be of any length, even empty.
-  Scripts::Call no_jobs("add", {"p", "s", "t", "j", "d"}, {"1", "0"});
+  Scripts::Call no_jobs("add", {"p", "s", "t", "j", "d"}, {"1", "0", "0"});
   EXPECT_TRUE(Scripts::CheckCall(*add, no_jobs).ok());
   Scripts::Call no_time("add", {"p", "s", "t", "j", "d"}, {"1"});
   EXPECT_FALSE(Scripts::CheckCall(*add, no_time).ok());

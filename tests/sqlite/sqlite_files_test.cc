@@ -157,11 +157,12 @@ TEST(SqliteFilesTest, RefusesANewerSchemaWithoutTouchingIt) {
 
 // A file written by the first release (schema version 1: no news horizon,
 // counts rows kept at 0, indexes that name seq, no paused topics, no
-// expiry, dedup windows, limits or schedules) opens, keeps its jobs and is
-// brought up to date.
+// expiry, dedup windows, limits, schedules or transition counts) opens,
+// keeps its jobs and is brought up to date.
 TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   const std::string path = MakeDelayqFile(2);
   RawExec(path, R"sql(
+    DROP TABLE transitions;
     DROP TABLE schedules;
     DROP TABLE limits;
     DROP TABLE held_ids;
@@ -203,7 +204,11 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 8);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 9);
+  // The jobs worked since are counted.
+  EXPECT_EQ(RawQueryInt(path,
+                        "SELECT done FROM transitions WHERE minute_us = -1"),
+            2);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM paused"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM held_ids"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM limits"), 0);

@@ -53,6 +53,8 @@ std::string KeyLayout::Due() const { return Key("due"); }
 std::string KeyLayout::Reserved() const { return Key("reserved"); }
 std::string KeyLayout::Topics() const { return Key("topics"); }
 std::string KeyLayout::Seq() const { return Key("seq"); }
+std::string KeyLayout::CountMinutes() const { return Key("count_minutes"); }
+std::string KeyLayout::CountTotals() const { return Key("count_totals"); }
 std::string KeyLayout::Horizon() const { return Key("horizon"); }
 std::string KeyLayout::Paused() const { return Key("paused"); }
 std::string KeyLayout::Schedules() const { return Key("schedules"); }

@@ -59,6 +59,9 @@ class KeyLayout {
   std::string Reserved() const;
   std::string Topics() const;
   std::string Seq() const;
+  // The minutes that have counts, and the totals (scripts/lib/counts.lua).
+  std::string CountMinutes() const;
+  std::string CountTotals() const;
   std::string Horizon() const;
   // Paused topics.
   std::string Paused() const;

@@ -153,6 +153,7 @@ const std::vector<ScriptWords>& ReplyWords() {
       {"add", {kOk, kExists}},
       {"cancel", {kOk, kNotFound}},
       {"check_ids", {kOk, kExists}},
+      {"counts", {kOk}},
       {"fail", {kRetry, kDead, kStale}},
       {"kick", {kOk}},
       {"kick_job", {kOk, kNotFound, kNotDead}},

@@ -1,20 +1,21 @@
 -- ack_batch: deletes the jobs of many leases, each acked on its own terms:
 -- a lease whose token is not current is refused and the others still go.
--- requires: keys calls job topics held news
+-- requires: keys calls job topics held news counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"
 -- KEYS[3]  "{ns}:jobs"
 -- ARGV[1]  now (µs)
 -- ARGV[2]  clock mode (see lib/clock.lua; only for dedup windows)
--- ARGV[3..] 2 values per lease: id, token
+-- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
+-- ARGV[4..] 2 values per lease: id, token
 -- Reply:   {"OK", word...}: one word per lease, in order, "OK" or "STALE"
 --          (that lease changed nothing)
 local now = hold_clock(ARGV[1], ARGV[2])
 local out = {'OK'}
-local n = (#ARGV - 2) / 2
+local n = (#ARGV - 3) / 2
 local ids = {}
-for i = 1, n do ids[i] = ARGV[2 * i + 1] end
+for i = 1, n do ids[i] = ARGV[2 * i + 2] end
 -- Every record with one HMGET per 512 leases.
 local records = {}
 for i = 1, n, 512 do
@@ -29,7 +30,7 @@ for i = 1, n do
   -- The same lease twice: the first ack deletes the job, so the second
   -- finds no reservation, as it would have one call later.
   if not j or j[STATE] ~= ST_RESERVED or not j[TOKEN] or
-     int_text(j[TOKEN]) ~= ARGV[2 * i + 2] or done[id] then
+     int_text(j[TOKEN]) ~= ARGV[2 * i + 3] or done[id] then
     out[#out + 1] = 'STALE'
   else
     done[id] = true
@@ -55,6 +56,7 @@ if #gone > 0 then
   for _, topic in ipairs(topics) do
     if topic_empty(topic) then redis.call('SREM', TOPICS, topic) end
     note_slot_freed(topic)
+    count('d', topic, #by_topic[topic], now)
   end
 end
 return out

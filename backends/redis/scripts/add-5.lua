@@ -1,5 +1,5 @@
 -- add: stores a batch of new jobs, all or nothing.
--- requires: clock keys calls ready job news
+-- requires: clock keys calls ready job news counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:seq"     enqueue order counter
@@ -8,7 +8,8 @@
 -- KEYS[5]  "{ns}:due"     topics by their earliest run_at
 -- ARGV[1]  now (µs, caller's clock)
 -- ARGV[2]  clock mode (see lib/clock.lua)
--- ARGV[3..] 7 values per job: id, topic, priority, run_at (µs), spec (the
+-- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
+-- ARGV[4..] 7 values per job: id, topic, priority, run_at (µs), spec (the
 --          record's values PRIORITY..BACKOFF_MAX, MessagePack, see
 --          lib/job.lua; it holds the priority too), payload, extras ("" or
 --          the record's EXPIRE_AT, DISCARD and UNIQUE_FOR, MessagePack;
@@ -17,8 +18,8 @@
 --          of the batch whose id is taken (by a job or a dedup window, see
 --          lib/held.lua) or repeats an earlier one
 local now, shift = clock(ARGV[1], ARGV[2])
-local n = (#ARGV - 2) / 7
-local function arg(i, k) return ARGV[2 + (i - 1) * 7 + k] end
+local n = (#ARGV - 3) / 7
+local function arg(i, k) return ARGV[3 + (i - 1) * 7 + k] end
 
 -- One HMGET per 512 ids for the whole batch; an id is taken when it has a
 -- record or a dedup window holds it (the windows that passed go first).
@@ -109,5 +110,11 @@ for topic, d in pairs(topic_due) do
   redis.call('ZADD', DUE, 'LT', d[2], topic)
 end
 call_many('SADD', KEYS[3], topics)
+local added = {}
+for i = 1, n do
+  local topic = arg(i, 2)
+  added[topic] = (added[topic] or 0) + 1
+end
+for topic, k in pairs(added) do count('e', topic, k, now) end
 if first_due then announce_due(first_due, now) end
 return {'OK'}

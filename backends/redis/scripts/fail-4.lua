@@ -1,5 +1,5 @@
 -- fail: ends a reservation as failed; retry after backoff or bury.
--- requires: clock lease index bury schedule job
+-- requires: clock lease index bury schedule job counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:jobs"
@@ -7,21 +7,26 @@
 -- KEYS[4]  "{ns}:due"
 -- ARGV[1]  now (µs)
 -- ARGV[2]  clock mode (see lib/clock.lua)
--- ARGV[3]  id
--- ARGV[4]  token
--- ARGV[5]  error text
--- ARGV[6]  retry_at (µs, caller's clock; shifted with the server's TIME)
+-- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
+-- ARGV[4]  id
+-- ARGV[5]  token
+-- ARGV[6]  error text
+-- ARGV[7]  retry_at (µs, caller's clock; shifted with the server's TIME)
 -- Reply:   {"RETRY"}, {"DEAD"} or {"STALE"} (nothing changed)
 local now, shift = clock(ARGV[1], ARGV[2])
-local id = ARGV[3]
-local j, err = check_lease(id, ARGV[4])
+local id = ARGV[4]
+local j, err = check_lease(id, ARGV[5])
 if not j then return {err} end
-lease_off(id, j[TOPIC])
-note_slot_freed(j[TOPIC])
-j[LAST_ERROR] = ARGV[5]
+local topic = j[TOPIC]
+lease_off(id, topic)
+note_slot_freed(topic)
+j[LAST_ERROR] = ARGV[6]
+count('f', topic, 1, now)
 if (j[ATTEMPTS] or 0) >= j[MAX_ATTEMPTS] then
   bury(id, j)
+  count('k', topic, 1, now)
   return {'DEAD'}
 end
-schedule(id, j, tonumber(ARGV[6]) + shift, now)
+count('r', topic, 1, now)
+schedule(id, j, tonumber(ARGV[7]) + shift, now)
 return {'RETRY'}

@@ -9,11 +9,12 @@
 -- KEYS[4]  "{ns}:due"
 -- ARGV[1]  now (µs)
 -- ARGV[2]  clock mode (see lib/clock.lua)
--- ARGV[3]  limit (>= 1)
+-- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
+-- ARGV[4]  limit (>= 1)
 -- Reply:   {"OK", more (0/1), {kind, id, topic, attempts}, ...} where kind is
 --          "promoted", "expired" or "dead"
 local _, _, now_text = clock(ARGV[1], ARGV[2])
-local out, more = promote_due(now_text, tonumber(ARGV[3]))
+local out, more = promote_due(now_text, tonumber(ARGV[4]))
 local reply = {'OK', more}
 for _, t in ipairs(out) do table.insert(reply, t) end
 return reply

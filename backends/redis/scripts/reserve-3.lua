@@ -8,10 +8,11 @@
 -- KEYS[3]  "{ns}:jobs"
 -- ARGV[1]  now (µs)
 -- ARGV[2]  clock mode (see lib/clock.lua)
--- ARGV[3]  topic
--- ARGV[4]  max jobs to reserve (>= 1)
--- ARGV[5]  most jobs to promote first (>= 1)
--- ARGV[6]  the first fencing token, drawn at random by the caller in
+-- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
+-- ARGV[4]  topic
+-- ARGV[5]  max jobs to reserve (>= 1)
+-- ARGV[6]  most jobs to promote first (>= 1)
+-- ARGV[7]  the first fencing token, drawn at random by the caller in
 --          [1, 2^52); the leases get it and the integers after it
 -- Reply:   {"OK", moved, limited, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
@@ -25,14 +26,14 @@
 -- their closures on every call cost more than the reservation itself. It
 -- spells out instead clock(), int_text(), member_id() (READY_HEADER),
 -- job_pack() and the record's fields of job.lua, expiry_off() of index.lua,
--- announce_due() of news.lua
+-- announce_due() of news.lua, count() and lateness_kind() of counts.lua
 -- and the key layout of keys.lua, and must change with them
 -- (script_layout_test checks the positions below and every key it spells
 -- against job.lua and keys.lua). The promotion, needed only when something
 -- is due, loads its helpers then (and announces the ready edge it may make).
 -- fields: STATE=2 TTR=5 RUN_AT=10 ATTEMPTS=13 DEADLINE=14 TOKEN=15
 -- fields: EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19
-local P, topic = KEYS[1], ARGV[3]
+local P, topic = KEYS[1], ARGV[4]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
   local t = redis.call('TIME')
@@ -48,6 +49,8 @@ if ARGV[2] ~= '0' then
   end
 end
 local treserved = P .. 'treserved:' .. topic
+-- LATENESS_BOUNDS of counts.lua.
+local LATENESS_BOUNDS = {10000, 100000, 1000000, 10000000, 60000000}
 -- Most calls find nothing due: three one-entry range queries tell, and the
 -- promotion proper (which reads scores and merges the sets) runs only when
 -- one of them found something. Jobs that expired by now lapse there, so
@@ -60,7 +63,7 @@ if #redis.call('ZRANGEBYSCORE', P .. 'tdelayed:' .. topic, '-inf', now_text,
                'LIMIT', '0', '1') > 0 or
    #redis.call('ZRANGEBYSCORE', texpire, '-inf', now_text,
                'LIMIT', '0', '1') > 0 then
-  moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[5]))
+  moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[6]))
 end
 
 local out = {'OK', moved, ''}
@@ -69,7 +72,7 @@ local out = {'OK', moved, ''}
 if redis.call('SISMEMBER', P .. 'paused', topic) == 1 then return out end
 -- A limited topic (P.."limits") hands out no more than its limit allows:
 -- LimitGate of src/common/limit_gate.h, spelled out.
-local max = tonumber(ARGV[4])
+local max = tonumber(ARGV[5])
 local take = max
 local limit = redis.call('HGET', P .. 'limits', topic)
 local interval, tolerance, start, cap, reserved
@@ -118,7 +121,7 @@ if #popped == 0 then return out end
 -- replica that lagged) and would hand a stale worker's token to the next
 -- attempt. Redis's own math.random cannot serve: it starts from the same
 -- seed on every server start. Below 2^53, every token is exact in Lua.
-local token = tonumber(ARGV[6]) - 1
+local token = tonumber(ARGV[7]) - 1
 -- Every record read with one HMGET and written with one HSET; both lease
 -- indexes get one ZADD for the whole batch.
 local ids = {}
@@ -132,6 +135,7 @@ end
 local writes = {}
 local leases = {}
 local first, first_text = nil, nil  -- the earliest new deadline
+local late = {}  -- deliveries by lateness bucket (counts.lua)
 for i, id in ipairs(ids) do
   -- A member without a job cannot occur while every transition goes through
   -- these scripts; should one appear it is dropped, not reserved.
@@ -143,6 +147,14 @@ for i, id in ipairs(ids) do
     -- ttr from now, or from run_at when the caller's clock is behind the
     -- one that found the job due.
     local at = math.max(now, j[10]) + j[5]
+    local bucket = #LATENESS_BOUNDS
+    for b, bound in ipairs(LATENESS_BOUNDS) do
+      if now - j[10] <= bound then
+        bucket = b - 1
+        break
+      end
+    end
+    late[bucket] = (late[bucket] or 0) + 1
     local deadline = string.format('%d', at)
     if not first or at < first then first, first_text = at, deadline end
     j[2] = 2  -- reserved
@@ -171,6 +183,22 @@ for i = 1, #leases, 512 do
   local j = math.min(i + 511, #leases)
   redis.call('ZADD', P .. 'reserved', unpack(leases, i, j))
   redis.call('ZADD', treserved, unpack(leases, i, j))
+end
+-- count() of counts.lua for each lateness bucket.
+if ARGV[3] ~= '0' then
+  local minute = string.format('%d', now - now % 60000000)
+  local key = P .. 'counts:' .. minute
+  for bucket, n in pairs(late) do
+    local field = bucket .. ':' .. topic
+    if redis.call('HINCRBY', key, field, n) == n then
+      redis.call('EXPIRE', key, ARGV[3])
+      redis.call('ZADD', P .. 'count_minutes', minute, minute)
+      redis.call('ZREMRANGEBYSCORE', P .. 'count_minutes', '-inf', '(' ..
+                 string.format('%d', minute - tonumber(ARGV[3]) * 1000000 +
+                                 60000000))
+    end
+    redis.call('HINCRBY', P .. 'count_totals', field, n)
+  end
 end
 -- announce_due(first, now) of news.lua: one GET per call, and most calls
 -- find a horizon at or before their deadlines.

@@ -2,7 +2,7 @@
 -- done_through, in one step, if its revision is still the one the caller
 -- read; so of several processes that run one schedule, one enqueues each
 -- occurrence. The jobs are stored as add stores them, all or nothing.
--- requires: clock keys calls ready index job news schedule
+-- requires: clock keys calls ready index job news schedule counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:schedule:<name>"
@@ -12,18 +12,19 @@
 -- KEYS[6]  "{ns}:due"     topics by their earliest run_at
 -- ARGV[1]  now (µs, caller's clock)
 -- ARGV[2]  clock mode (see lib/clock.lua)
--- ARGV[3]  the revision the caller read
--- ARGV[4]  the new done_through (µs)
--- ARGV[5..] 7 values per job, as add takes them: id, topic, priority,
+-- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
+-- ARGV[4]  the revision the caller read
+-- ARGV[5]  the new done_through (µs)
+-- ARGV[6..] 7 values per job, as add takes them: id, topic, priority,
 --          run_at (µs), spec, payload, extras (see add)
 -- Reply:   {"OK"}, {"NOTFOUND"}, {"MOVED"} (the revision moved on; nothing
 --          changed) or {"EXISTS", id} (a job's id is taken; nothing changed)
 local now, shift = clock(ARGV[1], ARGV[2])
 local revision = redis.call('HGET', KEYS[2], 'revision')
 if not revision then return {'NOTFOUND'} end
-if revision ~= ARGV[3] then return {'MOVED'} end
-local n = (#ARGV - 4) / 7
-local function arg(i, k) return ARGV[4 + (i - 1) * 7 + k] end
+if revision ~= ARGV[4] then return {'MOVED'} end
+local n = (#ARGV - 5) / 7
+local function arg(i, k) return ARGV[5 + (i - 1) * 7 + k] end
 
 -- An id is taken when it has a record or a dedup window holds it, as for
 -- add (the windows that passed go first).
@@ -56,8 +57,9 @@ if n > 0 then
     end
     schedule(id, {cmsgpack.unpack(record)}, run_at, now)
     redis.call('SADD', KEYS[4], topic)
+    count('e', topic, 1, now)
   end
 end
-redis.call('HSET', KEYS[2], 'done_through', ARGV[4], 'revision',
+redis.call('HSET', KEYS[2], 'done_through', ARGV[5], 'revision',
            int_text(tonumber(revision) + 1))
 return {'OK'}

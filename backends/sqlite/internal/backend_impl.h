@@ -94,6 +94,10 @@ class SqliteBackend : public Backend {
                             absl::Time now) override;
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override;
+  // Counts: internal/counts.cc.
+  absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
+                                                  absl::Time to) override;
+  absl::StatusOr<std::vector<TopicTotals>> CountTotals() override;
 
  private:
   // Every statement, prepared once.
@@ -105,7 +109,8 @@ class SqliteBackend : public Backend {
         topic_of, horizon_get, horizon_set, is_paused, pause, resume,
         paused_topics, replace, discard, drop_holds, is_held, hold, limit_get,
         limit_set, limit_tat, limit_clear, limits, state_count, schedule_get,
-        schedule_put, schedule_remove, schedule_list, schedule_fire;
+        schedule_put, schedule_remove, schedule_list, schedule_fire, count_add,
+        counts_read, totals_read, counts_prune;
   };
 
   // What the running write transaction will announce once it commits (see
@@ -123,8 +128,10 @@ class SqliteBackend : public Backend {
     std::vector<std::string> schedules;
   };
 
-  SqliteBackend(std::unique_ptr<Connection> conn, std::string news_folder)
-      : conn_(std::move(conn)),
+  SqliteBackend(std::unique_ptr<Connection> conn, std::string news_folder,
+                const CountsOptions& counts)
+      : counts_options_(counts),
+        conn_(std::move(conn)),
         news_folder_(news_folder),
         sender_(std::move(news_folder)) {}
 
@@ -182,6 +189,14 @@ class SqliteBackend : public Backend {
   absl::Status CheckNotHeld(absl::string_view id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Adds `delta` to `topic`'s counts of the running write transaction.
+  void NoteCount(absl::string_view topic, const JobCounts& delta)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the counts the transaction noted, in its minute and in the
+  // totals, and drops the minutes that left the window (once a minute per
+  // connection); inside the write transaction, before its commit.
+  absl::Status WriteCounts() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // Notes for the pending news; inside a write transaction.
   void NoteMadeReady(absl::string_view topic, int64_t n = 1)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -200,12 +215,18 @@ class SqliteBackend : public Backend {
   absl::StatusOr<std::optional<int64_t>> ReadHorizon()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  const CountsOptions counts_options_;
   internal::Mutex mu_;
   std::unique_ptr<Connection> conn_ ABSL_GUARDED_BY(mu_);
   Statements s_ ABSL_GUARDED_BY(mu_);
   const std::string news_folder_;
   NewsSender sender_ ABSL_GUARDED_BY(mu_);
   PendingNews pending_ ABSL_GUARDED_BY(mu_);
+  // The counts the running write transaction noted, by topic.
+  absl::flat_hash_map<std::string, JobCounts> pending_counts_
+      ABSL_GUARDED_BY(mu_);
+  // The latest minute whose older minutes this connection dropped.
+  int64_t pruned_at_minute_us_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sqlite_internal

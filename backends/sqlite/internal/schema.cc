@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "backends/sqlite/internal/statements.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {
@@ -180,12 +181,38 @@ CREATE TABLE schedules (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 9: what the store counts (Backend::Counts()): per minute (its
+// start in µs) and topic, the transitions of that minute, written in the
+// transaction that makes them; minute_us -1 holds each topic's totals. The
+// key leads with the minute, so a window's rows, and the old minutes that
+// leave it, are one range.
+constexpr char kSchemaV9[] = R"sql(
+CREATE TABLE transitions (
+  minute_us INTEGER NOT NULL,
+  topic TEXT NOT NULL,
+  enqueued INTEGER NOT NULL,
+  done INTEGER NOT NULL,
+  failed INTEGER NOT NULL,
+  retried INTEGER NOT NULL,
+  expired INTEGER NOT NULL,
+  dead INTEGER NOT NULL,
+  lapsed INTEGER NOT NULL,
+  late0 INTEGER NOT NULL,
+  late1 INTEGER NOT NULL,
+  late2 INTEGER NOT NULL,
+  late3 INTEGER NOT NULL,
+  late4 INTEGER NOT NULL,
+  late5 INTEGER NOT NULL,
+  PRIMARY KEY (minute_us, topic)
+) WITHOUT ROWID;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3,
                                        kSchemaV4, kSchemaV5, kSchemaV6,
-                                       kSchemaV7, kSchemaV8};
+                                       kSchemaV7, kSchemaV8, kSchemaV9};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
@@ -234,9 +261,28 @@ absl::Status TouchTables(Connection* conn) {
       "SELECT value FROM counter; SELECT at_us FROM news_horizon;"
       "SELECT count(*) FROM held_ids;"
       "SELECT count(*) FROM schedules;"
+      "SELECT count(*) FROM transitions;"
       "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
       "LIMIT 1",
       "read schema");
+}
+
+// Names every column delayq's statements use, so that a file whose version
+// is delayq's but whose tables are not (damaged, or altered by hand) is
+// refused before a migration is committed to it.
+absl::Status ProbeColumns(Connection* conn) {
+  return conn->Exec(
+      "SELECT " DQ_JOB_COLUMNS ", dead_order FROM jobs WHERE 0;"
+      "SELECT topic, state, n FROM counts WHERE 0;"
+      "SELECT value FROM counter WHERE 0;"
+      "SELECT at_us FROM news_horizon WHERE 0;"
+      "SELECT topic FROM paused WHERE 0;"
+      "SELECT id, until_us FROM held_ids WHERE 0;"
+      "SELECT topic, rate, period_us, burst, concurrency, tat_us FROM limits "
+      "WHERE 0;"
+      "SELECT " DQ_SCHEDULE_COLUMNS " FROM schedules WHERE 0;"
+      "SELECT minute_us, topic, " DQ_COUNT_COLUMNS " FROM transitions WHERE 0",
+      "check the migrated tables");
 }
 
 // SQLite's quick_check of the whole file: a file about to be initialised or
@@ -281,6 +327,7 @@ absl::Status Migrate(Connection* conn) {
           kMigrations[v], absl::StrCat("migrate schema to version ", v + 1)));
     }
     if (version == kSchemaVersion) return absl::OkStatus();
+    DQ_RETURN_IF_ERROR(ProbeColumns(conn));
     return conn->Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId,
                                    "; PRAGMA user_version = ", kSchemaVersion),
                       "set schema version");

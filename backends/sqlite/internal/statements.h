@@ -35,6 +35,12 @@ namespace sqlite_internal {
   "backoff_kind, backoff_base_us, backoff_max_us, missed_kind, "            \
   "missed_max, jitter_us, done_through_us, revision"
 
+// The count columns of the transitions table (schema.cc, version 9), in
+// JobCounts order.
+#define DQ_COUNT_COLUMNS                                                   \
+  "enqueued, done, failed, retried, expired, dead, lapsed, late0, late1, " \
+  "late2, late3, late4, late5"
+
 struct Sql {
   static constexpr const char* kBegin = "BEGIN IMMEDIATE";
   static constexpr const char* kCommit = "COMMIT";
@@ -182,6 +188,30 @@ struct Sql {
       "WHERE name = ?1";
   static constexpr const char* kHorizonSet =
       "UPDATE news_horizon SET at_us = ?1 WHERE id = 1";
+  // Counts (schema.cc, version 9): one statement adds a topic's counts of
+  // a transaction to its minute's row (and to its totals, minute -1).
+  static constexpr const char* kCountAdd =
+      "INSERT INTO transitions (minute_us, topic, " DQ_COUNT_COLUMNS
+      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+      "?15) ON CONFLICT (minute_us, topic) DO UPDATE SET "
+      "enqueued = enqueued + excluded.enqueued, done = done + excluded.done, "
+      "failed = failed + excluded.failed, "
+      "retried = retried + excluded.retried, "
+      "expired = expired + excluded.expired, dead = dead + excluded.dead, "
+      "lapsed = lapsed + excluded.lapsed, late0 = late0 + excluded.late0, "
+      "late1 = late1 + excluded.late1, late2 = late2 + excluded.late2, "
+      "late3 = late3 + excluded.late3, late4 = late4 + excluded.late4, "
+      "late5 = late5 + excluded.late5";
+  static constexpr const char* kCountsRead =
+      "SELECT minute_us, topic, " DQ_COUNT_COLUMNS
+      " FROM transitions WHERE minute_us >= ?1 AND minute_us <= ?2 "
+      "ORDER BY minute_us, topic";
+  static constexpr const char* kTotalsRead =
+      "SELECT minute_us, topic, " DQ_COUNT_COLUMNS
+      " FROM transitions WHERE minute_us = -1 ORDER BY topic";
+  static constexpr const char* kCountsPrune =
+      "DELETE FROM transitions WHERE minute_us >= 0 AND minute_us < ?1";
+
   static constexpr const char* kTopics =
       "SELECT topic FROM counts GROUP BY topic HAVING sum(n) > 0 "
       "ORDER BY topic";

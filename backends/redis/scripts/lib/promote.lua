@@ -1,13 +1,14 @@
 -- promote.lua — moves due jobs: delayed jobs whose run_at came, leases whose
 -- deadline passed, and jobs that lapse because their expire_at came before
 -- a reservation.
--- requires: keys calls ready index bury job news held topics
+-- requires: keys calls ready index bury job news held topics counts
 
 -- The job `j`, out of every index, lapses at `now` (a number): dead with
 -- "expired", or forgotten (its id held) when it asked to be discarded.
 -- Returns its transition.
 local function lapse(id, j, now)
   local topic = j[TOPIC]
+  count('l', topic, 1, now)
   if j[DISCARD] then
     hold_id(id, j, now)
     forget(id, topic)
@@ -15,6 +16,7 @@ local function lapse(id, j, now)
   end
   j[LAST_ERROR] = 'expired'
   bury(id, j)
+  count('k', topic, 1, now)
   return {'lapsed', id, topic, j[ATTEMPTS] or 0}
 end
 
@@ -75,10 +77,13 @@ local function expire_reservation(id, from, now)
   if attempts >= j[MAX_ATTEMPTS] then
     j[LAST_ERROR] = 'lease expired'
     bury(id, j)
+    count('x', topic, 1, now)
+    count('k', topic, 1, now)
     return {'dead', id, topic, attempts}
   end
   j[DEADLINE] = nil
   if expired(j, now) then return lapse(id, j, now) end
+  count('x', topic, 1, now)
   note_ready(topic)
   redis.call('ZADD', ready_key(topic), '0',
              ready_member(j[PRIORITY], j[RUN_AT], j[SEQ_NO], id))

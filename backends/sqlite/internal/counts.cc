@@ -1,0 +1,104 @@
+// Copyright delayq authors.
+//
+// The SQLite store's counts (delayq/counts.h): noted per topic while a write
+// transaction runs, written by it before its commit, read by Counts() and
+// CountTotals(). See schema.cc, version 9, for the table.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/sqlite/internal/backend_impl.h"
+#include "backends/sqlite/internal/db.h"
+#include "src/common/status_macros.h"
+#include "src/common/transition_counts.h"
+
+namespace delayq {
+namespace sqlite_internal {
+namespace {
+
+constexpr int64_t kTotalsMinute = -1;
+
+// The values of a count row, in DQ_COUNT_COLUMNS order.
+std::vector<int64_t> CountValues(const JobCounts& c) {
+  std::vector<int64_t> v = {c.enqueued, c.done, c.failed, c.retried,
+                            c.expired,  c.dead, c.lapsed};
+  v.insert(v.end(), c.lateness.begin(), c.lateness.end());
+  return v;
+}
+
+// Decodes DQ_COUNT_COLUMNS from column `first` on.
+JobCounts ReadCounts(const Statement& s, int first) {
+  JobCounts c;
+  int64_t* fields[] = {&c.enqueued, &c.done, &c.failed, &c.retried,
+                       &c.expired,  &c.dead, &c.lapsed};
+  int col = first;
+  for (int64_t* f : fields) *f = s.Int64(col++);
+  for (int64_t& n : c.lateness) n = s.Int64(col++);
+  return c;
+}
+
+}  // namespace
+
+void SqliteBackend::NoteCount(absl::string_view topic, const JobCounts& delta) {
+  if (!counts_options_.enabled) return;
+  pending_counts_[topic] += delta;
+}
+
+absl::Status SqliteBackend::WriteCounts() {
+  if (pending_counts_.empty()) return absl::OkStatus();
+  const int64_t minute = internal::MinuteMicrosOf(pending_.now_us);
+  Statement* add = s_.count_add.get();
+  for (const auto& [topic, counts] : pending_counts_) {
+    const std::vector<int64_t> values = CountValues(counts);
+    for (int64_t row_minute : {minute, kTotalsMinute}) {
+      ScopedReset reset(add);
+      add->BindInt64(1, row_minute);
+      add->BindText(2, topic);
+      for (size_t i = 0; i < values.size(); ++i) {
+        add->BindInt64(static_cast<int>(i) + 3, values[i]);
+      }
+      DQ_RETURN_IF_ERROR(add->Run().status());
+    }
+  }
+  if (minute <= pruned_at_minute_us_) return absl::OkStatus();
+  pruned_at_minute_us_ = minute;
+  ScopedReset reset(s_.counts_prune.get());
+  s_.counts_prune->BindInt64(
+      1, minute - absl::ToInt64Microseconds(counts_options_.window) +
+             absl::ToInt64Microseconds(absl::Minutes(1)));
+  return s_.counts_prune->Run().status();
+}
+
+absl::StatusOr<std::vector<TopicMinute>> SqliteBackend::Counts(absl::Time from,
+                                                               absl::Time to) {
+  internal::MutexLock lock(&mu_);
+  std::vector<TopicMinute> out;
+  Statement* read = s_.counts_read.get();
+  ScopedReset reset(read);
+  read->BindInt64(1, internal::MinuteMicrosOf(ToMicros(from)));
+  read->BindInt64(2, ToMicros(to));
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, read->Step());
+    if (!row) break;
+    out.push_back(
+        {read->Text(1), FromMicros(read->Int64(0)), ReadCounts(*read, 2)});
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<TopicTotals>> SqliteBackend::CountTotals() {
+  internal::MutexLock lock(&mu_);
+  std::vector<TopicTotals> out;
+  Statement* read = s_.totals_read.get();
+  ScopedReset reset(read);
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, read->Step());
+    if (!row) break;
+    out.push_back({read->Text(1), ReadCounts(*read, 2)});
+  }
+  return out;
+}
+
+}  // namespace sqlite_internal
+}  // namespace delayq
