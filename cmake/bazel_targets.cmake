@@ -83,6 +83,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/sqlite_backend.h
   include/delayq/tick_converter.h
   include/delayq/timing_wheel.h
+  include/delayq/version.h
   src/common/backoff_code.cc
   src/common/backoff_code.h
   src/common/contract_errors.cc
@@ -309,7 +310,7 @@ delayq_cc_library(tests_cli_cli_runner DIR tests/cli NAME cli_runner
   DEPS tests_testing_files tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_cli_cli_test DIR tests/cli NAME cli_test
   SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/schedule_test.cc tests/cli/work_test.cc
-  DEPS tests_cli_cli_runner tp_absl tp_gtest_main
+  DEPS delayq tests_cli_cli_runner tp_absl tp_gtest_main
   DATA tools_delayq_delayq)
 delayq_cc_test(tests_cli_utc_text_test DIR tests/cli NAME utc_text_test
   SRCS tests/cli/utc_text_test.cc
@@ -508,13 +509,15 @@ delayq_cc_test(tests_serve_ack_list_test DIR tests/serve NAME ack_list_test
   DEPS tools_serve_serve tp_absl tp_gtest_main)
 delayq_cc_test(tests_serve_api_redis_test DIR tests/serve NAME api_redis_test
   SRCS tests/serve/api_redis_test.cc
-  DEPS tests_redis_redis_test_server tests_serve_api_suite tp_gtest_main)
+  DEPS tests_redis_redis_test_server tests_serve_api_suite tp_gtest_main
+  DATA docs/grafana/delayq.json docs/prometheus/alerts.yml)
 delayq_cc_test(tests_serve_api_sqlite_test DIR tests/serve NAME api_sqlite_test
   SRCS tests/serve/api_sqlite_test.cc
-  DEPS tests_serve_api_suite tests_testing_temp_path tp_gtest_main)
+  DEPS tests_serve_api_suite tests_testing_temp_path tp_gtest_main
+  DATA docs/grafana/delayq.json docs/prometheus/alerts.yml)
 delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite ALWAYSLINK
-  SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/control_suite.cc tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc
-  DEPS tests_serve_serve_process tp_absl tp_gtest)
+  SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/control_suite.cc tests/serve/counts_suite.cc tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc
+  DEPS tests_serve_serve_process tests_testing_files tp_absl tp_gtest)
 delayq_cc_test(tests_serve_dashboard_test DIR tests/serve NAME dashboard_test
   SRCS tests/serve/chromium_page.cc tests/serve/chromium_page.h tests/serve/dashboard_test.cc
   DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main tp_nlohmann_json)
@@ -625,17 +628,17 @@ delayq_cc_library(tools_delayq_background_errors DIR tools/delayq NAME backgroun
   SRCS tools/delayq/background_errors.cc tools/delayq/background_errors.h
   DEPS tp_absl)
 delayq_cc_binary(tools_delayq_delayq DIR tools/delayq NAME delayq
-  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
+  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/suggest.cc tools/delayq/suggest.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
   DEPS delayq tools_common_runtime_policy tools_common_values tools_delayq_background_errors tools_serve_serve tp_absl)
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_api_api DIR tools/serve/api NAME api
-  SRCS tools/serve/api/ack_list.cc tools/serve/api/ack_list.h tools/serve/api/auth.cc tools/serve/api/auth.h tools/serve/api/history_routes.cc tools/serve/api/job_history.cc tools/serve/api/job_history.h tools/serve/api/job_routes.cc tools/serve/api/json_codec.cc tools/serve/api/json_codec.h tools/serve/api/lease_cache.cc tools/serve/api/lease_cache.h tools/serve/api/lease_routes.cc tools/serve/api/limit_routes.cc tools/serve/api/path_pattern.cc tools/serve/api/path_pattern.h tools/serve/api/router.cc tools/serve/api/router.h tools/serve/api/routes.h tools/serve/api/schedule_routes.cc tools/serve/api/topic_routes.cc
+  SRCS tools/serve/api/ack_list.cc tools/serve/api/ack_list.h tools/serve/api/auth.cc tools/serve/api/auth.h tools/serve/api/count_routes.cc tools/serve/api/history_routes.cc tools/serve/api/job_history.cc tools/serve/api/job_history.h tools/serve/api/job_routes.cc tools/serve/api/json_codec.cc tools/serve/api/json_codec.h tools/serve/api/lease_cache.cc tools/serve/api/lease_cache.h tools/serve/api/lease_routes.cc tools/serve/api/limit_routes.cc tools/serve/api/path_pattern.cc tools/serve/api/path_pattern.h tools/serve/api/router.cc tools/serve/api/router.h tools/serve/api/routes.h tools/serve/api/schedule_routes.cc tools/serve/api/topic_routes.cc
   DEPS delayq tools_common_values tools_serve_http_http tp_absl tp_nlohmann_json)
 delayq_cc_library(tools_serve_http_http DIR tools/serve/http NAME http
   SRCS tools/serve/http/connection_threads.cc tools/serve/http/connection_threads.h tools/serve/http/error_reply.cc tools/serve/http/error_reply.h tools/serve/http/http_message.h tools/serve/http/http_server.cc tools/serve/http/http_server.h tools/serve/http/http_wire.cc tools/serve/http/http_wire.h tools/serve/http/listen_address.cc tools/serve/http/listen_address.h tools/serve/http/request_guard.cc tools/serve/http/request_guard.h
   DEPS tools_common_text tp_absl tp_beast)
 delayq_cc_library(tools_serve_serve DIR tools/serve NAME serve
-  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/server.cc tools/serve/server.h
+  SRCS ${DELAYQ_EMBEDDED_ASSETS} tools/serve/asset_routes.cc tools/serve/assets.h tools/serve/request_metrics.cc tools/serve/request_metrics.h tools/serve/server.cc tools/serve/server.h
   DEPS delayq tools_serve_api_api tools_serve_http_http tp_absl)

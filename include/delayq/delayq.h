@@ -13,6 +13,7 @@
 
 #include "delayq/backend.h"         // IWYU pragma: export
 #include "delayq/clock.h"           // IWYU pragma: export
+#include "delayq/counts.h"          // IWYU pragma: export
 #include "delayq/event.h"           // IWYU pragma: export
 #include "delayq/job.h"             // IWYU pragma: export
 #include "delayq/memory_backend.h"  // IWYU pragma: export
@@ -25,5 +26,6 @@
 #include "delayq/sqlite_backend.h"  // IWYU pragma: export
 #include "delayq/tick_converter.h"  // IWYU pragma: export
 #include "delayq/timing_wheel.h"    // IWYU pragma: export
+#include "delayq/version.h"         // IWYU pragma: export
 
 #endif  // DELAYQ_DELAYQ_H_

@@ -28,13 +28,26 @@
 //                                             or fail, in this process, of
 //                                             leases that say when they
 //                                             began (Lease::reserved_at)
+//   delayq_store_transitions_total{topic,transition}
+//                                             counter: enqueued, done,
+//                                             failed, retried, expired,
+//                                             dead, lapsed, as the store
+//                                             counted them (counts.h): the
+//                                             same from every process
+//   delayq_store_deliveries_total{topic,late_within}
+//                                             counter: reservations by how
+//                                             late they came (buckets up to
+//                                             0.01, 0.1, 1, 10, 60, +Inf s;
+//                                             not cumulative), from the store
 //   delayq_store_call_seconds{call}           histogram: each store call
 //   delayq_store_call_errors_total{call,code} counter: store calls that
 //                                             failed, by absl code
 //
 // Events are those of the attached scheduler (event.h): jobs that other
-// processes move on a shared store count there, not here; the gauges show
-// the whole store.
+// processes move on a shared store count there, not here; the gauges and
+// the delayq_store_* counters show the whole store. The store's counters
+// are shown for the topics it has and those it counted work of in the last
+// `topic_idle` (within a minute: the store counts by the minute).
 //
 // The gauges show the topics the store has: with jobs, paused or limited.
 // A topic's event counters and histograms are dropped, at a rendering, once

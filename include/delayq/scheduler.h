@@ -260,6 +260,22 @@ class Scheduler {
   // Every topic with at least one live job, sorted.
   absl::StatusOr<std::vector<std::string>> Topics();
 
+  // Counts() / CountTotals()
+  //
+  // What the store counted (see counts.h and Backend::Counts()): every
+  // topic's counts per minute from `from` to `to`, and every topic's totals.
+  // The same from every process that shares the store. InvalidArgument when
+  // `from` is after `to`; Unimplemented for a store that keeps no counts.
+  absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
+                                                  absl::Time to);
+  absl::StatusOr<std::vector<TopicTotals>> CountTotals();
+
+  // RecentCounts()
+  //
+  // Counts() of the last `span` (to now, by the scheduler's clock), summed
+  // per topic: the topics counted in that time, sorted.
+  absl::StatusOr<std::vector<TopicTotals>> RecentCounts(absl::Duration span);
+
   // Kick()
   //
   // Moves up to `max` dead jobs of `topic` back to ready (attempts reset) and

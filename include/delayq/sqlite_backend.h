@@ -26,7 +26,7 @@
 // Paused topics, topic limits (with their token buckets) and the ids held by
 // dedup windows are tables of their own, changed in the same transactions
 // as the jobs they concern; backends/sqlite/internal/schema.cc describes
-// every table and the schema version that added it (now 7).
+// every table and the schema version that added it (now 9).
 //
 // Errors beyond the Backend contract:
 //   Unavailable         another connection held the write lock for longer

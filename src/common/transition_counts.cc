@@ -78,6 +78,15 @@ std::vector<TopicTotals> SumTotals(
   return out;
 }
 
+std::vector<TopicTotals> SumByTopic(const std::vector<TopicMinute>& minutes) {
+  absl::btree_map<std::string, JobCounts> sum;
+  for (const TopicMinute& m : minutes) sum[m.topic] += m.counts;
+  std::vector<TopicTotals> out;
+  out.reserve(sum.size());
+  for (const auto& [topic, counts] : sum) out.push_back({topic, counts});
+  return out;
+}
+
 absl::Status CheckCountsOptions(absl::string_view who,
                                 const CountsOptions& options) {
   if (options.window >= absl::Minutes(1)) return absl::OkStatus();

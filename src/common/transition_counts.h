@@ -36,6 +36,9 @@ std::vector<TopicMinute> SumMinutes(
 std::vector<TopicTotals> SumTotals(
     const std::vector<std::vector<TopicTotals>>& parts);
 
+// The minutes' counts summed per topic, sorted by topic.
+std::vector<TopicTotals> SumByTopic(const std::vector<TopicMinute>& minutes);
+
 // InvalidArgument "<who>: counts window ..." unless `options.window` is at
 // least a minute.
 absl::Status CheckCountsOptions(absl::string_view who,

@@ -2,6 +2,7 @@
 
 #include "delayq/metrics.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
+#include "delayq/version.h"
 #include "src/metrics/instrumented_backend.h"
 #include "src/metrics/metrics_histogram.h"
 
@@ -30,6 +32,21 @@ std::string Label(absl::string_view value) {
     out += c;
   }
   return out;
+}
+
+// Whether a failed store call means the store is in trouble (unreachable,
+// slow, damaged), not that it refused the caller as the contract says.
+bool IsStoreTrouble(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kUnimplemented:
+      return false;
+    default:
+      return true;
+  }
 }
 
 void Header(absl::string_view name, absl::string_view type,
@@ -74,6 +91,14 @@ class Metrics::State {
     return HistogramOf(family, topic, &internal::JobSecondsBounds);
   }
   void RenderGauges(std::string* out);
+  // The store's counts (counts.h) of the topics in `names` and of those
+  // counted in the last topic_idle; nothing on a store that keeps none.
+  void RenderStoreCounts(const std::set<std::string>& names, std::string* out);
+  // What alerts watch besides the counts: how long the next ready job of
+  // each topic in `ready` has been due, the limits, the schedules' runs.
+  void RenderWatchGauges(const std::set<std::string>& ready,
+                         const std::vector<LimitedTopic>& limits,
+                         std::string* out);
   // Drops the series of the topics that are not in `live` and had no event
   // for topic_idle.
   void ForgetIdleTopics(const std::set<std::string>& live)
@@ -92,8 +117,12 @@ class Metrics::State {
   std::map<std::string, absl::Time, std::less<>> last_event_
       ABSL_GUARDED_BY(mu_);
   Family calls_ ABSL_GUARDED_BY(mu_);
-  // (call, code) -> count.
+  // (call, code) -> count: calls the store could not answer, and calls it
+  // answered with a refusal the contract gives (an unknown id, a stale
+  // lease, a taken id: the caller's doing, not the store's).
   std::map<std::pair<std::string, std::string>, int64_t> call_errors_
+      ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, int64_t> call_refusals_
       ABSL_GUARDED_BY(mu_);
   int64_t gauge_errors_ ABSL_GUARDED_BY(mu_) = 0;
 };
@@ -150,8 +179,8 @@ void Metrics::State::ObserveCall(absl::string_view call, absl::Duration took,
   HistogramOf(calls_, call, &internal::StoreCallSecondsBounds)
       .Observe(absl::ToDoubleSeconds(took));
   if (!status.ok()) {
-    ++call_errors_[{std::string(call),
-                    absl::StatusCodeToString(status.code())}];
+    auto& counts = IsStoreTrouble(status) ? call_errors_ : call_refusals_;
+    ++counts[{std::string(call), absl::StatusCodeToString(status.code())}];
   }
 }
 
@@ -179,6 +208,7 @@ void Metrics::State::RenderGauges(std::string* out) {
   }
   ForgetIdleTopics(names);
   std::string jobs, paused_lines;
+  std::set<std::string> with_ready;
   for (const std::string& topic : names) {
     absl::StatusOr<TopicStats> s = scheduler->Stats(topic);
     if (!s.ok()) {
@@ -186,6 +216,7 @@ void Metrics::State::RenderGauges(std::string* out) {
       ++gauge_errors_;
       continue;
     }
+    if (s->ready > 0) with_ready.insert(topic);
     const std::string t = Label(topic);
     const std::pair<const char*, int64_t> states[] = {{"delayed", s->delayed},
                                                       {"ready", s->ready},
@@ -203,6 +234,117 @@ void Metrics::State::RenderGauges(std::string* out) {
   absl::StrAppend(out, jobs);
   Header("delayq_topic_paused", "gauge", "1 while the topic is paused.", out);
   absl::StrAppend(out, paused_lines);
+  RenderWatchGauges(with_ready,
+                    limits.ok() ? *limits : std::vector<LimitedTopic>(), out);
+  RenderStoreCounts(names, out);
+}
+
+void Metrics::State::RenderWatchGauges(const std::set<std::string>& ready,
+                                       const std::vector<LimitedTopic>& limits,
+                                       std::string* out) {
+  const absl::Time now = scheduler->clock().Now();
+  Header("delayq_ready_job_age_seconds", "gauge",
+         "How long the topic's next ready job (in ready order) has been due.",
+         out);
+  for (const std::string& topic : ready) {
+    absl::StatusOr<std::vector<Job>> next =
+        scheduler->List(topic, JobState::kReady, 1);
+    if (!next.ok() || next->empty()) continue;
+    absl::StrAppend(out, "delayq_ready_job_age_seconds{topic=\"", Label(topic),
+                    "\"} ",
+                    absl::ToDoubleSeconds(std::max(now - next->front().run_at,
+                                                   absl::ZeroDuration())),
+                    "\n");
+  }
+  Header("delayq_topic_limit_rate", "gauge",
+         "The topic's limit: reservations allowed per second (0: none).", out);
+  for (const LimitedTopic& l : limits) {
+    const double per_second =
+        l.limit.rate > 0 ? l.limit.rate / absl::ToDoubleSeconds(l.limit.period)
+                         : 0;
+    absl::StrAppend(out, "delayq_topic_limit_rate{topic=\"", Label(l.topic),
+                    "\"} ", per_second, "\n");
+  }
+  Header("delayq_topic_limit_concurrency", "gauge",
+         "The topic's limit: reservations at once (0: no cap).", out);
+  for (const LimitedTopic& l : limits) {
+    absl::StrAppend(out, "delayq_topic_limit_concurrency{topic=\"",
+                    Label(l.topic), "\"} ", l.limit.concurrency, "\n");
+  }
+  absl::StatusOr<std::vector<ScheduleInfo>> schedules = scheduler->Schedules();
+  if (!schedules.ok()) {
+    if (!absl::IsUnimplemented(schedules.status())) {
+      absl::MutexLock lock(&mu_);
+      ++gauge_errors_;
+    }
+    return;
+  }
+  std::string last, next;
+  for (const ScheduleInfo& s : *schedules) {
+    const std::string name = Label(s.record.name);
+    absl::StrAppend(&last, "delayq_schedule_last_run_timestamp_seconds{",
+                    "schedule=\"", name, "\"} ",
+                    absl::ToUnixSeconds(s.record.done_through), "\n");
+    if (s.next_run == absl::InfiniteFuture()) continue;
+    absl::StrAppend(&next, "delayq_schedule_next_run_timestamp_seconds{",
+                    "schedule=\"", name, "\"} ",
+                    absl::ToUnixSeconds(s.next_run), "\n");
+  }
+  Header("delayq_schedule_last_run_timestamp_seconds", "gauge",
+         "The schedule's occurrences are enqueued up to this time (Unix s).",
+         out);
+  absl::StrAppend(out, last);
+  Header("delayq_schedule_next_run_timestamp_seconds", "gauge",
+         "The schedule's next occurrence (Unix s).", out);
+  absl::StrAppend(out, next);
+}
+
+void Metrics::State::RenderStoreCounts(const std::set<std::string>& names,
+                                       std::string* out) {
+  absl::StatusOr<std::vector<TopicTotals>> totals = scheduler->CountTotals();
+  if (absl::IsUnimplemented(totals.status())) return;
+  absl::StatusOr<std::vector<TopicTotals>> recent =
+      scheduler->RecentCounts(topic_idle);
+  if (!totals.ok() || !recent.ok()) {
+    absl::MutexLock lock(&mu_);
+    ++gauge_errors_;
+    return;
+  }
+  std::set<std::string> shown = names;
+  for (const TopicTotals& t : *recent) shown.insert(t.topic);
+  std::string transitions, deliveries;
+  for (const TopicTotals& t : *totals) {
+    if (shown.count(t.topic) == 0) continue;
+    const std::string topic = Label(t.topic);
+    const JobCounts& c = t.counts;
+    const std::pair<const char*, int64_t> kinds[] = {
+        {"enqueued", c.enqueued}, {"done", c.done},       {"failed", c.failed},
+        {"retried", c.retried},   {"expired", c.expired}, {"dead", c.dead},
+        {"lapsed", c.lapsed}};
+    for (const auto& [kind, n] : kinds) {
+      absl::StrAppend(&transitions, "delayq_store_transitions_total{topic=\"",
+                      topic, "\",transition=\"", kind, "\"} ", n, "\n");
+    }
+    for (int b = 0; b < kLatenessBuckets; ++b) {
+      const std::string within =
+          b < kLatenessBuckets - 1
+              ? absl::StrCat(kLatenessBoundsMicros[b] / 1e6)
+              : "+Inf";
+      absl::StrAppend(&deliveries, "delayq_store_deliveries_total{topic=\"",
+                      topic, "\",late_within=\"", within, "\"} ", c.lateness[b],
+                      "\n");
+    }
+  }
+  Header("delayq_store_transitions_total", "counter",
+         "Job transitions the store counted, per topic, from every process.",
+         out);
+  absl::StrAppend(out, transitions);
+  Header("delayq_store_deliveries_total", "counter",
+         "Reservations the store counted, per topic and lateness bucket (late "
+         "by at most late_within seconds and more than the bucket before; "
+         "not cumulative).",
+         out);
+  absl::StrAppend(out, deliveries);
 }
 
 void Metrics::State::ForgetIdleTopics(const std::set<std::string>& live) {
@@ -257,6 +399,17 @@ std::string Metrics::State::Render() {
     absl::StrAppend(&out, "delayq_store_call_errors_total{call=\"", key.first,
                     "\",code=\"", key.second, "\"} ", n, "\n");
   }
+  Header("delayq_store_call_refusals_total", "counter",
+         "Store calls the store refused as the contract says (an unknown id, "
+         "a stale lease, a taken id), per call and absl code.",
+         &out);
+  for (const auto& [key, n] : call_refusals_) {
+    absl::StrAppend(&out, "delayq_store_call_refusals_total{call=\"", key.first,
+                    "\",code=\"", key.second, "\"} ", n, "\n");
+  }
+  Header("delayq_build_info", "gauge", "1, labelled with delayq's version.",
+         &out);
+  absl::StrAppend(&out, "delayq_build_info{version=\"", kVersion, "\"} 1\n");
   Header("delayq_metrics_store_errors_total", "counter",
          "Renderings that could not read the topics' counts.", &out);
   absl::StrAppend(&out, "delayq_metrics_store_errors_total ", gauge_errors_,

@@ -10,6 +10,7 @@
 #include "src/common/contract_errors.h"
 #include "src/common/generated_id.h"
 #include "src/common/status_macros.h"
+#include "src/common/transition_counts.h"
 #include "src/common/validation.h"
 #include "src/scheduler/scheduler_impl.h"
 
@@ -657,6 +658,28 @@ absl::StatusOr<TopicStats> Scheduler::Stats(absl::string_view topic) {
 
 absl::StatusOr<std::vector<std::string>> Scheduler::Topics() {
   return impl_->backend().Topics();
+}
+
+absl::StatusOr<std::vector<TopicMinute>> Scheduler::Counts(absl::Time from,
+                                                           absl::Time to) {
+  if (from > to) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("counts: from ", absl::FormatTime(from), " is after to ",
+                     absl::FormatTime(to)));
+  }
+  return impl_->backend().Counts(from, to);
+}
+
+absl::StatusOr<std::vector<TopicTotals>> Scheduler::CountTotals() {
+  return impl_->backend().CountTotals();
+}
+
+absl::StatusOr<std::vector<TopicTotals>> Scheduler::RecentCounts(
+    absl::Duration span) {
+  const absl::Time now = impl_->clock().Now();
+  absl::StatusOr<std::vector<TopicMinute>> minutes = Counts(now - span, now);
+  if (!minutes.ok()) return minutes.status();
+  return internal::SumByTopic(*minutes);
 }
 
 absl::StatusOr<int> Scheduler::Kick(absl::string_view topic, int max) {

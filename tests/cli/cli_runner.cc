@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <regex>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -128,6 +130,13 @@ bool CliRunner::WaitForFile(const std::string& path, absl::Duration limit) {
 
 std::string CliRunner::ReadFile(const std::string& path) {
   return testing::ReadFile(path);
+}
+
+bool CliRunner::NoJobsIn(const std::string& stats_json) {
+  static const std::regex* const some_jobs =
+      new std::regex("\"(delayed|ready|reserved|dead)\":[1-9]");
+  return absl::StartsWith(stats_json, "[") &&
+         !std::regex_search(stats_json, *some_jobs);
 }
 
 void ExpectFailure(const CliResult& r, absl::string_view what) {

@@ -66,6 +66,10 @@ class CliRunner {
 
   static std::string ReadFile(const std::string& path);
 
+  // Whether `stats --json` output lists no job in any state (the topics
+  // worked lately are listed, with zeros).
+  static bool NoJobsIn(const std::string& stats_json);
+
  private:
   CliProcess Spawn(const std::vector<std::string>& args,
                    const std::string& in_path);

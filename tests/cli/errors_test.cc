@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "delayq/version.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
@@ -49,6 +51,31 @@ TEST(CliErrorsTest, CommandLineMistakesExitTwoWithUsage) {
       "not both");
   ExpectUsage(cli.Run({"work", "t", "--json", "--", "true"}),
               "unknown flag --json");
+}
+
+TEST(CliErrorsTest, ASlipOfTheKeyboardGetsASuggestion) {
+  CliRunner cli;
+  ExpectUsage(cli.Run({"stast"}),
+              "unknown command 'stast' (did you mean 'stats'?)");
+  ExpectUsage(cli.Run({"schedul"}),
+              "unknown command 'schedul' (did you mean 'schedule'?)");
+  ExpectUsage(cli.Run({"add", "t", "--priorty", "2"}),
+              "unknown flag --priorty (did you mean '--priority'?)");
+  ExpectUsage(cli.Run({"stats", "--jsn"}),
+              "unknown flag --jsn (did you mean '--json'?)");
+  // Nothing near: no guess.
+  CliResult far = cli.Run({"frobnicate"});
+  EXPECT_THAT(far.err, Not(HasSubstr("did you mean")));
+}
+
+TEST(CliErrorsTest, VersionIsPrinted) {
+  CliRunner cli;
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"--version"}, {"version"}}) {
+    CliResult r = cli.Run(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, absl::StrCat("delayq ", kVersion, "\n"));
+  }
 }
 
 TEST(CliErrorsTest, BadValuesExitOneWithOneLine) {

@@ -71,7 +71,7 @@ TEST(CliWorkTest, SucceedingCommandGetsPayloadAndEnvironmentAndAcks) {
   EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/m1.env"), "mail 1 3\n");
   EXPECT_THAT(work.err, HasSubstr("m1 attempt 1/3 ok in "));
   EXPECT_THAT(work.err, HasSubstr("m2 attempt 1/3 ok in "));
-  EXPECT_EQ(cli.Run({"stats", "--json"}).out, "[]\n");
+  EXPECT_TRUE(CliRunner::NoJobsIn(cli.Run({"stats", "--json"}).out));
 }
 
 TEST(CliWorkTest, FailingCommandRetriesThenDiesWithTheTailOfItsStderr) {
@@ -162,7 +162,7 @@ TEST(CliWorkTest, JobOfAKilledWorkerComesBackAfterItsTtr) {
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/attempt"), "2\n");
   EXPECT_THAT(second.err, HasSubstr("k attempt 2/3 ok"));
-  EXPECT_EQ(cli.Run({"stats", "--json"}).out, "[]\n");
+  EXPECT_TRUE(CliRunner::NoJobsIn(cli.Run({"stats", "--json"}).out));
 }
 
 TEST(CliWorkTest, AKilledWorkerTakesItsRunningCommandWithIt) {
@@ -239,7 +239,7 @@ TEST(CliWorkTest, SigintWaitsForTheRunningCommandThenExitsZero) {
   EXPECT_THAT(result.err, HasSubstr("stopping; waiting for running jobs"));
   EXPECT_THAT(result.err, HasSubstr("g attempt 1/3 ok"));
   EXPECT_EQ(CliRunner::ReadFile(cli.dir() + "/finished"), "done\n");
-  EXPECT_EQ(cli.Run({"stats", "--json"}).out, "[]\n");
+  EXPECT_TRUE(CliRunner::NoJobsIn(cli.Run({"stats", "--json"}).out));
 }
 
 TEST(CliWorkTest, ConcurrencyRunsCommandsAtTheSameTime) {
@@ -260,7 +260,7 @@ TEST(CliWorkTest, ConcurrencyRunsCommandsAtTheSameTime) {
   ASSERT_EQ(work.exit_code, 0) << work.err;
   EXPECT_THAT(work.err, HasSubstr("with 3 workers"));
   EXPECT_THAT(work.err, Not(HasSubstr("failed")));
-  EXPECT_EQ(cli.Run({"stats", "--json"}).out, "[]\n");
+  EXPECT_TRUE(CliRunner::NoJobsIn(cli.Run({"stats", "--json"}).out));
 }
 
 }  // namespace

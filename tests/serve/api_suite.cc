@@ -14,8 +14,9 @@ namespace delayq {
 namespace testing {
 
 void ApiTest::SetUp() {
-  absl::StatusOr<std::unique_ptr<ServeProcess>> server = ServeProcess::Start(
-      GetParam().fresh_url(), {"--max-body", absl::StrCat(kMaxBody)});
+  store_url_ = GetParam().fresh_url();
+  absl::StatusOr<std::unique_ptr<ServeProcess>> server =
+      ServeProcess::Start(store_url_, {"--max-body", absl::StrCat(kMaxBody)});
   ASSERT_TRUE(server.ok()) << server.status();
   server_ = *std::move(server);
   api_ = std::make_unique<ApiClient>(server_->port());

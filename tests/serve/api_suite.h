@@ -40,6 +40,7 @@ class ApiTest : public ::testing::TestWithParam<StoreUrlFactory> {
   // Reserves one job of `topic` now; expects one lease.
   Json ReserveOne(const std::string& topic);
 
+  std::string store_url_;  // the store the server serves
   std::unique_ptr<ServeProcess> server_;
   std::unique_ptr<ApiClient> api_;
 };

@@ -64,6 +64,22 @@ class DashboardTest : public ::testing::Test {
                   .status,
               200);
     ASSERT_EQ(api_->Get("/v1/jobs/order-7").json["state"], "dead");
+    // Three receipts sent before the page opens: the chart must show them
+    // from the store's counts on its first load.
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(
+          api_->Post("/v1/topics/receipts/jobs", {{"payload", "r"}}).status,
+          201);
+      HttpReply r = api_->Post("/v1/topics/receipts/reserve", Json::object());
+      ASSERT_EQ(r.json["leases"].size(), 1u);
+      const Json& l = r.json["leases"][0];
+      ASSERT_EQ(
+          api_->Post(absl::StrCat("/v1/jobs/",
+                                  l["job"]["id"].get<std::string>(), "/ack"),
+                     {{"token", l["token"]}})
+              .status,
+          200);
+    }
     ASSERT_EQ(
         api_->Put("/v1/topics/mail/limit", {{"rate", 50}, {"concurrency", 10}})
             .status,
@@ -96,6 +112,10 @@ TEST_F(DashboardTest, ShowsTheStoreAndKicksADeadJobToReady) {
   EXPECT_TRUE(p.WaitFor(CellIs("mail", "delayed", 1)));
   EXPECT_TRUE(p.WaitFor(CellIs("orders", "dead", 1)));
   EXPECT_TRUE(p.WaitFor(CellIs("orders", "ready", 0)));
+  // The chart, on its first load, from the counts written before.
+  EXPECT_TRUE(
+      p.WaitFor("document.querySelector('#chart').dataset.done === "
+                "'3'"));
   // The topic's limit, and the schedule with its next run.
   EXPECT_TRUE(
       p.WaitFor("document.querySelector('tr[data-topic=\"mail\"] .badge.limit')"

@@ -62,6 +62,36 @@ absl::StatusOr<std::unique_ptr<Scheduler>> OpenAndPromote(const Context& ctx) {
 
 // ---- stats ----
 
+// What each topic did lately, from the store's counts: in the last whole
+// minute, and in the hour up to now (the 60 whole minutes before this one
+// and this one so far).
+struct Recent {
+  JobCounts minute;
+  JobCounts hour;
+};
+
+// By topic; none on a store that keeps no counts.
+absl::StatusOr<std::map<std::string, Recent>> RecentActivity(
+    Scheduler& scheduler) {
+  const absl::Time this_minute = MinuteOf(RealClock().Now());
+  absl::StatusOr<std::vector<TopicMinute>> minutes = scheduler.Counts(
+      this_minute - absl::Minutes(60), this_minute + absl::Minutes(1));
+  std::map<std::string, Recent> recent;
+  if (absl::IsUnimplemented(minutes.status())) return recent;
+  if (!minutes.ok()) return minutes.status();
+  for (const TopicMinute& m : *minutes) {
+    Recent& r = recent[m.topic];
+    r.hour += m.counts;
+    if (m.minute == this_minute - absl::Minutes(1)) r.minute += m.counts;
+  }
+  return recent;
+}
+
+std::string RecentJson(const JobCounts& c) {
+  return absl::StrCat("{\"enqueued\":", c.enqueued, ",\"done\":", c.done,
+                      ",\"failed\":", c.failed, ",\"dead\":", c.dead, "}");
+}
+
 absl::StatusOr<std::string> StatsText(const Context& ctx,
                                       Scheduler& scheduler) {
   // A store that cannot pause topics has none paused.
@@ -83,19 +113,25 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
   if (limit_list.ok()) {
     for (const LimitedTopic& t : *limit_list) limits[t.topic] = t.limit;
   }
+  absl::StatusOr<std::map<std::string, Recent>> recent =
+      RecentActivity(scheduler);
+  if (!recent.ok()) return recent.status();
   std::vector<std::string> topics;
   if (ctx.args.empty()) {
     absl::StatusOr<std::vector<std::string>> all = scheduler.Topics();
     if (!all.ok()) return all.status();
-    // Paused and limited topics are shown even while they have no jobs.
+    // Paused and limited topics are shown even while they have no jobs, and
+    // so are those that had work in the last hour.
     std::set<std::string> both(all->begin(), all->end());
     both.insert(paused.begin(), paused.end());
     for (const auto& [topic, limit] : limits) both.insert(topic);
+    for (const auto& [topic, r] : *recent) both.insert(topic);
     topics.assign(both.begin(), both.end());
   } else {
     topics = ctx.args;
   }
-  std::vector<Row> rows = {{"TOPIC", "DELAYED", "READY", "RESERVED", "DEAD"}};
+  std::vector<Row> rows = {{"TOPIC", "DELAYED", "READY", "RESERVED", "DEAD",
+                            "DONE/MIN", "FAILED/MIN", "DONE/H", "FAILED/H"}};
   std::vector<std::string> json;
   for (const std::string& topic : topics) {
     absl::StatusOr<TopicStats> s = scheduler.Stats(topic);
@@ -105,12 +141,15 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
     std::vector<std::string> notes;
     if (is_paused) notes.push_back("paused");
     if (limit != limits.end()) notes.push_back(LimitText(limit->second));
+    const Recent r = recent->count(topic) ? recent->at(topic) : Recent();
     rows.push_back(
         {notes.empty()
              ? topic
              : absl::StrCat(topic, " (", absl::StrJoin(notes, "; "), ")"),
          absl::StrCat(s->delayed), absl::StrCat(s->ready),
-         absl::StrCat(s->reserved), absl::StrCat(s->dead)});
+         absl::StrCat(s->reserved), absl::StrCat(s->dead),
+         absl::StrCat(r.minute.done), absl::StrCat(r.minute.failed),
+         absl::StrCat(r.hour.done), absl::StrCat(r.hour.failed)});
     std::string limit_json;
     if (limit != limits.end()) {
       const TopicLimit& l = limit->second;
@@ -123,7 +162,8 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
         "{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
         ",\"ready\":", s->ready, ",\"reserved\":", s->reserved,
         ",\"dead\":", s->dead, ",\"paused\":", is_paused ? "true" : "false",
-        limit_json, "}"));
+        limit_json, ",\"last_minute\":", RecentJson(r.minute),
+        ",\"last_hour\":", RecentJson(r.hour), "}"));
   }
   if (ctx.json()) return absl::StrCat("[", absl::StrJoin(json, ","), "]\n");
   std::string text = Table(rows, 1);
@@ -308,8 +348,11 @@ const CommandSpec& StatsCommand() {
       "stats",
       "stats [TOPIC...]",
       "jobs per state for every topic",
-      "Prints how many jobs of each topic (every topic with a job, or the\n"
-      "ones named) are delayed, ready, reserved and dead. With --watch the\n"
+      "Prints how many jobs of each topic (every topic with a job or with\n"
+      "work in the last hour, or the ones named) are delayed, ready,\n"
+      "reserved and dead, and, from the store's counts, how many were done\n"
+      "and how many attempts failed in the last whole minute (/MIN) and in\n"
+      "the hour up to now (/H). With --watch the\n"
       "table is refreshed every INTERVAL (default 2s) until Ctrl-C; with\n"
       "--json as well, one JSON array per refresh.",
       {{"watch", 'w', FlagSpec::Arg::kDuration, "INTERVAL",

@@ -19,8 +19,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "delayq/version.h"
 #include "tools/common/runtime_policy.h"
 #include "tools/delayq/cli.h"
+#include "tools/delayq/suggest.h"
 
 namespace delayq {
 namespace cli {
@@ -68,6 +70,7 @@ Every command takes:
                 $DELAYQ_STORE, else sqlite:delayq.db in the current directory.
   --json        (stats, list, get, add, cancel, kick, retry) JSON output.
   -h, --help    help for the command; also `delayq help COMMAND`.
+  --version     print delayq's version (also `delayq version`).
 
 Flags may come before or after the positional arguments. Durations are
 written like 250ms, 90s, 30m or 1h30m; times in RFC 3339
@@ -118,6 +121,31 @@ const FlagSpec* FindFlag(const std::vector<FlagSpec>& flags,
   return nullptr;
 }
 
+// " (did you mean 'X'?)" when `typed` looks like a slip for X of `known`.
+std::string Hint(absl::string_view typed, const std::vector<std::string>& known,
+                 absl::string_view prefix = "") {
+  const std::string near = DidYouMean(typed, known);
+  if (near.empty()) return "";
+  return absl::StrCat(" (did you mean '", prefix, near, "'?)");
+}
+
+std::string UnknownFlag(const std::string& arg,
+                        const std::vector<FlagSpec>& flags) {
+  if (!absl::StartsWith(arg, "--")) return absl::StrCat("unknown flag ", arg);
+  std::vector<std::string> names;
+  for (const FlagSpec& f : flags) names.push_back(f.name);
+  absl::string_view typed = arg;
+  typed.remove_prefix(2);
+  typed = typed.substr(0, typed.find('='));
+  return absl::StrCat("unknown flag ", arg, Hint(typed, names, "--"));
+}
+
+std::vector<std::string> CommandNames() {
+  std::vector<std::string> names = {"help", "version"};
+  for (const CommandSpec* spec : Commands()) names.push_back(spec->name);
+  return names;
+}
+
 // Parses `args` (everything after the subcommand's name) into `ctx`.
 // Returns an empty string or the usage problem.
 std::string ParseArgs(const std::vector<std::string>& args, Context& ctx) {
@@ -154,7 +182,7 @@ std::string ParseArgs(const std::vector<std::string>& args, Context& ctx) {
         has_value = true;
       }
     }
-    if (flag == nullptr) return absl::StrCat("unknown flag ", arg);
+    if (flag == nullptr) return UnknownFlag(arg, flags);
     switch (flag->arg) {
       case FlagSpec::Arg::kNone:
         if (has_value) return absl::StrCat("--", flag->name, " takes no value");
@@ -182,6 +210,11 @@ std::string ParseArgs(const std::vector<std::string>& args, Context& ctx) {
   return "";
 }
 
+int PrintVersion() {
+  absl::PrintF("delayq %s\n", kVersion);
+  return kExitOk;
+}
+
 int Main(int argc, char** argv) {
   // Under `bazel run`, relative paths (the default sqlite:delayq.db) should
   // mean the user's directory, not the runfiles tree.
@@ -199,6 +232,7 @@ int Main(int argc, char** argv) {
       PrintProgramHelp(stdout);
       return kExitOk;
     }
+    if (arg == "--version") return PrintVersion();
     leading.push_back(arg);
     if (arg == "--store" && i + 1 < args.size()) leading.push_back(args[++i]);
   }
@@ -212,6 +246,7 @@ int Main(int argc, char** argv) {
   }
   const std::string name = args[i];
   std::vector<std::string> rest(args.begin() + i + 1, args.end());
+  if (name == "version" && rest.empty()) return PrintVersion();
   if (name == "help") {
     if (rest.empty()) {
       PrintProgramHelp(stdout);
@@ -227,7 +262,8 @@ int Main(int argc, char** argv) {
   }
   const CommandSpec* spec = FindCommand(name);
   if (spec == nullptr) {
-    absl::FPrintF(stderr, "delayq: unknown command '%s'\n\n", name);
+    absl::FPrintF(stderr, "delayq: unknown command '%s'%s\n\n", name,
+                  Hint(name, CommandNames()));
     PrintProgramHelp(stderr);
     return kExitUsage;
   }

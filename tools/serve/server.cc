@@ -76,12 +76,17 @@ void Server::AddRoutes() {
   AddHistoryRoutes(router_, context);  // before the job routes' GET /v1/jobs/ID
   AddJobRoutes(router_, context);
   AddTopicRoutes(router_, context);
+  AddCountRoutes(router_, context);
   AddLimitRoutes(router_, context);
   AddScheduleRoutes(router_, context);
   AddAssetRoutes(router_);
   router_.GetText(
       "/metrics", [this] { return MetricsText(); },
       "text/plain; version=0.0.4");
+  router_.SetObserver([this](absl::string_view route, absl::string_view method,
+                             int status, absl::Duration took) {
+    requests_.Observe(route, method, status, took);
+  });
 }
 
 std::string Server::MetricsText() const {
@@ -90,7 +95,10 @@ std::string Server::MetricsText() const {
   const double cpu_seconds =
       static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
       (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  std::string requests;
+  requests_.Render(&requests);
   return absl::StrCat(
+      requests,
       "# HELP delayq_http_reserves_waiting Reserve requests in progress, "
       "most of them long polls waiting for a job.\n"
       "# TYPE delayq_http_reserves_waiting gauge\n"

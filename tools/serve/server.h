@@ -34,6 +34,7 @@
 #include "tools/serve/http/http_server.h"
 #include "tools/serve/http/listen_address.h"
 #include "tools/serve/http/request_guard.h"
+#include "tools/serve/request_metrics.h"
 
 namespace delayq {
 namespace serve {
@@ -101,6 +102,7 @@ class Server {
   const ServeOptions options_;
   const RequestGuard guard_;
   Router router_;
+  RequestMetrics requests_;
   std::atomic<bool> draining_{false};
   std::atomic<int> reserves_waiting_{0};
   LeaseCache leases_;

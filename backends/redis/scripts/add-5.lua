@@ -57,6 +57,7 @@ local function add_to(key, score, member)
   a[#a + 1] = member
 end
 local topics, ready_keys = {}, {}
+local added = {}  -- jobs per topic, for the counts
 -- The earliest run_at of each topic's delayed jobs, for DUE; and of the
 -- batch: one due announcement per call at most.
 local topic_due = {}
@@ -68,6 +69,7 @@ for i = 1, n do
   local run_at_text = arg(i, 4)
   if shift ~= 0 then run_at_text = int_text(run_at) end
   local seq = first + i
+  added[topic] = (added[topic] or 0) + 1
   local rk = ready_keys[topic]
   if not rk then
     rk = ready_key(topic)
@@ -110,11 +112,6 @@ for topic, d in pairs(topic_due) do
   redis.call('ZADD', DUE, 'LT', d[2], topic)
 end
 call_many('SADD', KEYS[3], topics)
-local added = {}
-for i = 1, n do
-  local topic = arg(i, 2)
-  added[topic] = (added[topic] or 0) + 1
-end
 for topic, k in pairs(added) do count('e', topic, k, now) end
 if first_due then announce_due(first_due, now) end
 return {'OK'}

@@ -9,6 +9,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "tools/common/values.h"
 #include "tools/serve/http/error_reply.h"
 
@@ -194,6 +195,32 @@ Json StatsToJson(absl::string_view topic, const TopicStats& stats,
   out["reserved"] = stats.reserved;
   out["dead"] = stats.dead;
   out["paused"] = paused;
+  return out;
+}
+
+std::string CountsJsonText(const std::vector<TopicMinute>& minutes,
+                           absl::Time now) {
+  std::string out = "{\"now\":\"";
+  cli::AppendUtcText(now, &out);
+  out += "\",\"lateness_bounds_ms\":[";
+  for (size_t i = 0; i < kLatenessBoundsMicros.size(); ++i) {
+    absl::StrAppend(&out, i > 0 ? "," : "", kLatenessBoundsMicros[i] / 1000);
+  }
+  out += "],\"minutes\":[";
+  for (size_t i = 0; i < minutes.size(); ++i) {
+    const TopicMinute& m = minutes[i];
+    const JobCounts& c = m.counts;
+    absl::StrAppend(&out, i > 0 ? "," : "", "{\"minute\":\"");
+    cli::AppendUtcText(m.minute, &out);
+    out += "\",\"topic\":";
+    AppendString(m.topic, &out);
+    absl::StrAppend(&out, ",\"enqueued\":", c.enqueued, ",\"done\":", c.done,
+                    ",\"failed\":", c.failed, ",\"retried\":", c.retried,
+                    ",\"expired\":", c.expired, ",\"dead\":", c.dead,
+                    ",\"lapsed\":", c.lapsed, ",\"lateness\":[",
+                    absl::StrJoin(c.lateness, ","), "]}");
+  }
+  out += "]}";
   return out;
 }
 

@@ -14,12 +14,14 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "delayq/counts.h"
 #include "delayq/event.h"
 #include "delayq/job.h"
 #include "delayq/schedule.h"
@@ -67,6 +69,12 @@ std::string JsonListText(absl::string_view name, absl::Span<const T> items,
   return out;
 }
 Json StatsToJson(absl::string_view topic, const TopicStats& stats, bool paused);
+
+// {"now", "lateness_bounds_ms": [...], "minutes": [{"minute", "topic",
+// "enqueued", "done", "failed", "retried", "expired", "dead", "lapsed",
+// "lateness": [one count per bucket]}]}; times in RFC 3339 UTC.
+std::string CountsJsonText(const std::vector<TopicMinute>& minutes,
+                           absl::Time now);
 
 // {"topic", "rate", "period_ms", "burst", "concurrency", "text"}.
 Json LimitToJson(absl::string_view topic, const TopicLimit& limit);

@@ -6,6 +6,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
 #include "tools/serve/api/auth.h"
 #include "tools/serve/http/error_reply.h"
 #include "tools/serve/http/http_wire.h"
@@ -24,22 +26,36 @@ void WriteJson(HttpResponse& response, int status, const Json& body) {
 }  // namespace
 
 void Router::Handle(const HttpRequest& request, HttpResponse& response) const {
+  const absl::Time start = absl::Now();
+  absl::string_view label = "unmatched";
   std::vector<std::string> path;
+  const Entry* matched = nullptr;
   for (const Entry& route : routes_) {
     if (route.method == request.method &&
         route.pattern.Match(request.path, &path)) {
-      for (std::string& part : path) part = PercentDecode(part, false);
-      route.handler(request, std::move(path), response);
-      return;
+      matched = &route;
+      break;
     }
   }
-  WriteError(response, absl::NotFoundError(absl::StrCat(
-                           "no route ", request.method, " ", request.path)));
+  if (matched != nullptr) {
+    label = matched->label;
+    for (std::string& part : path) part = PercentDecode(part, false);
+    matched->handler(request, std::move(path), response);
+  } else {
+    WriteError(response, absl::NotFoundError(absl::StrCat(
+                             "no route ", request.method, " ", request.path)));
+  }
+  if (observer_) {
+    observer_(label, request.method, response.status, absl::Now() - start);
+  }
 }
 
 void Router::Add(const std::string& method, const std::string& pattern,
                  Handler handler) {
-  routes_.push_back(Entry{method, PathPattern(pattern), std::move(handler)});
+  std::string label =
+      absl::StrReplaceAll(pattern, {{"([^/]+)", "{}"}, {"(.+)", "{}"}});
+  routes_.push_back(Entry{method, PathPattern(pattern), std::move(label),
+                          std::move(handler)});
 }
 
 bool Router::Authorized(const HttpRequest& request,

@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "tools/serve/api/json_codec.h"
 #include "tools/serve/api/path_pattern.h"
 #include "tools/serve/http/http_message.h"
@@ -84,6 +85,14 @@ class Router {
   // path, or 404.
   void Handle(const HttpRequest& request, HttpResponse& response) const;
 
+  // Told of every request Handle() answered: its route (the pattern, each
+  // capture written "{}"; "unmatched" when none matched), its method, the
+  // reply's status and how long the answer took. Set before serving.
+  using Observer =
+      std::function<void(absl::string_view route, absl::string_view method,
+                         int status, absl::Duration took)>;
+  void SetObserver(Observer observer) { observer_ = std::move(observer); }
+
  private:
   // Gets the request, what the pattern's captures matched, the reply.
   using Handler = std::function<void(
@@ -91,6 +100,7 @@ class Router {
   struct Entry {
     std::string method;
     PathPattern pattern;
+    std::string label;  // the pattern as Observer names it
     Handler handler;
   };
 
@@ -102,6 +112,7 @@ class Router {
 
   const std::string token_;
   std::vector<Entry> routes_;
+  Observer observer_;
 };
 
 }  // namespace serve

@@ -44,6 +44,9 @@ void AddLeaseRoutes(Router& router, const RouteContext& context);
 // pause,resume}.
 void AddTopicRoutes(Router& router, const RouteContext& context);
 
+// GET /v1/counts?minutes=N&topic=T: the store's counts per topic and minute.
+void AddCountRoutes(Router& router, const RouteContext& context);
+
 // GET /v1/jobs/{id}/history: the job's events as this server saw them.
 void AddHistoryRoutes(Router& router, const RouteContext& context);
 

@@ -33,14 +33,47 @@ absl::StatusOr<Reply> TopicStatsReply(Scheduler& scheduler,
   return Reply{200, StatsToJson(topic, *stats, paused->count(topic) > 0)};
 }
 
-// Every topic with jobs, and every paused one, with its counts.
-absl::StatusOr<Reply> AllTopics(Scheduler& scheduler) {
-  absl::StatusOr<std::set<std::string>> paused = Paused(scheduler);
-  if (!paused.ok()) return paused.status();
+// The topics an operator looks for: those with jobs, the paused and the
+// limited ones, those a schedule fills, and those the store counted work
+// of in the last hour (each on a store that keeps such things).
+absl::StatusOr<std::set<std::string>> KnownTopics(
+    Scheduler& scheduler, const std::set<std::string>& paused) {
   absl::StatusOr<std::vector<std::string>> topics = scheduler.Topics();
   if (!topics.ok()) return topics.status();
   std::set<std::string> names(topics->begin(), topics->end());
-  names.insert(paused->begin(), paused->end());
+  names.insert(paused.begin(), paused.end());
+  absl::StatusOr<std::vector<LimitedTopic>> limits = scheduler.Limits();
+  if (!limits.ok() && !absl::IsUnimplemented(limits.status())) {
+    return limits.status();
+  }
+  if (limits.ok()) {
+    for (const LimitedTopic& l : *limits) names.insert(l.topic);
+  }
+  absl::StatusOr<std::vector<ScheduleInfo>> schedules = scheduler.Schedules();
+  if (!schedules.ok() && !absl::IsUnimplemented(schedules.status())) {
+    return schedules.status();
+  }
+  if (schedules.ok()) {
+    for (const ScheduleInfo& s : *schedules) names.insert(s.record.topic);
+  }
+  absl::StatusOr<std::vector<TopicTotals>> recent =
+      scheduler.RecentCounts(absl::Hours(1));
+  if (!recent.ok() && !absl::IsUnimplemented(recent.status())) {
+    return recent.status();
+  }
+  if (recent.ok()) {
+    for (const TopicTotals& t : *recent) names.insert(t.topic);
+  }
+  return names;
+}
+
+// Every known topic with its counts.
+absl::StatusOr<Reply> AllTopics(Scheduler& scheduler) {
+  absl::StatusOr<std::set<std::string>> paused = Paused(scheduler);
+  if (!paused.ok()) return paused.status();
+  absl::StatusOr<std::set<std::string>> known = KnownTopics(scheduler, *paused);
+  if (!known.ok()) return known.status();
+  const std::set<std::string>& names = *known;
   Json list = Json::array();
   for (const std::string& topic : names) {
     absl::StatusOr<TopicStats> stats = scheduler.Stats(topic);

@@ -1,13 +1,12 @@
 // The delayq dashboard: topics with live counts, a chart of throughput and
-// lateness, jobs per topic and state, one job's details, and the actions
-// an operator needs. Plain JavaScript against the /v1 API and /metrics; no
+// lateness from the store's counts, jobs per topic and state, one job's details, and the actions
+// an operator needs. Plain JavaScript against the /v1 API; no
 // libraries, so it works with no internet access.
 "use strict";
 
 const STATES = ["ready", "delayed", "reserved", "dead"];
-const MAX_SAMPLES = 300;  // ten minutes at the default refresh
 const $ = (sel) => document.querySelector(sel);
-const state = { topic: null, jobState: "ready", samples: [], timer: null };
+const state = { topic: null, jobState: "ready", timer: null };
 
 function token() { return localStorage.getItem("delayq-token") || ""; }
 
@@ -202,22 +201,27 @@ async function showJob(id) {
 
 // --- Chart ------------------------------------------------------------------
 
-// Sums of the counters and lateness histogram in Prometheus text.
-function parseMetrics(text) {
-  const m = { succeeded: 0, failed: 0, lateSum: 0, lateCount: 0 };
-  for (const line of text.split("\n")) {
-    if (line.startsWith("#")) continue;
-    const value = parseFloat(line.slice(line.lastIndexOf(" ") + 1));
-    if (line.startsWith("delayq_job_events_total{")) {
-      if (line.includes('event="succeeded"')) m.succeeded += value;
-      if (line.includes('event="failed"')) m.failed += value;
-    } else if (line.startsWith("delayq_delivery_lateness_seconds_sum")) {
-      m.lateSum += value;
-    } else if (line.startsWith("delayq_delivery_lateness_seconds_count")) {
-      m.lateCount += value;
-    }
+// The last hour from the store's counts (GET /v1/counts), the same from any
+// server and there on the first load: per minute, jobs done, attempts
+// failed and deliveries later than a second, every topic or the chosen one.
+const CHART_MINUTES = 60;
+const LATE_BUCKET = 3;  // lateness buckets from this one are over 1 s
+
+function chartRows(counts) {
+  const end = Date.parse(counts.now);
+  const first = Math.floor(end / 60000) * 60000 - (CHART_MINUTES - 1) * 60000;
+  const rows = [];
+  for (let i = 0; i < CHART_MINUTES; i++) {
+    rows.push({ t: first + i * 60000, done: 0, failed: 0, late: 0 });
   }
-  return m;
+  for (const m of counts.minutes) {
+    const i = Math.round((Date.parse(m.minute) - first) / 60000);
+    if (i < 0 || i >= CHART_MINUTES) continue;
+    rows[i].done += m.done;
+    rows[i].failed += m.failed;
+    rows[i].late += m.lateness.slice(LATE_BUCKET).reduce((a, b) => a + b, 0);
+  }
+  return rows;
 }
 
 function polyline(points, cls) {
@@ -234,52 +238,42 @@ function svg(tag, attrs, text) {
   return e;
 }
 
-function drawChart() {
-  const s = state.samples;
+function drawChart(counts) {
+  const rows = chartRows(counts);
   const chart = $("#chart");
   chart.replaceChildren();
-  const W = 800, H = 180, L = 40, R = 760, T = 10, B = 160;
-  const rows = [];
-  for (let i = 1; i < s.length; i++) {
-    const dt = (s[i].t - s[i - 1].t) / 1000;
-    const lc = s[i].lateCount - s[i - 1].lateCount;
-    rows.push({ t: s[i].t,
-      done: Math.max(0, s[i].succeeded - s[i - 1].succeeded) / dt,
-      failed: Math.max(0, s[i].failed - s[i - 1].failed) / dt,
-      late: lc > 0 ? (s[i].lateSum - s[i - 1].lateSum) / lc * 1000 : 0 });
-  }
-  const maxRate = Math.max(1, ...rows.map((r) => Math.max(r.done, r.failed)));
-  const maxLate = Math.max(1, ...rows.map((r) => r.late));
+  const H = 180, L = 40, R = 760, T = 10, B = 160;
+  const max = Math.max(1, ...rows.map((r) => Math.max(r.done, r.failed, r.late)));
   for (let g = 0; g <= 4; g++) {
     const y = B - (B - T) * g / 4;
     chart.append(svg("line", { x1: L, x2: R, y1: y, y2: y, class: "grid" }));
     chart.append(svg("text", { x: L - 4, y: y + 3, "text-anchor": "end", class: "axis" },
-      (maxRate * g / 4).toFixed(maxRate < 8 ? 1 : 0)));
-    chart.append(svg("text", { x: R + 4, y: y + 3, class: "axis" },
-      (maxLate * g / 4).toFixed(maxLate < 8 ? 1 : 0)));
+      (max * g / 4).toFixed(max < 8 ? 1 : 0)));
   }
-  if (rows.length === 0) return;
-  const t0 = rows[0].t, span = Math.max(1, rows[rows.length - 1].t - t0);
-  const x = (r) => L + (R - L) * (r.t - t0) / span;
-  chart.append(polyline(rows.map((r) => [x(r), B - (B - T) * r.done / maxRate]), "done"));
-  chart.append(polyline(rows.map((r) => [x(r), B - (B - T) * r.failed / maxRate]), "failed"));
-  chart.append(polyline(rows.map((r) => [x(r), B - (B - T) * r.late / maxLate]), "late"));
+  const x = (i) => L + (R - L) * i / (rows.length - 1);
+  const y = (v) => B - (B - T) * v / max;
+  for (const key of ["done", "failed", "late"]) {
+    chart.append(polyline(rows.map((r, i) => [x(i), y(r[key])]), key));
+  }
+  const total = rows.reduce((a, r) => a + r.done, 0);
   chart.append(svg("text", { x: L, y: H - 4, class: "axis" },
-    Math.round(span / 1000) + "s shown, " + rows.length + " samples"));
+    "last " + CHART_MINUTES + " minutes, per minute" +
+    (state.topic ? " (" + state.topic + ")" : " (every topic)") + ": " + total + " done"));
+  chart.dataset.done = String(total);
 }
 
 // --- Refresh loop -----------------------------------------------------------
 
 async function refresh() {
   try {
-    const [{ topics }, { limits }, { schedules }, metrics] = await Promise.all([
-      api("/v1/topics"), api("/v1/limits"), api("/v1/schedules"), api("/metrics")]);
+    const countsPath = "/v1/counts?minutes=" + CHART_MINUTES +
+      (state.topic ? "&topic=" + encodeURIComponent(state.topic) : "");
+    const [{ topics }, { limits }, { schedules }, counts] = await Promise.all([
+      api("/v1/topics"), api("/v1/limits"), api("/v1/schedules"), api(countsPath)]);
     // A Map, not an object: a topic may be named "__proto__" or "constructor".
     renderTopics(topics, new Map(limits.map((l) => [l.topic, l])));
     renderSchedules(schedules);
-    state.samples.push({ t: Date.now(), ...parseMetrics(metrics) });
-    if (state.samples.length > MAX_SAMPLES) state.samples.shift();
-    drawChart();
+    drawChart(counts);
     await refreshJobs();
     $("#status").textContent = "updated " + new Date().toLocaleTimeString();
     document.body.dataset.loaded = "true";
