@@ -39,9 +39,25 @@
 //                                             late they came (buckets up to
 //                                             0.01, 0.1, 1, 10, 60, +Inf s;
 //                                             not cumulative), from the store
+//   delayq_ready_job_age_seconds{topic}       gauge: how long the next ready
+//                                             job (in ready order) has been
+//                                             due
+//   delayq_topic_limit_rate{topic}            gauge: a limit's reservations
+//                                             per second; and _concurrency
+//   delayq_schedule_last_run_timestamp_seconds{schedule}, and _next_run_
+//                                             gauges: Unix seconds
+//   delayq_build_info{version}                gauge: 1
 //   delayq_store_call_seconds{call}           histogram: each store call
-//   delayq_store_call_errors_total{call,code} counter: store calls that
-//                                             failed, by absl code
+//   delayq_store_call_errors_total{call,code} counter: store calls the
+//                                             store could not answer
+//                                             (unreachable, timed out,
+//                                             damaged), by absl code
+//   delayq_store_call_refusals_total{call,code}
+//                                             counter: calls the store
+//                                             refused as its contract says
+//                                             (NotFound, AlreadyExists,
+//                                             FailedPrecondition, ...): the
+//                                             caller's doing, not the store's
 //
 // Events are those of the attached scheduler (event.h): jobs that other
 // processes move on a shared store count there, not here; the gauges and
