@@ -279,6 +279,36 @@ class MemoryBackend : public Backend {
     return absl::OkStatus();
   }
 
+  absl::Status PromoteJob(absl::string_view id, absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    JobRecord* r = Find(id);
+    if (r == nullptr) return internal::NoSuchJob(id);
+    if (r->state() != JobState::kDelayed) {
+      return internal::NotDelayed(id, JobStateName(r->state()));
+    }
+    Unlink(r);
+    r->set_run_at(MicrosOf(now));
+    r->Wait(JobState::kReady);
+    Link(r);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
+                                absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    int purged = 0;
+    // Looked up for every job: Erase() drops the topic with its last one.
+    while (purged < max) {
+      auto it = topics_.find(topic);
+      if (it == topics_.end() || it->second->dead.empty()) break;
+      JobRecord* r = it->second->dead.begin()->second;
+      HoldId(*r, MicrosOf(now));
+      Erase(r);
+      ++purged;
+    }
+    return purged;
+  }
+
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override {
     internal::MutexLock lock(&mu_);
     PromoteResult result;

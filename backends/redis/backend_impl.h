@@ -62,6 +62,9 @@ class RedisBackend : public Backend {
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
+  absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
+                                absl::Time now) override;
   // Counts: counts.cc.
   absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
                                                   absl::Time to) override;

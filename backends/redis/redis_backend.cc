@@ -339,6 +339,9 @@ absl::StatusOr<Reply> RedisBackend::Run(Call call, absl::string_view id) {
   if (word == redis_internal::kNotDead && detail) {
     return internal::NotDead(id, Str(r->element[1]));
   }
+  if (word == redis_internal::kNotDelayed && detail) {
+    return internal::NotDelayed(id, Str(r->element[1]));
+  }
   if (word == redis_internal::kExists && detail) {
     return internal::IdInUse(Str(r->element[1]));
   }
@@ -750,6 +753,26 @@ absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {
             {keys_.prefix(), keys_.Jobs()},
             {Micros(now), clock_mode_, std::string(id)}};
   return RunForOk(std::move(call), id);
+}
+
+absl::Status RedisBackend::PromoteJob(absl::string_view id, absl::Time now) {
+  Call call{"promote_job",
+            {keys_.prefix(), keys_.Jobs()},
+            {Micros(now), clock_mode_, std::string(id)}};
+  return RunForOk(std::move(call), id);
+}
+
+absl::StatusOr<int> RedisBackend::PurgeDead(absl::string_view topic, int max,
+                                            absl::Time now) {
+  Call call{"purge_dead",
+            {keys_.prefix(), keys_.Dead(topic)},
+            {Micros(now), clock_mode_, std::string(topic),
+             absl::StrCat(std::max(max, 1))}};
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), ""));
+  if (Word(r.get()) != redis_internal::kOk || r->elements != 2) {
+    return Unexpected(r.get(), "purge_dead");
+  }
+  return static_cast<int>(Int(r->element[1]));
 }
 
 absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,

@@ -411,6 +411,25 @@ absl::Status ShardedRedisBackend::KickJob(absl::string_view id,
   return absl::OkStatus();
 }
 
+absl::Status ShardedRedisBackend::PromoteJob(absl::string_view id,
+                                             absl::Time now) {
+  DQ_RETURN_IF_ERROR(ShardOf(id).PromoteJob(id, now));
+  // As for KickJob(): the topic is not known here.
+  hints_.Due(IndexOf(id), now);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> ShardedRedisBackend::PurgeDead(absl::string_view topic,
+                                                   int max, absl::Time now) {
+  int purged = 0;
+  for (auto& shard : shards_) {
+    if (purged >= max) break;
+    DQ_ASSIGN_OR_RETURN(int n, shard->PurgeDead(topic, max - purged, now));
+    purged += n;
+  }
+  return purged;
+}
+
 absl::StatusOr<PromoteResult> ShardedRedisBackend::PromoteDue(absl::Time now,
                                                               int limit) {
   limit = std::max(limit, 1);

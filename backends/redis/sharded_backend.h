@@ -63,6 +63,11 @@ class ShardedRedisBackend : public Backend {
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
+  // On the shard of the id.
+  absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
+  // Shard by shard, until `max` went.
+  absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
+                                absl::Time now) override;
   // The shards' counts, summed.
   absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
                                                   absl::Time to) override;

@@ -188,6 +188,8 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.counts_read, Sql::kCountsRead},
       {&s_.totals_read, Sql::kTotalsRead},
       {&s_.counts_prune, Sql::kCountsPrune},
+      {&s_.promote_job, Sql::kPromoteJob},
+      {&s_.dead_ids, Sql::kDeadIds},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -780,6 +782,65 @@ absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
     if (reserved) DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
     return HoldId(id, unique_for_us, ToMicros(now));
   });
+}
+
+absl::Status SqliteBackend::PromoteJob(absl::string_view id, absl::Time now) {
+  internal::MutexLock lock(&mu_);
+  return WriteTransaction(now, [&]() -> absl::Status {
+    int64_t seq, state;
+    {
+      ScopedReset reset(s_.state_of.get());
+      s_.state_of->BindText(1, id);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.state_of->Step());
+      if (!row) return internal::NoSuchJob(id);
+      seq = s_.state_of->Int64(0);
+      state = s_.state_of->Int64(1);
+    }
+    if (state != kStateDelayed) {
+      return internal::NotDelayed(id, JobStateName(StateFromInt(state)));
+    }
+    {
+      ScopedReset reset(s_.topic_of.get());
+      s_.topic_of->BindInt64(1, seq);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.topic_of->Step());
+      if (row) NoteMadeReady(s_.topic_of->Text(0));
+    }
+    ScopedReset reset(s_.promote_job.get());
+    s_.promote_job->BindInt64(1, seq);
+    s_.promote_job->BindInt64(2, ToMicros(now));
+    return s_.promote_job->Run().status();
+  });
+}
+
+absl::StatusOr<int> SqliteBackend::PurgeDead(absl::string_view topic, int max,
+                                             absl::Time now) {
+  internal::MutexLock lock(&mu_);
+  int purged = 0;
+  DQ_RETURN_IF_ERROR(WriteTransaction(now, [&]() -> absl::Status {
+    std::vector<std::string> ids;
+    {
+      ScopedReset reset(s_.dead_ids.get());
+      s_.dead_ids->BindText(1, topic);
+      s_.dead_ids->BindInt64(2, std::max(max, 1));
+      while (true) {
+        DQ_ASSIGN_OR_RETURN(bool row, s_.dead_ids->Step());
+        if (!row) break;
+        ids.push_back(s_.dead_ids->Text(0));
+      }
+    }
+    for (const std::string& id : ids) {
+      ScopedReset reset(s_.cancel.get());
+      s_.cancel->BindText(1, id);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.cancel->Step());
+      if (!row) continue;
+      const int64_t unique_for_us = s_.cancel->Int64(0);
+      DQ_RETURN_IF_ERROR(s_.cancel->Run().status());
+      DQ_RETURN_IF_ERROR(HoldId(id, unique_for_us, ToMicros(now)));
+    }
+    purged = static_cast<int>(ids.size());
+    return absl::OkStatus();
+  }));
+  return purged;
 }
 
 absl::Status SqliteBackend::SetPaused(absl::string_view topic, bool paused,

@@ -368,6 +368,31 @@ class Backend {
   // the id names no live job; FailedPrecondition if the job is not dead.
   virtual absl::Status KickJob(absl::string_view id, absl::Time now) = 0;
 
+  // PromoteJob()
+  //
+  // Runs a delayed job now: ready, with run_at = now; attempts, expiry and
+  // enqueue order kept (a job waiting for its retry runs its next attempt
+  // now). NotFound if the id names no live job; FailedPrecondition if the
+  // job is not delayed. Announced as a job made ready. The default, for a
+  // store written before it, is Unimplemented.
+  virtual absl::Status PromoteJob(absl::string_view id, absl::Time now) {
+    (void)id, (void)now;
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store cannot promote one job"));
+  }
+
+  // PurgeDead()
+  //
+  // Deletes up to `max` dead jobs of `topic`, oldest death first, each as
+  // Cancel() deletes it (its id held for its dedup window), and returns how
+  // many went. REQUIRES: max >= 1. The default is Unimplemented.
+  virtual absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
+                                        absl::Time now) {
+    (void)topic, (void)max, (void)now;
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store cannot purge dead jobs"));
+  }
+
   // PromoteDue()
   //
   // Moves up to `limit` due jobs, across all topics: delayed jobs with
@@ -656,6 +681,13 @@ class BackendWrapper : public Backend {
   }
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override {
     return target_->PromoteDue(now, limit);
+  }
+  absl::Status PromoteJob(absl::string_view id, absl::Time now) override {
+    return target_->PromoteJob(id, now);
+  }
+  absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
+                                absl::Time now) override {
+    return target_->PurgeDead(topic, max, now);
   }
   absl::StatusOr<absl::Time> NextDue() override { return target_->NextDue(); }
   absl::Status SetPaused(absl::string_view topic, bool paused,

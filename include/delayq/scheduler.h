@@ -45,6 +45,7 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -287,6 +288,21 @@ class Scheduler {
   // Moves one dead job back to ready. NotFound for an unknown id,
   // FailedPrecondition if it is not dead.
   absl::Status KickJob(absl::string_view id);
+
+  // Promote()
+  //
+  // Runs a delayed job now (one waiting for its time or for its retry):
+  // ready at once, its attempts kept. Emits kPromoted. NotFound for an
+  // unknown id, FailedPrecondition if it is not delayed; Unimplemented for
+  // a store that cannot (see Backend::PromoteJob()).
+  absl::Status Promote(absl::string_view id);
+
+  // PurgeDead()
+  //
+  // Deletes up to `max` dead jobs of `topic` (oldest death first) and
+  // returns how many went. InvalidArgument for a bad topic or max < 0.
+  absl::StatusOr<int> PurgeDead(absl::string_view topic,
+                                int max = std::numeric_limits<int>::max());
 
   // Pause() / Resume()
   //

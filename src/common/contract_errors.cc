@@ -30,6 +30,13 @@ absl::Status NotDead(absl::string_view id, absl::string_view state) {
       absl::StrCat("job '", id, "' is ", state, ", not dead"));
 }
 
+absl::Status NotDelayed(absl::string_view id, absl::string_view state) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("job '", id, "' is ", state,
+                   ", not delayed: only a job that waits "
+                   "for its time (or its retry) can run now"));
+}
+
 absl::Status NotReplaceable(absl::string_view id, absl::string_view state) {
   return absl::FailedPreconditionError(
       absl::StrCat("job '", id, "' is ", state,

@@ -33,6 +33,10 @@ absl::Status StaleLease(absl::string_view id);
 // state's name ("ready").
 absl::Status NotDead(absl::string_view id, absl::string_view state);
 
+// FailedPrecondition: PromoteJob() of a job that is not delayed; `state`
+// is its state's name.
+absl::Status NotDelayed(absl::string_view id, absl::string_view state);
+
 // FailedPrecondition: Replace() of a job that is reserved or dead (`state`
 // its state's name).
 absl::Status NotReplaceable(absl::string_view id, absl::string_view state);

@@ -397,6 +397,27 @@ absl::Status Scheduler::Impl::KickJob(absl::string_view id) {
   return absl::OkStatus();
 }
 
+absl::Status Scheduler::Impl::PromoteJob(absl::string_view id) {
+  if (absl::Status s = backend_->PromoteJob(id, clock_->Now()); !s.ok()) {
+    return s;
+  }
+  // The job may be taken already; its topic is still its topic.
+  absl::StatusOr<Job> job = backend_->Get(id);
+  if (job.ok()) {
+    Emit(EventType::kPromoted, id, job->topic);
+    promotion_.WakeTopic(job->topic);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> Scheduler::Impl::PurgeDead(absl::string_view topic,
+                                               int max) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (max < 0) return absl::InvalidArgumentError("max must not be negative");
+  if (max == 0) return 0;
+  return backend_->PurgeDead(topic, max, clock_->Now());
+}
+
 absl::Status Scheduler::Impl::SetPaused(absl::string_view topic, bool paused) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
   if (absl::Status s = backend_->SetPaused(topic, paused, clock_->Now());
@@ -688,6 +709,14 @@ absl::StatusOr<int> Scheduler::Kick(absl::string_view topic, int max) {
 
 absl::Status Scheduler::KickJob(absl::string_view id) {
   return impl_->KickJob(id);
+}
+
+absl::Status Scheduler::Promote(absl::string_view id) {
+  return impl_->PromoteJob(id);
+}
+
+absl::StatusOr<int> Scheduler::PurgeDead(absl::string_view topic, int max) {
+  return impl_->PurgeDead(topic, max);
 }
 
 absl::Status Scheduler::Pause(absl::string_view topic) {

@@ -64,6 +64,8 @@ class Scheduler::Impl : public internal::JobOps {
   absl::Status Cancel(absl::string_view id);
   absl::StatusOr<int> Kick(absl::string_view topic, int max);
   absl::Status KickJob(absl::string_view id);
+  absl::Status PromoteJob(absl::string_view id);
+  absl::StatusOr<int> PurgeDead(absl::string_view topic, int max);
   absl::Status SetPaused(absl::string_view topic, bool paused);
   absl::Status SetLimit(absl::string_view topic, const TopicLimit& limit);
   absl::Status ClearLimit(absl::string_view topic);

@@ -328,6 +328,93 @@ TEST_P(BackendConformanceTest, KickJobRevivesOneDeadJob) {
               StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
+// ---------------------------------------------------- PromoteJob, PurgeDead
+
+TEST_P(BackendConformanceTest, PromoteJobRunsADelayedJobNow) {
+  const std::string topic = Topic();
+  AddOne(MakeJob("{o}later", topic, At(absl::Hours(1))), kT0);
+  AddOne(MakeJob("{o}now", topic, kT0), kT0);
+  const absl::Time now = At(absl::Seconds(5));
+  ASSERT_OK(backend_->PromoteJob("{o}later", now));
+  ASSERT_OK_AND_ASSIGN(Job promoted, backend_->Get("{o}later"));
+  EXPECT_EQ(promoted.state, JobState::kReady);
+  EXPECT_EQ(promoted.run_at, now);
+  EXPECT_EQ(promoted.attempts, 0);
+  // Enqueue order is kept: it was added first, but runs at now, after the
+  // job that was due at kT0.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 2, now));
+  EXPECT_THAT(Ids(leases), ElementsAre("{o}now", "{o}later"));
+  // Nothing is due any more.
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, leases[0].deadline);
+}
+
+TEST_P(BackendConformanceTest, PromoteJobRunsARetryNowWithItsAttempts) {
+  const std::string topic = Topic();
+  Lease lease = AddAndReserve(MakeJob("{o}r", topic), kT0);
+  ASSERT_OK_AND_ASSIGN(
+      FailOutcome outcome,
+      backend_->Fail("{o}r", lease.token, "boom", At(absl::Minutes(10)), kT0));
+  ASSERT_EQ(outcome, FailOutcome::kRetry);
+  ASSERT_OK(backend_->PromoteJob("{o}r", At(absl::Seconds(1))));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> again,
+                       backend_->Reserve(topic, 1, At(absl::Seconds(1))));
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].job.attempts, 2);
+  EXPECT_EQ(again[0].job.last_error, "boom");
+}
+
+TEST_P(BackendConformanceTest, PromoteJobRefusesAJobThatIsNotDelayed) {
+  const std::string topic = Topic();
+  AddOne(MakeJob("{o}ready", topic), kT0);
+  const absl::Status refused = backend_->PromoteJob("{o}ready", kT0);
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(std::string(refused.message()),
+              ::testing::HasSubstr("is ready, not delayed"));
+  EXPECT_THAT(backend_->PromoteJob("{o}missing", kT0),
+              StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(Job job, backend_->Get("{o}ready"));
+  EXPECT_EQ(job.run_at, kT0);
+}
+
+TEST_P(BackendConformanceTest, PurgeDeadDeletesOldestDeathsFirst) {
+  const std::string topic = Topic();
+  for (const char* id : {"{o}d1", "{o}d2", "{o}d3"}) {
+    KillJob(*backend_, id, topic, kT0);
+  }
+  NewJob unique = MakeJob("{o}kept-id", topic);
+  unique.max_attempts = 1;
+  unique.unique_for = absl::Hours(1);
+  Lease lease = AddAndReserve(unique, kT0);
+  ASSERT_OK(backend_->Fail(unique.id, lease.token, "x", kT0, kT0).status());
+  AddOne(MakeJob("{o}alive", topic), kT0);
+
+  ASSERT_OK_AND_ASSIGN(int purged, backend_->PurgeDead(topic, 2, kT0));
+  EXPECT_EQ(purged, 2);
+  EXPECT_THAT(backend_->Get("{o}d1"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(backend_->Get("{o}d2"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(purged, backend_->PurgeDead(topic, 100, kT0));
+  EXPECT_EQ(purged, 2);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
+  EXPECT_EQ(stats.dead, 0);
+  EXPECT_EQ(stats.ready, 1);
+  // A purged job's id stays held for its dedup window, as Cancel() holds it.
+  EXPECT_THAT(backend_->Add({MakeJob("{o}kept-id", topic)}, kT0),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  ASSERT_OK_AND_ASSIGN(purged, backend_->PurgeDead(Topic("none"), 5, kT0));
+  EXPECT_EQ(purged, 0);
+}
+
+TEST_P(BackendConformanceTest, PurgingTheLastJobsDropsTheTopic) {
+  const std::string topic = Topic();
+  KillJob(*backend_, "{o}only", topic, kT0);
+  ASSERT_OK_AND_ASSIGN(int purged, backend_->PurgeDead(topic, 10, kT0));
+  EXPECT_EQ(purged, 1);
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
+  EXPECT_THAT(topics, ::testing::Not(::testing::Contains(topic)));
+}
+
 // -------------------------------------------------------------- PromoteDue
 
 TEST_P(BackendConformanceTest, PromoteDueMovesDueDelayedJobsToReady) {

@@ -158,6 +158,8 @@ const std::vector<ScriptWords>& ReplyWords() {
       {"kick", {kOk}},
       {"kick_job", {kOk, kNotFound, kNotDead}},
       {"limit", {kOk}},
+      {"promote_job", {kOk, kNotFound, kNotDelayed}},
+      {"purge_dead", {kOk}},
       {"list", {kOk}},
       {"next_due", {kOk}},
       {"open", {kOk, kOldLayout, kNewerLayout}},

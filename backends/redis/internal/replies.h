@@ -30,6 +30,7 @@ inline constexpr char kOk[] = "OK";
 inline constexpr char kStale[] = "STALE";
 inline constexpr char kNotFound[] = "NOTFOUND";
 inline constexpr char kNotDead[] = "NOTDEAD";
+inline constexpr char kNotDelayed[] = "NOTDELAYED";
 inline constexpr char kExists[] = "EXISTS";
 // shard_meta: the namespace records another shard count or index.
 inline constexpr char kOtherShards[] = "SHARDS";

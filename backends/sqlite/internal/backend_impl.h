@@ -74,6 +74,9 @@ class SqliteBackend : public Backend {
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override;
   absl::Status KickJob(absl::string_view id, absl::Time now) override;
+  absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
+                                absl::Time now) override;
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
   absl::StatusOr<absl::Time> NextDue() override;
   absl::Status SetPaused(absl::string_view topic, bool paused,
@@ -110,7 +113,7 @@ class SqliteBackend : public Backend {
         paused_topics, replace, discard, drop_holds, is_held, hold, limit_get,
         limit_set, limit_tat, limit_clear, limits, state_count, schedule_get,
         schedule_put, schedule_remove, schedule_list, schedule_fire, count_add,
-        counts_read, totals_read, counts_prune;
+        counts_read, totals_read, counts_prune, promote_job, dead_ids;
   };
 
   // What the running write transaction will announce once it commits (see

@@ -224,6 +224,15 @@ struct Sql {
   static constexpr const char* kKick =
       "UPDATE jobs SET state = 1, attempts = 0, run_at_us = ?2, due_us = NULL, "
       "dead_order = NULL, expire_at_us = NULL WHERE seq = ?1";
+  // PromoteJob(): a delayed job ready now; a ready job is due when it
+  // expires (DQ_WAITING_DUE).
+  static constexpr const char* kPromoteJob =
+      "UPDATE jobs SET state = 1, run_at_us = ?2, due_us = expire_at_us "
+      "WHERE seq = ?1";
+  // PurgeDead(): the ids of a topic's oldest dead jobs.
+  static constexpr const char* kDeadIds =
+      "SELECT id FROM jobs WHERE topic = ?1 AND state = 3 "
+      "ORDER BY dead_order LIMIT ?2";
   static constexpr const char* kStateOf =
       "SELECT seq, state FROM jobs WHERE id = ?1";
   // Replace(): a new payload and run_at for a delayed or ready job, and the

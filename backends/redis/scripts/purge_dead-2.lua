@@ -1,0 +1,23 @@
+-- purge_dead: deletes up to `max` dead jobs of a topic, oldest death first,
+-- each as cancel deletes it (its id held for its dedup window).
+-- requires: keys calls topics job held news
+--
+-- KEYS[1]  key prefix "{ns}:"
+-- KEYS[2]  "{ns}:dead:<topic>"
+-- ARGV[1]  now (µs)
+-- ARGV[2]  clock mode (see lib/clock.lua; only for dedup windows)
+-- ARGV[3]  topic
+-- ARGV[4]  max (>= 1)
+-- Reply:   {"OK", purged}
+local now = hold_clock(ARGV[1], ARGV[2])
+local topic = ARGV[3]
+local ids = redis.call('ZRANGE', KEYS[2], '0', int_text(tonumber(ARGV[4]) - 1))
+for _, id in ipairs(ids) do
+  local j = job_read(id)
+  redis.call('ZREM', KEYS[2], id)
+  if j then
+    hold_id(id, j, now)
+    forget(id, topic)
+  end
+end
+return {'OK', #ids}
