@@ -149,6 +149,8 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/open-3.lua
   backends/redis/scripts/pause-2.lua
   backends/redis/scripts/promote_due-4.lua
+  backends/redis/scripts/promote_job-2.lua
+  backends/redis/scripts/purge_dead-2.lua
   backends/redis/scripts/release-4.lua
   backends/redis/scripts/replace-2.lua
   backends/redis/scripts/reserve-3.lua

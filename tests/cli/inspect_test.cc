@@ -208,6 +208,42 @@ TEST(CliInspectTest, CancelDeletesAndKickRevivesDeadJobs) {
   EXPECT_THAT(get.out, HasSubstr("last error:   exit status 1"));
 }
 
+TEST(CliInspectTest, PromoteRunsADelayedJobNowAndPurgeDeletesDeadOnes) {
+  CliRunner cli;
+  ASSERT_EQ(
+      cli.Run({"add", "t", "x", "--id", "later", "--delay", "1h"}).exit_code,
+      0);
+  CliResult promote = cli.Run({"promote", "later", "nope", "--json"});
+  EXPECT_EQ(promote.exit_code, 1);
+  // The partial failure is in the JSON as well as on stderr.
+  EXPECT_EQ(promote.out,
+            "{\"promoted\":[\"later\"],\"failed\":[{\"id\":\"nope\","
+            "\"error\":\"no job with id 'nope'\"}]}\n");
+  EXPECT_THAT(StatsRow(cli.Run({"stats"}).out, "t"),
+              ElementsAre("0", "1", "0", "0"));
+  CliResult again = cli.Run({"promote", "later"});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.err, HasSubstr("is ready, not delayed"));
+
+  for (const char* id : {"d1", "d2", "d3"}) {
+    ASSERT_EQ(
+        cli.Run({"add", "u", "x", "--id", id, "--max-attempts", "1"}).exit_code,
+        0);
+  }
+  ASSERT_EQ(cli.Run({"work", "u", "--once", "--poll", "50ms", "--", "false"})
+                .exit_code,
+            0);
+  CliResult no_state = cli.Run({"purge", "u"});
+  EXPECT_EQ(no_state.exit_code, 2);
+  EXPECT_THAT(no_state.err, HasSubstr("purge needs --state dead"));
+  CliResult purge = cli.Run({"purge", "u", "2", "--state", "dead"});
+  EXPECT_EQ(purge.out, "purged 2 dead jobs of u\n");
+  EXPECT_EQ(cli.Run({"purge", "u", "--state", "dead", "--json"}).out,
+            "{\"purged\":1}\n");
+  EXPECT_THAT(StatsRow(cli.Run({"stats"}).out, "u"),
+              ElementsAre("0", "0", "0", "0"));
+}
+
 TEST(CliInspectTest, StatsWatchRefreshesUntilInterrupted) {
   CliRunner cli;
   ASSERT_EQ(cli.Run({"add", "t", "x"}).exit_code, 0);

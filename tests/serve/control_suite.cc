@@ -11,6 +11,37 @@ namespace delayq {
 namespace testing {
 namespace {
 
+TEST_P(ApiTest, PromoteRunsADelayedJobAndPurgeDeletesDeadOnes) {
+  const std::string later =
+      Add("ops", {{"payload", "p"}, {"delay_ms", 3'600'000}});
+  EXPECT_EQ(api_->Post("/v1/jobs/" + later + "/promote", Json::object()).status,
+            200);
+  EXPECT_EQ(api_->Get("/v1/jobs/" + later).json["state"], "ready");
+  HttpReply again =
+      api_->Post("/v1/jobs/" + later + "/promote", Json::object());
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(api_->Post("/v1/jobs/nope/promote", Json::object()).status, 404);
+
+  for (int i = 0; i < 3; ++i) {
+    Add("graves", {{"payload", "p"}, {"max_attempts", 1}});
+    const Json lease = ReserveOne("graves");
+    ASSERT_EQ(api_->Post("/v1/jobs/" + lease["job"]["id"].get<std::string>() +
+                             "/fail",
+                         {{"token", lease["token"]}, {"error", "x"}})
+                  .status,
+              200);
+  }
+  EXPECT_EQ(api_->Post("/v1/topics/graves/purge", {{"max", 2}}).status, 400);
+  HttpReply purged =
+      api_->Post("/v1/topics/graves/purge", {{"state", "dead"}, {"max", 2}});
+  EXPECT_EQ(purged.status, 200) << purged.body;
+  EXPECT_EQ(purged.json["purged"], 2);
+  EXPECT_EQ(
+      api_->Post("/v1/topics/graves/purge", {{"state", "dead"}}).json["purged"],
+      1);
+  EXPECT_EQ(api_->Get("/v1/topics/graves/stats").json["dead"], 0);
+}
+
 TEST_P(ApiTest, ALimitIsSetListedAndCleared) {
   HttpReply none = api_->Get("/v1/topics/pay/limit");
   EXPECT_EQ(none.status, 404) << none.body;

@@ -162,6 +162,18 @@ TEST_F(DashboardTest, ShowsTheStoreAndKicksADeadJobToReady) {
         << *png;
   }
 
+  // Run a delayed job now from the page.
+  ASSERT_TRUE(p.Evaluate("document.querySelector('tr[data-topic=\"mail\"] "
+                         "td.delayed a').click(), true")
+                  .ok());
+  ASSERT_TRUE(
+      p.WaitFor("!!document.querySelector('button[data-action=\"promote\"]')"));
+  ASSERT_TRUE(p.Evaluate("document.querySelector('button[data-action="
+                         "\"promote\"]').click(), true")
+                  .ok());
+  EXPECT_TRUE(p.WaitFor(CellIs("mail", "ready", 3)));
+  EXPECT_TRUE(p.WaitFor(CellIs("mail", "delayed", 0)));
+
   // Kick from the page: the store has the job ready again, and so does
   // the page.
   ASSERT_TRUE(p.Evaluate("document.querySelector('button[data-action=\"kick\"]"

@@ -28,20 +28,22 @@ int ForEachId(const Context& ctx, const char* done, const char* json_key,
       OpenScheduler(ctx, /*create=*/false);
   if (!scheduler.ok()) return Fail(scheduler.status());
   int exit = kExitOk;
-  std::vector<std::string> ok;
+  std::vector<std::string> ok, failed;
   for (const std::string& id : ctx.args) {
     const absl::Status status = ((**scheduler).*op)(id);
     if (status.ok()) {
-      ok.push_back(id);
+      ok.push_back(JsonQuote(id));
       if (!ctx.json()) absl::PrintF("%s %s\n", done, id);
     } else {
       exit = Fail(status);
+      failed.push_back(absl::StrCat("{", JsonText("id", id), ",",
+                                    JsonText("error", status.message()), "}"));
     }
   }
+  // A partial failure is in the JSON too, not only on stderr.
   if (ctx.json()) {
-    std::vector<std::string> quoted;
-    for (const std::string& id : ok) quoted.push_back(JsonQuote(id));
-    absl::PrintF("{\"%s\":[%s]}\n", json_key, absl::StrJoin(quoted, ","));
+    absl::PrintF("{\"%s\":[%s],\"failed\":[%s]}\n", json_key,
+                 absl::StrJoin(ok, ","), absl::StrJoin(failed, ","));
   }
   return exit;
 }
@@ -52,6 +54,42 @@ int RunCancel(const Context& ctx) {
 
 int RunRetry(const Context& ctx) {
   return ForEachId(ctx, "ready again:", "retried", &Scheduler::KickJob);
+}
+
+int RunPromote(const Context& ctx) {
+  return ForEachId(ctx, "ready now:", "promoted", &Scheduler::Promote);
+}
+
+// purge TOPIC [N] --state dead
+int RunPurge(const Context& ctx) {
+  if (ctx.args.empty()) return UsageError(ctx, "missing TOPIC");
+  if (ctx.args.size() > 2) {
+    return UsageError(ctx,
+                      absl::StrCat("unexpected argument '", ctx.args[2], "'"));
+  }
+  if (ctx.Get("state") != "dead") {
+    return UsageError(ctx,
+                      "purge needs --state dead (only dead jobs can be "
+                      "purged; cancel deletes a live one)");
+  }
+  int max = INT_MAX;
+  if (ctx.args.size() == 2) {
+    absl::StatusOr<int> n = ParseIntValue("N", ctx.args[1], 0, INT_MAX);
+    if (!n.ok()) return Fail(n.status());
+    max = *n;
+  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      OpenScheduler(ctx, /*create=*/false);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  absl::StatusOr<int> purged = (*scheduler)->PurgeDead(ctx.args[0], max);
+  if (!purged.ok()) return Fail(purged.status());
+  if (ctx.json()) {
+    absl::PrintF("{\"purged\":%d}\n", *purged);
+  } else {
+    absl::PrintF("purged %d dead job%s of %s\n", *purged,
+                 *purged == 1 ? "" : "s", ctx.args[0]);
+  }
+  return kExitOk;
 }
 
 int RunKick(const Context& ctx) {
@@ -159,6 +197,38 @@ const CommandSpec& KickCommand() {
       /*json=*/true,
       /*takes_command=*/false,
       &RunKick,
+  };
+  return *spec;
+}
+
+const CommandSpec& PromoteCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "promote",
+      "promote ID...",
+      "run delayed jobs now",
+      "Makes each delayed job ready now, whether it waits for its time or\n"
+      "for its next attempt after a failure (its attempts are kept). A job\n"
+      "that is not delayed is left alone and reported (exit status 1).",
+      {},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunPromote,
+  };
+  return *spec;
+}
+
+const CommandSpec& PurgeCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "purge",
+      "purge TOPIC [N] --state dead",
+      "delete up to N dead jobs of a topic",
+      "Deletes up to N dead jobs of TOPIC (all of them without N), oldest\n"
+      "death first. --state dead is required: it says what goes.",
+      {{"state", 0, FlagSpec::Arg::kRequired, "STATE",
+        "the state of the jobs to delete: dead"}},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunPurge,
   };
   return *spec;
 }

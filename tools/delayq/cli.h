@@ -98,6 +98,8 @@ const CommandSpec& LimitCommand();
 const CommandSpec& PauseCommand();
 const CommandSpec& ResumeCommand();
 const CommandSpec& RetryCommand();
+const CommandSpec& PromoteCommand();
+const CommandSpec& PurgeCommand();
 const CommandSpec& ScheduleCommand();
 const CommandSpec& WorkCommand();
 const CommandSpec& ServeCommand();

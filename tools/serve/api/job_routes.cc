@@ -117,6 +117,13 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
                 }
                 return Reply{};
               });
+  router.Post(absl::StrCat(kJob, "/promote"),
+              [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+                if (absl::Status s = scheduler.Promote(call.path[0]); !s.ok()) {
+                  return s;
+                }
+                return Reply{};
+              });
   router.Get(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
     absl::StatusOr<Job> job = scheduler.Get(call.path[0]);
     if (!job.ok()) return job.status();

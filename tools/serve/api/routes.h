@@ -33,7 +33,7 @@ struct RouteContext {
 
 // POST /v1/topics/{topic}/jobs, /v1/topics/{topic}/jobs/batch,
 // GET /v1/topics/{topic}/jobs, GET and DELETE /v1/jobs/{id},
-// POST /v1/jobs/{id}/retry.
+// POST /v1/jobs/{id}/retry, /v1/jobs/{id}/promote.
 void AddJobRoutes(Router& router, const RouteContext& context);
 
 // POST /v1/topics/{topic}/reserve, /v1/jobs/{id}/{ack,fail,release,touch}
@@ -41,7 +41,7 @@ void AddJobRoutes(Router& router, const RouteContext& context);
 void AddLeaseRoutes(Router& router, const RouteContext& context);
 
 // GET /v1/topics, /v1/topics/{topic}/stats; POST /v1/topics/{topic}/{kick,
-// pause,resume}.
+// purge,pause,resume}.
 void AddTopicRoutes(Router& router, const RouteContext& context);
 
 // GET /v1/counts?minutes=N&topic=T: the store's counts per topic and minute.

@@ -105,6 +105,27 @@ void AddTopicRoutes(Router& router, const RouteContext& context) {
                 if (!kicked.ok()) return kicked.status();
                 return Reply{200, Json{{"kicked", *kicked}}};
               });
+  router.Post(
+      absl::StrCat(kTopic, "/purge"),
+      [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+        if (absl::Status s = OnlyFields(call.body, {"state", "max"}); !s.ok()) {
+          return s;
+        }
+        absl::StatusOr<std::string> state = StringField(call.body, "state", "");
+        if (!state.ok()) return state.status();
+        if (*state != "dead") {
+          return absl::InvalidArgumentError(
+              "field 'state' must be \"dead\": only dead jobs can be "
+              "purged");
+        }
+        absl::StatusOr<int64_t> max =
+            IntField(call.body, "max", INT32_MAX, 0, INT32_MAX);
+        if (!max.ok()) return max.status();
+        absl::StatusOr<int> purged =
+            scheduler.PurgeDead(call.path[0], static_cast<int>(*max));
+        if (!purged.ok()) return purged.status();
+        return Reply{200, Json{{"purged", *purged}}};
+      });
   for (const bool pause : {true, false}) {
     router.Post(absl::StrCat(kTopic, pause ? "/pause" : "/resume"),
                 [&scheduler, pause](const Call& call) -> absl::StatusOr<Reply> {

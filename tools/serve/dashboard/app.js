@@ -95,6 +95,11 @@ function renderTopics(topics, limits) {
       actions.append(el("button", { data: { action: "kick", topic: t.topic },
         onclick: () => act("kicked " + t.dead + " dead job(s) of " + t.topic,
           () => post("/v1/topics/" + encodeURIComponent(t.topic) + "/kick")) }, "kick dead"));
+      actions.append(el("button", { class: "danger", data: { action: "purge", topic: t.topic },
+        onclick: () => confirm("Delete the " + t.dead + " dead job(s) of " + t.topic + "?") &&
+          act("purged the dead jobs of " + t.topic,
+            () => post("/v1/topics/" + encodeURIComponent(t.topic) + "/purge",
+              { state: "dead" })) }, "purge dead"));
     }
     const verb = t.paused ? "resume" : "pause";
     actions.append(el("button", { data: { action: verb, topic: t.topic },
@@ -156,6 +161,11 @@ async function refreshJobs() {
       actions.append(el("button", { data: { action: "retry", id: job.id },
         onclick: () => act("retrying " + job.id, () => post("/v1/jobs/" + id + "/retry")) },
         "retry"));
+    }
+    if (job.state === "delayed") {
+      actions.append(el("button", { data: { action: "promote", id: job.id },
+        onclick: () => act("running " + job.id + " now",
+          () => post("/v1/jobs/" + id + "/promote")) }, "run now"));
     }
     actions.append(el("button", { class: "danger", data: { action: "cancel", id: job.id },
       onclick: () => confirm("Cancel job " + job.id + "?") &&
