@@ -162,6 +162,21 @@ TEST_F(DashboardTest, ShowsTheStoreAndKicksADeadJobToReady) {
         << *png;
   }
 
+  // The state tabs carry the topic's counts.
+  EXPECT_TRUE(
+      p.WaitFor("document.querySelector('#states "
+                "button[data-state=\"dead\"]').textContent === 'dead 1'"));
+  // Find a job by its id.
+  ASSERT_TRUE(
+      p.Evaluate("document.querySelector('#job-close').click(), "
+                 "document.querySelector('#find-id').value = 'order-7', "
+                 "document.querySelector('#find button').click(), true")
+          .ok());
+  EXPECT_TRUE(
+      p.WaitFor("!document.querySelector('#job-card').hidden && "
+                "document.querySelector('#job-id').textContent === "
+                "'order-7'"));
+
   // Run a delayed job now from the page.
   ASSERT_TRUE(p.Evaluate("document.querySelector('tr[data-topic=\"mail\"] "
                          "td.delayed a').click(), true")
@@ -187,6 +202,28 @@ TEST_F(DashboardTest, ShowsTheStoreAndKicksADeadJobToReady) {
   EXPECT_EQ(api_->Get("/v1/topics/orders/stats").json["dead"], 0);
   EXPECT_TRUE(p.WaitFor(CellIs("orders", "ready", 1)));
   EXPECT_TRUE(p.WaitFor(CellIs("orders", "dead", 0)));
+
+  // Purge a topic's dead jobs from the page (its confirmation accepted).
+  ASSERT_EQ(api_->Post("/v1/topics/graves/jobs",
+                       {{"payload", "x"}, {"id", "g1"}, {"max_attempts", 1}})
+                .status,
+            201);
+  HttpReply grave = api_->Post("/v1/topics/graves/reserve", Json::object());
+  ASSERT_EQ(grave.json["leases"].size(), 1u);
+  ASSERT_EQ(api_->Post("/v1/jobs/g1/fail",
+                       {{"token", grave.json["leases"][0]["token"]}})
+                .status,
+            200);
+  EXPECT_TRUE(p.WaitFor(CellIs("graves", "dead", 1)));
+  ASSERT_TRUE(p.Evaluate("window.confirm = () => true, document.querySelector("
+                         "'button[data-action=\"purge\"][data-topic="
+                         "\"graves\"]').click(), true")
+                  .ok());
+  for (int i = 0;
+       i < 600 && api_->Get("/v1/topics/graves/stats").json["dead"] != 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_EQ(api_->Get("/v1/jobs/g1").status, 404);
 }
 
 TEST_F(DashboardTest, AssetsAndTheApiDescriptionNeedNoToken) {

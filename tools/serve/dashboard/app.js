@@ -6,7 +6,8 @@
 
 const STATES = ["ready", "delayed", "reserved", "dead"];
 const $ = (sel) => document.querySelector(sel);
-const state = { topic: null, jobState: "ready", timer: null };
+// `counts`: the chosen topic's jobs per state, for the state tabs.
+const state = { topic: null, jobState: "ready", timer: null, counts: {} };
 
 function token() { return localStorage.getItem("delayq-token") || ""; }
 
@@ -83,6 +84,7 @@ function renderTopics(topics, limits) {
     if (limit) {
       name.append(el("span", { class: "badge limit", title: "topic limit" }, limit.text));
     }
+    if (t.topic === state.topic) state.counts = t;
     const row = el("tr", { data: { topic: t.topic } }, name);
     for (const s of ["delayed", "ready", "reserved", "dead"]) {
       const cell = el("td", { class: "n " + s + (s === "dead" && t.dead > 0 ? " hot" : "") },
@@ -146,7 +148,8 @@ async function refreshJobs() {
   const nav = $("#states");
   nav.replaceChildren(...STATES.map((s) => el("button", {
     class: s === state.jobState ? "on" : "", data: { state: s },
-    onclick: () => openJobs(state.topic, s) }, s)));
+    onclick: () => openJobs(state.topic, s) },
+    s + (state.counts[s] !== undefined ? " " + state.counts[s] : ""))));
   const { jobs } = await api("/v1/topics/" + encodeURIComponent(state.topic) +
     "/jobs?state=" + state.jobState + "&limit=100");
   const body = $("#jobs tbody");
@@ -299,6 +302,11 @@ function schedule() {
 }
 
 $("#refresh").addEventListener("change", schedule);
+$("#find").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const id = $("#find-id").value.trim();
+  if (id) showJob(id);
+});
 $("#job-close").addEventListener("click", () => { $("#job-card").hidden = true; });
 refresh();
 schedule();
