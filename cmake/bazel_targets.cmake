@@ -64,6 +64,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/delayq.h
   include/delayq/event.h
   include/delayq/internal/timing_wheel_impl.h
+  include/delayq/internal/wheel_drain.h
   include/delayq/internal/wheel_entry.h
   include/delayq/internal/wheel_geometry.h
   include/delayq/internal/wheel_level.h
@@ -593,6 +594,9 @@ delayq_cc_library(tests_testing_worker_process DIR tests/testing NAME worker_pro
   SRCS tests/testing/worker_process.cc tests/testing/worker_process.h
   DEPS tests_testing_child_process tp_absl
   DATA tests_testing_worker)
+delayq_cc_test(tests_wheel_keyed_timers_test DIR tests/wheel NAME keyed_timers_test
+  SRCS tests/wheel/keyed_timers_test.cc
+  DEPS delayq tp_gtest_main)
 delayq_cc_test(tests_wheel_timing_wheel_property_test DIR tests/wheel NAME timing_wheel_property_test
   SRCS tests/wheel/timing_wheel_property_test.cc
   DEPS delayq tp_gtest_main)
