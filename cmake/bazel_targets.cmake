@@ -455,6 +455,9 @@ delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_co
 delayq_cc_test(tests_scheduler_concurrency_test DIR tests/scheduler NAME concurrency_test
   SRCS tests/scheduler/concurrency_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_due_timers_test DIR tests/scheduler NAME due_timers_test
+  SRCS tests/scheduler/due_timers_test.cc
+  DEPS delayq tp_absl tp_gtest_main)
 delayq_cc_test(tests_scheduler_generated_id_test DIR tests/scheduler NAME generated_id_test
   SRCS tests/scheduler/generated_id_test.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)

@@ -2,11 +2,13 @@
 
 #include "src/scheduler/due_timers.h"
 
+#include <algorithm>
+
 namespace delayq {
 namespace internal {
 
 DueTimers::DueTimers(absl::Time origin, absl::Duration tick)
-    : ticks_(origin, tick), wheel_(0) {
+    : ticks_(origin, tick) {
   at_.fill(absl::InfiniteFuture());
 }
 
@@ -18,23 +20,35 @@ void DueTimers::ArmNews(absl::Time at) { ArmAt(kNews, at, /*earliest=*/true); }
 
 void DueTimers::ArmAt(Kind kind, absl::Time at, bool earliest) {
   if (earliest && at >= at_[kind]) return;
-  wheel_.Cancel(timer_[kind]);
-  timer_[kind] = TimerId();
   at_[kind] = at;
-  if (at == absl::InfiniteFuture()) return;
-  timer_[kind] = wheel_.Insert(ticks_.CeilTicks(at), kind);
+  tick_[kind] = ticks_.CeilTicks(at);
 }
 
 size_t DueTimers::Advance(absl::Time now) {
-  return wheel_.Advance(ticks_.FloorTicks(now), [&](Kind&& kind) {
-    timer_[kind] = TimerId();
+  const uint64_t now_tick = ticks_.FloorTicks(now);
+  if (now_tick < now_tick_) return 0;
+  now_tick_ = now_tick;
+  size_t fired = 0;
+  for (int kind = 0; kind < kKinds; ++kind) {
+    if (at_[kind] == absl::InfiniteFuture() || tick_[kind] > now_tick) {
+      continue;
+    }
     at_[kind] = absl::InfiniteFuture();
-  });
+    ++fired;
+  }
+  return fired;
 }
 
 absl::Time DueTimers::NextWake() const {
-  std::optional<uint64_t> next = wheel_.NextExpiration();
-  return next ? ticks_.TimeOf(*next) : absl::InfiniteFuture();
+  bool armed = false;
+  uint64_t next = TickConverter::kMaxTick;
+  for (int kind = 0; kind < kKinds; ++kind) {
+    if (at_[kind] == absl::InfiniteFuture()) continue;
+    armed = true;
+    next = std::min(next, tick_[kind]);
+  }
+  return armed ? ticks_.TimeOf(std::max(next, now_tick_))
+               : absl::InfiniteFuture();
 }
 
 }  // namespace internal
