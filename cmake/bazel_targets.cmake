@@ -68,6 +68,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/internal/wheel_entry.h
   include/delayq/internal/wheel_geometry.h
   include/delayq/internal/wheel_level.h
+  include/delayq/internal/wheel_policy.h
   include/delayq/job.h
   include/delayq/memory_backend.h
   include/delayq/metrics.h

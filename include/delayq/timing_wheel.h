@@ -69,6 +69,7 @@
 #include "delayq/internal/wheel_entry.h"
 #include "delayq/internal/wheel_geometry.h"
 #include "delayq/internal/wheel_level.h"
+#include "delayq/internal/wheel_policy.h"
 #include "delayq/tick_converter.h"  // IWYU pragma: export
 
 namespace delayq {
@@ -103,7 +104,11 @@ struct TimerId {
 //   static T& ValueOf(Stored&);              // and a const overload
 // Keys order timers exactly; TickOf must keep that order (a < b implies
 // TickOf(a) <= TickOf(b)). Timers with equal keys keep insertion order.
-// A key must not change while its timer is in the wheel.
+// A key must not change while its timer is in the wheel. A policy whose
+// KeyOf() reads memory outside the entry (a record the value points to)
+// may also provide
+//   static void Prefetch(const Stored&);     // start loading that memory
+// which a cascade calls a round before it reads the key.
 
 // DeadlineTimers: the default. Insert(deadline_tick, value) stores the
 // deadline beside the value; the key is the deadline.
@@ -302,6 +307,7 @@ class TimingWheel {
   void NoteFront(uint32_t index);
   bool SlotsEmpty() const;
   void Prefetch(uint32_t index) const;
+  void PrefetchKey(uint32_t index) const;
   std::optional<Due> NextDue() const;
   void Step(const Due& due);
   void MoveToFront();

@@ -366,6 +366,13 @@ inline void TimingWheel<T, P>::Prefetch(uint32_t index) const {
 #endif
 }
 
+template <typename T, typename P>
+inline void TimingWheel<T, P>::PrefetchKey(uint32_t index) const {
+  if constexpr (internal::kWheelPrefetchesKeys<P>) {
+    P::Prefetch(entries_[index].value);
+  }
+}
+
 // The first occupied level holds the earliest slot: every slot of a level
 // below lies inside the current slot of the levels above it.
 template <typename T, typename P>
@@ -462,27 +469,35 @@ inline void TimingWheel<T, P>::FireOne(uint32_t index, Fn& on_expire) {
 
 // Re-sorts the timers of a slot whose start has come: those of a later
 // tick into lower levels, those of this tick into the drain. The slot's
-// lists are walked in turns, one entry of each per round, with the next
-// entry of each list prefetched a round ahead.
+// lists are walked in turns, one entry of each per round, so that their
+// cache misses overlap: the next entry of each list is prefetched a round
+// before it is read, and (for a policy that reads keys from elsewhere) its
+// key a round before it is placed.
 template <typename T, typename P>
 inline void TimingWheel<T, P>::Cascade(int level, int slot) {
   const internal::WheelLanes lanes = levels_[level].Take(slot);
-  std::array<uint32_t, internal::kWheelLanes> cursor;
+  // Per list: the entry to read next, and the entry read last round.
+  std::array<uint32_t, internal::kWheelLanes> next;
+  std::array<uint32_t, internal::kWheelLanes> held;
   for (int lane = 0; lane < internal::kWheelLanes; ++lane) {
-    cursor[lane] = lanes[lane].head;
+    next[lane] = lanes[lane].head;
+    held[lane] = kNil;
   }
   for (bool more = true; more;) {
     more = false;
-    for (uint32_t& index : cursor) {
-      if (index == kNil) continue;
-      const uint32_t current = index;
-      index = entries_[current].next;
-      if (index != kNil) {
-        Prefetch(index);
+    for (int lane = 0; lane < internal::kWheelLanes; ++lane) {
+      const uint32_t current = next[lane];
+      if (current != kNil) {
+        next[lane] = entries_[current].next;
+        if (next[lane] != kNil) Prefetch(next[lane]);
+        PrefetchKey(current);
         more = true;
       }
-      assert(TickAt(current) >= elapsed_);
-      Place(current);
+      if (held[lane] != kNil) {
+        assert(TickAt(held[lane]) >= elapsed_);
+        Place(held[lane]);
+      }
+      held[lane] = current;
     }
   }
   FlushToDrain();
