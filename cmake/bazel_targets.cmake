@@ -3,14 +3,14 @@
 
 set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPTS}
-  backends/memory/calendar_queue.cc
-  backends/memory/calendar_queue.h
   backends/memory/id_index.cc
   backends/memory/id_index.h
   backends/memory/job_record.cc
   backends/memory/job_record.h
+  backends/memory/job_timers.h
   backends/memory/memory_backend.cc
   backends/memory/time_key.h
+  backends/memory/topic_index.cc
   backends/memory/topic_index.h
   backends/open.cc
   backends/redis/backend_impl.h
@@ -376,9 +376,6 @@ delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regressio
   SRCS tests/fuzz/values_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
   DATA tests/fuzz/corpus/values/text00 tests/fuzz/corpus/values/text01 tests/fuzz/corpus/values/text02 tests/fuzz/corpus/values/text03 tests/fuzz/corpus/values/text04 tests/fuzz/corpus/values/text05 tests/fuzz/corpus/values/text06 tests/fuzz/corpus/values/text07 tests/fuzz/corpus/values/text08 tests/fuzz/corpus/values/text09 tests/fuzz/corpus/values/text10 tests/fuzz/corpus/values/text11 tests/fuzz/corpus/values/text12 tests/fuzz/corpus/values/text13 tests/fuzz/corpus/values/text14 tests/fuzz/regressions/values/backoff-exp-base-above-default-max tests/fuzz/regressions/values/year_zero_january)
-delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
-  SRCS tests/memory/calendar_queue_test.cc
-  DEPS delayq tp_absl tp_gtest_main)
 delayq_cc_test(tests_memory_id_index_test DIR tests/memory NAME id_index_test
   SRCS tests/memory/id_index_test.cc
   DEPS delayq tp_absl tp_gtest_main)
