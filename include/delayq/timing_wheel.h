@@ -296,18 +296,19 @@ class TimingWheel {
   TimerId Emplace(Args&&... args);
   uint32_t Allocate();
   uint32_t GrowSlab();
+  void GrowLevels();
+  void AddToDrain(uint32_t index);
   void Free(uint32_t index);
   Key KeyAt(uint32_t index) const;
   uint64_t TickAt(uint32_t index) const;
   void Place(uint32_t index);
   void Link(uint32_t index, uint64_t tick);
-  void Unlink(uint32_t index, uint64_t tick);
+  void Unlink(uint32_t index);
   Item DrainItem(uint32_t index);
   void FlushToDrain();
   void NoteFront(uint32_t index);
   bool SlotsEmpty() const;
   void Prefetch(uint32_t index) const;
-  void PrefetchKey(uint32_t index) const;
   std::optional<Due> NextDue() const;
   void Step(const Due& due);
   void MoveToFront();
@@ -318,6 +319,7 @@ class TimingWheel {
   template <typename Fn>
   void FireOne(uint32_t index, Fn& on_expire);
   void Cascade(int level, int slot);
+  void CascadePrefetchingKeys(const internal::WheelLanes& lanes);
   void Rebase(uint64_t now_tick);
   template <typename Visit>
   bool VisitSorted(std::vector<Item>& items, Visit& visit) const;

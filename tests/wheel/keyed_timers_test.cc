@@ -252,7 +252,9 @@ class KeyedModelRun {
         CheckListing();
       }
       Check();
-      if (op % 499 == 0) ASSERT_TRUE(wheel_.CheckInvariants()) << "op " << op;
+      if (op % 499 == 0) {
+        ASSERT_TRUE(wheel_.CheckInvariants()) << "op " << op;
+      }
     }
     while (!model_.empty() && !::testing::Test::HasFailure()) TakeFront();
     EXPECT_TRUE(wheel_.empty());

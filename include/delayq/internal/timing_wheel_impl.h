@@ -11,8 +11,8 @@
 // Where a timer is follows from its tick and the wheel's time (elapsed_):
 // a tick at or before it puts the timer in the drain (drain_, sorted by
 // key), a later one in the slot WheelLevelFor() and WheelSlotFor() give,
-// on the list WheelLaneFor() gives. So an entry stores no position, and
-// every move of the wheel's time re-places the timers it passes.
+// on the list WheelLaneFor() gives. Every move of the wheel's time
+// re-places the timers it passes; the entry notes where it put them.
 
 #ifndef DELAYQ_INTERNAL_TIMING_WHEEL_IMPL_H_
 #define DELAYQ_INTERNAL_TIMING_WHEEL_IMPL_H_
@@ -100,11 +100,10 @@ inline bool TimingWheel<T, P>::Cancel(TimerId id) {
   if (id.index >= entries_.size()) return false;
   Entry& entry = entries_[id.index];
   if (!entry.in_use() || entry.generation != id.generation) return false;
-  const uint64_t tick = TickAt(id.index);
-  if (tick <= elapsed_) {
+  if (entry.drained()) {
     drain_.Erase(Item{KeyAt(id.index), entry.drain_order(), id.index});
   } else {
-    Unlink(id.index, tick);
+    Unlink(id.index);
     if (front_ == id.index) front_ = kNil;
   }
   entry.value.~Stored();
@@ -206,17 +205,27 @@ inline TimerId TimingWheel<T, P>::Emplace(Args&&... args) {
   const uint32_t index = Allocate();
   Entry& entry = entries_[index];
   new (&entry.value) Stored{std::forward<Args>(args)...};
-  if (++size_ == kBusy) {
-    for (internal::WheelLevel& lv : levels_) lv.Grow();
-  }
+  if (++size_ == kBusy) GrowLevels();
   const uint64_t tick = TickAt(index);
   if (tick <= elapsed_) {
-    drain_.Add(DrainItem(index));
+    AddToDrain(index);
   } else {
     NoteFront(index);
     Link(index, tick);
   }
   return TimerId{index, entry.generation};
+}
+
+// Out of line, as are the other rare paths of Insert(), so that the common
+// one stays small enough to be inlined.
+template <typename T, typename P>
+ABSL_ATTRIBUTE_NOINLINE void TimingWheel<T, P>::GrowLevels() {
+  for (internal::WheelLevel& lv : levels_) lv.Grow();
+}
+
+template <typename T, typename P>
+ABSL_ATTRIBUTE_NOINLINE void TimingWheel<T, P>::AddToDrain(uint32_t index) {
+  drain_.Add(DrainItem(index));
 }
 
 template <typename T, typename P>
@@ -283,9 +292,12 @@ template <typename T, typename P>
 inline void TimingWheel<T, P>::Link(uint32_t index, uint64_t tick) {
   const int level = internal::WheelLevelFor(elapsed_, tick);
   const int slot = internal::WheelSlotFor(tick, level);
-  internal::WheelList& list =
-      levels_[level].Occupy(slot, internal::WheelLaneFor(tick));
+  const int lane = internal::WheelLaneFor(tick);
+  internal::WheelList& list = levels_[level].Occupy(slot, lane);
   Entry& entry = entries_[index];
+  entry.level = static_cast<uint8_t>(level);
+  entry.slot = static_cast<uint8_t>(slot);
+  entry.lane = static_cast<uint8_t>(lane);
   entry.next = kNil;
   entry.prev = list.tail;
   if (list.tail == kNil) {
@@ -296,14 +308,13 @@ inline void TimingWheel<T, P>::Link(uint32_t index, uint64_t tick) {
   list.tail = index;
 }
 
-// REQUIRES: the entry is linked, and `tick` is its tick.
+// REQUIRES: the entry is linked.
 template <typename T, typename P>
-inline void TimingWheel<T, P>::Unlink(uint32_t index, uint64_t tick) {
-  const int level = internal::WheelLevelFor(elapsed_, tick);
-  const int slot = internal::WheelSlotFor(tick, level);
-  internal::WheelLevel& lv = levels_[level];
-  internal::WheelList& list = lv.list(slot, internal::WheelLaneFor(tick));
+inline void TimingWheel<T, P>::Unlink(uint32_t index) {
   Entry& entry = entries_[index];
+  const int slot = entry.slot;
+  internal::WheelLevel& lv = levels_[entry.level];
+  internal::WheelList& list = lv.list(slot, entry.lane);
   if (entry.prev == kNil) {
     list.head = entry.next;
   } else {
@@ -323,7 +334,7 @@ template <typename T, typename P>
 inline typename TimingWheel<T, P>::Item TimingWheel<T, P>::DrainItem(
     uint32_t index) {
   const uint64_t order = drain_.NextOrder();
-  entries_[index].set_drain_order(order);
+  entries_[index].SetDrained(order);
   return Item{KeyAt(index), order, index};
 }
 
@@ -364,13 +375,6 @@ inline void TimingWheel<T, P>::Prefetch(uint32_t index) const {
 #if defined(__GNUC__) || defined(__clang__)
   __builtin_prefetch(&entries_[index]);
 #endif
-}
-
-template <typename T, typename P>
-inline void TimingWheel<T, P>::PrefetchKey(uint32_t index) const {
-  if constexpr (internal::kWheelPrefetchesKeys<P>) {
-    P::Prefetch(entries_[index].value);
-  }
 }
 
 // The first occupied level holds the earliest slot: every slot of a level
@@ -471,11 +475,39 @@ inline void TimingWheel<T, P>::FireOne(uint32_t index, Fn& on_expire) {
 // tick into lower levels, those of this tick into the drain. The slot's
 // lists are walked in turns, one entry of each per round, so that their
 // cache misses overlap: the next entry of each list is prefetched a round
-// before it is read, and (for a policy that reads keys from elsewhere) its
-// key a round before it is placed.
+// before it is read.
 template <typename T, typename P>
 inline void TimingWheel<T, P>::Cascade(int level, int slot) {
   const internal::WheelLanes lanes = levels_[level].Take(slot);
+  if constexpr (internal::kWheelPrefetchesKeys<P>) {
+    CascadePrefetchingKeys(lanes);
+  } else {
+    std::array<uint32_t, internal::kWheelLanes> next;
+    for (int lane = 0; lane < internal::kWheelLanes; ++lane) {
+      next[lane] = lanes[lane].head;
+    }
+    for (bool more = true; more;) {
+      more = false;
+      for (uint32_t& index : next) {
+        if (index == kNil) continue;
+        const uint32_t current = index;
+        index = entries_[current].next;
+        if (index != kNil) {
+          Prefetch(index);
+          more = true;
+        }
+        Place(current);
+      }
+    }
+  }
+  if (!pending_.empty()) FlushToDrain();
+}
+
+// The same walk for a policy whose keys are read from elsewhere: each entry
+// is placed a round after it is read, and its key is asked for in between.
+template <typename T, typename P>
+inline void TimingWheel<T, P>::CascadePrefetchingKeys(
+    const internal::WheelLanes& lanes) {
   // Per list: the entry to read next, and the entry read last round.
   std::array<uint32_t, internal::kWheelLanes> next;
   std::array<uint32_t, internal::kWheelLanes> held;
@@ -490,17 +522,13 @@ inline void TimingWheel<T, P>::Cascade(int level, int slot) {
       if (current != kNil) {
         next[lane] = entries_[current].next;
         if (next[lane] != kNil) Prefetch(next[lane]);
-        PrefetchKey(current);
+        P::Prefetch(entries_[current].value);
         more = true;
       }
-      if (held[lane] != kNil) {
-        assert(TickAt(held[lane]) >= elapsed_);
-        Place(held[lane]);
-      }
+      if (held[lane] != kNil) Place(held[lane]);
       held[lane] = current;
     }
   }
-  FlushToDrain();
 }
 
 // Only the top level holds timers and the wheel must move at least one full
@@ -613,10 +641,11 @@ inline bool TimingWheel<T, P>::CheckSlots(size_t* linked) const {
             return false;
           }
           prev = index;
-          // Where its tick puts it.
+          // Where its tick puts it, and where it says it is.
           if (internal::WheelLevelFor(elapsed_, tick) != level ||
               internal::WheelSlotFor(tick, level) != slot ||
-              internal::WheelLaneFor(tick) != lane) {
+              internal::WheelLaneFor(tick) != lane || entry.level != level ||
+              entry.slot != slot || entry.lane != lane) {
             return false;
           }
           // Not processed before its deadline, nor before now.
@@ -647,7 +676,7 @@ inline bool TimingWheel<T, P>::CheckDrain() const {
   drain_.ForEachInOrder([&](const Item& item) {
     const bool in_order = first || typename Drain::Before()(last, item);
     ok = in_order && item.index < entries_.size() &&
-         entries_[item.index].in_use() &&
+         entries_[item.index].in_use() && entries_[item.index].drained() &&
          entries_[item.index].drain_order() == item.order &&
          TickAt(item.index) <= elapsed_ &&
          !(KeyAt(item.index) < item.key || item.key < KeyAt(item.index));

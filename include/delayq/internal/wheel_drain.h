@@ -53,8 +53,8 @@ class WheelDrain {
     }
   };
 
-  bool empty() const { return RunEmpty() && late_.empty(); }
-  size_t size() const { return run_.size() - run_pos_ + late_.size(); }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
 
   // The number for the next timer that comes.
   uint64_t NextOrder() { return next_order_++; }
@@ -68,12 +68,13 @@ class WheelDrain {
     }
     run_.swap(items);
     run_pos_ = 0;
+    size_ = run_.size();
     items.clear();
   }
 
   // Adds one timer, numbered by NextOrder().
   void Add(const Item& item) {
-    if (empty()) {
+    if (size_++ == 0) {
       run_.clear();
       run_pos_ = 0;
       run_.push_back(item);
@@ -96,6 +97,7 @@ class WheelDrain {
 
   // Removes `item`. REQUIRES: it is here.
   void Erase(Item item) {
+    --size_;
     if (!RunEmpty() && run_[run_pos_].index == item.index) {
       ++run_pos_;
     } else if (late_.erase(item) == 0) {
@@ -129,6 +131,7 @@ class WheelDrain {
     run_.clear();
     run_pos_ = 0;
     late_.clear();
+    size_ = 0;
   }
 
   // Bytes held outside the object (the B-tree's nodes approximately).
@@ -144,6 +147,7 @@ class WheelDrain {
   Items run_;
   size_t run_pos_ = 0;
   absl::btree_set<Item, Before> late_;
+  size_t size_ = 0;
   uint64_t next_order_ = 0;
 };
 

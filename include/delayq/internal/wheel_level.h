@@ -80,7 +80,9 @@ class WheelLevel {
   // Detaches every list of an occupied `slot` and returns them; the slot is
   // then empty.
   WheelLanes Take(int slot) {
-    const WheelLanes taken = lanes(slot);
+    WheelLanes& lists = lanes(slot);
+    const WheelLanes taken = lists;
+    lists = WheelLanes();
     Drop(slot);
     return taken;
   }
@@ -109,12 +111,9 @@ class WheelLevel {
   size_t Rank(int slot) const {
     return absl::popcount(occupied_ & ((uint64_t{1} << slot) - 1));
   }
+  // REQUIRES: the slot's lists are empty (or were taken: see Take()).
   void Drop(int slot) {
-    if (full_) {
-      slots_[slot] = WheelLanes();
-    } else {
-      slots_.erase(slots_.begin() + Rank(slot));
-    }
+    if (!full_) slots_.erase(slots_.begin() + Rank(slot));
     occupied_ &= ~(uint64_t{1} << slot);
   }
   // Makes room for `slot` while packed. Out of line: a busy wheel's levels
