@@ -22,12 +22,17 @@ void DueTimers::ArmAt(Kind kind, absl::Time at, bool earliest) {
   if (earliest && at >= at_[kind]) return;
   at_[kind] = at;
   tick_[kind] = ticks_.CeilTicks(at);
+  NoteChange();
 }
 
 size_t DueTimers::Advance(absl::Time now) {
+  if (now < fire_at_) {
+    latest_ = std::max(latest_, now);
+    return 0;
+  }
   const uint64_t now_tick = ticks_.FloorTicks(now);
-  if (now_tick < now_tick_) return 0;
-  now_tick_ = now_tick;
+  if (now < latest_ && now_tick < ticks_.FloorTicks(latest_)) return 0;
+  latest_ = std::max(latest_, now);
   size_t fired = 0;
   for (int kind = 0; kind < kKinds; ++kind) {
     if (at_[kind] == absl::InfiniteFuture() || tick_[kind] > now_tick) {
@@ -36,19 +41,30 @@ size_t DueTimers::Advance(absl::Time now) {
     at_[kind] = absl::InfiniteFuture();
     ++fired;
   }
+  if (fired > 0) NoteChange();
   return fired;
 }
 
 absl::Time DueTimers::NextWake() const {
+  uint64_t next;
+  if (!EarliestTick(&next)) return absl::InfiniteFuture();
+  return ticks_.TimeOf(std::max(next, ticks_.FloorTicks(latest_)));
+}
+
+bool DueTimers::EarliestTick(uint64_t* tick) const {
   bool armed = false;
-  uint64_t next = TickConverter::kMaxTick;
+  *tick = TickConverter::kMaxTick;
   for (int kind = 0; kind < kKinds; ++kind) {
     if (at_[kind] == absl::InfiniteFuture()) continue;
     armed = true;
-    next = std::min(next, tick_[kind]);
+    *tick = std::min(*tick, tick_[kind]);
   }
-  return armed ? ticks_.TimeOf(std::max(next, now_tick_))
-               : absl::InfiniteFuture();
+  return armed;
+}
+
+void DueTimers::NoteChange() {
+  uint64_t next;
+  fire_at_ = EarliestTick(&next) ? ticks_.TimeOf(next) : absl::InfiniteFuture();
 }
 
 }  // namespace internal

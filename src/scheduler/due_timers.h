@@ -70,14 +70,21 @@ class DueTimers {
   // Arms timer `kind` for `at`; when `earliest`, only if that is earlier
   // than where it is armed.
   void ArmAt(Kind kind, absl::Time at, bool earliest);
+  // The earliest tick a timer is armed to fire at; false if none is armed.
+  bool EarliestTick(uint64_t* tick) const;
+  // Sets fire_at_ after the timers changed.
+  void NoteChange();
 
   TickConverter ticks_;
-  // The latest tick passed to Advance().
-  uint64_t now_tick_ = 0;
+  // The latest time passed to Advance().
+  absl::Time latest_ = absl::InfinitePast();
   // Per timer: the time it is armed for (absl::InfiniteFuture() when not
   // armed) and the tick it fires at.
   std::array<absl::Time, kKinds> at_;
   std::array<uint64_t, kKinds> tick_{};
+  // The start of the earliest armed tick: before it nothing fires, which
+  // Advance() sees without converting its time to ticks (the idle Tick()).
+  absl::Time fire_at_ = absl::InfiniteFuture();
 };
 
 }  // namespace internal
