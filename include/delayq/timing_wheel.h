@@ -307,7 +307,6 @@ class TimingWheel {
   Item DrainItem(uint32_t index);
   void FlushToDrain();
   void NoteFront(uint32_t index);
-  bool SlotsEmpty() const;
   void Prefetch(uint32_t index) const;
   std::optional<Due> NextDue() const;
   void Step(const Due& due);

@@ -353,21 +353,14 @@ inline void TimingWheel<T, P>::FlushToDrain() {
 }
 
 // Keeps front_ the earliest timer in the slots as `index` joins them.
+// REQUIRES: size_ counts `index` already.
 template <typename T, typename P>
 inline void TimingWheel<T, P>::NoteFront(uint32_t index) {
   if (front_ != kNil) {
     if (KeyAt(index) < KeyAt(front_)) front_ = index;
-  } else if (SlotsEmpty()) {
-    front_ = index;
+  } else if (size_ - 1 == drain_.size()) {
+    front_ = index;  // The slots were empty.
   }
-}
-
-template <typename T, typename P>
-inline bool TimingWheel<T, P>::SlotsEmpty() const {
-  for (const internal::WheelLevel& lv : levels_) {
-    if (!lv.empty()) return false;
-  }
-  return true;
 }
 
 template <typename T, typename P>
