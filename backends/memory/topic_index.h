@@ -18,8 +18,10 @@
 // other topics' timers in every slot on the way. Across topics the store
 // keeps one entry per topic, at the topic's earliest due time (see
 // MemoryBackend::due_topics_), which is all PromoteDue() and NextDue() need.
-// The wheels' levels take memory only for occupied slots while they are
-// small, so a topic with a few timers costs a few hundred bytes.
+// The price is per topic: its three wheels take about 1.4 KB even when
+// empty, several times what B-trees would (their levels keep room only for
+// occupied slots while small, so a few timers add little). Per timer, a
+// wheel takes 24 bytes.
 
 #ifndef DELAYQ_BACKENDS_MEMORY_TOPIC_INDEX_H_
 #define DELAYQ_BACKENDS_MEMORY_TOPIC_INDEX_H_
