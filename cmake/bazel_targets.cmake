@@ -3,16 +3,16 @@
 
 set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPTS}
-  backends/memory/calendar_queue.cc
-  backends/memory/calendar_queue.h
   backends/memory/count_book.cc
   backends/memory/count_book.h
   backends/memory/id_index.cc
   backends/memory/id_index.h
   backends/memory/job_record.cc
   backends/memory/job_record.h
+  backends/memory/job_timers.h
   backends/memory/memory_backend.cc
   backends/memory/time_key.h
+  backends/memory/topic_index.cc
   backends/memory/topic_index.h
   backends/open.cc
   backends/redis/backend_impl.h
@@ -69,9 +69,11 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/delayq.h
   include/delayq/event.h
   include/delayq/internal/timing_wheel_impl.h
+  include/delayq/internal/wheel_drain.h
   include/delayq/internal/wheel_entry.h
   include/delayq/internal/wheel_geometry.h
   include/delayq/internal/wheel_level.h
+  include/delayq/internal/wheel_policy.h
   include/delayq/job.h
   include/delayq/memory_backend.h
   include/delayq/metrics.h
@@ -387,9 +389,6 @@ delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regressio
   SRCS tests/fuzz/values_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
   DATA tests/fuzz/corpus/values/text00 tests/fuzz/corpus/values/text01 tests/fuzz/corpus/values/text02 tests/fuzz/corpus/values/text03 tests/fuzz/corpus/values/text04 tests/fuzz/corpus/values/text05 tests/fuzz/corpus/values/text06 tests/fuzz/corpus/values/text07 tests/fuzz/corpus/values/text08 tests/fuzz/corpus/values/text09 tests/fuzz/corpus/values/text10 tests/fuzz/corpus/values/text11 tests/fuzz/corpus/values/text12 tests/fuzz/corpus/values/text13 tests/fuzz/corpus/values/text14 tests/fuzz/regressions/values/backoff-exp-base-above-default-max tests/fuzz/regressions/values/year_zero_january)
-delayq_cc_test(tests_memory_calendar_queue_test DIR tests/memory NAME calendar_queue_test
-  SRCS tests/memory/calendar_queue_test.cc
-  DEPS delayq tp_absl tp_gtest_main)
 delayq_cc_test(tests_memory_id_index_test DIR tests/memory NAME id_index_test
   SRCS tests/memory/id_index_test.cc
   DEPS delayq tp_absl tp_gtest_main)
@@ -467,6 +466,9 @@ delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_co
 delayq_cc_test(tests_scheduler_concurrency_test DIR tests/scheduler NAME concurrency_test
   SRCS tests/scheduler/concurrency_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_due_timers_test DIR tests/scheduler NAME due_timers_test
+  SRCS tests/scheduler/due_timers_test.cc
+  DEPS delayq tp_absl tp_gtest_main)
 delayq_cc_test(tests_scheduler_generated_id_test DIR tests/scheduler NAME generated_id_test
   SRCS tests/scheduler/generated_id_test.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
@@ -608,6 +610,9 @@ delayq_cc_library(tests_testing_worker_process DIR tests/testing NAME worker_pro
   SRCS tests/testing/worker_process.cc tests/testing/worker_process.h
   DEPS tests_testing_child_process tp_absl
   DATA tests_testing_worker)
+delayq_cc_test(tests_wheel_keyed_timers_test DIR tests/wheel NAME keyed_timers_test
+  SRCS tests/wheel/keyed_timers_test.cc
+  DEPS delayq tp_gtest_main)
 delayq_cc_test(tests_wheel_timing_wheel_property_test DIR tests/wheel NAME timing_wheel_property_test
   SRCS tests/wheel/timing_wheel_property_test.cc
   DEPS delayq tp_gtest_main)

@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "delayq/backend.h"
 #include "delayq/job.h"
+#include "delayq/timing_wheel.h"
 
 namespace delayq {
 namespace memory_internal {
@@ -75,8 +76,15 @@ class JobRecord {
   uint64_t token() const { return order_; }
   // The death order while dead.
   uint64_t death_seq() const { return order_; }
-  // The place in its topic's CalendarQueue while delayed.
-  uint64_t due_slot() const { return order_; }
+  // Its timer in its topic's wheel of delayed jobs while delayed.
+  TimerId timer() const {
+    return TimerId{static_cast<uint32_t>(order_ >> 32),
+                   static_cast<uint32_t>(order_)};
+  }
+  // Its timer in its topic's wheel of expiries while it may expire.
+  TimerId expiry_timer() const {
+    return extra_ == nullptr ? TimerId() : extra_->expiry_timer;
+  }
   // When the job lapses unless reserved; kNever for never.
   int64_t expire_at() const {
     return extra_ == nullptr ? kNever : extra_->expire_at;
@@ -97,7 +105,11 @@ class JobRecord {
   void set_run_at(int64_t micros) { run_at_ = micros; }
   void set_attempts(int attempts) { attempts_ = attempts; }
   void set_deadline(int64_t micros) { deadline_ = micros; }
-  void set_due_slot(uint64_t slot) { order_ = slot; }
+  void set_timer(TimerId id) {
+    order_ = (uint64_t{id.index} << 32) | id.generation;
+  }
+  // REQUIRES: the job expires (so it has its side record).
+  void set_expiry_timer(TimerId id) { extra_->expiry_timer = id; }
   void set_last_error(absl::string_view error);
   // The job no longer expires (a kick).
   void clear_expiry() {
@@ -119,6 +131,7 @@ class JobRecord {
     int64_t expire_at = kNever;
     bool discard_expired = false;
     int64_t unique_for = 0;
+    TimerId expiry_timer;
   };
 
   JobRecord() = default;
@@ -133,8 +146,8 @@ class JobRecord {
   int64_t ttr_ = 0;
   int64_t deadline_ = kNoTime;
   uint64_t seq_ = 0;
-  // The lease token when reserved, the death order when dead, the due slot
-  // when delayed: one word for what only one state needs.
+  // The lease token when reserved, the death order when dead, the timer when
+  // delayed: one word for what only one state needs.
   uint64_t order_ = 0;
   TopicIndex* topic_ = nullptr;
   std::unique_ptr<Extra> extra_;

@@ -1,16 +1,18 @@
 // Copyright delayq authors.
 //
 // The in-memory Backend. One mutex guards a job pool and ordered indexes
-// that make every step O(log n):
+// that make every step O(1) or O(log n):
 //   * the pool: one packed JobRecord per job (job_record.h), found by id
 //     through an IdIndex (id_index.h) that reads the record's own id, so the
 //     id is stored once;
-//   * per topic, one index per state (topic_index.h);
+//   * per topic, one index per state (topic_index.h): the ready and the dead
+//     in B-trees, the delayed and the reserved (and the expiring) in timing
+//     wheels, whose timers are added and cancelled in O(1);
 //   * across topics, the topics ordered by when each next has something due,
 //     for PromoteDue() and NextDue(): one entry per topic, not per job;
 //   * the ids held by dedup windows, with the time each is free again.
 // Each record sits in exactly the index of its state (and a delayed or ready
-// one that expires, in its topic's expiring index too).
+// one that expires, in its topic's expiring wheel too).
 
 #include "delayq/memory_backend.h"
 
@@ -25,6 +27,7 @@
 
 #include "absl/container/btree_map.h"
 #include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "backends/memory/count_book.h"
@@ -48,7 +51,7 @@ using memory_internal::kNever;
 using memory_internal::kNoTime;
 using memory_internal::MicrosOf;
 using memory_internal::ReadyKey;
-using memory_internal::TimeKey;
+using memory_internal::RestartIfEmpty;
 using memory_internal::TimeOf;
 using memory_internal::TopicIndex;
 
@@ -79,7 +82,7 @@ class MemoryBackend : public Backend {
     for (int n = 0; n < kReservePromoteLimit; ++n) {
       const int64_t due = index->NextDue();
       if (due == kNoTime || due > now_us) break;
-      Transition t = MoveDue(EarliestDue(*index), now_us);
+      Transition t = MoveDue(index->EarliestDue(), now_us);
       // A discarded job may have been the topic's last.
       const bool gone =
           t.kind == Transition::Kind::kDiscarded && !topics_.contains(topic);
@@ -103,7 +106,7 @@ class MemoryBackend : public Backend {
       r->set_attempts(r->attempts() + 1);
       token = token == 0 ? internal::NewFirstLeaseToken() : token + 1;
       r->Reserve(token, DeadlineAfter(std::max(now_us, r->run_at()), r->ttr()));
-      Link(r);
+      Link(r, now_us);
       counts_.Count(topic, now_us,
                     internal::CountOfDelivery(r->run_at(), now_us));
       Lease lease;
@@ -154,7 +157,7 @@ class MemoryBackend : public Backend {
     } else {
       r->Die(next_death_++);
     }
-    Link(r);
+    Link(r, MicrosOf(now));
     return outcome;
   }
 
@@ -167,7 +170,7 @@ class MemoryBackend : public Backend {
     r->set_attempts(std::max(0, r->attempts() - 1));
     r->set_run_at(MicrosOf(run_at));
     r->Wait(run_at > now ? JobState::kDelayed : JobState::kReady);
-    Link(r);
+    Link(r, MicrosOf(now));
     return absl::OkStatus();
   }
 
@@ -178,7 +181,7 @@ class MemoryBackend : public Backend {
     if (r == nullptr) return internal::StaleLease(id);
     Unlink(r);
     r->set_deadline(DeadlineAfter(MicrosOf(now), r->ttr()));
-    Link(r);
+    Link(r, MicrosOf(now));
     return TimeOf(r->deadline());
   }
 
@@ -211,20 +214,23 @@ class MemoryBackend : public Backend {
         out.push_back(record_of(key)->ToJob());
       }
     };
-    auto of_time = [](const TimeKey& k) { return k.record; };
+    // A wheel is walked from its front, so a small limit sorts few slots.
+    auto take_timers = [&](const auto& wheel) {
+      wheel.ForEachInOrder([&](const JobRecord* r) {
+        if (static_cast<int>(out.size()) >= limit) return false;
+        out.push_back(r->ToJob());
+        return true;
+      });
+    };
     switch (state) {
       case JobState::kReady:
         take(index.ready, [](const ReadyKey& k) { return k.record; });
         break;
       case JobState::kDelayed:
-        index.delayed.ForEachInOrder([&](const JobRecord* r) {
-          if (static_cast<int>(out.size()) >= limit) return false;
-          out.push_back(r->ToJob());
-          return true;
-        });
+        take_timers(index.delayed);
         break;
       case JobState::kReserved:
-        take(index.reserved, of_time);
+        take_timers(index.reserved);
         break;
       case JobState::kDead:
         take(index.dead, [](const DeathKey& k) { return k.second; });
@@ -289,7 +295,7 @@ class MemoryBackend : public Backend {
     Unlink(r);
     r->set_run_at(MicrosOf(now));
     r->Wait(JobState::kReady);
-    Link(r);
+    Link(r, MicrosOf(now));
     return absl::OkStatus();
   }
 
@@ -319,7 +325,7 @@ class MemoryBackend : public Backend {
         break;
       }
       result.transitions.push_back(
-          MoveDue(EarliestDue(*due_topics_.begin()->second), now_us));
+          MoveDue(due_topics_.begin()->second->EarliestDue(), now_us));
     }
     return result;
   }
@@ -341,7 +347,7 @@ class MemoryBackend : public Backend {
     jobs_.Replace(old, std::move(fresh));  // destroys *old
     r->set_run_at(MicrosOf(job.run_at));
     r->Wait(job.run_at > now ? JobState::kDelayed : JobState::kReady);
-    Link(r);
+    Link(r, MicrosOf(now));
     return absl::OkStatus();
   }
 
@@ -452,7 +458,7 @@ class MemoryBackend : public Backend {
     if (jobs.empty()) return absl::OkStatus();
     if (jobs.size() == 1) return AddOne(jobs[0], now);
     if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
-    for (const NewJob& job : jobs) Link(Place(job, now));
+    for (const NewJob& job : jobs) Link(Place(job, now), MicrosOf(now));
     CountAdded(jobs, now);
     return absl::OkStatus();
   }
@@ -469,7 +475,7 @@ class MemoryBackend : public Backend {
     if (Held(job.id)) return internal::IdInUse(job.id);
     JobRecord* added = Place(job, now);
     if (added == nullptr) return internal::IdInUse(job.id);
-    Link(added);
+    Link(added, MicrosOf(now));
     CountAdded({&job, 1}, now);
     return absl::OkStatus();
   }
@@ -477,7 +483,7 @@ class MemoryBackend : public Backend {
   // A record for `job` in the pool, not yet linked; null if the id is taken.
   JobRecord* Place(const NewJob& job, absl::Time now) {
     return jobs_.Emplace(job.id, [&] {
-      return JobRecord::Make(job, TopicFor(job.topic), next_seq_++, now);
+      return JobRecord::Make(job, TopicFor(job.topic, now), next_seq_++, now);
     });
   }
 
@@ -504,12 +510,6 @@ class MemoryBackend : public Backend {
       return nullptr;
     }
     return r;
-  }
-
-  // The topic's delayed job, lease or expiry that is due first.
-  // REQUIRES: the topic has one of them.
-  static JobRecord* EarliestDue(const TopicIndex& index) {
-    return index.EarliestDue()->record;
   }
 
   // Moves a job that is due at `now_us`: a delayed one to ready, an expired
@@ -544,7 +544,7 @@ class MemoryBackend : public Backend {
     } else {
       r->Wait(JobState::kReady);
     }
-    Link(r);
+    Link(r, now_us);
     return t;
   }
 
@@ -583,10 +583,11 @@ class MemoryBackend : public Backend {
     return t;
   }
 
-  TopicIndex* TopicFor(absl::string_view topic) {
+  TopicIndex* TopicFor(absl::string_view topic, absl::Time now) {
     auto it = topics_.find(topic);
     if (it != topics_.end()) return it->second.get();
-    auto index = std::make_unique<TopicIndex>(std::string(topic));
+    auto index =
+        std::make_unique<TopicIndex>(std::string(topic), MicrosOf(now));
     TopicIndex* raw = index.get();
     topics_.emplace(raw->name, std::move(index));
     return raw;
@@ -598,23 +599,27 @@ class MemoryBackend : public Backend {
     r->set_attempts(0);
     r->set_run_at(MicrosOf(now));
     r->Wait(JobState::kReady);
-    Link(r);
+    Link(r, MicrosOf(now));
   }
 
-  void Link(JobRecord* r) {
+  // Puts `r` in the index of its state. `now_us` is the call's time: a
+  // wheel that is empty starts again from it (see RestartIfEmpty()).
+  void Link(JobRecord* r, int64_t now_us) {
     TopicIndex* t = r->topic();
     switch (r->state()) {
       case JobState::kReady:
         t->ready.insert({r->run_at(), r->priority(), r});
         if (r->expire_at() == kNever) return;
-        t->expiring.insert({r->expire_at(), r});
+        LinkExpiry(r, now_us);
         break;
       case JobState::kDelayed:
-        t->delayed.Insert(r);
-        if (r->expire_at() != kNever) t->expiring.insert({r->expire_at(), r});
+        RestartIfEmpty(t->delayed, now_us);
+        r->set_timer(t->delayed.Insert(r));
+        if (r->expire_at() != kNever) LinkExpiry(r, now_us);
         break;
       case JobState::kReserved:
-        t->reserved.insert({r->deadline(), r});
+        RestartIfEmpty(t->reserved, now_us);
+        lease_timers_[r] = t->reserved.Insert(r);
         break;
       case JobState::kDead:
         t->dead.insert({r->death_seq(), r});
@@ -623,21 +628,30 @@ class MemoryBackend : public Backend {
     ListDue(t);
   }
 
+  void LinkExpiry(JobRecord* r, int64_t now_us) {
+    TopicIndex* t = r->topic();
+    RestartIfEmpty(t->expiring, now_us);
+    r->set_expiry_timer(t->expiring.Insert(r));
+  }
+
   void Unlink(JobRecord* r) {
     TopicIndex* t = r->topic();
     switch (r->state()) {
       case JobState::kReady:
         t->ready.erase({r->run_at(), r->priority(), r});
         if (r->expire_at() == kNever) return;
-        t->expiring.erase({r->expire_at(), r});
+        t->expiring.Cancel(r->expiry_timer());
         break;
       case JobState::kDelayed:
-        t->delayed.Erase(r);
-        if (r->expire_at() != kNever) t->expiring.erase({r->expire_at(), r});
+        t->delayed.Cancel(r->timer());
+        if (r->expire_at() != kNever) t->expiring.Cancel(r->expiry_timer());
         break;
-      case JobState::kReserved:
-        t->reserved.erase({r->deadline(), r});
+      case JobState::kReserved: {
+        auto lease = lease_timers_.find(r);
+        t->reserved.Cancel(lease->second);
+        lease_timers_.erase(lease);
         break;
+      }
       case JobState::kDead:
         t->dead.erase({r->death_seq(), r});
         return;
@@ -673,8 +687,15 @@ class MemoryBackend : public Backend {
   // Keyed by the index's own copy of the name.
   absl::btree_map<absl::string_view, std::unique_ptr<TopicIndex>> topics_
       ABSL_GUARDED_BY(mu_);
-  // (next due time, topic) of every topic with a delayed job or a lease.
+  // (next due time, topic) of every topic with a delayed job, a lease or an
+  // expiry.
   absl::btree_set<std::pair<int64_t, TopicIndex*>> due_topics_
+      ABSL_GUARDED_BY(mu_);
+  // The lease timer of each reserved job. A delayed job's timer id lives in
+  // its record, in the word a reserved one needs for its token; reserved
+  // jobs are few (one per lease held), so theirs live here, and a record
+  // stays at the size a million delayed jobs are counted in.
+  absl::flat_hash_map<const JobRecord*, TimerId> lease_timers_
       ABSL_GUARDED_BY(mu_);
   absl::btree_set<std::string> paused_ ABSL_GUARDED_BY(mu_);
   // Limited topics: the limit and its token bucket (see limit_gate.h).

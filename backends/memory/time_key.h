@@ -1,29 +1,25 @@
 // Copyright delayq authors.
 //
-// TimeKey — a job in an index ordered by a time: a delayed job by run_at, a
-// reservation by deadline, an expiring job by expire_at. Equal times keep
-// enqueue order, which is read from the record only then (ties are rare, and
-// the key stays two words).
+// TimeKey — the exact order of the memory store's timers: a time in
+// microseconds (a delayed job's run_at, a reservation's deadline, an
+// expiring job's expire_at), then enqueue order, so that jobs due at the
+// same time keep the order they were enqueued in.
 
 #ifndef DELAYQ_BACKENDS_MEMORY_TIME_KEY_H_
 #define DELAYQ_BACKENDS_MEMORY_TIME_KEY_H_
 
 #include <cstdint>
 
-#include "backends/memory/job_record.h"
-
 namespace delayq {
 namespace memory_internal {
 
 struct TimeKey {
   int64_t at;
-  JobRecord* record;
-};
+  uint64_t seq;
 
-struct TimeOrder {
-  bool operator()(const TimeKey& a, const TimeKey& b) const {
+  friend bool operator<(const TimeKey& a, const TimeKey& b) {
     if (a.at != b.at) return a.at < b.at;
-    return a.record->seq() < b.record->seq();
+    return a.seq < b.seq;
   }
 };
 

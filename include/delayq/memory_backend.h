@@ -26,11 +26,15 @@ struct MemoryOptions {
 
 // NewMemoryBackend()
 //
-// An empty in-memory store. Delayed jobs wait unsorted in time buckets of
-// about half a second: adding one is O(1), cancelling one O(1) (O(b) for the
-// earliest of its bucket's b jobs), and a bucket is sorted once, in
-// O(b log b), when its first job comes due. Every other operation is
-// O(log n) in the number of jobs (O(k log n) for calls that move k jobs).
+// An empty in-memory store. Its pending timers (delayed jobs, leases,
+// expiries) wait in hierarchical timing wheels (delayq/timing_wheel.h), one
+// per topic and kind. Adding or cancelling one is O(1), but for a timer of
+// the tick being taken from (ticks are about 65 ms): O(log k) among that
+// tick's k timers, and O(k) to close the gap when it is not the next due.
+// A timer is re-sorted at most once per level on its way to its time, and
+// the timers of a tick are sorted once, when the first of them comes due.
+// Every other operation is O(log n) in the number of jobs (O(k log n) for
+// calls that move k jobs).
 std::unique_ptr<Backend> NewMemoryBackend(
     const MemoryOptions& options = MemoryOptions());
 

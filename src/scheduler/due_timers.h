@@ -13,9 +13,13 @@
 //   * the news timer: an earlier due time the store announced.
 // Whenever one fires, the scheduler promotes what is due and reads the
 // store's next due time again, so each job is found at its time however many
-// are pending, in constant memory. The timers live in a hierarchical timing
-// wheel, so the next wake-up is found without a scan. A fired timer only
-// means "ask the store": the store, not this cache, decides what is due.
+// are pending, in constant memory. Three times need no timing wheel: the
+// next wake-up is the least of three. A fired timer only means "ask the
+// store": the store, not this cache, decides what is due.
+//
+// Times are rounded up to the scheduler's tick (SchedulerOptions::tick),
+// counted from `origin`, and "now" down, so a timer never fires early and
+// at most one tick late; like a clock, the timers' time never goes back.
 //
 // Not thread-safe: the scheduler guards it with its mutex.
 
@@ -24,9 +28,10 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 
 #include "absl/time/time.h"
-#include "delayq/timing_wheel.h"
+#include "delayq/tick_converter.h"
 
 namespace delayq {
 namespace internal {
@@ -50,11 +55,13 @@ class DueTimers {
   // replace it.
   void ArmNews(absl::Time at);
 
-  // Fires every timer due at `now`. Returns how many fired; after any, the
-  // caller reads the store's next due time and re-arms the poll timer.
+  // Fires every timer due at `now` (nothing when `now` is before the latest
+  // time passed here). Returns how many fired; after any, the caller reads
+  // the store's next due time and re-arms the poll timer.
   size_t Advance(absl::Time now);
 
-  // When the earliest pending timer may fire; absl::InfiniteFuture() if none.
+  // When the earliest armed timer fires, not before the latest time passed
+  // to Advance(); absl::InfiniteFuture() if none is armed.
   absl::Time NextWake() const;
 
  private:
@@ -63,11 +70,21 @@ class DueTimers {
   // Arms timer `kind` for `at`; when `earliest`, only if that is earlier
   // than where it is armed.
   void ArmAt(Kind kind, absl::Time at, bool earliest);
+  // The earliest tick a timer is armed to fire at; false if none is armed.
+  bool EarliestTick(uint64_t* tick) const;
+  // Sets fire_at_ after the timers changed.
+  void NoteChange();
 
   TickConverter ticks_;
-  TimingWheel<Kind> wheel_;
-  std::array<TimerId, kKinds> timer_{};
+  // The latest time passed to Advance().
+  absl::Time latest_ = absl::InfinitePast();
+  // Per timer: the time it is armed for (absl::InfiniteFuture() when not
+  // armed) and the tick it fires at.
   std::array<absl::Time, kKinds> at_;
+  std::array<uint64_t, kKinds> tick_{};
+  // The start of the earliest armed tick: before it nothing fires, which
+  // Advance() sees without converting its time to ticks (the idle Tick()).
+  absl::Time fire_at_ = absl::InfiniteFuture();
 };
 
 }  // namespace internal

@@ -4,8 +4,7 @@
 // and what it does then.
 //
 // The store is shared by many processes; this process keeps a cache of when
-// it will next have work, a timing wheel of three timers (DueTimers), fed by
-// three sources:
+// it will next have work, three timers (DueTimers), fed by three sources:
 //   * the earliest deadline this process set itself: a delayed job it
 //     enqueued, a lease it holds, a retry's backoff (Arm());
 //   * the store's news of every process's changes (Backend::Subscribe()): a

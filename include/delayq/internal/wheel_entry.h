@@ -1,10 +1,12 @@
 // Copyright delayq authors.
 //
-// WheelEntry — one timer in a TimingWheel's slab (timing_wheel.h): its
-// deadline, where it is linked (level, slot, lane, neighbours) and its value,
-// alive exactly while the entry is in use. A free entry is chained into the
-// slab's free list through `next`, and its generation tells stale TimerIds
-// apart. Internal: not part of the API.
+// WheelEntry — one timer in a TimingWheel's slab (timing_wheel.h): where it
+// is linked and what it stores, alive exactly while the entry is in use. A
+// free entry is chained into the slab's free list through `next`. Its
+// level, slot and list follow from its tick and the wheel's time, but are
+// kept too (in bytes that alignment leaves free before the value), so that
+// a cancel reads them instead of working them out. Internal: not part of
+// the API.
 
 #ifndef DELAYQ_INTERNAL_WHEEL_ENTRY_H_
 #define DELAYQ_INTERNAL_WHEEL_ENTRY_H_
@@ -19,38 +21,49 @@
 namespace delayq {
 namespace internal {
 
-template <typename T>
+template <typename Stored>
 struct WheelEntry {
-  static constexpr uint8_t kFree = 0xFF;  // `level` of an unused entry.
-
   WheelEntry() {}  // `value` is constructed by TimingWheel::Insert().
   WheelEntry(WheelEntry&& other) noexcept(
-      std::is_nothrow_move_constructible<T>::value)
-      : deadline(other.deadline),
-        prev(other.prev),
+      std::is_nothrow_move_constructible<Stored>::value)
+      : prev(other.prev),
         next(other.next),
         generation(other.generation),
         level(other.level),
         slot(other.slot),
         lane(other.lane) {
-    if (in_use()) new (&value) T(std::move(other.value));
+    if (in_use()) new (&value) Stored(std::move(other.value));
   }
   WheelEntry& operator=(WheelEntry&&) = delete;
   ~WheelEntry() {
-    if (in_use()) value.~T();
+    if (in_use()) value.~Stored();
   }
 
-  bool in_use() const { return level != kFree; }
+  // The generation counts up by one when the entry is taken and again when
+  // it is freed, so it is odd exactly while the entry holds a timer.
+  bool in_use() const { return generation % 2 == 1; }
 
-  uint64_t deadline = 0;
+  // `level` of a timer the wheel's time has reached, which is in the drain
+  // (see WheelDrain), not in a slot's list.
+  static constexpr uint8_t kDrained = 0xFF;
+
+  bool drained() const { return level == kDrained; }
+  // A drained timer's number in the drain, kept in its unused links.
+  uint64_t drain_order() const { return (uint64_t{prev} << 32) | next; }
+  void SetDrained(uint64_t order) {
+    level = kDrained;
+    prev = static_cast<uint32_t>(order >> 32);
+    next = static_cast<uint32_t>(order);
+  }
+
   uint32_t prev = kWheelNil;  // In a slot list.
   uint32_t next = kWheelNil;  // In a slot list, or the free list when unused.
   uint32_t generation = 0;
-  uint8_t level = kFree;
+  uint8_t level = 0;  // kDrained, or the level whose slot's list holds it.
   uint8_t slot = 0;
-  uint8_t lane = 0;  // WheelLaneFor(deadline), kept for unlinking.
+  uint8_t lane = 0;
   union {
-    T value;  // Alive exactly while in_use().
+    Stored value;  // Alive exactly while in_use().
   };
 };
 
