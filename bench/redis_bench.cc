@@ -174,7 +174,8 @@ void BM_ReserveAck(benchmark::State& state) {
       break;
     }
     if (batch == 1) {
-      Check(g_backend->Ack((*leases)[0].job.id, (*leases)[0].token, now));
+      Check(g_backend->Ack((*leases)[0].job.id, (*leases)[0].token,
+                           /*result=*/"", now));
     } else {
       auto acks = g_backend->AckBatch(*leases, now);
       Check(acks.status());

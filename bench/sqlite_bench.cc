@@ -152,7 +152,7 @@ void BM_ReserveAck(benchmark::State& state) {
       break;
     }
     const Lease& lease = (*leases)[0];
-    Check(backend->Ack(lease.job.id, lease.token, kNow), state);
+    Check(backend->Ack(lease.job.id, lease.token, /*result=*/"", kNow), state);
     ++done;
   }
   state.SetItemsProcessed(done);
@@ -175,7 +175,9 @@ void BM_Lifecycle(benchmark::State& state) {
       state.SkipWithError("reserve failed");
       break;
     }
-    Check(backend->Ack((*leases)[0].job.id, (*leases)[0].token, kNow), state);
+    Check(backend->Ack((*leases)[0].job.id, (*leases)[0].token, /*result=*/"",
+                       kNow),
+          state);
   }
   state.SetItemsProcessed(n);
   SetLabel(state);

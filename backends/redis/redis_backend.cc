@@ -467,7 +467,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
 }
 
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
-                               absl::Time now) {
+                               absl::string_view result, absl::Time now) {
   Call call = LeaseCall("ack", id);
   call.args = {Micros(now), clock_mode_, counts_arg_, std::string(id),
                absl::StrCat(token)};

@@ -247,8 +247,9 @@ absl::StatusOr<std::vector<Lease>> ShardedRedisBackend::Reserve(
 }
 
 absl::Status ShardedRedisBackend::Ack(absl::string_view id, uint64_t token,
+                                      absl::string_view result,
                                       absl::Time now) {
-  return ShardOf(id).Ack(id, token, now);
+  return ShardOf(id).Ack(id, token, result, now);
 }
 
 absl::StatusOr<std::vector<absl::Status>> ShardedRedisBackend::AckBatch(

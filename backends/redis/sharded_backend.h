@@ -46,7 +46,7 @@ class ShardedRedisBackend : public Backend {
                                              absl::Time now,
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override;
+                   absl::string_view result, absl::Time now) override;
   // One script call per shard that holds some of the leases; a shard that
   // cannot be asked puts its error in its leases' slots.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(

@@ -632,7 +632,7 @@ absl::Status SqliteBackend::ClearLimit(absl::string_view topic,
 }
 
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
-                                absl::Time now) {
+                                absl::string_view result, absl::Time now) {
   internal::MutexLock lock(&mu_);
   return WriteTransaction(
       now, [&] { return AckInTransaction(id, token, ToMicros(now)); });

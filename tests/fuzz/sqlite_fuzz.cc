@@ -93,7 +93,7 @@ void Exercise(Backend& store) {
     for (size_t i = 0; i < leases->size(); ++i) {
       const Lease& lease = (*leases)[i];
       if (i % 2 == 0) {
-        (void)store.Ack(lease.job.id, lease.token, now);
+        (void)store.Ack(lease.job.id, lease.token, /*result=*/"", now);
       } else {
         (void)store.Fail(lease.job.id, lease.token, "fuzz", now, now);
       }

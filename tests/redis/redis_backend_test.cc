@@ -124,7 +124,7 @@ TEST_F(RedisBackendTest, CountKeysCarryTheTagAndExpireAfterTheWindow) {
   EXPECT_LE(std::stoi(ttl[0]), 90 * 60);
   // The totals and the list of minutes are kept; nothing else of the job.
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, kT0));
-  ASSERT_OK(backend_->Ack("a", l[0].token, kT0));
+  ASSERT_OK(backend_->Ack("a", l[0].token, /*result=*/"", kT0));
   ASSERT_OK(backend_->NextDue().status());
   EXPECT_THAT(Keys(), ElementsAre(Key("count_minutes"), Key("count_totals"),
                                   minute, Key("meta"), Key("seq")));
@@ -171,7 +171,8 @@ TEST_F(RedisBackendTest, ADueScoreLeftTooEarlyIsCorrectedNotFollowed) {
   // Topic t has no delayed job left: u9 is next, before d5's lease ends.
   ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
   EXPECT_EQ(next, kT0 + absl::Seconds(9));
-  ASSERT_OK(backend_->Ack("d5", d5[0].token, kT0 + absl::Seconds(6)));
+  ASSERT_OK(
+      backend_->Ack("d5", d5[0].token, /*result=*/"", kT0 + absl::Seconds(6)));
   ASSERT_OK_AND_ASSIGN(r, backend_->PromoteDue(kT0 + absl::Seconds(9), 10));
   ASSERT_EQ(r.transitions.size(), 1u);
   EXPECT_EQ(r.transitions[0].id, "u9");
@@ -194,9 +195,9 @@ TEST_F(RedisBackendTest, ATokenIsNotIssuedAgainAfterRedisLosesEverything) {
   ASSERT_OK(backend_->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> now, backend_->Reserve("t", 1, kT0));
   ASSERT_EQ(now.size(), 1u);
-  EXPECT_THAT(backend_->Ack("a", stale[0].token, kT0),
+  EXPECT_THAT(backend_->Ack("a", stale[0].token, /*result=*/"", kT0),
               StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_OK(backend_->Ack("a", now[0].token, kT0));
+  EXPECT_OK(backend_->Ack("a", now[0].token, /*result=*/"", kT0));
 }
 
 TEST_F(RedisBackendTest, ATokenIsNotIssuedAgainAfterAnOlderSnapshotReturns) {
@@ -219,9 +220,10 @@ TEST_F(RedisBackendTest, ATokenIsNotIssuedAgainAfterAnOlderSnapshotReturns) {
   ASSERT_EQ(now.size(), 2u);
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(now[i].job.id, stale[i].job.id);
-    EXPECT_THAT(backend_->Ack(stale[i].job.id, stale[i].token, kT0),
-                StatusIs(absl::StatusCode::kFailedPrecondition));
-    EXPECT_OK(backend_->Ack(now[i].job.id, now[i].token, kT0));
+    EXPECT_THAT(
+        backend_->Ack(stale[i].job.id, stale[i].token, /*result=*/"", kT0),
+        StatusIs(absl::StatusCode::kFailedPrecondition));
+    EXPECT_OK(backend_->Ack(now[i].job.id, now[i].token, /*result=*/"", kT0));
   }
 }
 
@@ -312,7 +314,7 @@ TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {
       kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> t, backend_->Reserve("t", 1, kT0));
   ASSERT_THAT(t, ::testing::SizeIs(1));
-  ASSERT_OK(backend_->Ack(t[0].job.id, t[0].token, kT0));
+  ASSERT_OK(backend_->Ack(t[0].job.id, t[0].token, /*result=*/"", kT0));
   ASSERT_OK(backend_->Cancel("cancel-ready", kT0));
   ASSERT_OK(backend_->Cancel("cancel-delayed", kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> v, backend_->Reserve("v", 1, kT0));
@@ -363,7 +365,7 @@ TEST(RedisClockSkewTest, ACallerAheadOrBehindIsRefusedAndChangesNothing) {
                        backend->Reserve("t", 2, absl::Now()));
   ASSERT_EQ(leases.size(), 1u);
   refused(backend->Touch("ready", leases[0].token, ahead).status(), "ahead of");
-  EXPECT_OK(backend->Ack("ready", leases[0].token, absl::Now()));
+  EXPECT_OK(backend->Ack("ready", leases[0].token, /*result=*/"", absl::Now()));
 }
 
 // A cap that one process brought along once trimmed every process's dead
@@ -459,7 +461,7 @@ TEST(RedisSocketTest, WorksOverTheServersUnixSocket) {
   ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
   ASSERT_EQ(leases.size(), 1u);
-  ASSERT_OK(b->Ack("a", leases[0].token, kT0));
+  ASSERT_OK(b->Ack("a", leases[0].token, /*result=*/"", kT0));
   ASSERT_OK_AND_ASSIGN(TopicStats stats, b->Stats("t"));
   EXPECT_EQ(stats.ready + stats.reserved + stats.delayed + stats.dead, 0);
 }

@@ -307,7 +307,7 @@ TEST(SqliteBackendTest, FullDurabilityWorks) {
   ASSERT_OK(backend->Add({MakeJob("a", "t")}, kNow));
   ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
   ASSERT_EQ(leases.size(), 1u);
-  EXPECT_OK(backend->Ack("a", leases[0].token, kNow));
+  EXPECT_OK(backend->Ack("a", leases[0].token, /*result=*/"", kNow));
 }
 
 // The counters kept by triggers agree with the rows after a mix of
@@ -329,7 +329,7 @@ TEST(SqliteBackendTest, CountersMatchRows) {
       for (size_t i = 0; i < leases.size(); ++i) {
         const Lease& l = leases[i];
         if (i % 4 == 0) {
-          ASSERT_OK(backend->Ack(l.job.id, l.token, now));
+          ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", now));
         } else if (i % 4 == 1) {
           ASSERT_OK(backend->Fail(l.job.id, l.token, "x", now, now).status());
         } else if (i % 4 == 2) {
@@ -379,7 +379,8 @@ TEST(SqliteBackendTest, ATopicWithNoJobsLeftKeepsNoCounts) {
     ASSERT_OK(backend->Add({MakeJob(absl::StrCat(i), topic)}, kNow));
     ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve(topic, 1, kNow));
     ASSERT_EQ(leases.size(), 1u);
-    ASSERT_OK(backend->Ack(leases[0].job.id, leases[0].token, kNow));
+    ASSERT_OK(
+        backend->Ack(leases[0].job.id, leases[0].token, /*result=*/"", kNow));
   }
   ASSERT_OK(backend->Add({MakeJob("stays", "kept")}, kNow));
   sqlite3* db = nullptr;
@@ -413,7 +414,7 @@ TEST(SqliteBackendTest, ThreadsShareOneBackend) {
         EXPECT_OK(leases);
         if (!leases.ok()) continue;
         for (const Lease& l : *leases) {
-          EXPECT_OK(backend->Ack(l.job.id, l.token, kNow));
+          EXPECT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", kNow));
           acked.fetch_add(1);
         }
       }
@@ -424,7 +425,7 @@ TEST(SqliteBackendTest, ThreadsShareOneBackend) {
     ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 100, kNow));
     if (leases.empty()) break;
     for (const Lease& l : leases) {
-      ASSERT_OK(backend->Ack(l.job.id, l.token, kNow));
+      ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", kNow));
       acked.fetch_add(1);
     }
   }

@@ -132,7 +132,7 @@ TEST(SqliteCrashTest, KilledProcessLosesNothingAndAckedJobsStayGone) {
       EXPECT_LE(it->second, absl::ToUnixMicros(now))
           << "delivered while its lease was live: " << l.job.id;
     }
-    ASSERT_OK(backend->Ack(l.job.id, l.token, now));
+    ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", now));
     drained.insert(l.job.id);
   }
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("crash"));
@@ -148,7 +148,7 @@ TEST(SqliteCrashTest, KilledProcessLosesNothingAndAckedJobsStayGone) {
   ASSERT_OK_AND_ASSIGN(auto rest, backend->Reserve("crash", 1 << 20, later));
   EXPECT_EQ(static_cast<int>(rest.size()), held_back);
   for (const Lease& l : rest) {
-    ASSERT_OK(backend->Ack(l.job.id, l.token, later));
+    ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", later));
     EXPECT_TRUE(drained.insert(l.job.id).second) << l.job.id;
   }
   ASSERT_OK_AND_ASSIGN(stats, backend->Stats("crash"));

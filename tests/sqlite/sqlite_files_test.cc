@@ -199,16 +199,16 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve(topics[0], 2, kNow));
   ASSERT_EQ(leases.size(), 2u);
   for (const Lease& l : leases)
-    ASSERT_OK(backend->Ack(l.job.id, l.token, kNow));
+    ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", kNow));
   backend.reset();
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
   EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 9);
   // The jobs worked since are counted.
-  EXPECT_EQ(RawQueryInt(path,
-                        "SELECT done FROM transitions WHERE minute_us = -1"),
-            2);
+  EXPECT_EQ(
+      RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
+      2);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM paused"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM held_ids"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM limits"), 0);

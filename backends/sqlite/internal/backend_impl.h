@@ -54,7 +54,7 @@ class SqliteBackend : public Backend {
                                              absl::Time now,
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override;
+                   absl::string_view result, absl::Time now) override;
   // In one write transaction.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) override;
