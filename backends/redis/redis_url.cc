@@ -187,6 +187,11 @@ absl::Status ParseSocketTarget(absl::string_view url, absl::string_view rest,
   if (!absl::StartsWith(rest, "/")) {
     return Bad(url, "the socket path must be absolute (redis+unix:///path)");
   }
+  // "/user:password" reads as a path when its '@' was forgotten; so that
+  // such a password is never shown, a ':' in a path is written %3A.
+  if (absl::StrContains(rest, ':')) {
+    return Bad(url, "write a ':' in the socket path as %3A");
+  }
   if (!PercentDecode(rest, &o->unix_socket)) {
     return Bad(url, "malformed percent escape in the socket path");
   }

@@ -51,10 +51,15 @@ bool IsHostPort(absl::string_view text) {
 
 // Whether `rest`, what follows "//" and the credentials, starts with an
 // authority that cannot hold a password: a list of host:port, or for a
-// socket nothing before its path.
+// socket nothing before its path and no ':' in it (ParseRedisUrl() wants
+// one written %3A: "user:password" whose '@' was forgotten holds one).
 bool HasPlainAuthority(absl::string_view rest, bool socket) {
   const absl::string_view authority = rest.substr(0, rest.find_first_of("/?"));
-  if (socket) return authority.empty() && absl::StartsWith(rest, "/");
+  if (socket) {
+    const absl::string_view path = rest.substr(0, rest.find('?'));
+    return authority.empty() && absl::StartsWith(rest, "/") &&
+           !absl::StrContains(path, ':');
+  }
   if (authority.empty()) return false;
   for (absl::string_view one : absl::StrSplit(authority, ',')) {
     if (!IsHostPort(one)) return false;

@@ -158,6 +158,10 @@ TEST(RedactedUrlTest, ShowsWhatIsNotAPassword) {
   EXPECT_EQ(RedactedUrl("postgres://db/jobs"), "***");
   EXPECT_EQ(RedactedUrl("redis+unix:///run/redis.sock?db=2"),
             "redis+unix:///run/redis.sock?db=2");
+  // A socket path with a ':' and no '@' may be "user:password" whose '@'
+  // was forgotten: hidden.
+  EXPECT_EQ(RedactedUrl("redis+unix:///X:PW?db=2"), "redis+unix://***");
+  EXPECT_EQ(RedactedUrl("redis+unix://:pw@/run/a:b.sock"), "redis+unix://***");
   EXPECT_EQ(RedactedUrl("redis://[::1]:6379/1"), "redis://[::1]:6379/1");
   EXPECT_EQ(RedactedUrl("redis+cluster://h1:7000,h2:7001?namespace=q"),
             "redis+cluster://h1:7000,h2:7001?namespace=q");

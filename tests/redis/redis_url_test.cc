@@ -158,6 +158,8 @@ TEST(ParseRedisUrlTest, UnixSocketWithDbAndPassword) {
   EXPECT_EQ(o.db, 3);
   EXPECT_EQ(o.ns, "jobs");
   EXPECT_EQ(o.pool_size, 2);
+  ASSERT_OK_AND_ASSIGN(o, ParseRedisUrl("redis+unix:///run/a%3Ab.sock"));
+  EXPECT_EQ(o.unix_socket, "/run/a:b.sock");
 }
 
 TEST(ParseRedisUrlTest, ErrorsDoNotQuoteThePassword) {
@@ -291,6 +293,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"redis+unix://:pw/run/redis.sock", "must end with '@'"},
         BadUrl{"redis+unix:///r.sock?db=x", "db='x'"},
         BadUrl{"redis+unix:///r%zz.sock", "percent escape in the socket"},
+        // Perhaps "user:password" without its '@': never shown.
+        BadUrl{"redis+unix:///app:S3cret", "':' in the socket path as %3A"},
         BadUrl{"redis://h:1?db=2", "unknown parameter 'db'"},
         BadUrl{"redis:/localhost:6379", "scheme"},
         BadUrl{"redis://localhost", "missing port"},
