@@ -4,7 +4,7 @@
 // libraries, so it works with no internet access.
 "use strict";
 
-const STATES = ["ready", "delayed", "reserved", "dead"];
+const STATES = ["ready", "delayed", "reserved", "dead", "done"];
 const $ = (sel) => document.querySelector(sel);
 // `counts`: the chosen topic's jobs per state, for the state tabs.
 const state = { topic: null, jobState: "ready", timer: null, counts: {} };
@@ -86,7 +86,7 @@ function renderTopics(topics, limits) {
     }
     if (t.topic === state.topic) state.counts = t;
     const row = el("tr", { data: { topic: t.topic } }, name);
-    for (const s of ["delayed", "ready", "reserved", "dead"]) {
+    for (const s of ["delayed", "ready", "reserved", "dead", "done"]) {
       const cell = el("td", { class: "n " + s + (s === "dead" && t.dead > 0 ? " hot" : "") },
         el("a", { href: "#", onclick: (e) => { e.preventDefault(); openJobs(t.topic, s); } },
           t[s]));
@@ -158,7 +158,9 @@ async function refreshJobs() {
   for (const job of jobs) {
     const id = encodeURIComponent(job.id);
     const when = job.state === "reserved" ? "lease ends " + relative(job.deadline)
-      : job.state === "dead" ? "—" : "due " + relative(job.run_at);
+      : job.state === "dead" ? "died " + relative(job.finished_at)
+      : job.state === "done" ? "done " + relative(job.finished_at)
+      : "due " + relative(job.run_at);
     const actions = el("td", { class: "n" });
     if (job.state === "dead") {
       actions.append(el("button", { data: { action: "retry", id: job.id },
@@ -200,7 +202,13 @@ async function showJob(id) {
     ["enqueued", job.enqueued_at + " (" + relative(job.enqueued_at) + ")"],
     ["due", job.run_at + " (" + relative(job.run_at) + ")"],
     ["lease ends", job.deadline ? job.deadline + " (" + relative(job.deadline) + ")" : "—"],
+    [job.state === "dead" ? "died" : "finished",
+      job.finished_at ? job.finished_at + " (" + relative(job.finished_at) + ")" : "—"],
     ["last error", job.last_error || "—"]];
+  if (job.state === "done") {
+    fields.push(["result", job.result !== undefined ? job.result
+      : "base64: " + job.result_base64]);
+  }
   $("#job-fields").replaceChildren(...fields.flatMap(([k, v]) =>
     [el("dt", {}, k), el("dd", {}, v)]));
   $("#job-payload").textContent = job.payload !== undefined ? job.payload
