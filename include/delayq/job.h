@@ -284,7 +284,7 @@ struct LimitedTopic {
 
 inline bool operator==(const TopicStats& a, const TopicStats& b) {
   return a.delayed == b.delayed && a.ready == b.ready &&
-         a.reserved == b.reserved && a.dead == b.dead;
+         a.reserved == b.reserved && a.dead == b.dead && a.done == b.done;
 }
 
 }  // namespace delayq
