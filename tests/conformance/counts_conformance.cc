@@ -183,6 +183,27 @@ TEST_P(BackendConformanceTest, CallsThatMoveNothingCountNothing) {
             Counts({{"enqueued", 2}, {"late0", 1}}));
 }
 
+// Processes' clocks differ: a call may count in a minute that another
+// process's calls have already left behind. It counts there, once, and in
+// the totals, however the store keeps them.
+TEST_P(BackendConformanceTest, ACallWhoseClockIsBehindCountsInItsMinute) {
+  const std::string topic = Topic();
+  AddOne(MakeJob("{o}a", topic), Minute(1));
+  AddOne(MakeJob("{o}b", topic), Minute(0));
+  AddOne(MakeJob("{o}c", topic), Minute(2));
+  AddOne(MakeJob("{o}d", topic), Minute(0) + absl::Seconds(30));
+  AddOne(MakeJob("{o}e", topic), Minute(1) + absl::Seconds(30));
+  EXPECT_EQ(TotalsOf(*backend_, topic), Counts({{"enqueued", 5}}));
+  AddOne(MakeJob("{o}f", topic), Minute(3));
+  EXPECT_THAT(
+      MinutesOf(*backend_, topic, kT0, Minute(10)),
+      ElementsAre(std::make_pair(Minute(0), Counts({{"enqueued", 2}})),
+                  std::make_pair(Minute(1), Counts({{"enqueued", 2}})),
+                  std::make_pair(Minute(2), Counts({{"enqueued", 1}})),
+                  std::make_pair(Minute(3), Counts({{"enqueued", 1}}))));
+  EXPECT_EQ(TotalsOf(*backend_, topic), Counts({{"enqueued", 6}}));
+}
+
 TEST_P(BackendConformanceTest, MinutesOlderThanTheWindowGo) {
   const std::string topic = Topic();
   AddOne(MakeJob("{o}old", topic), kT0);

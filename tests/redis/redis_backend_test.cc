@@ -113,21 +113,33 @@ TEST_F(RedisBackendTest, CountKeysCarryTheTagAndExpireAfterTheWindow) {
   options_.counts.window = absl::Minutes(90);
   ASSERT_OK_AND_ASSIGN(backend_, RedisBackend::Open(options_));
   ASSERT_OK(backend_->Add({MakeJob("a", "t")}, kT0));
+  const std::string recent =
+      Key(absl::StrCat("counts_recent:", absl::ToUnixMicros(MinuteOf(kT0))));
+  EXPECT_THAT(Keys(), ::testing::IsSupersetOf(
+                          {recent, Key("count_minutes"), Key("count_recent")}));
+  // A minute's counts wait for the totals without a TTL; the first count of
+  // a later minute folds them into the totals and into the minute's hash,
+  // which expires a window later.
+  const absl::Time next = kT0 + absl::Minutes(1);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, next));
   const std::string minute =
       Key(absl::StrCat("counts:", absl::ToUnixMicros(MinuteOf(kT0))));
-  EXPECT_THAT(Keys(), ::testing::IsSupersetOf(
-                          {minute, Key("count_minutes"), Key("count_totals")}));
+  const std::string next_recent =
+      Key(absl::StrCat("counts_recent:", absl::ToUnixMicros(MinuteOf(next))));
+  EXPECT_EQ(RawCommand(options_.port, {"TTL", next_recent}),
+            std::vector<std::string>{"-1"});
   const std::vector<std::string> ttl =
       RawCommand(options_.port, {"TTL", minute});
   ASSERT_EQ(ttl.size(), 1u);
   EXPECT_GT(std::stoi(ttl[0]), 90 * 60 - 60);
   EXPECT_LE(std::stoi(ttl[0]), 90 * 60);
-  // The totals and the list of minutes are kept; nothing else of the job.
-  ASSERT_OK_AND_ASSIGN(std::vector<Lease> l, backend_->Reserve("t", 1, kT0));
-  ASSERT_OK(backend_->Ack("a", l[0].token, /*result=*/"", kT0));
+  // The totals, the lists of minutes and the minutes are kept; nothing else
+  // of the job.
+  ASSERT_OK(backend_->Ack("a", l[0].token, /*result=*/"", next));
   ASSERT_OK(backend_->NextDue().status());
-  EXPECT_THAT(Keys(), ElementsAre(Key("count_minutes"), Key("count_totals"),
-                                  minute, Key("meta"), Key("seq")));
+  EXPECT_THAT(Keys(), ElementsAre(Key("count_minutes"), Key("count_recent"),
+                                  Key("count_totals"), minute, next_recent,
+                                  Key("meta"), Key("seq")));
 }
 
 TEST_F(RedisBackendTest, EveryKeyCarriesTheNamespaceHashTag) {

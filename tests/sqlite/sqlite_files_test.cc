@@ -162,6 +162,7 @@ TEST(SqliteFilesTest, RefusesANewerSchemaWithoutTouchingIt) {
 TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   const std::string path = MakeDelayqFile(2);
   RawExec(path, R"sql(
+    DROP TABLE transitions_recent;
     DROP TABLE transitions;
     DROP TABLE schedules;
     DROP TABLE limits;
@@ -204,11 +205,13 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 9);
-  // The jobs worked since are counted.
-  EXPECT_EQ(
-      RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
-      2);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 10);
+  // The jobs worked since are counted (in their minute, not yet folded).
+  EXPECT_EQ(RawQueryInt(path,
+                        "SELECT sum(done) FROM (SELECT done FROM transitions "
+                        "WHERE minute_us = -1 UNION ALL SELECT done FROM "
+                        "transitions_recent)"),
+            2);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM paused"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM held_ids"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM limits"), 0);
@@ -218,6 +221,54 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
                         "SELECT count(*) FROM sqlite_master WHERE type = "
                         "'index' AND name LIKE 'jobs_%' AND sql LIKE '%seq%'"),
             0);
+}
+
+// A file of version 9 kept each topic's totals (minute -1) beside its
+// minutes, both written by every transaction. Version 10 writes the minute
+// only and folds it into the totals later: the counts of version 9 read as
+// they were, and the work done since adds to them.
+TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
+  const std::string path = MakeDelayqFile(2);
+  const int64_t minute_us = absl::ToUnixMicros(MinuteOf(kNow)) - 60'000'000;
+  RawExec(path, absl::StrCat(R"sql(
+    DROP TABLE transitions_recent;
+    DELETE FROM transitions;
+    INSERT INTO transitions VALUES ()sql",
+                             minute_us, R"sql(, 't', 7, 4, 0, 0, 0, 0, 0,
+                                    4, 0, 0, 0, 0, 0);
+    INSERT INTO transitions VALUES (-1, 't', 9, 5, 1, 1, 0, 0, 0,
+                                    6, 0, 0, 0, 0, 0);
+    PRAGMA user_version = 9;
+  )sql"));
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].counts.enqueued, 9);
+  EXPECT_EQ(totals[0].counts.done, 5);
+  ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 2, kNow));
+  ASSERT_EQ(leases.size(), 2u);
+  for (const Lease& l : leases)
+    ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", kNow));
+  // A minute later a write folds kNow's minute into the totals.
+  ASSERT_OK(backend->Add({Job1()}, kNow + absl::Minutes(1)));
+  ASSERT_OK_AND_ASSIGN(totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].counts.enqueued, 10);
+  EXPECT_EQ(totals[0].counts.done, 7);
+  EXPECT_EQ(totals[0].counts.lateness[0], 8);
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicMinute> minutes,
+                       backend->Counts(kNow - absl::Minutes(5), kNow));
+  ASSERT_EQ(minutes.size(), 2u);
+  EXPECT_EQ(minutes[0].minute, absl::FromUnixMicros(minute_us));
+  EXPECT_EQ(minutes[0].counts.done, 4);
+  EXPECT_EQ(minutes[1].minute, MinuteOf(kNow));
+  EXPECT_EQ(minutes[1].counts.done, 2);
+  backend.reset();
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 10);
+  EXPECT_EQ(
+      RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
+      7);
+  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM transitions_recent"), 1);
 }
 
 // Payloads are nobody else's business: a new file and its -wal and -shm

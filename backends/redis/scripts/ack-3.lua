@@ -1,4 +1,5 @@
 -- ack: deletes the job reserved under a token.
+-- loads: counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:jobs"
@@ -13,7 +14,8 @@
 --
 -- The hottest script, run once per job: it requires no helpers, since Redis
 -- runs a script's whole body on every call and building the helpers' closures
--- would cost more than the work. What it spells out instead (check_lease,
+-- would cost more than the work; it loads counts.lua only when a count's
+-- field is new in its minute. What it spells out instead (check_lease,
 -- lease_off, forget, note_slot_freed of news.lua, hold_id of held.lua, count()
 -- of counts.lua, the record's TOPIC, STATE, TOKEN
 -- and UNIQUE_FOR of job.lua and the key layout of keys.lua) must change
@@ -43,19 +45,13 @@ end
 if j[19] and j[19] > 0 then
   redis.call('ZADD', P .. 'held', string.format('%d', now + j[19]), id)
 end
--- count('d', topic, 1, now).
+-- count('d', topic, 1, now) of counts.lua; a new field loads the rest.
 if ARGV[3] ~= '0' then
   local minute = string.format('%d', now - now % 60000000)
-  local key = P .. 'counts:' .. minute
-  local field = 'd:' .. topic
-  if redis.call('HINCRBY', key, field, 1) == 1 then
-    redis.call('EXPIRE', key, ARGV[3])
-    redis.call('ZADD', P .. 'count_minutes', minute, minute)
-    redis.call('ZREMRANGEBYSCORE', P .. 'count_minutes', '-inf', '(' ..
-               string.format('%d', minute - tonumber(ARGV[3]) * 1000000 +
-                                 60000000))
+  if redis.call('HINCRBY', P .. 'counts_recent:' .. minute, 'd:' .. topic,
+                1) == 1 then
+    load_counts().new_count_field(minute, ARGV[3])
   end
-  redis.call('HINCRBY', P .. 'count_totals', field, 1)
 end
 if redis.call('EXISTS', P .. 'ready:' .. topic, P .. 'tdelayed:' .. topic,
               treserved, P .. 'dead:' .. topic) == 0 then

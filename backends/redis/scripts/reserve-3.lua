@@ -1,7 +1,7 @@
 -- reserve: promotes the topic's due jobs (up to a limit, earliest first),
 -- then reserves up to N ready jobs of one topic in ready
 -- order, each with a fresh fencing token.
--- loads: promote
+-- loads: promote counts
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:ready:<topic>"
@@ -184,20 +184,15 @@ for i = 1, #leases, 512 do
   redis.call('ZADD', P .. 'reserved', unpack(leases, i, j))
   redis.call('ZADD', treserved, unpack(leases, i, j))
 end
--- count() of counts.lua for each lateness bucket.
+-- count() of counts.lua for each lateness bucket; a new field loads the
+-- rest.
 if ARGV[3] ~= '0' then
   local minute = string.format('%d', now - now % 60000000)
-  local key = P .. 'counts:' .. minute
+  local key = P .. 'counts_recent:' .. minute
   for bucket, n in pairs(late) do
-    local field = bucket .. ':' .. topic
-    if redis.call('HINCRBY', key, field, n) == n then
-      redis.call('EXPIRE', key, ARGV[3])
-      redis.call('ZADD', P .. 'count_minutes', minute, minute)
-      redis.call('ZREMRANGEBYSCORE', P .. 'count_minutes', '-inf', '(' ..
-                 string.format('%d', minute - tonumber(ARGV[3]) * 1000000 +
-                                 60000000))
+    if redis.call('HINCRBY', key, bucket .. ':' .. topic, n) == n then
+      load_counts().new_count_field(minute, ARGV[3])
     end
-    redis.call('HINCRBY', P .. 'count_totals', field, n)
   end
 end
 -- announce_due(first, now) of news.lua: one GET per call, and most calls

@@ -113,7 +113,8 @@ class SqliteBackend : public Backend {
         paused_topics, replace, discard, drop_holds, is_held, hold, limit_get,
         limit_set, limit_tat, limit_clear, limits, state_count, schedule_get,
         schedule_put, schedule_remove, schedule_list, schedule_fire, count_add,
-        counts_read, totals_read, counts_prune, promote_job, dead_ids;
+        counts_fold_minutes, counts_fold_totals, counts_fold_drop, counts_read,
+        totals_read, counts_prune, promote_job, dead_ids;
   };
 
   // What the running write transaction will announce once it commits (see
@@ -195,10 +196,13 @@ class SqliteBackend : public Backend {
   // Adds `delta` to `topic`'s counts of the running write transaction.
   void NoteCount(absl::string_view topic, const JobCounts& delta)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Writes the counts the transaction noted, in its minute and in the
-  // totals, and drops the minutes that left the window (once a minute per
-  // connection); inside the write transaction, before its commit.
+  // Writes the counts the transaction noted in its minute's recent rows,
+  // and once a minute per connection folds the recent minutes before it
+  // (FoldCounts()); inside the write transaction, before its commit.
   absl::Status WriteCounts() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Folds the recent minutes before `minute` (µs) into their minutes' rows
+  // and the totals, and drops the minutes that left the window.
+  absl::Status FoldCounts(int64_t minute) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Notes for the pending news; inside a write transaction.
   void NoteMadeReady(absl::string_view topic, int64_t n = 1)
@@ -228,8 +232,8 @@ class SqliteBackend : public Backend {
   // The counts the running write transaction noted, by topic.
   absl::flat_hash_map<std::string, JobCounts> pending_counts_
       ABSL_GUARDED_BY(mu_);
-  // The latest minute whose older minutes this connection dropped.
-  int64_t pruned_at_minute_us_ ABSL_GUARDED_BY(mu_) = 0;
+  // The latest minute whose older minutes this connection folded.
+  int64_t folded_at_minute_us_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace sqlite_internal

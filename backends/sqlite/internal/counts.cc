@@ -2,7 +2,7 @@
 //
 // The SQLite store's counts (delayq/counts.h): noted per topic while a write
 // transaction runs, written by it before its commit, read by Counts() and
-// CountTotals(). See schema.cc, version 9, for the table.
+// CountTotals(). See schema.cc, versions 9 and 10, for the tables.
 
 #include <cstdint>
 #include <string>
@@ -18,14 +18,6 @@ namespace sqlite_internal {
 namespace {
 
 constexpr int64_t kTotalsMinute = -1;
-
-// The values of a count row, in DQ_COUNT_COLUMNS order.
-std::vector<int64_t> CountValues(const JobCounts& c) {
-  std::vector<int64_t> v = {c.enqueued, c.done, c.failed, c.retried,
-                            c.expired,  c.dead, c.lapsed};
-  v.insert(v.end(), c.lateness.begin(), c.lateness.end());
-  return v;
-}
 
 // Decodes DQ_COUNT_COLUMNS from column `first` on.
 JobCounts ReadCounts(const Statement& s, int first) {
@@ -50,19 +42,33 @@ absl::Status SqliteBackend::WriteCounts() {
   const int64_t minute = internal::MinuteMicrosOf(pending_.now_us);
   Statement* add = s_.count_add.get();
   for (const auto& [topic, counts] : pending_counts_) {
-    const std::vector<int64_t> values = CountValues(counts);
-    for (int64_t row_minute : {minute, kTotalsMinute}) {
-      ScopedReset reset(add);
-      add->BindInt64(1, row_minute);
-      add->BindText(2, topic);
-      for (size_t i = 0; i < values.size(); ++i) {
-        add->BindInt64(static_cast<int>(i) + 3, values[i]);
-      }
-      DQ_RETURN_IF_ERROR(add->Run().status());
+    ScopedReset reset(add);
+    add->BindInt64(1, minute);
+    add->BindText(2, topic);
+    int col = 3;
+    for (int64_t n :
+         {counts.enqueued, counts.done, counts.failed, counts.retried,
+          counts.expired, counts.dead, counts.lapsed}) {
+      add->BindInt64(col++, n);
     }
+    for (int64_t n : counts.lateness) add->BindInt64(col++, n);
+    DQ_RETURN_IF_ERROR(add->Run().status());
   }
-  if (minute <= pruned_at_minute_us_) return absl::OkStatus();
-  pruned_at_minute_us_ = minute;
+  if (minute <= folded_at_minute_us_) return absl::OkStatus();
+  folded_at_minute_us_ = minute;
+  return FoldCounts(minute);
+}
+
+absl::Status SqliteBackend::FoldCounts(int64_t minute) {
+  // The minutes before this one into their rows and the totals, then out of
+  // transitions_recent; then the minutes that left the window.
+  for (Statement* step :
+       {s_.counts_fold_minutes.get(), s_.counts_fold_totals.get(),
+        s_.counts_fold_drop.get()}) {
+    ScopedReset reset(step);
+    step->BindInt64(1, minute);
+    DQ_RETURN_IF_ERROR(step->Run().status());
+  }
   ScopedReset reset(s_.counts_prune.get());
   s_.counts_prune->BindInt64(
       1, minute - absl::ToInt64Microseconds(counts_options_.window) +

@@ -207,12 +207,41 @@ CREATE TABLE transitions (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 10: a write transaction adds its counts to its minute's row in
+// transitions_recent only (one row per topic, in a table of a minute or
+// two); once a minute a connection folds the recent minutes before its own
+// into transitions, each into its minute's row and its topic's totals
+// (minute -1), and deletes them here. A minute's counts are its rows in
+// both tables; a topic's totals its -1 row plus its recent rows. Nothing is
+// folded twice: a folded row leaves this table in the same transaction,
+// and a write whose clock is behind a fold starts a new recent row.
+constexpr char kSchemaV10[] = R"sql(
+CREATE TABLE transitions_recent (
+  minute_us INTEGER NOT NULL,
+  topic TEXT NOT NULL,
+  enqueued INTEGER NOT NULL,
+  done INTEGER NOT NULL,
+  failed INTEGER NOT NULL,
+  retried INTEGER NOT NULL,
+  expired INTEGER NOT NULL,
+  dead INTEGER NOT NULL,
+  lapsed INTEGER NOT NULL,
+  late0 INTEGER NOT NULL,
+  late1 INTEGER NOT NULL,
+  late2 INTEGER NOT NULL,
+  late3 INTEGER NOT NULL,
+  late4 INTEGER NOT NULL,
+  late5 INTEGER NOT NULL,
+  PRIMARY KEY (minute_us, topic)
+) WITHOUT ROWID;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3,
-                                       kSchemaV4, kSchemaV5, kSchemaV6,
-                                       kSchemaV7, kSchemaV8, kSchemaV9};
+constexpr const char* kMigrations[] = {
+    kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
+    kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
@@ -262,6 +291,7 @@ absl::Status TouchTables(Connection* conn) {
       "SELECT count(*) FROM held_ids;"
       "SELECT count(*) FROM schedules;"
       "SELECT count(*) FROM transitions;"
+      "SELECT count(*) FROM transitions_recent;"
       "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
       "LIMIT 1",
       "read schema");
@@ -272,7 +302,8 @@ absl::Status TouchTables(Connection* conn) {
 // refused before a migration is committed to it.
 absl::Status ProbeColumns(Connection* conn) {
   return conn->Exec(
-      "SELECT " DQ_JOB_COLUMNS ", dead_order FROM jobs WHERE 0;"
+      "SELECT " DQ_JOB_COLUMNS
+      ", dead_order FROM jobs WHERE 0;"
       "SELECT topic, state, n FROM counts WHERE 0;"
       "SELECT value FROM counter WHERE 0;"
       "SELECT at_us FROM news_horizon WHERE 0;"
@@ -280,8 +311,12 @@ absl::Status ProbeColumns(Connection* conn) {
       "SELECT id, until_us FROM held_ids WHERE 0;"
       "SELECT topic, rate, period_us, burst, concurrency, tat_us FROM limits "
       "WHERE 0;"
-      "SELECT " DQ_SCHEDULE_COLUMNS " FROM schedules WHERE 0;"
-      "SELECT minute_us, topic, " DQ_COUNT_COLUMNS " FROM transitions WHERE 0",
+      "SELECT " DQ_SCHEDULE_COLUMNS
+      " FROM schedules WHERE 0;"
+      "SELECT minute_us, topic, " DQ_COUNT_COLUMNS
+      " FROM transitions WHERE 0;"
+      "SELECT minute_us, topic, " DQ_COUNT_COLUMNS
+      " FROM transitions_recent WHERE 0",
       "check the migrated tables");
 }
 

@@ -35,11 +35,26 @@ namespace sqlite_internal {
   "backoff_kind, backoff_base_us, backoff_max_us, missed_kind, "            \
   "missed_max, jitter_us, done_through_us, revision"
 
-// The count columns of the transitions table (schema.cc, version 9), in
-// JobCounts order.
+// The count columns of the transitions tables (schema.cc, versions 9 and
+// 10), in JobCounts order.
 #define DQ_COUNT_COLUMNS                                                   \
   "enqueued, done, failed, retried, expired, dead, lapsed, late0, late1, " \
   "late2, late3, late4, late5"
+
+// The same columns summed, and an upsert's additions of `excluded` to them.
+#define DQ_COUNT_SUMS                                                        \
+  "sum(enqueued), sum(done), sum(failed), sum(retried), sum(expired), "      \
+  "sum(dead), sum(lapsed), sum(late0), sum(late1), sum(late2), sum(late3), " \
+  "sum(late4), sum(late5)"
+#define DQ_COUNT_ADDS                                                      \
+  "enqueued = enqueued + excluded.enqueued, done = done + excluded.done, " \
+  "failed = failed + excluded.failed, "                                    \
+  "retried = retried + excluded.retried, "                                 \
+  "expired = expired + excluded.expired, dead = dead + excluded.dead, "    \
+  "lapsed = lapsed + excluded.lapsed, late0 = late0 + excluded.late0, "    \
+  "late1 = late1 + excluded.late1, late2 = late2 + excluded.late2, "       \
+  "late3 = late3 + excluded.late3, late4 = late4 + excluded.late4, "       \
+  "late5 = late5 + excluded.late5"
 
 struct Sql {
   static constexpr const char* kBegin = "BEGIN IMMEDIATE";
@@ -188,27 +203,43 @@ struct Sql {
       "WHERE name = ?1";
   static constexpr const char* kHorizonSet =
       "UPDATE news_horizon SET at_us = ?1 WHERE id = 1";
-  // Counts (schema.cc, version 9): one statement adds a topic's counts of
-  // a transaction to its minute's row (and to its totals, minute -1).
+  // Counts (schema.cc, versions 9 and 10): a write transaction adds each
+  // topic's counts to its minute's row of transitions_recent, one row per
+  // topic; a fold moves the minutes before the current one into
+  // transitions (their minute's row and the topic's totals, minute -1).
   static constexpr const char* kCountAdd =
-      "INSERT INTO transitions (minute_us, topic, " DQ_COUNT_COLUMNS
+      "INSERT INTO transitions_recent (minute_us, topic, " DQ_COUNT_COLUMNS
       ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-      "?15) ON CONFLICT (minute_us, topic) DO UPDATE SET "
-      "enqueued = enqueued + excluded.enqueued, done = done + excluded.done, "
-      "failed = failed + excluded.failed, "
-      "retried = retried + excluded.retried, "
-      "expired = expired + excluded.expired, dead = dead + excluded.dead, "
-      "lapsed = lapsed + excluded.lapsed, late0 = late0 + excluded.late0, "
-      "late1 = late1 + excluded.late1, late2 = late2 + excluded.late2, "
-      "late3 = late3 + excluded.late3, late4 = late4 + excluded.late4, "
-      "late5 = late5 + excluded.late5";
+      "?15) ON CONFLICT (minute_us, topic) DO UPDATE SET " DQ_COUNT_ADDS;
+  static constexpr const char* kCountsFoldMinutes =
+      "INSERT INTO transitions (minute_us, topic, " DQ_COUNT_COLUMNS
+      ") SELECT minute_us, topic, " DQ_COUNT_COLUMNS
+      " FROM transitions_recent WHERE minute_us < ?1 "
+      "ON CONFLICT (minute_us, topic) DO UPDATE SET " DQ_COUNT_ADDS;
+  static constexpr const char* kCountsFoldTotals =
+      "INSERT INTO transitions (minute_us, topic, " DQ_COUNT_COLUMNS
+      ") SELECT -1, topic, " DQ_COUNT_SUMS
+      " FROM transitions_recent WHERE minute_us < ?1 GROUP BY topic "
+      "ON CONFLICT (minute_us, topic) DO UPDATE SET " DQ_COUNT_ADDS;
+  static constexpr const char* kCountsFoldDrop =
+      "DELETE FROM transitions_recent WHERE minute_us < ?1";
+  // A minute's counts are its row in transitions plus its row in
+  // transitions_recent (a write whose clock was behind another's fold adds
+  // a new recent row to a folded minute); the totals are the -1 rows plus
+  // every recent row.
   static constexpr const char* kCountsRead =
-      "SELECT minute_us, topic, " DQ_COUNT_COLUMNS
+      "SELECT minute_us, topic, " DQ_COUNT_SUMS
+      " FROM (SELECT minute_us, topic, " DQ_COUNT_COLUMNS
       " FROM transitions WHERE minute_us >= ?1 AND minute_us <= ?2 "
-      "ORDER BY minute_us, topic";
+      "UNION ALL SELECT minute_us, topic, " DQ_COUNT_COLUMNS
+      " FROM transitions_recent WHERE minute_us >= ?1 AND minute_us <= ?2) "
+      "GROUP BY minute_us, topic ORDER BY minute_us, topic";
   static constexpr const char* kTotalsRead =
-      "SELECT minute_us, topic, " DQ_COUNT_COLUMNS
-      " FROM transitions WHERE minute_us = -1 ORDER BY topic";
+      "SELECT -1, topic, " DQ_COUNT_SUMS
+      " FROM (SELECT topic, " DQ_COUNT_COLUMNS
+      " FROM transitions WHERE minute_us = -1 "
+      "UNION ALL SELECT topic, " DQ_COUNT_COLUMNS
+      " FROM transitions_recent) GROUP BY topic ORDER BY topic";
   static constexpr const char* kCountsPrune =
       "DELETE FROM transitions WHERE minute_us >= 0 AND minute_us < ?1";
 

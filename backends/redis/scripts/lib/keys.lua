@@ -33,12 +33,17 @@
 --   P.."schedule:"..name hash    one schedule: its definition's fields,
 --                                done_through and revision (see
 --                                schedule_put-3.lua)
---   P.."counts:"..minute hash    one minute's counts (minute: its start, µs):
---                                "<kind>:<topic>" -> n; expires once the
---                                counts window has passed it (see counts.lua)
---   P.."count_totals"    hash    the same fields, counted since ever
---   P.."count_minutes"   zset    the minutes that have a counts hash, each
---                                scored by itself
+--   P.."counts_recent:"..minute  hash  one minute's counts not yet folded
+--                                into the totals (minute: its start, µs):
+--                                "<kind>:<topic>" -> n (see counts.lua)
+--   P.."count_recent"    zset    the minutes that have a counts_recent hash,
+--                                each scored by itself
+--   P.."counts:"..minute hash    one minute's folded counts, the same
+--                                fields; expires once the counts window
+--                                has passed it
+--   P.."count_totals"    hash    the same fields, folded since ever
+--   P.."count_minutes"   zset    the minutes that have a counts or a
+--                                counts_recent hash, each scored by itself
 --   P.."news"            channel sharded pub/sub channel of the announcements
 --                                (see news.lua); not a key, but it carries
 --                                the hash tag, so it lives in the same slot
@@ -64,6 +69,10 @@ local SCHEDULES = P .. 'schedules'
 local function schedule_key(name) return P .. 'schedule:' .. name end
 local NEWS = P .. 'news'
 local function counts_key(minute) return P .. 'counts:' .. minute end
+local function recent_counts_key(minute)
+  return P .. 'counts_recent:' .. minute
+end
+local COUNT_RECENT = P .. 'count_recent'
 local COUNT_TOTALS = P .. 'count_totals'
 local COUNT_MINUTES = P .. 'count_minutes'
 -- Passed in KEYS by the scripts that use them; named here for the layout.
