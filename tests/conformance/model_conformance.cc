@@ -214,6 +214,9 @@ class Model {
         case JobState::kDead:
           s.dead++;
           break;
+        case JobState::kDone:  // the model's jobs have no keep_for
+          s.done++;
+          break;
       }
     }
     return s;

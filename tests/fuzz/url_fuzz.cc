@@ -18,6 +18,7 @@
 // Every other part of the URL has the marker removed,
 // so the marker in an output can only have come from the password.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -100,8 +101,20 @@ std::string BuildUrl(FuzzedDataProvider& in) {
                         absl::StartsWith(url, "memory:") || url == "sqlite" ||
                         url == "memory";
   if (in.ConsumeBool() && !path_url) {
-    // In the userinfo: [user]:password, then '@' and a host, or not.
-    if (in.ConsumeBool()) url += Piece(in, 8);
+    // In the userinfo: [user]:password, then '@' and a host, or not. A
+    // user holds no '/', '?', '#' or '@': unencoded, each ends a URL's
+    // userinfo, and what follows it is read as the rest of the URL (a
+    // password that holds one is still made, below).
+    if (in.ConsumeBool()) {
+      std::string user = Piece(in, 8);
+      user.erase(std::remove_if(user.begin(), user.end(),
+                                [](char c) {
+                                  return c == '/' || c == '?' || c == '#' ||
+                                         c == '@';
+                                }),
+                 user.end());
+      url += user;
+    }
     url += ":";
     url += password;
     switch (in.ConsumeIntegralInRange(0, 3)) {
