@@ -163,7 +163,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/schedule_remove-3.lua
   backends/redis/scripts/schedules-2.lua
   backends/redis/scripts/shard_meta-5.lua
-  backends/redis/scripts/stats-5.lua
+  backends/redis/scripts/stats-6.lua
   backends/redis/scripts/touch-3.lua
   backends/redis/scripts/withdraw-3.lua
 )
@@ -173,6 +173,7 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/calls.lua
   backends/redis/scripts/lib/clock.lua
   backends/redis/scripts/lib/counts.lua
+  backends/redis/scripts/lib/done.lua
   backends/redis/scripts/lib/held.lua
   backends/redis/scripts/lib/index.lua
   backends/redis/scripts/lib/job.lua

@@ -11,7 +11,9 @@
 // (ShardOfJob()); Reserve() asks the shards that ReserveHints says may
 // have ready jobs; the rest reads or writes every shard and merges.
 // backends/redis/README.md ("Sharded namespaces") says what each call
-// guarantees.
+// guarantees. Done jobs (JobOptions::keep_for) stay on their job's shard,
+// and each shard bounds its own: a topic keeps at most keep_at_most done
+// jobs per shard, so up to shards * keep_at_most in all.
 
 #ifndef DELAYQ_BACKENDS_REDIS_SHARDED_BACKEND_H_
 #define DELAYQ_BACKENDS_REDIS_SHARDED_BACKEND_H_

@@ -347,6 +347,81 @@ TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {
   EXPECT_TRUE(topics.empty());
 }
 
+// A done job lives in Redis, not in the process that acked it: its record
+// reads back whole after the store reconnects, and another store object on
+// the namespace (another process's view) sees it as done.
+TEST_F(RedisBackendTest, ADoneJobSurvivesAReconnectAndShowsToAnotherStore) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> other,
+                       RedisBackend::Open(options_));
+  NewJob kept = MakeJob("kept", "t");
+  kept.keep_for = absl::Hours(1);
+  kept.keep_at_most = 5;
+  ASSERT_OK(backend_->Add({kept}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  const absl::Time acked_at = kT0 + absl::Seconds(2);
+  const std::string result("result\r\n\0bytes", 14);
+  ASSERT_OK(backend_->Ack("kept", leases[0].token, result, acked_at));
+
+  auto check = [&](const Job& job) {
+    EXPECT_EQ(job.id, "kept");
+    EXPECT_EQ(job.state, JobState::kDone);
+    EXPECT_EQ(job.result, result);
+    EXPECT_EQ(job.finished_at, acked_at);
+    EXPECT_EQ(job.deadline, absl::InfinitePast());
+    EXPECT_EQ(job.keep_for, absl::Hours(1));
+    EXPECT_EQ(job.keep_at_most, 5);
+    EXPECT_EQ(job.attempts, 1);
+  };
+  backend_.reset();
+  ASSERT_OK_AND_ASSIGN(backend_, RedisBackend::Open(options_));
+  ASSERT_OK_AND_ASSIGN(Job again, backend_->Get("kept"));
+  check(again);
+  ASSERT_OK_AND_ASSIGN(Job seen, other->Get("kept"));
+  check(seen);
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> listed,
+                       other->List("t", JobState::kDone, 10));
+  ASSERT_EQ(listed.size(), 1u);
+  check(listed[0]);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, other->Stats("t"));
+  EXPECT_EQ(stats.done, 1);
+  // Its time up, a PromoteDue() of either store lets it go for both.
+  ASSERT_OK(other->PromoteDue(acked_at + absl::Hours(1), 100).status());
+  EXPECT_THAT(backend_->Get("kept"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+// Done jobs leave no key behind, whichever way they go: their time up,
+// pushed out by their topic's keep_at_most, or cancelled.
+TEST_F(RedisBackendTest, DoneJobsLeaveNoKeyBehind) {
+  std::vector<NewJob> jobs;
+  for (const char* id : {"a", "b", "c"}) {
+    NewJob j = MakeJob(id, "t");
+    j.keep_for = absl::Minutes(1);
+    j.keep_at_most = 2;
+    jobs.push_back(j);
+  }
+  ASSERT_OK(backend_->Add(jobs, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 3, kT0));
+  ASSERT_EQ(leases.size(), 3u);
+  ASSERT_OK(backend_->Ack(leases[0].job.id, leases[0].token, "", kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> acked,
+                       backend_->AckBatch({leases[1], leases[2]}, kT0));
+  EXPECT_THAT(acked, ElementsAre(absl::OkStatus(), absl::OkStatus()));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats("t"));
+  EXPECT_EQ(stats.done, 2);  // the first acked went for the third
+  EXPECT_THAT(backend_->Get(leases[0].job.id),
+              StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK(backend_->Cancel(leases[1].job.id, kT0));
+  ASSERT_OK(backend_->PromoteDue(kT0 + absl::Minutes(1), 100).status());
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture());
+  EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq")));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
+  EXPECT_TRUE(topics.empty());
+}
+
 // A host whose clock runs ahead would fire every host's delayed jobs early
 // and end their leases; one that runs behind would shorten its own leases.
 // Such a host's calls are refused, whatever the call: even a read-only
@@ -528,7 +603,7 @@ TEST(RedisOpenTest, ANewNamespaceRecordsItsLayout) {
   RedisOptions o = FreshRedisOptions();
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "5"));
+              ElementsAre("layout", "6"));
 }
 
 // A namespace an earlier delayq wrote: meta records only the bucket count.
@@ -550,7 +625,7 @@ TEST(RedisOpenTest, TakesOverAnEmptyNamespaceOfTheEarlierLayout) {
   RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4"});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "5"));
+              ElementsAre("layout", "6"));
   ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
   EXPECT_EQ(leases.size(), 1u);
@@ -570,7 +645,7 @@ TEST(RedisOpenTest, RefusesJobsInAnOlderRecordedLayout) {
   RawCommand(o.port, {"DEL", NsKey(o, "topics")});
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("5"));
+              ElementsAre("6"));
 }
 
 // Layout 3 kept a hash per job and delay buckets: a namespace holding jobs
@@ -610,15 +685,15 @@ TEST(RedisOpenTest, RefusesJobsInLayout3WithoutTouchingThem) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> taken,
                        RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "5"));
+              ElementsAre("layout", "6"));
   ASSERT_OK(taken->Add({MakeJob("a", "mail")}, kT0));
   ASSERT_OK_AND_ASSIGN(Job a, taken->Get("a"));
   EXPECT_EQ(a.state, JobState::kReady);
 }
 
-// Layout 5 only adds to layout 4 (record values and keys for expiry and
-// dedup windows), so a namespace of layout 4 with jobs is taken over as it
-// is and its jobs read back.
+// Layouts 5 and 6 only add to layout 4 (record values and keys for expiry,
+// dedup windows and done jobs), so a namespace of layout 4 with jobs is
+// taken over as it is and its jobs read back.
 TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
   RedisOptions o = FreshRedisOptions();
   {
@@ -629,7 +704,7 @@ TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
   RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "4"});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("5"));
+              ElementsAre("6"));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("mail", 1, kT0));
   ASSERT_EQ(leases.size(), 1u);
   EXPECT_EQ(leases[0].job.id, "a");
@@ -637,7 +712,7 @@ TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
 
 TEST(RedisOpenTest, RefusesANewerLayout) {
   RedisOptions o = FreshRedisOptions();
-  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "6"});
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "7"});
   absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
   EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(b.status().message()),
