@@ -157,11 +157,17 @@ TEST(SqliteFilesTest, RefusesANewerSchemaWithoutTouchingIt) {
 
 // A file written by the first release (schema version 1: no news horizon,
 // counts rows kept at 0, indexes that name seq, no paused topics, no
-// expiry, dedup windows, limits, schedules or transition counts) opens,
-// keeps its jobs and is brought up to date.
+// expiry, dedup windows, limits, schedules, transition counts or done
+// jobs) opens, keeps its jobs and is brought up to date.
 TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   const std::string path = MakeDelayqFile(2);
   RawExec(path, R"sql(
+    DROP INDEX jobs_done;
+    DROP INDEX jobs_leaving;
+    ALTER TABLE jobs DROP COLUMN result;
+    ALTER TABLE jobs DROP COLUMN finished_at_us;
+    ALTER TABLE jobs DROP COLUMN keep_for_us;
+    ALTER TABLE jobs DROP COLUMN keep_at_most;
     DROP TABLE transitions;
     DROP TABLE schedules;
     DROP TABLE limits;
@@ -204,7 +210,7 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 9);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 10);
   // The jobs worked since are counted.
   EXPECT_EQ(
       RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
@@ -218,6 +224,80 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
                         "SELECT count(*) FROM sqlite_master WHERE type = "
                         "'index' AND name LIKE 'jobs_%' AND sql LIKE '%seq%'"),
             0);
+}
+
+// A file of version 9 (no done jobs, dead jobs without the time they died)
+// opens with its jobs as they were: a dead job has no finished_at, and
+// jobs enqueued before keep nothing. Jobs enqueued since keep.
+TEST(SqliteFilesTest, MigratesAFileOfVersion9) {
+  const std::string path = FreshDbPath("v9");
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    NewJob once = Job1();
+    once.id = "dies";
+    once.max_attempts = 1;
+    NewJob old = Job1();
+    old.id = "old";
+    ASSERT_OK(backend->Add({once, old}, kNow));
+    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 2, kNow));
+    ASSERT_EQ(leases.size(), 2u);
+    ASSERT_OK(backend
+                  ->Fail("dies",
+                         leases[0].job.id == "dies" ? leases[0].token
+                                                    : leases[1].token,
+                         "boom", kNow, kNow)
+                  .status());
+  }
+  RawExec(path, R"sql(
+    DROP INDEX jobs_done;
+    DROP INDEX jobs_leaving;
+    ALTER TABLE jobs DROP COLUMN result;
+    ALTER TABLE jobs DROP COLUMN finished_at_us;
+    ALTER TABLE jobs DROP COLUMN keep_for_us;
+    ALTER TABLE jobs DROP COLUMN keep_at_most;
+    PRAGMA user_version = 9;
+  )sql");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 10);
+  ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
+  EXPECT_EQ(dead.state, JobState::kDead);
+  EXPECT_EQ(dead.finished_at, absl::InfinitePast());
+  ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));
+  EXPECT_EQ(old.state, JobState::kReserved);
+  EXPECT_EQ(old.keep_for, absl::ZeroDuration());
+
+  NewJob kept = Job1();
+  kept.id = "kept";
+  kept.keep_for = absl::Minutes(5);
+  kept.keep_at_most = 10;
+  ASSERT_OK(backend->Add({kept}, kNow));
+  ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_EQ(leases[0].job.id, "kept");
+  ASSERT_OK(backend->Ack("kept", leases[0].token, "r", kNow));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.done, 1);
+  EXPECT_EQ(stats.dead, 1);
+  EXPECT_EQ(stats.reserved, 1);
+  // The indexes of done jobs were made.
+  EXPECT_EQ(RawQueryInt(path,
+                        "SELECT count(*) FROM sqlite_master WHERE type = "
+                        "'index' AND name IN ('jobs_done', 'jobs_leaving')"),
+            2);
+}
+
+// A file of version 10 that lacks a column of done jobs (altered by hand)
+// is refused as damaged, and left as it was.
+TEST(SqliteFilesTest, RefusesAVersion10FileWithoutTheColumnsOfDoneJobs) {
+  const std::string path = MakeDelayqFile(1);
+  RawExec(path, R"sql(
+    DROP INDEX jobs_done;
+    DROP INDEX jobs_leaving;
+    ALTER TABLE jobs DROP COLUMN keep_at_most;
+  )sql");
+  const std::string before = ReadFile(path);
+  EXPECT_THAT(Open(path), StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_EQ(ReadFile(path), before);
 }
 
 // Payloads are nobody else's business: a new file and its -wal and -shm

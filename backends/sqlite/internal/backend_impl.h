@@ -113,7 +113,9 @@ class SqliteBackend : public Backend {
         paused_topics, replace, discard, drop_holds, is_held, hold, limit_get,
         limit_set, limit_tat, limit_clear, limits, state_count, schedule_get,
         schedule_put, schedule_remove, schedule_list, schedule_fire, count_add,
-        counts_read, totals_read, counts_prune, promote_job, dead_ids;
+        counts_read, totals_read, counts_prune, promote_job, dead_ids,
+        counter_bump, keep, drop_left_of_topic, drop_left, drop_soonest,
+        list_done;
   };
 
   // What the running write transaction will announce once it commits (see
@@ -181,7 +183,14 @@ class SqliteBackend : public Backend {
   // Ack()'s work, inside a write transaction. FailedPrecondition, having
   // changed nothing, when `token` is not the job's current reservation.
   absl::Status AckInTransaction(absl::string_view id, uint64_t token,
-                                int64_t now_us)
+                                absl::string_view result, int64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps the job reserved under `token` done with `result` when it has a
+  // keep_for, and lets its topic's done jobs beyond its keep_at_most go.
+  // Sets *kept to whether it did, and *topic, *unique_for_us when it did.
+  absl::Status KeepDone(absl::string_view id, uint64_t token,
+                        absl::string_view result, int64_t now_us, bool* kept,
+                        std::string* topic, int64_t* unique_for_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Holds `id` until now_us + unique_for_us when that is a window (> 0).
