@@ -223,6 +223,9 @@ std::string When(const Job& job, absl::Time now) {
       return absl::StrCat("lease ends ", RelativeText(job.deadline, now));
     case JobState::kDead:
       return "-";
+    case JobState::kDone:
+      return absl::StrCat("leaves ",
+                          RelativeText(job.finished_at + job.keep_for, now));
   }
   return "";
 }
@@ -234,12 +237,13 @@ int RunList(const Context& ctx) {
                       absl::StrCat("unexpected argument '", ctx.args[1], "'"));
   }
   std::vector<JobState> states = {JobState::kReady, JobState::kReserved,
-                                  JobState::kDelayed, JobState::kDead};
+                                  JobState::kDelayed, JobState::kDead,
+                                  JobState::kDone};
   if (ctx.Has("state")) {
     JobState state;
     if (!ParseJobState(ctx.Get("state"), &state)) {
       return Fail(absl::StrCat("bad --state: '", ctx.Get("state"),
-                               "' (delayed, ready, reserved or dead)"));
+                               "' (delayed, ready, reserved, dead or done)"));
     }
     states = {state};
   }
@@ -372,9 +376,10 @@ const CommandSpec& ListCommand() {
       "the jobs of a topic",
       "Lists TOPIC's jobs: ready ones in the order workers will take them,\n"
       "reserved ones by lease end, delayed ones by due time, dead ones\n"
-      "oldest first. Without --state every state is listed, in that order.",
+      "oldest first, done ones by when they leave. Without --state every\n"
+      "state is listed, in that order.",
       {{"state", 0, FlagSpec::Arg::kRequired, "STATE",
-        "only delayed, ready, reserved or dead jobs"},
+        "only delayed, ready, reserved, dead or done jobs"},
        {"limit", 'n', FlagSpec::Arg::kRequired, "N",
         "at most N jobs (default 100)"}},
       /*json=*/true,
