@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -182,6 +183,48 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
     sqlite3_finalize(stmt);
     EXPECT_THAT(plan, ::testing::Not(HasSubstr("SCAN jobs"))) << sql;
     EXPECT_THAT(plan, ::testing::Not(HasSubstr("TEMP B-TREE"))) << sql;
+  }
+  sqlite3_close(db);
+}
+
+// The statements of the busy paths and of done jobs each use the partial
+// index made for them: the indexes of done jobs (schema version 10) take
+// none of the others' work.
+TEST(SqliteQueryPlanTest, StatementsUseTheirIndexes) {
+  const std::string path = FreshDbPath("plan");
+  MustOpen(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  using Sql = sqlite_internal::Sql;
+  const std::pair<const char*, const char*> expected[] = {
+      {Sql::kReserveOne, "USING INDEX jobs_ready"},
+      {Sql::kTopicDue, "USING INDEX jobs_topic_due"},
+      {Sql::kAllDue, "USING INDEX jobs_due"},
+      {Sql::kNextDue, "USING COVERING INDEX jobs_due"},
+      {Sql::kListReady, "USING INDEX jobs_ready"},
+      {Sql::kListDead, "USING INDEX jobs_dead"},
+      {Sql::kAck, "USING INDEX sqlite_autoindex_jobs_1 (id=?)"},
+      {Sql::kKeep, "USING INDEX sqlite_autoindex_jobs_1 (id=?)"},
+      {Sql::kDropLeftOfTopic, "USING INDEX jobs_done (topic=? AND <expr><?)"},
+      {Sql::kDropLeft, "USING INDEX jobs_leaving (<expr><?)"},
+      {Sql::kDropSoonest, "USING INDEX jobs_done (topic=?)"},
+      {Sql::kListDone, "USING INDEX jobs_done (topic=?)"},
+  };
+  for (const auto& [sql, index] : expected) {
+    sqlite3_stmt* stmt = nullptr;
+    ASSERT_EQ(
+        sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),
+                           -1, &stmt, nullptr),
+        SQLITE_OK)
+        << sql;
+    std::string plan;
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      absl::StrAppend(
+          &plan, reinterpret_cast<const char*>(sqlite3_column_text(stmt, 3)),
+          "; ");
+    }
+    sqlite3_finalize(stmt);
+    EXPECT_THAT(plan, HasSubstr(index)) << sql;
   }
   sqlite3_close(db);
 }
