@@ -196,6 +196,7 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.drop_left, Sql::kDropLeft},
       {&s_.drop_soonest, Sql::kDropSoonest},
       {&s_.list_done, Sql::kListDone},
+      {&s_.acked_topic, Sql::kAckedTopic},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -605,6 +606,11 @@ absl::Status SqliteBackend::NoteSlotFreed(absl::string_view topic) {
     DQ_ASSIGN_OR_RETURN(bool row, s_.limit_get->Step());
     if (row) cap = s_.limit_get->Int64(3);
   }
+  return NoteSlotFreedUnder(topic, cap);
+}
+
+absl::Status SqliteBackend::NoteSlotFreedUnder(absl::string_view topic,
+                                               int64_t cap) {
   if (cap <= 0) return absl::OkStatus();
   // Only a cap that was full held workers back.
   DQ_ASSIGN_OR_RETURN(int64_t reserved, CountOf(topic, kStateReserved));
@@ -686,25 +692,36 @@ absl::Status SqliteBackend::AckInTransaction(absl::string_view id,
     }
   }
   if (deleted) {
-    // The topic's done jobs whose time is up leave with an Ack() of it;
-    // only a topic that has done jobs pays for looking.
-    DQ_ASSIGN_OR_RETURN(int64_t done_jobs, CountOf(topic, kStateDone));
+    // The topic's done jobs whose time is up leave with an Ack() of it.
+    // Its count of done jobs comes with the cap NoteSlotFreed() reads, so
+    // that a topic without done jobs pays nothing more for looking.
+    int64_t cap = 0, done_jobs = 0;
+    {
+      ScopedReset reset(s_.acked_topic.get());
+      s_.acked_topic->BindText(1, topic);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.acked_topic->Step());
+      if (row) {
+        cap = s_.acked_topic->Int64(0);
+        done_jobs = s_.acked_topic->Int64(1);
+      }
+    }
     if (done_jobs > 0) {
       ScopedReset reset(s_.drop_left_of_topic.get());
       s_.drop_left_of_topic->BindText(1, topic);
       s_.drop_left_of_topic->BindInt64(2, now_us);
       DQ_RETURN_IF_ERROR(s_.drop_left_of_topic->Run().status());
     }
+    DQ_RETURN_IF_ERROR(NoteSlotFreedUnder(topic, cap));
   } else {
     bool kept = false;
     DQ_RETURN_IF_ERROR(
         KeepDone(id, token, result, now_us, &kept, &topic, &unique_for_us));
     if (!kept) return internal::StaleLease(id);
+    DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
   }
   JobCounts done;
   done.done = 1;
   NoteCount(topic, done);
-  DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
   return HoldId(id, unique_for_us, now_us);
 }
 

@@ -167,7 +167,7 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
                           Sql::kScheduleFire,   Sql::kCounterBump,
                           Sql::kKeep,           Sql::kDropLeftOfTopic,
                           Sql::kDropLeft,       Sql::kDropSoonest,
-                          Sql::kListDone}) {
+                          Sql::kListDone,       Sql::kAckedTopic}) {
     sqlite3_stmt* stmt = nullptr;
     ASSERT_EQ(
         sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),

@@ -115,7 +115,7 @@ class SqliteBackend : public Backend {
         schedule_put, schedule_remove, schedule_list, schedule_fire, count_add,
         counts_read, totals_read, counts_prune, promote_job, dead_ids,
         counter_bump, keep, drop_left_of_topic, drop_left, drop_soonest,
-        list_done;
+        list_done, acked_topic;
   };
 
   // What the running write transaction will announce once it commits (see
@@ -178,6 +178,9 @@ class SqliteBackend : public Backend {
   // topic's concurrency cap was full, waiting workers of every process
   // look again.
   absl::Status NoteSlotFreed(absl::string_view topic)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same, for a topic whose concurrency cap (0: none) was read.
+  absl::Status NoteSlotFreedUnder(absl::string_view topic, int64_t cap)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Ack()'s work, inside a write transaction. FailedPrecondition, having

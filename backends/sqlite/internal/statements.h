@@ -118,6 +118,12 @@ struct Sql {
       "dead_order = (SELECT value + 1 FROM counter WHERE id = 1) "
       "WHERE id = ?1 AND state = 2 AND token = ?2 AND keep_for_us > 0 "
       "RETURNING unique_for_us, topic, keep_at_most";
+  // What an Ack() that deleted its job reads of the topic, in one
+  // statement: its concurrency cap (NULL: no limit) and its number of done
+  // jobs (NULL: none).
+  static constexpr const char* kAckedTopic =
+      "SELECT (SELECT concurrency FROM limits WHERE topic = ?1), "
+      "(SELECT n FROM counts WHERE topic = ?1 AND state = 4)";
   // Done jobs whose time is up at ?2, of one topic (jobs_done) and of every
   // topic (jobs_leaving).
   static constexpr const char* kDropLeftOfTopic =
