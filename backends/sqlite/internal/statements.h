@@ -24,7 +24,7 @@ namespace sqlite_internal {
   "CASE WHEN " state " = 1 THEN expire_at_us ELSE min(" run_at \
   ", coalesce(expire_at_us, " run_at ")) END"
 
-// When a done job leaves the store (schema.cc, version 10): the expression
+// When a done job leaves the store (schema.cc, version 11): the expression
 // jobs_done and jobs_leaving index, spelled as they spell it.
 #define DQ_LEAVE_AT "finished_at_us + keep_for_us"
 
