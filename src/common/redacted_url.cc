@@ -109,7 +109,13 @@ std::string RedactedUrl(absl::string_view url) {
     const size_t at = rest.rfind('@');
     const absl::string_view after =
         at == absl::string_view::npos ? rest : rest.substr(at + 1);
-    if (!HasPlainAuthority(after, scheme == "redis+unix://")) {
+    // Credentials that hold a '?' or '#' may be a query whose value held the
+    // '@' ("?password=p@ss"): then what follows it is that value's rest.
+    const bool query_before_at =
+        at != absl::string_view::npos &&
+        rest.substr(0, at).find_first_of("?#") != absl::string_view::npos;
+    if (query_before_at ||
+        !HasPlainAuthority(after, scheme == "redis+unix://")) {
       return absl::StrCat(scheme, kHidden);
     }
     return absl::StrCat(scheme, at == absl::string_view::npos ? "" : "***@",
