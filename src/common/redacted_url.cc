@@ -67,6 +67,16 @@ bool HasPlainAuthority(absl::string_view rest, bool socket) {
   return true;
 }
 
+// Whether the '@' that ends `credentials` (all before it) may be inside a
+// query's value ("h:1?password=p@ss"): a '?' or '#' that follows a plain
+// authority starts a query. Then what follows the '@' is that value's rest.
+// (A '?' after anything else is a password's: ":S3cret?Pw@host".)
+bool IsQueryValue(absl::string_view credentials, bool socket) {
+  const size_t q = credentials.find_first_of("?#");
+  return q != absl::string_view::npos &&
+         HasPlainAuthority(credentials.substr(0, q), socket);
+}
+
 // `text` with the values of query parameters named *password hidden.
 std::string HideQueryPasswords(absl::string_view text) {
   const size_t q = text.find('?');
@@ -109,13 +119,10 @@ std::string RedactedUrl(absl::string_view url) {
     const size_t at = rest.rfind('@');
     const absl::string_view after =
         at == absl::string_view::npos ? rest : rest.substr(at + 1);
-    // Credentials that hold a '?' or '#' may be a query whose value held the
-    // '@' ("?password=p@ss"): then what follows it is that value's rest.
-    const bool query_before_at =
-        at != absl::string_view::npos &&
-        rest.substr(0, at).find_first_of("?#") != absl::string_view::npos;
-    if (query_before_at ||
-        !HasPlainAuthority(after, scheme == "redis+unix://")) {
+    const bool socket = scheme == "redis+unix://";
+    if ((at != absl::string_view::npos &&
+         IsQueryValue(rest.substr(0, at), socket)) ||
+        !HasPlainAuthority(after, socket)) {
       return absl::StrCat(scheme, kHidden);
     }
     return absl::StrCat(scheme, at == absl::string_view::npos ? "" : "***@",

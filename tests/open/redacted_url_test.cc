@@ -148,10 +148,13 @@ TEST(RedactedUrlPropertyTest, GeneratedPasswordsAreHidden) {
 
 // Well-formed URLs keep everything but the password readable.
 TEST(RedactedUrlTest, ShowsWhatIsNotAPassword) {
-  // A '?' before the '@': the '@' may belong to a password parameter's
+  EXPECT_EQ(RedactedUrl("redis://:S3cret?Pw@127.0.0.1:6480"),
+            "redis://***@127.0.0.1:6480");
+  // A query before the '@': the '@' may belong to a password parameter's
   // value, and the "host" to the rest of it.
-  EXPECT_EQ(RedactedUrl("redis://:S3cret?Pw@127.0.0.1:6480"), "redis://***");
   EXPECT_EQ(RedactedUrl("rediss://h:1?password=@rest:7000"), "rediss://***");
+  EXPECT_EQ(RedactedUrl("redis+unix:///r.sock?password=a@b:1"),
+            "redis+unix://***");
   EXPECT_EQ(RedactedUrl("redis+unix://:pw"), "redis+unix://***");
   EXPECT_EQ(RedactedUrl("redis://user:secret"), "redis://***");
   EXPECT_EQ(RedactedUrl("redis://:pw@h:1?a=b@c"), "redis://***");
