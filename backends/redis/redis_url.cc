@@ -147,9 +147,9 @@ absl::Status ParseHostPort(absl::string_view url, absl::string_view text,
   // part. (RedactedUrl() shows only such hosts.)
   const bool bracketed = absl::StartsWith(text, "[");
   for (char c : host) {
-    const bool ok = bracketed ? absl::ascii_isxdigit(c) || c == ':' || c == '.'
-                              : absl::ascii_isalnum(c) || c == '.' ||
-                                    c == '-' || c == '_';
+    const bool ok =
+        bracketed ? absl::ascii_isxdigit(c) || c == ':' || c == '.'
+                  : absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
     if (!ok) return Bad(url, "the host is not a name or an IP address");
   }
   e->host = std::string(host);
