@@ -7,6 +7,10 @@
 //   BM_EnqueueSingle    one Add() per job
 //   BM_EnqueueBatch     one Add() per batch of range(2) jobs
 //   BM_ReserveAck       Reserve(1) + Ack() of pre-filled jobs
+//   BM_Ack              Ack() alone of jobs reserved beforehand; the third
+//                       argument is the jobs' keep_for in seconds (0: none;
+//                       else kept done with a 16-byte result, their topic
+//                       keeping at most 1,000)
 //   BM_Lifecycle        Add() + Reserve(1) + Ack() per job
 //   BM_FileSize         1,000,000 jobs enqueued in batches; reports the file
 //                       size per job (counter bytes_per_job)
@@ -152,7 +156,7 @@ void BM_ReserveAck(benchmark::State& state) {
       break;
     }
     const Lease& lease = (*leases)[0];
-    Check(backend->Ack(lease.job.id, lease.token, kNow), state);
+    Check(backend->Ack(lease.job.id, lease.token, /*result=*/"", kNow), state);
     ++done;
   }
   state.SetItemsProcessed(done);
@@ -160,6 +164,49 @@ void BM_ReserveAck(benchmark::State& state) {
 }
 BENCHMARK(BM_ReserveAck)
     ->Apply(DurabilityAndPageSize)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_Ack(benchmark::State& state) {
+  ScratchDb db;
+  auto backend = Open(db.path(), state);
+  const absl::Duration keep_for = absl::Seconds(state.range(2));
+  const std::string result(16, 'r');
+  int64_t added = 0, done = 0;
+  std::vector<Lease> leases;
+  size_t next = 0;
+  for (auto _ : state) {
+    if (next == leases.size()) {
+      // Refill and reserve outside the measurement.
+      state.PauseTiming();
+      std::vector<NewJob> jobs;
+      for (int i = 0; i < 1000; ++i) {
+        jobs.push_back(MakeJob(added++));
+        jobs.back().keep_for = keep_for;
+        jobs.back().keep_at_most = 1000;
+      }
+      Check(backend->Add(jobs, kNow), state);
+      auto reserved = backend->Reserve("bench", 1000, kNow);
+      if (!reserved.ok() || reserved->size() != 1000) {
+        state.SkipWithError("reserve failed");
+        break;
+      }
+      leases = *std::move(reserved);
+      next = 0;
+      state.ResumeTiming();
+    }
+    const Lease& lease = leases[next++];
+    Check(backend->Ack(lease.job.id, lease.token, result, kNow), state);
+    ++done;
+  }
+  state.SetItemsProcessed(done);
+  state.SetLabel(absl::StrCat(state.range(0) == 0 ? "sync=normal" : "sync=full",
+                              " page=", state.range(1),
+                              " keep_for=", state.range(2), "s"));
+}
+BENCHMARK(BM_Ack)
+    ->Args({0, 1024, 0})
+    ->Args({0, 1024, 3600})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
@@ -175,7 +222,9 @@ void BM_Lifecycle(benchmark::State& state) {
       state.SkipWithError("reserve failed");
       break;
     }
-    Check(backend->Ack((*leases)[0].job.id, (*leases)[0].token, kNow), state);
+    Check(backend->Ack((*leases)[0].job.id, (*leases)[0].token, /*result=*/"",
+                       kNow),
+          state);
   }
   state.SetItemsProcessed(n);
   SetLabel(state);

@@ -127,6 +127,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/scheduler/occurrences.h
   src/scheduler/promotion.cc
   src/scheduler/promotion.h
+  src/scheduler/result_waiter.cc
+  src/scheduler/result_waiter.h
   src/scheduler/schedule_runner.cc
   src/scheduler/schedule_runner.h
   src/scheduler/scheduler.cc
@@ -161,7 +163,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/schedule_remove-3.lua
   backends/redis/scripts/schedules-2.lua
   backends/redis/scripts/shard_meta-5.lua
-  backends/redis/scripts/stats-5.lua
+  backends/redis/scripts/stats-6.lua
   backends/redis/scripts/touch-3.lua
   backends/redis/scripts/withdraw-3.lua
 )
@@ -171,6 +173,7 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/calls.lua
   backends/redis/scripts/lib/clock.lua
   backends/redis/scripts/lib/counts.lua
+  backends/redis/scripts/lib/done.lua
   backends/redis/scripts/lib/held.lua
   backends/redis/scripts/lib/index.lua
   backends/redis/scripts/lib/job.lua
@@ -323,7 +326,7 @@ delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance ALWAYSLINK
-  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/schedule_conformance.cc
+  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
@@ -384,7 +387,7 @@ delayq_cc_test(tests_fuzz_sqlite_regression DIR tests/fuzz NAME sqlite_regressio
 delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
   SRCS tests/fuzz/url_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider
-  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/memory_without_colon_then_userinfo tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/query_password_with_at tests/fuzz/regressions/url/query_password_with_raw_ampersand tests/fuzz/regressions/url/question_mark_in_password_without_at tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_path_with_colon_and_no_at tests/fuzz/regressions/url/unix_question_mark_in_password)
+  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/cluster_password_with_question_mark_no_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/memory_without_colon_then_userinfo tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/query_password_with_at tests/fuzz/regressions/url/query_password_with_raw_ampersand tests/fuzz/regressions/url/question_mark_in_password_without_at tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_path_with_colon_and_no_at tests/fuzz/regressions/url/unix_question_mark_in_password)
 delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regression
   SRCS tests/fuzz/values_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
@@ -499,6 +502,9 @@ delayq_cc_test(tests_scheduler_scheduler_input_test DIR tests/scheduler NAME sch
 delayq_cc_test(tests_scheduler_scheduler_lease_test DIR tests/scheduler NAME scheduler_lease_test
   SRCS tests/scheduler/scheduler_lease_test.cc
   DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_scheduler_results_test DIR tests/scheduler NAME scheduler_results_test
+  SRCS tests/scheduler/scheduler_results_test.cc
+  DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_scheduler_timing_test DIR tests/scheduler NAME scheduler_timing_test
   SRCS tests/scheduler/scheduler_timing_test.cc
   DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
@@ -520,7 +526,7 @@ delayq_cc_test(tests_serve_api_sqlite_test DIR tests/serve NAME api_sqlite_test
   DEPS tests_serve_api_suite tests_testing_temp_path tp_gtest_main
   DATA docs/grafana/delayq.json docs/prometheus/alerts.yml)
 delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite ALWAYSLINK
-  SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/control_suite.cc tests/serve/counts_suite.cc tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc
+  SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/control_suite.cc tests/serve/counts_suite.cc tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc tests/serve/results_suite.cc
   DEPS tests_serve_serve_process tests_testing_files tp_absl tp_gtest)
 delayq_cc_test(tests_serve_dashboard_test DIR tests/serve NAME dashboard_test
   SRCS tests/serve/chromium_page.cc tests/serve/chromium_page.h tests/serve/dashboard_test.cc
@@ -636,7 +642,7 @@ delayq_cc_library(tools_delayq_background_errors DIR tools/delayq NAME backgroun
   DEPS tp_absl)
 delayq_cc_binary(tools_delayq_delayq DIR tools/delayq NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/suggest.cc tools/delayq/suggest.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
-  DEPS delayq tools_common_runtime_policy tools_common_values tools_delayq_background_errors tools_serve_serve tp_absl)
+  DEPS delayq tools_common_runtime_policy tools_common_values tools_delayq_background_errors tools_serve_api_api tools_serve_serve tp_absl)
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)

@@ -56,6 +56,10 @@ JobRecord::Ptr JobRecord::Make(const NewJob& job, TopicIndex* topic,
   if (job.unique_for > absl::ZeroDuration()) {
     r->extra().unique_for = absl::ToInt64Microseconds(job.unique_for);
   }
+  if (job.keep_for > absl::ZeroDuration()) {
+    r->extra().keep_for = absl::ToInt64Microseconds(job.keep_for);
+    r->extra().keep_at_most = job.keep_at_most;
+  }
   return Ptr(r);
 }
 
@@ -109,10 +113,17 @@ Job JobRecord::ToJob() const {
       j.discard_expired = extra_->discard_expired;
     }
     j.unique_for = absl::Microseconds(extra_->unique_for);
+    j.keep_for = absl::Microseconds(extra_->keep_for);
+    j.keep_at_most = extra_->keep_at_most;
+    j.result = extra_->result;
   }
   j.enqueued_at = TimeOf(enqueued_at_);
   j.run_at = TimeOf(run_at_);
-  j.deadline = TimeOf(deadline_);
+  if (state_ == JobState::kDead || state_ == JobState::kDone) {
+    j.finished_at = TimeOf(deadline_);
+  } else {
+    j.deadline = TimeOf(deadline_);
+  }
   return j;
 }
 
@@ -127,10 +138,18 @@ void JobRecord::Reserve(uint64_t token, int64_t deadline) {
   deadline_ = deadline;
 }
 
-void JobRecord::Die(uint64_t death_seq) {
+void JobRecord::Die(uint64_t death_seq, int64_t now_us) {
   state_ = JobState::kDead;
   order_ = death_seq;
-  deadline_ = kNoTime;
+  deadline_ = now_us;
+}
+
+void JobRecord::Finish(uint64_t done_seq, int64_t now_us,
+                       absl::string_view result) {
+  state_ = JobState::kDone;
+  order_ = done_seq;
+  deadline_ = now_us;
+  extra().result = std::string(result);
 }
 
 void JobRecord::Wait(JobState state) {

@@ -74,8 +74,18 @@ class JobRecord {
   int64_t ttr() const { return ttr_; }
   // The current lease's token while reserved.
   uint64_t token() const { return order_; }
-  // The death order while dead.
+  // The death order while dead; the order of acknowledgement while done.
   uint64_t death_seq() const { return order_; }
+  uint64_t done_seq() const { return order_; }
+  // When the job died or was acknowledged, while dead or done.
+  int64_t finished_at() const { return deadline_; }
+  // Retention once acknowledged (µs; 0 for none) and its topic's bound.
+  int64_t keep_for() const { return extra_ == nullptr ? 0 : extra_->keep_for; }
+  int keep_at_most() const {
+    return extra_ == nullptr ? 0 : extra_->keep_at_most;
+  }
+  // When a done job leaves the store.
+  int64_t leave_at() const { return DeadlineAfter(deadline_, keep_for()); }
   // Its timer in its topic's wheel of delayed jobs while delayed.
   TimerId timer() const {
     return TimerId{static_cast<uint32_t>(order_ >> 32),
@@ -118,8 +128,11 @@ class JobRecord {
 
   // Reserved under `token` until `deadline`.
   void Reserve(uint64_t token, int64_t deadline);
-  // Dead, as the `death_seq`-th death.
-  void Die(uint64_t death_seq);
+  // Dead at `now_us`, as the `death_seq`-th death.
+  void Die(uint64_t death_seq, int64_t now_us);
+  // Done at `now_us` with `result`, as the `done_seq`-th job kept done.
+  // REQUIRES: keep_for() > 0.
+  void Finish(uint64_t done_seq, int64_t now_us, absl::string_view result);
   // Delayed or ready: no lease, no death order.
   void Wait(JobState state);
 
@@ -132,6 +145,9 @@ class JobRecord {
     bool discard_expired = false;
     int64_t unique_for = 0;
     TimerId expiry_timer;
+    int64_t keep_for = 0;
+    int keep_at_most = 0;
+    std::string result;
   };
 
   JobRecord() = default;
@@ -146,8 +162,10 @@ class JobRecord {
   int64_t ttr_ = 0;
   int64_t deadline_ = kNoTime;
   uint64_t seq_ = 0;
-  // The lease token when reserved, the death order when dead, the timer when
-  // delayed: one word for what only one state needs.
+  // The lease token when reserved, the death order when dead, the order of
+  // acknowledgement when done, the timer when delayed: one word for what
+  // only one state needs. deadline_ likewise holds the lease's deadline when
+  // reserved and when the job finished when dead or done.
   uint64_t order_ = 0;
   TopicIndex* topic_ = nullptr;
   std::unique_ptr<Extra> extra_;

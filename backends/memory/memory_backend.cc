@@ -45,6 +45,7 @@ namespace {
 
 using memory_internal::DeadlineAfter;
 using memory_internal::DeathKey;
+using memory_internal::DoneKey;
 using memory_internal::IdIndex;
 using memory_internal::JobRecord;
 using memory_internal::kNever;
@@ -126,15 +127,25 @@ class MemoryBackend : public Backend {
   }
 
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override {
+                   absl::string_view result, absl::Time now) override {
     internal::MutexLock lock(&mu_);
     JobRecord* r = Current(id, token);
     if (r == nullptr) return internal::StaleLease(id);
+    const int64_t now_us = MicrosOf(now);
     JobCounts done;
     done.done = 1;
-    counts_.Count(r->topic()->name, MicrosOf(now), done);
-    HoldId(*r, MicrosOf(now));
-    Erase(r);
+    counts_.Count(r->topic()->name, now_us, done);
+    HoldId(*r, now_us);
+    // The topic's done jobs whose time is up go first (r keeps it alive).
+    TrimDone(r->topic(), kMaxDonePerTopic, now_us);
+    if (r->keep_for() <= 0) {
+      Erase(r);
+      return absl::OkStatus();
+    }
+    Unlink(r);
+    r->Finish(next_done_++, now_us, result);
+    Link(r, now_us);
+    TrimDone(r->topic(), r->keep_at_most(), now_us);
     return absl::OkStatus();
   }
 
@@ -155,7 +166,7 @@ class MemoryBackend : public Backend {
       r->set_run_at(MicrosOf(retry_at));
       r->Wait(retry_at > now ? JobState::kDelayed : JobState::kReady);
     } else {
-      r->Die(next_death_++);
+      r->Die(next_death_++, MicrosOf(now));
     }
     Link(r, MicrosOf(now));
     return outcome;
@@ -235,6 +246,9 @@ class MemoryBackend : public Backend {
       case JobState::kDead:
         take(index.dead, [](const DeathKey& k) { return k.second; });
         break;
+      case JobState::kDone:
+        take(index.done, [](const DoneKey& k) { return k.record; });
+        break;
     }
     return out;
   }
@@ -249,6 +263,7 @@ class MemoryBackend : public Backend {
     stats.ready = index.ready.size();
     stats.reserved = index.reserved.size();
     stats.dead = index.dead.size();
+    stats.done = index.done.size();
     return stats;
   }
 
@@ -319,6 +334,7 @@ class MemoryBackend : public Backend {
     internal::MutexLock lock(&mu_);
     PromoteResult result;
     const int64_t now_us = MicrosOf(now);
+    DropLeavingDone(now_us);
     while (!due_topics_.empty() && due_topics_.begin()->first <= now_us) {
       if (static_cast<int>(result.transitions.size()) >= limit) {
         result.more = true;
@@ -540,12 +556,29 @@ class MemoryBackend : public Backend {
       r->set_last_error(kind == Transition::Kind::kDead
                             ? internal::kLeaseExpired
                             : internal::kJobExpired);
-      r->Die(next_death_++);
+      r->Die(next_death_++, now_us);
     } else {
       r->Wait(JobState::kReady);
     }
     Link(r, now_us);
     return t;
+  }
+
+  // Lets the done jobs of `t` whose time is up at `now_us` leave, then the
+  // ones due to leave soonest while more than `keep_at_most` are kept.
+  void TrimDone(TopicIndex* t, int keep_at_most, int64_t now_us) {
+    while (!t->done.empty() &&
+           (t->done.begin()->leave_at <= now_us ||
+            t->done.size() > static_cast<size_t>(keep_at_most))) {
+      Erase(t->done.begin()->record);
+    }
+  }
+
+  // Lets every done job whose time is up at `now_us` leave the store.
+  void DropLeavingDone(int64_t now_us) {
+    while (!leaving_.empty() && leaving_.begin()->leave_at <= now_us) {
+      Erase(leaving_.begin()->record);
+    }
   }
 
   // Keeps the id of a job that leaves the store at `now_us` held for its
@@ -624,6 +657,10 @@ class MemoryBackend : public Backend {
       case JobState::kDead:
         t->dead.insert({r->death_seq(), r});
         return;
+      case JobState::kDone:
+        t->done.insert({r->leave_at(), r->done_seq(), r});
+        leaving_.insert({r->leave_at(), r->done_seq(), r});
+        return;
     }
     ListDue(t);
   }
@@ -654,6 +691,10 @@ class MemoryBackend : public Backend {
       }
       case JobState::kDead:
         t->dead.erase({r->death_seq(), r});
+        return;
+      case JobState::kDone:
+        t->done.erase({r->leave_at(), r->done_seq(), r});
+        leaving_.erase({r->leave_at(), r->done_seq(), r});
         return;
     }
     ListDue(t);
@@ -716,6 +757,9 @@ class MemoryBackend : public Backend {
   memory_internal::CountBook counts_ ABSL_GUARDED_BY(mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_death_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t next_done_ ABSL_GUARDED_BY(mu_) = 1;
+  // Every done job, in the order they leave the store.
+  absl::btree_set<DoneKey> leaving_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -52,6 +52,17 @@ struct ReadyOrder {
 
 using DeathKey = std::pair<uint64_t, JobRecord*>;
 
+// A done job: when it leaves, then the order it was acknowledged in.
+struct DoneKey {
+  int64_t leave_at;
+  uint64_t done_seq;
+  JobRecord* record;
+  bool operator<(const DoneKey& o) const {
+    if (leave_at != o.leave_at) return leave_at < o.leave_at;
+    return done_seq < o.done_seq;
+  }
+};
+
 struct TopicIndex {
   // A topic made at `now_us` (microseconds): its wheels' time.
   TopicIndex(std::string topic, int64_t now_us)
@@ -69,7 +80,8 @@ struct TopicIndex {
   JobRecord* EarliestDue();
 
   bool empty() const {
-    return ready.empty() && delayed.empty() && reserved.empty() && dead.empty();
+    return ready.empty() && delayed.empty() && reserved.empty() &&
+           dead.empty() && done.empty();
   }
 
   const std::string name;
@@ -77,6 +89,8 @@ struct TopicIndex {
   JobWheel<RunAtTimers> delayed;
   JobWheel<LeaseTimers> reserved;
   absl::btree_set<DeathKey> dead;
+  // Jobs kept after their acknowledgement, in the order they leave.
+  absl::btree_set<DoneKey> done;
   // Delayed and ready jobs that expire.
   JobWheel<ExpiryTimers> expiring;
   // The time under which the store's list of topic due times has this

@@ -49,7 +49,7 @@ class RedisBackend : public Backend {
                                              absl::Time now,
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override;
+                   absl::string_view result, absl::Time now) override;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
                                    absl::Time now) override;

@@ -49,9 +49,12 @@ using Call = redis_internal::Scripts::Call;
 // run_at; 3 biases them by 2^52; 4 keeps every job as one record in a
 // shared hash and delayed jobs in their topic's set only (no delay buckets);
 // 5 adds expiry and dedup windows (record values 17-19, the expiring sets
-// and the held ids). A namespace of layout kOldestReadable or later is
-// taken over in place: its records and keys are layout 5's without them.
-constexpr int kLayout = 5;
+// and the held ids); 6 done jobs (record values 20-23, state 4, the done
+// sets) and when dead jobs died. A namespace of layout kOldestReadable or
+// later is taken over in place: its records and keys are layout 6's without
+// them (an older delayq refuses a layout-6 namespace rather than misread
+// its records).
+constexpr int kLayout = 6;
 // RedisOptions::shards at most.
 constexpr int kMaxShards = 256;
 constexpr int kOldestReadable = 4;
@@ -467,10 +470,10 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
 }
 
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
-                               absl::Time now) {
+                               absl::string_view result, absl::Time now) {
   Call call = LeaseCall("ack", id);
-  call.args = {Micros(now), clock_mode_, counts_arg_, std::string(id),
-               absl::StrCat(token)};
+  call.args = {Micros(now),     clock_mode_,         counts_arg_,
+               std::string(id), absl::StrCat(token), std::string(result)};
   return RunForOk(std::move(call), id);
 }
 
@@ -585,6 +588,9 @@ absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
     case JobState::kDead:
       set = keys_.Dead(topic);
       break;
+    case JobState::kDone:
+      set = keys_.TopicDone(topic);
+      break;
   }
   Call call{"list",
             {keys_.prefix(), std::move(set), keys_.Jobs()},
@@ -600,16 +606,17 @@ absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
 }
 
 absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
-  // The sizes of the topic's four sets, read by one script so that a job
+  // The sizes of the topic's five sets, read by one script so that a job
   // moving between them meanwhile is counted once.
-  Call call{"stats",
-            {keys_.prefix(), keys_.TopicDelayed(topic), keys_.Ready(topic),
-             keys_.TopicReserved(topic), keys_.Dead(topic)},
-            {}};
+  Call call{
+      "stats",
+      {keys_.prefix(), keys_.TopicDelayed(topic), keys_.Ready(topic),
+       keys_.TopicReserved(topic), keys_.Dead(topic), keys_.TopicDone(topic)},
+      {}};
   absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
-  if (Word(reply) != redis_internal::kOk || reply->elements != 5) {
+  if (Word(reply) != redis_internal::kOk || reply->elements != 6) {
     return Unexpected(reply, "stats");
   }
   TopicStats stats;
@@ -617,6 +624,7 @@ absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
   stats.ready = Int(reply->element[2]);
   stats.reserved = Int(reply->element[3]);
   stats.dead = Int(reply->element[4]);
+  stats.done = Int(reply->element[5]);
   return stats;
 }
 

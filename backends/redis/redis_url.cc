@@ -143,6 +143,15 @@ absl::Status ParseHostPort(absl::string_view url, absl::string_view text,
     port = text.substr(colon + 1);
   }
   if (host.empty()) return Bad(url, "missing host");
+  // Not quoted either: a host with other characters may be a password's
+  // part. (RedactedUrl() shows only such hosts.)
+  const bool bracketed = absl::StartsWith(text, "[");
+  for (char c : host) {
+    const bool ok =
+        bracketed ? absl::ascii_isxdigit(c) || c == ':' || c == '.'
+                  : absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
+    if (!ok) return Bad(url, "the host is not a name or an IP address");
+  }
   e->host = std::string(host);
   int64_t v = 0;
   // Not quoted: the text after a ':' may be a password that lost its '@'.

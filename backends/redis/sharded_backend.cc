@@ -18,9 +18,10 @@ namespace {
 
 int64_t DivideRoundingUp(int64_t x, int64_t n) { return (x + n - 1) / n; }
 
-// Whether a is reserved, becomes due, expires or died before b, as List()
-// orders `state` on one shard (see Backend::List()); dead jobs by the time
-// they were enqueued, since death order is kept per shard only.
+// Whether a is reserved, becomes due, expires, died or leaves before b, as
+// List() orders `state` on one shard (see Backend::List()); dead jobs by
+// the time they were enqueued, since death order is kept per shard only,
+// and done jobs leaving at the same time by when they finished.
 bool ListsBefore(JobState state, const Job& a, const Job& b) {
   switch (state) {
     case JobState::kReady:
@@ -33,6 +34,12 @@ bool ListsBefore(JobState state, const Job& a, const Job& b) {
       return a.deadline < b.deadline;
     case JobState::kDead:
       return a.enqueued_at < b.enqueued_at;
+    case JobState::kDone: {
+      const absl::Time a_leaves = a.finished_at + a.keep_for;
+      const absl::Time b_leaves = b.finished_at + b.keep_for;
+      if (a_leaves != b_leaves) return a_leaves < b_leaves;
+      return a.finished_at < b.finished_at;
+    }
   }
   return false;
 }
@@ -247,8 +254,9 @@ absl::StatusOr<std::vector<Lease>> ShardedRedisBackend::Reserve(
 }
 
 absl::Status ShardedRedisBackend::Ack(absl::string_view id, uint64_t token,
+                                      absl::string_view result,
                                       absl::Time now) {
-  return ShardOf(id).Ack(id, token, now);
+  return ShardOf(id).Ack(id, token, result, now);
 }
 
 absl::StatusOr<std::vector<absl::Status>> ShardedRedisBackend::AckBatch(
@@ -357,6 +365,7 @@ absl::StatusOr<TopicStats> ShardedRedisBackend::Stats(absl::string_view topic) {
     sum.ready += s.ready;
     sum.reserved += s.reserved;
     sum.dead += s.dead;
+    sum.done += s.done;
   }
   return sum;
 }

@@ -11,7 +11,9 @@
 // (ShardOfJob()); Reserve() asks the shards that ReserveHints says may
 // have ready jobs; the rest reads or writes every shard and merges.
 // backends/redis/README.md ("Sharded namespaces") says what each call
-// guarantees.
+// guarantees. Done jobs (JobOptions::keep_for) stay on their job's shard,
+// and each shard bounds its own: a topic keeps at most keep_at_most done
+// jobs per shard, so up to shards * keep_at_most in all.
 
 #ifndef DELAYQ_BACKENDS_REDIS_SHARDED_BACKEND_H_
 #define DELAYQ_BACKENDS_REDIS_SHARDED_BACKEND_H_
@@ -46,7 +48,7 @@ class ShardedRedisBackend : public Backend {
                                              absl::Time now,
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override;
+                   absl::string_view result, absl::Time now) override;
   // One script call per shard that holds some of the leases; a shard that
   // cannot be asked puts its error in its leases' slots.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(

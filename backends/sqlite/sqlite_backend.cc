@@ -193,6 +193,13 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.counts_prune, Sql::kCountsPrune},
       {&s_.promote_job, Sql::kPromoteJob},
       {&s_.dead_ids, Sql::kDeadIds},
+      {&s_.counter_bump, Sql::kCounterBump},
+      {&s_.keep, Sql::kKeep},
+      {&s_.drop_left_of_topic, Sql::kDropLeftOfTopic},
+      {&s_.drop_left, Sql::kDropLeft},
+      {&s_.drop_soonest, Sql::kDropSoonest},
+      {&s_.list_done, Sql::kListDone},
+      {&s_.acked_topic, Sql::kAckedTopic},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -408,6 +415,7 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
       s_.make_dead->BindText(3, kind == Transition::Kind::kDead
                                     ? internal::kLeaseExpired
                                     : internal::kJobExpired);
+      s_.make_dead->BindInt64(4, now_us);
       DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
     } else {
       ScopedReset reset(s_.make_ready.get());
@@ -475,6 +483,9 @@ absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
     }
     insert->BindInt64(15, job.discard_expired ? 1 : 0);
     insert->BindInt64(16, absl::ToInt64Microseconds(job.unique_for));
+    const bool keeps = job.keep_for > absl::ZeroDuration();
+    insert->BindInt64(17, keeps ? absl::ToInt64Microseconds(job.keep_for) : 0);
+    insert->BindInt64(18, keeps ? job.keep_at_most : 0);
     absl::StatusOr<int> done = insert->Run();
     if (done.status().code() == absl::StatusCode::kAlreadyExists) {
       return internal::IdInUse(job.id);
@@ -598,6 +609,11 @@ absl::Status SqliteBackend::NoteSlotFreed(absl::string_view topic) {
     DQ_ASSIGN_OR_RETURN(bool row, s_.limit_get->Step());
     if (row) cap = s_.limit_get->Int64(3);
   }
+  return NoteSlotFreedUnder(topic, cap);
+}
+
+absl::Status SqliteBackend::NoteSlotFreedUnder(absl::string_view topic,
+                                               int64_t cap) {
   if (cap <= 0) return absl::OkStatus();
   // Only a cap that was full held workers back.
   DQ_ASSIGN_OR_RETURN(int64_t reserved, CountOf(topic, kStateReserved));
@@ -635,10 +651,10 @@ absl::Status SqliteBackend::ClearLimit(absl::string_view topic,
 }
 
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
-                                absl::Time now) {
+                                absl::string_view result, absl::Time now) {
   internal::MutexLock lock(&mu_);
   return WriteTransaction(
-      now, [&] { return AckInTransaction(id, token, ToMicros(now)); });
+      now, [&] { return AckInTransaction(id, token, result, ToMicros(now)); });
 }
 
 absl::StatusOr<std::vector<absl::Status>> SqliteBackend::AckBatch(
@@ -649,7 +665,8 @@ absl::StatusOr<std::vector<absl::Status>> SqliteBackend::AckBatch(
   internal::MutexLock lock(&mu_);
   DQ_RETURN_IF_ERROR(WriteTransaction(now, [&]() -> absl::Status {
     for (const Lease& l : leases) {
-      absl::Status st = AckInTransaction(l.job.id, l.token, ToMicros(now));
+      absl::Status st =
+          AckInTransaction(l.job.id, l.token, /*result=*/"", ToMicros(now));
       if (!st.ok() && !absl::IsFailedPrecondition(st)) return st;
       out.push_back(std::move(st));
     }
@@ -659,20 +676,93 @@ absl::StatusOr<std::vector<absl::Status>> SqliteBackend::AckBatch(
 }
 
 absl::Status SqliteBackend::AckInTransaction(absl::string_view id,
-                                             uint64_t token, int64_t now_us) {
-  ScopedReset reset(s_.ack.get());
-  s_.ack->BindText(1, id);
-  s_.ack->BindInt64(2, static_cast<int64_t>(token));
-  DQ_ASSIGN_OR_RETURN(bool row, s_.ack->Step());
-  if (!row) return internal::StaleLease(id);
-  const int64_t unique_for_us = s_.ack->Int64(0);
-  const std::string topic = s_.ack->Text(1);
-  DQ_RETURN_IF_ERROR(s_.ack->Run().status());
+                                             uint64_t token,
+                                             absl::string_view result,
+                                             int64_t now_us) {
+  int64_t unique_for_us;
+  std::string topic;
+  bool deleted;
+  {
+    // Most jobs have no keep_for: try the delete first.
+    ScopedReset reset(s_.ack.get());
+    s_.ack->BindText(1, id);
+    s_.ack->BindInt64(2, static_cast<int64_t>(token));
+    DQ_ASSIGN_OR_RETURN(deleted, s_.ack->Step());
+    if (deleted) {
+      unique_for_us = s_.ack->Int64(0);
+      topic = s_.ack->Text(1);
+      DQ_RETURN_IF_ERROR(s_.ack->Run().status());
+    }
+  }
+  if (deleted) {
+    // The topic's done jobs whose time is up leave with an Ack() of it.
+    // Its count of done jobs comes with the cap NoteSlotFreed() reads, so
+    // that a topic without done jobs pays nothing more for looking.
+    int64_t cap = 0, done_jobs = 0;
+    {
+      ScopedReset reset(s_.acked_topic.get());
+      s_.acked_topic->BindText(1, topic);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.acked_topic->Step());
+      if (row) {
+        cap = s_.acked_topic->Int64(0);
+        done_jobs = s_.acked_topic->Int64(1);
+      }
+    }
+    if (done_jobs > 0) {
+      ScopedReset reset(s_.drop_left_of_topic.get());
+      s_.drop_left_of_topic->BindText(1, topic);
+      s_.drop_left_of_topic->BindInt64(2, now_us);
+      DQ_RETURN_IF_ERROR(s_.drop_left_of_topic->Run().status());
+    }
+    DQ_RETURN_IF_ERROR(NoteSlotFreedUnder(topic, cap));
+  } else {
+    bool kept = false;
+    DQ_RETURN_IF_ERROR(
+        KeepDone(id, token, result, now_us, &kept, &topic, &unique_for_us));
+    if (!kept) return internal::StaleLease(id);
+    DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
+  }
   JobCounts done;
   done.done = 1;
   NoteCount(topic, done);
-  DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
   return HoldId(id, unique_for_us, now_us);
+}
+
+absl::Status SqliteBackend::KeepDone(absl::string_view id, uint64_t token,
+                                     absl::string_view result, int64_t now_us,
+                                     bool* kept, std::string* topic,
+                                     int64_t* unique_for_us) {
+  int64_t keep_at_most;
+  {
+    ScopedReset reset(s_.keep.get());
+    s_.keep->BindText(1, id);
+    s_.keep->BindInt64(2, static_cast<int64_t>(token));
+    s_.keep->BindBlob(3, result);
+    s_.keep->BindInt64(4, now_us);
+    DQ_ASSIGN_OR_RETURN(*kept, s_.keep->Step());
+    if (!*kept) return absl::OkStatus();
+    *unique_for_us = s_.keep->Int64(0);
+    *topic = s_.keep->Text(1);
+    keep_at_most = s_.keep->Int64(2);
+    DQ_RETURN_IF_ERROR(s_.keep->Run().status());
+  }
+  {
+    ScopedReset reset(s_.counter_bump.get());
+    DQ_RETURN_IF_ERROR(s_.counter_bump->Run().status());
+  }
+  {
+    // The kept job leaves after now: it stays.
+    ScopedReset reset(s_.drop_left_of_topic.get());
+    s_.drop_left_of_topic->BindText(1, *topic);
+    s_.drop_left_of_topic->BindInt64(2, now_us);
+    DQ_RETURN_IF_ERROR(s_.drop_left_of_topic->Run().status());
+  }
+  DQ_ASSIGN_OR_RETURN(int64_t done_jobs, CountOf(*topic, kStateDone));
+  if (done_jobs <= keep_at_most) return absl::OkStatus();
+  ScopedReset reset(s_.drop_soonest.get());
+  s_.drop_soonest->BindText(1, *topic);
+  s_.drop_soonest->BindInt64(2, done_jobs - keep_at_most);
+  return s_.drop_soonest->Run().status();
 }
 
 absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
@@ -705,6 +795,7 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
       s_.make_dead->BindInt64(1, seq);
       s_.make_dead->BindInt64(2, counter + 1);
       s_.make_dead->BindText(3, error);
+      s_.make_dead->BindInt64(4, ToMicros(now));
       DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
       DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
       return SaveCounter(counter + 1);
@@ -962,6 +1053,12 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
   PromoteResult result;
   if (limit < 1) limit = 1;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
+    {
+      // Done jobs whose time is up leave first.
+      ScopedReset reset(s_.drop_left.get());
+      s_.drop_left->BindInt64(1, ToMicros(now));
+      DQ_RETURN_IF_ERROR(s_.drop_left->Run().status());
+    }
     // One row more than `limit` tells whether more remain.
     s_.all_due->BindInt64(1, ToMicros(now));
     s_.all_due->BindInt64(2, static_cast<int64_t>(limit) + 1);

@@ -78,6 +78,10 @@ struct NewJob {
   absl::Time expire_at = absl::InfiniteFuture();
   bool discard_expired = false;
   absl::Duration unique_for = absl::ZeroDuration();
+  // Retention once acknowledged, as in JobOptions (keep_at_most resolved:
+  // 1..kMaxDonePerTopic when keep_for > 0).
+  absl::Duration keep_for = absl::ZeroDuration();
+  int keep_at_most = 0;
 };
 
 // kReservePromoteLimit
@@ -266,16 +270,32 @@ class Backend {
 
   // Ack()
   //
-  // Deletes the job reserved under `token`. FailedPrecondition, changing
+  // Deletes the job reserved under `token`, or, when it has a keep_for,
+  // keeps it done: with `result`, finished_at = now, no lease, until
+  // now + keep_for (see "Done jobs" below). FailedPrecondition, changing
   // nothing, if `token` is not the current reservation of a live job — also
-  // when the job no longer exists (a lease always named a job once).
+  // when the job no longer exists (a lease always named a job once). The
+  // scheduler bounds `result` (SchedulerOptions::max_result_bytes); a store
+  // keeps what it is given.
+  //
+  // Done jobs. A done job keeps its id taken (Add() fails as for a live
+  // job; Kick(), PromoteJob() and the lease calls refuse it), shows in
+  // Get(), List(kDone) (earliest to leave first) and Stats().done, and
+  // leaves the store by Cancel() or once its time, finished_at + keep_for,
+  // is up: the first PromoteDue(), or Ack() of its topic, at or after that
+  // time deletes it (reads show it until then). When an Ack() keeps a job,
+  // its topic keeps at most the job's keep_at_most done jobs: the ones due
+  // to leave soonest (ties: acknowledged first) leave at once. Keeping a job
+  // is not news, and a done job is never due (NextDue() ignores it). Dead
+  // jobs have a finished_at too: when they died.
   virtual absl::Status Ack(absl::string_view id, uint64_t token,
-                           absl::Time now) = 0;
+                           absl::string_view result, absl::Time now) = 0;
 
   // AckBatch()
   //
-  // Acks every lease, each on its own terms as by Ack(): a lease that is not
-  // current gets FailedPrecondition in its slot and the others still go; the
+  // Acks every lease, each on its own terms as by Ack() with no result: a
+  // lease that is not current gets FailedPrecondition in its slot and the
+  // others still go; the
   // same lease twice is acked once and stale the second time. Returns one
   // status per lease, in order. A store that acks the batch in one
   // transaction or round trip fails the whole call when it could not be
@@ -287,7 +307,9 @@ class Backend {
       absl::Span<const Lease> leases, absl::Time now) {
     std::vector<absl::Status> out;
     out.reserve(leases.size());
-    for (const Lease& l : leases) out.push_back(Ack(l.job.id, l.token, now));
+    for (const Lease& l : leases) {
+      out.push_back(Ack(l.job.id, l.token, /*result=*/"", now));
+    }
     return out;
   }
 
@@ -636,8 +658,8 @@ class BackendWrapper : public Backend {
     return target_->Reserve(topic, max, now, report);
   }
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override {
-    return target_->Ack(id, token, now);
+                   absl::string_view result, absl::Time now) override {
+    return target_->Ack(id, token, result, now);
   }
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) override {

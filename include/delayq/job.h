@@ -29,17 +29,19 @@ namespace delayq {
 // JobState
 //
 // Where a job is in its life. A job that was acknowledged or cancelled no
-// longer exists, so it has no state.
+// longer exists, so it has no state, unless it is kept after its
+// acknowledgement (JobOptions::keep_for): then it is done for that long.
 enum class JobState {
   kDelayed,   // waiting for its run_at
   kReady,     // due; the next Reserve of its topic may take it
   kReserved,  // held by a worker under a lease until the lease's deadline
   kDead,      // attempts used up; kept with its last error
+  kDone,      // acknowledged, and kept with its result (JobOptions::keep_for)
 };
 
 // JobStateName()
 //
-// "delayed", "ready", "reserved" or "dead".
+// "delayed", "ready", "reserved", "dead" or "done".
 absl::string_view JobStateName(JobState state);
 
 // ParseJobState()
@@ -155,7 +157,21 @@ struct JobOptions {
   // holds across processes and restarts. Zero (the default) frees the id at
   // once. Needs `id`; at most ten years.
   absl::Duration unique_for = absl::ZeroDuration();
+  // Retention: once acknowledged, the job stays in the store this long,
+  // done, with the result its worker gave (Scheduler::Ack()): Get(),
+  // List(kDone), Stats() and WaitForResult() see it, and its id stays
+  // taken. Zero (the default) lets it go at once. At most ten years.
+  absl::Duration keep_for = absl::ZeroDuration();
+  // With keep_for: once this job is kept, its topic keeps at most this many
+  // done jobs; the ones due to go soonest go first. 0 (the default) is
+  // kMaxDonePerTopic, also the most that may be asked for.
+  int keep_at_most = 0;
 };
+
+// kMaxDonePerTopic
+//
+// The most done jobs a store keeps of one topic (JobOptions::keep_at_most).
+inline constexpr int kMaxDonePerTopic = 10000;
 
 // Job
 //
@@ -184,6 +200,15 @@ struct Job {
   bool discard_expired = false;
   // How long the id stays taken after the job leaves the store.
   absl::Duration unique_for = absl::ZeroDuration();
+  // How long the job is kept once acknowledged, and the most done jobs its
+  // topic then keeps (JobOptions::keep_for, keep_at_most).
+  absl::Duration keep_for = absl::ZeroDuration();
+  int keep_at_most = 0;
+  // When the job finished: acknowledged (done) or died (dead);
+  // absl::InfinitePast() for a job that has not.
+  absl::Time finished_at = absl::InfinitePast();
+  // What the worker that acknowledged it returned (done jobs only).
+  std::string result;
 };
 
 // Lease
@@ -210,7 +235,10 @@ struct TopicStats {
   int64_t ready = 0;
   int64_t reserved = 0;
   int64_t dead = 0;
+  // Finished jobs kept after their acknowledgement (JobOptions::keep_for).
+  int64_t done = 0;
 
+  // The jobs that have not finished or died: every state but done.
   int64_t total() const { return delayed + ready + reserved + dead; }
 };
 
@@ -256,7 +284,7 @@ struct LimitedTopic {
 
 inline bool operator==(const TopicStats& a, const TopicStats& b) {
   return a.delayed == b.delayed && a.ready == b.ready &&
-         a.reserved == b.reserved && a.dead == b.dead;
+         a.reserved == b.reserved && a.dead == b.dead && a.done == b.done;
 }
 
 }  // namespace delayq

@@ -85,6 +85,9 @@ struct SchedulerOptions {
   absl::Duration news_poll_interval = absl::Seconds(30);
   // Payloads larger than this are refused with InvalidArgument.
   size_t max_payload_bytes = 1 << 20;
+  // Results (Ack(lease, result)) larger than this are refused with
+  // InvalidArgument.
+  size_t max_result_bytes = 64 << 10;
   // Most jobs one PromoteDue() call of the store moves; promotion loops until
   // nothing due is left, so this only bounds how long one store call takes.
   int promote_batch = 1000;
@@ -129,6 +132,13 @@ using Handler = std::function<absl::Status(const Job&)>;
 // send the token along, so that the other side refuses a write from a
 // handler whose lease has since passed to another worker (a newer token).
 using LeaseHandler = std::function<absl::Status(const Lease&)>;
+
+// ResultHandler
+//
+// A Handler that returns a result: a value acknowledges the job with it as
+// the job's result (kept when the job has a keep_for, see
+// JobOptions::keep_for); an error fails the job as for Handler.
+using ResultHandler = std::function<absl::StatusOr<std::string>(const Job&)>;
 
 // Scheduler
 class Scheduler {
@@ -202,8 +212,10 @@ class Scheduler {
 
   // Ack()
   //
-  // The job is done: deletes it. FailedPrecondition if the lease is stale.
-  absl::Status Ack(const Lease& lease);
+  // The job is done: deletes it, or keeps it done with `result` when it has
+  // a keep_for (JobOptions::keep_for). FailedPrecondition if the lease is
+  // stale; InvalidArgument for a result over max_result_bytes.
+  absl::Status Ack(const Lease& lease, absl::string_view result = "");
 
   // AckBatch()
   //
@@ -244,6 +256,19 @@ class Scheduler {
   //
   // A snapshot of the job. NotFound for an unknown id.
   absl::StatusOr<Job> Get(absl::string_view id);
+
+  // WaitForResult()
+  //
+  // Waits until the job has finished and returns it: done (with its result;
+  // only a job with a keep_for is kept done) or dead (with its last error).
+  // NotFound when the id names no job, or the job left the store without
+  // being kept (acknowledged without keep_for, cancelled, discarded);
+  // DeadlineExceeded when it has not finished within `timeout`. Looks at
+  // the store when this process acknowledges or fails a job, and otherwise
+  // every `poll` (the job may be worked by another process).
+  absl::StatusOr<Job> WaitForResult(
+      absl::string_view id, absl::Duration timeout,
+      absl::Duration poll = absl::Milliseconds(50));
 
   // List()
   //
@@ -392,6 +417,13 @@ class Scheduler {
   // Handle() for a handler that sees its lease (see LeaseHandler).
   void HandleLeases(absl::string_view topic, LeaseHandler handler,
                     HandlerOptions options = {});
+
+  // HandleResults()
+  //
+  // Handle() for a handler that returns the job's result (see
+  // ResultHandler).
+  void HandleResults(absl::string_view topic, ResultHandler handler,
+                     HandlerOptions options = {});
 
   // Start()
   //

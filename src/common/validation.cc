@@ -145,6 +145,16 @@ absl::Status ValidateOptions(const JobOptions& options) {
         absl::StrCat("expire_after must not be negative, got ",
                      absl::FormatDuration(options.expire_after)));
   }
+  if (absl::Status s =
+          ValidateDuration(options.keep_for, "keep_for", absl::ZeroDuration());
+      !s.ok()) {
+    return s;
+  }
+  if (options.keep_at_most < 0 || options.keep_at_most > kMaxDonePerTopic) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("keep_at_most must be from 0 to ", kMaxDonePerTopic,
+                     ", got ", options.keep_at_most));
+  }
   return absl::OkStatus();
 }
 

@@ -16,13 +16,15 @@ absl::string_view JobStateName(JobState state) {
       return "reserved";
     case JobState::kDead:
       return "dead";
+    case JobState::kDone:
+      return "done";
   }
   return "unknown";
 }
 
 bool ParseJobState(absl::string_view text, JobState* state) {
   for (JobState s : {JobState::kDelayed, JobState::kReady, JobState::kReserved,
-                     JobState::kDead}) {
+                     JobState::kDead, JobState::kDone}) {
     if (text == JobStateName(s)) {
       *state = s;
       return true;

@@ -40,8 +40,8 @@ class InstrumentedBackend : public BackendWrapper {
                  [&] { return target_->Reserve(topic, max, now, report); });
   }
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override {
-    return Timed("ack", [&] { return target_->Ack(id, token, now); });
+                   absl::string_view result, absl::Time now) override {
+    return Timed("ack", [&] { return target_->Ack(id, token, result, now); });
   }
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) override {

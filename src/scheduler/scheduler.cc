@@ -63,7 +63,9 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
           *backend_, *clock, options,
           [this](const std::vector<Transition>& moved) { EmitMoved(moved); }),
       workers_(*this, *backend_, *clock, promotion_, options.poll_interval,
-               [this] { MarkOwnThread(); }) {
+               [this] { MarkOwnThread(); }),
+      results_(*clock,
+               [this](absl::string_view id) { return backend_->Get(id); }) {
   promotion_.SetTickHook([this](absl::Time now, bool reload) {
     return schedules_.RunDue(now, reload);
   });
@@ -125,6 +127,11 @@ void Scheduler::Impl::FillJob(absl::string_view topic,
   job.expire_at = times.expire_at;
   job.discard_expired = options.discard_expired;
   job.unique_for = options.unique_for;
+  job.keep_for = options.keep_for;
+  if (job.keep_for > absl::ZeroDuration()) {
+    job.keep_at_most =
+        options.keep_at_most == 0 ? kMaxDonePerTopic : options.keep_at_most;
+  }
 }
 
 std::string Scheduler::Impl::NextGeneratedId() {
@@ -263,13 +270,21 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
   }
 }
 
-absl::Status Scheduler::Impl::Ack(const Lease& lease) {
+absl::Status Scheduler::Impl::Ack(const Lease& lease,
+                                  absl::string_view result) {
+  if (result.size() > options_.max_result_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("result of ", result.size(), " bytes is over the ",
+                     options_.max_result_bytes, "-byte limit"));
+  }
   const absl::Time now = clock_->Now();
-  if (absl::Status s = backend_->Ack(lease.job.id, lease.token, now); !s.ok()) {
+  if (absl::Status s = backend_->Ack(lease.job.id, lease.token, result, now);
+      !s.ok()) {
     return s;
   }
   // A worker held back by the topic's concurrency cap may go on.
   promotion_.WakeTopic(lease.job.topic);
+  results_.JobsFinished();
   EmitLeaseEnd(EventType::kSucceeded, lease);
   return absl::OkStatus();
 }
@@ -292,6 +307,7 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
       woken = job.topic;
     }
   }
+  results_.JobsFinished();
   EmitCall([&](absl::Time at, std::vector<Event>& events) {
     for (size_t i = 0; i < leases.size(); ++i) {
       if (!(*acked)[i].ok()) continue;
@@ -312,6 +328,7 @@ absl::Status Scheduler::Impl::Fail(const Lease& lease,
   if (!outcome.ok()) return outcome.status();
   const Job& job = lease.job;
   promotion_.WakeTopic(job.topic);  // as in Ack()
+  if (*outcome == FailOutcome::kDead) results_.JobsFinished();
   EmitLeaseEnd(EventType::kFailed, lease, error);
   if (*outcome == FailOutcome::kDead) {
     Emit(EventType::kDead, job.id, job.topic, job.attempts, error);
@@ -639,7 +656,9 @@ absl::StatusOr<std::vector<Lease>> Scheduler::ReserveBatch(
 
 void Scheduler::WakeReserves() { impl_->WakeReserves(); }
 
-absl::Status Scheduler::Ack(const Lease& lease) { return impl_->Ack(lease); }
+absl::Status Scheduler::Ack(const Lease& lease, absl::string_view result) {
+  return impl_->Ack(lease, result);
+}
 
 absl::StatusOr<std::vector<absl::Status>> Scheduler::AckBatch(
     absl::Span<const Lease> leases) {
@@ -662,6 +681,12 @@ absl::Status Scheduler::Cancel(absl::string_view id) {
 
 absl::StatusOr<Job> Scheduler::Get(absl::string_view id) {
   return impl_->backend().Get(id);
+}
+
+absl::StatusOr<Job> Scheduler::WaitForResult(absl::string_view id,
+                                             absl::Duration timeout,
+                                             absl::Duration poll) {
+  return impl_->WaitForResult(id, timeout, poll);
 }
 
 absl::StatusOr<std::vector<Job>> Scheduler::List(absl::string_view topic,
@@ -771,15 +796,34 @@ void Scheduler::Handle(absl::string_view topic, Handler handler,
                        HandlerOptions options) {
   impl_->Handle(
       topic,
-      [handler = std::move(handler)](const Lease& lease) {
-        return handler(lease.job);
+      [handler = std::move(handler)](
+          const Lease& lease) -> absl::StatusOr<std::string> {
+        DQ_RETURN_IF_ERROR(handler(lease.job));
+        return std::string();
       },
       options);
 }
 
 void Scheduler::HandleLeases(absl::string_view topic, LeaseHandler handler,
                              HandlerOptions options) {
-  impl_->Handle(topic, std::move(handler), options);
+  impl_->Handle(
+      topic,
+      [handler = std::move(handler)](
+          const Lease& lease) -> absl::StatusOr<std::string> {
+        DQ_RETURN_IF_ERROR(handler(lease));
+        return std::string();
+      },
+      options);
+}
+
+void Scheduler::HandleResults(absl::string_view topic, ResultHandler handler,
+                              HandlerOptions options) {
+  impl_->Handle(
+      topic,
+      [handler = std::move(handler)](const Lease& lease) {
+        return handler(lease.job);
+      },
+      options);
 }
 
 absl::Status Scheduler::Start() { return impl_->Start(); }

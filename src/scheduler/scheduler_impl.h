@@ -29,6 +29,7 @@
 #include "delayq/scheduler.h"
 #include "src/scheduler/event_hub.h"
 #include "src/scheduler/promotion.h"
+#include "src/scheduler/result_waiter.h"
 #include "src/scheduler/schedule_runner.h"
 #include "src/scheduler/worker_pool.h"
 
@@ -55,7 +56,7 @@ class Scheduler::Impl : public internal::JobOps {
       absl::string_view topic, int max, absl::Duration wait,
       const std::atomic<bool>* stop = nullptr);
   void WakeReserves() { promotion_.WakeAll(); }
-  absl::Status Ack(const Lease& lease) override;
+  absl::Status Ack(const Lease& lease, absl::string_view result) override;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases);
   absl::Status Fail(const Lease& lease, absl::string_view error) override;
@@ -73,6 +74,11 @@ class Scheduler::Impl : public internal::JobOps {
   absl::Status AddOrReplace(absl::Span<const NewJob> jobs, bool replace,
                             absl::Time now);
   absl::StatusOr<int> Tick();
+  absl::StatusOr<Job> WaitForResult(absl::string_view id,
+                                    absl::Duration timeout,
+                                    absl::Duration poll) {
+    return results_.Wait(id, timeout, poll);
+  }
 
   // Schedules (schedule_runner.h).
   absl::Status Schedule(ScheduleRecord record);
@@ -82,7 +88,7 @@ class Scheduler::Impl : public internal::JobOps {
   }
 
   // Threads.
-  void Handle(absl::string_view topic, LeaseHandler handler,
+  void Handle(absl::string_view topic, internal::WorkHandler handler,
               const HandlerOptions& options) {
     workers_.Handle(topic, std::move(handler), options);
   }
@@ -166,6 +172,8 @@ class Scheduler::Impl : public internal::JobOps {
   // news, the blocked Reserve() calls and the timer thread.
   internal::Promotion promotion_;
   internal::WorkerPool workers_;
+  // WaitForResult(): woken by this process's Ack() and Fail().
+  internal::ResultWaiter results_;
   // Serializes Start() and Stop(), so a second Stop() returns only when the
   // threads are gone.
   absl::Mutex threads_mu_;

@@ -14,7 +14,8 @@ namespace internal {
 namespace {
 
 // Runs the handler; a thrown exception becomes an error like any other.
-absl::Status Invoke(const LeaseHandler& handler, const Lease& lease) {
+absl::StatusOr<std::string> Invoke(const WorkHandler& handler,
+                                   const Lease& lease) {
   try {
     return handler(lease);
   } catch (const std::exception& e) {
@@ -42,7 +43,7 @@ WorkerPool::WorkerPool(JobOps& jobs, Backend& backend, Clock& clock,
 
 WorkerPool::~WorkerPool() { Stop(absl::ZeroDuration()); }
 
-void WorkerPool::Handle(absl::string_view topic, LeaseHandler handler,
+void WorkerPool::Handle(absl::string_view topic, WorkHandler handler,
                         const HandlerOptions& options) {
   absl::MutexLock lock(&mu_);
   if (absl::Status s = ValidateTopic(topic); !s.ok()) {
@@ -127,7 +128,7 @@ void WorkerPool::Stop(absl::Duration grace) {
 
 void WorkerPool::WorkerLoop(const std::string& topic) {
   for (;;) {
-    LeaseHandler handler;
+    WorkHandler handler;
     HandlerOptions options;
     {
       absl::MutexLock lock(&mu_);
@@ -156,7 +157,7 @@ void WorkerPool::WorkerLoop(const std::string& topic) {
 }
 
 void WorkerPool::RunBatch(const std::vector<Lease>& leases,
-                          const LeaseHandler& handler, double renew_fraction) {
+                          const WorkHandler& handler, double renew_fraction) {
   // Every lease of the batch is kept alive from now on, not only the one
   // whose handler runs.
   std::vector<LeaseKeeper::Handle> held;
@@ -188,7 +189,7 @@ void WorkerPool::RunBatch(const std::vector<Lease>& leases,
       }
       return;
     }
-    const absl::Status result = Invoke(handler, leases[i]);
+    const absl::StatusOr<std::string> result = Invoke(handler, leases[i]);
     keeper_.Drop(held[i]);
     {
       absl::MutexLock lock(&mu_);
@@ -201,11 +202,12 @@ void WorkerPool::RunBatch(const std::vector<Lease>& leases,
 }
 
 absl::Status WorkerPool::Finish(const Lease& lease,
-                                const absl::Status& result) {
-  const std::string error(result.message().empty() ? result.ToString()
-                                                   : result.message());
+                                const absl::StatusOr<std::string>& result) {
+  const absl::Status& status = result.status();
+  const std::string error(status.message().empty() ? status.ToString()
+                                                   : status.message());
   auto finish = [&] {
-    return result.ok() ? jobs_.Ack(lease) : jobs_.Fail(lease, error);
+    return result.ok() ? jobs_.Ack(lease, *result) : jobs_.Fail(lease, error);
   };
   absl::Status s = finish();
   // One retry for a store that blinked: otherwise the job runs again after

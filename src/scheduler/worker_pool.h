@@ -37,6 +37,10 @@
 namespace delayq {
 namespace internal {
 
+// What a worker runs for a job: a result acknowledges it (kept with the job
+// when the job is kept done), an error fails it.
+using WorkHandler = std::function<absl::StatusOr<std::string>(const Lease&)>;
+
 // What workers do with jobs: the scheduler's own operations.
 class JobOps {
  public:
@@ -45,7 +49,7 @@ class JobOps {
   virtual absl::StatusOr<std::vector<Lease>> ReserveForWorker(
       absl::string_view topic, int max, absl::Duration wait,
       const std::atomic<bool>* stop) = 0;
-  virtual absl::Status Ack(const Lease& lease) = 0;
+  virtual absl::Status Ack(const Lease& lease, absl::string_view result) = 0;
   virtual absl::Status Fail(const Lease& lease, absl::string_view error) = 0;
   virtual absl::Status Release(const Lease& lease, absl::Duration delay) = 0;
 };
@@ -62,7 +66,7 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // See Scheduler::Handle(): workers start at once when already started.
-  void Handle(absl::string_view topic, LeaseHandler handler,
+  void Handle(absl::string_view topic, WorkHandler handler,
               const HandlerOptions& options);
 
   // Starts the keeper and the workers of every handler. FailedPrecondition
@@ -80,7 +84,7 @@ class WorkerPool {
 
  private:
   struct Registration {
-    LeaseHandler handler;
+    WorkHandler handler;
     HandlerOptions options;
     int workers_started = 0;
   };
@@ -89,9 +93,10 @@ class WorkerPool {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WorkerLoop(const std::string& topic);
   // Runs the batch's jobs in order; hands back the ones not started.
-  void RunBatch(const std::vector<Lease>& leases, const LeaseHandler& handler,
+  void RunBatch(const std::vector<Lease>& leases, const WorkHandler& handler,
                 double renew_fraction);
-  absl::Status Finish(const Lease& lease, const absl::Status& result);
+  absl::Status Finish(const Lease& lease,
+                      const absl::StatusOr<std::string>& result);
 
   JobOps& jobs_;
   Clock& clock_;

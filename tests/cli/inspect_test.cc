@@ -125,16 +125,52 @@ TEST(CliInspectTest, JsonOutput) {
 
   CliResult get = cli.Run({"--json", "get", "j1"});
   ASSERT_EQ(get.exit_code, 0) << get.err;
-  EXPECT_THAT(get.out, StartsWith("{\"id\":\"j1\",\"topic\":\"emails\","
-                                  "\"state\":\"delayed\",\"priority\":0,"
+  // The job as the HTTP API writes it.
+  EXPECT_THAT(get.out, StartsWith("{\"state\":\"delayed\",\"id\":\"j1\","
+                                  "\"topic\":\"emails\",\"priority\":0,"
                                   "\"attempts\":0,\"max_attempts\":3,"));
   EXPECT_THAT(get.out, HasSubstr("\"run_at\":\"2030-01-01T00:00:00.000Z\""));
   EXPECT_THAT(get.out, HasSubstr("\"deadline\":null"));
   EXPECT_THAT(get.out, HasSubstr("\"payload\":\"{\\\"to\\\":\\\"a@b.c\\\"}\""));
 
   CliResult list = cli.Run({"list", "emails", "--json"});
-  EXPECT_THAT(list.out, StartsWith("[{\"id\":\"j1\""));
+  EXPECT_THAT(list.out, StartsWith("[{\"state\":\"delayed\",\"id\":\"j1\""));
   EXPECT_THAT(cli.Run({"list", "none", "--json"}).out, "[]\n");
+}
+
+TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "calc", "p", "--id", "kept", "--keep-for", "1h",
+                     "--keep-at-most", "5"})
+                .exit_code,
+            0);
+  ASSERT_EQ(cli.Run({"add", "calc", "p", "--id", "unkept"}).exit_code, 0);
+  CliResult work = cli.Run(
+      {"work", "calc", "--once", "--poll", "50ms", "--", "sh", "-c", "true"});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+
+  CliResult get = cli.Run({"get", "kept"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_THAT(get.out, HasSubstr("state:        done"));
+  EXPECT_THAT(get.out, HasSubstr("done at:"));
+  EXPECT_THAT(get.out, HasSubstr("kept for:     1h after it is done (its "
+                                 "topic keeps at most 5)"));
+  EXPECT_THAT(get.out, HasSubstr("result:       0 bytes"));
+  CliResult list = cli.Run({"list", "calc", "--state", "done"});
+  EXPECT_THAT(list.out, HasSubstr("kept"));
+  EXPECT_THAT(list.out, HasSubstr("done "));
+  EXPECT_THAT(cli.Run({"list", "calc", "--state", "finished"}).err,
+              HasSubstr("(delayed, ready, reserved, dead or done)"));
+
+  CliResult waited = cli.Run({"wait", "kept", "--json"});
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  EXPECT_THAT(waited.out, StartsWith("{\"state\":\"done\",\"id\":\"kept\""));
+  CliResult gone = cli.Run({"wait", "unkept", "--timeout", "1s"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_THAT(gone.err, HasSubstr("gone without being kept"));
+  CliResult bad = cli.Run({"add", "calc", "p", "--keep-at-most", "5"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--keep-at-most needs --keep-for"));
 }
 
 TEST(CliInspectTest, PayloadFromStdinIsBinarySafe) {

@@ -161,7 +161,7 @@ TEST_P(BackendConformanceTest, TopicsAreSortedAndOnlyThoseWithLiveJobs) {
   ASSERT_EQ(leases.size(), 1u);
   ASSERT_OK_AND_ASSIGN(topics, backend_->Topics());
   EXPECT_THAT(topics, ElementsAre("topic.a", "topic.b", "topic.d"));
-  ASSERT_OK(backend_->Ack("a2", leases[0].token, kT0));
+  ASSERT_OK(backend_->Ack("a2", leases[0].token, /*result=*/"", kT0));
   ASSERT_OK(backend_->Cancel("d", kT0));
   ASSERT_OK_AND_ASSIGN(topics, backend_->Topics());
   EXPECT_THAT(topics, ElementsAre("topic.b"));
@@ -226,7 +226,7 @@ TEST_P(BackendConformanceTest, ReplaceRefusesWhatItCannotMove) {
   EXPECT_THAT(backend_->Replace(MakeJob("d", "t"), kT0),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   // The refused calls changed nothing.
-  ASSERT_OK(backend_->Ack("r", leases[0].token, kT0));
+  ASSERT_OK(backend_->Ack("r", leases[0].token, /*result=*/"", kT0));
 }
 
 // ------------------------------------------------------------------ Pause
@@ -567,7 +567,8 @@ TEST_P(BackendConformanceTest, NextDueIsTheEarliestRunAtOrDeadline) {
   ASSERT_THAT(Ids(leases), ElementsAre("ready"));
   ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
   EXPECT_EQ(next, At(absl::Seconds(31))) << "the lease deadline";
-  ASSERT_OK(backend_->Ack("ready", leases[0].token, At(absl::Seconds(2))));
+  ASSERT_OK(backend_->Ack("ready", leases[0].token, /*result=*/"",
+                          At(absl::Seconds(2))));
   ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
   EXPECT_EQ(next, At(absl::Seconds(40)));
   ASSERT_OK(backend_->Cancel("d40", kT0));

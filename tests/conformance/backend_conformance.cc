@@ -80,7 +80,7 @@ void BackendConformanceTest::ExpectStale(const std::string& id, uint64_t token,
                                          absl::Time now) {
   constexpr absl::StatusCode kStale = absl::StatusCode::kFailedPrecondition;
   absl::StatusOr<Job> before = backend_->Get(id);
-  EXPECT_THAT(backend_->Ack(id, token, now), StatusIs(kStale));
+  EXPECT_THAT(backend_->Ack(id, token, /*result=*/"", now), StatusIs(kStale));
   EXPECT_THAT(backend_->Fail(id, token, "late", now, now), StatusIs(kStale));
   EXPECT_THAT(backend_->Release(id, token, now, now), StatusIs(kStale));
   EXPECT_THAT(backend_->Touch(id, token, now), StatusIs(kStale));
@@ -254,7 +254,7 @@ TEST_P(BackendConformanceTest, IdIsLiveInEveryStateAndFreeAfterAckOrCancel) {
                 StatusIs(absl::StatusCode::kAlreadyExists))
         << id;
   }
-  ASSERT_OK(backend_->Ack("{o}ready", leases[0].token, kT0));
+  ASSERT_OK(backend_->Ack("{o}ready", leases[0].token, /*result=*/"", kT0));
   ASSERT_OK(backend_->Cancel("{o}dead", kT0));
   EXPECT_OK(
       backend_->Add({MakeJob("{o}ready", topic), MakeJob("{o}dead", topic)},
@@ -287,7 +287,7 @@ TEST_P(BackendConformanceTest, ContractErrorsReadTheSameOnEveryStore) {
                        backend_->Reserve(topic, 1, kT0));
   ASSERT_THAT(Ids(got), ElementsAre("a"));
   const uint64_t stale = got[0].token + 1;
-  EXPECT_EQ(backend_->Ack("a", stale, kT0),
+  EXPECT_EQ(backend_->Ack("a", stale, /*result=*/"", kT0),
             ::delayq::internal::StaleLease("a"));
   EXPECT_EQ(backend_->Touch("a", stale, kT0).status(),
             ::delayq::internal::StaleLease("a"));
@@ -604,7 +604,7 @@ TEST_P(BackendConformanceTest, ExpiredLeaseIsStaleOnceReserveMovedIt) {
   const absl::Time now = At(absl::Seconds(46));
   EXPECT_THAT(backend_->Touch("{o}held", held[0].token, now),
               StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_THAT(backend_->Ack("{o}held", held[0].token, now),
+  EXPECT_THAT(backend_->Ack("{o}held", held[0].token, /*result=*/"", now),
               StatusIs(absl::StatusCode::kFailedPrecondition));
   ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("{o}held"));
   EXPECT_EQ(got.state, JobState::kReady);

@@ -83,8 +83,8 @@ TEST_P(BackendConformanceTest, EachTransitionIsCountedInTheMinuteOfItsCall) {
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        backend_->Reserve(topic, 2, kT0 + absl::Seconds(5)));
   ASSERT_EQ(leases.size(), 2u);
-  ASSERT_OK(
-      backend_->Ack(leases[0].job.id, leases[0].token, kT0 + absl::Seconds(6)));
+  ASSERT_OK(backend_->Ack(leases[0].job.id, leases[0].token, /*result=*/"",
+                          kT0 + absl::Seconds(6)));
   ASSERT_OK_AND_ASSIGN(FailOutcome outcome,
                        backend_->Fail(leases[1].job.id, leases[1].token, "no",
                                       Minute(3), kT0 + absl::Seconds(6)));
@@ -177,7 +177,8 @@ TEST_P(BackendConformanceTest, CallsThatMoveNothingCountNothing) {
   ASSERT_OK(backend_->Release(lease.job.id, lease.token, kT0, kT0));
   ASSERT_OK(backend_->Cancel("{o}a", kT0));
   // A stale ack changes nothing, so counts nothing.
-  EXPECT_FALSE(backend_->Ack(lease.job.id, lease.token, kT0).ok());
+  EXPECT_FALSE(
+      backend_->Ack(lease.job.id, lease.token, /*result=*/"", kT0).ok());
   EXPECT_EQ(TotalsOf(*backend_, topic),
             Counts({{"enqueued", 2}, {"late0", 1}}));
 }

@@ -71,7 +71,8 @@ TEST_P(BackendConformanceTest, AReadyJobIsReservedUntilItsExpiry) {
   ASSERT_THAT(Ids(leases), ElementsAre("j"));
   EXPECT_EQ(leases[0].job.expire_at, At(absl::Seconds(10)));
   // Reserved, it runs on past its expiry and is acked as usual.
-  EXPECT_OK(backend_->Ack("j", leases[0].token, At(absl::Seconds(20))));
+  EXPECT_OK(backend_->Ack("j", leases[0].token, /*result=*/"",
+                          At(absl::Seconds(20))));
 }
 
 TEST_P(BackendConformanceTest, AReadyJobPastItsExpiryGoesDeadInsteadOfOut) {
@@ -224,7 +225,8 @@ TEST_P(BackendConformanceTest, AnAckedIdStaysTakenForItsWindow) {
   const std::string topic = Topic();
   Lease lease =
       AddAndReserve(Unique(MakeJob("j", topic), absl::Seconds(60)), kT0);
-  ASSERT_OK(backend_->Ack("j", lease.token, At(absl::Seconds(1))));
+  ASSERT_OK(
+      backend_->Ack("j", lease.token, /*result=*/"", At(absl::Seconds(1))));
   EXPECT_THAT(backend_->Get("j"), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(backend_->Add({MakeJob("j", topic)}, At(absl::Seconds(30))),
               StatusIs(absl::StatusCode::kAlreadyExists));

@@ -56,13 +56,15 @@ TEST_P(BackendConformanceTest, ALeaseRunsTtrFromRunAtWhenNowIsBehindIt) {
 TEST_P(BackendConformanceTest, AckDeletesTheJob) {
   const std::string topic = Topic();
   Lease lease = AddAndReserve(MakeJob("j", topic), kT0);
-  EXPECT_OK(backend_->Ack("j", lease.token, At(absl::Seconds(1))));
+  EXPECT_OK(
+      backend_->Ack("j", lease.token, /*result=*/"", At(absl::Seconds(1))));
   EXPECT_THAT(backend_->Get("j"), StatusIs(absl::StatusCode::kNotFound));
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats(topic));
   EXPECT_EQ(stats, TopicStats{});
   // A second Ack of the same lease names a job that is gone.
-  EXPECT_THAT(backend_->Ack("j", lease.token, At(absl::Seconds(1))),
-              StatusIs(kStale));
+  EXPECT_THAT(
+      backend_->Ack("j", lease.token, /*result=*/"", At(absl::Seconds(1))),
+      StatusIs(kStale));
 }
 
 TEST_P(BackendConformanceTest, LeaseCallsWithAWrongTokenChangeNothing) {
@@ -70,7 +72,8 @@ TEST_P(BackendConformanceTest, LeaseCallsWithAWrongTokenChangeNothing) {
   ExpectStale("j", lease.token + 1000, At(absl::Seconds(1)));
   ExpectStale("j", 0, At(absl::Seconds(1)));
   ExpectStale("unknown", lease.token, At(absl::Seconds(1)));
-  EXPECT_OK(backend_->Ack("j", lease.token, At(absl::Seconds(1))));
+  EXPECT_OK(
+      backend_->Ack("j", lease.token, /*result=*/"", At(absl::Seconds(1))));
 }
 
 // A client must not work out another's token from its own: the tokens of
@@ -94,7 +97,8 @@ TEST_P(BackendConformanceTest, TokensOfSeparateReservesAreUnguessable) {
   for (uint64_t guess : {a - 1, a + 1, a + 2}) {
     ExpectStale(theirs[0].job.id, guess, At(absl::Seconds(1)));
   }
-  EXPECT_OK(backend_->Ack(mine[0].job.id, a, At(absl::Seconds(1))));
+  EXPECT_OK(
+      backend_->Ack(mine[0].job.id, a, /*result=*/"", At(absl::Seconds(1))));
 
   // After the lease lapses the job is reserved again under a new token;
   // the old one is refused.
@@ -105,7 +109,8 @@ TEST_P(BackendConformanceTest, TokensOfSeparateReservesAreUnguessable) {
   ASSERT_EQ(theirs[0].job.id, old.job.id);
   EXPECT_NE(theirs[0].token, old.token);
   ExpectStale(old.job.id, old.token, old.deadline);
-  EXPECT_OK(backend_->Ack(old.job.id, theirs[0].token, old.deadline));
+  EXPECT_OK(
+      backend_->Ack(old.job.id, theirs[0].token, /*result=*/"", old.deadline));
 }
 
 TEST_P(BackendConformanceTest, AckBatchAcksEachLeaseOnItsOwnTerms) {
@@ -160,7 +165,7 @@ TEST_P(BackendConformanceTest, StaleLeaseAfterRedeliveryChangesNothing) {
   ASSERT_OK_AND_ASSIGN(absl::Time deadline,
                        backend_->Touch("j", second[0].token, later));
   EXPECT_EQ(deadline, later + absl::Seconds(30));
-  EXPECT_OK(backend_->Ack("j", second[0].token, later));
+  EXPECT_OK(backend_->Ack("j", second[0].token, /*result=*/"", later));
 }
 
 TEST_P(BackendConformanceTest, LeaseOfAJobNoLongerReservedIsStale) {
@@ -197,7 +202,8 @@ TEST_P(BackendConformanceTest, ExpiredLeaseNobodyMovedIsStillCurrent) {
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> none,
                        backend_->Reserve(topic, 1, late + absl::Seconds(1)));
   EXPECT_THAT(none, IsEmpty()) << "the touch prevented redelivery";
-  EXPECT_OK(backend_->Ack("j", lease.token, late + absl::Seconds(1)));
+  EXPECT_OK(
+      backend_->Ack("j", lease.token, /*result=*/"", late + absl::Seconds(1)));
 }
 
 // -------------------------------------------------------------------- Fail

@@ -115,7 +115,8 @@ TEST_P(BackendConformanceTest, AConcurrencyCapCountsTheReservedJobs) {
   absl::Time until;
   EXPECT_EQ(ReserveCount(*backend_, topic, 5, kT0, &until), 0);
   EXPECT_EQ(until, absl::InfiniteFuture());
-  ASSERT_OK(backend_->Ack(leases[0].job.id, leases[0].token, kT0));
+  ASSERT_OK(
+      backend_->Ack(leases[0].job.id, leases[0].token, /*result=*/"", kT0));
   EXPECT_EQ(ReserveCount(*backend_, topic, 5, kT0, &until), 1);
   // A lease that ran out no longer counts: the reserve moves it first.
   EXPECT_EQ(ReserveCount(*backend_, topic, 5, At(absl::Seconds(30)), &until),

@@ -214,6 +214,9 @@ class Model {
         case JobState::kDead:
           s.dead++;
           break;
+        case JobState::kDone:  // the model's jobs have no keep_for
+          s.done++;
+          break;
       }
     }
     return s;
@@ -383,7 +386,8 @@ class ModelRun {
       what = absl::StrCat("Lease op ", kind, " on ", id, " token ", token);
       SCOPED_TRACE(Where(what));
       if (kind == 0) {
-        EXPECT_EQ(backend_.Ack(id, token, now_).code(), model_.Ack(id, token));
+        EXPECT_EQ(backend_.Ack(id, token, /*result=*/"", now_).code(),
+                  model_.Ack(id, token));
       } else if (kind == 1) {
         const absl::Time retry_at = Around(-1, 3);
         const std::string error = "error at step " + std::to_string(step_);

@@ -116,7 +116,7 @@ TEST_P(NewsConformanceTest, AFullConcurrencyCapThatFreesASlotIsAnnounced) {
   EXPECT_EQ(recorder_.Next(), Ready("t"));
   Lease a = ReserveOne("t", kT0);
   Settle();
-  ASSERT_OK(store_->Ack(a.job.id, a.token, kT0));
+  ASSERT_OK(store_->Ack(a.job.id, a.token, /*result=*/"", kT0));
   EXPECT_EQ(recorder_.Next(), Ready("t")) << "a worker the cap held must look";
   // A cap that was not full held nobody back: its ack is not announced.
   TopicLimit loose;
@@ -126,7 +126,7 @@ TEST_P(NewsConformanceTest, AFullConcurrencyCapThatFreesASlotIsAnnounced) {
   Lease b = ReserveOne("t", kT0);
   ASSERT_OK(store_->Add({MakeJob("c", "t")}, kT0));
   Settle();
-  ASSERT_OK(store_->Ack(b.job.id, b.token, kT0));
+  ASSERT_OK(store_->Ack(b.job.id, b.token, /*result=*/"", kT0));
   EXPECT_THAT(Settle(), IsEmpty());
 }
 

@@ -50,7 +50,8 @@ EveryCall() {
       {StoreCall::kAdd, [](Backend& b) { return b.Add({MakeJob("x")}, kNow); }},
       {StoreCall::kReserve,
        [](Backend& b) { return b.Reserve("t", 1, kNow).status(); }},
-      {StoreCall::kAck, [](Backend& b) { return b.Ack("a", 1, kNow); }},
+      {StoreCall::kAck,
+       [](Backend& b) { return b.Ack("a", 1, /*result=*/"", kNow); }},
       {StoreCall::kAckBatch,
        [lease](Backend& b) { return b.AckBatch({lease}, kNow).status(); }},
       {StoreCall::kFail,
@@ -168,7 +169,7 @@ TEST(FaultyBackendTest, FailAfterLeavesTheChangeAndTheLedgerKnowsIt) {
 
   // A lost Ack reply: the job is gone.
   faulty.ForceNext(StoreCall::kAck, FaultKind::kFailAfter);
-  EXPECT_FALSE(faulty.Ack("a", granted.token, kNow).ok());
+  EXPECT_FALSE(faulty.Ack("a", granted.token, /*result=*/"", kNow).ok());
   EXPECT_THAT(store->Get("a"), StatusIs(absl::StatusCode::kNotFound));
   EXPECT_EQ(faulty.Acked(), std::set<std::string>{"a"});
   EXPECT_EQ(faulty.Leases().begin()->second.ended_by, StoreCall::kAck);
@@ -282,7 +283,7 @@ TEST(FaultyBackendTest, OnlyThePlansCallsGetFaults) {
   plan.calls = {StoreCall::kAck};
   FaultyBackend faulty(store.get(), plan);
   EXPECT_OK(faulty.NextDue());
-  EXPECT_THAT(faulty.Ack("a", 1, kNow),
+  EXPECT_THAT(faulty.Ack("a", 1, /*result=*/"", kNow),
               StatusIs(absl::StatusCode::kUnavailable));
 }
 

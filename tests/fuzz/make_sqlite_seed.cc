@@ -1,7 +1,8 @@
 // Copyright delayq authors.
 //
 // Writes the SQLite fuzz target's seed: a database the store made, with jobs
-// in every state in two topics, a paused topic, a limit and a schedule.
+// in every state in two topics, a done job in a third, a paused topic, a
+// limit and a schedule.
 //
 //   bazel run //tests/fuzz:make_sqlite_seed --
 //   $PWD/tests/fuzz/corpus/sqlite/store.db
@@ -44,6 +45,24 @@ absl::Status Fill(Backend& store) {
             store.Fail(lease.job.id, lease.token, "gave up", t0, t0);
         if (!f.ok()) return f.status();
       }
+    }
+  }
+  {
+    // A job kept done with its result (NewJob::keep_for).
+    NewJob kept;
+    kept.id = "report-1";
+    kept.topic = "reports";
+    kept.payload = "{\"day\":1}";
+    kept.run_at = t0;
+    kept.keep_for = absl::Hours(24);
+    kept.keep_at_most = 10;
+    if (absl::Status s = store.Add({kept}, t0); !s.ok()) return s;
+    absl::StatusOr<std::vector<Lease>> leases =
+        store.Reserve("reports", 1, t0, static_cast<ReserveReport*>(nullptr));
+    if (!leases.ok()) return leases.status();
+    for (const Lease& lease : *leases) {
+      absl::Status s = store.Ack(lease.job.id, lease.token, "{\"rows\":3}", t0);
+      if (!s.ok()) return s;
     }
   }
   if (absl::Status s = store.SetPaused("orders", true, t0); !s.ok()) return s;

@@ -78,8 +78,9 @@ void Exercise(Backend& store) {
   (void)store.PausedTopics();
   for (const std::string& topic : names) {
     (void)store.Stats(topic);
-    for (JobState state : {JobState::kDelayed, JobState::kReady,
-                           JobState::kReserved, JobState::kDead}) {
+    for (JobState state :
+         {JobState::kDelayed, JobState::kReady, JobState::kReserved,
+          JobState::kDead, JobState::kDone}) {
       absl::StatusOr<std::vector<Job>> jobs = store.List(topic, state, kMax);
       if (!jobs.ok()) continue;
       for (const Job& job : *jobs) (void)store.Get(job.id);
@@ -93,7 +94,7 @@ void Exercise(Backend& store) {
     for (size_t i = 0; i < leases->size(); ++i) {
       const Lease& lease = (*leases)[i];
       if (i % 2 == 0) {
-        (void)store.Ack(lease.job.id, lease.token, now);
+        (void)store.Ack(lease.job.id, lease.token, /*result=*/"fuzz", now);
       } else {
         (void)store.Fail(lease.job.id, lease.token, "fuzz", now, now);
       }

@@ -118,7 +118,8 @@ TEST(MemoryBackendStressTest, ConcurrentProducersAndConsumersLoseNothing) {
             status =
                 backend->Release(lease.job.id, lease.token, t0, consume_at);
           } else {
-            status = backend->Ack(lease.job.id, lease.token, consume_at);
+            status = backend->Ack(lease.job.id, lease.token, /*result=*/"",
+                                  consume_at);
             done++;
           }
           if (!status.ok()) violations++;

@@ -37,7 +37,7 @@ void DrainLeftovers(Backend& store, const std::vector<std::string>& topics,
     for (const Lease& l : leases) {
       log->reserved.push_back({l.job.id, l.token, absl::ToUnixMicros(later),
                                absl::ToUnixMicros(l.deadline)});
-      ASSERT_OK(store.Ack(l.job.id, l.token, later));
+      ASSERT_OK(store.Ack(l.job.id, l.token, /*result=*/"", later));
       log->acked.push_back({l.job.id, l.token, 0});
     }
   }

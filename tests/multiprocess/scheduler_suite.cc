@@ -266,6 +266,21 @@ TEST_P(MultiProcessTest, JobsOfAKilledWorkerReturnAfterTheirTtr) {
   }
   ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler->Stats("jobs"));
   EXPECT_EQ(stats, TopicStats{});
+
+  // The store counted each transition once, in the step that made it,
+  // whichever process made it and however it died: every job enqueued once
+  // and done once; the victim's leases expired (its blocked jobs' at
+  // least), and no attempt failed.
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals,
+                       scheduler->CountTotals());
+  JobCounts counted;
+  for (const TopicTotals& t : totals) {
+    if (t.topic == "jobs") counted = t.counts;
+  }
+  EXPECT_EQ(counted.enqueued, static_cast<int64_t>(expected.size()));
+  EXPECT_EQ(counted.done, static_cast<int64_t>(expected.size()));
+  EXPECT_GE(counted.expired, kStuckJobs);
+  EXPECT_EQ(counted.failed + counted.dead, 0);
 }
 
 }  // namespace

@@ -135,7 +135,7 @@ TEST_F(RedisBackendTest, CountKeysCarryTheTagAndExpireAfterTheWindow) {
   EXPECT_LE(std::stoi(ttl[0]), 90 * 60);
   // The totals, the lists of minutes and the minutes are kept; nothing else
   // of the job.
-  ASSERT_OK(backend_->Ack("a", l[0].token, next));
+  ASSERT_OK(backend_->Ack("a", l[0].token, /*result=*/"", next));
   ASSERT_OK(backend_->NextDue().status());
   EXPECT_THAT(Keys(), ElementsAre(Key("count_minutes"), Key("count_recent"),
                                   Key("count_totals"), minute, next_recent,
@@ -183,7 +183,8 @@ TEST_F(RedisBackendTest, ADueScoreLeftTooEarlyIsCorrectedNotFollowed) {
   // Topic t has no delayed job left: u9 is next, before d5's lease ends.
   ASSERT_OK_AND_ASSIGN(next, backend_->NextDue());
   EXPECT_EQ(next, kT0 + absl::Seconds(9));
-  ASSERT_OK(backend_->Ack("d5", d5[0].token, kT0 + absl::Seconds(6)));
+  ASSERT_OK(
+      backend_->Ack("d5", d5[0].token, /*result=*/"", kT0 + absl::Seconds(6)));
   ASSERT_OK_AND_ASSIGN(r, backend_->PromoteDue(kT0 + absl::Seconds(9), 10));
   ASSERT_EQ(r.transitions.size(), 1u);
   EXPECT_EQ(r.transitions[0].id, "u9");
@@ -206,9 +207,9 @@ TEST_F(RedisBackendTest, ATokenIsNotIssuedAgainAfterRedisLosesEverything) {
   ASSERT_OK(backend_->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> now, backend_->Reserve("t", 1, kT0));
   ASSERT_EQ(now.size(), 1u);
-  EXPECT_THAT(backend_->Ack("a", stale[0].token, kT0),
+  EXPECT_THAT(backend_->Ack("a", stale[0].token, /*result=*/"", kT0),
               StatusIs(absl::StatusCode::kFailedPrecondition));
-  EXPECT_OK(backend_->Ack("a", now[0].token, kT0));
+  EXPECT_OK(backend_->Ack("a", now[0].token, /*result=*/"", kT0));
 }
 
 TEST_F(RedisBackendTest, ATokenIsNotIssuedAgainAfterAnOlderSnapshotReturns) {
@@ -231,9 +232,10 @@ TEST_F(RedisBackendTest, ATokenIsNotIssuedAgainAfterAnOlderSnapshotReturns) {
   ASSERT_EQ(now.size(), 2u);
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(now[i].job.id, stale[i].job.id);
-    EXPECT_THAT(backend_->Ack(stale[i].job.id, stale[i].token, kT0),
-                StatusIs(absl::StatusCode::kFailedPrecondition));
-    EXPECT_OK(backend_->Ack(now[i].job.id, now[i].token, kT0));
+    EXPECT_THAT(
+        backend_->Ack(stale[i].job.id, stale[i].token, /*result=*/"", kT0),
+        StatusIs(absl::StatusCode::kFailedPrecondition));
+    EXPECT_OK(backend_->Ack(now[i].job.id, now[i].token, /*result=*/"", kT0));
   }
 }
 
@@ -324,7 +326,7 @@ TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {
       kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> t, backend_->Reserve("t", 1, kT0));
   ASSERT_THAT(t, ::testing::SizeIs(1));
-  ASSERT_OK(backend_->Ack(t[0].job.id, t[0].token, kT0));
+  ASSERT_OK(backend_->Ack(t[0].job.id, t[0].token, /*result=*/"", kT0));
   ASSERT_OK(backend_->Cancel("cancel-ready", kT0));
   ASSERT_OK(backend_->Cancel("cancel-delayed", kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> v, backend_->Reserve("v", 1, kT0));
@@ -338,6 +340,81 @@ TEST_F(RedisBackendTest, AckedAndCancelledJobsLeaveNoKeyBehind) {
   // Only the counters and the namespace's settings remain, and the news
   // horizon until NextDue() finds nothing pending.
   EXPECT_THAT(Keys(), ElementsAre(Key("horizon"), Key("meta"), Key("seq")));
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
+  EXPECT_EQ(next, absl::InfiniteFuture());
+  EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq")));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
+  EXPECT_TRUE(topics.empty());
+}
+
+// A done job lives in Redis, not in the process that acked it: its record
+// reads back whole after the store reconnects, and another store object on
+// the namespace (another process's view) sees it as done.
+TEST_F(RedisBackendTest, ADoneJobSurvivesAReconnectAndShowsToAnotherStore) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> other,
+                       RedisBackend::Open(options_));
+  NewJob kept = MakeJob("kept", "t");
+  kept.keep_for = absl::Hours(1);
+  kept.keep_at_most = 5;
+  ASSERT_OK(backend_->Add({kept}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  const absl::Time acked_at = kT0 + absl::Seconds(2);
+  const std::string result("result\r\n\0bytes", 14);
+  ASSERT_OK(backend_->Ack("kept", leases[0].token, result, acked_at));
+
+  auto check = [&](const Job& job) {
+    EXPECT_EQ(job.id, "kept");
+    EXPECT_EQ(job.state, JobState::kDone);
+    EXPECT_EQ(job.result, result);
+    EXPECT_EQ(job.finished_at, acked_at);
+    EXPECT_EQ(job.deadline, absl::InfinitePast());
+    EXPECT_EQ(job.keep_for, absl::Hours(1));
+    EXPECT_EQ(job.keep_at_most, 5);
+    EXPECT_EQ(job.attempts, 1);
+  };
+  backend_.reset();
+  ASSERT_OK_AND_ASSIGN(backend_, RedisBackend::Open(options_));
+  ASSERT_OK_AND_ASSIGN(Job again, backend_->Get("kept"));
+  check(again);
+  ASSERT_OK_AND_ASSIGN(Job seen, other->Get("kept"));
+  check(seen);
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> listed,
+                       other->List("t", JobState::kDone, 10));
+  ASSERT_EQ(listed.size(), 1u);
+  check(listed[0]);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, other->Stats("t"));
+  EXPECT_EQ(stats.done, 1);
+  // Its time up, a PromoteDue() of either store lets it go for both.
+  ASSERT_OK(other->PromoteDue(acked_at + absl::Hours(1), 100).status());
+  EXPECT_THAT(backend_->Get("kept"), StatusIs(absl::StatusCode::kNotFound));
+}
+
+// Done jobs leave no key behind, whichever way they go: their time up,
+// pushed out by their topic's keep_at_most, or cancelled.
+TEST_F(RedisBackendTest, DoneJobsLeaveNoKeyBehind) {
+  std::vector<NewJob> jobs;
+  for (const char* id : {"a", "b", "c"}) {
+    NewJob j = MakeJob(id, "t");
+    j.keep_for = absl::Minutes(1);
+    j.keep_at_most = 2;
+    jobs.push_back(j);
+  }
+  ASSERT_OK(backend_->Add(jobs, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve("t", 3, kT0));
+  ASSERT_EQ(leases.size(), 3u);
+  ASSERT_OK(backend_->Ack(leases[0].job.id, leases[0].token, "", kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> acked,
+                       backend_->AckBatch({leases[1], leases[2]}, kT0));
+  EXPECT_THAT(acked, ElementsAre(absl::OkStatus(), absl::OkStatus()));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend_->Stats("t"));
+  EXPECT_EQ(stats.done, 2);  // the first acked went for the third
+  EXPECT_THAT(backend_->Get(leases[0].job.id),
+              StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK(backend_->Cancel(leases[1].job.id, kT0));
+  ASSERT_OK(backend_->PromoteDue(kT0 + absl::Minutes(1), 100).status());
   ASSERT_OK_AND_ASSIGN(absl::Time next, backend_->NextDue());
   EXPECT_EQ(next, absl::InfiniteFuture());
   EXPECT_THAT(Keys(), ElementsAre(Key("meta"), Key("seq")));
@@ -375,7 +452,7 @@ TEST(RedisClockSkewTest, ACallerAheadOrBehindIsRefusedAndChangesNothing) {
                        backend->Reserve("t", 2, absl::Now()));
   ASSERT_EQ(leases.size(), 1u);
   refused(backend->Touch("ready", leases[0].token, ahead).status(), "ahead of");
-  EXPECT_OK(backend->Ack("ready", leases[0].token, absl::Now()));
+  EXPECT_OK(backend->Ack("ready", leases[0].token, /*result=*/"", absl::Now()));
 }
 
 // A cap that one process brought along once trimmed every process's dead
@@ -471,7 +548,7 @@ TEST(RedisSocketTest, WorksOverTheServersUnixSocket) {
   ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
   ASSERT_EQ(leases.size(), 1u);
-  ASSERT_OK(b->Ack("a", leases[0].token, kT0));
+  ASSERT_OK(b->Ack("a", leases[0].token, /*result=*/"", kT0));
   ASSERT_OK_AND_ASSIGN(TopicStats stats, b->Stats("t"));
   EXPECT_EQ(stats.ready + stats.reserved + stats.delayed + stats.dead, 0);
 }
@@ -526,7 +603,7 @@ TEST(RedisOpenTest, ANewNamespaceRecordsItsLayout) {
   RedisOptions o = FreshRedisOptions();
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "5"));
+              ElementsAre("layout", "6"));
 }
 
 // A namespace an earlier delayq wrote: meta records only the bucket count.
@@ -548,7 +625,7 @@ TEST(RedisOpenTest, TakesOverAnEmptyNamespaceOfTheEarlierLayout) {
   RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4"});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "5"));
+              ElementsAre("layout", "6"));
   ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
   EXPECT_EQ(leases.size(), 1u);
@@ -568,7 +645,7 @@ TEST(RedisOpenTest, RefusesJobsInAnOlderRecordedLayout) {
   RawCommand(o.port, {"DEL", NsKey(o, "topics")});
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("5"));
+              ElementsAre("6"));
 }
 
 // Layout 3 kept a hash per job and delay buckets: a namespace holding jobs
@@ -608,15 +685,15 @@ TEST(RedisOpenTest, RefusesJobsInLayout3WithoutTouchingThem) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> taken,
                        RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "5"));
+              ElementsAre("layout", "6"));
   ASSERT_OK(taken->Add({MakeJob("a", "mail")}, kT0));
   ASSERT_OK_AND_ASSIGN(Job a, taken->Get("a"));
   EXPECT_EQ(a.state, JobState::kReady);
 }
 
-// Layout 5 only adds to layout 4 (record values and keys for expiry and
-// dedup windows), so a namespace of layout 4 with jobs is taken over as it
-// is and its jobs read back.
+// Layouts 5 and 6 only add to layout 4 (record values and keys for expiry,
+// dedup windows and done jobs), so a namespace of layout 4 with jobs is
+// taken over as it is and its jobs read back.
 TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
   RedisOptions o = FreshRedisOptions();
   {
@@ -627,7 +704,7 @@ TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
   RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "4"});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("5"));
+              ElementsAre("6"));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("mail", 1, kT0));
   ASSERT_EQ(leases.size(), 1u);
   EXPECT_EQ(leases[0].job.id, "a");
@@ -635,7 +712,7 @@ TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
 
 TEST(RedisOpenTest, RefusesANewerLayout) {
   RedisOptions o = FreshRedisOptions();
-  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "6"});
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "7"});
   absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
   EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(b.status().message()),

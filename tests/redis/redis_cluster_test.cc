@@ -285,7 +285,8 @@ class Flow {
 
   void Ack(const Lease& lease) {
     for (;;) {
-      const absl::Status s = store_->Ack(lease.job.id, lease.token, kT0);
+      const absl::Status s =
+          store_->Ack(lease.job.id, lease.token, /*result=*/"", kT0);
       if (s.ok()) {
         ++acks_;
         absl::MutexLock lock(&mu_);

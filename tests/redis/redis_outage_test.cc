@@ -78,7 +78,8 @@ TEST(RedisOutageTest, KilledUnderLoadFailsFastAndRecoversOnRestart) {
             backend->Reserve("t", 1, absl::Now());
         s = l.status();
         if (s.ok() && !l->empty()) {
-          s = backend->Ack((*l)[0].job.id, (*l)[0].token, absl::Now());
+          s = backend->Ack((*l)[0].job.id, (*l)[0].token, /*result=*/"",
+                           absl::Now());
         }
       }
       const absl::Duration took = absl::Now() - start;

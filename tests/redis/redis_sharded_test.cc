@@ -241,7 +241,8 @@ TEST(RedisShardedTest, OnlyTheProcessThatFiresAnOccurrenceStoresItsJobs) {
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
                        winner->Reserve("mail", 10, kT0));
   ASSERT_EQ(leases.size(), 2u);
-  for (const Lease& l : leases) ASSERT_OK(winner->Ack(l.job.id, l.token, kT0));
+  for (const Lease& l : leases)
+    ASSERT_OK(winner->Ack(l.job.id, l.token, /*result=*/"", kT0));
   // The slower process fires the same occurrence from the revision it
   // read: refused, and none of its jobs was ever stored for a worker to
   // run a second time.

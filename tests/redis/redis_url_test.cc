@@ -293,6 +293,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadUrl{"redis+unix://:pw/run/redis.sock", "must end with '@'"},
         BadUrl{"redis+unix:///r.sock?db=x", "db='x'"},
         BadUrl{"redis+unix:///r%zz.sock", "percent escape in the socket"},
+        BadUrl{"redis+cluster://us+er:pw:7?x", "not a name or an IP address"},
+        BadUrl{"redis://h\xff:1", "not a name or an IP address"},
         // Perhaps "user:password" without its '@': never shown.
         BadUrl{"redis+unix:///app:S3cret", "':' in the socket path as %3A"},
         BadUrl{"redis://h:1?db=2", "unknown parameter 'db'"},

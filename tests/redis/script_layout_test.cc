@@ -76,7 +76,7 @@ return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
         tdelayed_key(ARGV[1]), treserved_key(ARGV[1]), DUE,
         RESERVED, TOPICS, SEQ, HORIZON, META, NEWS, PAUSED,
         texpire_key(ARGV[1]), HELD, SCHEDULES, schedule_key(ARGV[1]),
-        LIMITS, LIMITS_ASKED}
+        LIMITS, LIMITS_ASKED, tdone_key(ARGV[1]), DONE}
 )lua";
   const std::string ns = "layout-ns";
   const KeyLayout keys(ns);
@@ -101,7 +101,9 @@ return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
                                              keys.Schedules(),
                                              keys.Schedule("topic.a"),
                                              keys.Limits(),
-                                             keys.LimitsAsked()};
+                                             keys.LimitsAsked(),
+                                             keys.TopicDone("topic.a"),
+                                             keys.Done()};
   EXPECT_EQ(from_lua, from_cpp);
   EXPECT_EQ(keys.prefix(), "{layout-ns}:");
 }
@@ -167,18 +169,18 @@ TEST(ScriptCallTest, ACallThatIsNotTheDeclaredOneIsRefused) {
   ASSERT_NE(ack, nullptr);
   ASSERT_NE(add, nullptr);
   EXPECT_EQ(ack->num_keys, 3);
-  EXPECT_EQ(ack->num_args, 5);
+  EXPECT_EQ(ack->num_args, 6);
   EXPECT_FALSE(ack->more_args);
   EXPECT_TRUE(add->more_args);
-  Scripts::Call good("ack", {"p", "j", "r"}, {"1", "0", "0", "id", "7"});
+  Scripts::Call good("ack", {"p", "j", "r"}, {"1", "0", "0", "id", "7", ""});
   EXPECT_TRUE(Scripts::CheckCall(*ack, good).ok());
-  Scripts::Call short_args("ack", {"p", "j", "r"}, {"1", "0", "0", "id"});
+  Scripts::Call short_args("ack", {"p", "j", "r"}, {"1", "0", "0", "id", "7"});
   const absl::Status refused = Scripts::CheckCall(*ack, short_args);
   EXPECT_EQ(refused.code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(refused.message()),
-              ::testing::HasSubstr("declares 3 keys and 5 arguments; the "
-                                   "call passed 3 and 4"));
-  Scripts::Call few_keys("ack", {"p", "j"}, {"1", "0", "0", "id", "7"});
+              ::testing::HasSubstr("declares 3 keys and 6 arguments; the "
+                                   "call passed 3 and 5"));
+  Scripts::Call few_keys("ack", {"p", "j"}, {"1", "0", "0", "id", "7", ""});
   EXPECT_FALSE(Scripts::CheckCall(*ack, few_keys).ok());
   // A list after the declared arguments may be of any length, even empty.
   Scripts::Call no_jobs("add", {"p", "s", "t", "j", "d"}, {"1", "0", "0"});

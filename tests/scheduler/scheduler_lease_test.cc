@@ -89,9 +89,9 @@ class OneAckFails : public BackendWrapper {
         owned_(std::move(target)),
         failing_id_(std::move(failing_id)) {}
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override {
+                   absl::string_view result, absl::Time now) override {
     if (id == failing_id_) return absl::UnavailableError("connection lost");
-    return BackendWrapper::Ack(id, token, now);
+    return BackendWrapper::Ack(id, token, result, now);
   }
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) override {

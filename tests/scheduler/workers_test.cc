@@ -127,11 +127,11 @@ class FlakyStore : public BackendWrapper {
     return BackendWrapper::Reserve(topic, max, now, report);
   }
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override {
+                   absl::string_view result, absl::Time now) override {
     if (ack_failures_.fetch_sub(1) > 0) {
       return absl::UnavailableError("the store is down");
     }
-    return BackendWrapper::Ack(id, token, now);
+    return BackendWrapper::Ack(id, token, result, now);
   }
 
  private:

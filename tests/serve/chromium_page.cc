@@ -46,9 +46,14 @@ absl::StatusOr<std::unique_ptr<ChromiumPage>> ChromiumPage::Open(
   std::unique_ptr<ChromiumPage> page(new ChromiumPage());
   page->pid_ = fork();
   if (page->pid_ == 0) {
-    // The protocol's pipe is fds 3 (commands in) and 4 (replies out).
-    dup2(to[0], 3);
-    dup2(from[1], 4);
+    // The protocol's pipe is fds 3 (commands in) and 4 (replies out). The
+    // pipe's ends may already be 3 or 4 (when the test has few files open):
+    // copied above them first, so that each dup2() makes a new descriptor,
+    // one that exec keeps open.
+    const int in = fcntl(to[0], F_DUPFD_CLOEXEC, 10);
+    const int out = fcntl(from[1], F_DUPFD_CLOEXEC, 10);
+    dup2(in, 3);
+    dup2(out, 4);
     const int devnull = open("/dev/null", O_WRONLY);
     dup2(devnull, STDERR_FILENO);
     setenv("HOME", profile.c_str(), 1);

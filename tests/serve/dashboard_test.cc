@@ -31,6 +31,32 @@ std::string CellIs(const std::string& topic, const std::string& state, int n) {
   return absl::StrCat(Cell(topic, state), " === '", n, "'");
 }
 
+// JavaScript: `text` as a string literal.
+std::string Quote(const std::string& text) { return Json(text).dump(); }
+
+// JavaScript: types `value` into the field `name` of the form `form`.
+std::string Type(const std::string& form, const std::string& name,
+                 const std::string& value) {
+  return absl::StrCat("document.querySelector('", form, "').elements.", name,
+                      ".value = ", Quote(value), ";");
+}
+
+// JavaScript: true once the text of `sel` is shown and contains `text`.
+std::string ShowsText(const std::string& sel, const std::string& text) {
+  return absl::StrCat("(() => { const e = document.querySelector('", sel,
+                      "'); return !!e && !e.hidden && e.textContent.includes(",
+                      Quote(text), "); })()");
+}
+
+// JavaScript: clicks the first element `sel` matches.
+std::string Click(const std::string& sel) {
+  return absl::StrCat("document.querySelector(", Quote(sel), ").click(), true");
+}
+
+// JavaScript: how many rows the jobs table shows.
+constexpr char kJobRows[] =
+    "document.querySelectorAll('#jobs tbody tr').length";
+
 class DashboardTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -96,8 +122,51 @@ class DashboardTest : public ::testing::Test {
     return absl::StrCat("http://127.0.0.1:", server_->port(), "/");
   }
 
+  // Opens the dashboard in page_ with its refresh off, so that what it
+  // shows changes only with the test's clicks, and every confirmation
+  // accepted.
+  void OpenPage() {
+    auto page = ChromiumPage::Open(Url());
+    ASSERT_TRUE(page.ok()) << page.status();
+    page_ = *std::move(page);
+    ASSERT_TRUE(page_->WaitFor("document.body.dataset.loaded === 'true'"))
+        << "the dashboard did not load";
+    ASSERT_TRUE(page_
+                    ->Evaluate("const r = document.querySelector('#refresh');"
+                               "r.value = '0'; r.dispatchEvent(new "
+                               "Event('change')); window.confirm = () => "
+                               "true; true")
+                    .ok());
+  }
+
+  // Runs `js` in the page; fails the test when it throws.
+  void Run(const std::string& js) {
+    absl::StatusOr<Json> v = page_->Evaluate(js);
+    ASSERT_TRUE(v.ok()) << js << ": " << v.status();
+  }
+
+  // Adds the job `id` to `topic` and lets its only attempt fail.
+  void AddDead(const std::string& topic, const std::string& id) {
+    ASSERT_EQ(api_->Post(absl::StrCat("/v1/topics/", topic, "/jobs"),
+                         {{"payload", id}, {"id", id}, {"max_attempts", 1}})
+                  .status,
+              201);
+    HttpReply lease = api_->Post(absl::StrCat("/v1/topics/", topic, "/reserve"),
+                                 Json::object());
+    ASSERT_EQ(lease.json["leases"].size(), 1u);
+    ASSERT_EQ(api_->Post(absl::StrCat("/v1/jobs/", id, "/fail"),
+                         {{"token", lease.json["leases"][0]["token"]}})
+                  .status,
+              200);
+  }
+
+  std::string State(const std::string& id) {
+    return api_->Get(absl::StrCat("/v1/jobs/", id)).json.value("state", "");
+  }
+
   std::unique_ptr<ServeProcess> server_;
   std::unique_ptr<ApiClient> api_;
+  std::unique_ptr<ChromiumPage> page_;
 };
 
 TEST_F(DashboardTest, ShowsTheStoreAndKicksADeadJobToReady) {
@@ -257,6 +326,230 @@ TEST_F(DashboardTest, ATopicNamedLikeAnObjectPropertyHasNoBogusBadge) {
       p.Evaluate("document.querySelectorAll('#topics .badge').length");
   ASSERT_TRUE(badges.ok()) << badges.status();
   EXPECT_EQ(*badges, 0);
+}
+
+// A topic's limit set from its row's form, the server's word on bad
+// input, and a limit cleared; a topic with a limit and no jobs is listed.
+TEST_F(DashboardTest, SetsAndClearsATopicsLimit) {
+  ASSERT_EQ(api_->Post("/v1/topics/mail/jobs", {{"payload", "x"}}).status, 201);
+  ASSERT_EQ(api_->Put("/v1/topics/quiet/limit", {{"concurrency", 2}}).status,
+            200);
+  ASSERT_NO_FATAL_FAILURE(OpenPage());
+  ChromiumPage& p = *page_;
+  EXPECT_TRUE(p.WaitFor(CellIs("quiet", "ready", 0)))
+      << "a limited topic without jobs is not listed";
+
+  Run(Click("button[data-action=\"limit\"][data-topic=\"mail\"]"));
+  ASSERT_TRUE(p.WaitFor("!document.querySelector('#limit-card').hidden"));
+  Run(Type("#limit-form", "rate", "fifty"));
+  Run(Click("#limit-form button:not([type])"));
+  EXPECT_TRUE(
+      p.WaitFor(ShowsText("#limit-error", "field 'rate' must be a whole")));
+  Run(Type("#limit-form", "rate", "0") +
+      Type("#limit-form", "concurrency", "0"));
+  Run(Click("#limit-form button:not([type])"));
+  EXPECT_TRUE(
+      p.WaitFor(ShowsText("#limit-error", "needs a rate or a concurrency")));
+  EXPECT_EQ(api_->Get("/v1/topics/mail/limit").status, 404);
+
+  Run(Type("#limit-form", "rate", "50") +
+      Type("#limit-form", "period_ms", "60000") +
+      Type("#limit-form", "burst", "5") +
+      Type("#limit-form", "concurrency", "10"));
+  Run(Click("#limit-form button:not([type])"));
+  ASSERT_TRUE(p.WaitFor("document.querySelector('#limit-card').hidden"));
+  HttpReply limit = api_->Get("/v1/topics/mail/limit");
+  ASSERT_EQ(limit.status, 200) << limit.body;
+  EXPECT_EQ(limit.json["rate"], 50);
+  EXPECT_EQ(limit.json["period_ms"], 60000);
+  EXPECT_EQ(limit.json["burst"], 5);
+  EXPECT_EQ(limit.json["concurrency"], 10);
+  EXPECT_TRUE(p.WaitFor(ShowsText("tr[data-topic=\"mail\"] .badge.limit",
+                                  limit.json["text"].get<std::string>())));
+
+  // The form shows the limit as stored; clearing it leaves a topic without
+  // jobs nothing to be listed for.
+  Run(Click("button[data-action=\"limit\"][data-topic=\"quiet\"]"));
+  ASSERT_TRUE(
+      p.WaitFor("document.querySelector('#limit-form').elements."
+                "concurrency.value === '2' && "
+                "!document.querySelector('#limit-clear').hidden"));
+  Run(Click("#limit-clear"));
+  ASSERT_TRUE(p.WaitFor("document.querySelector('#limit-card').hidden"));
+  EXPECT_EQ(api_->Get("/v1/topics/quiet/limit").status, 404);
+  EXPECT_TRUE(p.WaitFor("!document.querySelector('tr[data-topic=\"quiet\"]')"));
+  EXPECT_EQ(api_->Get("/v1/topics/mail/limit").status, 200);
+}
+
+// A schedule added from the page (after two refusals), edited, deleted.
+TEST_F(DashboardTest, AddsEditsAndDeletesASchedule) {
+  ASSERT_NO_FATAL_FAILURE(OpenPage());
+  ChromiumPage& p = *page_;
+  EXPECT_TRUE(p.WaitFor(ShowsText("#no-schedules", "None")));
+  Run(Click("#schedule-add"));
+  ASSERT_TRUE(p.WaitFor("!document.querySelector('#schedule-card').hidden"));
+  const std::string hostile = "<img src=x onerror=\"document.title='owned'\">";
+  Run(Type("#schedule-form", "name", hostile) +
+      Type("#schedule-form", "spec", "@every 1h") +
+      Type("#schedule-form", "topic", "digests"));
+  Run(Click("#schedule-form button"));
+  EXPECT_TRUE(p.WaitFor(ShowsText("#schedule-error", "<img src=x")) &&
+              p.WaitFor(ShowsText("#schedule-error", "has a character")));
+  Run(Type("#schedule-form", "name", "digest.hourly") +
+      Type("#schedule-form", "spec", "every hour"));
+  Run(Click("#schedule-form button"));
+  EXPECT_TRUE(p.WaitFor(ShowsText("#schedule-error", "spec 'every hour'")));
+  EXPECT_EQ(api_->Get("/v1/schedules").json["schedules"].size(), 0u);
+
+  Run(Type("#schedule-form", "spec", "@every 1h") +
+      Type("#schedule-form", "time_zone", "Europe/Berlin") +
+      Type("#schedule-form", "missed", "all:3") +
+      Type("#schedule-form", "max_attempts", "5") +
+      Type("#schedule-form", "jitter_ms", "1000") +
+      Type("#schedule-form", "payload", "{\"kind\":\"digest\"}"));
+  Run(Click("#schedule-form button"));
+  ASSERT_TRUE(p.WaitFor("document.querySelector('#schedule-card').hidden"));
+  HttpReply s = api_->Get("/v1/schedules/digest.hourly");
+  ASSERT_EQ(s.status, 200) << s.body;
+  EXPECT_EQ(s.json["spec"], "@every 1h");
+  EXPECT_EQ(s.json["topic"], "digests");
+  EXPECT_EQ(s.json["time_zone"], "Europe/Berlin");
+  EXPECT_EQ(s.json["missed"], "all:3");
+  EXPECT_EQ(s.json["max_attempts"], 5);
+  EXPECT_EQ(s.json["jitter_ms"], 1000);
+  EXPECT_EQ(s.json["payload"], "{\"kind\":\"digest\"}");
+  EXPECT_TRUE(p.WaitFor(
+      ShowsText("#schedules tr[data-schedule=\"digest.hourly\"]", "digests")));
+  EXPECT_EQ(*p.Evaluate("document.title"), "delayq");
+
+  // Edit: the form holds the schedule as stored, and what is not changed
+  // stays.
+  Run(
+      Click("button[data-action=\"edit-schedule\"]"
+            "[data-schedule=\"digest.hourly\"]"));
+  ASSERT_TRUE(p.WaitFor(
+      "(() => { const f = document.querySelector('#schedule-form')"
+      ".elements; return f.name.readOnly && f.missed.value === "
+      "'all:3' && f.payload.value === '{\"kind\":\"digest\"}'; })()"));
+  Run(Type("#schedule-form", "spec", "30 * * * *"));
+  Run(Click("#schedule-form button"));
+  ASSERT_TRUE(p.WaitFor("document.querySelector('#schedule-card').hidden"));
+  s = api_->Get("/v1/schedules/digest.hourly");
+  EXPECT_EQ(s.json["spec"], "30 * * * *");
+  EXPECT_EQ(s.json["missed"], "all:3");
+  EXPECT_EQ(s.json["payload"], "{\"kind\":\"digest\"}");
+  EXPECT_TRUE(p.WaitFor(ShowsText(
+      "#schedules tr[data-schedule=\"digest.hourly\"]", "30 * * * *")));
+
+  Run(
+      Click("button[data-action=\"unschedule\"]"
+            "[data-schedule=\"digest.hourly\"]"));
+  EXPECT_TRUE(
+      p.WaitFor("!document.querySelector('#schedules tr[data-schedule]') && "
+                "!document.querySelector('#no-schedules').hidden"));
+  EXPECT_EQ(api_->Get("/v1/schedules/digest.hourly").status, 404);
+}
+
+// Dead jobs retried, delayed ones run and jobs deleted by selection; a job
+// that is gone by then is listed as failed with the server's reason.
+TEST_F(DashboardTest, ActsOnSelectedJobsAndListsWhatFailed) {
+  for (const char* id : {"d1", "d2", "d3", "d4"}) {
+    ASSERT_NO_FATAL_FAILURE(AddDead("bulk", id));
+  }
+  for (const char* id : {"p1", "p2"}) {
+    ASSERT_EQ(api_->Post("/v1/topics/bulk/jobs",
+                         {{"payload", id}, {"id", id}, {"delay_ms", 3'600'000}})
+                  .status,
+              201);
+  }
+  ASSERT_NO_FATAL_FAILURE(OpenPage());
+  ChromiumPage& p = *page_;
+  ASSERT_TRUE(p.WaitFor(CellIs("bulk", "dead", 4)));
+  Run(Click("tr[data-topic=\"bulk\"] td.dead a"));
+  ASSERT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === 4")));
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#bulk-retry').disabled"));
+
+  // All on the page, then not d4; d2 goes before the click.
+  Run(Click("#select-all"));
+  EXPECT_TRUE(p.WaitFor(ShowsText("#selected-count", "4 selected")));
+  Run(Click("#jobs tr[data-id=\"d4\"] td.pick input"));
+  EXPECT_TRUE(p.WaitFor(ShowsText("#selected-count", "3 selected") +
+                        " && document.querySelector('#select-all')"
+                        ".indeterminate"));
+  ASSERT_EQ(api_->Delete("/v1/jobs/d2").status, 200);
+  Run(Click("#bulk-retry"));
+  ASSERT_TRUE(p.WaitFor(ShowsText("#bulk-summary", "retried 2 of 3 job(s)")));
+  EXPECT_EQ(*p.Evaluate("Array.from(document.querySelectorAll("
+                        "'#bulk-failures li'), (li) => li.textContent)"),
+            Json::array({"d2: no job with id 'd2'"}));
+  EXPECT_EQ(State("d1"), "ready");
+  EXPECT_EQ(State("d3"), "ready");
+  EXPECT_EQ(State("d4"), "dead");
+  if (const char* out = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR")) {
+    Run("document.querySelector('#jobs-card').scrollIntoView(), true");
+    absl::StatusOr<std::string> png = p.Screenshot();
+    ASSERT_TRUE(png.ok()) << png.status();
+    std::ofstream(absl::StrCat(out, "/dashboard-bulk.png"), std::ios::binary)
+        << *png;
+  }
+
+  // Run the delayed ones now.
+  Run(Click("#states button[data-state=\"delayed\"]"));
+  ASSERT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === 2")));
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#bulk-summary').hidden"));
+  Run(Click("#select-all"));
+  Run(Click("#bulk-promote"));
+  ASSERT_TRUE(p.WaitFor(ShowsText("#bulk-summary", "ran now 2 of 2 job(s)")));
+  EXPECT_EQ(State("p1"), "ready");
+  EXPECT_EQ(State("p2"), "ready");
+
+  // Delete, with ids a page must not take for markup, and one ("..") a
+  // browser cannot put in a URL; declined first.
+  for (const char* id :
+       {"<img src=x onerror=\"document.title='owned'\">", "__proto__", ".."}) {
+    ASSERT_EQ(api_->Post("/v1/topics/bulk/jobs", {{"payload", "x"}, {"id", id}})
+                  .status,
+              201);
+  }
+  Run(Click("#states button[data-state=\"ready\"]"));
+  ASSERT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === 7")));
+  Run(Click("#select-all"));
+  Run("window.confirm = () => false; true");
+  Run(Click("#bulk-delete"));
+  Run("window.confirm = () => true; true");
+  EXPECT_EQ(api_->Get("/v1/topics/bulk/stats").json["ready"], 7);
+  Run(Click("#bulk-delete"));
+  ASSERT_TRUE(p.WaitFor(ShowsText("#bulk-summary", "deleted 6 of 7 job(s)")));
+  EXPECT_TRUE(p.WaitFor(ShowsText("#bulk-failures li[data-id=\"..\"]",
+                                  "cannot be used in a URL")));
+  EXPECT_EQ(api_->Get("/v1/topics/bulk/stats").json["ready"], 1);
+  EXPECT_EQ(api_->Get("/v1/jobs/__proto__").status, 404);
+  EXPECT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === 1")));
+  EXPECT_EQ(*p.Evaluate("document.querySelectorAll('img').length"), 0);
+  EXPECT_EQ(*p.Evaluate("document.title"), "delayq");
+}
+
+// The list API has no cursor: "show more" asks for longer lists.
+TEST_F(DashboardTest, ShowMoreListsMoreThanAHundredJobs) {
+  ASSERT_EQ(api_->Post("/v1/topics/many/jobs/batch",
+                       {{"payloads", std::vector<std::string>(1200, "x")}})
+                .status,
+            201);
+  ASSERT_NO_FATAL_FAILURE(OpenPage());
+  ChromiumPage& p = *page_;
+  ASSERT_TRUE(p.WaitFor(CellIs("many", "ready", 1200)));
+  Run(Click("tr[data-topic=\"many\"] td.ready a"));
+  ASSERT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === 100")));
+  EXPECT_TRUE(p.WaitFor(ShowsText("#jobs-shown", "showing 100 of 1200")));
+  for (int rows : {500, 1000, 1200}) {
+    Run(Click("#show-more"));
+    EXPECT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === ", rows)));
+  }
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#show-more').hidden"));
+  EXPECT_TRUE(p.WaitFor(ShowsText("#jobs-shown", "showing 1200")));
+  // Another state starts again at 100.
+  Run(Click("#states button[data-state=\"delayed\"]"));
+  EXPECT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === 0")));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,7 @@ namespace delayq {
 namespace {
 
 using ::delayq::testing::FreshDbPath;
+using ::delayq::testing::IsOkAndHolds;
 using ::delayq::testing::StatusIs;
 using ::testing::HasSubstr;
 
@@ -162,7 +164,10 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
                           Sql::kLimits,         Sql::kStateCount,
                           Sql::kScheduleGet,    Sql::kSchedulePut,
                           Sql::kScheduleRemove, Sql::kScheduleList,
-                          Sql::kScheduleFire}) {
+                          Sql::kScheduleFire,   Sql::kCounterBump,
+                          Sql::kKeep,           Sql::kDropLeftOfTopic,
+                          Sql::kDropLeft,       Sql::kDropSoonest,
+                          Sql::kListDone,       Sql::kAckedTopic}) {
     sqlite3_stmt* stmt = nullptr;
     ASSERT_EQ(
         sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),
@@ -178,6 +183,48 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
     sqlite3_finalize(stmt);
     EXPECT_THAT(plan, ::testing::Not(HasSubstr("SCAN jobs"))) << sql;
     EXPECT_THAT(plan, ::testing::Not(HasSubstr("TEMP B-TREE"))) << sql;
+  }
+  sqlite3_close(db);
+}
+
+// The statements of the busy paths and of done jobs each use the partial
+// index made for them: the indexes of done jobs (schema version 11) take
+// none of the others' work.
+TEST(SqliteQueryPlanTest, StatementsUseTheirIndexes) {
+  const std::string path = FreshDbPath("plan");
+  MustOpen(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  using Sql = sqlite_internal::Sql;
+  const std::pair<const char*, const char*> expected[] = {
+      {Sql::kReserveOne, "USING INDEX jobs_ready"},
+      {Sql::kTopicDue, "USING INDEX jobs_topic_due"},
+      {Sql::kAllDue, "USING INDEX jobs_due"},
+      {Sql::kNextDue, "USING COVERING INDEX jobs_due"},
+      {Sql::kListReady, "USING INDEX jobs_ready"},
+      {Sql::kListDead, "USING INDEX jobs_dead"},
+      {Sql::kAck, "USING INDEX sqlite_autoindex_jobs_1 (id=?)"},
+      {Sql::kKeep, "USING INDEX sqlite_autoindex_jobs_1 (id=?)"},
+      {Sql::kDropLeftOfTopic, "USING INDEX jobs_done (topic=? AND <expr><?)"},
+      {Sql::kDropLeft, "USING INDEX jobs_leaving (<expr><?)"},
+      {Sql::kDropSoonest, "USING INDEX jobs_done (topic=?)"},
+      {Sql::kListDone, "USING INDEX jobs_done (topic=?)"},
+  };
+  for (const auto& [sql, index] : expected) {
+    sqlite3_stmt* stmt = nullptr;
+    ASSERT_EQ(
+        sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),
+                           -1, &stmt, nullptr),
+        SQLITE_OK)
+        << sql;
+    std::string plan;
+    while (sqlite3_step(stmt) == SQLITE_ROW) {
+      absl::StrAppend(
+          &plan, reinterpret_cast<const char*>(sqlite3_column_text(stmt, 3)),
+          "; ");
+    }
+    sqlite3_finalize(stmt);
+    EXPECT_THAT(plan, HasSubstr(index)) << sql;
   }
   sqlite3_close(db);
 }
@@ -214,6 +261,63 @@ TEST(SqliteBackendTest, WindowsAndLimitsSurviveReopening) {
   EXPECT_EQ(report.limited_until, kNow + absl::Minutes(1));
   EXPECT_OK(reopened->Add({MakeJob("charge-1", "payments")},
                           kNow + absl::Minutes(10)));
+}
+
+// A done job and its result live in the file: the next process reads them.
+// What another connection's Ack() keeps, and the done jobs it or its
+// PromoteDue() lets go, are what this one reads.
+TEST(SqliteBackendTest, DoneJobsLiveInTheFileForEveryConnection) {
+  const std::string path = FreshDbPath("done");
+  const std::string result("answer\0with a zero byte", 24);
+  auto kept = [](const std::string& id) {
+    NewJob job = MakeJob(id, "t");
+    job.keep_for = absl::Hours(1);
+    job.keep_at_most = 1;
+    return job;
+  };
+  {
+    auto backend = MustOpen(path);
+    ASSERT_OK(backend->Add({kept("a")}, kNow));
+    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_OK(
+        backend->Ack("a", leases[0].token, result, kNow + absl::Seconds(1)));
+  }
+  auto first = MustOpen(path);
+  ASSERT_OK_AND_ASSIGN(Job a, first->Get("a"));
+  EXPECT_EQ(a.state, JobState::kDone);
+  EXPECT_EQ(a.result, result);
+  EXPECT_EQ(a.finished_at, kNow + absl::Seconds(1));
+  EXPECT_EQ(a.keep_for, absl::Hours(1));
+  EXPECT_EQ(a.keep_at_most, 1);
+  EXPECT_EQ(a.payload, "p-a");
+  EXPECT_THAT(first->Add({MakeJob("a", "t")}, kNow + absl::Seconds(2)),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+
+  // Another connection keeps a job of the topic, which keeps at most one.
+  auto second = MustOpen(path);
+  ASSERT_OK(second->Add({kept("b")}, kNow + absl::Seconds(2)));
+  ASSERT_OK_AND_ASSIGN(auto leases,
+                       second->Reserve("t", 1, kNow + absl::Seconds(2)));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK(
+      second->Ack("b", leases[0].token, "second", kNow + absl::Seconds(3)));
+  EXPECT_THAT(first->Get("a"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> done,
+                       first->List("t", JobState::kDone, 10));
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].id, "b");
+  EXPECT_EQ(done[0].result, "second");
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, first->Stats("t"));
+  EXPECT_EQ(stats.done, 1);
+
+  // Its time up, the other connection's PromoteDue() lets it go.
+  ASSERT_OK(second->PromoteDue(kNow + absl::Seconds(3) + absl::Hours(1), 10)
+                .status());
+  EXPECT_THAT(first->Get("b"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_OK_AND_ASSIGN(stats, first->Stats("t"));
+  EXPECT_EQ(stats.done, 0);
+  EXPECT_THAT(first->Topics(), IsOkAndHolds(::testing::IsEmpty()));
 }
 
 TEST(SqliteBackendTest, WriteLockHeldTooLongIsUnavailable) {
@@ -307,7 +411,7 @@ TEST(SqliteBackendTest, FullDurabilityWorks) {
   ASSERT_OK(backend->Add({MakeJob("a", "t")}, kNow));
   ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
   ASSERT_EQ(leases.size(), 1u);
-  EXPECT_OK(backend->Ack("a", leases[0].token, kNow));
+  EXPECT_OK(backend->Ack("a", leases[0].token, /*result=*/"", kNow));
 }
 
 // The counters kept by triggers agree with the rows after a mix of
@@ -329,7 +433,7 @@ TEST(SqliteBackendTest, CountersMatchRows) {
       for (size_t i = 0; i < leases.size(); ++i) {
         const Lease& l = leases[i];
         if (i % 4 == 0) {
-          ASSERT_OK(backend->Ack(l.job.id, l.token, now));
+          ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", now));
         } else if (i % 4 == 1) {
           ASSERT_OK(backend->Fail(l.job.id, l.token, "x", now, now).status());
         } else if (i % 4 == 2) {
@@ -379,7 +483,8 @@ TEST(SqliteBackendTest, ATopicWithNoJobsLeftKeepsNoCounts) {
     ASSERT_OK(backend->Add({MakeJob(absl::StrCat(i), topic)}, kNow));
     ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve(topic, 1, kNow));
     ASSERT_EQ(leases.size(), 1u);
-    ASSERT_OK(backend->Ack(leases[0].job.id, leases[0].token, kNow));
+    ASSERT_OK(
+        backend->Ack(leases[0].job.id, leases[0].token, /*result=*/"", kNow));
   }
   ASSERT_OK(backend->Add({MakeJob("stays", "kept")}, kNow));
   sqlite3* db = nullptr;
@@ -413,7 +518,7 @@ TEST(SqliteBackendTest, ThreadsShareOneBackend) {
         EXPECT_OK(leases);
         if (!leases.ok()) continue;
         for (const Lease& l : *leases) {
-          EXPECT_OK(backend->Ack(l.job.id, l.token, kNow));
+          EXPECT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", kNow));
           acked.fetch_add(1);
         }
       }
@@ -424,7 +529,7 @@ TEST(SqliteBackendTest, ThreadsShareOneBackend) {
     ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 100, kNow));
     if (leases.empty()) break;
     for (const Lease& l : leases) {
-      ASSERT_OK(backend->Ack(l.job.id, l.token, kNow));
+      ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", kNow));
       acked.fetch_add(1);
     }
   }

@@ -19,6 +19,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "delayq/counts.h"
 #include "delayq/sqlite_backend.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -132,7 +133,7 @@ TEST(SqliteCrashTest, KilledProcessLosesNothingAndAckedJobsStayGone) {
       EXPECT_LE(it->second, absl::ToUnixMicros(now))
           << "delivered while its lease was live: " << l.job.id;
     }
-    ASSERT_OK(backend->Ack(l.job.id, l.token, now));
+    ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", now));
     drained.insert(l.job.id);
   }
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("crash"));
@@ -148,11 +149,26 @@ TEST(SqliteCrashTest, KilledProcessLosesNothingAndAckedJobsStayGone) {
   ASSERT_OK_AND_ASSIGN(auto rest, backend->Reserve("crash", 1 << 20, later));
   EXPECT_EQ(static_cast<int>(rest.size()), held_back);
   for (const Lease& l : rest) {
-    ASSERT_OK(backend->Ack(l.job.id, l.token, later));
+    ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", later));
     EXPECT_TRUE(drained.insert(l.job.id).second) << l.job.id;
   }
   ASSERT_OK_AND_ASSIGN(stats, backend->Stats("crash"));
   EXPECT_EQ(stats.total(), 0);
+
+  // The counts were written with the transitions they count, so the kills
+  // left none counted twice or lost: every job stored was counted once as
+  // enqueued and, all of them being acknowledged now, once as done.
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  JobCounts counted;
+  for (const TopicTotals& t : totals) {
+    if (t.topic == "crash") counted = t.counts;
+  }
+  EXPECT_EQ(counted.enqueued, counted.done);
+  EXPECT_GE(counted.enqueued, static_cast<int64_t>(all.produced.size()));
+  EXPECT_GE(counted.done, static_cast<int64_t>(acked.size() + drained.size()));
+  EXPECT_LE(counted.done, static_cast<int64_t>(acked.size() + drained.size() +
+                                               maybe_acked.size()));
+  EXPECT_EQ(counted.dead + counted.failed, 0);
 
   for (const std::string& id : all.produced) {
     if (maybe_acked.count(id)) continue;

@@ -157,11 +157,17 @@ TEST(SqliteFilesTest, RefusesANewerSchemaWithoutTouchingIt) {
 
 // A file written by the first release (schema version 1: no news horizon,
 // counts rows kept at 0, indexes that name seq, no paused topics, no
-// expiry, dedup windows, limits, schedules or transition counts) opens,
-// keeps its jobs and is brought up to date.
+// expiry, dedup windows, limits, schedules, transition counts or done
+// jobs) opens, keeps its jobs and is brought up to date.
 TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   const std::string path = MakeDelayqFile(2);
   RawExec(path, R"sql(
+    DROP INDEX jobs_done;
+    DROP INDEX jobs_leaving;
+    ALTER TABLE jobs DROP COLUMN result;
+    ALTER TABLE jobs DROP COLUMN finished_at_us;
+    ALTER TABLE jobs DROP COLUMN keep_for_us;
+    ALTER TABLE jobs DROP COLUMN keep_at_most;
     DROP TABLE transitions_recent;
     DROP TABLE transitions;
     DROP TABLE schedules;
@@ -200,12 +206,12 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve(topics[0], 2, kNow));
   ASSERT_EQ(leases.size(), 2u);
   for (const Lease& l : leases)
-    ASSERT_OK(backend->Ack(l.job.id, l.token, kNow));
+    ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", kNow));
   backend.reset();
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 10);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 11);
   // The jobs worked since are counted (in their minute, not yet folded).
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT sum(done) FROM (SELECT done FROM transitions "
@@ -231,6 +237,12 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   const std::string path = MakeDelayqFile(2);
   const int64_t minute_us = absl::ToUnixMicros(MinuteOf(kNow)) - 60'000'000;
   RawExec(path, absl::StrCat(R"sql(
+    DROP INDEX jobs_done;
+    DROP INDEX jobs_leaving;
+    ALTER TABLE jobs DROP COLUMN result;
+    ALTER TABLE jobs DROP COLUMN finished_at_us;
+    ALTER TABLE jobs DROP COLUMN keep_for_us;
+    ALTER TABLE jobs DROP COLUMN keep_at_most;
     DROP TABLE transitions_recent;
     DELETE FROM transitions;
     INSERT INTO transitions VALUES ()sql",
@@ -248,7 +260,7 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 2, kNow));
   ASSERT_EQ(leases.size(), 2u);
   for (const Lease& l : leases)
-    ASSERT_OK(backend->Ack(l.job.id, l.token, kNow));
+    ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", kNow));
   // A minute later a write folds kNow's minute into the totals.
   ASSERT_OK(backend->Add({Job1()}, kNow + absl::Minutes(1)));
   ASSERT_OK_AND_ASSIGN(totals, backend->CountTotals());
@@ -264,11 +276,85 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   EXPECT_EQ(minutes[1].minute, MinuteOf(kNow));
   EXPECT_EQ(minutes[1].counts.done, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 10);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 11);
   EXPECT_EQ(
       RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
       7);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM transitions_recent"), 1);
+}
+
+// A file of version 10 (no done jobs, dead jobs without the time they died)
+// opens with its jobs as they were: a dead job has no finished_at, and
+// jobs enqueued before keep nothing. Jobs enqueued since keep.
+TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
+  const std::string path = FreshDbPath("v10");
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    NewJob once = Job1();
+    once.id = "dies";
+    once.max_attempts = 1;
+    NewJob old = Job1();
+    old.id = "old";
+    ASSERT_OK(backend->Add({once, old}, kNow));
+    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 2, kNow));
+    ASSERT_EQ(leases.size(), 2u);
+    ASSERT_OK(backend
+                  ->Fail("dies",
+                         leases[0].job.id == "dies" ? leases[0].token
+                                                    : leases[1].token,
+                         "boom", kNow, kNow)
+                  .status());
+  }
+  RawExec(path, R"sql(
+    DROP INDEX jobs_done;
+    DROP INDEX jobs_leaving;
+    ALTER TABLE jobs DROP COLUMN result;
+    ALTER TABLE jobs DROP COLUMN finished_at_us;
+    ALTER TABLE jobs DROP COLUMN keep_for_us;
+    ALTER TABLE jobs DROP COLUMN keep_at_most;
+    PRAGMA user_version = 10;
+  )sql");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 11);
+  ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
+  EXPECT_EQ(dead.state, JobState::kDead);
+  EXPECT_EQ(dead.finished_at, absl::InfinitePast());
+  ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));
+  EXPECT_EQ(old.state, JobState::kReserved);
+  EXPECT_EQ(old.keep_for, absl::ZeroDuration());
+
+  NewJob kept = Job1();
+  kept.id = "kept";
+  kept.keep_for = absl::Minutes(5);
+  kept.keep_at_most = 10;
+  ASSERT_OK(backend->Add({kept}, kNow));
+  ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_EQ(leases[0].job.id, "kept");
+  ASSERT_OK(backend->Ack("kept", leases[0].token, "r", kNow));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.done, 1);
+  EXPECT_EQ(stats.dead, 1);
+  EXPECT_EQ(stats.reserved, 1);
+  // The indexes of done jobs were made.
+  EXPECT_EQ(RawQueryInt(path,
+                        "SELECT count(*) FROM sqlite_master WHERE type = "
+                        "'index' AND name IN ('jobs_done', 'jobs_leaving')"),
+            2);
+}
+
+// A file of version 11 that lacks a column of done jobs (altered by hand)
+// is refused as damaged, and left as it was.
+TEST(SqliteFilesTest, RefusesAVersion11FileWithoutTheColumnsOfDoneJobs) {
+  const std::string path = MakeDelayqFile(1);
+  RawExec(path, R"sql(
+    DROP INDEX jobs_done;
+    DROP INDEX jobs_leaving;
+    ALTER TABLE jobs DROP COLUMN keep_at_most;
+  )sql");
+  const std::string before = ReadFile(path);
+  EXPECT_THAT(Open(path), StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_EQ(ReadFile(path), before);
 }
 
 // Payloads are nobody else's business: a new file and its -wal and -shm

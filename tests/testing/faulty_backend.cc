@@ -433,9 +433,9 @@ absl::StatusOr<std::vector<Lease>> FaultyBackend::Reserve(
 }
 
 absl::Status FaultyBackend::Ack(absl::string_view id, uint64_t token,
-                                absl::Time now) {
+                                absl::string_view result, absl::Time now) {
   return Run(StoreCall::kAck, id, token, [&] {
-    absl::Status s = target()->Ack(id, token, now);
+    absl::Status s = target()->Ack(id, token, result, now);
     if (s.ok()) {
       NoteEnded(id, token, StoreCall::kAck, now);
       absl::MutexLock lock(&mu_);

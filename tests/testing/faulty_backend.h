@@ -201,7 +201,7 @@ class FaultyBackend : public BackendWrapper {
                                              absl::Time now,
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override;
+                   absl::string_view result, absl::Time now) override;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) override;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,

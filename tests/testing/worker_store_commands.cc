@@ -52,7 +52,7 @@ bool ConsumeSome(Backend& store, const std::string& topic, std::mt19937& rng) {
   for (const Lease& lease : *leases) {
     if (rng() % 50 == 0) absl::SleepFor(kWorkTtr + absl::Milliseconds(50));
     const absl::Status acked =
-        store.Ack(lease.job.id, lease.token, absl::Now());
+        store.Ack(lease.job.id, lease.token, /*result=*/"", absl::Now());
     if (!acked.ok() && !absl::IsFailedPrecondition(acked)) Die("ack", acked);
     Say(absl::StrCat("A ", lease.job.id, " ", lease.token, " ",
                      static_cast<int>(acked.code())));
@@ -99,7 +99,7 @@ void AckAll(Backend& store, const std::vector<Lease>& leases) {
   }
   for (const Lease& lease : leases) {
     const absl::Status acked =
-        store.Ack(lease.job.id, lease.token, absl::Now());
+        store.Ack(lease.job.id, lease.token, /*result=*/"", absl::Now());
     if (!acked.ok()) Die("ack " + lease.job.id, acked);
   }
 }
@@ -153,7 +153,8 @@ void Churn(const std::string& url, const std::string& tag) {
       if (rng() % 4 == 0) continue;  // left reserved: the lease must expire
       // A kill between this line and the next leaves the job either way.
       Say(absl::StrCat("I ", lease.job.id, " ", lease.token));
-      const absl::Status acked = store->Ack(lease.job.id, lease.token, now);
+      const absl::Status acked =
+          store->Ack(lease.job.id, lease.token, /*result=*/"", now);
       if (!acked.ok()) Die("ack", acked);
       Say(absl::StrCat("A ", lease.job.id, " ", lease.token, " 0"));
     }

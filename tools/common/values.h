@@ -31,6 +31,11 @@ absl::StatusOr<absl::Time> ParseTimeValue(absl::string_view flag,
 absl::StatusOr<int> ParseIntValue(absl::string_view what,
                                   absl::string_view text, int min, int max);
 
+// The state names ParseJobState() reads, for messages: "delayed, ready,
+// reserved, dead or done".
+inline constexpr char kJobStatesText[] =
+    "delayed, ready, reserved, dead or done";
+
 // "fixed:DELAY" or "exp:BASE[:MAX]" (MAX defaults to 10m, or
 // to BASE when BASE is longer).
 absl::StatusOr<Backoff> ParseBackoffValue(absl::string_view text);

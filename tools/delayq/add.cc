@@ -89,12 +89,22 @@ absl::Status ReadOptions(const Context& ctx, JobOptions& options) {
   }
   for (const auto& [flag, value] :
        {std::pair{"expire-in", &options.expire_after},
-        std::pair{"unique-for", &options.unique_for}}) {
+        std::pair{"unique-for", &options.unique_for},
+        std::pair{"keep-for", &options.keep_for}}) {
     if (!ctx.Has(flag)) continue;
     absl::StatusOr<absl::Duration> d =
         ParseDurationValue(absl::StrCat("--", flag), ctx.Get(flag));
     if (!d.ok()) return d.status();
     *value = *d;
+  }
+  if (ctx.Has("keep-at-most")) {
+    if (!ctx.Has("keep-for")) {
+      return absl::InvalidArgumentError("--keep-at-most needs --keep-for");
+    }
+    absl::StatusOr<int> n = ParseIntValue(
+        "--keep-at-most", ctx.Get("keep-at-most"), 1, kMaxDonePerTopic);
+    if (!n.ok()) return n.status();
+    options.keep_at_most = *n;
   }
   if (ctx.Has("discard-expired")) {
     if (!ctx.Has("expire-in")) {
@@ -186,6 +196,12 @@ const CommandSpec& AddCommand() {
           {"unique-for", 0, FlagSpec::Arg::kRequired, "DURATION",
            "with --id: keep the id taken this long after the job is done or "
            "cancelled, so adding it again within that time fails"},
+          {"keep-for", 0, FlagSpec::Arg::kRequired, "DURATION",
+           "once done, keep the job (with its result) this long: `get` and "
+           "`list --state done` show it, `wait` returns it"},
+          {"keep-at-most", 0, FlagSpec::Arg::kRequired, "N",
+           "with --keep-for: the topic then keeps at most N done jobs "
+           "(default and most: 10000)"},
           {"max-attempts", 0, FlagSpec::Arg::kRequired, "N",
            "tries before the job is dead (default 3)"},
           {"backoff", 0, FlagSpec::Arg::kRequired, "SPEC",

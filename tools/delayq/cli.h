@@ -92,6 +92,7 @@ const CommandSpec& AddCommand();
 const CommandSpec& StatsCommand();
 const CommandSpec& ListCommand();
 const CommandSpec& GetCommand();
+const CommandSpec& WaitCommand();
 const CommandSpec& CancelCommand();
 const CommandSpec& KickCommand();
 const CommandSpec& LimitCommand();

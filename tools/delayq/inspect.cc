@@ -31,26 +31,16 @@
 #include "tools/delayq/signals.h"
 #include "tools/delayq/store.h"
 #include "tools/delayq/table.h"
+#include "tools/serve/api/json_codec.h"
 
 namespace delayq {
 namespace cli {
 namespace {
 
 std::string JobJson(const Job& job) {
-  return absl::StrCat(
-      "{", JsonText("id", job.id), ",", JsonText("topic", job.topic),
-      ",\"state\":\"", JobStateName(job.state),
-      "\",\"priority\":", job.priority, ",\"attempts\":", job.attempts,
-      ",\"max_attempts\":", job.max_attempts,
-      ",\"ttr_ms\":", absl::ToInt64Milliseconds(job.ttr), ",\"backoff\":\"",
-      BackoffText(job.backoff), "\",\"enqueued_at\":\"",
-      UtcText(job.enqueued_at), "\",\"run_at\":\"", UtcText(job.run_at),
-      "\",\"deadline\":",
-      job.state == JobState::kReserved
-          ? absl::StrCat("\"", UtcText(job.deadline), "\"")
-          : "null",
-      ",", JsonText("last_error", job.last_error), ",",
-      JsonText("payload", job.payload), "}");
+  std::string out;
+  serve::AppendJobJson(job, &out);
+  return out;
 }
 
 absl::StatusOr<std::unique_ptr<Scheduler>> OpenAndPromote(const Context& ctx) {
@@ -222,7 +212,9 @@ std::string When(const Job& job, absl::Time now) {
     case JobState::kReserved:
       return absl::StrCat("lease ends ", RelativeText(job.deadline, now));
     case JobState::kDead:
-      return "-";
+      return absl::StrCat("died ", RelativeText(job.finished_at, now));
+    case JobState::kDone:
+      return absl::StrCat("done ", RelativeText(job.finished_at, now));
   }
   return "";
 }
@@ -234,12 +226,13 @@ int RunList(const Context& ctx) {
                       absl::StrCat("unexpected argument '", ctx.args[1], "'"));
   }
   std::vector<JobState> states = {JobState::kReady, JobState::kReserved,
-                                  JobState::kDelayed, JobState::kDead};
+                                  JobState::kDelayed, JobState::kDead,
+                                  JobState::kDone};
   if (ctx.Has("state")) {
     JobState state;
     if (!ParseJobState(ctx.Get("state"), &state)) {
-      return Fail(absl::StrCat("bad --state: '", ctx.Get("state"),
-                               "' (delayed, ready, reserved or dead)"));
+      return Fail(absl::StrCat("bad --state: '", ctx.Get("state"), "' (",
+                               kJobStatesText, ")"));
     }
     states = {state};
   }
@@ -284,6 +277,8 @@ int RunList(const Context& ctx) {
 
 // ---- get ----
 
+int PrintJob(const Context& ctx, const absl::StatusOr<Job>& job);
+
 std::string TimeLine(absl::Time t, absl::Time now) {
   return absl::StrCat(LocalText(t), "  (", UtcText(t), ", ",
                       RelativeText(t, now), ")");
@@ -299,8 +294,39 @@ int RunGet(const Context& ctx) {
   if (!scheduler.ok()) return Fail(scheduler.status());
   absl::StatusOr<Job> job = (*scheduler)->Get(ctx.args[0]);
   if (!job.ok()) return Fail(job.status());
-  if (ctx.Has("payload")) {
-    std::fwrite(job->payload.data(), 1, job->payload.size(), stdout);
+  return PrintJob(ctx, job);
+}
+
+// ---- wait ----
+
+int RunWait(const Context& ctx) {
+  if (ctx.args.empty()) return UsageError(ctx, "missing ID");
+  if (ctx.args.size() > 1) {
+    return UsageError(ctx,
+                      absl::StrCat("unexpected argument '", ctx.args[1], "'"));
+  }
+  absl::Duration timeout = absl::Seconds(30);
+  if (ctx.Has("timeout")) {
+    absl::StatusOr<absl::Duration> d =
+        ParseDurationValue("--timeout", ctx.Get("timeout"));
+    if (!d.ok()) return Fail(d.status());
+    timeout = *d;
+  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      OpenScheduler(ctx, /*create=*/false);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  absl::StatusOr<Job> job = (*scheduler)->WaitForResult(ctx.args[0], timeout);
+  if (!job.ok()) return Fail(job.status());
+  const int printed = PrintJob(ctx, job);
+  return printed != kExitOk || job->state == JobState::kDone ? printed
+                                                             : kExitFailed;
+}
+
+// Prints `job` as `get` does.
+int PrintJob(const Context& ctx, const absl::StatusOr<Job>& job) {
+  if (ctx.Has("payload") || ctx.Has("result")) {
+    const std::string& bytes = ctx.Has("payload") ? job->payload : job->result;
+    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
     return kExitOk;
   }
   if (ctx.json()) {
@@ -322,6 +348,17 @@ int RunGet(const Context& ctx) {
   if (job->state == JobState::kReserved) {
     rows.push_back({"lease ends:", TimeLine(job->deadline, now)});
   }
+  if (job->finished_at != absl::InfinitePast()) {
+    rows.push_back({job->state == JobState::kDead ? "died at:" : "done at:",
+                    TimeLine(job->finished_at, now)});
+  }
+  if (job->keep_for > absl::ZeroDuration()) {
+    rows.push_back(
+        {"kept for:", absl::StrCat(DurationText(job->keep_for),
+                                   " after it is done (its topic keeps at "
+                                   "most ",
+                                   job->keep_at_most, ")")});
+  }
   if (job->expire_at != absl::InfiniteFuture()) {
     rows.push_back(
         {"expires at:",
@@ -337,6 +374,10 @@ int RunGet(const Context& ctx) {
                                      : Preview(job->last_error, 2048)});
   rows.push_back({"payload:", absl::StrCat(job->payload.size(), " bytes  ",
                                            Preview(job->payload, 200))});
+  if (job->state == JobState::kDone) {
+    rows.push_back({"result:", absl::StrCat(job->result.size(), " bytes  ",
+                                            Preview(job->result, 200))});
+  }
   absl::PrintF("%s", Table(rows, 99));
   return kExitOk;
 }
@@ -372,14 +413,38 @@ const CommandSpec& ListCommand() {
       "the jobs of a topic",
       "Lists TOPIC's jobs: ready ones in the order workers will take them,\n"
       "reserved ones by lease end, delayed ones by due time, dead ones\n"
-      "oldest first. Without --state every state is listed, in that order.",
+      "oldest first, done ones (kept with --keep-for) in the order they\n"
+      "leave. Without --state every state is listed, in that order.",
       {{"state", 0, FlagSpec::Arg::kRequired, "STATE",
-        "only delayed, ready, reserved or dead jobs"},
+        absl::StrCat("only the jobs of one state: ", kJobStatesText)},
        {"limit", 'n', FlagSpec::Arg::kRequired, "N",
         "at most N jobs (default 100)"}},
       /*json=*/true,
       /*takes_command=*/false,
       &RunList,
+  };
+  return *spec;
+}
+
+const CommandSpec& WaitCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "wait",
+      "wait ID [--timeout DURATION]",
+      "wait for a job to finish and print it",
+      "Waits until the job is done or dead, then prints it as `get` does\n"
+      "(--result writes its result alone). Exits 0 when it is done, 1 when\n"
+      "it is dead, when it left the store without being kept (add it with\n"
+      "--keep-for to keep it and its result), or when --timeout (default\n"
+      "30s) passes first.",
+      {{"timeout", 0, FlagSpec::Arg::kRequired, "DURATION",
+        "give up after this long (default 30s)"},
+       {"payload", 0, FlagSpec::Arg::kNone, "",
+        "write only the payload, byte for byte"},
+       {"result", 0, FlagSpec::Arg::kNone, "",
+        "write only the result, byte for byte"}},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunWait,
   };
   return *spec;
 }
@@ -390,10 +455,13 @@ const CommandSpec& GetCommand() {
       "get ID",
       "every field of one job",
       "Prints every field of the job: state, attempts, options, its times\n"
-      "in local time and UTC, its last error and its payload (escaped;\n"
-      "--payload writes the raw bytes alone).",
+      "in local time and UTC, its last error, its payload and, once done,\n"
+      "its result (escaped; --payload and --result write the raw bytes\n"
+      "alone).",
       {{"payload", 0, FlagSpec::Arg::kNone, "",
-        "write only the payload, byte for byte"}},
+        "write only the payload, byte for byte"},
+       {"result", 0, FlagSpec::Arg::kNone, "",
+        "write only the result of a done job, byte for byte"}},
       /*json=*/true,
       /*takes_command=*/false,
       &RunGet,

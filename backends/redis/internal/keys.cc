@@ -46,6 +46,10 @@ std::string KeyLayout::TopicReserved(absl::string_view topic) const {
 std::string KeyLayout::TopicExpiring(absl::string_view topic) const {
   return Key("texpire", topic);
 }
+std::string KeyLayout::TopicDone(absl::string_view topic) const {
+  return Key("tdone", topic);
+}
+std::string KeyLayout::Done() const { return Key("done"); }
 std::string KeyLayout::Held() const { return Key("held"); }
 std::string KeyLayout::Limits() const { return Key("limits"); }
 std::string KeyLayout::LimitsAsked() const { return Key("limits_asked"); }

@@ -47,6 +47,10 @@ class KeyLayout {
   std::string TopicReserved(absl::string_view topic) const;
   // The topic's delayed and ready jobs that expire, by expire_at.
   std::string TopicExpiring(absl::string_view topic) const;
+  // The topic's done jobs, and those of every topic, by the time each
+  // leaves the store (scripts/lib/done.lua).
+  std::string TopicDone(absl::string_view topic) const;
+  std::string Done() const;
   // Ids held by dedup windows, by the time each is free again.
   std::string Held() const;
   // Limited topics: topic -> "rate:period:burst:concurrency:tat".

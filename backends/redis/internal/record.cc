@@ -170,7 +170,8 @@ void AppendPackedNil(std::string* out) {
 
 void AppendExtras(const NewJob& job, std::string* out) {
   const bool expires = job.expire_at != absl::InfiniteFuture();
-  if (!expires && job.unique_for <= absl::ZeroDuration()) return;
+  const bool keeps = job.keep_for > absl::ZeroDuration();
+  if (!expires && job.unique_for <= absl::ZeroDuration() && !keeps) return;
   if (expires) {
     AppendPackedInt(ClampMicros(job.expire_at), out);
   } else {
@@ -185,6 +186,10 @@ void AppendExtras(const NewJob& job, std::string* out) {
     AppendPackedInt(DurationMicros(job.unique_for), out);
   } else {
     AppendPackedNil(out);
+  }
+  if (keeps) {
+    AppendPackedInt(DurationMicros(job.keep_for), out);
+    AppendPackedInt(job.keep_at_most, out);
   }
 }
 
@@ -224,7 +229,8 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
   Job& job = lease->job;
   int64_t state = 0, priority = 0, max_attempts = 0, ttr = 0, kind = 0,
           base = 0, max = 0, enqueued_at = 0, run_at = 0, seq = 0, attempts = 0,
-          deadline = 0, token = 0, expire_at = 0, discard = 0, unique_for = 0;
+          deadline = 0, token = 0, expire_at = 0, discard = 0, unique_for = 0,
+          keep_for = 0, keep_at_most = 0, finished_at = 0;
   if (!text("topic", &job.topic) || !integer("state", &state) ||
       !integer("priority", &priority) ||
       !integer("max_attempts", &max_attempts) || !integer("ttr", &ttr) ||
@@ -235,8 +241,10 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
       !integer("deadline", &deadline) || !integer("token", &token) ||
       !text("last_error", &job.last_error) ||
       !integer("expire_at", &expire_at) || !integer("discard", &discard) ||
-      !integer("unique_for", &unique_for) || state < 0 ||
-      state >= static_cast<int64_t>(std::size(kRecordStates)) ||
+      !integer("unique_for", &unique_for) || !integer("keep_for", &keep_for) ||
+      !integer("keep_at_most", &keep_at_most) ||
+      !integer("finished_at", &finished_at) || !text("result", &job.result) ||
+      state < 0 || state >= static_cast<int64_t>(std::size(kRecordStates)) ||
       !ParseJobState(kRecordStates[state], &job.state)) {
     return false;
   }
@@ -250,6 +258,14 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
     job.discard_expired = discard != 0;
   }
   job.unique_for = absl::Microseconds(unique_for);
+  job.keep_for = absl::Microseconds(keep_for);
+  job.keep_at_most = static_cast<int>(keep_at_most);
+  const bool finished =
+      job.state == JobState::kDead || job.state == JobState::kDone;
+  job.finished_at =
+      finished && !std::holds_alternative<std::monostate>(at("finished_at"))
+          ? absl::FromUnixMicros(finished_at)
+          : absl::InfinitePast();
   job.enqueued_at = absl::FromUnixMicros(enqueued_at);
   job.run_at = absl::FromUnixMicros(run_at);
   job.attempts = static_cast<int>(attempts);

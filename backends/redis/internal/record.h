@@ -21,31 +21,36 @@ namespace redis_internal {
 
 // The values of a record, in order. The first twelve are always there; the
 // next four follow from the first reservation on (nil where unset), and
-// all seven after them for a job that expires or has a dedup window. Times
-// and ttr are integer µs; state is an index into kRecordStates; backoff_kind
-// 0 is fixed, 1 exponential.
+// all seven after them for a job that expires, has a dedup window or a
+// keep_for, keep_for and keep_at_most too for the last. finished_at is set
+// once the job is dead or done, and result while it is done. Times and ttr
+// are integer µs; state is an index into kRecordStates; backoff_kind 0 is
+// fixed, 1 exponential; token is the lease's while reserved and the order
+// of acknowledgement while done.
 inline constexpr const char* kRecordFields[] = {
     "topic",        "state",        "priority",    "max_attempts", "ttr",
     "backoff_kind", "backoff_base", "backoff_max", "enqueued_at",  "run_at",
     "seq",          "payload",      "attempts",    "deadline",     "token",
-    "last_error",   "expire_at",    "discard",     "unique_for"};
+    "last_error",   "expire_at",    "discard",     "unique_for",   "keep_for",
+    "keep_at_most", "finished_at",  "result"};
 inline constexpr int kRecordMinFields = 12;
 
 // The state values of a record, by index.
 inline constexpr const char* kRecordStates[] = {"delayed", "ready", "reserved",
-                                                "dead"};
+                                                "dead", "done"};
 
 // Appends the values priority..backoff_max of `job` (the record's third to
 // eighth), each in MessagePack's smallest form.
 void AppendSpec(const NewJob& job, std::string* out);
 
 // The add script's extras of `job`: the record's expire_at, discard and
-// unique_for (nil where unset), or nothing when the job has none of them.
+// unique_for (nil where unset), then keep_for and keep_at_most when it has a
+// keep_for, or nothing when the job has none of them.
 void AppendExtras(const NewJob& job, std::string* out);
 
 // Decodes a record into `lease` (its job's fields other than the id, the
-// token and the deadline; a deadline only for a reserved job). False when
-// `record` is not one.
+// token and the deadline; a deadline only for a reserved job, finished_at
+// only for a dead or done one). False when `record` is not one.
 bool DecodeRecord(absl::string_view record, Lease* lease);
 
 // MessagePack of one integer or string, in its smallest form, or of nil;

@@ -1,4 +1,5 @@
--- ack: deletes the job reserved under a token.
+-- ack: deletes the job reserved under a token, or keeps it done with its
+-- result when it has a keep_for (lib/done.lua).
 -- loads: counts
 --
 -- KEYS[1]  key prefix "{ns}:"
@@ -10,6 +11,7 @@
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
 -- ARGV[4]  id
 -- ARGV[5]  token
+-- ARGV[6]  result (kept with a done job)
 -- Reply:   {"OK"} or {"STALE"} (nothing changed)
 --
 -- The hottest script, run once per job: it requires no helpers, since Redis
@@ -17,11 +19,13 @@
 -- would cost more than the work; it loads counts.lua only when a count's
 -- field is new in its minute. What it spells out instead (check_lease,
 -- lease_off, forget, note_slot_freed of news.lua, hold_id of held.lua, count()
--- of counts.lua, the record's TOPIC, STATE, TOKEN
--- and UNIQUE_FOR of job.lua and the key layout of keys.lua) must change
--- with them; script_layout_test checks the positions below and every key
--- it spells against job.lua and keys.lua.
--- fields: TOPIC=1 STATE=2 TOKEN=15 UNIQUE_FOR=19
+-- of counts.lua, trim_done() and keep_done() of done.lua, the record's
+-- fields of job.lua and the key layout of keys.lua) must change with them;
+-- script_layout_test checks the positions below and every key it spells
+-- against job.lua and keys.lua. A job without a keep_for, of a topic
+-- without done jobs, costs one field check and four more EXISTS arguments.
+-- fields: TOPIC=1 STATE=2 DEADLINE=14 TOKEN=15 UNIQUE_FOR=19
+-- fields: KEEP_FOR=20 KEEP_AT_MOST=21 FINISHED_AT=22 RESULT=23
 local P, id = KEYS[1], ARGV[4]
 local r = redis.call('HGET', KEYS[2], id)
 if not r then return {'STALE'} end
@@ -32,12 +36,24 @@ if j[2] ~= 2 or not j[15] or string.format('%d', j[15]) ~= ARGV[5] then
 end
 local topic = j[1]
 local treserved = P .. 'treserved:' .. topic
+-- A job with a keep_for stays (KEEP_FOR).
+local keep = j[20] and j[20] > 0
 redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', treserved, id)
-redis.call('HDEL', KEYS[2], id)
--- held.lua's hold_clock(): the time, for a dedup window and the counts.
+if not keep then redis.call('HDEL', KEYS[2], id) end
+-- Whether the topic has other jobs left (topic_empty()) and done jobs, in
+-- one call: EXISTS counts a key once per time it is named, so the done set,
+-- named five times, adds 5 and the four others at most 4.
+local tdone = P .. 'tdone:' .. topic
+local n = redis.call('EXISTS', P .. 'ready:' .. topic,
+                     P .. 'tdelayed:' .. topic, treserved,
+                     P .. 'dead:' .. topic, tdone, tdone, tdone, tdone, tdone)
+local has_done = n >= 5
+-- held.lua's hold_clock(): the time, for a dedup window, the counts and
+-- done jobs.
 local now = tonumber(ARGV[1])
-if ARGV[2] == '1' and (ARGV[3] ~= '0' or (j[19] and j[19] > 0)) then
+if ARGV[2] == '1' and (ARGV[3] ~= '0' or (j[19] and j[19] > 0) or keep or
+                       has_done) then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
@@ -53,10 +69,44 @@ if ARGV[3] ~= '0' then
     load_counts().new_count_field(minute, ARGV[3])
   end
 end
-if redis.call('EXISTS', P .. 'ready:' .. topic, P .. 'tdelayed:' .. topic,
-              treserved, P .. 'dead:' .. topic) == 0 then
-  redis.call('SREM', P .. 'topics', topic)
+if keep or has_done then
+  -- done.lua's drop_done(): deletes done jobs (members) of the topic.
+  local function drop(members)
+    for i = 1, #members, 512 do
+      local k = math.min(i + 511, #members)
+      local ids = {}
+      for x = i, k do ids[#ids + 1] = string.sub(members[x], 9) end
+      redis.call('ZREM', tdone, unpack(members, i, k))
+      redis.call('ZREM', P .. 'done', unpack(members, i, k))
+      redis.call('HDEL', KEYS[2], unpack(ids))
+    end
+  end
+  -- trim_done(): the topic's done jobs whose time is up leave.
+  if has_done then
+    local gone = redis.call('ZRANGEBYSCORE', tdone, '-inf',
+                            string.format('%d', now))
+    if #gone > 0 then
+      drop(gone)
+      if redis.call('EXISTS', tdone) == 0 then n = n - 5 end
+    end
+  end
+  -- keep_done(): done since now with its result, ordered by SEQ; the
+  -- topic keeps at most KEEP_AT_MOST.
+  if keep then
+    local order = redis.call('INCR', P .. 'seq')
+    j[2], j[14], j[15], j[22], j[23] = 4, nil, order, now, ARGV[6]
+    redis.call('HSET', KEYS[2], id, cmsgpack.pack(unpack(j, 1, 23)))
+    local leave = string.format('%d', now + j[20])
+    local m = struct.pack('>I8', order) .. id
+    redis.call('ZADD', tdone, leave, m)
+    redis.call('ZADD', P .. 'done', leave, m)
+    local over = redis.call('ZCARD', tdone) - j[21]
+    if over > 0 then
+      drop(redis.call('ZRANGE', tdone, '0', string.format('%d', over - 1)))
+    end
+  end
 end
+if not keep and n == 0 then redis.call('SREM', P .. 'topics', topic) end
 -- note_slot_freed() of news.lua.
 local limit = redis.call('HGET', P .. 'limits', topic)
 if limit then

@@ -1,6 +1,7 @@
 -- ack_batch: deletes the jobs of many leases, each acked on its own terms:
 -- a lease whose token is not current is refused and the others still go.
--- requires: keys calls job topics held news counts
+-- A job with a keep_for is kept done, without a result (lib/done.lua).
+-- requires: keys calls job topics held news counts done
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"
@@ -22,8 +23,12 @@ for i = 1, n, 512 do
   local got = redis.call('HMGET', JOBS, unpack(ids, i, math.min(i + 511, n)))
   for k = 1, #got do records[i + k - 1] = got[k] end
 end
-local gone, by_topic, topics = {}, {}, {}
+-- The acked ids, those of them that leave the store, and the acked ids by
+-- topic.
+local acked, gone, by_topic, topics = {}, {}, {}, {}
 local done = {}
+-- The acked jobs that stay done, by topic, in the order of the leases.
+local kept = {}
 for i = 1, n do
   local id = ids[i]
   local j = records[i] and {cmsgpack.unpack(records[i])}
@@ -35,7 +40,7 @@ for i = 1, n do
   else
     done[id] = true
     out[#out + 1] = 'OK'
-    gone[#gone + 1] = id
+    acked[#acked + 1] = id
     hold_id(id, j, now)
     local topic = j[TOPIC]
     local t = by_topic[topic]
@@ -43,17 +48,26 @@ for i = 1, n do
       t = {}
       by_topic[topic] = t
       topics[#topics + 1] = topic
+      kept[topic] = {}
     end
     t[#t + 1] = id
+    if j[KEEP_FOR] and j[KEEP_FOR] > 0 then
+      table.insert(kept[topic], {id, j})
+    else
+      gone[#gone + 1] = id
+    end
   end
 end
-if #gone > 0 then
-  call_many('ZREM', KEYS[2], gone)
+if #topics > 0 then
+  local now_text = int_text(now)
+  call_many('ZREM', KEYS[2], acked)
   for _, topic in ipairs(topics) do
     call_many('ZREM', treserved_key(topic), by_topic[topic])
   end
   call_many('HDEL', JOBS, gone)
   for _, topic in ipairs(topics) do
+    trim_done(topic, now_text)
+    for _, k in ipairs(kept[topic]) do keep_done(k[1], k[2], '', now) end
     if topic_empty(topic) then redis.call('SREM', TOPICS, topic) end
     note_slot_freed(topic)
     count('d', topic, #by_topic[topic], now)

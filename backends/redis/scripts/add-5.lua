@@ -12,7 +12,8 @@
 -- ARGV[4..] 7 values per job: id, topic, priority, run_at (µs), spec (the
 --          record's values PRIORITY..BACKOFF_MAX, MessagePack, see
 --          lib/job.lua; it holds the priority too), payload, extras ("" or
---          the record's EXPIRE_AT, DISCARD and UNIQUE_FOR, MessagePack;
+--          the record's EXPIRE_AT, DISCARD and UNIQUE_FOR, then KEEP_FOR
+--          and KEEP_AT_MOST for a job with a keep_for, MessagePack;
 --          EXPIRE_AT on the caller's clock)
 -- Reply:   {"OK"} or {"EXISTS", id} (nothing stored): id is the first job
 --          of the batch whose id is taken (by a job or a dedup window, see
@@ -94,7 +95,9 @@ for i = 1, n do
   if arg(i, 7) ~= '' then
     local x = {cmsgpack.unpack(arg(i, 7))}
     if x[1] then x[1] = x[1] + shift end
-    record = record .. cmsgpack.pack(nil, nil, nil, nil, x[1], x[2], x[3])
+    -- EXPIRE_AT..UNIQUE_FOR, and KEEP_FOR, KEEP_AT_MOST with a keep_for.
+    record = record .. cmsgpack.pack(nil, nil, nil, nil,
+                                     unpack(x, 1, x[5] and 5 or 3))
     if x[1] then
       local text = int_text(x[1])
       add_to(texpire_key(topic), text, id)

@@ -23,7 +23,7 @@ note_slot_freed(topic)
 j[LAST_ERROR] = ARGV[6]
 count('f', topic, 1, now)
 if (j[ATTEMPTS] or 0) >= j[MAX_ATTEMPTS] then
-  bury(id, j)
+  bury(id, j, now)
   count('k', topic, 1, now)
   return {'DEAD'}
 end

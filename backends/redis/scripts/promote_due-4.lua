@@ -1,7 +1,9 @@
 -- promote_due: moves up to `limit` due jobs across all topics: delayed jobs
 -- whose run_at came become ready; reservations past their deadline become
 -- ready again, or dead ("lease expired") when their attempts are used up.
--- requires: clock promote
+-- Done jobs whose time is up (up to `limit` more) leave the store first;
+-- they are no transitions, but `more` tells when some are still leaving.
+-- requires: clock promote done
 --
 -- KEYS[1]  key prefix "{ns}:"
 -- KEYS[2]  "{ns}:reserved"
@@ -14,7 +16,8 @@
 -- Reply:   {"OK", more (0/1), {kind, id, topic, attempts}, ...} where kind is
 --          "promoted", "expired" or "dead"
 local _, _, now_text = clock(ARGV[1], ARGV[2])
+local leaving = drop_leaving(now_text, tonumber(ARGV[4]))
 local out, more = promote_due(now_text, tonumber(ARGV[4]))
-local reply = {'OK', more}
+local reply = {'OK', math.max(more, leaving)}
 for _, t in ipairs(out) do table.insert(reply, t) end
 return reply

@@ -32,7 +32,7 @@
 -- against job.lua and keys.lua). The promotion, needed only when something
 -- is due, loads its helpers then (and announces the ready edge it may make).
 -- fields: STATE=2 TTR=5 RUN_AT=10 ATTEMPTS=13 DEADLINE=14 TOKEN=15
--- fields: EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19
+-- fields: EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19 KEEP_AT_MOST=21
 local P, topic = KEYS[1], ARGV[4]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
@@ -141,7 +141,7 @@ for i, id in ipairs(ids) do
   -- these scripts; should one appear it is dropped, not reserved.
   if records[i] then
     -- Record fields (job.lua): 2 STATE, 5 TTR, 10 RUN_AT, 13 ATTEMPTS,
-    -- 14 DEADLINE, 15 TOKEN, 16 LAST_ERROR, 17 EXPIRE_AT .. 19 UNIQUE_FOR.
+    -- 14 DEADLINE, 15 TOKEN, 16 LAST_ERROR, 17 EXPIRE_AT .. 21 KEEP_AT_MOST.
     local j = {cmsgpack.unpack(records[i])}
     token = token + 1
     -- ttr from now, or from run_at when the caller's clock is behind the
@@ -162,7 +162,11 @@ for i, id in ipairs(ids) do
     j[14] = at
     j[15] = token
     local last = 16
-    if j[17] or j[18] or j[19] then last = 19 end
+    if j[21] then
+      last = 21
+    elseif j[17] or j[18] or j[19] then
+      last = 19
+    end
     -- Reserved, it leaves the expiring set (index.lua's expiry_off; the
     -- topic's DUE score may stay too early, which index.lua allows).
     if j[17] then redis.call('ZREM', texpire, id) end

@@ -54,7 +54,7 @@ class SqliteBackend : public Backend {
                                              absl::Time now,
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::Time now) override;
+                   absl::string_view result, absl::Time now) override;
   // In one write transaction.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) override;
@@ -114,7 +114,8 @@ class SqliteBackend : public Backend {
         limit_set, limit_tat, limit_clear, limits, state_count, schedule_get,
         schedule_put, schedule_remove, schedule_list, schedule_fire, count_add,
         counts_fold_minutes, counts_fold_totals, counts_fold_drop, counts_read,
-        totals_read, counts_prune, promote_job, dead_ids;
+        totals_read, counts_prune, promote_job, dead_ids, counter_bump, keep,
+        drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic;
   };
 
   // What the running write transaction will announce once it commits (see
@@ -178,11 +179,21 @@ class SqliteBackend : public Backend {
   // look again.
   absl::Status NoteSlotFreed(absl::string_view topic)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same, for a topic whose concurrency cap (0: none) was read.
+  absl::Status NoteSlotFreedUnder(absl::string_view topic, int64_t cap)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Ack()'s work, inside a write transaction. FailedPrecondition, having
   // changed nothing, when `token` is not the job's current reservation.
   absl::Status AckInTransaction(absl::string_view id, uint64_t token,
-                                int64_t now_us)
+                                absl::string_view result, int64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Keeps the job reserved under `token` done with `result` when it has a
+  // keep_for, and lets its topic's done jobs beyond its keep_at_most go.
+  // Sets *kept to whether it did, and *topic, *unique_for_us when it did.
+  absl::Status KeepDone(absl::string_view id, uint64_t token,
+                        absl::string_view result, int64_t now_us, bool* kept,
+                        std::string* topic, int64_t* unique_for_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Holds `id` until now_us + unique_for_us when that is a window (> 0).

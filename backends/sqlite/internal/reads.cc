@@ -24,6 +24,8 @@ JobState StateFromInt(int64_t s) {
       return JobState::kReady;
     case kStateReserved:
       return JobState::kReserved;
+    case kStateDone:
+      return JobState::kDone;
     default:
       return JobState::kDead;
   }
@@ -39,6 +41,8 @@ int StateToInt(JobState s) {
       return kStateReserved;
     case JobState::kDead:
       return kStateDead;
+    case JobState::kDone:
+      return kStateDone;
   }
   return kStateDead;
 }
@@ -67,6 +71,13 @@ Job ReadJob(const Statement& s, uint64_t* token) {
     job.discard_expired = s.Int64(18) != 0;
   }
   job.unique_for = absl::Microseconds(s.Int64(19));
+  job.result = s.Text(20);
+  if ((job.state == JobState::kDead || job.state == JobState::kDone) &&
+      !s.IsNull(21)) {
+    job.finished_at = FromMicros(s.Int64(21));
+  }
+  job.keep_for = absl::Microseconds(s.Int64(22));
+  job.keep_at_most = static_cast<int>(s.Int64(23));
   if (token != nullptr) *token = static_cast<uint64_t>(s.Int64(15));
   return job;
 }
@@ -96,7 +107,12 @@ absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
       stmt = s_.list_dead.get();
       stmt->BindInt64(2, limit);
       break;
-    default:
+    case JobState::kDone:
+      stmt = s_.list_done.get();
+      stmt->BindInt64(2, limit);
+      break;
+    case JobState::kDelayed:
+    case JobState::kReserved:
       stmt = s_.list_timed.get();
       stmt->BindInt64(2, StateToInt(state));
       stmt->BindInt64(3, limit);
@@ -133,6 +149,9 @@ absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
         break;
       case JobState::kDead:
         stats.dead = n;
+        break;
+      case JobState::kDone:
+        stats.done = n;
         break;
     }
   }

@@ -236,12 +236,31 @@ CREATE TABLE transitions_recent (
 ) WITHOUT ROWID;
 )sql";
 
+// Version 11: done jobs (NewJob::keep_for). A job acknowledged with a
+// keep_for stays as state 4 with its result and finished_at_us (also set
+// for dead jobs: when they died), no token and no due_us, so the indexes on
+// due_us and the ready index never hold it; the count triggers count it
+// like any state. It leaves at finished_at_us + keep_for_us; ties leave in
+// the order they were kept, which dead_order holds for a done job (the
+// counter's next value, as for a death). jobs_done serves a topic's done
+// jobs in the order they leave, jobs_leaving the store's.
+constexpr char kSchemaV11[] = R"sql(
+ALTER TABLE jobs ADD COLUMN result BLOB;
+ALTER TABLE jobs ADD COLUMN finished_at_us INTEGER;
+ALTER TABLE jobs ADD COLUMN keep_for_us INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN keep_at_most INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX jobs_done ON jobs (topic, finished_at_us + keep_for_us,
+  dead_order) WHERE state = 4;
+CREATE INDEX jobs_leaving ON jobs (finished_at_us + keep_for_us)
+  WHERE state = 4;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {
-    kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4, kSchemaV5,
-    kSchemaV6, kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10};
+    kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,  kSchemaV5, kSchemaV6,
+    kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10, kSchemaV11};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
@@ -293,7 +312,9 @@ absl::Status TouchTables(Connection* conn) {
       "SELECT count(*) FROM transitions;"
       "SELECT count(*) FROM transitions_recent;"
       "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
-      "LIMIT 1",
+      "LIMIT 1;"
+      "SELECT finished_at_us + keep_for_us FROM jobs WHERE state = 4 "
+      "ORDER BY finished_at_us + keep_for_us LIMIT 1",
       "read schema");
 }
 

@@ -18,13 +18,14 @@ namespace sqlite_internal {
 inline constexpr int32_t kApplicationId = 0x646c7971;
 
 // Stored in PRAGMA user_version: the schema this code writes.
-inline constexpr int32_t kSchemaVersion = 10;
+inline constexpr int32_t kSchemaVersion = 11;
 
 // Job states as stored in jobs.state.
 inline constexpr int kStateDelayed = 0;
 inline constexpr int kStateReady = 1;
 inline constexpr int kStateReserved = 2;
 inline constexpr int kStateDead = 3;
+inline constexpr int kStateDone = 4;
 
 // PrepareSchema()
 //

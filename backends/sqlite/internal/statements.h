@@ -15,7 +15,7 @@ namespace sqlite_internal {
   "seq, id, topic, payload, state, priority, attempts, max_attempts, "      \
   "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
   "run_at_us, due_us, token, last_error, expire_at_us, discard_expired, "   \
-  "unique_for_us"
+  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most"
 
 // due_us of a job that waits in state `state` (0 delayed, 1 ready) for
 // `run_at`: a ready job is due when it expires, a delayed one at the
@@ -23,6 +23,10 @@ namespace sqlite_internal {
 #define DQ_WAITING_DUE(state, run_at)                          \
   "CASE WHEN " state " = 1 THEN expire_at_us ELSE min(" run_at \
   ", coalesce(expire_at_us, " run_at ")) END"
+
+// When a done job leaves the store (schema.cc, version 11): the expression
+// jobs_done and jobs_leaving index, spelled as they spell it.
+#define DQ_LEAVE_AT "finished_at_us + keep_for_us"
 
 // What MoveDue() reads of a due job, in its order.
 #define DQ_DUE_COLUMNS                                            \
@@ -64,9 +68,9 @@ struct Sql {
       "INSERT INTO jobs (id, topic, payload, state, priority, attempts, "
       "max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us, "
       "enqueued_at_us, run_at_us, due_us, expire_at_us, discard_expired, "
-      "unique_for_us) "
+      "unique_for_us, keep_for_us, keep_at_most) "
       "VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-      "?15, ?16)";
+      "?15, ?16, ?17, ?18)";
 
   // Dedup windows: ids held until a time.
   static constexpr const char* kDropHolds =
@@ -80,6 +84,8 @@ struct Sql {
       "SELECT value FROM counter WHERE id = 1";
   static constexpr const char* kCounterSet =
       "UPDATE counter SET value = ?1 WHERE id = 1";
+  static constexpr const char* kCounterBump =
+      "UPDATE counter SET value = value + 1 WHERE id = 1";
 
   // Due delayed jobs, expired reservations and lapsing ready jobs of one
   // topic (jobs_topic_due).
@@ -105,7 +111,7 @@ struct Sql {
   static constexpr const char* kDiscard = "DELETE FROM jobs WHERE seq = ?1";
   static constexpr const char* kMakeDead =
       "UPDATE jobs SET state = 3, due_us = NULL, token = NULL, "
-      "dead_order = ?2, last_error = ?3 WHERE seq = ?1";
+      "dead_order = ?2, last_error = ?3, finished_at_us = ?4 WHERE seq = ?1";
 
   // The next ready job of a topic (jobs_ready), leased in place; the lease
   // runs ttr from now, or from run_at when the caller's clock is behind it.
@@ -116,9 +122,34 @@ struct Sql {
       "ORDER BY priority, run_at_us, seq LIMIT 1) "
       "RETURNING " DQ_JOB_COLUMNS;
 
+  // Ack() of a job without keep_for, and of one with it: kept done (state
+  // 4) with its result, its order of keeping the counter's next value.
   static constexpr const char* kAck =
       "DELETE FROM jobs WHERE id = ?1 AND state = 2 AND token = ?2 "
-      "RETURNING unique_for_us, topic";
+      "AND keep_for_us = 0 RETURNING unique_for_us, topic";
+  static constexpr const char* kKeep =
+      "UPDATE jobs SET state = 4, due_us = NULL, token = NULL, result = ?3, "
+      "finished_at_us = ?4, "
+      "dead_order = (SELECT value + 1 FROM counter WHERE id = 1) "
+      "WHERE id = ?1 AND state = 2 AND token = ?2 AND keep_for_us > 0 "
+      "RETURNING unique_for_us, topic, keep_at_most";
+  // What an Ack() that deleted its job reads of the topic, in one
+  // statement: its concurrency cap (NULL: no limit) and its number of done
+  // jobs (NULL: none).
+  static constexpr const char* kAckedTopic =
+      "SELECT (SELECT concurrency FROM limits WHERE topic = ?1), "
+      "(SELECT n FROM counts WHERE topic = ?1 AND state = 4)";
+  // Done jobs whose time is up at ?2, of one topic (jobs_done) and of every
+  // topic (jobs_leaving).
+  static constexpr const char* kDropLeftOfTopic =
+      "DELETE FROM jobs WHERE topic = ?1 AND state = 4 AND " DQ_LEAVE_AT
+      " <= ?2";
+  static constexpr const char* kDropLeft =
+      "DELETE FROM jobs WHERE state = 4 AND " DQ_LEAVE_AT " <= ?1";
+  // The ?2 done jobs of a topic that leave soonest.
+  static constexpr const char* kDropSoonest =
+      "DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE topic = ?1 "
+      "AND state = 4 ORDER BY " DQ_LEAVE_AT ", dead_order LIMIT ?2)";
   static constexpr const char* kLease =
       "SELECT seq, attempts, max_attempts, topic FROM jobs "
       "WHERE id = ?1 AND state = 2 AND token = ?2";
@@ -147,6 +178,10 @@ struct Sql {
       "SELECT " DQ_JOB_COLUMNS
       " FROM jobs WHERE topic = ?1 AND state = ?2 "
       "AND due_us IS NOT NULL ORDER BY due_us, seq LIMIT ?3";
+  static constexpr const char* kListDone =
+      "SELECT " DQ_JOB_COLUMNS
+      " FROM jobs WHERE topic = ?1 AND state = 4 "
+      "ORDER BY " DQ_LEAVE_AT ", dead_order LIMIT ?2";
   static constexpr const char* kListDead =
       "SELECT " DQ_JOB_COLUMNS
       " FROM jobs WHERE topic = ?1 AND state = 3 "
@@ -254,7 +289,8 @@ struct Sql {
       "SELECT topic FROM jobs WHERE seq = ?1";
   static constexpr const char* kKick =
       "UPDATE jobs SET state = 1, attempts = 0, run_at_us = ?2, due_us = NULL, "
-      "dead_order = NULL, expire_at_us = NULL WHERE seq = ?1";
+      "dead_order = NULL, expire_at_us = NULL, finished_at_us = NULL "
+      "WHERE seq = ?1";
   // PromoteJob(): a delayed job ready now; a ready job is due when it
   // expires (DQ_WAITING_DUE).
   static constexpr const char* kPromoteJob =

@@ -8,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "tools/common/values.h"
 #include "tools/serve/api/json_codec.h"
 #include "tools/serve/api/routes.h"
 
@@ -19,6 +20,8 @@ constexpr char kTopic[] = "/v1/topics/([^/]+)";
 constexpr char kJob[] = "/v1/jobs/(.+)";
 constexpr int kMaxBatch = 10'000;
 constexpr int kMaxList = 10'000;
+// The longest GET /v1/jobs/{id}?wait= may hold a connection.
+constexpr absl::Duration kMaxWait = absl::Seconds(60);
 
 absl::StatusOr<Reply> AddOne(Scheduler& scheduler, const Call& call) {
   absl::StatusOr<JobOptions> options =
@@ -82,7 +85,7 @@ absl::StatusOr<Reply> ListJobs(Scheduler& scheduler, const Call& call) {
   const std::string state_name = call.Query("state");
   if (!state_name.empty() && !ParseJobState(state_name, &state)) {
     return absl::InvalidArgumentError(
-        "state must be one of delayed, ready, reserved, dead");
+        absl::StrCat("state must be ", cli::kJobStatesText));
   }
   int limit = 100;
   const std::string limit_text = call.Query("limit");
@@ -95,6 +98,33 @@ absl::StatusOr<Reply> ListJobs(Scheduler& scheduler, const Call& call) {
       scheduler.List(call.path[0], state, limit);
   if (!jobs.ok()) return jobs.status();
   return Reply::Text(200, JsonListText<Job>("jobs", *jobs, &AppendJobJson));
+}
+
+// GET /v1/jobs/{id}: the job; with ?wait=DURATION (at most kMaxWait), once
+// it has finished or when the wait is over, whichever comes first (then as
+// it is: the client looks at its state).
+absl::StatusOr<Reply> GetJob(Scheduler& scheduler, const Call& call) {
+  const std::string wait_text = call.Query("wait");
+  absl::StatusOr<Job> job;
+  if (wait_text.empty()) {
+    job = scheduler.Get(call.path[0]);
+  } else {
+    absl::StatusOr<absl::Duration> wait =
+        cli::ParseDurationValue("wait", wait_text);
+    if (!wait.ok()) return wait.status();
+    if (*wait > kMaxWait) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "wait must be at most ", absl::FormatDuration(kMaxWait)));
+    }
+    job = scheduler.WaitForResult(call.path[0], *wait);
+    if (absl::IsDeadlineExceeded(job.status())) {
+      job = scheduler.Get(call.path[0]);
+    }
+  }
+  if (!job.ok()) return job.status();
+  std::string text;
+  AppendJobJson(*job, &text);
+  return Reply::Text(200, std::move(text));
 }
 
 }  // namespace
@@ -124,13 +154,8 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
                 }
                 return Reply{};
               });
-  router.Get(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
-    absl::StatusOr<Job> job = scheduler.Get(call.path[0]);
-    if (!job.ok()) return job.status();
-    std::string text;
-    AppendJobJson(*job, &text);
-    return Reply::Text(200, std::move(text));
-  });
+  router.Get(
+      kJob, [&scheduler](const Call& call) { return GetJob(scheduler, call); });
   router.Delete(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
     if (absl::Status s = scheduler.Cancel(call.path[0]); !s.ok()) return s;
     return Reply{};

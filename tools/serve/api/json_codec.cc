@@ -173,7 +173,18 @@ void AppendJobJson(const Job& job, std::string* out) {
   } else {
     out->append(",\"deadline\":null");
   }
+  if (job.finished_at != absl::InfinitePast()) {
+    AppendTimeField("finished_at", job.finished_at, out);
+  } else {
+    out->append(",\"finished_at\":null");
+  }
+  if (job.keep_for > absl::ZeroDuration()) {
+    absl::StrAppend(
+        out, ",\"keep_for_ms\":", absl::ToInt64Milliseconds(job.keep_for),
+        ",\"keep_at_most\":", job.keep_at_most);
+  }
   AppendTextField("last_error", job.last_error, out);
+  if (job.state == JobState::kDone) AppendTextField("result", job.result, out);
   AppendTextField("payload", job.payload, out);
   out->push_back('}');
 }
@@ -194,6 +205,7 @@ Json StatsToJson(absl::string_view topic, const TopicStats& stats,
   out["ready"] = stats.ready;
   out["reserved"] = stats.reserved;
   out["dead"] = stats.dead;
+  out["done"] = stats.done;
   out["paused"] = paused;
   return out;
 }
@@ -298,23 +310,26 @@ Json StatusToJson(const absl::Status& status) {
   return Json::parse(ErrorBody(status));
 }
 
-absl::StatusOr<std::string> PayloadFromJson(const Json& object, bool optional) {
-  const Json* text = Field(object, "payload");
-  const Json* base64 = Field(object, "payload_base64");
+absl::StatusOr<std::string> BytesFromJson(const Json& object,
+                                          absl::string_view name,
+                                          bool optional) {
+  const std::string base64_name = absl::StrCat(name, "_base64");
+  const Json* text = Field(object, name);
+  const Json* base64 = Field(object, base64_name);
   if (optional && text == nullptr && base64 == nullptr) return std::string();
   if ((text == nullptr) == (base64 == nullptr)) {
     return absl::InvalidArgumentError(
-        "give the payload as exactly one of 'payload' (text) and "
-        "'payload_base64'");
+        absl::StrCat("give the ", name, " as exactly one of '", name,
+                     "' (text) and '", base64_name, "'"));
   }
   if (text != nullptr) {
-    if (!text->is_string()) return BadField("payload", "a string");
+    if (!text->is_string()) return BadField(name, "a string");
     return text->get<std::string>();
   }
-  if (!base64->is_string()) return BadField("payload_base64", "a string");
+  if (!base64->is_string()) return BadField(base64_name, "a string");
   std::string bytes;
   if (!absl::Base64Unescape(base64->get<std::string>(), &bytes)) {
-    return BadField("payload_base64", "base64");
+    return BadField(base64_name, "base64");
   }
   return bytes;
 }
@@ -376,8 +391,8 @@ absl::Status OnlyFields(const Json& object,
 absl::StatusOr<JobOptions> JobOptionsFromJson(
     const Json& object, std::initializer_list<absl::string_view> also_allowed) {
   std::vector<absl::string_view> allowed = {
-      "id",       "delay_ms",     "run_at",  "ttr_ms",
-      "priority", "max_attempts", "backoff", "replace"};
+      "id",           "delay_ms", "run_at",  "ttr_ms",      "priority",
+      "max_attempts", "backoff",  "replace", "keep_for_ms", "keep_at_most"};
   allowed.insert(allowed.end(), also_allowed.begin(), also_allowed.end());
   if (absl::Status s = OnlyFields(object, allowed); !s.ok()) return s;
   JobOptions options;
@@ -420,6 +435,14 @@ absl::StatusOr<JobOptions> JobOptionsFromJson(
     if (!replace->is_boolean()) return BadField("replace", "true or false");
     options.replace = replace->get<bool>();
   }
+  absl::StatusOr<absl::Duration> keep_for =
+      MillisField(object, "keep_for_ms", options.keep_for);
+  if (!keep_for.ok()) return keep_for.status();
+  options.keep_for = *keep_for;
+  absl::StatusOr<int64_t> keep_at_most =
+      IntField(object, "keep_at_most", 0, 0, kMaxDonePerTopic);
+  if (!keep_at_most.ok()) return keep_at_most.status();
+  options.keep_at_most = static_cast<int>(*keep_at_most);
   return options;
 }
 

@@ -97,14 +97,22 @@ Json TimeOrNull(absl::Time t);
 // (ErrorBody() of http/error_reply.h), for an error inside a reply.
 Json StatusToJson(const absl::Status& status);
 
-// The payload of `object`: its "payload" string or its "payload_base64".
-// InvalidArgument when both are given, the base64 is bad, or neither is
-// given without `optional`; "" then.
-absl::StatusOr<std::string> PayloadFromJson(const Json& object,
-                                            bool optional = false);
+// Bytes of `object` named `name`: its `name` string or its
+// `name`_base64. InvalidArgument when both are given, the base64 is bad, or
+// neither is given without `optional`; "" then.
+absl::StatusOr<std::string> BytesFromJson(const Json& object,
+                                          absl::string_view name,
+                                          bool optional);
+
+// BytesFromJson() of "payload".
+inline absl::StatusOr<std::string> PayloadFromJson(const Json& object,
+                                                   bool optional = false) {
+  return BytesFromJson(object, "payload", optional);
+}
 
 // JobOptions from the fields id, delay_ms, run_at, ttr_ms, priority,
-// max_attempts, backoff ("fixed:10s", "exp:1s:10m") and replace; absent
+// max_attempts, backoff ("fixed:10s", "exp:1s:10m"), replace, keep_for_ms
+// and keep_at_most; absent
 // fields keep their defaults. Unknown fields are refused, so a typo is not
 // silently ignored; `also_allowed` names the route's own fields.
 absl::StatusOr<JobOptions> JobOptionsFromJson(

@@ -171,15 +171,20 @@ void AddLeaseRoutes(Router& router, const RouteContext& context) {
   router.PostBulk("/v1/leases/ack", [context](const Call& call) {
     return AckMany(context, call);
   });
-  router.Post(absl::StrCat(kJob, "/ack"),
-              LeaseRoute(context, {}, /*take=*/true,
-                         [&scheduler](const Lease& lease,
-                                      const Json&) -> absl::StatusOr<Reply> {
-                           if (absl::Status s = scheduler.Ack(lease); !s.ok()) {
-                             return s;
-                           }
-                           return Reply{};
-                         }));
+  router.Post(
+      absl::StrCat(kJob, "/ack"),
+      LeaseRoute(context, {"result", "result_base64"}, /*take=*/true,
+                 [&scheduler](const Lease& lease,
+                              const Json& body) -> absl::StatusOr<Reply> {
+                   absl::StatusOr<std::string> result =
+                       BytesFromJson(body, "result", /*optional=*/true);
+                   if (!result.ok()) return result.status();
+                   if (absl::Status s = scheduler.Ack(lease, *result);
+                       !s.ok()) {
+                     return s;
+                   }
+                   return Reply{};
+                 }));
   router.Post(
       absl::StrCat(kJob, "/fail"),
       LeaseRoute(

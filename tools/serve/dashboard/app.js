@@ -4,10 +4,16 @@
 // libraries, so it works with no internet access.
 "use strict";
 
-const STATES = ["ready", "delayed", "reserved", "dead"];
+const STATES = ["ready", "delayed", "reserved", "dead", "done"];
 const $ = (sel) => document.querySelector(sel);
 // `counts`: the chosen topic's jobs per state, for the state tabs.
-const state = { topic: null, jobState: "ready", timer: null, counts: {} };
+// `limits`: every limited topic's limit, by topic; `limitTopic`: the topic
+// whose limit the form edits; `limit`: how many jobs the list asks for;
+// `selected`: the ids of the jobs checked in the list; `stats`: every
+// topic's counts, by topic.
+const state = { topic: null, jobState: "ready", timer: null, counts: {}, stats: new Map(),
+  limits: new Map(),
+  limitTopic: null, limit: 100, selected: new Set() };
 
 function token() { return localStorage.getItem("delayq-token") || ""; }
 
@@ -27,6 +33,28 @@ async function api(path, options = {}) {
 }
 
 const post = (path, body = {}) => api(path, { method: "POST", body: JSON.stringify(body) });
+const put = (path, body) => api(path, { method: "PUT", body: JSON.stringify(body) });
+const del = (path) => api(path, { method: "DELETE" });
+
+// A topic, job id or schedule name as one segment of a path. The browser
+// resolves a segment "." or ".." (even written %2E) before it sends the
+// request, so such a name cannot be reached from a page: say so.
+function part(name) {
+  if (name === "." || name === "..") {
+    throw new Error("'" + name + "' cannot be used in a URL from a browser; " +
+      "use the command line or the API");
+  }
+  return encodeURIComponent(name);
+}
+
+// A form's number field into the body: left out when empty, a number when it
+// is a whole number, else the text as typed, for the server to say what is
+// wrong with it.
+function numberField(body, name, text) {
+  const t = text.trim();
+  if (t === "") return;
+  body[name] = /^-?[0-9]+$/.test(t) && Number.isSafeInteger(Number(t)) ? Number(t) : t;
+}
 
 function el(tag, attrs = {}, ...children) {
   const e = document.createElement(tag);
@@ -76,17 +104,20 @@ function preview(job) {
 function renderTopics(topics, limits) {
   const body = $("#topics tbody");
   body.replaceChildren();
+  state.stats = new Map();
   $("#no-topics").hidden = topics.length > 0;
   for (const t of topics) {
+    const topicPath = () => "/v1/topics/" + part(t.topic);
     const name = el("td", {}, t.topic);
     if (t.paused) name.append(el("span", { class: "badge" }, "paused"));
     const limit = limits.get(t.topic);
     if (limit) {
       name.append(el("span", { class: "badge limit", title: "topic limit" }, limit.text));
     }
+    state.stats.set(t.topic, t);
     if (t.topic === state.topic) state.counts = t;
     const row = el("tr", { data: { topic: t.topic } }, name);
-    for (const s of ["delayed", "ready", "reserved", "dead"]) {
+    for (const s of ["delayed", "ready", "reserved", "dead", "done"]) {
       const cell = el("td", { class: "n " + s + (s === "dead" && t.dead > 0 ? " hot" : "") },
         el("a", { href: "#", onclick: (e) => { e.preventDefault(); openJobs(t.topic, s); } },
           t[s]));
@@ -96,48 +127,165 @@ function renderTopics(topics, limits) {
     if (t.dead > 0) {
       actions.append(el("button", { data: { action: "kick", topic: t.topic },
         onclick: () => act("kicked " + t.dead + " dead job(s) of " + t.topic,
-          () => post("/v1/topics/" + encodeURIComponent(t.topic) + "/kick")) }, "kick dead"));
+          () => post(topicPath() + "/kick")) }, "kick dead"));
       actions.append(el("button", { class: "danger", data: { action: "purge", topic: t.topic },
         onclick: () => confirm("Delete the " + t.dead + " dead job(s) of " + t.topic + "?") &&
           act("purged the dead jobs of " + t.topic,
-            () => post("/v1/topics/" + encodeURIComponent(t.topic) + "/purge",
-              { state: "dead" })) }, "purge dead"));
+            () => post(topicPath() + "/purge", { state: "dead" })) }, "purge dead"));
     }
+    actions.append(el("button", { data: { action: "limit", topic: t.topic },
+      onclick: () => openLimit(t.topic) }, "limit"));
     const verb = t.paused ? "resume" : "pause";
     actions.append(el("button", { data: { action: verb, topic: t.topic },
-      onclick: () => act(verb + "d " + t.topic,
-        () => post("/v1/topics/" + encodeURIComponent(t.topic) + "/" + verb)) }, verb));
+      onclick: () => act(verb + "d " + t.topic, () => post(topicPath() + "/" + verb)) }, verb));
     row.append(actions);
     body.append(row);
   }
 }
 
+// --- A topic's limit ----------------------------------------------------------
+
+// The form lives outside the topics table, so a refresh leaves what the
+// operator typed alone.
+function openLimit(topic) {
+  const limit = state.limits.get(topic);
+  const f = $("#limit-form").elements;
+  state.limitTopic = topic;
+  $("#limit-topic").textContent = topic;
+  f.rate.value = limit ? limit.rate : "";
+  f.burst.value = limit ? limit.burst : "";
+  f.concurrency.value = limit ? limit.concurrency : "";
+  const period = String(limit ? limit.period_ms : 1000);
+  const select = f.period_ms;
+  select.querySelectorAll("option[data-custom]").forEach((o) => o.remove());
+  if (![...select.options].some((o) => o.value === period)) {
+    select.append(el("option", { value: period, data: { custom: "" } }, period + " ms"));
+  }
+  select.value = period;
+  $("#limit-clear").hidden = !limit;
+  showError("#limit-error", null);
+  $("#limit-card").hidden = false;
+  f.rate.focus();
+}
+
+function showError(sel, message) {
+  $(sel).textContent = message || "";
+  $(sel).hidden = !message;
+}
+
+// Runs one change a form asked for: on success closes the form's card and
+// refreshes; on failure leaves the form as typed and shows the server's word.
+async function submit(card, errorSel, label, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    showError(errorSel, e.message);
+    return;
+  }
+  $(card).hidden = true;
+  toast(label);
+  await refresh();
+}
+
+$("#limit-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const topic = state.limitTopic;
+  const f = e.target.elements;
+  const body = {};
+  numberField(body, "rate", f.rate.value);
+  numberField(body, "period_ms", f.period_ms.value);
+  numberField(body, "burst", f.burst.value);
+  numberField(body, "concurrency", f.concurrency.value);
+  submit("#limit-card", "#limit-error", "limited " + topic,
+    () => put("/v1/topics/" + part(topic) + "/limit", body));
+});
+$("#limit-clear").addEventListener("click", () => {
+  const topic = state.limitTopic;
+  if (!confirm("Remove the limit of " + topic + "?")) return;
+  submit("#limit-card", "#limit-error", "cleared the limit of " + topic,
+    () => del("/v1/topics/" + part(topic) + "/limit"));
+});
+$("#limit-close").addEventListener("click", () => { $("#limit-card").hidden = true; });
+
 // --- Schedules ----------------------------------------------------------------
 
 function renderSchedules(schedules) {
-  $("#schedules-card").hidden = schedules.length === 0;
+  $("#no-schedules").hidden = schedules.length > 0;
+  $("#schedules").hidden = schedules.length === 0;
   const body = $("#schedules tbody");
   body.replaceChildren();
   for (const s of schedules) {
-    const name = encodeURIComponent(s.name);
     const spec = s.spec + (s.time_zone !== "UTC" ? " (" + s.time_zone + ")" : "");
     const next = s.next_run ? s.next_run + " (" + relative(s.next_run) + ")" : "never";
     body.append(el("tr", { data: { schedule: s.name } },
       el("td", { class: "mono" }, s.name), el("td", { class: "mono" }, spec),
       el("td", {}, s.topic), el("td", {}, next), el("td", {}, s.missed),
-      el("td", { class: "n" }, el("button", { class: "danger",
-        data: { action: "unschedule", schedule: s.name },
-        onclick: () => confirm("Delete schedule " + s.name + "? Its jobs stay.") &&
-          act("deleted schedule " + s.name,
-            () => api("/v1/schedules/" + name, { method: "DELETE" })) }, "delete"))));
+      el("td", { class: "n" },
+        el("button", { data: { action: "edit-schedule", schedule: s.name },
+          onclick: () => openSchedule(s) }, "edit"),
+        el("button", { class: "danger", data: { action: "unschedule", schedule: s.name },
+          onclick: () => confirm("Delete schedule " + s.name + "? Its jobs stay.") &&
+            act("deleted schedule " + s.name,
+              () => del("/v1/schedules/" + part(s.name))) }, "delete"))));
   }
 }
 
+const SCHEDULE_TEXT = ["name", "spec", "time_zone", "topic", "missed", "backoff"];
+const SCHEDULE_NUMBERS = ["jitter_ms", "priority", "ttr_ms", "max_attempts"];
+
+// The form for a new schedule (no `s`) or for `s` as stored. A binary
+// payload cannot be typed: it is kept as it is.
+function openSchedule(s) {
+  const f = $("#schedule-form").elements;
+  for (const k of [...SCHEDULE_TEXT, ...SCHEDULE_NUMBERS]) {
+    f[k].value = s && s[k] !== undefined ? s[k] : "";
+  }
+  if (!s) f.time_zone.value = "UTC";
+  f.name.readOnly = !!s;
+  state.binaryPayload = s ? s.payload_base64 : undefined;
+  f.payload.value = s && s.payload !== undefined ? s.payload : "";
+  f.payload.disabled = state.binaryPayload !== undefined;
+  if (state.binaryPayload !== undefined) f.payload.value = "(binary payload, kept as it is)";
+  $("#schedule-title").textContent = s ? "Schedule " + s.name : "New schedule";
+  showError("#schedule-error", null);
+  $("#schedule-card").hidden = false;
+  (s ? f.spec : f.name).focus();
+}
+
+$("#schedule-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const f = e.target.elements;
+  const name = f.name.value.trim();
+  const body = {};
+  for (const k of SCHEDULE_TEXT) {
+    if (k !== "name" && f[k].value.trim() !== "") body[k] = f[k].value.trim();
+  }
+  for (const k of SCHEDULE_NUMBERS) numberField(body, k, f[k].value);
+  if (state.binaryPayload !== undefined) body.payload_base64 = state.binaryPayload;
+  else body.payload = f.payload.value;
+  submit("#schedule-card", "#schedule-error", "saved schedule " + name, () => {
+    if (!name) throw new Error("a schedule needs a name");
+    return put("/v1/schedules/" + part(name), body);
+  });
+});
+$("#schedule-add").addEventListener("click", () => openSchedule(null));
+$("#schedule-close").addEventListener("click", () => { $("#schedule-card").hidden = true; });
+
 // --- Jobs of a topic --------------------------------------------------------
 
+// How many jobs a list shows: the API has no cursor, so "show more" asks
+// for a longer list, up to the API's most.
+const LIST_LIMITS = [100, 500, 1000, 5000, 10000];
+
 function openJobs(topic, jobState) {
+  if (topic !== state.topic || jobState !== state.jobState) {
+    state.limit = LIST_LIMITS[0];
+    state.selected.clear();
+    showSummary(null);
+  }
   state.topic = topic;
   state.jobState = jobState;
+  state.counts = state.stats.get(topic) || {};
   refreshJobs();
 }
 
@@ -150,31 +298,44 @@ async function refreshJobs() {
     class: s === state.jobState ? "on" : "", data: { state: s },
     onclick: () => openJobs(state.topic, s) },
     s + (state.counts[s] !== undefined ? " " + state.counts[s] : ""))));
-  const { jobs } = await api("/v1/topics/" + encodeURIComponent(state.topic) +
-    "/jobs?state=" + state.jobState + "&limit=100");
+  const { jobs } = await api("/v1/topics/" + part(state.topic) +
+    "/jobs?state=" + state.jobState + "&limit=" + state.limit);
+  // What is no longer listed is no longer selected: an action acts on
+  // what the operator sees.
+  const listed = new Set(jobs.map((j) => j.id));
+  for (const id of [...state.selected]) if (!listed.has(id)) state.selected.delete(id);
   const body = $("#jobs tbody");
   body.replaceChildren();
   $("#no-jobs").hidden = jobs.length > 0;
   for (const job of jobs) {
-    const id = encodeURIComponent(job.id);
+    const jobPath = () => "/v1/jobs/" + part(job.id);
+    // A store may not know when a job finished (finished_at null).
+    const finished = job.finished_at ? " " + relative(job.finished_at) : "";
     const when = job.state === "reserved" ? "lease ends " + relative(job.deadline)
-      : job.state === "dead" ? "—" : "due " + relative(job.run_at);
+      : job.state === "dead" ? "died" + finished
+      : job.state === "done" ? "done" + finished
+      : "due " + relative(job.run_at);
     const actions = el("td", { class: "n" });
     if (job.state === "dead") {
       actions.append(el("button", { data: { action: "retry", id: job.id },
-        onclick: () => act("retrying " + job.id, () => post("/v1/jobs/" + id + "/retry")) },
+        onclick: () => act("retrying " + job.id, () => post(jobPath() + "/retry")) },
         "retry"));
     }
     if (job.state === "delayed") {
       actions.append(el("button", { data: { action: "promote", id: job.id },
-        onclick: () => act("running " + job.id + " now",
-          () => post("/v1/jobs/" + id + "/promote")) }, "run now"));
+        onclick: () => act("running " + job.id + " now", () => post(jobPath() + "/promote")) },
+        "run now"));
     }
     actions.append(el("button", { class: "danger", data: { action: "cancel", id: job.id },
       onclick: () => confirm("Cancel job " + job.id + "?") &&
-        act("cancelled " + job.id, () => api("/v1/jobs/" + id, { method: "DELETE" })) },
+        act("cancelled " + job.id, () => del(jobPath())) },
       "cancel"));
+    const pick = el("input", { type: "checkbox", "aria-label": "select job " + job.id,
+      onchange: (e) => { e.target.checked ? state.selected.add(job.id)
+        : state.selected.delete(job.id); renderSelection(); } });
+    pick.checked = state.selected.has(job.id);
     body.append(el("tr", { data: { id: job.id } },
+      el("td", { class: "pick" }, pick),
       el("td", { class: "mono" }, el("a", { href: "#",
         onclick: (e) => { e.preventDefault(); showJob(job.id); } }, job.id)),
       el("td", {}, job.attempts + "/" + job.max_attempts),
@@ -183,13 +344,98 @@ async function refreshJobs() {
       el("td", { class: "err" }, job.last_error || ""),
       actions));
   }
+  const total = state.counts[state.jobState];
+  const full = jobs.length >= state.limit;
+  $("#jobs-shown").textContent = jobs.length === 0 ? "" : "showing " + jobs.length +
+    (total !== undefined && total > jobs.length ? " of " + total : "") +
+    (full && state.limit === LIST_LIMITS[LIST_LIMITS.length - 1]
+      ? " (the most one list holds)" : "");
+  $("#show-more").hidden = !full || state.limit >= LIST_LIMITS[LIST_LIMITS.length - 1];
+  renderSelection();
 }
+
+// The select-all box and the bulk buttons, from the selection.
+function renderSelection() {
+  const boxes = [...document.querySelectorAll("#jobs tbody td.pick input")];
+  const n = state.selected.size;
+  const all = $("#select-all");
+  all.checked = n > 0 && n === boxes.length;
+  all.indeterminate = n > 0 && n < boxes.length;
+  $("#selected-count").textContent = n ? n + " selected" : "";
+  $("#bulk-retry").hidden = state.jobState !== "dead";
+  $("#bulk-promote").hidden = state.jobState !== "delayed";
+  for (const b of document.querySelectorAll("#bulk button")) b.disabled = n === 0;
+}
+
+$("#select-all").addEventListener("change", (e) => {
+  for (const row of document.querySelectorAll("#jobs tbody tr")) {
+    const box = row.querySelector("td.pick input");
+    box.checked = e.target.checked;
+    if (box.checked) state.selected.add(row.dataset.id);
+    else state.selected.delete(row.dataset.id);
+  }
+  renderSelection();
+});
+
+$("#show-more").addEventListener("click", () => {
+  state.limit = LIST_LIMITS.find((l) => l > state.limit) || state.limit;
+  refreshJobs().catch((e) => toast(e.message, true));
+});
+
+// The bulk actions: what the confirmation asks, what the summary says, and
+// the request for one job.
+const BULK = {
+  retry: { ask: "Retry", did: "retried", call: (id) => post("/v1/jobs/" + part(id) + "/retry") },
+  promote: { ask: "Run now", did: "ran now", call: (id) => post("/v1/jobs/" + part(id) + "/promote") },
+  delete: { ask: "Delete", did: "deleted", call: (id) => del("/v1/jobs/" + part(id)) },
+};
+
+// Sends one request a selected job, four at a time, and lists each one
+// that failed with the server's reason.
+async function bulk(action) {
+  const spec = BULK[action];
+  const ids = [...state.selected];
+  if (ids.length === 0) return;
+  if (!confirm(spec.ask + " the " + ids.length + " selected job(s) of " + state.topic + "?")) {
+    return;
+  }
+  const failed = new Array(ids.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const i = next++;
+      try { await spec.call(ids[i]); } catch (e) { failed[i] = e.message; }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(4, ids.length) }, worker));
+  const failures = ids.map((id, i) => [id, failed[i]]).filter(([, m]) => m !== undefined);
+  state.selected.clear();
+  showSummary(spec.did + " " + (ids.length - failures.length) + " of " + ids.length +
+    " job(s)" + (failures.length ? "; " + failures.length + " failed:" : ""), failures);
+  await refresh();
+}
+
+for (const action of Object.keys(BULK)) {
+  $("#bulk-" + action).addEventListener("click", () => bulk(action));
+}
+
+// The last bulk action's outcome, until the next one or another list.
+function showSummary(text, failures = []) {
+  const box = $("#bulk-summary");
+  box.hidden = !text;
+  box.className = "summary" + (failures.length ? " bad" : "");
+  box.dataset.failed = String(failures.length);
+  $("#bulk-summary-text").textContent = text || "";
+  $("#bulk-failures").replaceChildren(...failures.map(([id, message]) =>
+    el("li", { data: { id } }, el("span", { class: "mono" }, id), ": ", message)));
+}
+$("#bulk-summary-close").addEventListener("click", () => showSummary(null));
 
 // --- One job ------------------------------------------------------------------
 
 async function showJob(id) {
   let job;
-  try { job = await api("/v1/jobs/" + encodeURIComponent(id)); }
+  try { job = await api("/v1/jobs/" + part(id)); }
   catch (e) { toast(e.message, true); return; }
   $("#job-card").hidden = false;
   $("#job-id").textContent = job.id;
@@ -200,12 +446,18 @@ async function showJob(id) {
     ["enqueued", job.enqueued_at + " (" + relative(job.enqueued_at) + ")"],
     ["due", job.run_at + " (" + relative(job.run_at) + ")"],
     ["lease ends", job.deadline ? job.deadline + " (" + relative(job.deadline) + ")" : "—"],
+    [job.state === "dead" ? "died" : "finished",
+      job.finished_at ? job.finished_at + " (" + relative(job.finished_at) + ")" : "—"],
     ["last error", job.last_error || "—"]];
+  if (job.state === "done") {
+    fields.push(["result", job.result !== undefined ? job.result
+      : "base64: " + job.result_base64]);
+  }
   $("#job-fields").replaceChildren(...fields.flatMap(([k, v]) =>
     [el("dt", {}, k), el("dd", {}, v)]));
   $("#job-payload").textContent = job.payload !== undefined ? job.payload
     : "base64: " + job.payload_base64;
-  const { events } = await api("/v1/jobs/" + encodeURIComponent(id) + "/history");
+  const { events } = await api("/v1/jobs/" + part(id) + "/history");
   $("#job-history").replaceChildren(...(events.length ? events.map((e) =>
     el("li", { data: { event: e.event } }, el("b", {}, e.event), " ", e.at,
       " (" + relative(e.at) + ")", e.attempts ? ", attempt " + e.attempts : "",
@@ -284,7 +536,8 @@ async function refresh() {
     const [{ topics }, { limits }, { schedules }, counts] = await Promise.all([
       api("/v1/topics"), api("/v1/limits"), api("/v1/schedules"), api(countsPath)]);
     // A Map, not an object: a topic may be named "__proto__" or "constructor".
-    renderTopics(topics, new Map(limits.map((l) => [l.topic, l])));
+    state.limits = new Map(limits.map((l) => [l.topic, l]));
+    renderTopics(topics, state.limits);
     renderSchedules(schedules);
     drawChart(counts);
     await refreshJobs();

@@ -8,20 +8,26 @@ local ENQUEUED_AT, RUN_AT, SEQ_NO, PAYLOAD = 9, 10, 11, 12
 local ATTEMPTS, DEADLINE, TOKEN, LAST_ERROR = 13, 14, 15, 16
 -- EXPIRE_AT (µs), DISCARD (1 or nil), UNIQUE_FOR (µs) = 17, 18, 19
 local EXPIRE_AT, DISCARD, UNIQUE_FOR = 17, 18, 19
+-- KEEP_FOR (µs), KEEP_AT_MOST = 20, 21: retention once acknowledged
+-- (done.lua); FINISHED_AT (µs) = 22: when the job died or was acknowledged,
+-- set while dead or done; RESULT = 23: the worker's result, while done.
+local KEEP_FOR, KEEP_AT_MOST, FINISHED_AT, RESULT = 20, 21, 22, 23
 -- Times and ttr are integer µs. Priority to backoff (3..8) are the job's
 -- fixed settings, packed by the C++ side ("spec", an ARGV of add) and
 -- copied in whole; BACKOFF_KIND carries the jitter too (src/common/backoff_code.h).
 -- A record ends after PAYLOAD until the first reservation; then
 -- ATTEMPTS..LAST_ERROR follow, nil (one byte each) where unset. A job that
 -- expires or has a dedup window has all of them and EXPIRE_AT..UNIQUE_FOR
--- from the start. One
+-- from the start, a job with a keep_for KEEP_FOR and KEEP_AT_MOST too.
+-- TOKEN is the lease's while reserved and the order of acknowledgement
+-- while done (done.lua). One
 -- value in one shared hash instead of a hash per job: no key, no object,
 -- no field names per job, and MessagePack writes small integers in one
 -- byte and times in nine (see README.md, "Footprint").
 --
 -- STATE values, as kRecordStates in replies.h:
-local ST_DELAYED, ST_READY, ST_RESERVED, ST_DEAD = 0, 1, 2, 3
-local STATE_NAMES = {[0] = 'delayed', 'ready', 'reserved', 'dead'}
+local ST_DELAYED, ST_READY, ST_RESERVED, ST_DEAD, ST_DONE = 0, 1, 2, 3, 4
+local STATE_NAMES = {[0] = 'delayed', 'ready', 'reserved', 'dead', 'done'}
 
 -- The record of `id` as a table indexed by the names above, or nil.
 local function job_read(id)
@@ -33,7 +39,7 @@ end
 -- The record of a table as job_read() returns it: up to its last value
 -- that is set, and at least to PAYLOAD.
 local function job_pack(j)
-  for last = UNIQUE_FOR, ATTEMPTS, -1 do
+  for last = RESULT, ATTEMPTS, -1 do
     if j[last] ~= nil then return cmsgpack.pack(unpack(j, 1, last)) end
   end
   return cmsgpack.pack(unpack(j, 1, PAYLOAD))

@@ -12,6 +12,10 @@
 --   P.."dead:"..topic    zset    dead jobs by death order
 --   P.."texpire:"..topic zset    the topic's delayed and ready jobs that
 --                                expire, by expire_at (see index.lua)
+--   P.."tdone:"..topic   zset    the topic's done jobs by the time each
+--                                leaves, member = done_member() (done.lua)
+--   P.."done"            zset    the same members of every topic, for
+--                                PromoteDue()
 --   P.."held"            zset    ids held by dedup windows, scored by the
 --                                time each is free again (see held.lua)
 --   P.."limits"          hash    topic -> its limit and token bucket,
@@ -22,9 +26,10 @@
 --                                the limit as set, "rate:period:burst:
 --                                concurrency:" (each shard enforces its
 --                                share in LIMITS; see README.md)
---   P.."topics"          set     topics with at least one live job (a job in
---                                one of the four per-topic sets above)
---   P.."seq"             string  enqueue / death order counter
+--   P.."topics"          set     topics with at least one job (a job in one
+--                                of the per-topic sets above but texpire)
+--   P.."seq"             string  enqueue / death / acknowledgement order
+--                                counter
 --   P.."meta"            hash    layout (see open-3.lua)
 --   P.."horizon"         string  due time subscribers know of (see news.lua)
 --   P.."paused"          set     paused topics: reserve hands out none of
@@ -88,3 +93,8 @@ local function treserved_key(topic) return P .. 'treserved:' .. topic end
 -- Delayed and ready jobs that expire have a third index, by expire_at: a
 -- due time of their topic like a run_at (DUE counts it).
 local function texpire_key(topic) return P .. 'texpire:' .. topic end
+-- Done jobs have two indexes like reservations: DONE lets PromoteDue() find
+-- the ones leaving across topics, the topic's own serves List(), Stats(),
+-- keep_at_most and the topic's acks.
+local DONE = P .. 'done'
+local function tdone_key(topic) return P .. 'tdone:' .. topic end

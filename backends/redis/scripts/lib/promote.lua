@@ -15,7 +15,7 @@ local function lapse(id, j, now)
     return {'discarded', id, topic, j[ATTEMPTS] or 0}
   end
   j[LAST_ERROR] = 'expired'
-  bury(id, j)
+  bury(id, j, now)
   count('k', topic, 1, now)
   return {'lapsed', id, topic, j[ATTEMPTS] or 0}
 end
@@ -76,7 +76,7 @@ local function expire_reservation(id, from, now)
   local attempts = j[ATTEMPTS] or 0
   if attempts >= j[MAX_ATTEMPTS] then
     j[LAST_ERROR] = 'lease expired'
-    bury(id, j)
+    bury(id, j, now)
     count('x', topic, 1, now)
     count('k', topic, 1, now)
     return {'dead', id, topic, attempts}

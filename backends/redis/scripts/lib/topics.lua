@@ -1,11 +1,13 @@
 -- topics.lua — the set of live topics, and deleting a job.
 -- requires: keys
 
--- A topic is live while one of its four sets holds a job. Redis deletes a
--- sorted set when its last member goes, so EXISTS over the four tells.
+-- A topic is listed while one of its five sets holds a job (done jobs
+-- too). Redis deletes a sorted set when its last member goes, so EXISTS
+-- over the five tells.
 local function topic_empty(topic)
   return redis.call('EXISTS', ready_key(topic), tdelayed_key(topic),
-                    treserved_key(topic), dead_key(topic)) == 0
+                    treserved_key(topic), dead_key(topic),
+                    tdone_key(topic)) == 0
 end
 
 -- Removes a job, already out of every index, from the store: its record,

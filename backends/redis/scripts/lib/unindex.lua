@@ -1,6 +1,6 @@
 -- unindex.lua — takes a job out of the index of its state, and out of its
 -- expiry index, before the job is deleted (cancel, withdraw).
--- requires: keys job ready index news
+-- requires: keys job ready index news done
 
 local function unindex(id, j)
   local topic, state = j[TOPIC], j[STATE]
@@ -16,5 +16,7 @@ local function unindex(id, j)
     note_slot_freed(topic)
   elseif state == ST_DEAD then
     redis.call('ZREM', dead_key(topic), id)
+  elseif state == ST_DONE then
+    done_off(topic, {done_member(j[TOKEN], id)})
   end
 end
