@@ -69,12 +69,13 @@ bool HasPlainAuthority(absl::string_view rest, bool socket) {
 
 // Whether the '@' that ends `credentials` (all before it) may be inside a
 // query's value ("h:1?password=p@ss"): a '?' or '#' that follows a plain
-// authority starts a query. Then what follows the '@' is that value's rest.
+// authority, or none, starts a query. Then what follows the '@' is that
+// value's rest.
 // (A '?' after anything else is a password's: ":S3cret?Pw@host".)
 bool IsQueryValue(absl::string_view credentials, bool socket) {
   const size_t q = credentials.find_first_of("?#");
   return q != absl::string_view::npos &&
-         HasPlainAuthority(credentials.substr(0, q), socket);
+         (q == 0 || HasPlainAuthority(credentials.substr(0, q), socket));
 }
 
 // `text` with the values of query parameters named *password hidden.

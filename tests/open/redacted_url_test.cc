@@ -153,6 +153,8 @@ TEST(RedactedUrlTest, ShowsWhatIsNotAPassword) {
   // A query before the '@': the '@' may belong to a password parameter's
   // value, and the "host" to the rest of it.
   EXPECT_EQ(RedactedUrl("rediss://h:1?password=@rest:7000"), "rediss://***");
+  EXPECT_EQ(RedactedUrl("redis://?sentinel_password=@rest:7000"),
+            "redis://***");
   EXPECT_EQ(RedactedUrl("redis+unix:///r.sock?password=a@b:1"),
             "redis+unix://***");
   EXPECT_EQ(RedactedUrl("redis+unix://:pw"), "redis+unix://***");
