@@ -74,8 +74,13 @@ bool HasPlainAuthority(absl::string_view rest, bool socket) {
 // (A '?' after anything else is a password's: ":S3cret?Pw@host".)
 bool IsQueryValue(absl::string_view credentials, bool socket) {
   const size_t q = credentials.find_first_of("?#");
-  return q != absl::string_view::npos &&
-         (q == 0 || HasPlainAuthority(credentials.substr(0, q), socket));
+  if (q == absl::string_view::npos) return false;
+  // The authority before it, after credentials of its own if it has any.
+  absl::string_view before = credentials.substr(0, q);
+  if (const size_t at = before.rfind('@'); at != absl::string_view::npos) {
+    before.remove_prefix(at + 1);
+  }
+  return before.empty() || HasPlainAuthority(before, socket);
 }
 
 // `text` with the values of query parameters named *password hidden.
