@@ -80,7 +80,10 @@ bool IsQueryValue(absl::string_view credentials, bool socket) {
   if (const size_t at = before.rfind('@'); at != absl::string_view::npos) {
     before.remove_prefix(at + 1);
   }
-  return before.empty() || HasPlainAuthority(before, socket);
+  // A userinfo never starts with '/': that is a path's, or an authority's
+  // after a third '/'.
+  return before.empty() || absl::StartsWith(before, "/") ||
+         HasPlainAuthority(before, socket);
 }
 
 // `text` with the values of query parameters named *password hidden.

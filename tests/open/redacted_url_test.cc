@@ -158,6 +158,7 @@ TEST(RedactedUrlTest, ShowsWhatIsNotAPassword) {
   EXPECT_EQ(RedactedUrl("rediss://@h:1?sentinel_password=@rest:7000"),
             "rediss://***");
   EXPECT_EQ(RedactedUrl("redis://:pw@h:1?password=@rest:7000"), "redis://***");
+  EXPECT_EQ(RedactedUrl("rediss:///h:1?password=@rest:7000"), "rediss://***");
   EXPECT_EQ(RedactedUrl("redis+unix:///r.sock?password=a@b:1"),
             "redis+unix://***");
   EXPECT_EQ(RedactedUrl("redis+unix://:pw"), "redis+unix://***");
