@@ -21,12 +21,6 @@ using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 
-std::vector<std::string> JobIds(const std::vector<Job>& jobs) {
-  std::vector<std::string> ids;
-  for (const Job& job : jobs) ids.push_back(job.id);
-  return ids;
-}
-
 std::vector<std::string> TransitionIds(const PromoteResult& result) {
   std::vector<std::string> ids;
   for (const Transition& t : result.transitions) ids.push_back(t.id);
@@ -83,26 +77,25 @@ TEST_P(BackendConformanceTest, ListReturnsEachStateInItsOrder) {
 
   ASSERT_OK_AND_ASSIGN(std::vector<Job> jobs,
                        backend_->List(topic, JobState::kReady, 10));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}ready-p0-early", "{o}ready-p0-late",
-                                        "{o}ready-p1"));
+  EXPECT_THAT(Ids(jobs), ElementsAre("{o}ready-p0-early", "{o}ready-p0-late",
+                                     "{o}ready-p1"));
   for (const Job& j : jobs) EXPECT_EQ(j.state, JobState::kReady);
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kDelayed, 10));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}delayed-early", "{o}delayed-late"));
+  EXPECT_THAT(Ids(jobs), ElementsAre("{o}delayed-early", "{o}delayed-late"));
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kReserved, 10));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}r-short", "{o}r-long"));
+  EXPECT_THAT(Ids(jobs), ElementsAre("{o}r-short", "{o}r-long"));
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[0].deadline, kT0 + absl::Hours(1));
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kDead, 10));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}dead-first", "{o}dead-second"));
+  EXPECT_THAT(Ids(jobs), ElementsAre("{o}dead-first", "{o}dead-second"));
   ASSERT_EQ(jobs.size(), 2u);
   EXPECT_EQ(jobs[0].last_error, "died {o}dead-first");
   EXPECT_EQ(jobs[0].payload, "p");
 
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kReady, 2));
-  EXPECT_THAT(JobIds(jobs),
-              ElementsAre("{o}ready-p0-early", "{o}ready-p0-late"));
+  EXPECT_THAT(Ids(jobs), ElementsAre("{o}ready-p0-early", "{o}ready-p0-late"));
   ASSERT_OK_AND_ASSIGN(jobs, backend_->List(topic, JobState::kDead, 1));
-  EXPECT_THAT(JobIds(jobs), ElementsAre("{o}dead-first"));
+  EXPECT_THAT(Ids(jobs), ElementsAre("{o}dead-first"));
   ASSERT_OK_AND_ASSIGN(jobs,
                        backend_->List(Topic("other"), JobState::kReady, 10));
   EXPECT_THAT(jobs, IsEmpty());

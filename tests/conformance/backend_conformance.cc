@@ -107,6 +107,13 @@ std::vector<std::string> BackendConformanceTest::Ids(
   return ids;
 }
 
+std::vector<std::string> BackendConformanceTest::Ids(
+    const std::vector<Job>& jobs) {
+  std::vector<std::string> ids;
+  for (const Job& job : jobs) ids.push_back(job.id);
+  return ids;
+}
+
 namespace {
 
 // ---------------------------------------------------------------- Add / Get

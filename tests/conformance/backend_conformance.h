@@ -110,8 +110,9 @@ class BackendConformanceTest : public ::testing::TestWithParam<BackendFactory> {
   // The limit the store enforces for `limit` (BackendFactory::limit_share).
   TopicLimit Share(const TopicLimit& limit) const;
 
-  // The ids of `leases`, in order.
+  // The ids of `leases`, or of `jobs`, in order.
   static std::vector<std::string> Ids(const std::vector<Lease>& leases);
+  static std::vector<std::string> Ids(const std::vector<Job>& jobs);
 
   std::unique_ptr<Backend> backend_;
 };

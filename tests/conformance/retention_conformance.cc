@@ -22,12 +22,6 @@ using ::testing::IsEmpty;
 constexpr absl::StatusCode kNotFound = absl::StatusCode::kNotFound;
 constexpr absl::StatusCode kRefused = absl::StatusCode::kFailedPrecondition;
 
-std::vector<std::string> JobIds(const std::vector<Job>& jobs) {
-  std::vector<std::string> ids;
-  for (const Job& j : jobs) ids.push_back(j.id);
-  return ids;
-}
-
 // A job kept `keep_for` once acknowledged, its topic keeping `keep_at_most`.
 NewJob Kept(NewJob job, absl::Duration keep_for, int keep_at_most = 100) {
   job.keep_for = keep_for;
@@ -57,7 +51,7 @@ TEST_P(BackendConformanceTest, AnAcknowledgedJobWithKeepForStaysDone) {
   EXPECT_EQ(stats.total(), 0);
   ASSERT_OK_AND_ASSIGN(std::vector<Job> done,
                        backend_->List(topic, JobState::kDone, 10));
-  EXPECT_THAT(JobIds(done), ElementsAre("{o}kept"));
+  EXPECT_THAT(Ids(done), ElementsAre("{o}kept"));
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend_->Topics());
   EXPECT_THAT(topics, ::testing::Contains(topic));
   // A done job is never due, and nothing is left to reserve.
@@ -137,7 +131,7 @@ TEST_P(BackendConformanceTest, ATopicKeepsAtMostItsNewestDoneJobs) {
   }
   ASSERT_OK_AND_ASSIGN(std::vector<Job> done,
                        backend_->List(topic, JobState::kDone, 10));
-  EXPECT_THAT(JobIds(done), ElementsAre("{o}done-2", "{o}done-3"));
+  EXPECT_THAT(Ids(done), ElementsAre("{o}done-2", "{o}done-3"));
   ASSERT_EQ(done.size(), 2u);
   EXPECT_EQ(done[1].result, "r3");
   EXPECT_THAT(backend_->Get("{o}done-1"), StatusIs(kNotFound));

@@ -21,6 +21,16 @@
 namespace delayq {
 namespace {
 
+// Takes a file's jobs table back to before done jobs (schema version 11).
+constexpr char kWithoutDoneJobs[] = R"sql(
+    DROP INDEX jobs_done;
+    DROP INDEX jobs_leaving;
+    ALTER TABLE jobs DROP COLUMN result;
+    ALTER TABLE jobs DROP COLUMN finished_at_us;
+    ALTER TABLE jobs DROP COLUMN keep_for_us;
+    ALTER TABLE jobs DROP COLUMN keep_at_most;
+)sql";
+
 using ::delayq::testing::FreshDbPath;
 using ::delayq::testing::ReadFile;
 using ::delayq::testing::StatusIs;
@@ -161,13 +171,7 @@ TEST(SqliteFilesTest, RefusesANewerSchemaWithoutTouchingIt) {
 // jobs) opens, keeps its jobs and is brought up to date.
 TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   const std::string path = MakeDelayqFile(2);
-  RawExec(path, R"sql(
-    DROP INDEX jobs_done;
-    DROP INDEX jobs_leaving;
-    ALTER TABLE jobs DROP COLUMN result;
-    ALTER TABLE jobs DROP COLUMN finished_at_us;
-    ALTER TABLE jobs DROP COLUMN keep_for_us;
-    ALTER TABLE jobs DROP COLUMN keep_at_most;
+  RawExec(path, absl::StrCat(kWithoutDoneJobs, R"sql(
     DROP TABLE transitions_recent;
     DROP TABLE transitions;
     DROP TABLE schedules;
@@ -197,7 +201,7 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
     END;
     INSERT INTO counts (topic, state, n) VALUES ('gone', 1, 0);
     PRAGMA user_version = 1;
-  )sql");
+  )sql"));
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> topics, backend->Topics());
   ASSERT_EQ(topics.size(), 1u);
@@ -236,13 +240,7 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
 TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   const std::string path = MakeDelayqFile(2);
   const int64_t minute_us = absl::ToUnixMicros(MinuteOf(kNow)) - 60'000'000;
-  RawExec(path, absl::StrCat(R"sql(
-    DROP INDEX jobs_done;
-    DROP INDEX jobs_leaving;
-    ALTER TABLE jobs DROP COLUMN result;
-    ALTER TABLE jobs DROP COLUMN finished_at_us;
-    ALTER TABLE jobs DROP COLUMN keep_for_us;
-    ALTER TABLE jobs DROP COLUMN keep_at_most;
+  RawExec(path, absl::StrCat(kWithoutDoneJobs, R"sql(
     DROP TABLE transitions_recent;
     DELETE FROM transitions;
     INSERT INTO transitions VALUES ()sql",
@@ -305,15 +303,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
                          "boom", kNow, kNow)
                   .status());
   }
-  RawExec(path, R"sql(
-    DROP INDEX jobs_done;
-    DROP INDEX jobs_leaving;
-    ALTER TABLE jobs DROP COLUMN result;
-    ALTER TABLE jobs DROP COLUMN finished_at_us;
-    ALTER TABLE jobs DROP COLUMN keep_for_us;
-    ALTER TABLE jobs DROP COLUMN keep_at_most;
-    PRAGMA user_version = 10;
-  )sql");
+  RawExec(path, absl::StrCat(kWithoutDoneJobs, "PRAGMA user_version = 10;"));
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
   EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 11);
   ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
