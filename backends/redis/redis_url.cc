@@ -23,6 +23,7 @@
 #include "backends/redis/backend_impl.h"
 #include "delayq/redis_backend.h"
 #include "src/common/status_macros.h"
+#include "src/common/url_credentials.h"
 #include "src/common/url_query.h"
 
 namespace delayq {
@@ -409,6 +410,13 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
   const size_t at = rest.rfind('@');
   const bool had_credentials = at != absl::string_view::npos;
   if (had_credentials) {
+    // An '@' the redaction reads as a query value's is refused here, not
+    // read as the end of credentials: what follows it would be a password's
+    // rest, and the errors about it would quote that.
+    if (internal::AtIsInQueryValue(rest.substr(0, at),
+                                   scheme->kind == Kind::kSocket)) {
+      return Bad(url, "an '@' in a query value must be written %40");
+    }
     DQ_RETURN_IF_ERROR(ParseCredentials(url, rest.substr(0, at), &o));
     rest.remove_prefix(at + 1);
   }

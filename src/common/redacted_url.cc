@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "src/common/url_credentials.h"
 
 namespace delayq {
 
@@ -67,25 +68,6 @@ bool HasPlainAuthority(absl::string_view rest, bool socket) {
   return true;
 }
 
-// Whether the '@' that ends `credentials` (all before it) may be inside a
-// query's value ("h:1?password=p@ss"): a '?' or '#' that follows a plain
-// authority, or none, starts a query. Then what follows the '@' is that
-// value's rest.
-// (A '?' after anything else is a password's: ":S3cret?Pw@host".)
-bool IsQueryValue(absl::string_view credentials, bool socket) {
-  const size_t q = credentials.find_first_of("?#");
-  if (q == absl::string_view::npos) return false;
-  // The authority before it, after credentials of its own if it has any.
-  absl::string_view before = credentials.substr(0, q);
-  if (const size_t at = before.rfind('@'); at != absl::string_view::npos) {
-    before.remove_prefix(at + 1);
-  }
-  // A userinfo never starts with '/': that is a path's, or an authority's
-  // after a third '/'.
-  return before.empty() || absl::StartsWith(before, "/") ||
-         HasPlainAuthority(before, socket);
-}
-
 // `text` with the values of query parameters named *password hidden.
 std::string HideQueryPasswords(absl::string_view text) {
   const size_t q = text.find('?');
@@ -107,6 +89,24 @@ std::string HideQueryPasswords(absl::string_view text) {
 }
 
 }  // namespace
+
+namespace internal {
+
+bool AtIsInQueryValue(absl::string_view credentials, bool socket) {
+  const size_t q = credentials.find_first_of("?#");
+  if (q == absl::string_view::npos) return false;
+  // The authority before it, after credentials of its own if it has any.
+  absl::string_view before = credentials.substr(0, q);
+  if (const size_t at = before.rfind('@'); at != absl::string_view::npos) {
+    before.remove_prefix(at + 1);
+  }
+  // A userinfo never starts with '/': that is a path's, or an authority's
+  // after a third '/'.
+  return before.empty() || absl::StartsWith(before, "/") ||
+         HasPlainAuthority(before, socket);
+}
+
+}  // namespace internal
 
 std::string RedactedUrl(absl::string_view url) {
   // These stores have no credentials, and a file's path may hold '@'.
@@ -130,7 +130,7 @@ std::string RedactedUrl(absl::string_view url) {
         at == absl::string_view::npos ? rest : rest.substr(at + 1);
     const bool socket = scheme == "redis+unix://";
     if ((at != absl::string_view::npos &&
-         IsQueryValue(rest.substr(0, at), socket)) ||
+         internal::AtIsInQueryValue(rest.substr(0, at), socket)) ||
         !HasPlainAuthority(after, socket)) {
       return absl::StrCat(scheme, kHidden);
     }

@@ -195,6 +195,27 @@ TEST(ParseRedisUrlTest, CredentialsRunToTheLastAt) {
   EXPECT_EQ(o.unix_socket, "/r.sock");
 }
 
+// An '@' after a '?' that follows a plain authority (or none) is a query
+// value's, as RedactedUrl() reads it: such a URL is refused whole, and its
+// error quotes nothing that follows the '@'.
+TEST(ParseRedisUrlTest, AnAtInAQueryValueIsRefused) {
+  for (const char* url :
+       {"redis://h:1?password=p@ss:7000", "rediss:///h:1?password=@o:700?Zq9",
+        "redis://?sentinel_password=@x:1?Zq9", "rediss://@h:1?password=@x:1",
+        "redis+unix:///r.sock?password=a@b/Zq9"}) {
+    absl::StatusOr<RedisOptions> o = ParseRedisUrl(url);
+    EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument)) << url;
+    EXPECT_THAT(std::string(o.status().message()), HasSubstr("%40")) << url;
+    EXPECT_THAT(std::string(o.status().message()),
+                ::testing::Not(HasSubstr("Zq9")))
+        << url;
+  }
+  ASSERT_OK_AND_ASSIGN(
+      RedisOptions o,
+      ParseRedisUrl("redis+sentinel://s1:1/m?sentinel_password=p%40ss"));
+  EXPECT_EQ(o.sentinel_password, "p@ss");
+}
+
 // The sentinels' password may come from a file too, as the server's does;
 // given both ways, the URL is refused.
 TEST(ParseRedisUrlTest, SentinelPasswordFile) {

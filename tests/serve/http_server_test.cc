@@ -206,6 +206,25 @@ TEST(HttpServerTest, ReadsARequestThatArrivesInPieces) {
   EXPECT_EQ(body["authorization"], "Bearer abc");
 }
 
+// A malformed line is refused when it arrives in pieces as when it arrives
+// at once. The request may take an hour, so only the refusal can answer.
+TEST(HttpServerTest, RefusesAMalformedHeaderThatArrivesInPieces) {
+  HttpServer::Options options;
+  options.request_timeout = absl::Hours(1);
+  for (const std::string& bad :
+       {std::string("GET / HTTP/1.1\r\n\rX"),
+        std::string("GET / HTTP/1.1\r\nHo st: x\r\n"),
+        std::string("GET / HTTP/1.1\r\nX: a\x01b\r\n")}) {
+    auto server = StartServer(Echo, options);
+    RawConnection c(server->port());
+    c.Send("GET / HT");
+    absl::SleepFor(absl::Milliseconds(20));  // read apart, as a first piece
+    c.Send(bad.substr(8));
+    RawReply reply = c.Read();
+    EXPECT_EQ(reply.status, 400) << bad;
+  }
+}
+
 TEST(HttpServerTest, ReadsAChunkedBody) {
   auto server = StartServer();
   RawConnection c(server->port());

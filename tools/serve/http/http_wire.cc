@@ -166,6 +166,23 @@ int HexDigit(char c) {
   return -1;
 }
 
+// A parser that stops after the header, so that it is checked and its
+// fields taken before any byte of the body (or a trailer) is parsed.
+void Configure(Parser& parser, size_t max_body_bytes) {
+  parser.eager(false);
+  parser.header_limit(kMaxHeaderBytes);
+  parser.body_limit(max_body_bytes);
+  // A chunk's extensions are bounded as a header line is (the parser
+  // bounds neither).
+  auto bound_extensions = [](uint64_t, boost::beast::string_view extensions,
+                             boost::beast::error_code& error) {
+    if (extensions.size() > kMaxHeaderBytes) {
+      error = http::error::bad_chunk_extension;
+    }
+  };
+  parser.on_chunk_header(bound_extensions);
+}
+
 }  // namespace
 
 HttpConnection::HttpConnection(int fd, const Limits& limits)
@@ -232,78 +249,79 @@ bool HttpConnection::ClientGone() {
 
 HttpConnection::Outcome HttpConnection::Read(HttpRequest* request) {
   const Clock::time_point deadline = After(limits_.request);
-  Parser parser;
-  // Stop after the header, so that it is checked and its fields taken
-  // before any byte of the body (or a trailer) is parsed; then take all
-  // that comes.
-  parser.eager(false);
-  parser.header_limit(kMaxHeaderBytes);
-  parser.body_limit(limits_.max_body_bytes);
-  // A chunk's extensions are bounded as a header line is (the parser
-  // bounds neither).
-  auto bound_extensions = [](uint64_t, boost::beast::string_view extensions,
-                             boost::beast::error_code& error) {
-    if (extensions.size() > kMaxHeaderBytes) {
-      error = http::error::bad_chunk_extension;
-    }
-  };
-  parser.on_chunk_header(bound_extensions);
+  std::optional<Parser> parser;
   bool header_checked = false;
   size_t header_fields = 0;
   for (;;) {
-    if (!buffer_.empty()) {
+    if (!buffer_.empty() && !header_checked) {
+      // Until the header is in, a fresh parser reads all of it each time
+      // more arrives. A parser that has answered need_more looks again
+      // only once the header's end is in, so a malformed line that came in
+      // pieces would wait for the deadline instead of being refused as it
+      // is when it comes at once. The header is at most kMaxHeaderBytes.
+      parser.emplace();
+      Configure(*parser, limits_.max_body_bytes);
       boost::beast::error_code error;
-      const size_t used = parser.put(
+      const size_t used = parser->put(
+          boost::asio::buffer(buffer_.data(), buffer_.size()), error);
+      if (error && error != http::error::need_more) {
+        return ParseRefusal(error, limits_.max_body_bytes);
+      }
+      if (!parser->is_header_done()) {
+        if (buffer_.size() > kMaxHeaderBytes) {
+          return ParseRefusal(http::error::header_limit,
+                              limits_.max_body_bytes);
+        }
+      } else {
+        buffer_.erase(0, used);
+        header_checked = true;
+        if (std::optional<Outcome> refused = HeaderRefusal(*parser)) {
+          return *std::move(refused);
+        }
+        // An HTTP/1.0 client's expectation is ignored (RFC 9110, 10.1.1).
+        if (!parser->is_done() && parser->get().version() >= 11 &&
+            AsksToContinue(*parser)) {
+          iovec go{const_cast<char*>(kContinue.data()), kContinue.size()};
+          if (!Send(&go, 1, deadline)) return Outcome{};  // kBroken
+        }
+        TakeHeaders(*parser, request);
+        header_fields = FieldCount(*parser);
+        parser->eager(true);
+      }
+    }
+    if (!buffer_.empty() && header_checked && !parser->is_done()) {
+      boost::beast::error_code error;
+      const size_t used = parser->put(
           boost::asio::buffer(buffer_.data(), buffer_.size()), error);
       buffer_.erase(0, used);
       if (error && error != http::error::need_more) {
         return ParseRefusal(error, limits_.max_body_bytes);
       }
-      if (parser.is_header_done() && !header_checked) {
-        header_checked = true;
-        if (std::optional<Outcome> refused = HeaderRefusal(parser)) {
-          return *std::move(refused);
-        }
-        // An HTTP/1.0 client's expectation is ignored (RFC 9110, 10.1.1).
-        if (!parser.is_done() && parser.get().version() >= 11 &&
-            AsksToContinue(parser)) {
-          iovec go{const_cast<char*>(kContinue.data()), kContinue.size()};
-          if (!Send(&go, 1, deadline)) return Outcome{};  // kBroken
-        }
-        TakeHeaders(parser, request);
-        header_fields = FieldCount(parser);
-        parser.eager(true);
-        if (parser.is_done()) break;  // no body
-        continue;                     // the body's bytes already here
-      }
       // The parser takes all it can: what it leaves of an unfinished
-      // request is an unfinished line. It bounds the header's, not a
-      // chunk's size line or a trailer, so this does.
-      if (!parser.is_done() && buffer_.size() > kMaxHeaderBytes) {
-        return parser.is_header_done()
-                   ? Refusal(400, absl::StrCat("a chunk's size line or a "
-                                               "trailer is over ",
-                                               kMaxHeaderBytes, " bytes"))
-                   : ParseRefusal(http::error::header_limit,
-                                  limits_.max_body_bytes);
+      // request is an unfinished line. It does not bound a chunk's size
+      // line or a trailer, so this does.
+      if (!parser->is_done() && buffer_.size() > kMaxHeaderBytes) {
+        return Refusal(400, absl::StrCat("a chunk's size line or a trailer "
+                                         "is over ",
+                                         kMaxHeaderBytes, " bytes"));
       }
     }
-    if (parser.is_done()) break;
+    if (header_checked && parser->is_done()) break;
     const absl::Duration left = Until(deadline);
     if (left <= absl::ZeroDuration() || !Receive(left)) {
       return Outcome{};  // kBroken
     }
   }
   // Trailer fields would be read as the header's: none are taken.
-  if (FieldCount(parser) != header_fields) {
+  if (FieldCount(*parser) != header_fields) {
     return Refusal(400, "malformed HTTP request: trailer fields are not taken");
   }
   Outcome outcome;
   outcome.kind = Outcome::kRequest;
-  outcome.keep_alive = parser.get().keep_alive();
-  outcome.head = parser.get().method() == http::verb::head;
-  outcome.http_1_0 = parser.get().version() < 11;
-  Fill(parser, request);
+  outcome.keep_alive = parser->get().keep_alive();
+  outcome.head = parser->get().method() == http::verb::head;
+  outcome.http_1_0 = parser->get().version() < 11;
+  Fill(*parser, request);
   if (outcome.head) request->method = "GET";
   return outcome;
 }
