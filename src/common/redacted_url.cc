@@ -95,15 +95,19 @@ namespace internal {
 bool AtIsInQueryValue(absl::string_view credentials, bool socket) {
   const size_t q = credentials.find_first_of("?#");
   if (q == absl::string_view::npos) return false;
-  // The authority before it, after credentials of its own if it has any.
   absl::string_view before = credentials.substr(0, q);
-  if (const size_t at = before.rfind('@'); at != absl::string_view::npos) {
-    before.remove_prefix(at + 1);
-  }
   // A userinfo never starts with '/': that is a path's, or an authority's
   // after a third '/'.
-  return before.empty() || absl::StartsWith(before, "/") ||
-         HasPlainAuthority(before, socket);
+  if (absl::StartsWith(before, "/")) return true;
+  if (const size_t at = before.rfind('@'); at != absl::string_view::npos) {
+    // The authority after credentials of its own.
+    before.remove_prefix(at + 1);
+    return before.empty() || absl::StartsWith(before, "/") ||
+           HasPlainAuthority(before, socket);
+  }
+  // Else a '?' is a password's only after the ':' that starts the password
+  // (a user holds none).
+  return !absl::StrContains(before, ':') || HasPlainAuthority(before, socket);
 }
 
 }  // namespace internal

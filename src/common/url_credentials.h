@@ -15,10 +15,11 @@ namespace internal {
 
 // Whether the '@' that ends `credentials` (all of a Redis URL between its
 // scheme and its last '@') may be inside a query's value
-// ("h:1?password=p@ss"): a '?' or '#' that follows a plain authority, or
-// none, starts a query, and then what follows the '@' is that value's rest.
-// A '?' after anything else is a password's (":S3cret?Pw@host"). `socket`
-// is true for redis+unix://.
+// ("h:1?password=p@ss"): a '?' or '#' that follows a plain authority, a
+// path, or text without the ':' a password starts with, starts a query,
+// and then what follows the '@' is that value's rest. A '?' after anything
+// else is a password's (":S3cret?Pw@host"). `socket` is true for
+// redis+unix://.
 bool AtIsInQueryValue(absl::string_view credentials, bool socket);
 
 }  // namespace internal

@@ -13,7 +13,8 @@
 // The input builds a URL around a password that holds a marker string: a
 // scheme (or none), a separator (well-formed "://" or a malformed one such
 // as ":" or "//"), optional "user:", the password, then '@' and a host, or
-// no '@' at all, or a query in which the password is the value of a
+// no '@' at all (then the password holds none, as its last '@' would end
+// the credentials), or a query in which the password is the value of a
 // *password parameter (the only place a sqlite: or memory: URL has one).
 // Every other part of the URL has the marker removed,
 // so the marker in an output can only have come from the password.
@@ -85,6 +86,11 @@ std::string Params(FuzzedDataProvider& in) {
   return out;
 }
 
+std::string StripAt(std::string text) {
+  text.erase(std::remove(text.begin(), text.end(), '@'), text.end());
+  return text;
+}
+
 std::string BuildUrl(FuzzedDataProvider& in) {
   std::string scheme = Pick(in, kSchemes);
   if (scheme.empty()) scheme = Piece(in, 8);
@@ -116,8 +122,11 @@ std::string BuildUrl(FuzzedDataProvider& in) {
       url += user;
     }
     url += ":";
-    url += password;
-    switch (in.ConsumeIntegralInRange(0, 3)) {
+    const int after = in.ConsumeIntegralInRange(0, 3);
+    // With no '@' of its own after it, a password's last '@' would end the
+    // credentials: the text after it is a host, as written ("u:@h:1").
+    url += after >= 2 ? StripAt(password) : password;
+    switch (after) {
       case 0:
         absl::StrAppend(&url, "@", Pick(in, kHosts));
         break;

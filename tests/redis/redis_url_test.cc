@@ -202,7 +202,8 @@ TEST(ParseRedisUrlTest, AnAtInAQueryValueIsRefused) {
   for (const char* url :
        {"redis://h:1?password=p@ss:7000", "rediss:///h:1?password=@o:700?Zq9",
         "redis://?sentinel_password=@x:1?Zq9", "rediss://@h:1?password=@x:1",
-        "redis+unix:///r.sock?password=a@b/Zq9"}) {
+        "redis+unix:///r.sock?password=a@b/Zq9",
+        "redis+sentinel://tmp/r.sock?x&sentinel_password=@Zq9:1000?y"}) {
     absl::StatusOr<RedisOptions> o = ParseRedisUrl(url);
     EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument)) << url;
     EXPECT_THAT(std::string(o.status().message()), HasSubstr("%40")) << url;
