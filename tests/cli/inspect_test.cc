@@ -25,17 +25,15 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 
-// The counts `stats` prints for `topic` (delayed, ready, reserved, dead),
-// empty if the topic has no row.
-// The cells of `topic`'s row of a stats table after the topic's: from
-// `first` (0: DELAYED, READY, RESERVED, DEAD; 4: DONE/MIN, FAILED/MIN,
-// DONE/H, FAILED/H), four of them.
+// The cells of `topic`'s row of a stats table after the topic's, empty if
+// the topic has no row: from `first` (0: DELAYED, READY, RESERVED, DEAD;
+// 5: DONE/MIN, FAILED/MIN, DONE/H, FAILED/H), four of them. KEPT is 4.
 std::vector<std::string> StatsCells(const std::string& out,
                                     const std::string& topic, int first) {
   for (absl::string_view line : absl::StrSplit(out, '\n')) {
     std::vector<std::string> cells =
         absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (cells.size() == 9 && cells[0] == topic) {
+    if (cells.size() == 10 && cells[0] == topic) {
       return std::vector<std::string>(cells.begin() + 1 + first,
                                       cells.begin() + 5 + first);
     }
@@ -112,13 +110,13 @@ TEST(CliInspectTest, JsonOutput) {
   CliResult stats = cli.Run({"stats", "--json"});
   EXPECT_EQ(Unminuted(stats.out),
             "[{\"topic\":\"emails\",\"delayed\":1,\"ready\":0,"
-            "\"reserved\":0,\"dead\":0,\"paused\":false");
+            "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false");
   EXPECT_THAT(stats.out, HasSubstr(",\"last_hour\":{\"enqueued\":1,\"done\":0,"
                                    "\"failed\":0,\"dead\":0}}]\n"));
   CliResult empty = cli.Run({"stats", "--json", "none"});
   EXPECT_EQ(empty.out,
             "[{\"topic\":\"none\",\"delayed\":0,\"ready\":0,"
-            "\"reserved\":0,\"dead\":0,\"paused\":false,"
+            "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false,"
             "\"last_minute\":{\"enqueued\":0,\"done\":0,\"failed\":0,"
             "\"dead\":0},\"last_hour\":{\"enqueued\":0,\"done\":0,"
             "\"failed\":0,\"dead\":0}}]\n");
@@ -156,6 +154,12 @@ TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {
   EXPECT_THAT(get.out, HasSubstr("kept for:     1h after it is done (its "
                                  "topic keeps at most 5)"));
   EXPECT_THAT(get.out, HasSubstr("result:       0 bytes"));
+  // One kept; the other left at its ack.
+  CliResult stats = cli.Run({"stats", "calc"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_EQ(StatsCells(stats.out, "calc", 1)[3], "1") << stats.out;
+  EXPECT_THAT(cli.Run({"stats", "calc", "--json"}).out,
+              HasSubstr("\"dead\":0,\"done\":1,"));
   CliResult list = cli.Run({"list", "calc", "--state", "done"});
   EXPECT_THAT(list.out, HasSubstr("kept"));
   EXPECT_THAT(list.out, HasSubstr("done "));
@@ -231,8 +235,8 @@ TEST(CliInspectTest, CancelDeletesAndKickRevivesDeadJobs) {
   const std::string after_work = cli.Run({"stats"}).out;
   EXPECT_THAT(StatsRow(after_work, "t"), ElementsAre("0", "0", "0", "3"));
   // Three attempts failed this hour; none was done.
-  EXPECT_THAT(StatsCells(after_work, "t", 4)[2], "0");
-  EXPECT_THAT(StatsCells(after_work, "t", 4)[3], "3");
+  EXPECT_THAT(StatsCells(after_work, "t", 5)[2], "0");
+  EXPECT_THAT(StatsCells(after_work, "t", 5)[3], "3");
   CliResult kick = cli.Run({"kick", "t", "2"});
   EXPECT_EQ(kick.out, "kicked 2 dead jobs of t back to ready\n");
   EXPECT_THAT(StatsRow(cli.Run({"stats"}).out, "t"),
@@ -302,7 +306,7 @@ TEST(CliInspectTest, StatsWatchRefreshesUntilInterrupted) {
   for (const std::string& line : lines) {
     EXPECT_EQ(Unminuted(line),
               "[{\"topic\":\"t\",\"delayed\":0,\"ready\":1,"
-              "\"reserved\":0,\"dead\":0,\"paused\":false");
+              "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false");
   }
 }
 

@@ -37,7 +37,7 @@ TEST(CliLimitTest, LimitShowsInStatsUntilCleared) {
   EXPECT_THAT(json.out,
               ::testing::StartsWith(
                   "[{\"topic\":\"payments\",\"delayed\":0,\"ready\":1,"
-                  "\"reserved\":0,\"dead\":0,\"paused\":false,\"limit\":{"
+                  "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false,\"limit\":{"
                   "\"rate\":50,\"period_ms\":1000,\"burst\":1,"
                   "\"concurrency\":10},\"last_minute\":"));
 

@@ -120,8 +120,10 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
   } else {
     topics = ctx.args;
   }
+  // KEPT: done jobs the store keeps (JobOptions::keep_for).
   std::vector<Row> rows = {{"TOPIC", "DELAYED", "READY", "RESERVED", "DEAD",
-                            "DONE/MIN", "FAILED/MIN", "DONE/H", "FAILED/H"}};
+                            "KEPT", "DONE/MIN", "FAILED/MIN", "DONE/H",
+                            "FAILED/H"}};
   std::vector<std::string> json;
   for (const std::string& topic : topics) {
     absl::StatusOr<TopicStats> s = scheduler.Stats(topic);
@@ -138,7 +140,7 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
              : absl::StrCat(topic, " (", absl::StrJoin(notes, "; "), ")"),
          absl::StrCat(s->delayed), absl::StrCat(s->ready),
          absl::StrCat(s->reserved), absl::StrCat(s->dead),
-         absl::StrCat(r.minute.done), absl::StrCat(r.minute.failed),
+         absl::StrCat(s->done), absl::StrCat(r.minute.done), absl::StrCat(r.minute.failed),
          absl::StrCat(r.hour.done), absl::StrCat(r.hour.failed)});
     std::string limit_json;
     if (limit != limits.end()) {
@@ -151,7 +153,7 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
     json.push_back(absl::StrCat(
         "{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
         ",\"ready\":", s->ready, ",\"reserved\":", s->reserved,
-        ",\"dead\":", s->dead, ",\"paused\":", is_paused ? "true" : "false",
+        ",\"dead\":", s->dead, ",\"done\":", s->done, ",\"paused\":", is_paused ? "true" : "false",
         limit_json, ",\"last_minute\":", RecentJson(r.minute),
         ",\"last_hour\":", RecentJson(r.hour), "}"));
   }
