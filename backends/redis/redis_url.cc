@@ -404,18 +404,18 @@ absl::StatusOr<RedisOptions> ParseRedisUrl(absl::string_view url) {
   }
   RedisOptions o;
   o.tls.enabled = scheme->tls;
-  // The credentials run from the scheme to the last '@', whatever they hold
-  // ('/', '?', '#': a password that was not percent-encoded), as
-  // RedactedUrl() hides them.
+  // The credentials run from the scheme to the last '@', as RedactedUrl()
+  // hides them.
   const size_t at = rest.rfind('@');
   const bool had_credentials = at != absl::string_view::npos;
   if (had_credentials) {
-    // An '@' the redaction reads as a query value's is refused here, not
-    // read as the end of credentials: what follows it would be a password's
-    // rest, and the errors about it would quote that.
-    if (internal::AtIsInQueryValue(rest.substr(0, at),
-                                   scheme->kind == Kind::kSocket)) {
-      return Bad(url, "an '@' in a query value must be written %40");
+    // Refused whole, and its error quotes none of it: either reading
+    // could put a password's text where an error quotes it.
+    if (internal::CredentialsHoldQuery(rest.substr(0, at))) {
+      return Bad(url,
+                 "a '?' or '#' before the last '@': write them (and any '@' "
+                 "of a password or query value) percent-encoded: %3F, %23, "
+                 "%40");
     }
     DQ_RETURN_IF_ERROR(ParseCredentials(url, rest.substr(0, at), &o));
     rest.remove_prefix(at + 1);

@@ -14,12 +14,13 @@ namespace delayq {
 // RedactedUrl()
 //
 // `url` as it may be shown. In a Redis URL the credentials, everything
-// between the scheme and the last '@' whatever it holds ('/', '?', '#',
-// '@'), become "***", as do the values of query parameters named *password
-// in any URL. What follows the credentials is shown only when it starts
-// with a list of host:port (or an empty authority before a socket's path);
-// otherwise all after the scheme is hidden, as the rest of a malformed URL
-// may be a password that lost its '@'. A URL of another scheme, or of none,
+// between the scheme and the last '@', become "***", as do the values of
+// query parameters named *password in any URL. What follows the
+// credentials is shown only when it starts with a list of host:port (or an
+// empty authority before a socket's path), and the credentials hold no
+// '?' or '#' (their '@' may then be a query value's); otherwise all after
+// the scheme is hidden, as the rest of a malformed URL may be a password
+// that lost its '@'. A URL of another scheme, or of none,
 // is hidden whole when it holds ':' or '@', except sqlite: and memory:,
 // which take no credentials. This hides more than the password of a
 // malformed URL, never less. Every message and error of delayq that quotes

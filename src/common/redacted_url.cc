@@ -92,22 +92,8 @@ std::string HideQueryPasswords(absl::string_view text) {
 
 namespace internal {
 
-bool AtIsInQueryValue(absl::string_view credentials, bool socket) {
-  const size_t q = credentials.find_first_of("?#");
-  if (q == absl::string_view::npos) return false;
-  absl::string_view before = credentials.substr(0, q);
-  // A userinfo never starts with '/': that is a path's, or an authority's
-  // after a third '/'.
-  if (absl::StartsWith(before, "/")) return true;
-  if (const size_t at = before.rfind('@'); at != absl::string_view::npos) {
-    // The authority after credentials of its own.
-    before.remove_prefix(at + 1);
-    return before.empty() || absl::StartsWith(before, "/") ||
-           HasPlainAuthority(before, socket);
-  }
-  // Else a '?' is a password's only after the ':' that starts the password
-  // (a user holds none).
-  return !absl::StrContains(before, ':') || HasPlainAuthority(before, socket);
+bool CredentialsHoldQuery(absl::string_view credentials) {
+  return credentials.find_first_of("?#") != absl::string_view::npos;
 }
 
 }  // namespace internal
@@ -125,16 +111,18 @@ std::string RedactedUrl(absl::string_view url) {
   for (absl::string_view scheme : kRedisSchemes) {
     absl::string_view rest = url;
     if (!absl::ConsumePrefix(&rest, scheme)) continue;
-    // As ParseRedisUrl() reads it: the credentials run to the last '@',
-    // whatever they hold. What follows is shown only when it starts with a
-    // plain authority: the rest of a malformed URL may be a password that
-    // lost its '@', or the part of one after an '@' of its own.
+    // As ParseRedisUrl() reads it: the credentials run to the last '@'.
+    // When they hold a '?' or '#', that '@' may be a query value's, so all
+    // is hidden (and the parser refuses the URL). What follows is shown
+    // only when it starts with a plain authority: the rest of a malformed
+    // URL may be a password that lost its '@', or the part of one after an
+    // '@' of its own.
     const size_t at = rest.rfind('@');
     const absl::string_view after =
         at == absl::string_view::npos ? rest : rest.substr(at + 1);
     const bool socket = scheme == "redis+unix://";
     if ((at != absl::string_view::npos &&
-         internal::AtIsInQueryValue(rest.substr(0, at), socket)) ||
+         internal::CredentialsHoldQuery(rest.substr(0, at))) ||
         !HasPlainAuthority(after, socket)) {
       return absl::StrCat(scheme, kHidden);
     }

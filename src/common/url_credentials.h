@@ -13,14 +13,12 @@
 namespace delayq {
 namespace internal {
 
-// Whether the '@' that ends `credentials` (all of a Redis URL between its
-// scheme and its last '@') may be inside a query's value
-// ("h:1?password=p@ss"): a '?' or '#' that follows a plain authority, a
-// path, or text without the ':' a password starts with, starts a query,
-// and then what follows the '@' is that value's rest. A '?' after anything
-// else is a password's (":S3cret?Pw@host"). `socket` is true for
-// redis+unix://.
-bool AtIsInQueryValue(absl::string_view credentials, bool socket);
+// Whether `credentials`, all of a Redis URL between its scheme and its last
+// '@', hold a '?' or '#'. A URL's userinfo holds neither unencoded (RFC
+// 3986), and such a URL is ambiguous: its '@' may be a query value's
+// ("h:1?password=p@ss"), or its '?' a password's (":S3cret?Pw@host").
+// ParseRedisUrl() refuses it and RedactedUrl() hides all after its scheme.
+bool CredentialsHoldQuery(absl::string_view credentials);
 
 }  // namespace internal
 }  // namespace delayq

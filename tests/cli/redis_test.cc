@@ -231,8 +231,8 @@ TEST_F(CliRedisTest, ServeLogsTheStoreWithoutThePassword) {
                        {"CONFIG", "SET", "requirepass", "S3cret?Pw#x/y"})[0],
             "OK");
   const std::string at = absl::StrCat("127.0.0.1:", (*locked)->port());
-  cli_.SetEnv("DELAYQ_STORE",
-              absl::StrCat("redis://:S3cret?Pw#x/y@", at, "?namespace=s"));
+  cli_.SetEnv("DELAYQ_STORE", absl::StrCat("redis://:S3cret%3FPw%23x%2Fy@", at,
+                                           "?namespace=s"));
   CliProcess serve = cli_.Start({"serve", "--listen", "127.0.0.1:0"});
   const absl::Time give_up = absl::Now() + absl::Seconds(15);
   while (!absl::StrContains(CliRunner::ReadFile(serve.out_path), "listening") &&

@@ -148,10 +148,12 @@ TEST(RedactedUrlPropertyTest, GeneratedPasswordsAreHidden) {
 
 // Well-formed URLs keep everything but the password readable.
 TEST(RedactedUrlTest, ShowsWhatIsNotAPassword) {
-  EXPECT_EQ(RedactedUrl("redis://:S3cret?Pw@127.0.0.1:6480"),
+  EXPECT_EQ(RedactedUrl("redis://:S3c@ret/Pw@127.0.0.1:6480"),
             "redis://***@127.0.0.1:6480");
-  // A query before the '@': the '@' may belong to a password parameter's
-  // value, and the "host" to the rest of it.
+  // A '?' or '#' before the '@': the '@' may belong to a password
+  // parameter's value, and the "host" to the rest of it.
+  EXPECT_EQ(RedactedUrl("redis://:S3cret?Pw@127.0.0.1:6480"), "redis://***");
+  EXPECT_EQ(RedactedUrl("redis://:S3cret#Pw@127.0.0.1:6480"), "redis://***");
   EXPECT_EQ(RedactedUrl("rediss://h:1?password=@rest:7000"), "rediss://***");
   EXPECT_EQ(RedactedUrl("redis://?sentinel_password=@rest:7000"),
             "redis://***");

@@ -176,34 +176,36 @@ TEST(ParseRedisUrlTest, ErrorsDoNotQuoteThePassword) {
   }
 }
 
-// As RedactedUrl() hides them, the credentials run to the last '@' whatever
-// they hold; the query and the path come after it.
+// As RedactedUrl() hides them, the credentials run to the last '@'; the
+// query and the path come after it.
 TEST(ParseRedisUrlTest, CredentialsRunToTheLastAt) {
-  ASSERT_OK_AND_ASSIGN(
-      RedisOptions o, ParseRedisUrl("redis://:S3cret?Pw#x/y@127.0.0.1:6480/2"));
-  EXPECT_EQ(o.password, "S3cret?Pw#x/y");
+  ASSERT_OK_AND_ASSIGN(RedisOptions o,
+                       ParseRedisUrl("redis://:S3c@ret/x@127.0.0.1:6480/2"));
+  EXPECT_EQ(o.password, "S3c@ret/x");
   EXPECT_EQ(o.host, "127.0.0.1");
   EXPECT_EQ(o.port, 6480);
   EXPECT_EQ(o.db, 2);
   ASSERT_OK_AND_ASSIGN(
-      o, ParseRedisUrl("redis+sentinel://u:p/w?x@s1:1/main?namespace=q"));
-  EXPECT_EQ(o.password, "p/w?x");
+      o, ParseRedisUrl("redis+sentinel://u:p/w@s1:1/main?namespace=q"));
+  EXPECT_EQ(o.password, "p/w");
   EXPECT_EQ(o.sentinel_master, "main");
   EXPECT_EQ(o.ns, "q");
-  ASSERT_OK_AND_ASSIGN(o, ParseRedisUrl("redis+unix://:a@b?c@/r.sock?db=1"));
+  ASSERT_OK_AND_ASSIGN(o, ParseRedisUrl("redis+unix://:a@b%3Fc@/r.sock?db=1"));
   EXPECT_EQ(o.password, "a@b?c");
   EXPECT_EQ(o.unix_socket, "/r.sock");
 }
 
-// An '@' after a '?' that follows a plain authority (or none) is a query
-// value's, as RedactedUrl() reads it: such a URL is refused whole, and its
-// error quotes nothing that follows the '@'.
-TEST(ParseRedisUrlTest, AnAtInAQueryValueIsRefused) {
+// A '?' or '#' before the last '@' may start a query whose value holds that
+// '@' ("h:1?password=p@ss"), or be a password's (":S3cret?Pw@h"): such a
+// URL is refused whole, and its error quotes nothing of it.
+TEST(ParseRedisUrlTest, AQueryMarkBeforeTheLastAtIsRefused) {
   for (const char* url :
        {"redis://h:1?password=p@ss:7000", "rediss:///h:1?password=@o:700?Zq9",
         "redis://?sentinel_password=@x:1?Zq9", "rediss://@h:1?password=@x:1",
         "redis+unix:///r.sock?password=a@b/Zq9",
-        "redis+sentinel://tmp/r.sock?x&sentinel_password=@Zq9:1000?y"}) {
+        "redis+sentinel://tmp/r.sock?x&sentinel_password=@Zq9:1000?y",
+        "redis+unix://host:6379?password=Zq9@/r.sock",
+        "redis://:Zq9?Pw#x/y@127.0.0.1:6480/2", "redis://u:Zq9#@h:1"}) {
     absl::StatusOr<RedisOptions> o = ParseRedisUrl(url);
     EXPECT_THAT(o, StatusIs(absl::StatusCode::kInvalidArgument)) << url;
     EXPECT_THAT(std::string(o.status().message()), HasSubstr("%40")) << url;
@@ -215,6 +217,8 @@ TEST(ParseRedisUrlTest, AnAtInAQueryValueIsRefused) {
       RedisOptions o,
       ParseRedisUrl("redis+sentinel://s1:1/m?sentinel_password=p%40ss"));
   EXPECT_EQ(o.sentinel_password, "p@ss");
+  ASSERT_OK_AND_ASSIGN(o, ParseRedisUrl("redis://:S3cret%3FPw@h:1"));
+  EXPECT_EQ(o.password, "S3cret?Pw");
 }
 
 // The sentinels' password may come from a file too, as the server's does;
