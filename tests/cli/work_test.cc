@@ -74,6 +74,32 @@ TEST(CliWorkTest, SucceedingCommandGetsPayloadAndEnvironmentAndAcks) {
   EXPECT_TRUE(CliRunner::NoJobsIn(cli.Run({"stats", "--json"}).out));
 }
 
+// With --result the command's stdout is the job's result, kept with the job
+// added with --keep-for; a stdout over the limit fails the job instead.
+TEST(CliWorkTest, ResultKeepsTheCommandsStdout) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "calc", "6*7", "--id", "sum", "--keep-for", "1h"})
+                .exit_code,
+            0);
+  ASSERT_EQ(cli.Run({"add", "calc", "big", "--id", "big", "--keep-for", "1h",
+                     "--max-attempts", "1"})
+                .exit_code,
+            0);
+  CliResult work = cli.Run(
+      {"work", "calc", "--result", "--once", "--poll", "50ms", "--", "sh", "-c",
+       "if [ \"$DELAYQ_JOB_ID\" = big ]; then head -c 70000 /dev/zero; "
+       "else printf 'result of '; cat; fi"});
+  ASSERT_EQ(work.exit_code, 0) << work.err;
+  // The result went to the store, not to the worker's stdout.
+  EXPECT_EQ(work.out, "");
+  EXPECT_EQ(cli.Run({"get", "sum", "--result"}).out, "result of 6*7");
+  EXPECT_THAT(work.err, HasSubstr("big attempt 1/1 failed in "));
+  EXPECT_THAT(work.err, HasSubstr("(stdout over 65536 bytes), dead"));
+  CliResult big = cli.Run({"get", "big", "--json"});
+  EXPECT_THAT(big.out, HasSubstr("\"state\":\"dead\""));
+  EXPECT_THAT(big.out, HasSubstr("its stdout is over 65536 bytes"));
+}
+
 TEST(CliWorkTest, FailingCommandRetriesThenDiesWithTheTailOfItsStderr) {
   CliRunner cli;
   ASSERT_EQ(cli.Run({"add", "t", "x", "--id", "f", "--max-attempts", "2",

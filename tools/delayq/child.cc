@@ -91,6 +91,24 @@ bool Drain(int fd, Tail& tail) {
   }
 }
 
+// Reads what is available on `fd` into `result`'s output, up to `max`
+// bytes; the rest is dropped. False at end of file or on an error.
+bool DrainOutput(int fd, size_t max, ChildResult& result) {
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n > 0) {
+      const size_t room = max - result.output.size();
+      const size_t take = std::min(room, static_cast<size_t>(n));
+      result.output.append(buffer, take);
+      if (take < static_cast<size_t>(n)) result.output_over = true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && errno == EAGAIN;
+  }
+}
+
 // Closes every descriptor from `first` on, in a child between fork and
 // exec: the command gets stdin, stdout and stderr and nothing else of the
 // worker's, whatever the worker opened (or inherited) without
@@ -139,24 +157,25 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
 
   // O_CLOEXEC: commands started at the same time by other workers must not
   // inherit this one's pipes, or its stdin would never see end of file.
-  int in[2], err[2];
-  if (pipe2(in, O_CLOEXEC) != 0) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("pipe: ", std::strerror(errno)));
-  }
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    close(in[0]);
-    close(in[1]);
-    return absl::ResourceExhaustedError(
-        absl::StrCat("pipe: ", std::strerror(errno)));
+  // Without keep_output the command's stdout is ours (out stays -1).
+  int in[2] = {-1, -1}, err[2] = {-1, -1}, out[2] = {-1, -1};
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
+      (spec.keep_output && pipe2(out, O_CLOEXEC) != 0)) {
+    const std::string why = std::strerror(errno);
+    for (int fd : {in[0], in[1], err[0], err[1]}) {
+      if (fd >= 0) close(fd);
+    }
+    return absl::ResourceExhaustedError(absl::StrCat("pipe: ", why));
   }
   const pid_t parent = getpid();
   const absl::Time start = RealClock().Now();
   const pid_t pid = fork();
   if (pid < 0) {
-    for (int fd : {in[0], in[1], err[0], err[1]}) close(fd);
-    return absl::ResourceExhaustedError(
-        absl::StrCat("fork: ", std::strerror(errno)));
+    const std::string why = std::strerror(errno);
+    for (int fd : {in[0], in[1], err[0], err[1], out[0], out[1]}) {
+      if (fd >= 0) close(fd);
+    }
+    return absl::ResourceExhaustedError(absl::StrCat("fork: ", why));
   }
   if (pid == 0) {
     setpgid(0, 0);
@@ -166,6 +185,7 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
 #endif
     dup2(in[0], STDIN_FILENO);
     dup2(err[1], STDERR_FILENO);
+    if (out[1] >= 0) dup2(out[1], STDOUT_FILENO);
     CloseDescriptorsFrom(3);
     // The worker blocks SIGINT/SIGTERM and ignores SIGPIPE; the command
     // starts with neither.
@@ -187,6 +207,11 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
   close(err[1]);
   SetNonBlocking(in[1]);
   SetNonBlocking(err[0]);
+  bool out_open = out[0] >= 0;
+  if (out_open) {
+    close(out[1]);
+    SetNonBlocking(out[0]);
+  }
 
   ChildResult result;
   Tail tail;
@@ -202,10 +227,11 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
   absl::Time kill_at = absl::InfiniteFuture();
   int status = 0;
   for (;;) {
-    pollfd fds[2];
+    pollfd fds[3];
     nfds_t n = 0;
     if (in_open) fds[n++] = {in[1], POLLOUT, 0};
     if (err_open) fds[n++] = {err[0], POLLIN, 0};
+    if (out_open) fds[n++] = {out[0], POLLIN, 0};
     // Exit is noticed by waitpid(); while stderr is open its end of file
     // usually wakes us first, so the sleep between looks can be long.
     const absl::Time now = RealClock().Now();
@@ -230,6 +256,11 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
           close(in[1]);
           in_open = false;
         }
+      } else if (fds[i].fd == out[0]) {
+        if (!DrainOutput(out[0], spec.max_output, result)) {
+          close(out[0]);
+          out_open = false;
+        }
       } else if (!Drain(err[0], tail)) {
         close(err[0]);
         err_open = false;
@@ -252,6 +283,10 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
   if (err_open) {
     Drain(err[0], tail);
     close(err[0]);
+  }
+  if (out_open) {
+    DrainOutput(out[0], spec.max_output, result);
+    close(out[0]);
   }
   if (in_open) close(in[1]);
   // A timed-out command's helpers go with it.

@@ -31,6 +31,10 @@ struct ChildSpec {
   // When set, kills the command's process group should the worker die
   // while it runs.
   GroupGuard* guard = nullptr;
+  // When true the command's stdout is kept (ChildResult::output), up to
+  // `max_output` bytes, instead of going to ours.
+  bool keep_output = false;
+  size_t max_output = 0;
 };
 
 struct ChildResult {
@@ -38,6 +42,10 @@ struct ChildResult {
   int exit_code = -1;  // when it exited
   int signal = 0;      // when a signal ended it
   std::string stderr_tail;
+  // With keep_output: its stdout, and whether it wrote more than
+  // max_output (the rest is read and dropped).
+  std::string output;
+  bool output_over = false;
   absl::Duration elapsed;
 
   bool ok() const { return !timed_out && exit_code == 0; }
@@ -54,11 +62,11 @@ absl::StatusOr<std::string> FindProgram(absl::string_view name);
 // Runs the program in its own process group (so a Ctrl-C meant for the
 // worker does not reach it, and a timeout kills everything it started),
 // writes `input` to its stdin, and waits for it to end. Its stdout goes to
-// ours; its stderr is copied to ours and its last kStderrTailBytes kept. On
-// Linux the program gets SIGKILL if the thread that started it dies, and
-// with a `guard` so does its whole process group if the worker dies, so a
-// killed worker leaves no command behind. Errors only when the program
-// could not be started at all.
+// ours, or is kept with keep_output; its stderr is copied to ours and its last
+// kStderrTailBytes kept. On Linux the program gets SIGKILL if the thread that
+// started it dies, and with a `guard` so does its whole process group if the
+// worker dies, so a killed worker leaves no command behind. Errors only when
+// the program could not be started at all.
 absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
                                      absl::string_view input);
 

@@ -61,6 +61,14 @@ std::string ErrorText(const ChildResult& r, absl::Duration timeout) {
   return absl::StrCat("exit status ", r.exit_code);
 }
 
+// What comes of a failed attempt, as the worker's log line says it.
+std::string NextTry(const Job& job) {
+  return job.attempts >= job.max_attempts
+             ? "dead"
+             : absl::StrCat("retry in ",
+                            DurationText(job.backoff.Delay(job.attempts)));
+}
+
 // How the end of the command shows in the worker's log line.
 std::string Outcome(const ChildResult& r) {
   if (r.timed_out) return "timed out";
@@ -72,7 +80,8 @@ class Worker {
  public:
   explicit Worker(ChildSpec base) : base_(std::move(base)) {}
 
-  absl::Status Run(const Job& job) {
+  // The job's result: empty, or the command's stdout with --result.
+  absl::StatusOr<std::string> Run(const Job& job) {
     ChildSpec spec = base_;
     spec.env.push_back(absl::StrCat("DELAYQ_JOB_ID=", job.id));
     spec.env.push_back(absl::StrCat("DELAYQ_TOPIC=", job.topic));
@@ -88,17 +97,19 @@ class Worker {
     }
     const std::string took =
         DurationText(absl::Trunc(result->elapsed, absl::Milliseconds(1)));
+    if (result->ok() && result->output_over) {
+      absl::FPrintF(stderr, "%s failed in %s (stdout over %d bytes), %s\n",
+                    head, took, base_.max_output, NextTry(job));
+      return absl::UnknownError(
+          absl::StrCat("its stdout is over ", base_.max_output,
+                       " bytes, the most a job's result holds"));
+    }
     if (result->ok()) {
       absl::FPrintF(stderr, "%s ok in %s\n", head, took);
-      return absl::OkStatus();
+      return std::move(result->output);
     }
-    const std::string next =
-        job.attempts >= job.max_attempts
-            ? "dead"
-            : absl::StrCat("retry in ",
-                           DurationText(job.backoff.Delay(job.attempts)));
     absl::FPrintF(stderr, "%s failed in %s (%s), %s\n", head, took,
-                  Outcome(*result), next);
+                  Outcome(*result), NextTry(job));
     return absl::UnknownError(ErrorText(*result, base_.timeout));
   }
 
@@ -141,6 +152,10 @@ int RunWork(const Context& ctx) {
   const absl::Duration poll = *poll_flag;
   absl::StatusOr<std::string> program = FindProgram(ctx.command[0]);
   if (!program.ok()) return Fail(program.status());
+  if (ctx.Has("result")) {
+    base.keep_output = true;
+    base.max_output = SchedulerOptions().max_result_bytes;
+  }
   base.path = *program;
   base.argv = ctx.command;
   base.env = BaseEnvironment();
@@ -163,7 +178,7 @@ int RunWork(const Context& ctx) {
   Worker worker(base);
   HandlerOptions options;
   options.concurrency = concurrency;
-  scheduler.Handle(
+  scheduler.HandleResults(
       topic, [&worker](const Job& job) { return worker.Run(job); }, options);
   if (absl::Status s = scheduler.Start(); !s.ok()) return Fail(s);
   absl::FPrintF(stderr, "delayq: working on %s from %s with %d worker%s\n",
@@ -202,15 +217,16 @@ int RunWork(const Context& ctx) {
 const CommandSpec& WorkCommand() {
   static const CommandSpec* const spec = new CommandSpec{
       "work",
-      "work TOPIC [-j N] [--timeout D] -- COMMAND [ARGS...]",
+      "work TOPIC [-j N] [--timeout D] [--result] -- COMMAND [ARGS...]",
       "run COMMAND for each job of TOPIC",
       "Runs COMMAND (directly, no shell: write `sh -c '...'` for one) for\n"
       "every job of TOPIC, with the payload on its stdin and these in its\n"
       "environment: DELAYQ_JOB_ID, DELAYQ_TOPIC, DELAYQ_ATTEMPT (1 for the\n"
       "first try) and DELAYQ_MAX_ATTEMPTS. Its stdout and stderr are the\n"
-      "worker's.\n"
+      "worker's; with --result its stdout is the job's result instead.\n"
       "\n"
-      "Exit status 0 acknowledges the job (it is deleted). Anything else\n"
+      "Exit status 0 acknowledges the job (it is deleted, or kept as done\n"
+      "with its result when it was added with --keep-for). Anything else\n"
       "fails it with the last 2 KB of the command's stderr as its error: it\n"
       "runs again after its backoff, or is dead when its attempts are used\n"
       "up. While the command runs its lease is extended, so a long command\n"
@@ -230,6 +246,9 @@ const CommandSpec& WorkCommand() {
            "run up to N commands at once (default 1)"},
           {"timeout", 0, FlagSpec::Arg::kRequired, "DURATION",
            "kill a command running longer and fail its job"},
+          {"result", 0, FlagSpec::Arg::kNone, "",
+           "keep the command's stdout (up to 64 KiB) as the job's result; "
+           "more fails the job"},
           {"once", 0, FlagSpec::Arg::kNone, "",
            "exit when TOPIC has nothing delayed, ready or reserved"},
           {"poll", 0, FlagSpec::Arg::kRequired, "DURATION",
