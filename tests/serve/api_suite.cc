@@ -95,6 +95,54 @@ TEST_P(ApiTest, AddTakesEveryOption) {
             "2099-01-02T03:04:05.000Z");
 }
 
+// Expiry and the dedup window, as JobOptions has them.
+TEST_P(ApiTest, AddTakesExpiryAndADedupWindow) {
+  Add("offers", {{"payload", "p"},
+                 {"id", "offer-1"},
+                 {"delay_ms", 60'000},
+                 {"expire_after_ms", 120'000},
+                 {"discard_expired", true}});
+  HttpReply got = api_->Get("/v1/jobs/offer-1");
+  ASSERT_EQ(got.status, 200);
+  EXPECT_TRUE(got.json.contains("expire_at")) << got.body;
+  EXPECT_EQ(got.json["discard_expired"], true);
+  EXPECT_FALSE(got.json.contains("unique_for_ms"));
+  Add("offers", {{"payload", "p"},
+                 {"id", "offer-2"},
+                 {"expire_at", "2099-01-02T03:04:05Z"},
+                 {"unique_for_ms", 3'600'000}});
+  got = api_->Get("/v1/jobs/offer-2");
+  EXPECT_EQ(got.json["expire_at"], "2099-01-02T03:04:05.000Z");
+  EXPECT_EQ(got.json["unique_for_ms"], 3'600'000);
+  EXPECT_FALSE(got.json.contains("discard_expired"));
+  // Once it is gone, its id stays taken for the window.
+  ASSERT_EQ(api_->Delete("/v1/jobs/offer-2").status, 200);
+  HttpReply again = api_->Post("/v1/topics/offers/jobs",
+                               {{"payload", "p"}, {"id", "offer-2"}});
+  EXPECT_EQ(again.status, 409) << again.body;
+  for (const Json& bad : {Json{{"payload", "p"}, {"expire_after_ms", -1}},
+                          Json{{"payload", "p"}, {"expire_at", 5}},
+                          Json{{"payload", "p"}, {"discard_expired", "yes"}},
+                          Json{{"payload", "p"}, {"unique_for_ms", "1h"}}}) {
+    HttpReply refused = api_->Post("/v1/topics/offers/jobs", bad);
+    EXPECT_EQ(refused.status, 400) << bad.dump() << refused.body;
+  }
+}
+
+// A query parameter a route does not read is refused, as an unknown field.
+TEST_P(ApiTest, UnknownQueryParametersAreRefused) {
+  Add("q", {{"payload", "p"}, {"id", "q-1"}});
+  HttpReply offset = api_->Get("/v1/topics/q/jobs?offset=5");
+  EXPECT_EQ(offset.status, 400);
+  EXPECT_EQ(offset.code(), "INVALID_ARGUMENT");
+  EXPECT_NE(offset.body.find("'offset'"), std::string::npos) << offset.body;
+  EXPECT_EQ(api_->Get("/v1/topics?x=1").status, 400);
+  EXPECT_EQ(api_->Post("/v1/topics/q/pause?now=1", Json::object()).status, 400);
+  EXPECT_EQ(api_->Get("/v1/topics/q/stats").json["paused"], false);
+  EXPECT_EQ(api_->Get("/v1/topics/q/jobs?state=ready&limit=5").status, 200);
+  EXPECT_EQ(api_->Get("/v1/jobs/q-1?wait=1ms").status, 200);
+}
+
 TEST_P(ApiTest, ReplaceMovesALiveJobAndAReusedIdIsRefused) {
   Add("boss", {{"payload", "v1"}, {"id", "boss-1"}, {"delay_ms", 90'000}});
   HttpReply reused =

@@ -44,9 +44,10 @@ absl::StatusOr<Reply> CountsReply(Scheduler& scheduler, const Call& call) {
 
 void AddCountRoutes(Router& router, const RouteContext& context) {
   Scheduler& scheduler = *context.scheduler;
-  router.Get("/v1/counts", [&scheduler](const Call& call) {
-    return CountsReply(scheduler, call);
-  });
+  router.Get(
+      "/v1/counts",
+      [&scheduler](const Call& call) { return CountsReply(scheduler, call); },
+      {"minutes", "topic"});
 }
 
 }  // namespace serve

@@ -137,9 +137,10 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
   router.Post(
       absl::StrCat(kTopic, "/jobs/batch"),
       [&scheduler](const Call& call) { return AddBatch(scheduler, call); });
-  router.Get(absl::StrCat(kTopic, "/jobs"), [&scheduler](const Call& call) {
-    return ListJobs(scheduler, call);
-  });
+  router.Get(
+      absl::StrCat(kTopic, "/jobs"),
+      [&scheduler](const Call& call) { return ListJobs(scheduler, call); },
+      {"state", "limit"});
   router.Post(absl::StrCat(kJob, "/retry"),
               [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
                 if (absl::Status s = scheduler.KickJob(call.path[0]); !s.ok()) {
@@ -154,8 +155,9 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
                 }
                 return Reply{};
               });
-  router.Get(
-      kJob, [&scheduler](const Call& call) { return GetJob(scheduler, call); });
+  router.Get(kJob,
+             [&scheduler](const Call& call) { return GetJob(scheduler, call); },
+             {"wait"});
   router.Delete(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
     if (absl::Status s = scheduler.Cancel(call.path[0]); !s.ok()) return s;
     return Reply{};

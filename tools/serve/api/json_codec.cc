@@ -46,6 +46,23 @@ absl::StatusOr<absl::Duration> MillisField(const Json& object,
   return absl::Milliseconds(*ms);
 }
 
+// An RFC 3339 time, or `fallback` when the field is absent.
+absl::StatusOr<absl::Time> TimeField(const Json& object, absl::string_view name,
+                                     absl::Time fallback) {
+  const Json* value = Field(object, name);
+  if (value == nullptr) return fallback;
+  if (!value->is_string()) return BadField(name, "an RFC 3339 time");
+  return cli::ParseTimeValue(std::string(name), value->get<std::string>());
+}
+
+absl::StatusOr<bool> BoolField(const Json& object, absl::string_view name,
+                               bool fallback) {
+  const Json* value = Field(object, name);
+  if (value == nullptr) return fallback;
+  if (!value->is_boolean()) return BadField(name, "true or false");
+  return value->get<bool>();
+}
+
 }  // namespace
 
 bool JsonNestingWithin(absl::string_view text, int max_depth) {
@@ -182,6 +199,15 @@ void AppendJobJson(const Job& job, std::string* out) {
     absl::StrAppend(
         out, ",\"keep_for_ms\":", absl::ToInt64Milliseconds(job.keep_for),
         ",\"keep_at_most\":", job.keep_at_most);
+  }
+  // Expiry and the dedup window only when the job has them.
+  if (job.expire_at != absl::InfiniteFuture()) {
+    AppendTimeField("expire_at", job.expire_at, out);
+    if (job.discard_expired) out->append(",\"discard_expired\":true");
+  }
+  if (job.unique_for > absl::ZeroDuration()) {
+    absl::StrAppend(
+        out, ",\"unique_for_ms\":", absl::ToInt64Milliseconds(job.unique_for));
   }
   AppendTextField("last_error", job.last_error, out);
   if (job.state == JobState::kDone) AppendTextField("result", job.result, out);
@@ -391,8 +417,10 @@ absl::Status OnlyFields(const Json& object,
 absl::StatusOr<JobOptions> JobOptionsFromJson(
     const Json& object, std::initializer_list<absl::string_view> also_allowed) {
   std::vector<absl::string_view> allowed = {
-      "id",           "delay_ms", "run_at",  "ttr_ms",      "priority",
-      "max_attempts", "backoff",  "replace", "keep_for_ms", "keep_at_most"};
+      "id",          "delay_ms",        "run_at",          "ttr_ms",
+      "priority",    "max_attempts",    "backoff",         "replace",
+      "expire_at",   "expire_after_ms", "discard_expired", "unique_for_ms",
+      "keep_for_ms", "keep_at_most"};
   allowed.insert(allowed.end(), also_allowed.begin(), also_allowed.end());
   if (absl::Status s = OnlyFields(object, allowed); !s.ok()) return s;
   JobOptions options;
@@ -417,13 +445,10 @@ absl::StatusOr<JobOptions> JobOptionsFromJson(
       std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
   if (!attempts.ok()) return attempts.status();
   options.max_attempts = static_cast<int>(*attempts);
-  if (const Json* run_at = Field(object, "run_at"); run_at != nullptr) {
-    if (!run_at->is_string()) return BadField("run_at", "an RFC 3339 time");
-    absl::StatusOr<absl::Time> t =
-        cli::ParseTimeValue("run_at", run_at->get<std::string>());
-    if (!t.ok()) return t.status();
-    options.run_at = *t;
-  }
+  absl::StatusOr<absl::Time> run_at =
+      TimeField(object, "run_at", options.run_at);
+  if (!run_at.ok()) return run_at.status();
+  options.run_at = *run_at;
   if (const Json* backoff = Field(object, "backoff"); backoff != nullptr) {
     if (!backoff->is_string()) return BadField("backoff", "a string");
     absl::StatusOr<Backoff> b =
@@ -431,10 +456,28 @@ absl::StatusOr<JobOptions> JobOptionsFromJson(
     if (!b.ok()) return b.status();
     options.backoff = *b;
   }
-  if (const Json* replace = Field(object, "replace"); replace != nullptr) {
-    if (!replace->is_boolean()) return BadField("replace", "true or false");
-    options.replace = replace->get<bool>();
+  absl::StatusOr<bool> replace = BoolField(object, "replace", options.replace);
+  if (!replace.ok()) return replace.status();
+  options.replace = *replace;
+  absl::StatusOr<absl::Time> expire_at =
+      TimeField(object, "expire_at", options.expire_at);
+  if (!expire_at.ok()) return expire_at.status();
+  options.expire_at = *expire_at;
+  // Absent: never (an infinite duration has no number of milliseconds).
+  if (Field(object, "expire_after_ms") != nullptr) {
+    absl::StatusOr<absl::Duration> expire_after =
+        MillisField(object, "expire_after_ms", absl::ZeroDuration());
+    if (!expire_after.ok()) return expire_after.status();
+    options.expire_after = *expire_after;
   }
+  absl::StatusOr<bool> discard =
+      BoolField(object, "discard_expired", options.discard_expired);
+  if (!discard.ok()) return discard.status();
+  options.discard_expired = *discard;
+  absl::StatusOr<absl::Duration> unique_for =
+      MillisField(object, "unique_for_ms", options.unique_for);
+  if (!unique_for.ok()) return unique_for.status();
+  options.unique_for = *unique_for;
   absl::StatusOr<absl::Duration> keep_for =
       MillisField(object, "keep_for_ms", options.keep_for);
   if (!keep_for.ok()) return keep_for.status();

@@ -2,12 +2,15 @@
 
 #include "tools/serve/api/router.h"
 
+#include <algorithm>
 #include <exception>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
+#include "tools/common/text.h"
 #include "tools/serve/api/auth.h"
 #include "tools/serve/http/error_reply.h"
 #include "tools/serve/http/http_wire.h"
@@ -21,6 +24,21 @@ void WriteJson(HttpResponse& response, int status, const Json& body) {
   response.status = status;
   response.content_type = "application/json";
   response.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// InvalidArgument naming the first query parameter not in `names`.
+absl::Status OnlyQueryNames(const HttpRequest& request,
+                            const QueryNames& names) {
+  for (const auto& [name, value] : request.query) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown query parameter '", cli::Preview(name, 64), "'",
+          names.empty()
+              ? " (this route takes none)"
+              : absl::StrCat(" (it takes ", absl::StrJoin(names, ", "), ")")));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -68,11 +86,15 @@ bool Router::Authorized(const HttpRequest& request,
   return false;
 }
 
-Router::Handler Router::Wrap(Route route, bool has_body) const {
-  return [this, route = std::move(route), has_body](
+Router::Handler Router::Wrap(Route route, bool has_body,
+                             QueryNames query) const {
+  return [this, route = std::move(route), has_body, query = std::move(query)](
              const HttpRequest& request, std::vector<std::string>&& path,
              HttpResponse& response) {
     if (!Authorized(request, response)) return;
+    if (absl::Status s = OnlyQueryNames(request, query); !s.ok()) {
+      return WriteError(response, s);
+    }
     Call call;
     call.request = &request;
     call.path = std::move(path);
@@ -101,12 +123,12 @@ Router::Handler Router::Wrap(Route route, bool has_body) const {
   };
 }
 
-void Router::Get(const std::string& pattern, Route route) {
-  Add("GET", pattern, Wrap(std::move(route), false));
+void Router::Get(const std::string& pattern, Route route, QueryNames query) {
+  Add("GET", pattern, Wrap(std::move(route), false, std::move(query)));
 }
 
-void Router::Post(const std::string& pattern, Route route) {
-  Add("POST", pattern, Wrap(std::move(route), true));
+void Router::Post(const std::string& pattern, Route route, QueryNames query) {
+  Add("POST", pattern, Wrap(std::move(route), true, std::move(query)));
 }
 
 void Router::PostBulk(const std::string& pattern, Route route) {

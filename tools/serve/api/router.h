@@ -57,6 +57,10 @@ struct Reply {
 
 using Route = std::function<absl::StatusOr<Reply>(const Call&)>;
 
+// The query parameters a route reads; any other is refused (400) before the
+// route runs, as an unknown field of a body is.
+using QueryNames = std::vector<std::string>;
+
 // Every route the router adds checks the bearer token first, when there is
 // one (after the body is read, so a refused request leaves the kept-alive
 // connection usable).
@@ -64,8 +68,9 @@ class Router {
  public:
   explicit Router(std::string token) : token_(std::move(token)) {}
 
-  void Get(const std::string& pattern, Route route);
-  void Post(const std::string& pattern, Route route);
+  void Get(const std::string& pattern, Route route, QueryNames query = {});
+  // A POST without a body is one with no fields ({}).
+  void Post(const std::string& pattern, Route route, QueryNames query = {});
   // A POST whose route reads the body's text itself (ack_list.h), so
   // Call::body is left {}.
   void PostBulk(const std::string& pattern, Route route);
@@ -106,7 +111,7 @@ class Router {
 
   void Add(const std::string& method, const std::string& pattern,
            Handler handler);
-  Handler Wrap(Route route, bool has_body) const;
+  Handler Wrap(Route route, bool has_body, QueryNames query = {}) const;
   // False (with the error written) when the request lacks the token.
   bool Authorized(const HttpRequest& request, HttpResponse& response) const;
 

@@ -59,14 +59,6 @@ HttpConnection::Outcome ParseRefusal(const boost::system::error_code& error,
                  absl::StrCat("malformed HTTP request: ", error.message()));
 }
 
-// A POST or PUT says how long its body is (or sends it in chunks): without
-// either, HTTP reads it as having none, which is never what was meant.
-bool LacksBodyLength(const Parser& parser) {
-  const http::verb verb = parser.get().method();
-  return (verb == http::verb::post || verb == http::verb::put) &&
-         !parser.content_length().has_value() && !parser.chunked();
-}
-
 absl::string_view View(boost::beast::string_view text) {
   return absl::string_view(text.data(), text.size());
 }
@@ -93,16 +85,12 @@ size_t FieldCount(const Parser& parser) {
       std::distance(parser.get().begin(), parser.get().end()));
 }
 
-// The refusal of a request's header, if it cannot be taken: a POST or PUT
-// without a length, HTTP/1.1 without a Host (RFC 9112, 3.2), a transfer
-// coding other than chunked (a body sent "gzip, chunked" would be read as
-// plain).
+// The refusal of a request's header, if it cannot be taken: HTTP/1.1
+// without a Host (RFC 9112, 3.2), a transfer coding other than chunked (a
+// body sent "gzip, chunked" would be read as plain). A request with neither
+// a Content-Length nor chunks has no body (RFC 9112, 6.3): a POST that
+// needs no fields may be sent so.
 std::optional<HttpConnection::Outcome> HeaderRefusal(const Parser& parser) {
-  if (LacksBodyLength(parser)) {
-    return Refusal(400,
-                   "malformed HTTP request (a POST needs a Content-Length; "
-                   "send {} for no fields)");
-  }
   const http::request<http::string_body>& message = parser.get();
   if (message.version() >= 11 &&
       message.find(http::field::host) == message.end()) {
