@@ -13,11 +13,11 @@
 // The input builds a URL around a password that holds a marker string: a
 // scheme (or none), a separator (well-formed "://" or a malformed one such
 // as ":" or "//"), optional "user:", the password, then '@' and a host, or
-// no '@' at all (then the password holds none, as its last '@' would end
-// the credentials), or a query in which the password is the value of a
-// *password parameter (the only place a sqlite: or memory: URL has one).
-// Every other part of the URL has the marker removed,
-// so the marker in an output can only have come from the password.
+// no '@' at all (then the password holds no '@', '/', '?' or '#', which
+// would end the credentials or a port), or a query in which the password is the
+// value of a *password parameter (the only place a sqlite: or memory: URL has
+// one). Every other part of the URL has the marker removed, so the marker in an
+// output can only have come from the password.
 
 #include <algorithm>
 #include <cstddef>
@@ -86,8 +86,13 @@ std::string Params(FuzzedDataProvider& in) {
   return out;
 }
 
-std::string StripAt(std::string text) {
-  text.erase(std::remove(text.begin(), text.end(), '@'), text.end());
+// `text` without the characters that end a URL's authority.
+std::string StripDelimiters(std::string text) {
+  text.erase(
+      std::remove_if(
+          text.begin(), text.end(),
+          [](char c) { return c == '@' || c == '/' || c == '?' || c == '#'; }),
+      text.end());
   return text;
 }
 
@@ -124,8 +129,9 @@ std::string BuildUrl(FuzzedDataProvider& in) {
     url += ":";
     const int after = in.ConsumeIntegralInRange(0, 3);
     // With no '@' of its own after it, a password's last '@' would end the
-    // credentials: the text after it is a host, as written ("u:@h:1").
-    url += after >= 2 ? StripAt(password) : password;
+    // credentials, and its '/', '?' or '#' a port ("u:8/x"): what follows
+    // is a host, a path or a query, as written ("u:@h:1").
+    url += after >= 2 ? StripDelimiters(password) : password;
     switch (after) {
       case 0:
         absl::StrAppend(&url, "@", Pick(in, kHosts));
