@@ -96,6 +96,12 @@ std::string StripDelimiters(std::string text) {
   return text;
 }
 
+// "sqlite" or "memory": with a ':' after it, a URL of a store without
+// credentials.
+bool IsPathScheme(absl::string_view text) {
+  return text == "sqlite" || text == "memory";
+}
+
 std::string BuildUrl(FuzzedDataProvider& in) {
   std::string scheme = Pick(in, kSchemes);
   if (scheme.empty()) scheme = Piece(in, 8);
@@ -109,8 +115,7 @@ std::string BuildUrl(FuzzedDataProvider& in) {
   // (So is a bare "memory" or "sqlite", which the userinfo's ':' would
   // make one.)
   const bool path_url = absl::StartsWith(url, "sqlite:") ||
-                        absl::StartsWith(url, "memory:") || url == "sqlite" ||
-                        url == "memory";
+                        absl::StartsWith(url, "memory:") || IsPathScheme(url);
   if (in.ConsumeBool() && !path_url) {
     // In the userinfo: [user]:password, then '@' and a host, or not. A
     // user holds no '/', '?', '#' or '@': unencoded, each ends a URL's
@@ -124,7 +129,9 @@ std::string BuildUrl(FuzzedDataProvider& in) {
                                          c == '@';
                                 }),
                  user.end());
-      url += user;
+      // Not one that completes the text before it to "sqlite" or "memory",
+      // which the ':' would make a path URL.
+      if (!IsPathScheme(url + user)) url += user;
     }
     url += ":";
     const int after = in.ConsumeIntegralInRange(0, 3);
