@@ -10,6 +10,11 @@ namespace delayq {
 
 inline constexpr char kVersion[] = "0.1.0";
 
+// Version()
+//
+// kVersion, for callers that would rather call a function: "0.1.0".
+constexpr const char* Version() { return kVersion; }
+
 }  // namespace delayq
 
 #endif  // DELAYQ_VERSION_H_

@@ -74,7 +74,7 @@ TEST(CliErrorsTest, VersionIsPrinted) {
        std::vector<std::vector<std::string>>{{"--version"}, {"version"}}) {
     CliResult r = cli.Run(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.out, absl::StrCat("delayq ", kVersion, "\n"));
+    EXPECT_EQ(r.out, absl::StrCat("delayq ", Version(), "\n"));
   }
 }
 

@@ -3,7 +3,9 @@
 # Bazel build (no source file in one build and not the other), the library
 # and the program build, `cmake --install` installs them, and a project
 # outside the tree builds and runs on the install, once with
-# find_package(delayq) and once with pkg-config.
+# find_package(delayq) and once with pkg-config. Then the same build makes
+# the Debian packages (cmake/packaging.cmake), which are installed on this
+# machine, checked the same way from /usr, and removed again.
 #
 #   tools/ci/cmake_build_check.sh REPORT_DIR
 #
@@ -34,13 +36,15 @@ step() {
 
 pc_build() {
   g++ -std=c++17 tools/examples/cmake_consumer/main.cc -o "$work/consumer_pc" \
-    $(PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig" pkg-config --cflags --libs delayq) &&
+    $(PKG_CONFIG_PATH="$(dirname "$(find "$work/prefix" -name delayq.pc)")" \
+      pkg-config --cflags --libs delayq) &&
     "$work/consumer_pc"
 }
 
 step drift_check python3 tools/cmake/bazel_targets.py --check
 step configure cmake -S . -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
-  -DDELAYQ_BUILD_TESTS=OFF -DDELAYQ_BUILD_BENCHMARKS=OFF
+  -DCMAKE_INSTALL_PREFIX=/usr -DDELAYQ_BUILD_TESTS=OFF \
+  -DDELAYQ_BUILD_BENCHMARKS=OFF
 step build cmake --build "$work/build" -j2
 step install cmake --install "$work/build" --prefix "$work/prefix"
 step find_package_example bash -c "
@@ -48,6 +52,29 @@ step find_package_example bash -c "
     -DCMAKE_PREFIX_PATH='$work/prefix' && cmake --build '$work/consumer' &&
   '$work/consumer/consumer'"
 step pkg_config_example pc_build
+
+# The packages: built from the same build, installed, used, removed.
+as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+deb_installed() {
+  local version
+  version=$(sed -n 's/.*kVersion\[\] = "\(.*\)";/\1/p' include/delayq/version.h)
+  [[ "$(/usr/bin/delayq --version)" == "delayq $version" ]] &&
+    [[ -f /lib/systemd/system/delayq-serve.service ]] &&
+    dpkg -L libdelayq-dev | grep -q '/usr/lib/.*/libdelayq.a$'
+}
+deb_examples() {
+  cmake -S tools/examples/cmake_consumer -B "$work/deb_consumer" &&
+    cmake --build "$work/deb_consumer" && "$work/deb_consumer/consumer" &&
+    g++ -std=c++17 tools/examples/cmake_consumer/main.cc -o "$work/deb_pc" \
+      $(pkg-config --cflags --libs delayq) && "$work/deb_pc"
+}
+step deb_build bash -c "cd '$work/build' && cpack -G DEB -B '$work/debs'"
+step deb_install as_root env DEBIAN_FRONTEND=noninteractive apt-get install \
+  -y -qq "$work"/debs/*.deb
+step deb_installed deb_installed
+step deb_examples deb_examples
+step deb_remove as_root env DEBIAN_FRONTEND=noninteractive apt-get remove \
+  -y -qq delayq libdelayq-dev
 
 {
   echo '<?xml version="1.0" encoding="UTF-8"?>'
