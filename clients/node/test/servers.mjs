@@ -35,7 +35,11 @@ function onPath(name) {
 }
 
 export function redisServerBinary() {
-  const found = process.env.REDIS_SERVER || onPath("redis-server") ||
+  if (process.env.REDIS_SERVER) {
+    if (!existsSync(process.env.REDIS_SERVER)) throw new Error(`no redis-server at ${process.env.REDIS_SERVER}`);
+    return process.env.REDIS_SERVER;
+  }
+  const found = onPath("redis-server") ||
     (existsSync("/usr/bin/redis-server") ? "/usr/bin/redis-server" : null);
   if (!found) {
     throw new Error("redis-server not found on PATH or at /usr/bin/redis-server " +
