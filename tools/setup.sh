@@ -5,15 +5,17 @@
 # make throwaway certificates), CMake for the second build, Boost (Beast's
 # HTTP parser) and nlohmann-json for `delayq serve`, cpp-httplib for its
 # tests' and benchmark's client, headless Chromium for the dashboard's
-# test, clang with its libFuzzer runtime for the fuzz targets, and
-# Prometheus (its promtool checks and tests the shipped alert rules). Safe to
-# run again; skips what is there.
+# test, clang with its libFuzzer runtime for the fuzz targets,
+# Prometheus (its promtool checks and tests the shipped alert rules), and
+# Node.js with Debian's TypeScript compiler for the client in clients/node
+# (built and tested with no npm download). Safe to run again; skips what is
+# there.
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev libssl-dev
           openssl redis-tools libbenchmark-dev libgtest-dev libgmock-dev
           googletest redis-server pkg-config g++ python3 cmake
           libboost-dev libcpp-httplib-dev nlohmann-json3-dev chromium
-          clang libclang-rt-14-dev prometheus)
+          clang libclang-rt-14-dev prometheus nodejs node-typescript)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
