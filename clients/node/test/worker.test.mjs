@@ -84,19 +84,19 @@ forEachStore((env) => {
     const topic = unique("long");
     let runs = 0;
     const worker = new Worker({
-      client, topic, waitMs: 1_000, touchFraction: 0.3,
+      client, topic, waitMs: 1_000, touchFraction: 0.2,
       handler: async () => {
         runs += 1;
-        await sleep(3_000);
+        await sleep(4_000);
         return "finished";
       },
     });
     worker.start();
     try {
-      const id = await client.enqueue(topic, "x", { ttrMs: 1_000, keepForMs: 60_000 });
+      const id = await client.enqueue(topic, "x", { ttrMs: 1_500, keepForMs: 60_000 });
       await eventually(async () => (await client.get(id)).state === "reserved", 5_000, "the job to be reserved");
-      // Past the ttr of 1 s the job is still reserved, and no other worker gets it.
-      await sleep(2_000);
+      // Past the ttr of 1.5 s the job is still reserved, and no other worker gets it.
+      await sleep(2_500);
       const job = await client.get(id);
       assert.equal(job.state, "reserved");
       assert.deepEqual(await client.reserve(topic), []);
