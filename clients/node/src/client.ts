@@ -261,15 +261,16 @@ export class Client {
   }
 
   /**
-   * Failed with `error`: the job runs again after its backoff, or goes dead
-   * on its last attempt. (The API takes no delay of the caller's here: the
-   * job's backoff decides.)
+   * Failed with `error` (an Error gives its message): the job runs again
+   * after its backoff, or goes dead on its last attempt. (The API takes no
+   * delay of the caller's here: the job's backoff decides.)
    */
-  async fail(lease: LeaseRef, error: string): Promise<void> {
+  async fail(lease: LeaseRef, error: string | Error): Promise<void> {
+    const text = error instanceof Error ? error.message || error.name : String(error);
     await this.http.json({
       method: "POST",
       path: `/v1/jobs/${seg(lease.id)}/fail`,
-      body: { token: lease.token, error: String(error) },
+      body: { token: lease.token, error: text },
       retry: false,
     });
   }

@@ -4,7 +4,7 @@
 // which calls are safe to repeat is decided by the caller (client.ts) and
 // passed in as `retry`.
 
-import { ConnectionError, DelayqError, TimeoutError, UnavailableError, errorFromReply } from "./errors";
+import { ConnectionError, DelayqError, InternalError, TimeoutError, UnavailableError, errorFromReply } from "./errors";
 
 export type Method = "GET" | "POST" | "PUT" | "DELETE";
 
@@ -59,7 +59,7 @@ export class Transport {
     try {
       return JSON.parse(text);
     } catch {
-      throw new DelayqError(`reply is not JSON: ${text.slice(0, 200)}`, "INTERNAL", 200);
+      throw new InternalError(`reply is not JSON: ${text.slice(0, 200)}`, "INTERNAL", 200);
     }
   }
 

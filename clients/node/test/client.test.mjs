@@ -192,7 +192,7 @@ forEachStore((env) => {
     const topic = unique("retry");
     const id = await client.enqueue(topic, "x", { maxAttempts: 3, backoff: "fixed:1h" });
     const [lease] = await client.reserve(topic, { waitMs: 2_000 });
-    await client.fail(lease, "boom");
+    await client.fail(lease, new Error("boom"));
     const job = await client.get(id);
     assert.equal(job.state, "delayed");
     assert.equal(job.attempts, 1);

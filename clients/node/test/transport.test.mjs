@@ -171,6 +171,7 @@ test("error replies become typed errors, by code, else by status", async () => {
     [answer(413, { code: "RESOURCE_EXHAUSTED", message: "big" }), ResourceExhaustedError, "RESOURCE_EXHAUSTED", 413],
     [answer(500, "<html>oops</html>"), InternalError, "INTERNAL", 500],
     [answer(418, { code: "SOMETHING_NEW", message: "new" }), DelayqError, "SOMETHING_NEW", 418],
+    [answer(200, "not json"), InternalError, "INTERNAL", 200],
   ];
   for (const [reply, cls, code, status] of cases) {
     script = [reply];
