@@ -74,8 +74,11 @@ export class Worker {
 
   private readonly running = new Set<Running>();
   private loopDone: Promise<void> | null = null;
+  private stopDone: Promise<void> | null = null;
   private stopping = false;
   private wake: (() => void) | null = null;
+  // runUntilSignal()'s wait, ended by a stop() called meanwhile.
+  private stopCalled: (() => void) | null = null;
 
   constructor(options: WorkerOptions) {
     this.client = options.client;
@@ -110,13 +113,25 @@ export class Worker {
    * (default: as long as they take). Jobs a reserve in flight brings are
    * released. Resolves once the worker holds no lease it still tends.
    */
-  async stop(options: { graceMs?: number } = {}): Promise<void> {
-    if (!this.loopDone) return;
+  stop(options: { graceMs?: number } = {}): Promise<void> {
+    if (!this.loopDone) return Promise.resolve();
+    if (!this.stopDone) {
+      const called = this.stopCalled;
+      this.stopCalled = null;
+      if (called) called();
+      this.stopDone = this.drain(options.graceMs ?? Infinity).finally(() => {
+        this.stopDone = null;
+        this.loopDone = null;
+      });
+    }
+    return this.stopDone;
+  }
+
+  private async drain(graceMs: number): Promise<void> {
     this.stopping = true;
     this.poke();
     await this.loopDone;
     const handlers = Promise.all([...this.running].map((r) => r.done));
-    const graceMs = options.graceMs ?? Infinity;
     if (graceMs === Infinity) {
       await handlers;
     } else {
@@ -130,14 +145,14 @@ export class Worker {
         for (const r of this.running) this.abandon(r, new Error("the worker stopped"));
       }
     }
-    this.loopDone = null;
   }
 
   /**
    * Starts, runs until the process gets one of `signals` (default SIGINT and
-   * SIGTERM), then stops as stop() does; resolves with the signal's name. A
-   * second signal finds no handler of the worker's and ends the process as
-   * usual (leases then run out and their jobs come back after their ttr).
+   * SIGTERM), then stops as stop() does; resolves with the signal's name
+   * (or "stop" when stop() was called instead). A second signal finds no
+   * handler of the worker's and ends the process as usual (leases then run
+   * out and their jobs come back after their ttr).
    */
   async runUntilSignal(options: { signals?: string[]; graceMs?: number } = {}): Promise<string> {
     const proc = (globalThis as any).process;
@@ -145,15 +160,18 @@ export class Worker {
     const signals = options.signals ?? ["SIGINT", "SIGTERM"];
     const received = await new Promise<string>((resolve) => {
       const listeners = new Map<string, () => void>();
+      const end = (why: string) => {
+        for (const [s, l] of listeners) proc.off(s, l);
+        this.stopCalled = null;
+        resolve(why);
+      };
       for (const signal of signals) {
-        const listener = () => {
-          for (const [s, l] of listeners) proc.off(s, l);
-          resolve(signal);
-        };
+        const listener = () => end(signal);
         listeners.set(signal, listener);
         proc.on(signal, listener);
       }
       this.start();
+      this.stopCalled = () => end("stop");
     });
     await this.stop({ graceMs: options.graceMs });
     return received;
