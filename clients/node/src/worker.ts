@@ -207,7 +207,8 @@ export class Worker {
       }
       let leases: Lease[];
       try {
-        leases = await this.client.reserve(this.topic, { waitMs: this.waitMs, max: free });
+        // The API leases at most 1000 jobs a call.
+        leases = await this.client.reserve(this.topic, { waitMs: this.waitMs, max: Math.min(free, 1000) });
         failures = 0;
       } catch (error) {
         this.onError(error);
