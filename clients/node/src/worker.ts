@@ -158,6 +158,7 @@ export class Worker {
     const proc = (globalThis as any).process;
     if (!proc || typeof proc.on !== "function") throw new Error("runUntilSignal needs Node's process");
     const signals = options.signals ?? ["SIGINT", "SIGTERM"];
+    this.start();
     const received = await new Promise<string>((resolve) => {
       const listeners = new Map<string, () => void>();
       const end = (why: string) => {
@@ -170,7 +171,6 @@ export class Worker {
         listeners.set(signal, listener);
         proc.on(signal, listener);
       }
-      this.start();
       this.stopCalled = () => end("stop");
     });
     await this.stop({ graceMs: options.graceMs });
