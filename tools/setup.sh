@@ -6,15 +6,17 @@
 # HTTP parser) and nlohmann-json for `delayq serve`, cpp-httplib for its
 # tests' and benchmark's client, headless Chromium for the dashboard's
 # test, clang with its libFuzzer runtime for the fuzz targets, Prometheus
-# (its promtool checks and tests the shipped alert rules), and dpkg-dev for
-# the Debian packages (tools/packaging/build_debs.sh). Safe to run again;
-# skips what is there.
+# (its promtool checks and tests the shipped alert rules), Node.js with
+# Debian's TypeScript compiler for the client in clients/node (built and
+# tested with no npm download), and dpkg-dev for the Debian packages
+# (tools/packaging/build_debs.sh). Safe to run again; skips what is there.
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev libssl-dev
           openssl redis-tools libbenchmark-dev libgtest-dev libgmock-dev
           googletest redis-server pkg-config g++ python3 cmake
           libboost-dev libcpp-httplib-dev nlohmann-json3-dev chromium
-          clang libclang-rt-14-dev prometheus dpkg-dev)
+          clang libclang-rt-14-dev prometheus nodejs node-typescript
+          dpkg-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
