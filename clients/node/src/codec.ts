@@ -52,14 +52,19 @@ const optionFields: Array<[keyof JobOptions, string]> = [
   ["keepForMs", "keep_for_ms"],
   ["keepAtMost", "keep_at_most"],
   ["expireAfterMs", "expire_after_ms"],
+  ["discardExpired", "discard_expired"],
   ["uniqueForMs", "unique_for_ms"],
+];
+// Times: a Date or RFC 3339 text.
+const timeFields: Array<[keyof JobOptions, string]> = [
+  ["runAt", "run_at"],
+  ["expireAt", "expire_at"],
 ];
 
 /** The API's fields for `options`; only those given are sent. */
 export function encodeOptions(options: JobOptions | undefined, out: Record<string, unknown>): void {
   if (!options) return;
-  const known = new Set<string>(optionFields.map(([name]) => name));
-  known.add("runAt");
+  const known = new Set<string>([...optionFields, ...timeFields].map(([name]) => name));
   for (const name of Object.keys(options)) {
     if (!known.has(name)) throw new TypeError(`unknown job option '${name}'`);
   }
@@ -67,8 +72,9 @@ export function encodeOptions(options: JobOptions | undefined, out: Record<strin
     const value = options[name];
     if (value !== undefined) out[field] = value;
   }
-  if (options.runAt !== undefined) {
-    out.run_at = options.runAt instanceof Date ? options.runAt.toISOString() : options.runAt;
+  for (const [name, field] of timeFields) {
+    const value = options[name];
+    if (value !== undefined) out[field] = value instanceof Date ? value.toISOString() : value;
   }
 }
 
@@ -91,6 +97,9 @@ export function decodeJob(json: any): Job {
   };
   if (json.keep_for_ms !== undefined) job.keepForMs = json.keep_for_ms;
   if (json.keep_at_most !== undefined) job.keepAtMost = json.keep_at_most;
+  if (json.expire_at !== undefined) job.expireAt = new Date(json.expire_at);
+  if (json.discard_expired !== undefined) job.discardExpired = json.discard_expired;
+  if (json.unique_for_ms !== undefined) job.uniqueForMs = json.unique_for_ms;
   const result = getBytes(json, "result");
   if (result !== undefined) job.result = result;
   return job;

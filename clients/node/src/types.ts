@@ -29,17 +29,13 @@ export interface JobOptions {
   keepForMs?: number;
   /** With keepForMs: the topic keeps at most this many done jobs (0: 10000). */
   keepAtMost?: number;
-  /**
-   * The job expires (goes dead as "expired") if no worker took it this long
-   * after it was added (ms). Sent as `expire_after_ms`: needs a server that
-   * takes that field; others refuse it with InvalidArgumentError.
-   */
+  /** Not reserved by this time, the job is never delivered: it goes dead as "expired". */
+  expireAt?: Date | string;
+  /** The same, this long after it was added (ms); the earlier of the two applies. */
   expireAfterMs?: number;
-  /**
-   * With `id`: the id stays taken this long after the job is done or
-   * cancelled (ms). Sent as `unique_for_ms`: needs a server that takes that
-   * field; others refuse it with InvalidArgumentError.
-   */
+  /** An expired job is deleted instead of kept dead. */
+  discardExpired?: boolean;
+  /** With `id`: the id stays taken this long after the job has left the store (ms). */
   uniqueForMs?: number;
 }
 
@@ -63,6 +59,11 @@ export interface Job {
   /** Present when the job is kept once acked. */
   keepForMs?: number;
   keepAtMost?: number;
+  /** Present when the job expires. */
+  expireAt?: Date;
+  discardExpired?: boolean;
+  /** Present when the job has a dedup window. */
+  uniqueForMs?: number;
   lastError: string;
   /** A done job's result, when its ack carried one. */
   result?: Bytes;

@@ -22,7 +22,8 @@ forEachStore((env) => {
     assert.equal(
       await client.enqueue(topic, "42", {
         id, runAt, priority: 5, ttrMs: 5_000, maxAttempts: 7, backoff: "fixed:2s",
-        keepForMs: 60_000, keepAtMost: 10,
+        keepForMs: 60_000, keepAtMost: 10, expireAt: new Date("2099-01-02T03:04:05Z"),
+        discardExpired: true, uniqueForMs: 60_000,
       }),
       id,
     );
@@ -37,12 +38,20 @@ forEachStore((env) => {
     assert.equal(job.backoff, "fixed:2s");
     assert.equal(job.keepForMs, 60_000);
     assert.equal(job.keepAtMost, 10);
+    assert.equal(job.expireAt.toISOString(), "2099-01-02T03:04:05.000Z");
+    assert.equal(job.discardExpired, true);
+    assert.equal(job.uniqueForMs, 60_000);
     assert.equal(job.attempts, 0);
     assert.ok(job.enqueuedAt instanceof Date);
     assert.equal(job.runAt.getTime(), runAt.getTime());
     assert.equal(job.deadline, null);
     await client.cancel(id);
     await assert.rejects(client.get(id), NotFoundError);
+    // Its dedup window holds the id.
+    await assert.rejects(client.enqueue(topic, "again", { id }), AlreadyExistsError);
+    // An expiry relative to enqueue.
+    const soon = await client.enqueue(topic, "x", { expireAfterMs: 600_000 });
+    assert.ok((await client.get(soon)).expireAt instanceof Date);
   });
 
   test("bytes payloads travel as bytes, text as text", async () => {

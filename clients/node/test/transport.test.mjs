@@ -188,7 +188,7 @@ test("options go out in the API's names; paths and queries are encoded", async (
   await c.enqueue("a/b", "p", {
     id: "i d", delayMs: 1, runAt: new Date("2030-01-02T03:04:05.678Z"), priority: -1, ttrMs: 2,
     maxAttempts: 3, backoff: "exp:1s:1m", replace: true, keepForMs: 4, keepAtMost: 5,
-    expireAfterMs: 6, uniqueForMs: 7,
+    expireAfterMs: 6, uniqueForMs: 7, expireAt: "2031-01-01T00:00:00Z", discardExpired: true,
   });
   const [r] = requests;
   assert.equal(r.method, "POST");
@@ -198,7 +198,7 @@ test("options go out in the API's names; paths and queries are encoded", async (
   assert.deepEqual(r.body, {
     payload: "p", id: "i d", delay_ms: 1, run_at: "2030-01-02T03:04:05.678Z", priority: -1, ttr_ms: 2,
     max_attempts: 3, backoff: "exp:1s:1m", replace: true, keep_for_ms: 4, keep_at_most: 5,
-    expire_after_ms: 6, unique_for_ms: 7,
+    expire_after_ms: 6, unique_for_ms: 7, expire_at: "2031-01-01T00:00:00Z", discard_expired: true,
   });
 
   requests = [];

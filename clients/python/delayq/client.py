@@ -359,6 +359,20 @@ class Client:
         path = "/v1/counts" + ("?" + urllib.parse.urlencode(query) if query else "")
         return self._call("GET", path, repeat=True)
 
+    def metrics(self) -> str:
+        """The Prometheus metrics, as text."""
+        request = urllib.request.Request(self.url + "/metrics")
+        if self.token:
+            request.add_header("Authorization", "Bearer " + self.token)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as reply:
+                return reply.read().decode("utf-8")
+        except urllib.error.HTTPError as e:
+            with e:
+                raise error_from_reply(e.code, None) from None
+        except (urllib.error.URLError, OSError) as e:
+            raise ConnectionFailedError(f"cannot reach {self.url}: {e}") from None
+
     # --- limits and schedules -------------------------------------------
 
     def limits(self) -> List[Dict[str, Any]]:

@@ -157,6 +157,8 @@ class ClientSuite:
         self.client.ack(self.client.reserve("t1")[0])
         counts = self.client.counts(minutes=5, topic="t1")
         self.assertEqual(sum(m["done"] for m in counts["minutes"]), 1)
+        self.assertIn('delayq_store_transitions_total{topic="t1",transition="done"} 1',
+                      self.client.metrics())
 
     def test_limits_and_schedules(self):
         limit = self.client.set_limit("mail", rate=50, concurrency=10)
