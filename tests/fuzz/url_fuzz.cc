@@ -96,10 +96,9 @@ std::string StripDelimiters(std::string text) {
   return text;
 }
 
-// "sqlite" or "memory": with a ':' after it, a URL of a store without
-// credentials.
-bool IsPathScheme(absl::string_view text) {
-  return text == "sqlite" || text == "memory";
+// Whether `text` is the start of the URL of a store without credentials.
+bool IsPathUrl(absl::string_view text) {
+  return absl::StartsWith(text, "sqlite:") || absl::StartsWith(text, "memory:");
 }
 
 std::string BuildUrl(FuzzedDataProvider& in) {
@@ -114,8 +113,7 @@ std::string BuildUrl(FuzzedDataProvider& in) {
   // only a query parameter can carry a password there.
   // (So is a bare "memory" or "sqlite", which the userinfo's ':' would
   // make one.)
-  const bool path_url = absl::StartsWith(url, "sqlite:") ||
-                        absl::StartsWith(url, "memory:") || IsPathScheme(url);
+  const bool path_url = IsPathUrl(url + ":");
   if (in.ConsumeBool() && !path_url) {
     // In the userinfo: [user]:password, then '@' and a host, or not. A
     // user holds no '/', '?', '#' or '@': unencoded, each ends a URL's
@@ -129,9 +127,9 @@ std::string BuildUrl(FuzzedDataProvider& in) {
                                          c == '@';
                                 }),
                  user.end());
-      // Not one that completes the text before it to "sqlite" or "memory",
-      // which the ':' would make a path URL.
-      if (!IsPathScheme(url + user)) url += user;
+      // Not one that makes the text before it, with the ':' after it, a
+      // path URL ("sql" + "ite").
+      if (!IsPathUrl(url + user + ":")) url += user;
     }
     url += ":";
     const int after = in.ConsumeIntegralInRange(0, 3);
