@@ -103,6 +103,7 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/status_macros.h
   src/common/transition_counts.cc
   src/common/transition_counts.h
+  src/common/url_credentials.h
   src/common/url_query.cc
   src/common/url_query.h
   src/common/validation.cc
@@ -364,7 +365,7 @@ delayq_cc_library(tests_fuzz_fuzz_check DIR tests/fuzz NAME fuzz_check
 delayq_cc_test(tests_fuzz_http_regression DIR tests/fuzz NAME http_regression
   SRCS tests/fuzz/http_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_serve_serve tp_absl tp_fuzzed_data_provider
-  DATA tests/fuzz/corpus/http/chunked tests/fuzz/corpus/http/empty_lines tests/fuzz/corpus/http/expect tests/fuzz/corpus/http/get tests/fuzz/corpus/http/get_cut tests/fuzz/corpus/http/head_http10 tests/fuzz/corpus/http/no_length tests/fuzz/corpus/http/pipelined tests/fuzz/corpus/http/post tests/fuzz/corpus/http/too_large tests/fuzz/regressions/http/empty_lines_then_request)
+  DATA tests/fuzz/corpus/http/chunked tests/fuzz/corpus/http/empty_lines tests/fuzz/corpus/http/expect tests/fuzz/corpus/http/get tests/fuzz/corpus/http/get_cut tests/fuzz/corpus/http/head_http10 tests/fuzz/corpus/http/no_length tests/fuzz/corpus/http/pipelined tests/fuzz/corpus/http/post tests/fuzz/corpus/http/too_large tests/fuzz/regressions/http/bare_cr_in_pieces tests/fuzz/regressions/http/empty_lines_then_request tests/fuzz/regressions/http/malformed_header_in_pieces_2)
 delayq_cc_test(tests_fuzz_json_regression DIR tests/fuzz NAME json_regression
   SRCS tests/fuzz/json_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tools_serve_serve tp_absl tp_fuzzed_data_provider tp_nlohmann_json
@@ -387,7 +388,7 @@ delayq_cc_test(tests_fuzz_sqlite_regression DIR tests/fuzz NAME sqlite_regressio
 delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
   SRCS tests/fuzz/url_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider
-  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/cluster_password_with_question_mark_no_at tests/fuzz/regressions/url/credentials_then_query_password_with_at tests/fuzz/regressions/url/empty_host_query_password_with_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/memory_without_colon_then_userinfo tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/query_password_with_at tests/fuzz/regressions/url/query_password_with_raw_ampersand tests/fuzz/regressions/url/question_mark_in_password_without_at tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/third_slash_query_password_with_at tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_path_with_colon_and_no_at tests/fuzz/regressions/url/unix_question_mark_in_password)
+  DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/cluster_password_with_question_mark_no_at tests/fuzz/regressions/url/credentials_then_query_password_with_at tests/fuzz/regressions/url/empty_host_query_password_with_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/memory_without_colon_then_userinfo tests/fuzz/regressions/url/query_password_then_query_error tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/query_password_with_at tests/fuzz/regressions/url/query_password_with_raw_ampersand tests/fuzz/regressions/url/question_mark_in_password_without_at tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/third_slash_query_password_with_at tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_path_with_colon_and_no_at tests/fuzz/regressions/url/unix_question_mark_in_password)
 delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regression
   SRCS tests/fuzz/values_fuzz.cc
   DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
