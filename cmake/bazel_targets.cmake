@@ -3,6 +3,7 @@
 
 set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPTS}
+  ${DELAYQ_EMBEDDED_SCRIPT_CALLS}
   backends/memory/count_book.cc
   backends/memory/count_book.h
   backends/memory/id_index.cc
@@ -44,6 +45,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/replies.h
   backends/redis/internal/reserve_hints.cc
   backends/redis/internal/reserve_hints.h
+  backends/redis/internal/script_args.cc
+  backends/redis/internal/script_args.h
   backends/redis/internal/scripts.h
   backends/redis/redis_backend.cc
   backends/redis/redis_url.cc
