@@ -130,36 +130,36 @@ read_call() {
   done
 }
 
+# Appends to $members a member for each name in the array named $2 (its
+# text in the array named $3), declared as $1[n], and to $places the line
+# of ToCall() that puts it there (CallBuilder's method $4).
+add_members() {
+  local kind="$1" method="$4" i
+  local -n names="$2" texts="$3"
+  for i in "${!names[@]}"; do
+    members+="  std::optional<std::string> ${names[$i]};  // ${kind}[$((i + 1))] ${texts[$i]}"$'\n'
+    places+="  call.${method}(\"${names[$i]}\", &a.${names[$i]});"$'\n'
+  done
+}
+
 # Appends to $calls the struct and ToCall() of script $1 (file name $2), as
 # read_call read it.
 emit_call() {
-  local name="$1" base="$2" type i
+  local name="$1" base="$2" type members="" places=""
   type="$(sed -E 's/(^|_)([a-z0-9])/\U\2/g' <<<"$name")Args"
+  add_members KEYS key_names key_texts Key
+  add_members ARGV arg_names arg_texts Arg
+  if [[ -n "$list_name" ]]; then
+    members+="  ArgList ${list_name};  // ARGV[$((${#arg_names[@]} + 1))..] ${list_text}"$'\n'
+    places+="  call.List(&a.${list_name});"$'\n'
+  fi
   calls+="// ${base}.lua"$'\n'
   calls+="struct ${type} {"$'\n'
   calls+="  static constexpr char kScript[] = \"${name}\";"$'\n'
-  for i in "${!key_names[@]}"; do
-    calls+="  std::optional<std::string> ${key_names[$i]};  // KEYS[$((i + 1))] ${key_texts[$i]}"$'\n'
-  done
-  for i in "${!arg_names[@]}"; do
-    calls+="  std::optional<std::string> ${arg_names[$i]};  // ARGV[$((i + 1))] ${arg_texts[$i]}"$'\n'
-  done
-  if [[ -n "$list_name" ]]; then
-    calls+="  ArgList ${list_name};  // ARGV[$((${#arg_names[@]} + 1))..] ${list_text}"$'\n'
-  fi
-  calls+="};"$'\n'
+  calls+="${members}};"$'\n'
   calls+="inline absl::StatusOr<Scripts::Call> ToCall(${type} a) {"$'\n'
   calls+="  CallBuilder call(${type}::kScript, ${#key_names[@]}, ${#arg_names[@]});"$'\n'
-  for i in "${!key_names[@]}"; do
-    calls+="  call.Key(\"${key_names[$i]}\", &a.${key_names[$i]});"$'\n'
-  done
-  for i in "${!arg_names[@]}"; do
-    calls+="  call.Arg(\"${arg_names[$i]}\", &a.${arg_names[$i]});"$'\n'
-  done
-  if [[ -n "$list_name" ]]; then
-    calls+="  call.List(&a.${list_name});"$'\n'
-  fi
-  calls+="  return std::move(call).Done();"$'\n'
+  calls+="${places}  return std::move(call).Done();"$'\n'
   calls+="}"$'\n'$'\n'
 }
 
