@@ -36,6 +36,7 @@
 #include "tests/testing/faulty_backend.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace testing {
@@ -62,11 +63,7 @@ RedisOptions OptionsFor(int port, const std::string& ns) {
 }
 
 NewJob MakeJob(std::string id) {
-  NewJob job;
-  job.id = std::move(id);
-  job.topic = "t";
-  job.payload = "p";
-  job.run_at = kStart;
+  NewJob job = PlainJob(std::move(id), "t", kStart);
   job.max_attempts = 1000;
   return job;
 }
