@@ -337,7 +337,7 @@ delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME 
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_faults_fault_harness DIR tests/faults NAME fault_harness
   SRCS tests/faults/fault_harness.cc tests/faults/fault_harness.h
-  DEPS delayq tests_testing_faulty_backend tests_testing_temp_path tp_absl)
+  DEPS delayq tests_testing_eventually tests_testing_faulty_backend tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_faults_faulty_backend_test DIR tests/faults NAME faulty_backend_test
   SRCS tests/faults/faulty_backend_test.cc
   DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
