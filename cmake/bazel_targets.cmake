@@ -3,6 +3,7 @@
 
 set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPTS}
+  ${DELAYQ_EMBEDDED_SCRIPT_CALLS}
   backends/memory/count_book.cc
   backends/memory/count_book.h
   backends/memory/id_index.cc
@@ -44,6 +45,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/internal/replies.h
   backends/redis/internal/reserve_hints.cc
   backends/redis/internal/reserve_hints.h
+  backends/redis/internal/script_args.cc
+  backends/redis/internal/script_args.h
   backends/redis/internal/scripts.h
   backends/redis/redis_backend.cc
   backends/redis/redis_url.cc
@@ -315,7 +318,7 @@ delayq_cc_test(tests_cli_cli_redis_test DIR tests/cli NAME cli_redis_test
   DATA tools_delayq_delayq)
 delayq_cc_library(tests_cli_cli_runner DIR tests/cli NAME cli_runner
   SRCS tests/cli/cli_runner.cc tests/cli/cli_runner.h
-  DEPS tests_testing_files tests_testing_temp_path tp_absl tp_gtest)
+  DEPS tests_testing_eventually tests_testing_files tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_cli_cli_test DIR tests/cli NAME cli_test
   SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/schedule_test.cc tests/cli/work_test.cc
   DEPS delayq tests_cli_cli_runner tp_absl tp_gtest_main
@@ -334,10 +337,10 @@ delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME 
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_faults_fault_harness DIR tests/faults NAME fault_harness
   SRCS tests/faults/fault_harness.cc tests/faults/fault_harness.h
-  DEPS delayq tests_testing_faulty_backend tests_testing_temp_path tp_absl)
+  DEPS delayq tests_testing_eventually tests_testing_faulty_backend tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_faults_faulty_backend_test DIR tests/faults NAME faulty_backend_test
   SRCS tests/faults/faulty_backend_test.cc
-  DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_faults_host_loop_faults_test DIR tests/faults NAME host_loop_faults_test
   SRCS tests/faults/host_loop_faults_test.cc
   DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
@@ -346,7 +349,7 @@ delayq_cc_test(tests_faults_lease_keeper_faults_test DIR tests/faults NAME lease
   DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_faults_redis_proxy_faults_test DIR tests/faults NAME redis_proxy_faults_test
   SRCS tests/faults/redis_proxy_faults_test.cc
-  DEPS delayq tests_faults_fault_harness tests_testing_fault_proxy tests_testing_faulty_backend tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_faults_fault_harness tests_redis_redis_test_server tests_testing_fault_proxy tests_testing_faulty_backend tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_faults_schedule_faults_test DIR tests/faults NAME schedule_faults_test
   SRCS tests/faults/schedule_faults_test.cc
   DEPS delayq tests_faults_fault_harness tests_testing_faulty_backend tests_testing_status_matchers tp_gtest_main)
@@ -423,7 +426,7 @@ delayq_cc_test(tests_redis_redis_backend_test DIR tests/redis NAME redis_backend
   DEPS delayq tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_cluster_test DIR tests/redis NAME redis_cluster_test
   SRCS tests/redis/redis_cluster_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_conformance_test DIR tests/redis NAME redis_conformance_test
   SRCS tests/redis/redis_conformance_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tp_gtest_main)
@@ -435,13 +438,13 @@ delayq_cc_test(tests_redis_redis_news_test DIR tests/redis NAME redis_news_test
   DEPS delayq tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_outage_test DIR tests/redis NAME redis_outage_test
   SRCS tests/redis/redis_outage_test.cc
-  DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentinel_test
   SRCS tests/redis/redis_sentinel_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tests_testing_eventually tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_sharded_test DIR tests/redis NAME redis_sharded_test
   SRCS tests/redis/redis_sharded_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_library(tests_redis_redis_test_cluster DIR tests/redis NAME redis_test_cluster
   SRCS tests/redis/redis_test_cluster.cc tests/redis/redis_test_cluster.h
   DEPS delayq tests_redis_redis_test_server tests_testing_files tests_testing_redis_server tp_absl)
@@ -450,13 +453,13 @@ delayq_cc_library(tests_redis_redis_test_server DIR tests/redis NAME redis_test_
   DEPS delayq tests_testing_redis_server tp_absl)
 delayq_cc_test(tests_redis_redis_tls_test DIR tests/redis NAME redis_tls_test
   SRCS tests/redis/redis_tls_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tests_testing_tls_files tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tests_testing_tls_files tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_url_test DIR tests/redis NAME redis_url_test
   SRCS tests/redis/redis_url_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
 delayq_cc_test(tests_redis_redis_wait_test DIR tests/redis NAME redis_wait_test
   SRCS tests/redis/redis_wait_test.cc
-  DEPS delayq tests_redis_redis_test_server tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_redis_redis_test_server tests_testing_eventually tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_redis_reserve_hints_test DIR tests/redis NAME reserve_hints_test
   SRCS tests/redis/reserve_hints_test.cc
   DEPS delayq tp_gtest_main)
@@ -469,7 +472,7 @@ delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_co
   DEPS delayq tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_concurrency_test DIR tests/scheduler NAME concurrency_test
   SRCS tests/scheduler/concurrency_test.cc
-  DEPS delayq tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_testing_eventually tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_due_timers_test DIR tests/scheduler NAME due_timers_test
   SRCS tests/scheduler/due_timers_test.cc
   DEPS delayq tp_absl tp_gtest_main)
@@ -481,7 +484,7 @@ delayq_cc_test(tests_scheduler_job_limits_test DIR tests/scheduler NAME job_limi
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_news_test DIR tests/scheduler NAME news_test
   SRCS tests/scheduler/news_test.cc
-  DEPS delayq tests_testing_status_matchers tp_gtest_main)
+  DEPS delayq tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_scheduler_occurrences_test DIR tests/scheduler NAME occurrences_test
   SRCS tests/scheduler/occurrences_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
@@ -556,7 +559,7 @@ delayq_cc_test(tests_serve_server_test DIR tests/serve NAME server_test
   DEPS tests_serve_serve_process tests_testing_files tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_backend_test
   SRCS tests/sqlite/sqlite_backend_test.cc
-  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
+  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite_conformance_test
   SRCS tests/sqlite/sqlite_conformance_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_testing_temp_path tp_gtest_main)
@@ -577,6 +580,9 @@ delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_s
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
 delayq_cc_library(tests_testing_child_process DIR tests/testing NAME child_process
   SRCS tests/testing/child_process.cc tests/testing/child_process.h
+  DEPS tp_absl)
+delayq_cc_library(tests_testing_eventually DIR tests/testing NAME eventually
+  SRCS tests/testing/eventually.h
   DEPS tp_absl)
 delayq_cc_library(tests_testing_fault_proxy DIR tests/testing NAME fault_proxy
   SRCS tests/testing/fault_proxy.cc tests/testing/fault_proxy.h

@@ -13,6 +13,7 @@
 
 #include "backends/redis/client/connection.h"
 #include "backends/redis/internal/keys.h"
+#include "backends/redis/internal/script_args.h"
 #include "delayq/backend.h"
 #include "delayq/redis_backend.h"
 
@@ -149,22 +150,50 @@ class RedisBackend : public Backend {
   absl::Status CheckShardMeta(int shard);
 
   std::string Micros(absl::Time t) const;
-  // Appends the arguments of `jobs` to `call` as add takes them (6 per job).
+  // Appends the arguments of `jobs` to `list` as add and schedule_fire take
+  // them (7 per job).
   static void AppendJobs(absl::Span<const NewJob> jobs,
-                         redis_internal::Scripts::Call* call);
+                         redis_internal::ArgList* list);
+
+  // The script calls take a generated ToCall()'s result
+  // (internal/script_calls.h): a call it could not make (an argument left
+  // unset) is returned as it is, and nothing is sent.
+  using ScriptCall = absl::StatusOr<redis_internal::Scripts::Call>;
+  // Runs one call; an error reply becomes its status.
+  absl::StatusOr<redis_internal::Reply> RunOne(ScriptCall call);
   // Runs a script; its replies that mean a contract error (a stale lease,
   // no such job, ...) become that error for job `id`, every other reply
   // comes back to the caller.
-  absl::StatusOr<redis_internal::Reply> Run(redis_internal::Scripts::Call call,
+  absl::StatusOr<redis_internal::Reply> Run(ScriptCall call,
                                             absl::string_view id);
   // Run() for a script whose only other reply is "OK".
-  absl::Status RunForOk(redis_internal::Scripts::Call call,
-                        absl::string_view id);
-  // A call of a script whose keys are the prefix, the job records and the
-  // reservations (ack, fail, release, touch, cancel); fail and release also
-  // get the due index.
-  redis_internal::Scripts::Call LeaseCall(absl::string_view script,
-                                          absl::string_view id) const;
+  absl::Status RunForOk(ScriptCall call, absl::string_view id);
+
+  // The arguments of a call with the keys that every script names the same
+  // way (KeyLayout spells them) set: the prefix, and the job records
+  // (`jobs`), the reservations (`reserved`) and the due index (`due`)
+  // where the script takes them.
+  template <typename Args>
+  Args Keyed() const {
+    Args a;
+    a.prefix = keys_.prefix();
+    if constexpr (redis_internal::HasJobsKey<Args>::value) {
+      a.jobs = keys_.Jobs();
+    }
+    if constexpr (redis_internal::HasReservedKey<Args>::value) {
+      a.reserved = keys_.Reserved();
+    }
+    if constexpr (redis_internal::HasDueKey<Args>::value) a.due = keys_.Due();
+    return a;
+  }
+  // Keyed(), and the time a timed script takes: now and the clock mode.
+  template <typename Args>
+  Args Timed(absl::Time now) const {
+    Args a = Keyed<Args>();
+    a.now = Micros(now);
+    a.clock_mode = clock_mode_;
+    return a;
+  }
 
   const RedisOptions options_;
   const redis_internal::KeyLayout keys_;

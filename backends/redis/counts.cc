@@ -13,7 +13,7 @@
 #include "backends/redis/backend_impl.h"
 #include "backends/redis/internal/keys.h"
 #include "backends/redis/internal/replies.h"
-#include "backends/redis/internal/scripts.h"
+#include "backends/redis/internal/script_calls.h"
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 
@@ -75,11 +75,12 @@ bool AddFields(const redisReply* fields,
 
 absl::StatusOr<redis_internal::Reply> RedisBackend::ReadCounts(
     int64_t first_minute_us, int64_t last_minute_us) {
-  redis_internal::Scripts::Call call{
-      "counts",
-      {keys_.prefix(), keys_.CountMinutes(), keys_.CountTotals()},
-      {absl::StrCat(first_minute_us), absl::StrCat(last_minute_us)}};
-  DQ_ASSIGN_OR_RETURN(Reply r, scripts_.RunOne(std::move(call)));
+  auto a = Keyed<redis_internal::CountsArgs>();
+  a.count_minutes = keys_.CountMinutes();
+  a.count_totals = keys_.CountTotals();
+  a.first_minute = absl::StrCat(first_minute_us);
+  a.last_minute = absl::StrCat(last_minute_us);
+  DQ_ASSIGN_OR_RETURN(Reply r, RunOne(redis_internal::ToCall(std::move(a))));
   if (Word(r.get()) != redis_internal::kOk || r->elements < 2 ||
       r->elements % 2 != 0) {
     return Unexpected(r.get(), "counts");

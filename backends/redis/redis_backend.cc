@@ -16,6 +16,7 @@
 #include "backends/redis/internal/news.h"
 #include "backends/redis/internal/record.h"
 #include "backends/redis/internal/replies.h"
+#include "backends/redis/internal/script_calls.h"
 #include "backends/redis/internal/scripts.h"
 #include "backends/redis/sharded_backend.h"
 #include "src/common/contract_errors.h"
@@ -28,6 +29,7 @@ namespace {
 using redis_internal::AppendArgument;
 using redis_internal::AppendExtras;
 using redis_internal::AppendSpec;
+using redis_internal::ArgList;
 using redis_internal::ClampMicros;
 using redis_internal::DecodeRecord;
 using redis_internal::DurationMicros;
@@ -38,9 +40,9 @@ using redis_internal::ParseTransition;
 using redis_internal::Reply;
 using redis_internal::Str;
 using redis_internal::TimeOf;
+using redis_internal::ToCall;
 using redis_internal::Unexpected;
 using redis_internal::Word;
-using Call = redis_internal::Scripts::Call;
 
 // The data layout this code reads and writes, recorded in "{ns}:meta" by the
 // first backend to open a namespace. A change to what the scripts store
@@ -277,11 +279,12 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::OpenShard(
   if (!options.allow_key_eviction) {
     if (absl::Status s = CheckNoEviction(backend->pool_); !s.ok()) return s;
   }
-  Call call{
-      "open",
-      {backend->keys_.prefix(), backend->keys_.Meta(), backend->keys_.Topics()},
-      {absl::StrCat(kLayout), absl::StrCat(kOldestReadable)}};
-  absl::StatusOr<Reply> r = backend->scripts_.RunOne(std::move(call));
+  auto open = backend->Keyed<redis_internal::OpenArgs>();
+  open.meta = backend->keys_.Meta();
+  open.topics = backend->keys_.Topics();
+  open.layout = absl::StrCat(kLayout);
+  open.oldest_readable = absl::StrCat(kOldestReadable);
+  absl::StatusOr<Reply> r = backend->RunOne(ToCall(std::move(open)));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
   const std::string word = Word(reply);
@@ -304,11 +307,14 @@ absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::OpenShard(
 }
 
 absl::Status RedisBackend::CheckShardMeta(int shard) {
-  Call call{"shard_meta",
-            {keys_.prefix(), keys_.Meta(), keys_.Topics(), keys_.Limits(),
-             keys_.Paused()},
-            {absl::StrCat(options_.shards), absl::StrCat(shard)}};
-  DQ_ASSIGN_OR_RETURN(Reply r, scripts_.RunOne(std::move(call)));
+  auto a = Keyed<redis_internal::ShardMetaArgs>();
+  a.meta = keys_.Meta();
+  a.topics = keys_.Topics();
+  a.limits = keys_.Limits();
+  a.paused = keys_.Paused();
+  a.shards = absl::StrCat(options_.shards);
+  a.shard = absl::StrCat(shard);
+  DQ_ASSIGN_OR_RETURN(Reply r, RunOne(ToCall(std::move(a))));
   const std::string word = Word(r.get());
   if (word == redis_internal::kOk) return absl::OkStatus();
   if (word != redis_internal::kOtherShards || r->elements != 3) {
@@ -333,8 +339,13 @@ std::string RedisBackend::Micros(absl::Time t) const {
   return absl::StrCat(ClampMicros(t));
 }
 
-absl::StatusOr<Reply> RedisBackend::Run(Call call, absl::string_view id) {
-  DQ_ASSIGN_OR_RETURN(Reply r, scripts_.RunOne(std::move(call)));
+absl::StatusOr<Reply> RedisBackend::RunOne(ScriptCall call) {
+  if (!call.ok()) return call.status();
+  return scripts_.RunOne(*std::move(call));
+}
+
+absl::StatusOr<Reply> RedisBackend::Run(ScriptCall call, absl::string_view id) {
+  DQ_ASSIGN_OR_RETURN(Reply r, RunOne(std::move(call)));
   const std::string word = Word(r.get());
   const bool detail = r->type == REDIS_REPLY_ARRAY && r->elements == 2;
   if (word == redis_internal::kStale) return internal::StaleLease(id);
@@ -357,34 +368,28 @@ absl::StatusOr<Reply> RedisBackend::Run(Call call, absl::string_view id) {
   return r;
 }
 
-absl::Status RedisBackend::RunForOk(Call call, absl::string_view id) {
-  const absl::string_view script = call.script;  // a literal's name
+absl::Status RedisBackend::RunForOk(ScriptCall call, absl::string_view id) {
+  if (!call.ok()) return call.status();
+  const absl::string_view script = call->script;  // a literal's name
   DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), id));
   if (Word(r.get()) == redis_internal::kOk) return absl::OkStatus();
   return Unexpected(r.get(), script);
 }
 
-Call RedisBackend::LeaseCall(absl::string_view script,
-                             absl::string_view id) const {
-  Call call{script, {keys_.prefix(), keys_.Jobs(), keys_.Reserved()}, {}};
-  if (script == "fail" || script == "release") call.keys.push_back(keys_.Due());
-  return call;
-}
-
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
-  Call call{
-      "add",
-      {keys_.prefix(), keys_.Seq(), keys_.Topics(), keys_.Jobs(), keys_.Due()},
-      {Micros(now), clock_mode_, counts_arg_}};
-  AppendJobs(jobs, &call);
-  return RunForOk(std::move(call), "");
+  auto a = Timed<redis_internal::AddArgs>(now);
+  a.seq = keys_.Seq();
+  a.topics = keys_.Topics();
+  a.counts = counts_arg_;
+  AppendJobs(jobs, &a.batch);
+  return RunForOk(ToCall(std::move(a)), "");
 }
 
-void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, Call* call) {
+void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, ArgList* list) {
   // Written straight into the request: a batch of jobs is the one call
   // whose arguments are worth not copying.
-  std::string& out = call->encoded_args;
+  std::string& out = list->encoded;
   size_t size = 0;
   for (const NewJob& j : jobs) {
     size += j.id.size() + j.topic.size() + j.payload.size() + 200;
@@ -404,25 +409,24 @@ void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, Call* call) {
     AppendExtras(j, &spec);
     AppendArgument(spec, &out);
   }
-  call->encoded_count += 7 * jobs.size();
+  list->encoded_count += 7 * jobs.size();
 }
 
 absl::Status RedisBackend::CheckIdsFree(absl::Span<const NewJob> jobs,
                                         absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
-  Call call{"check_ids",
-            {keys_.prefix(), keys_.Jobs(), keys_.Held()},
-            {Micros(now), clock_mode_}};
-  for (const NewJob& j : jobs) call.args.push_back(j.id);
-  return RunForOk(std::move(call), "");
+  auto a = Timed<redis_internal::CheckIdsArgs>(now);
+  a.held = keys_.Held();
+  a.ids.values.reserve(jobs.size());
+  for (const NewJob& j : jobs) a.ids.values.push_back(j.id);
+  return RunForOk(ToCall(std::move(a)), "");
 }
 
 absl::StatusOr<int> RedisBackend::Withdraw(absl::Span<const std::string> ids) {
   if (ids.empty()) return 0;
-  Call call{"withdraw",
-            {keys_.prefix(), keys_.Jobs(), keys_.Reserved()},
-            std::vector<std::string>(ids.begin(), ids.end())};
-  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), ""));
+  auto a = Keyed<redis_internal::WithdrawArgs>();
+  a.ids.values.assign(ids.begin(), ids.end());
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), ""));
   if (Word(r.get()) != redis_internal::kOk || r->elements != 2) {
     return Unexpected(r.get(), "withdraw");
   }
@@ -431,12 +435,14 @@ absl::StatusOr<int> RedisBackend::Withdraw(absl::Span<const std::string> ids) {
 
 absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
-  Call call{"reserve",
-            {keys_.prefix(), keys_.Ready(topic), keys_.Jobs()},
-            {Micros(now), clock_mode_, counts_arg_, std::string(topic),
-             absl::StrCat(std::max(max, 1)),
-             absl::StrCat(options_.reserve_promote_limit), FirstToken()}};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  auto a = Timed<redis_internal::ReserveArgs>(now);
+  a.ready = keys_.Ready(topic);
+  a.counts = counts_arg_;
+  a.topic = std::string(topic);
+  a.max = absl::StrCat(std::max(max, 1));
+  a.promote_max = absl::StrCat(options_.reserve_promote_limit);
+  a.first_token = FirstToken();
+  absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
   if (Word(reply) != redis_internal::kOk || reply->elements < 3 ||
@@ -471,26 +477,26 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
 
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
                                absl::string_view result, absl::Time now) {
-  Call call = LeaseCall("ack", id);
-  call.args = {Micros(now),     clock_mode_,         counts_arg_,
-               std::string(id), absl::StrCat(token), std::string(result)};
-  return RunForOk(std::move(call), id);
+  auto a = Timed<redis_internal::AckArgs>(now);
+  a.counts = counts_arg_;
+  a.id = std::string(id);
+  a.token = absl::StrCat(token);
+  a.result = std::string(result);
+  return RunForOk(ToCall(std::move(a)), id);
 }
 
 absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
     absl::Span<const Lease> leases, absl::Time now) {
   std::vector<absl::Status> out;
   if (leases.empty()) return out;
-  Call call{"ack_batch", {keys_.prefix(), keys_.Reserved(), keys_.Jobs()}, {}};
-  call.args.reserve(2 * leases.size() + 3);
-  call.args.push_back(Micros(now));
-  call.args.push_back(clock_mode_);
-  call.args.push_back(counts_arg_);
+  auto a = Timed<redis_internal::AckBatchArgs>(now);
+  a.counts = counts_arg_;
+  a.leases.values.reserve(2 * leases.size());
   for (const Lease& l : leases) {
-    call.args.push_back(l.job.id);
-    call.args.push_back(absl::StrCat(l.token));
+    a.leases.values.push_back(l.job.id);
+    a.leases.values.push_back(absl::StrCat(l.token));
   }
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
   if (Word(reply) != redis_internal::kOk ||
@@ -516,11 +522,13 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
                                                absl::string_view error,
                                                absl::Time retry_at,
                                                absl::Time now) {
-  Call call = LeaseCall("fail", id);
-  call.args = {Micros(now),     clock_mode_,         counts_arg_,
-               std::string(id), absl::StrCat(token), std::string(error),
-               Micros(retry_at)};
-  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), id));
+  auto a = Timed<redis_internal::FailArgs>(now);
+  a.counts = counts_arg_;
+  a.id = std::string(id);
+  a.token = absl::StrCat(token);
+  a.error = std::string(error);
+  a.retry_at = Micros(retry_at);
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), id));
   const std::string word = Word(r.get());
   if (word == redis_internal::kRetry) return FailOutcome::kRetry;
   if (word == redis_internal::kDead) return FailOutcome::kDead;
@@ -529,17 +537,19 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
 
 absl::Status RedisBackend::Release(absl::string_view id, uint64_t token,
                                    absl::Time run_at, absl::Time now) {
-  Call call = LeaseCall("release", id);
-  call.args = {Micros(now), clock_mode_, std::string(id), absl::StrCat(token),
-               Micros(run_at)};
-  return RunForOk(std::move(call), id);
+  auto a = Timed<redis_internal::ReleaseArgs>(now);
+  a.id = std::string(id);
+  a.token = absl::StrCat(token);
+  a.run_at = Micros(run_at);
+  return RunForOk(ToCall(std::move(a)), id);
 }
 
 absl::StatusOr<absl::Time> RedisBackend::Touch(absl::string_view id,
                                                uint64_t token, absl::Time now) {
-  Call call = LeaseCall("touch", id);
-  call.args = {Micros(now), clock_mode_, std::string(id), absl::StrCat(token)};
-  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), id));
+  auto a = Timed<redis_internal::TouchArgs>(now);
+  a.id = std::string(id);
+  a.token = absl::StrCat(token);
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), id));
   if (Word(r.get()) == redis_internal::kOk && r->elements == 2) {
     return TimeOf(r->element[1]);
   }
@@ -547,9 +557,9 @@ absl::StatusOr<absl::Time> RedisBackend::Touch(absl::string_view id,
 }
 
 absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
-  Call call = LeaseCall("cancel", id);
-  call.args = {Micros(now), clock_mode_, std::string(id)};
-  return RunForOk(std::move(call), id);
+  auto a = Timed<redis_internal::CancelArgs>(now);
+  a.id = std::string(id);
+  return RunForOk(ToCall(std::move(a)), id);
 }
 
 absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
@@ -592,10 +602,11 @@ absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
       set = keys_.TopicDone(topic);
       break;
   }
-  Call call{"list",
-            {keys_.prefix(), std::move(set), keys_.Jobs()},
-            {std::string(JobStateName(state)), absl::StrCat(limit)}};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  auto a = Keyed<redis_internal::ListArgs>();
+  a.set = std::move(set);
+  a.state = std::string(JobStateName(state));
+  a.limit = absl::StrCat(limit);
+  absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   absl::StatusOr<std::vector<Lease>> leases = ParseSnapshots(r->get(), "list");
   if (!leases.ok()) return leases.status();
@@ -608,12 +619,13 @@ absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
 absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
   // The sizes of the topic's five sets, read by one script so that a job
   // moving between them meanwhile is counted once.
-  Call call{
-      "stats",
-      {keys_.prefix(), keys_.TopicDelayed(topic), keys_.Ready(topic),
-       keys_.TopicReserved(topic), keys_.Dead(topic), keys_.TopicDone(topic)},
-      {}};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  auto a = Keyed<redis_internal::StatsArgs>();
+  a.tdelayed = keys_.TopicDelayed(topic);
+  a.ready = keys_.Ready(topic);
+  a.treserved = keys_.TopicReserved(topic);
+  a.dead = keys_.Dead(topic);
+  a.tdone = keys_.TopicDone(topic);
+  absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
   if (Word(reply) != redis_internal::kOk || reply->elements != 6) {
@@ -648,20 +660,22 @@ absl::StatusOr<std::vector<std::string>> RedisBackend::SortedMembers(
 }
 
 absl::Status RedisBackend::Replace(const NewJob& job, absl::Time now) {
-  Call call{"replace",
-            {keys_.prefix(), keys_.Jobs()},
-            {Micros(now), clock_mode_, job.id, job.topic, Micros(job.run_at),
-             job.payload}};
-  return RunForOk(std::move(call), job.id);
+  auto a = Timed<redis_internal::ReplaceArgs>(now);
+  a.id = job.id;
+  a.topic = job.topic;
+  a.run_at = Micros(job.run_at);
+  a.payload = job.payload;
+  return RunForOk(ToCall(std::move(a)), job.id);
 }
 
 absl::Status RedisBackend::SetPaused(absl::string_view topic, bool paused,
                                      absl::Time now) {
   (void)now;
-  Call call{"pause",
-            {keys_.prefix(), keys_.Paused()},
-            {std::string(topic), paused ? "1" : "0"}};
-  return RunForOk(std::move(call), "");
+  auto a = Keyed<redis_internal::PauseArgs>();
+  a.paused = keys_.Paused();
+  a.topic = std::string(topic);
+  a.pause = paused ? "1" : "0";
+  return RunForOk(ToCall(std::move(a)), "");
 }
 
 absl::StatusOr<std::vector<std::string>> RedisBackend::PausedTopics() {
@@ -679,10 +693,11 @@ std::string LimitSpec(const TopicLimit& limit) {
 
 absl::Status RedisBackend::WriteLimit(std::string hash, absl::string_view topic,
                                       std::string spec) {
-  Call call{"limit",
-            {keys_.prefix(), std::move(hash)},
-            {std::string(topic), std::move(spec)}};
-  return RunForOk(std::move(call), "");
+  auto a = Keyed<redis_internal::LimitArgs>();
+  a.limits = std::move(hash);
+  a.topic = std::string(topic);
+  a.limit = std::move(spec);
+  return RunForOk(ToCall(std::move(a)), "");
 }
 
 absl::Status RedisBackend::SetLimit(absl::string_view topic,
@@ -745,10 +760,11 @@ absl::StatusOr<std::vector<LimitedTopic>> RedisBackend::ReadLimits(
 absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
                                        absl::Time now) {
   if (max <= 0) return 0;
-  Call call{"kick",
-            {keys_.prefix(), keys_.Dead(topic), keys_.Jobs()},
-            {Micros(now), clock_mode_, std::string(topic), absl::StrCat(max)}};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  auto a = Timed<redis_internal::KickArgs>(now);
+  a.dead = keys_.Dead(topic);
+  a.topic = std::string(topic);
+  a.max = absl::StrCat(max);
+  absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   if (Word(r->get()) != redis_internal::kOk || (*r)->elements != 2) {
     return Unexpected(r->get(), "kick");
@@ -757,26 +773,24 @@ absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
 }
 
 absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {
-  Call call{"kick_job",
-            {keys_.prefix(), keys_.Jobs()},
-            {Micros(now), clock_mode_, std::string(id)}};
-  return RunForOk(std::move(call), id);
+  auto a = Timed<redis_internal::KickJobArgs>(now);
+  a.id = std::string(id);
+  return RunForOk(ToCall(std::move(a)), id);
 }
 
 absl::Status RedisBackend::PromoteJob(absl::string_view id, absl::Time now) {
-  Call call{"promote_job",
-            {keys_.prefix(), keys_.Jobs()},
-            {Micros(now), clock_mode_, std::string(id)}};
-  return RunForOk(std::move(call), id);
+  auto a = Timed<redis_internal::PromoteJobArgs>(now);
+  a.id = std::string(id);
+  return RunForOk(ToCall(std::move(a)), id);
 }
 
 absl::StatusOr<int> RedisBackend::PurgeDead(absl::string_view topic, int max,
                                             absl::Time now) {
-  Call call{"purge_dead",
-            {keys_.prefix(), keys_.Dead(topic)},
-            {Micros(now), clock_mode_, std::string(topic),
-             absl::StrCat(std::max(max, 1))}};
-  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), ""));
+  auto a = Timed<redis_internal::PurgeDeadArgs>(now);
+  a.dead = keys_.Dead(topic);
+  a.topic = std::string(topic);
+  a.max = absl::StrCat(std::max(max, 1));
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), ""));
   if (Word(r.get()) != redis_internal::kOk || r->elements != 2) {
     return Unexpected(r.get(), "purge_dead");
   }
@@ -785,11 +799,10 @@ absl::StatusOr<int> RedisBackend::PurgeDead(absl::string_view topic, int max,
 
 absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
                                                        int limit) {
-  Call call{"promote_due",
-            {keys_.prefix(), keys_.Reserved(), keys_.Jobs(), keys_.Due()},
-            {Micros(now), clock_mode_, counts_arg_,
-             absl::StrCat(std::max(limit, 1))}};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  auto a = Timed<redis_internal::PromoteDueArgs>(now);
+  a.counts = counts_arg_;
+  a.limit = absl::StrCat(std::max(limit, 1));
+  absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
   if (Word(reply) != redis_internal::kOk || reply->elements < 2) {
@@ -807,8 +820,8 @@ absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
 }
 
 absl::StatusOr<absl::Time> RedisBackend::NextDue() {
-  Call call{"next_due", {keys_.prefix(), keys_.Reserved(), keys_.Due()}, {}};
-  absl::StatusOr<Reply> r = scripts_.RunOne(std::move(call));
+  absl::StatusOr<Reply> r =
+      RunOne(ToCall(Keyed<redis_internal::NextDueArgs>()));
   if (!r.ok()) return r.status();
   if (Word(r->get()) != redis_internal::kOk)
     return Unexpected(r->get(), "next_due");

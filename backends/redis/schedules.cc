@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/redis/backend_impl.h"
 #include "backends/redis/internal/replies.h"
+#include "backends/redis/internal/script_calls.h"
 #include "src/common/contract_errors.h"
 #include "src/common/status_macros.h"
 
@@ -25,9 +26,9 @@ using redis_internal::ClampMicros;
 using redis_internal::DurationMicros;
 using redis_internal::Reply;
 using redis_internal::Str;
+using redis_internal::ToCall;
 using redis_internal::Unexpected;
 using redis_internal::Word;
-using Call = redis_internal::Scripts::Call;
 
 // The fields of a schedule's hash that hold its definition, as field, value
 // pairs. Times and durations are integer µs; backoff_kind 0 is fixed, 1
@@ -93,22 +94,23 @@ bool DecodeSchedule(const std::string& name, const redisReply* hash,
 
 absl::Status RedisBackend::PutSchedule(const ScheduleRecord& schedule,
                                        absl::Time now) {
-  Call call{"schedule_put",
-            {keys_.prefix(), keys_.Schedules(), keys_.Schedule(schedule.name)},
-            {Micros(now), schedule.name}};
-  for (std::string& field : DefinitionFields(schedule)) {
-    call.args.push_back(std::move(field));
-  }
-  return RunForOk(std::move(call), "");
+  auto a = Keyed<redis_internal::SchedulePutArgs>();
+  a.schedules = keys_.Schedules();
+  a.schedule = keys_.Schedule(schedule.name);
+  a.now = Micros(now);
+  a.name = schedule.name;
+  a.definition.values = DefinitionFields(schedule);
+  return RunForOk(ToCall(std::move(a)), "");
 }
 
 absl::Status RedisBackend::RemoveSchedule(absl::string_view name,
                                           absl::Time now) {
   (void)now;
-  Call call{"schedule_remove",
-            {keys_.prefix(), keys_.Schedules(), keys_.Schedule(name)},
-            {std::string(name)}};
-  DQ_ASSIGN_OR_RETURN(Reply r, scripts_.RunOne(std::move(call)));
+  auto a = Keyed<redis_internal::ScheduleRemoveArgs>();
+  a.schedules = keys_.Schedules();
+  a.schedule = keys_.Schedule(name);
+  a.name = std::string(name);
+  DQ_ASSIGN_OR_RETURN(Reply r, RunOne(ToCall(std::move(a))));
   const std::string word = Word(r.get());
   if (word == redis_internal::kNotFound) return internal::NoSuchSchedule(name);
   if (word != redis_internal::kOk)
@@ -117,8 +119,9 @@ absl::Status RedisBackend::RemoveSchedule(absl::string_view name,
 }
 
 absl::StatusOr<std::vector<ScheduleRecord>> RedisBackend::ListSchedules() {
-  Call call{"schedules", {keys_.prefix(), keys_.Schedules()}, {}};
-  DQ_ASSIGN_OR_RETURN(Reply r, scripts_.RunOne(std::move(call)));
+  auto a = Keyed<redis_internal::SchedulesArgs>();
+  a.schedules = keys_.Schedules();
+  DQ_ASSIGN_OR_RETURN(Reply r, RunOne(ToCall(std::move(a))));
   const redisReply* reply = r.get();
   if (Word(reply) != redis_internal::kOk || reply->elements % 2 != 1) {
     return Unexpected(reply, "schedules");
@@ -143,13 +146,15 @@ absl::Status RedisBackend::FireSchedule(absl::string_view name,
                                         int64_t revision, absl::Time through,
                                         absl::Span<const NewJob> jobs,
                                         absl::Time now) {
-  Call call{"schedule_fire",
-            {keys_.prefix(), keys_.Schedule(name), keys_.Seq(), keys_.Topics(),
-             keys_.Jobs(), keys_.Due()},
-            {Micros(now), clock_mode_, counts_arg_, absl::StrCat(revision),
-             absl::StrCat(ClampMicros(through))}};
-  AppendJobs(jobs, &call);
-  DQ_ASSIGN_OR_RETURN(Reply r, scripts_.RunOne(std::move(call)));
+  auto a = Timed<redis_internal::ScheduleFireArgs>(now);
+  a.schedule = keys_.Schedule(name);
+  a.seq = keys_.Seq();
+  a.topics = keys_.Topics();
+  a.counts = counts_arg_;
+  a.revision = absl::StrCat(revision);
+  a.done_through = absl::StrCat(ClampMicros(through));
+  AppendJobs(jobs, &a.batch);
+  DQ_ASSIGN_OR_RETURN(Reply r, RunOne(ToCall(std::move(a))));
   const redisReply* reply = r.get();
   const std::string word = Word(reply);
   if (word == redis_internal::kOk) return absl::OkStatus();

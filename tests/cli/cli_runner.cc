@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/files.h"
 #include "tests/testing/temp_path.h"
 
@@ -119,13 +120,13 @@ CliResult CliRunner::Wait(const CliProcess& process, absl::Duration limit) {
 }
 
 bool CliRunner::WaitForFile(const std::string& path, absl::Duration limit) {
-  const absl::Time give_up = absl::Now() + limit;
-  struct stat st;
-  while (stat(path.c_str(), &st) != 0) {
-    if (absl::Now() > give_up) return false;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return true;
+  return testing::Eventually(
+      limit,
+      [&path] {
+        struct stat st;
+        return stat(path.c_str(), &st) == 0;
+      },
+      absl::Milliseconds(10));
 }
 
 std::string CliRunner::ReadFile(const std::string& path) {

@@ -55,21 +55,10 @@ class Socket {
 
 class CliRedisTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::Start();
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-
   // A namespace of its own for each test.
   void SetUp() override {
-    ASSERT_NE(server_, nullptr);
     static std::atomic<int> counter{0};
-    store_ = absl::StrCat("redis://127.0.0.1:", server_->port(),
+    store_ = absl::StrCat("redis://127.0.0.1:", SharedRedisServer().port(),
                           "?namespace=cli-", getpid(), "-", counter++);
   }
 
@@ -79,12 +68,9 @@ class CliRedisTest : public ::testing::Test {
     return cli_.Run(args);
   }
 
-  static RedisServer* server_;
   CliRunner cli_;
   std::string store_;
 };
-
-RedisServer* CliRedisTest::server_ = nullptr;
 
 TEST_F(CliRedisTest, AddGetListAndStats) {
   CliResult add =
@@ -121,7 +107,7 @@ TEST_F(CliRedisTest, AddGetListAndStats) {
   // Another namespace on the same server sees none of it.
   CliResult other =
       cli_.Run({"--store",
-                absl::StrCat("redis://127.0.0.1:", server_->port(),
+                absl::StrCat("redis://127.0.0.1:", SharedRedisServer().port(),
                              "?namespace=other-", getpid()),
                 "stats", "--json"});
   EXPECT_EQ(other.out, "[]\n") << other.err;

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/temp_path.h"
 
 namespace delayq {
@@ -70,17 +71,17 @@ std::string FaultCaseName(const FaultCase& c) {
                       "_seed", c.seed);
 }
 
+std::string FaultCaseTestName(const ::testing::TestParamInfo<FaultCase>& info) {
+  return FaultCaseName(info.param);
+}
+
 std::ostream& operator<<(std::ostream& out, const FaultCase& c) {
   return out << FaultCaseName(c);
 }
 
 bool AwaitWaiters(const SimulatedClock& clock, int n, absl::Duration patience) {
-  const absl::Time give_up = absl::Now() + patience;
-  while (clock.Waiters() < n) {
-    if (absl::Now() >= give_up) return false;
-    absl::SleepFor(absl::Microseconds(200));
-  }
-  return true;
+  return Eventually(
+      patience, [&] { return clock.Waiters() >= n; }, absl::Microseconds(200));
 }
 
 absl::Duration StopWhileAdvancing(Scheduler& scheduler, SimulatedClock& clock,

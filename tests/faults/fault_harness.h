@@ -23,6 +23,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "delayq/delayq.h"
+#include "gtest/gtest.h"
 #include "tests/testing/faulty_backend.h"
 
 namespace delayq {
@@ -49,6 +50,9 @@ struct FaultCase {
 };
 std::vector<FaultCase> FaultCases();
 std::string FaultCaseName(const FaultCase& c);
+// FaultCaseName() of a parameterised test's case, for
+// INSTANTIATE_TEST_SUITE_P.
+std::string FaultCaseTestName(const ::testing::TestParamInfo<FaultCase>& info);
 std::ostream& operator<<(std::ostream& out, const FaultCase& c);
 
 inline bool IsInjectable(const absl::Status& s) {

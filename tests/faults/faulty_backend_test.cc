@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "tests/faults/fault_harness.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace testing {
@@ -24,12 +25,7 @@ namespace {
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
 NewJob MakeJob(std::string id, absl::Time run_at = kNow) {
-  NewJob job;
-  job.id = std::move(id);
-  job.topic = "t";
-  job.payload = "p";
-  job.run_at = run_at;
-  return job;
+  return PlainJob(std::move(id), "t", run_at);
 }
 
 ScheduleRecord MakeSchedule() {

@@ -286,10 +286,7 @@ TEST(CancelFaultsTest, AFailedTopicReadIsReportedNotAnEventWithoutATopic) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, HostLoopFaultsTest,
-                         ::testing::ValuesIn(FaultCases()),
-                         [](const ::testing::TestParamInfo<FaultCase>& info) {
-                           return FaultCaseName(info.param);
-                         });
+                         ::testing::ValuesIn(FaultCases()), FaultCaseTestName);
 
 }  // namespace
 }  // namespace testing

@@ -167,10 +167,7 @@ TEST_P(SeededLeaseKeeperFaultsTest, NoRunTwiceUnderALiveLease) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, SeededLeaseKeeperFaultsTest,
-                         ::testing::ValuesIn(FaultCases()),
-                         [](const ::testing::TestParamInfo<FaultCase>& info) {
-                           return FaultCaseName(info.param);
-                         });
+                         ::testing::ValuesIn(FaultCases()), FaultCaseTestName);
 
 }  // namespace
 }  // namespace testing

@@ -32,10 +32,12 @@
 #include "delayq/delayq.h"
 #include "gtest/gtest.h"
 #include "tests/faults/fault_harness.h"
+#include "tests/redis/redis_test_server.h"
 #include "tests/testing/fault_proxy.h"
 #include "tests/testing/faulty_backend.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace testing {
@@ -62,34 +64,20 @@ RedisOptions OptionsFor(int port, const std::string& ns) {
 }
 
 NewJob MakeJob(std::string id) {
-  NewJob job;
-  job.id = std::move(id);
-  job.topic = "t";
-  job.payload = "p";
-  job.run_at = kStart;
+  NewJob job = PlainJob(std::move(id), "t", kStart);
   job.max_attempts = 1000;
   return job;
 }
 
 class RedisProxyFaultsTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<RedisServer>> server = RedisServer::Start();
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-
   void SetUp() override {
-    ASSERT_OK_AND_ASSIGN(proxy_, FaultProxy::Start(server_->port()));
+    ASSERT_OK_AND_ASSIGN(proxy_, FaultProxy::Start(SharedRedisServer().port()));
     static int counter = 0;
     ns_ = absl::StrCat("proxy", counter++);
     // The truth, read around the proxy.
-    ASSERT_OK_AND_ASSIGN(direct_,
-                         OpenRedisBackend(OptionsFor(server_->port(), ns_)));
+    ASSERT_OK_AND_ASSIGN(
+        direct_, OpenRedisBackend(OptionsFor(SharedRedisServer().port(), ns_)));
   }
 
   std::unique_ptr<Backend> Proxied() {
@@ -99,13 +87,10 @@ class RedisProxyFaultsTest : public ::testing::Test {
     return b.ok() ? *std::move(b) : nullptr;
   }
 
-  static RedisServer* server_;
   std::unique_ptr<FaultProxy> proxy_;
   std::string ns_;
   std::unique_ptr<Backend> direct_;
 };
-
-RedisServer* RedisProxyFaultsTest::server_ = nullptr;
 
 // A store call, timed: OK or a network failure, within the bound.
 absl::Status Timed(const std::string& what,

@@ -136,10 +136,7 @@ TEST_P(ScheduleFaultsTest, EveryOccurrenceOnceThroughFaults) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, ScheduleFaultsTest,
-                         ::testing::ValuesIn(FaultCases()),
-                         [](const ::testing::TestParamInfo<FaultCase>& info) {
-                           return FaultCaseName(info.param);
-                         });
+                         ::testing::ValuesIn(FaultCases()), FaultCaseTestName);
 
 }  // namespace
 }  // namespace testing

@@ -281,10 +281,7 @@ TEST_P(ServeFaultsTest, StoreFailuresBecomeErrorRepliesAndLoseNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, ServeFaultsTest,
-                         ::testing::ValuesIn(FaultCases()),
-                         [](const ::testing::TestParamInfo<FaultCase>& info) {
-                           return FaultCaseName(info.param);
-                         });
+                         ::testing::ValuesIn(FaultCases()), FaultCaseTestName);
 
 }  // namespace
 }  // namespace testing

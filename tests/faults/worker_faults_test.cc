@@ -264,10 +264,7 @@ TEST_P(WorkerFaultsTest, WorkersLoseNothingAndStopCleanly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, WorkerFaultsTest,
-                         ::testing::ValuesIn(FaultCases()),
-                         [](const ::testing::TestParamInfo<FaultCase>& info) {
-                           return FaultCaseName(info.param);
-                         });
+                         ::testing::ValuesIn(FaultCases()), FaultCaseTestName);
 
 }  // namespace
 }  // namespace testing

@@ -2,9 +2,11 @@
 //
 // embed_scripts.sh, the build step that gives each Redis script the helpers
 // it names: every required helper once, after what it requires; a loaded
-// helper wrapped in a function of its own; clear failures for an unknown
-// helper, a cycle, a bad name, a misplaced "-- loads:" line, or a header
-// whose keys or arguments are not declared as the build reads them.
+// helper wrapped in a function of its own; a struct per script for its
+// call, its members named by the header's lines; clear failures for an
+// unknown helper, a cycle, a bad name, a misplaced "-- loads:" line, or a
+// header whose keys or arguments are not declared as the build reads them
+// (unnamed, named twice, out of order, the time out of its place).
 
 #include <stdio.h>
 #include <sys/stat.h>
@@ -37,12 +39,14 @@ std::string ScriptPath() {
 
 struct Result {
   int exit_code = -1;
-  std::string out;  // the generated source
+  std::string out;     // the generated source
+  std::string header;  // the generated header of the calls
   std::string err;
 };
 
 // Writes `libs` (name -> text) into a fresh lib directory and `script` as
-// op-1.lua (after a header line declaring its one key), runs the build step
+// op-1.lua (after a header line declaring its one key, `prefix`), runs the
+// build step
 // on them and returns what it made.
 Result Embed(const std::map<std::string, std::string>& libs,
              const std::string& script) {
@@ -51,17 +55,20 @@ Result Embed(const std::map<std::string, std::string>& libs,
   for (const auto& [name, text] : libs) {
     std::ofstream(absl::StrCat(dir, "/lib/", name, ".lua")) << text;
   }
-  std::ofstream(dir + "/op-1.lua") << "-- KEYS[1]  key prefix\n" << script;
+  std::ofstream(dir + "/op-1.lua") << "-- KEYS[1]  prefix: key prefix\n"
+                                   << script;
   const std::string command =
-      absl::StrCat("bash ", ScriptPath(), " ", dir, "/out.cc ", dir, "/lib ",
-                   dir, "/op-1.lua 2>", dir, "/err");
+      absl::StrCat("bash ", ScriptPath(), " ", dir, "/out.cc ", dir, "/out.h ",
+                   dir, "/lib ", dir, "/op-1.lua 2>", dir, "/err");
   Result r;
   const int status = std::system(command.c_str());
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream out, err;
+  std::stringstream out, header, err;
   out << std::ifstream(dir + "/out.cc").rdbuf();
+  header << std::ifstream(dir + "/out.h").rdbuf();
   err << std::ifstream(dir + "/err").rdbuf();
   r.out = out.str();
+  r.header = header.str();
   r.err = err.str();
   return r;
 }
@@ -116,12 +123,46 @@ TEST(EmbedScriptsTest, LoadedHelpersAreBuiltOnlyInsideTheirLoader) {
 // The table holds what the header declares: the keys, the arguments and
 // whether a list follows them.
 TEST(EmbedScriptsTest, TheHeaderDeclaresTheCall) {
-  Result plain = Embed({}, "-- ARGV[1]  now\n-- ARGV[2]  id\nreturn 1\n");
+  Result plain =
+      Embed({}, "-- ARGV[1]  now: µs\n-- ARGV[2]  id: a job\nreturn 1\n");
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_THAT(plain.out, HasSubstr("{\"op\", 1, 2, false, R\"delayq_lua("));
-  Result listed = Embed({}, "-- ARGV[1]  now\n-- ARGV[2..] ids\nreturn 1\n");
+  Result listed =
+      Embed({}, "-- ARGV[1]  now: µs\n-- ARGV[2..] ids: job ids\nreturn 1\n");
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   EXPECT_THAT(listed.out, HasSubstr("{\"op\", 1, 1, true, R\"delayq_lua("));
+}
+
+// The generated header has a struct per script, a member per declared key
+// and argument (the list an ArgList), and a ToCall() that lays them out in
+// the declared order.
+TEST(EmbedScriptsTest, EachScriptGetsAStructOfItsNamedKeysAndArguments) {
+  Result r = Embed({},
+                   "-- ARGV[1]  now: µs\n"
+                   "-- ARGV[2]  clock_mode: whose clock, and how\n"
+                   "--          far it may stray\n"
+                   "-- ARGV[3]  id: the job's id\n"
+                   "-- ARGV[4..] leases: id, token pairs\n"
+                   "return 1\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string& h = r.header;
+  EXPECT_THAT(h, HasSubstr("struct OpArgs {\n"
+                           "  static constexpr char kScript[] = \"op\";\n"
+                           "  std::optional<std::string> prefix;  // KEYS[1] "
+                           "key prefix\n"));
+  EXPECT_THAT(h, HasSubstr("std::optional<std::string> clock_mode;  // "
+                           "ARGV[2] whose clock, and how far it may stray\n"));
+  EXPECT_THAT(h, HasSubstr("ArgList leases;  // ARGV[4..] id, token pairs\n"));
+  EXPECT_THAT(h, HasSubstr("inline absl::StatusOr<Scripts::Call> ToCall("
+                           "OpArgs a) {\n"
+                           "  CallBuilder call(OpArgs::kScript, 1, 3);\n"
+                           "  call.Key(\"prefix\", &a.prefix);\n"
+                           "  call.Arg(\"now\", &a.now);\n"
+                           "  call.Arg(\"clock_mode\", &a.clock_mode);\n"
+                           "  call.Arg(\"id\", &a.id);\n"
+                           "  call.List(&a.leases);\n"
+                           "  return std::move(call).Done();\n"
+                           "}\n"));
 }
 
 TEST(EmbedScriptsTest, MistakesFailTheBuildNamingThem) {
@@ -141,9 +182,39 @@ TEST(EmbedScriptsTest, MistakesFailTheBuildNamingThem) {
        "-- requires: a\n",
        "only scripts may have a '-- loads:' line"},
       {{},
-       "-- KEYS[2]  another\n",
+       "-- KEYS[2]  another: a key\n",
        "its name says 1 keys, its header declares 2"},
-      {{}, "-- ARGV[2]  b\n", "ARGV[1] is not declared in order"},
+      {{}, "-- ARGV[2]  b: text\n", "ARGV[1] is not declared in order"},
+      {{}, "-- KEYS[3]  other: a key\n", "KEYS[2] is not declared in order"},
+      {{}, "-- ARGV[2..] ids: ids\n", "ARGV[1] is not declared in order"},
+      // Every key and argument has a name, and no two the same.
+      {{}, "-- ARGV[1]  the job's id\n", "ARGV[1] has no name"},
+      {{}, "-- ARGV[1]  id the job's id\n", "ARGV[1] has no name"},
+      {{}, "-- ARGV[1]  Id: the job's id\n", "ARGV[1] has no name"},
+      {{}, "-- ARGV[1..] ids\n", "ARGV[1..] has no name"},
+      {{},
+       "-- ARGV[1]  id: a job\n-- ARGV[2]  id: another\n",
+       "ARGV[1] and ARGV[2] are both named 'id'"},
+      {{},
+       "-- ARGV[1]  prefix: the prefix again\n",
+       "KEYS[1] and ARGV[1] are both named 'prefix'"},
+      {{},
+       "-- ARGV[1]  now: µs\n-- ARGV[2..] now: more\n",
+       "ARGV[1] and ARGV[2..] are both named 'now'"},
+      // A list comes last; the time first.
+      {{},
+       "-- ARGV[1..] ids: ids\n-- ARGV[2]  max: most\n",
+       "follows the list"},
+      {{},
+       "-- ARGV[1]  id: a job\n-- ARGV[2]  now: µs\n",
+       "now is ARGV[2]; the time comes first"},
+      {{},
+       "-- ARGV[1]  now: µs\n-- ARGV[2]  id: a job\n"
+       "-- ARGV[3]  clock_mode: whose\n",
+       "clock_mode is ARGV[3]; it follows now"},
+      {{},
+       "-- ARGV[1]  id: a job\n-- ARGV[2]  clock_mode: whose\n",
+       "clock_mode is ARGV[2]; it follows now"},
   };
   for (const auto& c : cases) {
     Result r = Embed(c.libs, c.script);

@@ -31,6 +31,7 @@
 #include "tests/redis/redis_test_cluster.h"
 #include "tests/redis/redis_test_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace {
@@ -143,12 +144,7 @@ int SlotOf(const RedisCluster& cluster, const std::string& ns) {
 }
 
 NewJob ReadyJob(const std::string& id) {
-  NewJob job;
-  job.id = id;
-  job.topic = "mail";
-  job.payload = "p";
-  job.run_at = kT0;
-  return job;
+  return testing::PlainJob(id, "mail", kT0);
 }
 
 TEST(KeySlotTest, AgreesWithTheServer) {

@@ -22,6 +22,7 @@
 #include "tests/redis/redis_test_server.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace {
@@ -30,11 +31,9 @@ using ::delayq::testing::RedisServer;
 using ::delayq::testing::StatusIs;
 
 NewJob MakeJob(std::string id, std::string topic) {
-  NewJob j;
-  j.id = std::move(id);
-  j.topic = std::move(topic);
+  NewJob j =
+      testing::PlainJob(std::move(id), std::move(topic), absl::UnixEpoch());
   j.payload = "payload";
-  j.run_at = absl::UnixEpoch();
   return j;
 }
 

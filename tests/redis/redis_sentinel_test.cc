@@ -25,14 +25,17 @@
 #include "src/common/status_macros.h"
 #include "tests/conformance/backend_conformance.h"
 #include "tests/redis/redis_test_server.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/news_recorder.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace {
 
 using ::delayq::testing::BackendConformanceTest;
+using ::delayq::testing::Eventually;
 using ::delayq::testing::NewsRecorder;
 using ::delayq::testing::RawCommand;
 using ::delayq::testing::RedisServer;
@@ -50,22 +53,8 @@ std::string Field(const std::vector<std::string>& reply,
   return "";
 }
 
-bool Eventually(absl::Duration limit, const std::function<bool()>& done) {
-  const absl::Time deadline = absl::Now() + limit;
-  while (absl::Now() < deadline) {
-    if (done()) return true;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return done();
-}
-
 NewJob Job(const std::string& id, const std::string& topic = "mail") {
-  NewJob job;
-  job.id = id;
-  job.topic = topic;
-  job.payload = "p";
-  job.run_at = kT0;
-  return job;
+  return testing::PlainJob(id, topic, kT0);
 }
 
 // Whether the primary on `port` has `n` replicas online.

@@ -26,6 +26,7 @@
 #include "tests/conformance/news_conformance.h"
 #include "tests/redis/redis_test_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace {
@@ -78,12 +79,7 @@ std::unique_ptr<ShardedRedisBackend> OpenSharded(const RedisOptions& o) {
 }
 
 NewJob MailJob(const std::string& id, absl::Time run_at = kT0) {
-  NewJob job;
-  job.id = id;
-  job.topic = "mail";
-  job.payload = "p";
-  job.run_at = run_at;
-  return job;
+  return testing::PlainJob(id, "mail", run_at);
 }
 
 // An id that falls on `shard`: "<stem>-<n>" for the first n that does.

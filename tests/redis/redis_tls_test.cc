@@ -24,6 +24,7 @@
 #include "tests/redis/redis_test_server.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 #include "tests/testing/tls_files.h"
 
 namespace delayq {
@@ -124,12 +125,7 @@ INSTANTIATE_TEST_SUITE_P(RedisTls, WakeupTest, ::testing::Values(kTlsStore),
                          testing::SharedStoreName);
 
 NewJob MailJob(const std::string& id) {
-  NewJob job;
-  job.id = id;
-  job.topic = "mail";
-  job.payload = "p";
-  job.run_at = kT0;
-  return job;
+  return testing::PlainJob(id, "mail", kT0);
 }
 
 // Adds a job and reads it back: the connection carries calls both ways.

@@ -14,12 +14,14 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/redis/redis_test_server.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {
 namespace {
 
+using ::delayq::testing::Eventually;
 using ::delayq::testing::RedisServer;
 using ::delayq::testing::ReplicaCaughtUp;
 using ::delayq::testing::StatusIs;
@@ -45,11 +47,9 @@ class WaitTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(replica_,
                          RedisServer::Start({"--replicaof", "127.0.0.1",
                                              absl::StrCat(primary_->port())}));
-    const absl::Time deadline = absl::Now() + absl::Seconds(20);
-    while (!ReplicaCaughtUp(primary_->port()) && absl::Now() < deadline) {
-      absl::SleepFor(absl::Milliseconds(50));
-    }
-    ASSERT_TRUE(ReplicaCaughtUp(primary_->port())) << "no replica online";
+    ASSERT_TRUE(Eventually(absl::Seconds(20), [&] {
+      return ReplicaCaughtUp(primary_->port());
+    })) << "no replica online";
   }
 
   static absl::StatusOr<std::unique_ptr<Backend>> OpenStatus(

@@ -22,6 +22,7 @@
 #include "backends/redis/internal/keys.h"
 #include "backends/redis/internal/record.h"
 #include "backends/redis/internal/replies.h"
+#include "backends/redis/internal/script_calls.h"
 #include "backends/redis/internal/scripts.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -136,8 +137,10 @@ std::set<std::string> WordsIn(const std::string& header) {
 }
 
 // The scripts' one argument order: a script that takes the time takes it
-// first, ARGV[1], and the clock mode that goes with it second; what the
-// call is about (an id and its token, a topic) follows.
+// first, ARGV[1] `now`, and the clock mode that goes with it second,
+// ARGV[2] `clock_mode`; what the call is about (an id and its token, a
+// topic) follows. embed_scripts.sh refuses a header that breaks it; this
+// checks that the scripts name their time so that it can.
 TEST(ScriptCallTest, EveryScriptTakesTheTimeFirst) {
   int timed = 0;
   for (int i = 0; i < redis_internal::kScriptSourceCount; ++i) {
@@ -148,11 +151,11 @@ TEST(ScriptCallTest, EveryScriptTakesTheTimeFirst) {
       if (!absl::ConsumePrefix(&line, "-- ARGV[")) continue;
       const absl::string_view what =
           absl::StripLeadingAsciiWhitespace(line.substr(line.find(']') + 1));
-      if (absl::StartsWith(what, "now ")) {
+      if (absl::StartsWith(what, "now:")) {
         EXPECT_TRUE(absl::StartsWith(line, "1]")) << s.name << ": " << line;
         ++timed;
       }
-      if (absl::StartsWith(what, "clock mode")) {
+      if (absl::StartsWith(what, "clock_mode:")) {
         EXPECT_TRUE(absl::StartsWith(line, "2]")) << s.name << ": " << line;
       }
     }
@@ -161,7 +164,9 @@ TEST(ScriptCallTest, EveryScriptTakesTheTimeFirst) {
 }
 
 // A call is checked against what its script's header declares
-// (embed_scripts.sh reads the "-- KEYS[n]" and "-- ARGV[n]" lines).
+// (embed_scripts.sh reads the "-- KEYS[n]" and "-- ARGV[n]" lines). The
+// store's calls come from the generated ToCall(), which passes the declared
+// counts; the check stays for a call built by hand.
 TEST(ScriptCallTest, ACallThatIsNotTheDeclaredOneIsRefused) {
   using redis_internal::Scripts;
   const redis_internal::ScriptSource* ack = FindScript("ack");
@@ -187,6 +192,92 @@ TEST(ScriptCallTest, ACallThatIsNotTheDeclaredOneIsRefused) {
   EXPECT_TRUE(Scripts::CheckCall(*add, no_jobs).ok());
   Scripts::Call no_time("add", {"p", "s", "t", "j", "d"}, {"1"});
   EXPECT_FALSE(Scripts::CheckCall(*add, no_time).ok());
+}
+
+// The generated struct of a script puts each member where the header
+// declares it, whatever order the caller sets them in.
+TEST(ScriptCallTest, GeneratedCallsLayOutNamedMembersInTheDeclaredOrder) {
+  redis_internal::FailArgs fail;
+  fail.retry_at = "retry_at";
+  fail.error = "error";
+  fail.token = "token";
+  fail.id = "id";
+  fail.counts = "counts";
+  fail.clock_mode = "clock_mode";
+  fail.now = "now";
+  fail.due = "due";
+  fail.reserved = "reserved";
+  fail.jobs = "jobs";
+  fail.prefix = "prefix";
+  absl::StatusOr<redis_internal::Scripts::Call> call =
+      redis_internal::ToCall(std::move(fail));
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_EQ(call->script, "fail");
+  EXPECT_THAT(call->keys,
+              ElementsAreArray({"prefix", "jobs", "reserved", "due"}));
+  EXPECT_THAT(call->args, ElementsAreArray({"now", "clock_mode", "counts", "id",
+                                            "token", "error", "retry_at"}));
+  const redis_internal::ScriptSource* declared = FindScript("fail");
+  ASSERT_NE(declared, nullptr);
+  EXPECT_TRUE(redis_internal::Scripts::CheckCall(*declared, *call).ok());
+
+  // A list follows the declared arguments: its strings, then what is
+  // already encoded.
+  redis_internal::AddArgs add;
+  add.prefix = "p";
+  add.seq = "s";
+  add.topics = "t";
+  add.jobs = "j";
+  add.due = "d";
+  add.now = "1";
+  add.clock_mode = "0";
+  add.counts = "0";
+  add.batch.values = {"a", "b"};
+  redis_internal::AppendArgument("c", &add.batch.encoded);
+  add.batch.encoded_count = 1;
+  call = redis_internal::ToCall(std::move(add));
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_THAT(call->args, ElementsAreArray({"1", "0", "0", "a", "b"}));
+  EXPECT_EQ(call->encoded_args, "$1\r\nc\r\n");
+  EXPECT_EQ(call->encoded_count, 1u);
+  EXPECT_TRUE(
+      redis_internal::Scripts::CheckCall(*FindScript("add"), *call).ok());
+}
+
+// A member left unset is an error naming it, and no call is made.
+TEST(ScriptCallTest, ACallWithAMemberLeftUnsetIsRefused) {
+  redis_internal::ReleaseArgs release;
+  release.prefix = "p";
+  release.jobs = "j";
+  release.reserved = "r";
+  release.due = "d";
+  release.now = "1";
+  release.clock_mode = "0";
+  release.id = "id";
+  release.run_at = "2";
+  absl::StatusOr<redis_internal::Scripts::Call> call =
+      redis_internal::ToCall(std::move(release));
+  EXPECT_EQ(call.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(call.status().message()),
+              ::testing::HasSubstr("script 'release' leaves ARGV[4] token "
+                                   "unset"));
+
+  redis_internal::NextDueArgs next_due;
+  next_due.prefix = "p";
+  next_due.due = "d";
+  call = redis_internal::ToCall(std::move(next_due));
+  EXPECT_EQ(call.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(call.status().message()),
+              ::testing::HasSubstr("KEYS[2] reserved"));
+
+  // A list may stay empty.
+  redis_internal::WithdrawArgs withdraw;
+  withdraw.prefix = "p";
+  withdraw.jobs = "j";
+  withdraw.reserved = "r";
+  call = redis_internal::ToCall(std::move(withdraw));
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_TRUE(call->args.empty());
 }
 
 // The names job.lua gives the record's positions: its lines
@@ -262,7 +353,8 @@ TEST(ClusterLayoutTest, EveryScriptDeclaresThePrefixAndAnotherKey) {
     const redis_internal::ScriptSource& s = redis_internal::kScriptSources[i];
     SCOPED_TRACE(s.name);
     EXPECT_GE(s.num_keys, 2);
-    EXPECT_TRUE(absl::StrContains(s.body, "-- KEYS[1]  key prefix \"{ns}:\""));
+    EXPECT_TRUE(
+        absl::StrContains(s.body, "-- KEYS[1]  prefix: key prefix \"{ns}:\""));
   }
 }
 

@@ -20,6 +20,7 @@
 #include "delayq/delayq.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {
@@ -56,15 +57,9 @@ class HookedBackend : public BackendWrapper {
   std::unique_ptr<Backend> owned_;
 };
 
-// Waits (real time) for `pred`, up to `patience`.
-bool Eventually(const std::function<bool()>& pred,
-                absl::Duration patience = absl::Seconds(2)) {
-  const absl::Time give_up = absl::Now() + patience;
-  while (absl::Now() < give_up) {
-    if (pred()) return true;
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  return pred();
+// Waits (real time) for `pred`, up to two seconds.
+bool Eventually(const std::function<bool()>& pred) {
+  return testing::Eventually(absl::Seconds(2), pred, absl::Milliseconds(1));
 }
 
 // An Enqueue that lands between the store's empty Reserve and the waiter

@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace {
@@ -100,12 +101,7 @@ ScheduleRecord EveryTenSeconds() {
 }
 
 NewJob JobAt(absl::string_view id, absl::string_view topic, absl::Time run_at) {
-  NewJob job;
-  job.id = std::string(id);
-  job.topic = std::string(topic);
-  job.payload = "p";
-  job.run_at = run_at;
-  return job;
+  return testing::PlainJob(std::string(id), std::string(topic), run_at);
 }
 
 class NewsTest : public ::testing::Test {

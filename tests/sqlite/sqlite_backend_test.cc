@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_path.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace {
@@ -34,11 +35,8 @@ const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
 NewJob MakeJob(const std::string& id, const std::string& topic,
                absl::Time run_at = kNow) {
-  NewJob job;
-  job.id = id;
-  job.topic = topic;
+  NewJob job = testing::PlainJob(id, topic, run_at);
   job.payload = "p-" + id;
-  job.run_at = run_at;
   return job;
 }
 

@@ -1,8 +1,9 @@
 // Copyright delayq authors.
 //
-// TestJob() — the job a store test adds when only its id, topic and time
-// matter: payload "p", a ttr of 30 s, 3 attempts. A test that checks
-// another field sets it on the result.
+// PlainJob() and TestJob() — the job a test adds when only its id, topic
+// and time matter: payload "p" and, for PlainJob(), every other setting as
+// NewJob has it; TestJob() also sets a ttr of 30 s and 3 attempts. A test
+// that checks another field sets it on the result.
 
 #ifndef DELAYQ_TESTS_TESTING_TEST_JOB_H_
 #define DELAYQ_TESTS_TESTING_TEST_JOB_H_
@@ -16,12 +17,17 @@
 namespace delayq {
 namespace testing {
 
-inline NewJob TestJob(std::string id, std::string topic, absl::Time run_at) {
+inline NewJob PlainJob(std::string id, std::string topic, absl::Time run_at) {
   NewJob job;
   job.id = std::move(id);
   job.topic = std::move(topic);
   job.payload = "p";
   job.run_at = run_at;
+  return job;
+}
+
+inline NewJob TestJob(std::string id, std::string topic, absl::Time run_at) {
+  NewJob job = PlainJob(std::move(id), std::move(topic), run_at);
   job.ttr = absl::Seconds(30);
   job.max_attempts = 3;
   return job;

@@ -24,6 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 OUT = os.path.join(ROOT, "cmake", "bazel_targets.cmake")
 THIRD_PARTY = "//third_party:"
 GENERATED = {"//backends/redis:internal/scripts.cc": "${DELAYQ_EMBEDDED_SCRIPTS}",
+             "//backends/redis:internal/script_calls.h":
+                 "${DELAYQ_EMBEDDED_SCRIPT_CALLS}",
              "//tools/serve:assets.cc": "${DELAYQ_EMBEDDED_ASSETS}"}
 
 

@@ -2,16 +2,16 @@
 -- result when it has a keep_for (lib/done.lua).
 -- loads: counts
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:jobs"
--- KEYS[3]  "{ns}:reserved"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua; read for a dedup window and the
---          counts)
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  jobs: "{ns}:jobs"
+-- KEYS[3]  reserved: "{ns}:reserved"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua; read for a dedup window and
+--          the counts)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
--- ARGV[4]  id
--- ARGV[5]  token
--- ARGV[6]  result (kept with a done job)
+-- ARGV[4]  id: the job's id
+-- ARGV[5]  token: the lease's fencing token
+-- ARGV[6]  result: kept with a done job
 -- Reply:   {"OK"} or {"STALE"} (nothing changed)
 --
 -- The hottest script, run once per job: it requires no helpers, since Redis

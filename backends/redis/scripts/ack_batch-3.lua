@@ -3,13 +3,13 @@
 -- A job with a keep_for is kept done, without a result (lib/done.lua).
 -- requires: keys calls job topics held news counts done
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:reserved"
--- KEYS[3]  "{ns}:jobs"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua; only for dedup windows)
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  reserved: "{ns}:reserved"
+-- KEYS[3]  jobs: "{ns}:jobs"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua; only for dedup windows)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
--- ARGV[4..] 2 values per lease: id, token
+-- ARGV[4..] leases: 2 values per lease: id, token
 -- Reply:   {"OK", word...}: one word per lease, in order, "OK" or "STALE"
 --          (that lease changed nothing)
 local now = hold_clock(ARGV[1], ARGV[2])

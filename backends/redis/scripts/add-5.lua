@@ -1,16 +1,16 @@
 -- add: stores a batch of new jobs, all or nothing.
 -- requires: clock keys calls ready job news counts
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:seq"     enqueue order counter
--- KEYS[3]  "{ns}:topics"  set of live topics
--- KEYS[4]  "{ns}:jobs"    the job records
--- KEYS[5]  "{ns}:due"     topics by their earliest run_at
--- ARGV[1]  now (µs, caller's clock)
--- ARGV[2]  clock mode (see lib/clock.lua)
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  seq: "{ns}:seq"     enqueue order counter
+-- KEYS[3]  topics: "{ns}:topics"  set of live topics
+-- KEYS[4]  jobs: "{ns}:jobs"    the job records
+-- KEYS[5]  due: "{ns}:due"     topics by their earliest run_at
+-- ARGV[1]  now: µs, caller's clock
+-- ARGV[2]  clock_mode: (see lib/clock.lua)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
--- ARGV[4..] 7 values per job: id, topic, priority, run_at (µs), spec (the
---          record's values PRIORITY..BACKOFF_MAX, MessagePack, see
+-- ARGV[4..] batch: 7 values per job: id, topic, priority, run_at (µs),
+--          spec (the record's values PRIORITY..BACKOFF_MAX, MessagePack, see
 --          lib/job.lua; it holds the priority too), payload, extras ("" or
 --          the record's EXPIRE_AT, DISCARD and UNIQUE_FOR, then KEEP_FOR
 --          and KEEP_AT_MOST for a job with a keep_for, MessagePack;

@@ -1,12 +1,12 @@
 -- cancel: deletes a job in any state.
 -- requires: keys calls ready index topics job held news unindex
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:jobs"
--- KEYS[3]  "{ns}:reserved"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua; only for dedup windows)
--- ARGV[3]  id
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  jobs: "{ns}:jobs"
+-- KEYS[3]  reserved: "{ns}:reserved"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua; only for dedup windows)
+-- ARGV[3]  id: the job's id
 -- Reply:   {"OK"} or {"NOTFOUND"}
 local now = hold_clock(ARGV[1], ARGV[2])
 local id = ARGV[3]

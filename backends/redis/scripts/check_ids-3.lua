@@ -4,12 +4,12 @@
 -- Writes: nothing
 -- requires: keys calls job held
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:jobs"
--- KEYS[3]  "{ns}:held"
--- ARGV[1]  now (µs, caller's clock)
--- ARGV[2]  clock mode (see lib/clock.lua; only for dedup windows)
--- ARGV[3..] ids
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  jobs: "{ns}:jobs"
+-- KEYS[3]  held: "{ns}:held"
+-- ARGV[1]  now: µs, caller's clock
+-- ARGV[2]  clock_mode: (see lib/clock.lua; only for dedup windows)
+-- ARGV[3..] ids: job ids
 -- Reply:   {"OK"} or {"EXISTS", id}: the first id that a live job has or a
 --          dedup window holds, as add would refuse it
 local now = hold_clock(ARGV[1], ARGV[2])

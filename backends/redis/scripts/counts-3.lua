@@ -3,11 +3,11 @@
 -- Writes: nothing
 -- requires: keys
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:count_minutes"
--- KEYS[3]  "{ns}:count_totals"
--- ARGV[1]  the first minute (µs, a minute's start)
--- ARGV[2]  the last minute (µs)
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  count_minutes: "{ns}:count_minutes"
+-- KEYS[3]  count_totals: "{ns}:count_totals"
+-- ARGV[1]  first_minute: the first minute (µs, a minute's start)
+-- ARGV[2]  last_minute: the last minute (µs)
 -- Reply:   {"OK", totals, minute, fields, minute, fields, ...}: totals and
 --          each fields list as HGETALL gives them ("<kind>:<topic>", n, ...),
 --          where a field may come more than once and its counts add up; the

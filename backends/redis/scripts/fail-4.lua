@@ -1,17 +1,17 @@
 -- fail: ends a reservation as failed; retry after backoff or bury.
 -- requires: clock lease index bury schedule job counts
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:jobs"
--- KEYS[3]  "{ns}:reserved"
--- KEYS[4]  "{ns}:due"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua)
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  jobs: "{ns}:jobs"
+-- KEYS[3]  reserved: "{ns}:reserved"
+-- KEYS[4]  due: "{ns}:due"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
--- ARGV[4]  id
--- ARGV[5]  token
--- ARGV[6]  error text
--- ARGV[7]  retry_at (µs, caller's clock; shifted with the server's TIME)
+-- ARGV[4]  id: the job's id
+-- ARGV[5]  token: the lease's fencing token
+-- ARGV[6]  error: error text
+-- ARGV[7]  retry_at: µs, caller's clock; shifted with the server's TIME
 -- Reply:   {"RETRY"}, {"DEAD"} or {"STALE"} (nothing changed)
 local now, shift = clock(ARGV[1], ARGV[2])
 local id = ARGV[4]

@@ -1,13 +1,13 @@
 -- kick: moves up to N dead jobs of a topic (oldest death first) to ready.
 -- requires: clock schedule job
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:dead:<topic>"
--- KEYS[3]  "{ns}:jobs"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua)
--- ARGV[3]  topic
--- ARGV[4]  max
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  dead: "{ns}:dead:<topic>"
+-- KEYS[3]  jobs: "{ns}:jobs"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua)
+-- ARGV[3]  topic: the topic
+-- ARGV[4]  max: most jobs to move
 -- Reply:   {"OK", moved}
 local now = clock(ARGV[1], ARGV[2])
 local popped = redis.call('ZPOPMIN', KEYS[2], tonumber(ARGV[4]))

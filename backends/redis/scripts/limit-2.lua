@@ -4,10 +4,10 @@
 -- workers look again.
 -- requires: keys
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:limits"
--- ARGV[1]  topic
--- ARGV[2]  "rate:period:burst:concurrency" (µs) to set, "" to clear
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  limits: "{ns}:limits"
+-- ARGV[1]  topic: the topic
+-- ARGV[2]  limit: "rate:period:burst:concurrency" (µs) to set, "" to clear
 -- Reply:   {"OK"}
 local topic = ARGV[1]
 if ARGV[2] == '' then

@@ -4,13 +4,13 @@
 -- (dead) or leave the store (done).
 -- requires: ready snapshot done
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  the topic's set for the state: "{ns}:ready:<topic>",
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  set: the topic's set for the state: "{ns}:ready:<topic>",
 --          "{ns}:tdelayed:<topic>", "{ns}:treserved:<topic>",
 --          "{ns}:dead:<topic>" or "{ns}:tdone:<topic>"
--- KEYS[3]  "{ns}:jobs"
+-- KEYS[3]  jobs: "{ns}:jobs"
 -- ARGV[1]  state: "ready", "delayed", "reserved", "dead" or "done"
--- ARGV[2]  limit (>= 1)
+-- ARGV[2]  limit: most jobs (>= 1)
 -- Reply:   {"OK", snapshot, ...} (see lib/snapshot.lua)
 local out = {'OK'}
 local members = redis.call('ZRANGE', KEYS[2], 0, tonumber(ARGV[2]) - 1)

@@ -3,9 +3,9 @@
 -- the caller now knows of it. The key goes when nothing is pending.
 -- requires: keys index
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:reserved"
--- KEYS[3]  "{ns}:due"
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  reserved: "{ns}:reserved"
+-- KEYS[3]  due: "{ns}:due"
 -- Reply:   {"OK"} when nothing is pending, else {"OK", time_us}
 local best = nil
 local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')

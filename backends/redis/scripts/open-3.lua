@@ -1,11 +1,11 @@
 -- open: checks that a namespace is in this version's data layout, for a
 -- backend that opens it.
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:meta"    hash: layout
--- KEYS[3]  "{ns}:topics"  set of live topics
--- ARGV[1]  the layout this backend writes
--- ARGV[2]  the oldest layout this backend reads as its own
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  meta: "{ns}:meta"    hash: layout
+-- KEYS[3]  topics: "{ns}:topics"  set of live topics
+-- ARGV[1]  layout: the layout this backend writes
+-- ARGV[2]  oldest_readable: the oldest layout this backend reads as its own
 -- Reply:   {"OK"}; {"OLD_LAYOUT", layout} when it holds jobs written in
 --          an earlier layout it cannot read (layout "" for the first one,
 --          which was not recorded); {"NEWER_LAYOUT", layout}. A namespace

@@ -2,10 +2,10 @@
 -- that has ready jobs announces it as ready, so waiting workers look again.
 -- requires: keys
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:paused"
--- ARGV[1]  topic
--- ARGV[2]  "1" to pause, "0" to resume
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  paused: "{ns}:paused"
+-- ARGV[1]  topic: the topic
+-- ARGV[2]  pause: "1" to pause, "0" to resume
 -- Reply:   {"OK"}
 local topic = ARGV[1]
 if ARGV[2] == '1' then

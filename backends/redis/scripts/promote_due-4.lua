@@ -5,14 +5,14 @@
 -- they are no transitions, but `more` tells when some are still leaving.
 -- requires: clock promote done
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:reserved"
--- KEYS[3]  "{ns}:jobs"
--- KEYS[4]  "{ns}:due"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua)
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  reserved: "{ns}:reserved"
+-- KEYS[3]  jobs: "{ns}:jobs"
+-- KEYS[4]  due: "{ns}:due"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
--- ARGV[4]  limit (>= 1)
+-- ARGV[4]  limit: most jobs (>= 1)
 -- Reply:   {"OK", more (0/1), {kind, id, topic, attempts}, ...} where kind is
 --          "promoted", "expired" or "dead"
 local _, _, now_text = clock(ARGV[1], ARGV[2])

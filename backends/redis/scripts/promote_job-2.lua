@@ -2,11 +2,11 @@
 -- attempts: a job waiting for its retry runs its next attempt now.
 -- requires: clock keys calls ready index job news schedule
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:jobs"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua)
--- ARGV[3]  id
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  jobs: "{ns}:jobs"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua)
+-- ARGV[3]  id: the job's id
 -- Reply:   {"OK"}, {"NOTFOUND"} or {"NOTDELAYED", state}
 local now = clock(ARGV[1], ARGV[2])
 local id = ARGV[3]

@@ -2,12 +2,12 @@
 -- each as cancel deletes it (its id held for its dedup window).
 -- requires: keys calls topics job held news
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:dead:<topic>"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua; only for dedup windows)
--- ARGV[3]  topic
--- ARGV[4]  max (>= 1)
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  dead: "{ns}:dead:<topic>"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua; only for dedup windows)
+-- ARGV[3]  topic: the topic
+-- ARGV[4]  max: most jobs to delete (>= 1)
 -- Reply:   {"OK", purged}
 local now = hold_clock(ARGV[1], ARGV[2])
 local topic = ARGV[3]

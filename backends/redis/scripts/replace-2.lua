@@ -3,14 +3,14 @@
 -- attempts stay. Announced as add would announce it.
 -- requires: clock keys calls ready index job news schedule
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:jobs"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua)
--- ARGV[3]  id
--- ARGV[4]  topic
--- ARGV[5]  run_at (µs)
--- ARGV[6]  payload
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  jobs: "{ns}:jobs"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua)
+-- ARGV[3]  id: the job's id
+-- ARGV[4]  topic: the topic
+-- ARGV[5]  run_at: µs
+-- ARGV[6]  payload: the new payload
 -- Reply:   {"OK", state} (the state it is now in), {"NOTFOUND"},
 --          {"BUSY", state} (reserved or dead) or {"OTHERTOPIC", topic}
 local now, shift = clock(ARGV[1], ARGV[2])

@@ -3,17 +3,17 @@
 -- order, each with a fresh fencing token.
 -- loads: promote counts
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:ready:<topic>"
--- KEYS[3]  "{ns}:jobs"
--- ARGV[1]  now (µs)
--- ARGV[2]  clock mode (see lib/clock.lua)
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  ready: "{ns}:ready:<topic>"
+-- KEYS[3]  jobs: "{ns}:jobs"
+-- ARGV[1]  now: µs
+-- ARGV[2]  clock_mode: (see lib/clock.lua)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
--- ARGV[4]  topic
--- ARGV[5]  max jobs to reserve (>= 1)
--- ARGV[6]  most jobs to promote first (>= 1)
--- ARGV[7]  the first fencing token, drawn at random by the caller in
---          [1, 2^52); the leases get it and the integers after it
+-- ARGV[4]  topic: the topic
+-- ARGV[5]  max: most jobs to reserve (>= 1)
+-- ARGV[6]  promote_max: most jobs to promote first (>= 1)
+-- ARGV[7]  first_token: the first fencing token, drawn at random by the
+--          caller in [1, 2^52); the leases get it and the integers after it
 -- Reply:   {"OK", moved, limited, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
 --          promote_due; limited is "" unless the topic's limit held ready

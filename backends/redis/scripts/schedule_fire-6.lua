@@ -4,19 +4,19 @@
 -- occurrence. The jobs are stored as add stores them, all or nothing.
 -- requires: clock keys calls ready index job news schedule counts
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:schedule:<name>"
--- KEYS[3]  "{ns}:seq"     enqueue order counter
--- KEYS[4]  "{ns}:topics"  set of live topics
--- KEYS[5]  "{ns}:jobs"    the job records
--- KEYS[6]  "{ns}:due"     topics by their earliest run_at
--- ARGV[1]  now (µs, caller's clock)
--- ARGV[2]  clock mode (see lib/clock.lua)
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  schedule: "{ns}:schedule:<name>"
+-- KEYS[3]  seq: "{ns}:seq"     enqueue order counter
+-- KEYS[4]  topics: "{ns}:topics"  set of live topics
+-- KEYS[5]  jobs: "{ns}:jobs"    the job records
+-- KEYS[6]  due: "{ns}:due"     topics by their earliest run_at
+-- ARGV[1]  now: µs, caller's clock
+-- ARGV[2]  clock_mode: (see lib/clock.lua)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
--- ARGV[4]  the revision the caller read
--- ARGV[5]  the new done_through (µs)
--- ARGV[6..] 7 values per job, as add takes them: id, topic, priority,
---          run_at (µs), spec, payload, extras (see add)
+-- ARGV[4]  revision: the revision the caller read
+-- ARGV[5]  done_through: the new done_through (µs)
+-- ARGV[6..] batch: 7 values per job, as add takes them: id, topic,
+--          priority, run_at (µs), spec, payload, extras (see add)
 -- Reply:   {"OK"}, {"NOTFOUND"}, {"MOVED"} (the revision moved on; nothing
 --          changed) or {"EXISTS", id} (a job's id is taken; nothing changed)
 local now, shift = clock(ARGV[1], ARGV[2])

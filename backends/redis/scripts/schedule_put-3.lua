@@ -4,13 +4,13 @@
 -- goes up by one. Announced to subscribers ("s<name>", see news.lua).
 -- requires: keys
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:schedules"        the names of all schedules
--- KEYS[3]  "{ns}:schedule:<name>"  the schedule's hash
--- ARGV[1]  now (µs, caller's clock)
--- ARGV[2]  name
--- ARGV[3..] field, value pairs of the definition, among them spec and
---          time_zone
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  schedules: "{ns}:schedules"        the names of all schedules
+-- KEYS[3]  schedule: "{ns}:schedule:<name>"  the schedule's hash
+-- ARGV[1]  now: µs, caller's clock
+-- ARGV[2]  name: the schedule's name
+-- ARGV[3..] definition: field, value pairs of the definition, among them
+--          spec and time_zone
 -- Reply:   {"OK"}
 local old = redis.call('HMGET', KEYS[3], 'spec', 'time_zone', 'done_through',
                        'revision')

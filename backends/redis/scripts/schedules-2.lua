@@ -2,8 +2,8 @@
 -- Writes: nothing
 -- requires: keys
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:schedules"
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  schedules: "{ns}:schedules"
 -- Reply:   {"OK", name, {field, value, ...}, name, {...}, ...} in no order
 local out = {'OK'}
 for _, name in ipairs(redis.call('SMEMBERS', KEYS[2])) do

@@ -3,13 +3,13 @@
 -- sharded namespace. Run on every shard, shard 0 first.
 -- requires: keys
 --
--- KEYS[1]  key prefix "{ns}:" (of shard k > 0: "{ns#k}:")
--- KEYS[2]  "{ns}:meta"    hash: shards, shard (and layout, see open-3.lua)
--- KEYS[3]  "{ns}:topics"  set of live topics
--- KEYS[4]  "{ns}:limits"  hash of limited topics
--- KEYS[5]  "{ns}:paused"  set of paused topics
--- ARGV[1]  the namespace's shards, as the opener says ("1" unsharded)
--- ARGV[2]  this shard's index
+-- KEYS[1]  prefix: key prefix "{ns}:" (of shard k > 0: "{ns#k}:")
+-- KEYS[2]  meta: "{ns}:meta" hash: shards, shard (and layout, see open-3.lua)
+-- KEYS[3]  topics: "{ns}:topics"  set of live topics
+-- KEYS[4]  limits: "{ns}:limits"  hash of limited topics
+-- KEYS[5]  paused: "{ns}:paused"  set of paused topics
+-- ARGV[1]  shards: the namespace's shards, as the opener says ("1" unsharded)
+-- ARGV[2]  shard: this shard's index
 -- Reply:   {"OK"}, or {"SHARDS", shards, shard} (nothing written) when the
 --          shard records another count or index; a shard that records
 --          none but holds jobs, limits or paused topics was written

@@ -4,10 +4,10 @@
 -- window: the batch was refused, so its ids must stay free.
 -- requires: keys calls ready index topics job news unindex
 --
--- KEYS[1]  key prefix "{ns}:"
--- KEYS[2]  "{ns}:jobs"
--- KEYS[3]  "{ns}:reserved"
--- ARGV[1..] ids
+-- KEYS[1]  prefix: key prefix "{ns}:"
+-- KEYS[2]  jobs: "{ns}:jobs"
+-- KEYS[3]  reserved: "{ns}:reserved"
+-- ARGV[1..] ids: job ids
 -- Reply:   {"OK", withdrawn}: how many of the ids named a live job
 local withdrawn = 0
 for i = 1, #ARGV do
