@@ -8,7 +8,8 @@
 # test, clang with its libFuzzer runtime for the fuzz targets, Prometheus
 # (its promtool checks and tests the shipped alert rules), Node.js with
 # Debian's TypeScript compiler for the client in clients/node (built and
-# tested with no npm download), and dpkg-dev for the Debian packages
+# tested with no npm download), PyYAML for the test that holds the OpenAPI
+# document against the server, and dpkg-dev for the Debian packages
 # (tools/packaging/build_debs.sh). Safe to run again; skips what is there.
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev libssl-dev
@@ -16,7 +17,7 @@ packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev libssl-dev
           googletest redis-server pkg-config g++ python3 cmake
           libboost-dev libcpp-httplib-dev nlohmann-json3-dev chromium
           clang libclang-rt-14-dev prometheus nodejs node-typescript
-          dpkg-dev)
+          python3-yaml dpkg-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
