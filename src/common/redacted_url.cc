@@ -73,10 +73,12 @@ std::string HideQueryPasswords(absl::string_view text) {
   const size_t q = text.find('?');
   if (q == absl::string_view::npos) return std::string(text);
   std::string out(text.substr(0, q + 1));
-  bool first = true;
-  for (absl::string_view param : absl::StrSplit(text.substr(q + 1), '&')) {
-    if (!first) out.push_back('&');
-    first = false;
+  // Parameters end at '&', and here at a later '?' too: a value that holds
+  // "?password=..." hides what follows as a parameter of its own would.
+  absl::string_view rest = text.substr(q + 1);
+  while (true) {
+    const size_t end = rest.find_first_of("&?");
+    const absl::string_view param = rest.substr(0, end);
     const size_t eq = param.find('=');
     const absl::string_view name = param.substr(0, eq);
     if (eq != absl::string_view::npos && absl::EndsWith(name, "password")) {
@@ -84,6 +86,9 @@ std::string HideQueryPasswords(absl::string_view text) {
     } else {
       absl::StrAppend(&out, param);
     }
+    if (end == absl::string_view::npos) break;
+    out.push_back(rest[end]);
+    rest.remove_prefix(end + 1);
   }
   return out;
 }
