@@ -68,27 +68,37 @@ bool HasPlainAuthority(absl::string_view rest, bool socket) {
   return true;
 }
 
+// `param` (one of a query's, up to its '&') with the value of a *password
+// parameter hidden, to its end. A value may hold '?', so a password
+// parameter may also start after a '?' inside another's value
+// ("a=host?password=P"): then it is hidden from there.
+std::string HideParamPassword(absl::string_view param) {
+  std::string out;
+  bool first = true;
+  for (absl::string_view piece : absl::StrSplit(param, '?')) {
+    const size_t eq = piece.find('=');
+    const absl::string_view name = piece.substr(0, eq);
+    if (!first) out.push_back('?');
+    first = false;
+    if (eq != absl::string_view::npos && absl::EndsWith(name, "password")) {
+      absl::StrAppend(&out, name, "=", kHidden);
+      return out;
+    }
+    absl::StrAppend(&out, piece);
+  }
+  return out;
+}
+
 // `text` with the values of query parameters named *password hidden.
 std::string HideQueryPasswords(absl::string_view text) {
   const size_t q = text.find('?');
   if (q == absl::string_view::npos) return std::string(text);
   std::string out(text.substr(0, q + 1));
-  // Parameters end at '&', and here at a later '?' too: a value that holds
-  // "?password=..." hides what follows as a parameter of its own would.
-  absl::string_view rest = text.substr(q + 1);
-  while (true) {
-    const size_t end = rest.find_first_of("&?");
-    const absl::string_view param = rest.substr(0, end);
-    const size_t eq = param.find('=');
-    const absl::string_view name = param.substr(0, eq);
-    if (eq != absl::string_view::npos && absl::EndsWith(name, "password")) {
-      absl::StrAppend(&out, name, "=", kHidden);
-    } else {
-      absl::StrAppend(&out, param);
-    }
-    if (end == absl::string_view::npos) break;
-    out.push_back(rest[end]);
-    rest.remove_prefix(end + 1);
+  bool first = true;
+  for (absl::string_view param : absl::StrSplit(text.substr(q + 1), '&')) {
+    if (!first) out.push_back('&');
+    first = false;
+    out += HideParamPassword(param);
   }
   return out;
 }

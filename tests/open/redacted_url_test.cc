@@ -154,9 +154,12 @@ TEST(RedactedUrlTest, ShowsWhatIsNotAPassword) {
   // parameter's value, and the "host" to the rest of it.
   EXPECT_EQ(RedactedUrl("redis://:S3cret?Pw@127.0.0.1:6480"), "redis://***");
   EXPECT_EQ(RedactedUrl("redis://:S3cret#Pw@127.0.0.1:6480"), "redis://***");
-  // A password parameter after a second '?' is hidden as after a '&'.
+  // A password parameter after a second '?' is hidden as after a '&', and
+  // a password's own '?' does not end it.
   EXPECT_EQ(RedactedUrl("sqlite:j.db?x=1?password=S3cret&y=2"),
             "sqlite:j.db?x=1?password=***&y=2");
+  EXPECT_EQ(RedactedUrl("sqlite:j.db?password=S3?cr?et&y=2"),
+            "sqlite:j.db?password=***&y=2");
   EXPECT_EQ(RedactedUrl("x?a=host?sentinel_password=S3cret"),
             "x?a=host?sentinel_password=***");
   EXPECT_EQ(RedactedUrl("rediss://h:1?password=@rest:7000"), "rediss://***");
