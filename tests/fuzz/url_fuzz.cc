@@ -13,11 +13,11 @@
 // The input builds a URL around a password that holds a marker string: a
 // scheme (or none), a separator (well-formed "://" or a malformed one such
 // as ":" or "//"), optional "user:", the password, then '@' and a host, or
-// no '@' at all (then the password holds no '@', '/', '?' or '#', which
-// would end the credentials or a port), or a query in which the password is the
-// value of a *password parameter (the only place a sqlite: or memory: URL has
-// one). Every other part of the URL has the marker removed, so the marker in an
-// output can only have come from the password.
+// no '@' at all (then the password holds no '@', '/', '?', '#' or ',',
+// which would end the credentials or a port), or a query in which the password
+// is the value of a *password parameter (the only place a sqlite: or memory:
+// URL has one). Every other part of the URL has the marker removed, so the
+// marker in an output can only have come from the password.
 
 #include <algorithm>
 #include <cstddef>
@@ -86,13 +86,15 @@ std::string Params(FuzzedDataProvider& in) {
   return out;
 }
 
-// `text` without the characters that end a URL's authority.
+// `text` without the characters that end a URL's authority, or one host of
+// a list.
 std::string StripDelimiters(std::string text) {
-  text.erase(
-      std::remove_if(
-          text.begin(), text.end(),
-          [](char c) { return c == '@' || c == '/' || c == '?' || c == '#'; }),
-      text.end());
+  text.erase(std::remove_if(text.begin(), text.end(),
+                            [](char c) {
+                              return c == '@' || c == '/' || c == '?' ||
+                                     c == '#' || c == ',';
+                            }),
+             text.end());
   return text;
 }
 
@@ -134,8 +136,9 @@ std::string BuildUrl(FuzzedDataProvider& in) {
     url += ":";
     const int after = in.ConsumeIntegralInRange(0, 3);
     // With no '@' of its own after it, a password's last '@' would end the
-    // credentials, and its '/', '?' or '#' a port ("u:8/x"): what follows
-    // is a host, a path or a query, as written ("u:@h:1").
+    // credentials, and its '/', '?', '#' or ',' a port ("u:8/x"): what
+    // follows is a host, a path, a query or the next host of a list, as
+    // written ("u:@h:1", "u:8,h:2").
     url += after >= 2 ? StripDelimiters(password) : password;
     switch (after) {
       case 0:
