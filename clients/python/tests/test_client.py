@@ -6,6 +6,7 @@ Run: DELAYQ_BIN=path/to/delayq python3 -m unittest discover -s clients/python/te
 
 import datetime
 import http.server
+import json
 import os
 import subprocess
 import sys
@@ -351,10 +352,22 @@ class TokenTest(unittest.TestCase):
 
 
 class VersionTest(unittest.TestCase):
-    def test_the_package_has_the_programs_version(self):
+    """The clients' packages carry the version the program reports (the
+    one in include/delayq/version.h)."""
+
+    def program_version(self):
         out = subprocess.run([delayq_program(), "--version"], capture_output=True,
                              text=True, check=True).stdout
-        self.assertIn(delayq.__version__, out)
+        return out.split()[-1]
+
+    def test_the_python_package_has_the_programs_version(self):
+        self.assertEqual(delayq.__version__, self.program_version())
+
+    def test_the_node_package_has_the_programs_version(self):
+        path = os.environ.get("DELAYQ_NODE_PACKAGE") or os.path.join(
+            os.path.dirname(os.path.abspath(__file__)), "..", "..", "node", "package.json")
+        with open(path) as f:
+            self.assertEqual(json.load(f)["version"], self.program_version())
 
 
 def write_report(result, path):
