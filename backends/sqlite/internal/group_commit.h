@@ -39,6 +39,9 @@
 #include "src/common/mutex.h"
 
 namespace delayq {
+
+class Backend;
+
 namespace sqlite_internal {
 
 class GroupCommit {
@@ -97,6 +100,13 @@ class GroupCommit {
   int64_t groups_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t ops_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+// Test seams of a SQLite store (`backend` must be one; defined in
+// sqlite_backend.cc): the state of its group commit, and a hook that SQLite
+// calls at each COMMIT, which turns the COMMIT into a ROLLBACK when it
+// returns non-zero (sqlite3_commit_hook(); null removes it).
+GroupCommit::State GroupCommitStateForTest(Backend* backend);
+void SetCommitHookForTest(Backend* backend, int (*hook)(void*), void* arg);
 
 }  // namespace sqlite_internal
 }  // namespace delayq
