@@ -57,6 +57,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/sqlite/internal/counts.cc
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
+  backends/sqlite/internal/group_commit.cc
+  backends/sqlite/internal/group_commit.h
   backends/sqlite/internal/news.cc
   backends/sqlite/internal/news.h
   backends/sqlite/internal/reads.cc
@@ -557,6 +559,9 @@ delayq_cc_library(tests_serve_serve_process DIR tests/serve NAME serve_process
 delayq_cc_test(tests_serve_server_test DIR tests/serve NAME server_test
   SRCS tests/serve/server_test.cc
   DEPS tests_serve_serve_process tests_testing_files tests_testing_temp_path tp_absl tp_gtest_main)
+delayq_cc_test(tests_sqlite_group_commit_test DIR tests/sqlite NAME group_commit_test
+  SRCS tests/sqlite/group_commit_test.cc
+  DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_backend_test
   SRCS tests/sqlite/sqlite_backend_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
@@ -569,6 +574,9 @@ delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash
 delayq_cc_test(tests_sqlite_sqlite_files_test DIR tests/sqlite NAME sqlite_files_test
   SRCS tests/sqlite/sqlite_files_test.cc
   DEPS delayq tests_testing_files tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
+delayq_cc_test(tests_sqlite_sqlite_group_commit_test DIR tests/sqlite NAME sqlite_group_commit_test
+  SRCS tests/sqlite/sqlite_group_commit_test.cc
+  DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_multiprocess_test DIR tests/sqlite NAME sqlite_multiprocess_test
   SRCS tests/sqlite/sqlite_multiprocess_test.cc
   DEPS tests_multiprocess_multiprocess_suite tests_testing_temp_path tp_gtest_main)

@@ -1,13 +1,16 @@
 // Copyright delayq authors.
 //
-// The SQLite Backend's writes: one connection per object behind a mutex, one
-// transaction per call. Reads in internal/reads.cc, schema in
-// internal/schema.cc, SQL in internal/statements.h.
+// The SQLite Backend's writes: one connection per object behind a mutex;
+// the calls of threads that write at the same moment share one transaction
+// (internal/group_commit.h), each in a savepoint of its own. Reads in
+// internal/reads.cc, schema in internal/schema.cc, SQL in
+// internal/statements.h.
 
 #include "delayq/sqlite_backend.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -136,6 +139,9 @@ absl::Status SqliteBackend::PrepareAll() {
   const Entry entries[] = {
       {&s_.begin, Sql::kBegin},
       {&s_.commit, Sql::kCommit},
+      {&s_.savepoint, Sql::kSavepoint},
+      {&s_.release_op, Sql::kReleaseOp},
+      {&s_.rollback_to, Sql::kRollbackTo},
       {&s_.insert, Sql::kInsert},
       {&s_.counter_get, Sql::kCounterGet},
       {&s_.counter_set, Sql::kCounterSet},
@@ -209,39 +215,73 @@ absl::Status SqliteBackend::PrepareAll() {
 
 absl::Status SqliteBackend::WriteTransaction(
     absl::Time now, absl::FunctionRef<absl::Status()> body) {
-  {
-    ScopedReset reset(s_.begin.get());
-    absl::StatusOr<int> begun = s_.begin->Run();
-    if (!begun.ok()) {
-      conn_->Rollback();
-      return begun.status();
-    }
-  }
+  const int64_t now_us = ToMicros(now);
+  return group_.Run([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    op_now_us_ = now_us;
+    pending_.now_us = std::max(pending_.now_us, now_us);
+    return body();
+  });
+}
+
+namespace {
+
+// Runs a statement that returns no rows (BEGIN, SAVEPOINT, COMMIT...).
+absl::Status RunStep(Statement* s) {
+  ScopedReset reset(s);
+  return s->Run().status();
+}
+
+}  // namespace
+
+void SqliteBackend::CommitGroup(absl::Span<GroupCommit::Op* const> ops) {
+  internal::MutexLock lock(&mu_);
   pending_ = PendingNews();
-  pending_.now_us = ToMicros(now);
+  pending_.now_us = std::numeric_limits<int64_t>::min();
   pending_counts_.clear();
-  absl::Status status = body();
-  if (status.ok()) status = WriteCounts();
-  std::vector<std::string> news;
-  if (status.ok()) {
-    absl::StatusOr<std::vector<std::string>> collected = CollectNews();
-    if (collected.ok()) {
-      news = *std::move(collected);
-    } else {
-      status = collected.status();
+  const int64_t folded_before = folded_at_minute_us_;
+  absl::Status group = RunStep(s_.begin.get());
+  if (group.ok() && ops.size() == 1) {
+    // Alone, the transaction is the operation's: its error rolls it back.
+    ops[0]->result = ops[0]->body();
+    group = ops[0]->result;
+  } else if (group.ok()) {
+    for (GroupCommit::Op* op : ops) {
+      group = RunInSavepoint(op);
+      if (!group.ok()) break;
     }
   }
-  if (status.ok()) {
-    ScopedReset reset(s_.commit.get());
-    status = s_.commit->Run().status();
-  }
-  if (!status.ok()) {
+  absl::StatusOr<std::vector<std::string>> news =
+      group.ok() ? FinishGroup() : group;
+  if (!news.ok()) {
     conn_->Rollback();
-    return status;
+    folded_at_minute_us_ = folded_before;
+    for (GroupCommit::Op* op : ops) op->result = news.status();
+    return;
   }
   // After the commit: a subscriber that hears the news sees the change.
-  if (!news.empty()) sender_.Send(news);
-  return status;
+  if (!news->empty()) sender_.Send(*news);
+}
+
+absl::Status SqliteBackend::RunInSavepoint(GroupCommit::Op* op) {
+  DQ_RETURN_IF_ERROR(RunStep(s_.savepoint.get()));
+  // What the operation notes is forgotten with its writes.
+  PendingNews news_before = pending_;
+  auto counts_before = pending_counts_;
+  op->result = op->body();
+  if (op->result.ok()) return RunStep(s_.release_op.get());
+  // Some errors (a full disk, an I/O error) end the whole transaction.
+  if (!conn_->InTransaction()) return op->result;
+  pending_ = std::move(news_before);
+  pending_counts_ = std::move(counts_before);
+  DQ_RETURN_IF_ERROR(RunStep(s_.rollback_to.get()));
+  return RunStep(s_.release_op.get());
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteBackend::FinishGroup() {
+  DQ_RETURN_IF_ERROR(WriteCounts());
+  DQ_ASSIGN_OR_RETURN(std::vector<std::string> news, CollectNews());
+  DQ_RETURN_IF_ERROR(RunStep(s_.commit.get()));
+  return news;
 }
 
 void SqliteBackend::NoteMadeReady(absl::string_view topic, int64_t n) {
@@ -431,8 +471,9 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
 }
 
 absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
-  internal::MutexLock lock(&mu_);
-  return WriteTransaction(now, [&] { return InsertJobs(jobs, ToMicros(now)); });
+  return WriteTransaction(now, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return InsertJobs(jobs, ToMicros(now));
+  });
 }
 
 absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
@@ -497,7 +538,6 @@ absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
 
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
-  internal::MutexLock lock(&mu_);
   const int64_t now_us = ToMicros(now);
   std::vector<Lease> leases;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
@@ -623,7 +663,6 @@ absl::Status SqliteBackend::NoteSlotFreedUnder(absl::string_view topic,
 
 absl::Status SqliteBackend::SetLimit(absl::string_view topic,
                                      const TopicLimit& limit, absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.limit_set.get());
     s_.limit_set->BindText(1, topic);
@@ -640,7 +679,6 @@ absl::Status SqliteBackend::SetLimit(absl::string_view topic,
 
 absl::Status SqliteBackend::ClearLimit(absl::string_view topic,
                                        absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.limit_clear.get());
     s_.limit_clear->BindText(1, topic);
@@ -652,9 +690,9 @@ absl::Status SqliteBackend::ClearLimit(absl::string_view topic,
 
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
                                 absl::string_view result, absl::Time now) {
-  internal::MutexLock lock(&mu_);
-  return WriteTransaction(
-      now, [&] { return AckInTransaction(id, token, result, ToMicros(now)); });
+  return WriteTransaction(now, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return AckInTransaction(id, token, result, ToMicros(now));
+  });
 }
 
 absl::StatusOr<std::vector<absl::Status>> SqliteBackend::AckBatch(
@@ -662,7 +700,6 @@ absl::StatusOr<std::vector<absl::Status>> SqliteBackend::AckBatch(
   std::vector<absl::Status> out;
   if (leases.empty()) return out;
   out.reserve(leases.size());
-  internal::MutexLock lock(&mu_);
   DQ_RETURN_IF_ERROR(WriteTransaction(now, [&]() -> absl::Status {
     for (const Lease& l : leases) {
       absl::Status st =
@@ -770,7 +807,6 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
                                                 absl::string_view error,
                                                 absl::Time retry_at,
                                                 absl::Time now) {
-  internal::MutexLock lock(&mu_);
   FailOutcome outcome = FailOutcome::kRetry;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     int64_t seq, attempts, max_attempts;
@@ -821,7 +857,6 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
 
 absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
                                     absl::Time run_at, absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     const bool ready = run_at <= now;
     const int64_t run_us = ToMicros(run_at);
@@ -845,7 +880,6 @@ absl::Status SqliteBackend::Release(absl::string_view id, uint64_t token,
 absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
                                                 uint64_t token,
                                                 absl::Time now) {
-  internal::MutexLock lock(&mu_);
   absl::Time deadline;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.touch.get());
@@ -863,7 +897,6 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
 }
 
 absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.cancel.get());
     s_.cancel->BindText(1, id);
@@ -879,7 +912,6 @@ absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
 }
 
 absl::Status SqliteBackend::PromoteJob(absl::string_view id, absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     int64_t seq, state;
     {
@@ -908,7 +940,6 @@ absl::Status SqliteBackend::PromoteJob(absl::string_view id, absl::Time now) {
 
 absl::StatusOr<int> SqliteBackend::PurgeDead(absl::string_view topic, int max,
                                              absl::Time now) {
-  internal::MutexLock lock(&mu_);
   int purged = 0;
   DQ_RETURN_IF_ERROR(WriteTransaction(now, [&]() -> absl::Status {
     std::vector<std::string> ids;
@@ -939,7 +970,6 @@ absl::StatusOr<int> SqliteBackend::PurgeDead(absl::string_view topic, int max,
 
 absl::Status SqliteBackend::SetPaused(absl::string_view topic, bool paused,
                                       absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     Statement* change = paused ? s_.pause.get() : s_.resume.get();
     ScopedReset reset(change);
@@ -954,7 +984,6 @@ absl::Status SqliteBackend::SetPaused(absl::string_view topic, bool paused,
 
 absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
                                         absl::Time now) {
-  internal::MutexLock lock(&mu_);
   int moved = 0;
   if (max <= 0) return moved;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
@@ -984,7 +1013,6 @@ absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
 }
 
 absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     int64_t seq, state;
     {
@@ -1012,7 +1040,6 @@ absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {
 }
 
 absl::Status SqliteBackend::Replace(const NewJob& job, absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     int64_t seq, state;
     {
@@ -1049,7 +1076,6 @@ absl::Status SqliteBackend::Replace(const NewJob& job, absl::Time now) {
 
 absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
                                                         int limit) {
-  internal::MutexLock lock(&mu_);
   PromoteResult result;
   if (limit < 1) limit = 1;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
@@ -1069,6 +1095,19 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
   });
   if (!status.ok()) return status;
   return result;
+}
+
+void SqliteBackend::SetCommitHookForTest(int (*hook)(void*), void* arg) {
+  internal::MutexLock lock(&mu_);
+  sqlite3_commit_hook(conn_->db(), hook, arg);
+}
+
+GroupCommit::State GroupCommitStateForTest(Backend* backend) {
+  return dynamic_cast<SqliteBackend&>(*backend).GroupStateForTest();
+}
+
+void SetCommitHookForTest(Backend* backend, int (*hook)(void*), void* arg) {
+  dynamic_cast<SqliteBackend&>(*backend).SetCommitHookForTest(hook, arg);
 }
 
 }  // namespace sqlite_internal

@@ -3,11 +3,14 @@
 // sqlite_backend.h — a Backend that keeps jobs in one SQLite file.
 //
 // The embedded default store: durable, one file, no server. Many threads and
-// many processes may open the same file at once; every Backend call is one
-// SQLite transaction (writes take the write lock up front with BEGIN
-// IMMEDIATE), so a process killed at any moment leaves every job either
-// before or after the call that was running. The file is in WAL mode, so
-// readers never block the writer.
+// many processes may open the same file at once; every Backend call is
+// all or nothing in one SQLite transaction (writes take the write lock up
+// front with BEGIN IMMEDIATE), so a process killed at any moment leaves every
+// job either before or after the call that was running. Writes that threads
+// of one Backend make at the same moment share a transaction (group commit):
+// each still sees the ones before it and fails alone, but a COMMIT that
+// fails fails all of them. The file is in WAL mode, so readers never block
+// the writer.
 //
 //   delayq::SqliteOptions options;
 //   options.path = "/var/lib/app/jobs.db";

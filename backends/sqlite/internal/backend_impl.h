@@ -19,7 +19,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "backends/sqlite/internal/db.h"
+#include "backends/sqlite/internal/group_commit.h"
 #include "backends/sqlite/internal/news.h"
 #include "delayq/backend.h"
 #include "delayq/sqlite_backend.h"
@@ -40,8 +42,11 @@ ScheduleRecord ReadSchedule(const Statement& s);
 
 // SqliteBackend
 //
-// The Backend over one SQLite connection. Every public method takes mu_ and
-// runs one transaction (or, for a read, one statement).
+// The Backend over one SQLite connection. A read takes mu_ and runs one
+// statement. A write is one operation in a write transaction that the
+// writes of other threads arriving at the same moment share (group_commit.h):
+// it sees the effects of the operations before it, and its failure undoes
+// only its own.
 class SqliteBackend : public Backend {
  public:
   static absl::StatusOr<std::unique_ptr<Backend>> Open(
@@ -102,6 +107,11 @@ class SqliteBackend : public Backend {
                                                   absl::Time to) override;
   absl::StatusOr<std::vector<TopicTotals>> CountTotals() override;
 
+  // For tests: see group_commit.h.
+  GroupCommit::State GroupStateForTest() { return group_.StateForTest(); }
+  void SetCommitHookForTest(int (*hook)(void*), void* arg)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
  private:
   // Every statement, prepared once.
   struct Statements {
@@ -115,12 +125,14 @@ class SqliteBackend : public Backend {
         schedule_put, schedule_remove, schedule_list, schedule_fire, count_add,
         counts_fold_minutes, counts_fold_totals, counts_fold_drop, counts_read,
         totals_read, counts_prune, promote_job, dead_ids, counter_bump, keep,
-        drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic;
+        drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic,
+        savepoint, release_op, rollback_to;
   };
 
   // What the running write transaction will announce once it commits (see
   // Subscribe()): only edges, found from what the transaction did.
   struct PendingNews {
+    // The latest `now` of the transaction's operations.
     int64_t now_us = 0;
     // Per topic: jobs the transaction made ready minus those it reserved.
     absl::flat_hash_map<std::string, int64_t> ready_delta;
@@ -136,16 +148,36 @@ class SqliteBackend : public Backend {
   SqliteBackend(std::unique_ptr<Connection> conn, std::string news_folder,
                 const CountsOptions& counts)
       : counts_options_(counts),
+        group_([this](absl::Span<GroupCommit::Op* const> ops) {
+          CommitGroup(ops);
+        }),
         conn_(std::move(conn)),
         news_folder_(news_folder),
         sender_(std::move(news_folder)) {}
 
   absl::Status PrepareAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Runs `body` inside BEGIN IMMEDIATE ... COMMIT; rolls back when it fails.
-  // After the commit, sends the news the body noted (`now`: the call's).
+  // Runs `body` (which requires mu_) as one operation of the next group's
+  // write transaction (`now`: the call's) and returns its result: its own
+  // error, having changed nothing, or the group's when the transaction
+  // could not begin or commit.
   absl::Status WriteTransaction(absl::Time now,
                                 absl::FunctionRef<absl::Status()> body)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // GroupCommit's Runner: BEGIN IMMEDIATE, each operation in a savepoint of
+  // its own (alone: none needed), the counts, COMMIT; after the commit, the
+  // news the operations noted. When BEGIN or COMMIT fails, or an
+  // operation's error ends the transaction, every operation of the group
+  // gets that error and nothing of the group stays.
+  void CommitGroup(absl::Span<GroupCommit::Op* const> ops)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `op` in a savepoint, and on its error rolls back to it and forgets
+  // what it noted. Returns an error only when the transaction itself failed.
+  absl::Status RunInSavepoint(GroupCommit::Op* op)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes the counts, collects the news and commits; the news to send.
+  absl::StatusOr<std::vector<std::string>> FinishGroup()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Inserts `jobs` as Add() does; inside a write transaction.
@@ -207,9 +239,9 @@ class SqliteBackend : public Backend {
   // Adds `delta` to `topic`'s counts of the running write transaction.
   void NoteCount(absl::string_view topic, const JobCounts& delta)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Writes the counts the transaction noted in its minute's recent rows,
-  // and once a minute per connection folds the recent minutes before it
-  // (FoldCounts()); inside the write transaction, before its commit.
+  // Writes the counts the transaction noted in their minutes' recent rows,
+  // and once a minute per connection folds the recent minutes before the
+  // latest (FoldCounts()); inside the write transaction, before its commit.
   absl::Status WriteCounts() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Folds the recent minutes before `minute` (µs) into their minutes' rows
   // and the totals, and drops the minutes that left the window.
@@ -234,14 +266,18 @@ class SqliteBackend : public Backend {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const CountsOptions counts_options_;
+  GroupCommit group_;
   internal::Mutex mu_;
   std::unique_ptr<Connection> conn_ ABSL_GUARDED_BY(mu_);
   Statements s_ ABSL_GUARDED_BY(mu_);
   const std::string news_folder_;
   NewsSender sender_ ABSL_GUARDED_BY(mu_);
   PendingNews pending_ ABSL_GUARDED_BY(mu_);
-  // The counts the running write transaction noted, by topic.
-  absl::flat_hash_map<std::string, JobCounts> pending_counts_
+  // The running operation's `now` (µs): its counts go in its minute.
+  int64_t op_now_us_ ABSL_GUARDED_BY(mu_) = 0;
+  // The counts the running write transaction noted, by minute, then topic.
+  using TopicCounts = absl::flat_hash_map<std::string, JobCounts>;
+  absl::flat_hash_map<int64_t, TopicCounts> pending_counts_
       ABSL_GUARDED_BY(mu_);
   // The latest minute whose older minutes this connection folded.
   int64_t folded_at_minute_us_ ABSL_GUARDED_BY(mu_) = 0;

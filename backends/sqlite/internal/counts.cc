@@ -4,6 +4,7 @@
 // transaction runs, written by it before its commit, read by Counts() and
 // CountTotals(). See schema.cc, versions 9 and 10, for the tables.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,29 +35,32 @@ JobCounts ReadCounts(const Statement& s, int first) {
 
 void SqliteBackend::NoteCount(absl::string_view topic, const JobCounts& delta) {
   if (!counts_options_.enabled) return;
-  pending_counts_[topic] += delta;
+  pending_counts_[internal::MinuteMicrosOf(op_now_us_)][topic] += delta;
 }
 
 absl::Status SqliteBackend::WriteCounts() {
   if (pending_counts_.empty()) return absl::OkStatus();
-  const int64_t minute = internal::MinuteMicrosOf(pending_.now_us);
+  int64_t latest = 0;
   Statement* add = s_.count_add.get();
-  for (const auto& [topic, counts] : pending_counts_) {
-    ScopedReset reset(add);
-    add->BindInt64(1, minute);
-    add->BindText(2, topic);
-    int col = 3;
-    for (int64_t n :
-         {counts.enqueued, counts.done, counts.failed, counts.retried,
-          counts.expired, counts.dead, counts.lapsed}) {
-      add->BindInt64(col++, n);
+  for (const auto& [minute, topics] : pending_counts_) {
+    latest = std::max(latest, minute);
+    for (const auto& [topic, counts] : topics) {
+      ScopedReset reset(add);
+      add->BindInt64(1, minute);
+      add->BindText(2, topic);
+      int col = 3;
+      for (int64_t n :
+           {counts.enqueued, counts.done, counts.failed, counts.retried,
+            counts.expired, counts.dead, counts.lapsed}) {
+        add->BindInt64(col++, n);
+      }
+      for (int64_t n : counts.lateness) add->BindInt64(col++, n);
+      DQ_RETURN_IF_ERROR(add->Run().status());
     }
-    for (int64_t n : counts.lateness) add->BindInt64(col++, n);
-    DQ_RETURN_IF_ERROR(add->Run().status());
   }
-  if (minute <= folded_at_minute_us_) return absl::OkStatus();
-  folded_at_minute_us_ = minute;
-  return FoldCounts(minute);
+  if (latest <= folded_at_minute_us_) return absl::OkStatus();
+  folded_at_minute_us_ = latest;
+  return FoldCounts(latest);
 }
 
 absl::Status SqliteBackend::FoldCounts(int64_t minute) {

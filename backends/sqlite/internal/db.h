@@ -133,6 +133,11 @@ class Connection {
   // Ends the open transaction, if any, throwing its changes away.
   void Rollback();
 
+  // InTransaction()
+  //
+  // Whether a transaction is open (SQLite ends one by itself on some errors).
+  bool InTransaction() const { return !sqlite3_get_autocommit(db_); }
+
   int64_t Changes() const { return sqlite3_changes64(db_); }
   const std::string& path() const { return path_; }
   sqlite3* db() const { return db_; }

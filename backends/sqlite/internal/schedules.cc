@@ -84,7 +84,6 @@ ScheduleRecord ReadSchedule(const Statement& s) {
 
 absl::Status SqliteBackend::PutSchedule(const ScheduleRecord& schedule,
                                         absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     int64_t done_through_us = ToMicros(now);
     int64_t revision = 1;
@@ -110,7 +109,6 @@ absl::Status SqliteBackend::PutSchedule(const ScheduleRecord& schedule,
 
 absl::Status SqliteBackend::RemoveSchedule(absl::string_view name,
                                            absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     ScopedReset reset(s_.schedule_remove.get());
     s_.schedule_remove->BindText(1, name);
@@ -137,7 +135,6 @@ absl::Status SqliteBackend::FireSchedule(absl::string_view name,
                                          int64_t revision, absl::Time through,
                                          absl::Span<const NewJob> jobs,
                                          absl::Time now) {
-  internal::MutexLock lock(&mu_);
   return WriteTransaction(now, [&]() -> absl::Status {
     {
       ScopedReset reset(s_.schedule_get.get());

@@ -63,6 +63,10 @@ namespace sqlite_internal {
 struct Sql {
   static constexpr const char* kBegin = "BEGIN IMMEDIATE";
   static constexpr const char* kCommit = "COMMIT";
+  // One operation of a group (group_commit.h).
+  static constexpr const char* kSavepoint = "SAVEPOINT op";
+  static constexpr const char* kReleaseOp = "RELEASE op";
+  static constexpr const char* kRollbackTo = "ROLLBACK TO op";
 
   static constexpr const char* kInsert =
       "INSERT INTO jobs (id, topic, payload, state, priority, attempts, "

@@ -1,0 +1,114 @@
+// Copyright delayq authors.
+//
+// group_commit.h — the writes of several threads of one process in one
+// SQLite write transaction.
+//
+// Why: every write of the SQLite store is a transaction (BEGIN IMMEDIATE,
+// the statements, the counts row, COMMIT), and the threads of one process
+// share one connection behind one mutex. So eight threads that each reserve
+// and ack one job at a time run no faster than one: they take turns, and
+// each turn pays the whole transaction. With group commit, the callers that
+// arrive while a transaction runs queue up, and the next transaction runs
+// all of them: one BEGIN, one counts row per topic, one COMMIT, one round of
+// news for the group.
+//
+// Nobody waits for a group to fill: a caller that finds no transaction
+// running becomes the leader at once and runs the group it finds (itself
+// alone, on an idle store), on its own thread; there is no timer. A caller
+// that finds one running waits; when that one ends, the first caller in the
+// queue leads the next group, and each caller is woken only when its own
+// operation is done (or when it is to lead).
+//
+// GroupCommit knows nothing of SQLite: the Runner it is given runs a group
+// (see SqliteBackend::CommitGroup() for the transaction, the savepoint per
+// operation and the news). Processes each group their own callers; SQLite's
+// file lock still serialises the processes' transactions.
+
+#ifndef DELAYQ_BACKENDS_SQLITE_INTERNAL_GROUP_COMMIT_H_
+#define DELAYQ_BACKENDS_SQLITE_INTERNAL_GROUP_COMMIT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "src/common/mutex.h"
+
+namespace delayq {
+
+class Backend;
+
+namespace sqlite_internal {
+
+class GroupCommit {
+ public:
+  // One caller's operation. The Runner sets `result`.
+  struct Op {
+    explicit Op(absl::FunctionRef<absl::Status()> b) : body(b) {}
+    absl::FunctionRef<absl::Status()> body;
+    absl::Status result;
+  };
+
+  // Runs a group: calls every op's body, in order, in one transaction, and
+  // sets every op's result. Called on the leader's thread without
+  // GroupCommit's lock, for one group at a time.
+  using Runner = std::function<void(absl::Span<Op* const> group)>;
+
+  explicit GroupCommit(Runner run) : run_(std::move(run)) {}
+  GroupCommit(const GroupCommit&) = delete;
+  GroupCommit& operator=(const GroupCommit&) = delete;
+
+  // Run()
+  //
+  // Runs `body` in the next group and returns the result the Runner gave
+  // it. Returns once the group that held it has ended.
+  absl::Status Run(absl::FunctionRef<absl::Status()> body)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // What tests look at: whether a group runs, the callers waiting for the
+  // next, and the groups and operations run so far.
+  struct State {
+    bool leading = false;
+    size_t queued = 0;
+    int64_t groups = 0;
+    int64_t ops = 0;
+  };
+  State StateForTest() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  // A caller waiting in the queue, on its own stack.
+  struct Waiter {
+    explicit Waiter(absl::FunctionRef<absl::Status()> body) : op(body) {}
+    Op op;
+    bool done = false;
+    internal::CondVar wake;
+  };
+
+  // Takes the queue as the next group and runs it; then wakes its callers
+  // and the next leader.
+  void Lead(Waiter* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Runner run_;
+  internal::Mutex mu_;
+  std::vector<Waiter*> queue_ ABSL_GUARDED_BY(mu_);
+  // Whether a group is running.
+  bool leading_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t groups_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t ops_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Test seams of a SQLite store (`backend` must be one; defined in
+// sqlite_backend.cc): the state of its group commit, and a hook that SQLite
+// calls at each COMMIT, which turns the COMMIT into a ROLLBACK when it
+// returns non-zero (sqlite3_commit_hook(); null removes it).
+GroupCommit::State GroupCommitStateForTest(Backend* backend);
+void SetCommitHookForTest(Backend* backend, int (*hook)(void*), void* arg);
+
+}  // namespace sqlite_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_SQLITE_INTERNAL_GROUP_COMMIT_H_

@@ -1,0 +1,165 @@
+// Copyright delayq authors.
+//
+// GroupCommit on its own: who leads, what a group holds, what each caller
+// gets back. No database; the Runner records the groups it is given.
+
+#include "backends/sqlite/internal/group_commit.h"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "src/common/mutex.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace sqlite_internal {
+namespace {
+
+using ::delayq::testing::StatusIs;
+using ::testing::ElementsAre;
+
+// A Runner that records each group (its size and the thread that ran it)
+// and, while `hold` is set, keeps the group it runs from ending.
+class Recorder {
+ public:
+  GroupCommit::Runner runner() {
+    return [this](absl::Span<GroupCommit::Op* const> ops) { Run(ops); };
+  }
+
+  void Hold() {
+    internal::MutexLock lock(&mu_);
+    hold_ = true;
+  }
+  void Let() {
+    internal::MutexLock lock(&mu_);
+    hold_ = false;
+    cv_.SignalAll();
+  }
+
+  std::vector<size_t> sizes() {
+    internal::MutexLock lock(&mu_);
+    return sizes_;
+  }
+  std::vector<std::thread::id> threads() {
+    internal::MutexLock lock(&mu_);
+    return threads_;
+  }
+
+ private:
+  void Run(absl::Span<GroupCommit::Op* const> ops) {
+    internal::MutexLock lock(&mu_);
+    sizes_.push_back(ops.size());
+    threads_.push_back(std::this_thread::get_id());
+    for (GroupCommit::Op* op : ops) op->result = op->body();
+    while (hold_) cv_.Wait(&mu_);
+  }
+
+  internal::Mutex mu_;
+  internal::CondVar cv_;
+  bool hold_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<size_t> sizes_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread::id> threads_ ABSL_GUARDED_BY(mu_);
+};
+
+// Waits until `group` has a running group and `queued` callers waiting.
+void AwaitState(GroupCommit& group, bool leading, size_t queued) {
+  for (;;) {
+    const GroupCommit::State s = group.StateForTest();
+    if (s.leading == leading && s.queued == queued) return;
+    std::this_thread::yield();
+  }
+}
+
+TEST(GroupCommitTest, LoneCallerRunsAtOnceOnItsOwnThread) {
+  Recorder recorder;
+  GroupCommit group(recorder.runner());
+  bool ran = false;
+  // The body runs inside Run(), on this thread, before Run() returns: no
+  // timer or other thread is involved in a lone call.
+  EXPECT_OK(group.Run([&] {
+    ran = true;
+    const GroupCommit::State s = group.StateForTest();
+    EXPECT_TRUE(s.leading);
+    EXPECT_EQ(s.queued, 0u);
+    return absl::OkStatus();
+  }));
+  EXPECT_TRUE(ran);
+  EXPECT_THAT(recorder.sizes(), ElementsAre(1u));
+  EXPECT_THAT(recorder.threads(), ElementsAre(std::this_thread::get_id()));
+  const GroupCommit::State s = group.StateForTest();
+  EXPECT_FALSE(s.leading);
+  EXPECT_EQ(s.groups, 1);
+  EXPECT_EQ(s.ops, 1);
+}
+
+TEST(GroupCommitTest, CallersThatArriveDuringAGroupShareTheNext) {
+  constexpr int kLate = 7;
+  Recorder recorder;
+  GroupCommit group(recorder.runner());
+  recorder.Hold();
+  std::thread first(
+      [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); });
+  AwaitState(group, /*leading=*/true, /*queued=*/0);
+  // Each late caller's body returns its own status; every third fails.
+  std::vector<absl::Status> got(kLate);
+  std::vector<std::thread::id> ids(kLate);
+  std::vector<std::thread> late;
+  for (int i = 0; i < kLate; ++i) {
+    late.emplace_back([&, i] {
+      ids[i] = std::this_thread::get_id();
+      got[i] = group.Run([i] {
+        return i % 3 == 0 ? absl::NotFoundError(absl::StrCat("op ", i))
+                          : absl::OkStatus();
+      });
+    });
+  }
+  AwaitState(group, /*leading=*/true, /*queued=*/kLate);
+  recorder.Let();
+  first.join();
+  for (std::thread& t : late) t.join();
+
+  EXPECT_THAT(recorder.sizes(), ElementsAre(1u, static_cast<size_t>(kLate)));
+  for (int i = 0; i < kLate; ++i) {
+    if (i % 3 == 0) {
+      EXPECT_THAT(got[i], StatusIs(absl::StatusCode::kNotFound));
+      EXPECT_EQ(got[i].message(), absl::StrCat("op ", i));
+    } else {
+      EXPECT_OK(got[i]);
+    }
+  }
+  // One of the late callers led their group, on its own thread.
+  const std::thread::id leader = recorder.threads()[1];
+  EXPECT_NE(std::find(ids.begin(), ids.end(), leader), ids.end());
+  EXPECT_EQ(group.StateForTest().ops, 1 + kLate);
+}
+
+TEST(GroupCommitTest, ManyThreadsEachGetTheirOwnResult) {
+  constexpr int kThreads = 8;
+  constexpr int kCalls = 500;
+  Recorder recorder;
+  GroupCommit group(recorder.runner());
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int c = 0; c < kCalls; ++c) {
+        const std::string want = absl::StrCat(t, "/", c);
+        absl::Status s = group.Run([&] { return absl::AbortedError(want); });
+        if (s.message() != want) ++wrong[t];
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_THAT(wrong, ::testing::Each(0));
+  EXPECT_EQ(group.StateForTest().ops, kThreads * kCalls);
+  EXPECT_FALSE(group.StateForTest().leading);
+}
+
+}  // namespace
+}  // namespace sqlite_internal
+}  // namespace delayq
