@@ -69,10 +69,13 @@ class KeeperRun {
     }
     faulty_.set_enabled(true);
     if (!(*scheduler)->Start().ok()) return false;
-    // Workers, the timer thread and the keeper.
+    // Workers, the timer thread and the keeper. Each step waits for all of
+    // them (up to 1 s of real time, for a loaded machine) before the clock
+    // moves on, or a renewal still under way would count as one not made.
     const int threads = kWorkers + 2;
+    const absl::Duration patience = absl::Seconds(1);
     for (int i = 0; i < 400; ++i) {
-      AwaitWaiters(clock_, threads, absl::Milliseconds(200));
+      AwaitWaiters(clock_, threads, patience);
       clock_.Advance(absl::Milliseconds(500));
     }
     faulty_.set_enabled(false);
@@ -82,7 +85,7 @@ class KeeperRun {
     for (int i = 0;
          i < 2000 && JobsIn(*store_, {"t"}) != 0 && absl::Now() < give_up;
          ++i) {
-      AwaitWaiters(clock_, threads, absl::Milliseconds(200));
+      AwaitWaiters(clock_, threads, patience);
       clock_.Advance(absl::Milliseconds(500));
     }
     StopWhileAdvancing(**scheduler, clock_, absl::ZeroDuration());
