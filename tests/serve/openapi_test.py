@@ -101,7 +101,8 @@ class OpenApiTest(unittest.TestCase):
             cls.document = yaml.safe_load(f)
         cls.schema = Schema(cls.document)
         cls.dir = tempfile.TemporaryDirectory()
-        cls.server = DelayqServer(f"sqlite:{cls.dir.name}/jobs.db")
+        # A small body limit, so that a 413 is cheap to ask for.
+        cls.server = DelayqServer(f"sqlite:{cls.dir.name}/jobs.db", "--max-body", "16384")
         cls.called = set()
         # (method, template) -> compiled path pattern
         cls.operations = {}
@@ -122,16 +123,22 @@ class OpenApiTest(unittest.TestCase):
                 return template
         self.fail(f"{method.upper()} {path}: no such operation in the document")
 
-    def call(self, method, path, body=None, want=None):
+    def call(self, method, path, body=None, want=None, raw=None, headers=None,
+             server=None):
         """Calls the route and checks the reply against the document;
-        returns (status, parsed body)."""
+        returns (status, parsed body). `raw` is a body sent as it is, with
+        `headers` as they are."""
         plain = path.split("?")[0]
         template = self.operation(method.lower(), plain)
         self.called.add((method.lower(), template))
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.server.url + path, data=data, method=method)
-        if data is not None:
+        data = raw if raw is not None else (
+            None if body is None else json.dumps(body).encode())
+        url = (server or self.server).url
+        request = urllib.request.Request(url + path, data=data, method=method)
+        if data is not None and raw is None:
             request.add_header("Content-Type", "application/json")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
         try:
             with urllib.request.urlopen(request, timeout=30) as reply:
                 status, text = reply.status, reply.read()
@@ -231,6 +238,22 @@ class OpenApiTest(unittest.TestCase):
         c("GET", "/v1/schedules", want=200)
         c("DELETE", "/v1/schedules/nightly", want=200)
         c("GET", "/v1/schedules/nightly", want=404)
+        # The errors every operation may give, each in the Error shape.
+        c("POST", "/v1/topics/mail/jobs", raw=b"payload=x", want=415,
+          headers={"Content-Type": "text/plain"})
+        c("POST", "/v1/topics/mail/jobs", {"payload": "x" * 20000}, 413)
+        c("GET", "/v1/topics", headers={"X-Big": "x" * 9000}, want=431)
+        c("GET", "/v1/topics", headers={"Origin": "http://elsewhere.example"}, want=403)
+        c("POST", "/v1/topics/mail/jobs", raw=b"{", want=400,
+          headers={"Content-Type": "application/json"})
+        with tempfile.TemporaryDirectory() as d:
+            with open(f"{d}/token", "w") as f:
+                f.write("a-token-of-the-openapi-test\n")
+            locked = DelayqServer(f"sqlite:{d}/jobs.db", "--token-file", f"{d}/token")
+            try:
+                c("GET", "/v1/topics", want=401, server=locked)
+            finally:
+                locked.stop()
         # Documents.
         c("GET", "/metrics", want=200)
         c("GET", "/v1/openapi.yaml", want=200)
