@@ -97,7 +97,7 @@ absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
   internal::MutexLock lock(&mu_);
   std::vector<Job> jobs;
   if (limit <= 0) return jobs;
-  Statement* stmt;
+  Statement* stmt = nullptr;  // every state sets it; g++ -O2 cannot tell
   switch (state) {
     case JobState::kReady:
       stmt = s_.list_ready.get();
