@@ -12,6 +12,12 @@ if(TARGET tools_delayq_delayq)
           DESTINATION lib/systemd/system COMPONENT program)
 endif()
 
+# Debian's place for a package's license.
+install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/libdelayq-dev
+        RENAME copyright COMPONENT library)
+install(FILES LICENSE DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/delayq
+        RENAME copyright COMPONENT program)
+
 set(CPACK_PACKAGE_NAME delayq)
 set(CPACK_PACKAGE_VENDOR "delayq authors")
 set(CPACK_PACKAGE_CONTACT "delayq authors <delayq@localhost>")

@@ -60,7 +60,8 @@ deb_installed() {
   version=$(sed -n 's/.*kVersion\[\] = "\(.*\)";/\1/p' include/delayq/version.h)
   [[ "$(/usr/bin/delayq --version)" == "delayq $version" ]] &&
     [[ -f /lib/systemd/system/delayq-serve.service ]] &&
-    dpkg -L libdelayq-dev | grep -q '/usr/lib/.*/libdelayq.a$'
+    dpkg -L libdelayq-dev | grep -q '/usr/lib/.*/libdelayq.a$' &&
+    [[ -f /usr/share/doc/delayq/copyright && -f /usr/share/doc/libdelayq-dev/copyright ]]
 }
 deb_examples() {
   cmake -S tools/examples/cmake_consumer -B "$work/deb_consumer" &&
