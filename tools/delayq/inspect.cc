@@ -140,8 +140,9 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
              : absl::StrCat(topic, " (", absl::StrJoin(notes, "; "), ")"),
          absl::StrCat(s->delayed), absl::StrCat(s->ready),
          absl::StrCat(s->reserved), absl::StrCat(s->dead),
-         absl::StrCat(s->done), absl::StrCat(r.minute.done), absl::StrCat(r.minute.failed),
-         absl::StrCat(r.hour.done), absl::StrCat(r.hour.failed)});
+         absl::StrCat(s->done), absl::StrCat(r.minute.done),
+         absl::StrCat(r.minute.failed), absl::StrCat(r.hour.done),
+         absl::StrCat(r.hour.failed)});
     std::string limit_json;
     if (limit != limits.end()) {
       const TopicLimit& l = limit->second;
@@ -150,12 +151,13 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
           ",\"period_ms\":", absl::ToInt64Milliseconds(l.period),
           ",\"burst\":", l.burst, ",\"concurrency\":", l.concurrency, "}");
     }
-    json.push_back(absl::StrCat(
-        "{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
-        ",\"ready\":", s->ready, ",\"reserved\":", s->reserved,
-        ",\"dead\":", s->dead, ",\"done\":", s->done, ",\"paused\":", is_paused ? "true" : "false",
-        limit_json, ",\"last_minute\":", RecentJson(r.minute),
-        ",\"last_hour\":", RecentJson(r.hour), "}"));
+    json.push_back(
+        absl::StrCat("{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
+                     ",\"ready\":", s->ready, ",\"reserved\":", s->reserved,
+                     ",\"dead\":", s->dead, ",\"done\":", s->done,
+                     ",\"paused\":", is_paused ? "true" : "false", limit_json,
+                     ",\"last_minute\":", RecentJson(r.minute),
+                     ",\"last_hour\":", RecentJson(r.hour), "}"));
   }
   if (ctx.json()) return absl::StrCat("[", absl::StrJoin(json, ","), "]\n");
   std::string text = Table(rows, 1);
