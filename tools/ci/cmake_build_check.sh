@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The CMake build, as CI checks it: the generated target list matches the
-# Bazel build (no source file in one build and not the other), the library
-# and the program build, `cmake --install` installs them, and a project
-# outside the tree builds and runs on the install, once with
-# find_package(delayq) and once with pkg-config. Then the same build makes
-# the Debian packages (cmake/packaging.cmake), which are installed on this
-# machine, checked the same way from /usr, and removed again.
+# Bazel build (no source file in one build and not the other), the README's
+# build (the library and the program) builds, `cmake --install` installs
+# it, and a project outside the tree builds and runs on the install, once
+# with find_package(delayq) and once with pkg-config. Then the same build
+# makes the Debian packages (cmake/packaging.cmake), which are installed on
+# this machine, checked the same way from /usr, and removed again. Last,
+# the tests are turned on in the same build folder and a sample of them
+# runs under ctest (CTEST_SAMPLE below); their gtest reports are summed
+# with the rest.
 #
 #   tools/ci/cmake_build_check.sh REPORT_DIR
 #
@@ -42,9 +45,9 @@ pc_build() {
 }
 
 step drift_check python3 tools/cmake/bazel_targets.py --check
+# The README's commands: tests and benchmarks are off by default.
 step configure cmake -S . -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_INSTALL_PREFIX=/usr -DDELAYQ_BUILD_TESTS=OFF \
-  -DDELAYQ_BUILD_BENCHMARKS=OFF
+  -DCMAKE_INSTALL_PREFIX=/usr
 step build cmake --build "$work/build" -j2
 step install cmake --install "$work/build" --prefix "$work/prefix"
 step find_package_example bash -c "
@@ -76,6 +79,40 @@ step deb_installed deb_installed
 step deb_examples deb_examples
 step deb_remove as_root env DEBIAN_FRONTEND=noninteractive apt-get remove \
   -y -qq delayq libdelayq-dev
+
+# The tests under ctest. Building all 80 takes as long as the rest of CI on
+# 2 cores, so CI runs one test for each way a test finds what it needs
+# under CMake: a conformance suite linked whole (alwayslink), a
+# redis-server it starts, the delayq program in the runfiles tree
+# (tools/delayq), and helper processes it spawns (tests/testing).
+CTEST_SAMPLE=(
+  tests_wheel_timing_wheel_test
+  tests_sqlite_sqlite_conformance_test
+  tests_redis_redis_conformance_test
+  tests_cli_cli_test
+  tests_sqlite_sqlite_multiprocess_test
+)
+ctest_sample() {
+  local names=() target
+  for target in "${CTEST_SAMPLE[@]}"; do
+    names+=("$(grep -o "delayq_cc_test($target DIR [^ ]* NAME [^ ]*" \
+      cmake/bazel_targets.cmake | awk '{print $3 "/" $5}')")
+  done
+  local regex
+  regex="^($(IFS='|'; echo "${names[*]}"))\$"
+  ctest --test-dir "$work/build" -R "$regex" --output-on-failure -j2 &&
+    [[ $(ctest --test-dir "$work/build" -N -R "$regex" |
+      grep -c 'Test *#') -eq ${#CTEST_SAMPLE[@]} ]]
+}
+step tests_configure cmake -S . -B "$work/build" -DDELAYQ_BUILD_TESTS=ON
+step tests_build cmake --build "$work/build" -j2 --target "${CTEST_SAMPLE[@]}"
+step ctest ctest_sample
+# Each test's own cases, counted with the rest (one report per test).
+for report in "$work"/build/testxml/*.xml; do
+  [[ -f $report ]] || continue
+  mkdir -p "$report_dir/ctest/$(basename "$report" .xml)"
+  cp "$report" "$report_dir/ctest/$(basename "$report" .xml)/test.xml"
+done
 
 {
   echo '<?xml version="1.0" encoding="UTF-8"?>'
