@@ -6,6 +6,8 @@ set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPT_CALLS}
   backends/memory/count_book.cc
   backends/memory/count_book.h
+  backends/memory/event_ring.cc
+  backends/memory/event_ring.h
   backends/memory/id_index.cc
   backends/memory/id_index.h
   backends/memory/job_record.cc
@@ -35,6 +37,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/client/tls.cc
   backends/redis/client/tls.h
   backends/redis/counts.cc
+  backends/redis/events.cc
   backends/redis/internal/keys.cc
   backends/redis/internal/keys.h
   backends/redis/internal/news.cc
@@ -57,6 +60,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/sqlite/internal/counts.cc
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
+  backends/sqlite/internal/events.cc
   backends/sqlite/internal/group_commit.cc
   backends/sqlite/internal/group_commit.h
   backends/sqlite/internal/news.cc
@@ -73,6 +77,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/counts.h
   include/delayq/delayq.h
   include/delayq/event.h
+  include/delayq/event_log.h
   include/delayq/internal/timing_wheel_impl.h
   include/delayq/internal/wheel_drain.h
   include/delayq/internal/wheel_entry.h
@@ -115,6 +120,7 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/validation.h
   src/contract/clock.cc
   src/contract/counts.cc
+  src/contract/event.cc
   src/contract/job.cc
   src/contract/schedule.cc
   src/metrics/instrumented_backend.cc
@@ -124,9 +130,10 @@ set(DELAYQ_LIBRARY_SOURCES
   src/metrics/metrics_histogram.h
   src/scheduler/due_timers.cc
   src/scheduler/due_timers.h
-  src/scheduler/event.cc
   src/scheduler/event_hub.cc
   src/scheduler/event_hub.h
+  src/scheduler/event_log_writer.cc
+  src/scheduler/event_log_writer.h
   src/scheduler/lease_keeper.cc
   src/scheduler/lease_keeper.h
   src/scheduler/occurrences.cc
@@ -271,7 +278,7 @@ delayq_cc_library(bench_lean_client DIR bench NAME lean_client
   DEPS tp_absl)
 delayq_cc_binary(bench_listeners_bench DIR bench NAME listeners_bench
   SRCS bench/serve/listeners_bench.cc
-  DEPS delayq tools_common_runtime_policy tools_serve_serve tp_absl tp_benchmark_main)
+  DEPS delayq tools_common_runtime_policy tp_absl tp_benchmark_main)
 delayq_cc_binary(bench_memory_footprint DIR bench NAME memory_footprint
   SRCS bench/footprint/memory_footprint.cc
   DEPS delayq tp_absl)
@@ -332,7 +339,7 @@ delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance ALWAYSLINK
-  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
+  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/event_log_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
@@ -478,6 +485,9 @@ delayq_cc_test(tests_scheduler_concurrency_test DIR tests/scheduler NAME concurr
 delayq_cc_test(tests_scheduler_due_timers_test DIR tests/scheduler NAME due_timers_test
   SRCS tests/scheduler/due_timers_test.cc
   DEPS delayq tp_absl tp_gtest_main)
+delayq_cc_test(tests_scheduler_event_log_test DIR tests/scheduler NAME event_log_test
+  SRCS tests/scheduler/event_log_test.cc
+  DEPS delayq tests_testing_eventually tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_scheduler_generated_id_test DIR tests/scheduler NAME generated_id_test
   SRCS tests/scheduler/generated_id_test.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
@@ -533,16 +543,13 @@ delayq_cc_test(tests_serve_api_sqlite_test DIR tests/serve NAME api_sqlite_test
   DATA docs/grafana/delayq.json docs/prometheus/alerts.yml)
 delayq_cc_library(tests_serve_api_suite DIR tests/serve NAME api_suite ALWAYSLINK
   SRCS tests/serve/api_suite.cc tests/serve/api_suite.h tests/serve/control_suite.cc tests/serve/counts_suite.cc tests/serve/error_suite.cc tests/serve/lease_suite.cc tests/serve/long_poll_suite.cc tests/serve/results_suite.cc
-  DEPS tests_serve_serve_process tests_testing_files tp_absl tp_gtest)
+  DEPS tests_serve_serve_process tests_testing_eventually tests_testing_files tp_absl tp_gtest)
 delayq_cc_test(tests_serve_dashboard_test DIR tests/serve NAME dashboard_test
   SRCS tests/serve/chromium_page.cc tests/serve/chromium_page.h tests/serve/dashboard_test.cc
   DEPS tests_serve_serve_process tests_testing_temp_path tp_absl tp_gtest_main tp_nlohmann_json)
 delayq_cc_test(tests_serve_http_server_test DIR tests/serve NAME http_server_test
   SRCS tests/serve/http_server_test.cc
   DEPS tools_serve_serve tp_absl tp_gtest_main tp_nlohmann_json)
-delayq_cc_test(tests_serve_job_history_test DIR tests/serve NAME job_history_test
-  SRCS tests/serve/job_history_test.cc
-  DEPS tools_serve_serve tp_absl tp_gtest_main)
 delayq_cc_test(tests_serve_json_codec_test DIR tests/serve NAME json_codec_test
   SRCS tests/serve/json_codec_test.cc
   DEPS tools_serve_serve tp_absl tp_gtest_main)
@@ -567,7 +574,7 @@ delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_bac
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite_conformance_test
   SRCS tests/sqlite/sqlite_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_testing_temp_path tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash_test
   SRCS tests/sqlite/sqlite_crash_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)
@@ -662,7 +669,7 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_api_api DIR tools/serve/api NAME api
-  SRCS tools/serve/api/ack_list.cc tools/serve/api/ack_list.h tools/serve/api/auth.cc tools/serve/api/auth.h tools/serve/api/count_routes.cc tools/serve/api/history_routes.cc tools/serve/api/job_history.cc tools/serve/api/job_history.h tools/serve/api/job_routes.cc tools/serve/api/json_codec.cc tools/serve/api/json_codec.h tools/serve/api/lease_cache.cc tools/serve/api/lease_cache.h tools/serve/api/lease_routes.cc tools/serve/api/limit_routes.cc tools/serve/api/path_pattern.cc tools/serve/api/path_pattern.h tools/serve/api/router.cc tools/serve/api/router.h tools/serve/api/routes.h tools/serve/api/schedule_routes.cc tools/serve/api/topic_routes.cc
+  SRCS tools/serve/api/ack_list.cc tools/serve/api/ack_list.h tools/serve/api/auth.cc tools/serve/api/auth.h tools/serve/api/count_routes.cc tools/serve/api/history_routes.cc tools/serve/api/job_routes.cc tools/serve/api/json_codec.cc tools/serve/api/json_codec.h tools/serve/api/lease_cache.cc tools/serve/api/lease_cache.h tools/serve/api/lease_routes.cc tools/serve/api/limit_routes.cc tools/serve/api/path_pattern.cc tools/serve/api/path_pattern.h tools/serve/api/router.cc tools/serve/api/router.h tools/serve/api/routes.h tools/serve/api/schedule_routes.cc tools/serve/api/topic_routes.cc
   DEPS delayq tools_common_values tools_serve_http_http tp_absl tp_nlohmann_json)
 delayq_cc_library(tools_serve_http_http DIR tools/serve/http NAME http
   SRCS tools/serve/http/connection_threads.cc tools/serve/http/connection_threads.h tools/serve/http/error_reply.cc tools/serve/http/error_reply.h tools/serve/http/http_message.h tools/serve/http/http_server.cc tools/serve/http/http_server.h tools/serve/http/http_wire.cc tools/serve/http/http_wire.h tools/serve/http/listen_address.cc tools/serve/http/listen_address.h tools/serve/http/request_guard.cc tools/serve/http/request_guard.h

@@ -31,6 +31,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "backends/memory/count_book.h"
+#include "backends/memory/event_ring.h"
 #include "backends/memory/id_index.h"
 #include "backends/memory/job_record.h"
 #include "backends/memory/topic_index.h"
@@ -59,7 +60,7 @@ using memory_internal::TopicIndex;
 class MemoryBackend : public Backend {
  public:
   explicit MemoryBackend(const MemoryOptions& options)
-      : counts_(options.counts) {}
+      : counts_(options.counts), events_(options.events.max_events) {}
 
   std::string Name() const override { return "memory"; }
 
@@ -468,6 +469,18 @@ class MemoryBackend : public Backend {
     return counts_.Totals();
   }
 
+  absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override {
+    internal::MutexLock lock(&events_mu_);
+    events_.Append(events);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
+                                                     int limit) override {
+    internal::MutexLock lock(&events_mu_);
+    return events_.Of(id, limit);
+  }
+
  private:
   absl::Status AddLocked(absl::Span<const NewJob> jobs, absl::Time now) {
     DropPassedHolds(MicrosOf(now));
@@ -755,6 +768,10 @@ class MemoryBackend : public Backend {
   absl::btree_map<std::string, ScheduleRecord, std::less<>> schedules_
       ABSL_GUARDED_BY(mu_);
   memory_internal::CountBook counts_ ABSL_GUARDED_BY(mu_);
+  // The event log has a lock of its own: it is written after the
+  // transitions, and must not hold up the next one.
+  internal::Mutex events_mu_;
+  memory_internal::EventRing events_ ABSL_GUARDED_BY(events_mu_);
   uint64_t next_seq_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_death_ ABSL_GUARDED_BY(mu_) = 1;
   uint64_t next_done_ ABSL_GUARDED_BY(mu_) = 1;

@@ -70,6 +70,10 @@ class RedisBackend : public Backend {
   absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
                                                   absl::Time to) override;
   absl::StatusOr<std::vector<TopicTotals>> CountTotals() override;
+  // The event log: events.cc.
+  absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override;
+  absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
+                                                     int limit) override;
   absl::StatusOr<std::vector<std::string>> Topics() override;
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override;

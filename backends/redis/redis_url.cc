@@ -360,8 +360,9 @@ absl::Status ParseQuery(absl::string_view url, absl::string_view query,
       }
       o->allow_key_eviction = value == "1";
     } else {
-      DQ_ASSIGN_OR_RETURN(bool counted, internal::ApplyCountsParam(
-                                            "redis", url, param, &o->counts));
+      DQ_ASSIGN_OR_RETURN(bool counted,
+                          internal::ApplyStoreParam("redis", url, param,
+                                                    &o->counts, &o->events));
       if (!counted) {
         return Bad(url, absl::StrCat("unknown parameter '", name, "'"));
       }

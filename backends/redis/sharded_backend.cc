@@ -380,6 +380,24 @@ absl::StatusOr<std::vector<TopicMinute>> ShardedRedisBackend::Counts(
   return internal::SumMinutes(parts);
 }
 
+absl::Status ShardedRedisBackend::AppendEvents(
+    absl::Span<const LoggedEvent> events) {
+  std::vector<std::vector<LoggedEvent>> by_shard(shards_.size());
+  for (const LoggedEvent& e : events) {
+    by_shard[IndexOf(e.id)].push_back(e);
+  }
+  for (int k = 0; k < shard_count(); ++k) {
+    if (by_shard[k].empty()) continue;
+    DQ_RETURN_IF_ERROR(shards_[k]->AppendEvents(by_shard[k]));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<LoggedEvent>> ShardedRedisBackend::JobEvents(
+    absl::string_view id, int limit) {
+  return ShardOf(id).JobEvents(id, limit);
+}
+
 absl::StatusOr<std::vector<TopicTotals>> ShardedRedisBackend::CountTotals() {
   std::vector<std::vector<TopicTotals>> parts;
   for (auto& got : OnEveryShard<std::vector<TopicTotals>>(

@@ -74,6 +74,10 @@ class ShardedRedisBackend : public Backend {
   absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
                                                   absl::Time to) override;
   absl::StatusOr<std::vector<TopicTotals>> CountTotals() override;
+  // A job's events go to its shard's log, so its history is one shard's.
+  absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override;
+  absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
+                                                     int limit) override;
   absl::StatusOr<std::vector<std::string>> Topics() override;
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override;

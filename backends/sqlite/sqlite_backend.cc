@@ -122,8 +122,9 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
   DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ",
                                              options.wal_autocheckpoint_pages),
                                 "set wal_autocheckpoint"));
-  std::unique_ptr<SqliteBackend> backend(new SqliteBackend(
-      std::move(conn), NewsFolder(options.path), options.counts));
+  std::unique_ptr<SqliteBackend> backend(
+      new SqliteBackend(std::move(conn), NewsFolder(options.path),
+                        options.counts, options.events));
   {
     internal::MutexLock lock(&backend->mu_);
     DQ_RETURN_IF_ERROR(damaged(backend->PrepareAll()));
@@ -197,6 +198,9 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.counts_read, Sql::kCountsRead},
       {&s_.totals_read, Sql::kTotalsRead},
       {&s_.counts_prune, Sql::kCountsPrune},
+      {&s_.event_insert, Sql::kEventInsert},
+      {&s_.event_trim, Sql::kEventTrim},
+      {&s_.events_of_job, Sql::kEventsOfJob},
       {&s_.promote_job, Sql::kPromoteJob},
       {&s_.dead_ids, Sql::kDeadIds},
       {&s_.counter_bump, Sql::kCounterBump},

@@ -67,14 +67,14 @@ absl::StatusOr<SqliteOptions> ParseSqliteUrl(absl::string_view url) {
       }
       options.page_size = static_cast<int>(bytes);
     } else {
-      DQ_ASSIGN_OR_RETURN(
-          bool counted,
-          internal::ApplyCountsParam("sqlite", url, param, &options.counts));
+      DQ_ASSIGN_OR_RETURN(bool counted, internal::ApplyStoreParam(
+                                            "sqlite", url, param,
+                                            &options.counts, &options.events));
       if (!counted) {
         return Bad(url, absl::StrCat("unknown parameter '", key,
                                      "' (known: sync, busy_timeout_ms, "
                                      "page_size, ",
-                                     internal::kCountsParams, ")"));
+                                     internal::kStoreParams, ")"));
       }
     }
   }

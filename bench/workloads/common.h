@@ -23,13 +23,16 @@
 namespace delayq {
 namespace bench {
 
-// A scheduler with default options (real clock) on `config.store_url`.
+// A scheduler with default options (real clock) on `config.store_url`,
+// writing the event log as `config.event_log` says.
 inline absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
     const WorkloadConfig& config) {
   absl::StatusOr<std::unique_ptr<Backend>> backend =
       OpenBackend(config.store_url);
   if (!backend.ok()) return backend.status();
-  return Scheduler::Create(*std::move(backend));
+  SchedulerOptions options;
+  options.event_log = config.event_log;
+  return Scheduler::Create(*std::move(backend), options);
 }
 
 // "delayq-memory", "delayq-sqlite", "delayq-redis".

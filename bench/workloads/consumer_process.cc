@@ -106,6 +106,7 @@ absl::StatusOr<std::unique_ptr<ConsumerProcess>> ConsumerProcess::Start(
       absl::StrCat("--n=", args.n),
       absl::StrCat("--concurrency=", args.concurrency),
       absl::StrCat("--batch=", args.batch),
+      absl::StrCat("--event_log=", config.event_log ? "true" : "false"),
       absl::StrCat("--role_linger_ms=", absl::ToInt64Milliseconds(args.linger)),
       absl::StrCat("--role_give_up_unix_ms=",
                    args.give_up == absl::InfiniteFuture()

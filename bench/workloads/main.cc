@@ -47,6 +47,9 @@ ABSL_FLAG(std::string, w1_mode, "both",
 ABSL_FLAG(int, lead_ms, 2000, "w2: time from start to the first due time");
 ABSL_FLAG(int, window_s, 10, "idle: seconds to count Redis commands");
 ABSL_FLAG(bool, json, false, "print one JSON object per line");
+ABSL_FLAG(bool, event_log, true,
+          "the schedulers write the store's event log (false: to measure "
+          "what it costs)");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
 
   WorkloadConfig config;
   config.store_url = absl::GetFlag(FLAGS_store);
+  config.event_log = absl::GetFlag(FLAGS_event_log);
   const std::string workload = absl::GetFlag(FLAGS_workload);
   config.n = absl::GetFlag(FLAGS_n);
   config.concurrency = absl::GetFlag(FLAGS_concurrency);

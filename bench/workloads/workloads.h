@@ -55,6 +55,9 @@ struct WorkloadConfig {
   std::string run_tag;
   // Consumers in a process of their own (see above).
   bool two_process = false;
+  // Whether the schedulers write the store's event log
+  // (SchedulerOptions::event_log), to measure what it costs.
+  bool event_log = true;
 };
 
 absl::StatusOr<std::vector<Report>> RunW1(const WorkloadConfig& config);

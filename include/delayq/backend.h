@@ -55,6 +55,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "delayq/counts.h"
+#include "delayq/event_log.h"
 #include "delayq/job.h"
 #include "delayq/schedule.h"
 
@@ -600,6 +601,28 @@ class Backend {
     return NoCounts();
   }
 
+  // AppendEvents()
+  //
+  // Adds `events` to the store's event log (event_log.h), in order, after
+  // every event already there; the oldest leave once it holds more than its
+  // max_events. Nothing is checked against the jobs: the log tells what
+  // processes did. The default, for a store without a log, is
+  // Unimplemented.
+  virtual absl::Status AppendEvents(absl::Span<const LoggedEvent> events) {
+    (void)events;
+    return NoEventLog();
+  }
+
+  // JobEvents()
+  //
+  // The newest `limit` events of job `id` still in the log, oldest first;
+  // empty for an id it holds none of (not an error).
+  virtual absl::StatusOr<std::vector<LoggedEvent>> JobEvents(
+      absl::string_view id, int limit) {
+    (void)id, (void)limit;
+    return NoEventLog();
+  }
+
   // Subscribe()
   //
   // Starts delivering StoreNews to `on_news` until the returned subscription
@@ -630,6 +653,10 @@ class Backend {
   absl::Status NoSchedules() const {
     return absl::UnimplementedError(
         absl::StrCat(Name(), ": this store cannot keep schedules"));
+  }
+  absl::Status NoEventLog() const {
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store keeps no event log"));
   }
   absl::Status NoCounts() const {
     return absl::UnimplementedError(
@@ -753,6 +780,13 @@ class BackendWrapper : public Backend {
   }
   absl::StatusOr<std::vector<TopicTotals>> CountTotals() override {
     return target_->CountTotals();
+  }
+  absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override {
+    return target_->AppendEvents(events);
+  }
+  absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
+                                                     int limit) override {
+    return target_->JobEvents(id, limit);
   }
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override {

@@ -15,6 +15,7 @@
 #include "delayq/clock.h"           // IWYU pragma: export
 #include "delayq/counts.h"          // IWYU pragma: export
 #include "delayq/event.h"           // IWYU pragma: export
+#include "delayq/event_log.h"       // IWYU pragma: export
 #include "delayq/job.h"             // IWYU pragma: export
 #include "delayq/memory_backend.h"  // IWYU pragma: export
 #include "delayq/metrics.h"         // IWYU pragma: export

@@ -15,6 +15,7 @@
 
 #include "delayq/backend.h"
 #include "delayq/counts.h"
+#include "delayq/event_log.h"
 
 namespace delayq {
 
@@ -22,6 +23,8 @@ namespace delayq {
 struct MemoryOptions {
   // What the store counts (see counts.h).
   CountsOptions counts;
+  // How many events the store's log keeps (see event_log.h).
+  EventLogOptions events;
 };
 
 // NewMemoryBackend()

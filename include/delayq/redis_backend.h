@@ -43,6 +43,7 @@
 #include "absl/time/time.h"
 #include "delayq/backend.h"
 #include "delayq/counts.h"
+#include "delayq/event_log.h"
 
 namespace delayq {
 
@@ -170,6 +171,8 @@ struct RedisOptions {
   // What the store counts (see counts.h): on, keeping 24 hours, unless
   // told otherwise. Each process counts as its own options say.
   CountsOptions counts;
+  // How many events the store's log keeps (see event_log.h).
+  EventLogOptions events;
   // How long establishing a connection may take.
   absl::Duration connect_timeout = absl::Seconds(1);
   // How long a call may wait for all its replies, from when it is written.

@@ -100,6 +100,17 @@ struct SchedulerOptions {
   // error, with no lock of the scheduler held; keep it short. Null: none.
   std::function<void(absl::string_view what, const absl::Status& error)>
       on_background_error;
+  // Writes this scheduler's events to the store's event log (event_log.h),
+  // where every process reads them (the history of a job, whoever worked
+  // it). Written in batches after the transitions, by a thread of its own
+  // while Start()'s threads run, else by Tick() and every 256 events, and
+  // when the scheduler stops; a store that keeps no log is not written to.
+  // The events of a batch the store refuses are dropped and reported to
+  // on_background_error as "events".
+  bool event_log = true;
+  // The process's name in the event log (LoggedEvent::who); empty means
+  // "<host name>:<pid>".
+  std::string name;
   // No longer used. The scheduler keeps no timer per job: one timer at the
   // earliest time it knows of stands for them all; when it fires, the
   // scheduler promotes and asks the store for its next due time, so no job is
@@ -395,6 +406,15 @@ class Scheduler {
   // Every schedule in the store, sorted by name, with its next run (in the
   // past while an occurrence is due and not yet enqueued).
   absl::StatusOr<std::vector<ScheduleInfo>> Schedules();
+
+  // FlushEventLog()
+  //
+  // Writes the events this scheduler has not yet written to the store's
+  // event log (SchedulerOptions::event_log), on the calling thread: a
+  // reader of the log that asks after it sees every transition this
+  // scheduler made before the call. The error of a refused write is also
+  // reported to on_background_error; OK when the log is off.
+  absl::Status FlushEventLog();
 
   // Tick()
   //

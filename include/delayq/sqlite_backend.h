@@ -60,6 +60,7 @@
 #include "absl/time/time.h"
 #include "delayq/backend.h"
 #include "delayq/counts.h"
+#include "delayq/event_log.h"
 
 namespace delayq {
 
@@ -105,6 +106,8 @@ struct SqliteOptions {
   // What the store counts (see counts.h): on, keeping 24 hours, unless
   // told otherwise.
   CountsOptions counts;
+  // How many events the store's log keeps (see event_log.h).
+  EventLogOptions events;
 };
 
 // OpenSqliteBackend()

@@ -62,10 +62,16 @@ absl::StatusOr<int64_t> UrlInt(absl::string_view store, absl::string_view url,
                              "' is not a whole number in ", lo, "..", hi));
 }
 
-absl::StatusOr<bool> ApplyCountsParam(absl::string_view store,
-                                      absl::string_view url,
-                                      const UrlParam& param,
-                                      CountsOptions* counts) {
+absl::StatusOr<bool> ApplyStoreParam(absl::string_view store,
+                                     absl::string_view url,
+                                     const UrlParam& param,
+                                     CountsOptions* counts,
+                                     EventLogOptions* events) {
+  if (param.first == "events") {
+    DQ_ASSIGN_OR_RETURN(events->max_events,
+                        UrlInt(store, url, param, 0, 100'000'000));
+    return true;
+  }
   if (param.first == "counts") {
     if (param.second != "on" && param.second != "off") {
       return BadUrl(store, url,

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "delayq/counts.h"
+#include "delayq/event_log.h"
 
 namespace delayq {
 namespace internal {
@@ -40,17 +41,20 @@ bool ParseUrlDecimal(absl::string_view text, int64_t lo, int64_t hi,
 absl::StatusOr<int64_t> UrlInt(absl::string_view store, absl::string_view url,
                                const UrlParam& param, int64_t lo, int64_t hi);
 
-// The parameters every store takes for its counts: `counts=on|off` and
-// `counts_window_min=N` (1 to 527040, a year of minutes). Applies `param`
-// to `counts` and returns true when it is one of them; BadUrl for a bad
-// value.
-absl::StatusOr<bool> ApplyCountsParam(absl::string_view store,
-                                      absl::string_view url,
-                                      const UrlParam& param,
-                                      CountsOptions* counts);
+// The parameters every store takes: for its counts, `counts=on|off` and
+// `counts_window_min=N` (1 to 527040, a year of minutes); for its event log,
+// `events=N` (0 to 100,000,000; 0 turns it off). Applies `param` to
+// `counts` or `events` and returns true when it is one of them; BadUrl for a
+// bad value.
+absl::StatusOr<bool> ApplyStoreParam(absl::string_view store,
+                                     absl::string_view url,
+                                     const UrlParam& param,
+                                     CountsOptions* counts,
+                                     EventLogOptions* events);
 
-// The names ApplyCountsParam() takes, for "known: ..." lists.
-inline constexpr absl::string_view kCountsParams = "counts, counts_window_min";
+// The names ApplyStoreParam() takes, for "known: ..." lists.
+inline constexpr absl::string_view kStoreParams =
+    "counts, counts_window_min, events";
 
 }  // namespace internal
 }  // namespace delayq

@@ -2,6 +2,11 @@
 
 #include "delayq/event.h"
 
+#include <string>
+#include <utility>
+
+#include "delayq/event_log.h"
+
 namespace delayq {
 
 absl::string_view EventTypeName(EventType type) {
@@ -28,6 +33,43 @@ absl::string_view EventTypeName(EventType type) {
       return "lapsed";
   }
   return "unknown";
+}
+
+bool EventTypeFromName(absl::string_view name, EventType* type) {
+  for (EventType t :
+       {EventType::kEnqueued, EventType::kPromoted, EventType::kReserved,
+        EventType::kSucceeded, EventType::kFailed, EventType::kRetried,
+        EventType::kDead, EventType::kExpired, EventType::kCancelled,
+        EventType::kLapsed}) {
+    if (EventTypeName(t) == name) {
+      *type = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+Event EventFromLog(const LoggedEvent& logged) {
+  Event event;
+  event.type = logged.type;
+  event.id = logged.id;
+  event.topic = logged.topic;
+  event.at = logged.at;
+  event.attempts = logged.attempts;
+  event.error = logged.error;
+  return event;
+}
+
+LoggedEvent LoggedEventOf(const Event& event, std::string who) {
+  LoggedEvent logged;
+  logged.type = event.type;
+  logged.id = event.id;
+  logged.topic = event.topic;
+  logged.at = event.at;
+  logged.attempts = event.attempts;
+  logged.error = event.error;
+  logged.who = std::move(who);
+  return logged;
 }
 
 }  // namespace delayq

@@ -69,6 +69,17 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
   promotion_.SetTickHook([this](absl::Time now, bool reload) {
     return schedules_.RunDue(now, reload);
   });
+  if (options.event_log) {
+    event_log_ = std::make_unique<internal::EventLogWriter>(
+        backend_.get(),
+        options.name.empty() ? internal::DefaultProcessName() : options.name,
+        internal::EventLogWriter::kDefaultMaxBuffered,
+        [this](const absl::Status& error) {
+          promotion_.ReportError("events", error);
+        });
+    events_.AddBatch(
+        [this](absl::Span<const Event> events) { event_log_->Add(events); });
+  }
 }
 
 Scheduler::Impl::~Impl() { Stop(absl::ZeroDuration()); }
@@ -516,6 +527,7 @@ absl::Status Scheduler::Impl::Start() {
   absl::MutexLock lock(&threads_mu_);
   if (absl::Status s = workers_.Start(); !s.ok()) return s;
   promotion_.StartTimerThread([this] { MarkOwnThread(); });
+  if (event_log_) event_log_->Start();
   return absl::OkStatus();
 }
 
@@ -529,11 +541,17 @@ void Scheduler::Impl::Stop(absl::Duration grace) {
   absl::MutexLock lock(&threads_mu_);
   workers_.Stop(grace);
   promotion_.StopTimerThread();
+  if (event_log_) event_log_->Close();
 }
 
 // --- Promotion -------------------------------------------------------------
 
-absl::StatusOr<int> Scheduler::Impl::Tick() { return promotion_.Tick(); }
+absl::StatusOr<int> Scheduler::Impl::Tick() {
+  absl::StatusOr<int> moved = promotion_.Tick();
+  // A refused write is reported, and is not the tick's error.
+  if (event_log_) event_log_->Flush().IgnoreError();
+  return moved;
+}
 
 void Scheduler::Impl::EmitMoved(const std::vector<Transition>& moved) {
   if (moved.empty()) return;
@@ -770,6 +788,8 @@ absl::StatusOr<std::vector<LimitedTopic>> Scheduler::Limits() {
 }
 
 absl::StatusOr<int> Scheduler::Tick() { return impl_->Tick(); }
+
+absl::Status Scheduler::FlushEventLog() { return impl_->FlushEventLog(); }
 
 absl::Status Scheduler::Schedule(absl::string_view name, absl::string_view spec,
                                  absl::string_view topic,

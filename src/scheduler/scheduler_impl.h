@@ -28,6 +28,7 @@
 #include "absl/synchronization/mutex.h"
 #include "delayq/scheduler.h"
 #include "src/scheduler/event_hub.h"
+#include "src/scheduler/event_log_writer.h"
 #include "src/scheduler/promotion.h"
 #include "src/scheduler/result_waiter.h"
 #include "src/scheduler/schedule_runner.h"
@@ -74,6 +75,9 @@ class Scheduler::Impl : public internal::JobOps {
   absl::Status AddOrReplace(absl::Span<const NewJob> jobs, bool replace,
                             absl::Time now);
   absl::StatusOr<int> Tick();
+  absl::Status FlushEventLog() {
+    return event_log_ ? event_log_->Flush() : absl::OkStatus();
+  }
   absl::StatusOr<Job> WaitForResult(absl::string_view id,
                                     absl::Duration timeout,
                                     absl::Duration poll) {
@@ -174,6 +178,9 @@ class Scheduler::Impl : public internal::JobOps {
   internal::WorkerPool workers_;
   // WaitForResult(): woken by this process's Ack() and Fail().
   internal::ResultWaiter results_;
+  // Takes the events to the store's log (SchedulerOptions::event_log);
+  // null when off. Stop() closes it, before the store goes.
+  std::unique_ptr<internal::EventLogWriter> event_log_;
   // Serializes Start() and Stop(), so a second Stop() returns only when the
   // threads are gone.
   absl::Mutex threads_mu_;

@@ -30,6 +30,7 @@
 #ifndef DELAYQ_TESTS_CONFORMANCE_BACKEND_CONFORMANCE_H_
 #define DELAYQ_TESTS_CONFORMANCE_BACKEND_CONFORMANCE_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -81,6 +82,14 @@ inline const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 
 // kT0 + `offset`.
 inline absl::Time At(absl::Duration offset) { return kT0 + offset; }
+
+// CheckEventLogBound()
+//
+// For a store opened with EventLogOptions::max_events = `max_events`:
+// appends 20 times as many events of one job and checks that the newest
+// stay, in order, at least max_events and at most `slack` more of them (a
+// store may trim approximately: Redis trims whole stream nodes).
+void CheckEventLogBound(Backend& backend, int64_t max_events, int64_t slack);
 
 // BackendConformanceTest
 //

@@ -149,5 +149,24 @@ TEST(MemoryBackendStressTest, ConcurrentProducersAndConsumersLoseNothing) {
   EXPECT_TRUE(left->empty());
 }
 
+TEST(MemoryEventLogTest, KeepsTheNewestEventsWithinItsBound) {
+  MemoryOptions options;
+  options.events.max_events = 50;
+  std::unique_ptr<Backend> backend = NewMemoryBackend(options);
+  testing::CheckEventLogBound(*backend, 50, /*slack=*/0);
+}
+
+TEST(MemoryEventLogTest, KeepsNothingWhenOff) {
+  MemoryOptions options;
+  options.events.max_events = 0;
+  std::unique_ptr<Backend> backend = NewMemoryBackend(options);
+  LoggedEvent e;
+  e.id = "j";
+  ASSERT_TRUE(backend->AppendEvents({e}).ok());
+  absl::StatusOr<std::vector<LoggedEvent>> events = backend->JobEvents("j", 10);
+  ASSERT_TRUE(events.ok());
+  EXPECT_TRUE(events->empty());
+}
+
 }  // namespace
 }  // namespace delayq

@@ -24,5 +24,15 @@ INSTANTIATE_TEST_SUITE_P(Redis, BackendConformanceTest,
                              }}),
                          BackendFactoryName);
 
+// The bound of the event log. Redis trims a stream by whole nodes (of at
+// most 100 entries unless configured otherwise): a few more may stay.
+TEST(RedisEventLogTest, KeepsTheNewestEventsWithinItsBound) {
+  RedisOptions options = testing::FreshRedisOptions();
+  options.events.max_events = 50;
+  absl::StatusOr<std::unique_ptr<Backend>> backend = OpenRedisBackend(options);
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  testing::CheckEventLogBound(**backend, 50, /*slack=*/200);
+}
+
 }  // namespace
 }  // namespace delayq

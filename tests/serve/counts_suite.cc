@@ -1,22 +1,25 @@
 // Copyright delayq authors.
 //
-// What the store counts, as the server shows it: a job added over HTTP and
-// worked by `delayq work` in another process (one failure, then success)
-// appears in GET /v1/counts and /metrics, which read the store's counts,
-// not what this server did itself.
+// What the store counts and logs, as the server shows it: a job added over
+// HTTP and worked by `delayq work` in another process (one failure, then
+// success) appears in GET /v1/counts, /metrics and the job's history, which
+// read the store's counts and event log, not what this server did itself.
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <regex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "tests/serve/api_suite.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/files.h"
 
 namespace delayq {
@@ -74,6 +77,37 @@ TEST_P(ApiTest, WorkDoneByAnotherProcessShowsInTheCountsAndMetrics) {
   EXPECT_THAT(metrics.body, ::testing::Not(HasSubstr(
                                 "delayq_job_events_total{topic=\"elsewhere\","
                                 "event=\"succeeded\"}")));
+}
+
+TEST_P(ApiTest, WorkDoneByAnotherProcessShowsInTheJobsHistory) {
+  const std::string id =
+      Add("logged",
+          {{"payload", "p"}, {"max_attempts", 2}, {"backoff", "fixed:100ms"}});
+  ASSERT_EQ(WorkOnceElsewhere(store_url_, "logged"), 0);
+
+  // The worker wrote its events before it exited; the server writes its own
+  // just after its calls, so its enqueue may take a moment.
+  Json events;
+  std::vector<std::string> seen;
+  Eventually(absl::Seconds(10), [&] {
+    HttpReply history = api_->Get(absl::StrCat("/v1/jobs/", id, "/history"));
+    EXPECT_EQ(history.status, 200) << history.body;
+    events = history.json["events"];
+    seen.clear();
+    for (const Json& e : events) seen.push_back(e["event"]);
+    return seen.size() >= 6;
+  });
+  // The worker's own promotion of the retry may or may not beat its reserve
+  // to it; everything else is in order.
+  seen.erase(std::remove(seen.begin(), seen.end(), "promoted"), seen.end());
+  EXPECT_THAT(seen, ::testing::ElementsAre("enqueued", "reserved", "failed",
+                                           "retried", "reserved", "succeeded"))
+      << events.dump();
+  std::set<std::string> who;
+  for (const Json& e : events) who.insert(e["who"].get<std::string>());
+  // Two processes: the server's enqueue, the worker's reservations.
+  EXPECT_EQ(who.size(), 2u) << events.dump();
+  EXPECT_EQ(events[0]["attempts"], 0);
 }
 
 // The metric names a file names (delayq_...), each once.

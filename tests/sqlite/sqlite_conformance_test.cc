@@ -3,6 +3,8 @@
 // The SQLite backend against the conformance suite, each test on a fresh
 // file.
 
+#include "absl/strings/str_cat.h"
+#include "delayq/open.h"
 #include "delayq/sqlite_backend.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
@@ -25,6 +27,14 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, BackendConformanceTest,
                                return OpenSqliteBackend(options);
                              }}),
                          BackendFactoryName);
+
+// The bound of the event log, given on the URL as users give it.
+TEST(SqliteEventLogTest, KeepsTheNewestEventsWithinItsBound) {
+  absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(
+      absl::StrCat("sqlite:", testing::FreshDbPath("events"), "?events=50"));
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  testing::CheckEventLogBound(**backend, 50, /*slack=*/0);
+}
 
 }  // namespace
 }  // namespace delayq

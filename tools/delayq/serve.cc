@@ -58,12 +58,6 @@ absl::StatusOr<serve::ServeOptions> Options(const Context& ctx) {
     if (!bytes.ok()) return bytes.status();
     options.max_body_bytes = *bytes;
   }
-  if (ctx.Has("history")) {
-    absl::StatusOr<int> events =
-        ParseIntValue("--history", ctx.Get("history"), 0, 1'000'000);
-    if (!events.ok()) return events.status();
-    options.history_events = *events;
-  }
   return options;
 }
 
@@ -159,9 +153,6 @@ const CommandSpec& ServeCommand() {
            "the longest a reserve may wait for a job (default 30s)"},
           {"max-body", 0, FlagSpec::Arg::kRequired, "BYTES",
            "the largest request body (default 2097152)"},
-          {"history", 0, FlagSpec::Arg::kRequired, "EVENTS",
-           "keep this many recent events for jobs' histories (default "
-           "10000, about 2500 jobs; at most 1000000; 0 keeps none)"},
           {"poll", 0, FlagSpec::Arg::kRequired, "DURATION",
            "how often to look at the store for changes it did not announce "
            "(default 1s; 30s on a store that announces them)"},

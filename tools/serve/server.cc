@@ -50,19 +50,11 @@ Server::Server(Scheduler& scheduler, Metrics* metrics,
       guard_(options.listen.host, options.allowed_hosts,
              /*check_host=*/options.token.empty()),
       router_(options.token),
-      leases_(std::max<size_t>(1, options.lease_cache_size)),
-      history_(options.history_events) {
-  if (options_.history_events > 0) {
-    history_listener_ = scheduler_.AddBatchListener(
-        [this](absl::Span<const Event> events) { history_.RecordAll(events); });
-  }
+      leases_(std::max<size_t>(1, options.lease_cache_size)) {
   AddRoutes();
 }
 
-Server::~Server() {
-  Drain();
-  if (history_listener_ >= 0) scheduler_.RemoveListener(history_listener_);
-}
+Server::~Server() { Drain(); }
 
 void Server::AddRoutes() {
   RouteContext context;
@@ -71,7 +63,6 @@ void Server::AddRoutes() {
   context.draining = &draining_;
   context.reserves_waiting = &reserves_waiting_;
   context.leases = &leases_;
-  context.history = &history_;
   AddLeaseRoutes(router_, context);
   AddHistoryRoutes(router_, context);  // before the job routes' GET /v1/jobs/ID
   AddJobRoutes(router_, context);

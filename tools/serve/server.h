@@ -28,7 +28,6 @@
 #include "absl/time/time.h"
 #include "delayq/metrics.h"
 #include "delayq/scheduler.h"
-#include "tools/serve/api/job_history.h"
 #include "tools/serve/api/lease_cache.h"
 #include "tools/serve/api/router.h"
 #include "tools/serve/http/http_server.h"
@@ -63,13 +62,6 @@ struct ServeOptions {
   // Leases remembered so that finishing one needs no read of the job (see
   // LeaseCache); about 300 bytes each.
   size_t lease_cache_size = 100'000;
-  // The recent events the server keeps for GET /v1/jobs/{id}/history (see
-  // JobHistory): a job's life is three or four, so the default keeps the
-  // whole lives of about the last 2,500 jobs. More costs every job a little
-  // (the ring's slots are written cold): serve_bench's SQLite adds cost the
-  // server 0.1 us a job more with 10,000 events than with none, 0.4 with
-  // 40,000. 0 keeps none.
-  size_t history_events = 10'000;
 };
 
 class Server {
@@ -106,8 +98,6 @@ class Server {
   std::atomic<bool> draining_{false};
   std::atomic<int> reserves_waiting_{0};
   LeaseCache leases_;
-  JobHistory history_;
-  int history_listener_ = -1;
   // Last: destroyed (drained) first, while what its requests use is there.
   std::unique_ptr<HttpServer> http_;
 };

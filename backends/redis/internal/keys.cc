@@ -57,6 +57,7 @@ std::string KeyLayout::Due() const { return Key("due"); }
 std::string KeyLayout::Reserved() const { return Key("reserved"); }
 std::string KeyLayout::Topics() const { return Key("topics"); }
 std::string KeyLayout::Seq() const { return Key("seq"); }
+std::string KeyLayout::Events() const { return Key("events"); }
 std::string KeyLayout::CountMinutes() const { return Key("count_minutes"); }
 std::string KeyLayout::CountTotals() const { return Key("count_totals"); }
 std::string KeyLayout::Horizon() const { return Key("horizon"); }

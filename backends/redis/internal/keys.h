@@ -67,6 +67,9 @@ class KeyLayout {
   std::string CountMinutes() const;
   std::string CountTotals() const;
   std::string Horizon() const;
+  // The event log (events.cc): a stream, trimmed to the newest
+  // EventLogOptions::max_events. No script touches it.
+  std::string Events() const;
   // Paused topics.
   std::string Paused() const;
   // The names of all schedules, and one schedule's hash.

@@ -106,6 +106,10 @@ class SqliteBackend : public Backend {
   absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
                                                   absl::Time to) override;
   absl::StatusOr<std::vector<TopicTotals>> CountTotals() override;
+  // The event log: internal/events.cc.
+  absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override;
+  absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
+                                                     int limit) override;
 
   // For tests: see group_commit.h.
   GroupCommit::State GroupStateForTest() { return group_.StateForTest(); }
@@ -126,7 +130,8 @@ class SqliteBackend : public Backend {
         counts_fold_minutes, counts_fold_totals, counts_fold_drop, counts_read,
         totals_read, counts_prune, promote_job, dead_ids, counter_bump, keep,
         drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic,
-        savepoint, release_op, rollback_to;
+        savepoint, release_op, rollback_to, event_insert, event_trim,
+        events_of_job;
   };
 
   // What the running write transaction will announce once it commits (see
@@ -146,8 +151,9 @@ class SqliteBackend : public Backend {
   };
 
   SqliteBackend(std::unique_ptr<Connection> conn, std::string news_folder,
-                const CountsOptions& counts)
+                const CountsOptions& counts, const EventLogOptions& events)
       : counts_options_(counts),
+        events_options_(events),
         group_([this](absl::Span<GroupCommit::Op* const> ops) {
           CommitGroup(ops);
         }),
@@ -266,6 +272,7 @@ class SqliteBackend : public Backend {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const CountsOptions counts_options_;
+  const EventLogOptions events_options_;
   GroupCommit group_;
   internal::Mutex mu_;
   std::unique_ptr<Connection> conn_ ABSL_GUARDED_BY(mu_);

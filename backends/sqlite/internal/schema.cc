@@ -255,12 +255,30 @@ CREATE INDEX jobs_leaving ON jobs (finished_at_us + keep_for_us)
   WHERE state = 4;
 )sql";
 
+// Version 12: the event log (delayq/event_log.h, Backend::AppendEvents()):
+// one row per event in the order appended (seq, the rowid); the oldest are
+// deleted as new ones come in, so the newest EventLogOptions::max_events
+// stay. events_job serves one job's history.
+constexpr char kSchemaV12[] = R"sql(
+CREATE TABLE events (
+  seq INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  topic TEXT NOT NULL,
+  type TEXT NOT NULL,
+  at_us INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  who TEXT NOT NULL
+);
+CREATE INDEX events_job ON events (job_id, seq);
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {
-    kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,  kSchemaV5, kSchemaV6,
-    kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10, kSchemaV11};
+    kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,  kSchemaV5,  kSchemaV6,
+    kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10, kSchemaV11, kSchemaV12};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
@@ -311,6 +329,7 @@ absl::Status TouchTables(Connection* conn) {
       "SELECT count(*) FROM schedules;"
       "SELECT count(*) FROM transitions;"
       "SELECT count(*) FROM transitions_recent;"
+      "SELECT max(seq) FROM events;"
       "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
       "LIMIT 1;"
       "SELECT finished_at_us + keep_for_us FROM jobs WHERE state = 4 "
@@ -337,7 +356,9 @@ absl::Status ProbeColumns(Connection* conn) {
       "SELECT minute_us, topic, " DQ_COUNT_COLUMNS
       " FROM transitions WHERE 0;"
       "SELECT minute_us, topic, " DQ_COUNT_COLUMNS
-      " FROM transitions_recent WHERE 0",
+      " FROM transitions_recent WHERE 0;"
+      "SELECT seq, job_id, topic, type, at_us, attempts, error, who "
+      "FROM events WHERE 0",
       "check the migrated tables");
 }
 

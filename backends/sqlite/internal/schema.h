@@ -18,7 +18,7 @@ namespace sqlite_internal {
 inline constexpr int32_t kApplicationId = 0x646c7971;
 
 // Stored in PRAGMA user_version: the schema this code writes.
-inline constexpr int32_t kSchemaVersion = 11;
+inline constexpr int32_t kSchemaVersion = 12;
 
 // Job states as stored in jobs.state.
 inline constexpr int kStateDelayed = 0;

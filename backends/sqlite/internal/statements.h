@@ -282,6 +282,16 @@ struct Sql {
   static constexpr const char* kCountsPrune =
       "DELETE FROM transitions WHERE minute_us >= 0 AND minute_us < ?1";
 
+  // The event log (schema version 12).
+  static constexpr const char* kEventInsert =
+      "INSERT INTO events (job_id, topic, type, at_us, attempts, error, who) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+  static constexpr const char* kEventTrim =
+      "DELETE FROM events WHERE seq <= (SELECT max(seq) FROM events) - ?1";
+  static constexpr const char* kEventsOfJob =
+      "SELECT type, topic, at_us, attempts, error, who FROM (SELECT * FROM "
+      "events WHERE job_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq";
+
   static constexpr const char* kTopics =
       "SELECT topic FROM counts GROUP BY topic HAVING sum(n) > 0 "
       "ORDER BY topic";

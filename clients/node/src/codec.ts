@@ -153,6 +153,7 @@ export function decodeSchedule(json: any): Schedule {
 export function decodeEvent(json: any): HistoryEvent {
   const event: HistoryEvent = { event: json.event, at: time(json.at) as Date, attempts: json.attempts };
   if (typeof json.error === "string") event.error = json.error;
+  if (typeof json.who === "string") event.who = json.who;
   return event;
 }
 

@@ -159,13 +159,15 @@ export interface Schedule {
   revision: number;
 }
 
-/** One event of a job's history, as the server saw it. */
+/** One event of a job's history, from the store's event log. */
 export interface HistoryEvent {
   /** enqueued, promoted, reserved, succeeded, failed, retried, dead, expired, cancelled, lapsed. */
   event: string;
   at: Date;
   attempts: number;
   error?: string;
+  /** The process that made it ("host:pid" unless it was given a name). */
+  who?: string;
 }
 
 /** What the store counted in one minute for one topic. */

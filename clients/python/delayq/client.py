@@ -267,6 +267,9 @@ class Client:
         return [Job.from_json(j) for j in reply["jobs"]]
 
     def history(self, job_id: str) -> List[Dict[str, Any]]:
+        """The job's events from the store's event log, oldest first: each
+        a dict with "event", "at", "attempts", "who" (the process that made
+        it) and, for failures, "error"."""
         return self._call("GET", f"/v1/jobs/{self._quote(job_id)}/history", repeat=True)["events"]
 
     def cancel(self, job_id: str) -> None:

@@ -306,6 +306,12 @@ Json EventToJson(const Event& event) {
   return out;
 }
 
+Json LoggedEventToJson(const LoggedEvent& event) {
+  Json out = EventToJson(EventFromLog(event));
+  PutText(out, "who", event.who);
+  return out;
+}
+
 Json TimeOrNull(absl::Time t) {
   if (t == absl::InfinitePast() || t == absl::InfiniteFuture()) return nullptr;
   return cli::UtcText(t);

@@ -23,6 +23,7 @@
 #include "absl/types/span.h"
 #include "delayq/counts.h"
 #include "delayq/event.h"
+#include "delayq/event_log.h"
 #include "delayq/job.h"
 #include "delayq/schedule.h"
 #include "nlohmann/json.hpp"
@@ -89,6 +90,9 @@ Json ScheduleToJson(const ScheduleInfo& info);
 // {"event": "failed", "at": TIME, "attempts": N, "error": "..."}; error
 // only when there is one.
 Json EventToJson(const Event& event);
+
+// EventToJson() of the event, and "who": the process that made it.
+Json LoggedEventToJson(const LoggedEvent& event);
 
 // A time, or null for an infinite one.
 Json TimeOrNull(absl::Time t);

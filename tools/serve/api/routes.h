@@ -10,7 +10,6 @@
 
 #include "absl/time/time.h"
 #include "delayq/scheduler.h"
-#include "tools/serve/api/job_history.h"
 #include "tools/serve/api/lease_cache.h"
 #include "tools/serve/api/router.h"
 
@@ -27,8 +26,6 @@ struct RouteContext {
   std::atomic<int>* reserves_waiting = nullptr;
   // The leases reserve handed out, for the routes that finish them.
   LeaseCache* leases = nullptr;
-  // Recent jobs' events.
-  const JobHistory* history = nullptr;
 };
 
 // POST /v1/topics/{topic}/jobs, /v1/topics/{topic}/jobs/batch,
@@ -47,7 +44,7 @@ void AddTopicRoutes(Router& router, const RouteContext& context);
 // GET /v1/counts?minutes=N&topic=T: the store's counts per topic and minute.
 void AddCountRoutes(Router& router, const RouteContext& context);
 
-// GET /v1/jobs/{id}/history: the job's events as this server saw them.
+// GET /v1/jobs/{id}/history: the job's events from the store's event log.
 void AddHistoryRoutes(Router& router, const RouteContext& context);
 
 // GET /v1/limits; GET, PUT and DELETE /v1/topics/{topic}/limit.

@@ -461,7 +461,8 @@ async function showJob(id) {
   $("#job-history").replaceChildren(...(events.length ? events.map((e) =>
     el("li", { data: { event: e.event } }, el("b", {}, e.event), " ", e.at,
       " (" + relative(e.at) + ")", e.attempts ? ", attempt " + e.attempts : "",
-      e.error ? ": " + e.error : "")) : [el("li", { class: "muted" }, "none seen")]));
+      e.error ? ": " + e.error : "", e.who ? " by " + e.who : ""))
+    : [el("li", { class: "muted" }, "none in the log")]));
 }
 
 // --- Chart ------------------------------------------------------------------

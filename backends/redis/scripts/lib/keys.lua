@@ -49,6 +49,8 @@
 --   P.."count_totals"    hash    the same fields, folded since ever
 --   P.."count_minutes"   zset    the minutes that have a counts or a
 --                                counts_recent hash, each scored by itself
+--   P.."events"          stream  the event log (delayq/event_log.h), written
+--                                and read by the C++ side only (events.cc)
 --   P.."news"            channel sharded pub/sub channel of the announcements
 --                                (see news.lua); not a key, but it carries
 --                                the hash tag, so it lives in the same slot

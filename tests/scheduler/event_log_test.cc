@@ -1,0 +1,206 @@
+// Copyright delayq authors.
+//
+// The scheduler's writes to the store's event log (SchedulerOptions::
+// event_log, internal::EventLogWriter): when they happen with and without
+// the scheduler's threads, who they name, and what a store that refuses
+// them or keeps no log does. On the memory store and a simulated clock;
+// only the started scheduler's test waits in real time, for its thread.
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "delayq/memory_backend.h"
+#include "delayq/scheduler.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/eventually.h"
+#include "tests/testing/status_matchers.h"
+
+namespace delayq {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+const absl::Time kStart = absl::FromUnixSeconds(1'700'000'000);
+
+std::vector<std::string> Types(Backend& backend, absl::string_view id) {
+  absl::StatusOr<std::vector<LoggedEvent>> events = backend.JobEvents(id, 100);
+  EXPECT_TRUE(events.ok()) << events.status();
+  std::vector<std::string> types;
+  if (!events.ok()) return types;
+  for (const LoggedEvent& e : *events) {
+    types.push_back(std::string(EventTypeName(e.type)));
+  }
+  return types;
+}
+
+class EventLogTest : public ::testing::Test {
+ protected:
+  void SetUp() override { store_ = NewMemoryBackend(); }
+
+  // A scheduler over store_ (through a wrapper, so that the test keeps the
+  // store to read its log).
+  std::unique_ptr<Scheduler> Make(SchedulerOptions options = {}) {
+    options.clock = &clock_;
+    absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = Scheduler::Create(
+        std::make_unique<BackendWrapper>(store_.get()), options);
+    EXPECT_TRUE(scheduler.ok()) << scheduler.status();
+    return scheduler.ok() ? *std::move(scheduler) : nullptr;
+  }
+
+  SimulatedClock clock_{kStart};
+  std::unique_ptr<Backend> store_;
+};
+
+// A host loop runs no threads: its events reach the store on Tick().
+TEST_F(EventLogTest, AHostLoopsEventsAreWrittenOnTick) {
+  SchedulerOptions options;
+  options.name = "game-server-1";
+  std::unique_ptr<Scheduler> scheduler = Make(options);
+  JobOptions job;
+  job.id = "j1";
+  ASSERT_OK(scheduler->Enqueue("t", "p", job).status());
+  ASSERT_OK_AND_ASSIGN(std::optional<Lease> lease, scheduler->Reserve("t"));
+  ASSERT_TRUE(lease.has_value());
+  ASSERT_OK(scheduler->Ack(*lease));
+  EXPECT_THAT(Types(*store_, "j1"), IsEmpty());
+
+  ASSERT_OK(scheduler->Tick().status());
+  EXPECT_THAT(Types(*store_, "j1"),
+              ElementsAre("enqueued", "reserved", "succeeded"));
+  ASSERT_OK_AND_ASSIGN(std::vector<LoggedEvent> events,
+                       store_->JobEvents("j1", 10));
+  for (const LoggedEvent& e : events) {
+    EXPECT_EQ(e.who, "game-server-1");
+    EXPECT_EQ(e.topic, "t");
+    EXPECT_EQ(e.at, kStart);
+  }
+  EXPECT_EQ(events[1].attempts, 1);
+}
+
+// Without threads or ticks, a full buffer is written by the call that
+// filled it, and the rest when the scheduler goes.
+TEST_F(EventLogTest, WithoutTicksEventsAreWrittenInBatchesAndAtTheEnd) {
+  std::unique_ptr<Scheduler> scheduler = Make();
+  std::vector<std::string> payloads(300, "p");
+  JobOptions batch;
+  batch.id = "b";
+  ASSERT_OK(scheduler->EnqueueBatch("t", payloads, batch).status());
+  EXPECT_THAT(Types(*store_, "b-299"), ElementsAre("enqueued"));
+  JobOptions one;
+  one.id = "late";
+  ASSERT_OK(scheduler->Enqueue("t", "p", one).status());
+  EXPECT_THAT(Types(*store_, "late"), IsEmpty());
+  scheduler.reset();
+  EXPECT_THAT(Types(*store_, "late"), ElementsAre("enqueued"));
+}
+
+// A reader that flushes first reads every transition this scheduler made
+// (the server's history route does so).
+TEST_F(EventLogTest, FlushEventLogWritesWhatIsBuffered) {
+  std::unique_ptr<Scheduler> scheduler = Make();
+  JobOptions job;
+  job.id = "mine";
+  ASSERT_OK(scheduler->Enqueue("t", "p", job).status());
+  EXPECT_THAT(Types(*store_, "mine"), IsEmpty());
+  ASSERT_OK(scheduler->FlushEventLog());
+  EXPECT_THAT(Types(*store_, "mine"), ElementsAre("enqueued"));
+}
+
+// A started scheduler's writer thread writes without being asked, so
+// another process sees the events while this one runs on.
+TEST_F(EventLogTest, AStartedSchedulerWritesOnItsOwn) {
+  std::unique_ptr<Scheduler> scheduler = Make();
+  ASSERT_OK(scheduler->Start());
+  JobOptions job;
+  job.id = "live";
+  ASSERT_OK(scheduler->Enqueue("t", "p", job).status());
+  EXPECT_TRUE(testing::Eventually(
+      absl::Seconds(30), [&] { return Types(*store_, "live").size() == 1; }));
+  scheduler->Stop(absl::ZeroDuration());
+}
+
+TEST_F(EventLogTest, NoEventsAreWrittenWhenTheLogIsOff) {
+  SchedulerOptions options;
+  options.event_log = false;
+  std::unique_ptr<Scheduler> scheduler = Make(options);
+  JobOptions job;
+  job.id = "quiet";
+  ASSERT_OK(scheduler->Enqueue("t", "p", job).status());
+  ASSERT_OK(scheduler->Tick().status());
+  scheduler.reset();
+  EXPECT_THAT(Types(*store_, "quiet"), IsEmpty());
+}
+
+// A store that refuses the events: they are dropped and reported as
+// "events"; the transitions themselves are untouched.
+class RefusingLog : public BackendWrapper {
+ public:
+  RefusingLog(Backend* target, absl::StatusCode code)
+      : BackendWrapper(target), code_(code) {}
+  absl::Status AppendEvents(absl::Span<const LoggedEvent>) override {
+    ++calls;
+    return absl::Status(code_, "the log is down");
+  }
+  std::atomic<int> calls{0};
+
+ private:
+  absl::StatusCode code_;
+};
+
+TEST_F(EventLogTest, ARefusedBatchIsReportedAndTheJobsGoOn) {
+  absl::Mutex mu;
+  std::vector<std::string> reported;
+  SchedulerOptions options;
+  options.clock = &clock_;
+  options.on_background_error = [&](absl::string_view what,
+                                    const absl::Status& error) {
+    absl::MutexLock lock(&mu);
+    reported.push_back(absl::StrCat(what, ": ", error.message()));
+  };
+  auto store = std::make_unique<RefusingLog>(store_.get(),
+                                             absl::StatusCode::kUnavailable);
+  RefusingLog* log = store.get();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Scheduler> scheduler,
+                       Scheduler::Create(std::move(store), options));
+  ASSERT_OK(scheduler->Enqueue("t", "p").status());
+  ASSERT_OK(scheduler->Tick().status());
+  EXPECT_EQ(log->calls.load(), 1);
+  ASSERT_OK(scheduler->Enqueue("t", "p").status());
+  EXPECT_THAT(scheduler->FlushEventLog(),
+              testing::StatusIs(absl::StatusCode::kUnavailable));
+  absl::MutexLock lock(&mu);
+  EXPECT_THAT(reported, ElementsAre("events: the log is down",
+                                    "events: the log is down"));
+}
+
+// A store without a log (Unimplemented) is not an error, and is not asked
+// again.
+TEST_F(EventLogTest, AStoreWithoutALogIsLeftAlone) {
+  std::vector<std::string> reported;
+  SchedulerOptions options;
+  options.clock = &clock_;
+  options.on_background_error = [&](absl::string_view what,
+                                    const absl::Status&) {
+    reported.push_back(std::string(what));
+  };
+  auto store = std::make_unique<RefusingLog>(store_.get(),
+                                             absl::StatusCode::kUnimplemented);
+  RefusingLog* log = store.get();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Scheduler> scheduler,
+                       Scheduler::Create(std::move(store), options));
+  ASSERT_OK(scheduler->Enqueue("t", "p").status());
+  ASSERT_OK(scheduler->Tick().status());
+  ASSERT_OK(scheduler->Enqueue("t", "p").status());
+  ASSERT_OK(scheduler->Tick().status());
+  EXPECT_EQ(log->calls.load(), 1);
+  EXPECT_THAT(reported, IsEmpty());
+}
+
+}  // namespace
+}  // namespace delayq
