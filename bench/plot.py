@@ -21,6 +21,7 @@ SYSTEM_ORDER = [
     "delayq-redis",
     "seed-poller-100ms",
     "seed-poller-10ms",
+    "beanstalkd",
 ]
 
 

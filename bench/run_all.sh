@@ -17,6 +17,10 @@
 # W3_N, W4_N, IDLE_N, FOOTPRINT_N (a list: pending timers per memory
 # footprint run), STORE_FOOTPRINT_N (Redis and SQLite footprint).
 #
+# beanstalkd (Debian's package) is a reference row for W1: started on a free
+# loopback port without a binlog, a producer and a consumer process that
+# reserves and deletes one job at a time (bench/baselines/beanstalk_w1.cc).
+#
 # W1 on TLS, Sentinel, replicated and Cluster Redis is a run of its own:
 # bench/redis_topologies.sh (about 4 minutes).
 set -euo pipefail
@@ -45,15 +49,25 @@ command -v redis-server >/dev/null || {
   echo "redis-server is missing (apt-get install redis-server)" >&2
   exit 1
 }
+command -v beanstalkd >/dev/null || {
+  echo "beanstalkd is missing (apt-get install beanstalkd)" >&2
+  exit 1
+}
 
 bazel build -c opt //bench:workloads //bench:seed_poller //bench:memory_footprint \
-  //bench:redis_footprint
+  //bench:redis_footprint //bench:beanstalk_w1
 BIN=$(bazel info -c opt bazel-bin 2>/dev/null)/bench
 
 TMP=$(mktemp -d)
-PORT=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+free_port() {
+  "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+PORT=$(free_port)
+BEANSTALK_PORT=$(free_port)
+BEANSTALK_PID=""
 stop_redis() {
   redis-cli -p "$PORT" shutdown nosave >/dev/null 2>&1 || true
+  [[ -z $BEANSTALK_PID ]] || kill "$BEANSTALK_PID" 2>/dev/null || true
   rm -rf "$TMP"
 }
 trap stop_redis EXIT
@@ -65,6 +79,8 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 REDIS=redis://127.0.0.1:$PORT
+beanstalkd -l 127.0.0.1 -p "$BEANSTALK_PORT" &
+BEANSTALK_PID=$!
 
 mkdir -p "$RESULTS"
 : >"$OUT"
@@ -84,6 +100,11 @@ for c in 1 8; do
   run "sqlite w1 c=$c" "$BIN/workloads" --store="$(sqlite_url)" --workload=w1 --n="$W1_N_SQLITE" --concurrency="$c"
   fresh_redis
   run "redis w1 c=$c" "$BIN/workloads" --store="$REDIS" --workload=w1 --n="$W1_N" --concurrency="$c"
+  fresh_redis
+  run "redis w1 chained c=$c" "$BIN/workloads" --store="$REDIS" --workload=w1 --w1_mode=chained \
+    --n="$W1_N" --concurrency="$c"
+  run "beanstalkd w1 c=$c" "$BIN/beanstalk_w1" --beanstalk="127.0.0.1:$BEANSTALK_PORT" \
+    --n="$W1_N" --concurrency="$c"
 done
 for n in "$W2_LIGHT_N" "$W2_N"; do
   run "memory w2 n=$n" "$BIN/workloads" --store=memory: --workload=w2 --n="$n"
@@ -141,6 +162,7 @@ run "redis footprint" "$BIN/redis_footprint" --n="$STORE_FOOTPRINT_N"
 run "sqlite footprint" "$BIN/redis_footprint" --store=sqlite --n="$STORE_FOOTPRINT_N"
 
 stop_redis
+BEANSTALK_PID=""
 trap - EXIT
 "$PYTHON" bench/plot.py "$OUT" "$RESULTS/workloads.png" "$RESULTS/workloads.md"
 cat "$RESULTS/workloads.md"

@@ -153,6 +153,7 @@ set(DELAYQ_LIBRARY_SOURCES
 set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/ack-3.lua
   backends/redis/scripts/ack_batch-3.lua
+  backends/redis/scripts/ack_reserve-4.lua
   backends/redis/scripts/add-5.lua
   backends/redis/scripts/cancel-3.lua
   backends/redis/scripts/check_ids-3.lua
@@ -270,6 +271,9 @@ set(DELAYQ_ABSL_LIBS
 delayq_cc_library(bench_bare_reply_server DIR bench NAME bare_reply_server
   SRCS bench/serve/bare_reply_server.cc bench/serve/bare_reply_server.h
   DEPS tests_testing_loopback_port tp_absl)
+delayq_cc_binary(bench_beanstalk_w1 DIR bench NAME beanstalk_w1
+  SRCS bench/baselines/beanstalk_client.cc bench/baselines/beanstalk_client.h bench/baselines/beanstalk_w1.cc
+  DEPS bench_workloads_common tests_testing_child_process tp_absl)
 delayq_cc_binary(bench_json_bench DIR bench NAME json_bench
   SRCS bench/serve/json_bench.cc
   DEPS tools_serve_serve tp_absl tp_benchmark_main)
@@ -339,7 +343,7 @@ delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance ALWAYSLINK
-  SRCS tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/event_log_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
+  SRCS tests/conformance/ack_reserve_conformance.cc tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/event_log_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h

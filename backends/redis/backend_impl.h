@@ -51,6 +51,11 @@ class RedisBackend : public Backend {
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::string_view result, absl::Time now) override;
+  // As Backend::AckAndReserve(), in one script call (one round trip).
+  AckReserved AckAndReserve(absl::string_view id, uint64_t token,
+                            absl::string_view result, absl::string_view topic,
+                            int max, absl::Time now,
+                            ReserveReport* report) override;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
                                    absl::Time now) override;
@@ -153,6 +158,12 @@ class RedisBackend : public Backend {
   // Checks the shard's recorded shard count (scripts/shard_meta-5.lua).
   absl::Status CheckShardMeta(int shard);
 
+  // Reads a reservation's reply from element `first` on: the moved jobs,
+  // the limit's word, then the leases (reserve's reply after its "OK").
+  absl::StatusOr<std::vector<Lease>> ParseReserved(const redisReply* reply,
+                                                   size_t first,
+                                                   absl::string_view script,
+                                                   ReserveReport* report);
   std::string Micros(absl::Time t) const;
   // Appends the arguments of `jobs` to `list` as add and schedule_fire take
   // them (7 per job).

@@ -445,19 +445,25 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
   absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
-  if (Word(reply) != redis_internal::kOk || reply->elements < 3 ||
-      reply->element[1]->type != REDIS_REPLY_ARRAY) {
-    return Unexpected(reply, "reserve");
+  if (Word(reply) != redis_internal::kOk) return Unexpected(reply, "reserve");
+  return ParseReserved(reply, 1, "reserve", report);
+}
+
+absl::StatusOr<std::vector<Lease>> RedisBackend::ParseReserved(
+    const redisReply* reply, size_t first, absl::string_view script,
+    ReserveReport* report) {
+  if (reply->elements < first + 2 ||
+      reply->element[first]->type != REDIS_REPLY_ARRAY) {
+    return Unexpected(reply, script);
   }
   if (report != nullptr) {
-    const redisReply* list = reply->element[1];
+    const redisReply* list = reply->element[first];
     for (size_t i = 0; i < list->elements; ++i) {
-      absl::StatusOr<Transition> t =
-          ParseTransition(list->element[i], "reserve");
+      absl::StatusOr<Transition> t = ParseTransition(list->element[i], script);
       if (!t.ok()) return t.status();
       report->moved.push_back(*std::move(t));
     }
-    const std::string limited = Str(reply->element[2]);
+    const std::string limited = Str(reply->element[first + 1]);
     int64_t until_us;
     if (limited == "released") {
       report->limited_until = absl::InfiniteFuture();
@@ -466,12 +472,48 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
     }
   }
   std::vector<Lease> out;
-  out.reserve(reply->elements - 3);
-  for (size_t i = 3; i < reply->elements; ++i) {
+  out.reserve(reply->elements - first - 2);
+  for (size_t i = first + 2; i < reply->elements; ++i) {
     absl::StatusOr<Lease> lease = ParseLease(reply->element[i]);
     if (!lease.ok()) return lease.status();
     out.push_back(*std::move(lease));
   }
+  return out;
+}
+
+AckReserved RedisBackend::AckAndReserve(absl::string_view id, uint64_t token,
+                                        absl::string_view result,
+                                        absl::string_view topic, int max,
+                                        absl::Time now, ReserveReport* report) {
+  auto a = Timed<redis_internal::AckReserveArgs>(now);
+  a.ready = keys_.Ready(topic);
+  a.counts = counts_arg_;
+  a.id = std::string(id);
+  a.token = absl::StrCat(token);
+  a.result = std::string(result);
+  a.topic = std::string(topic);
+  a.max = absl::StrCat(std::max(max, 1));
+  a.promote_max = absl::StrCat(options_.reserve_promote_limit);
+  a.first_token = FirstToken();
+  AckReserved out;
+  absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
+  if (!r.ok()) {
+    out.acked = r.status();
+    out.leases = r.status();
+    return out;
+  }
+  const redisReply* reply = r->get();
+  const std::string acked =
+      reply->elements > 1 ? Str(reply->element[1]) : std::string();
+  if (Word(reply) != redis_internal::kOk ||
+      (acked != redis_internal::kOk && acked != redis_internal::kStale)) {
+    out.acked = Unexpected(reply, "ack_reserve");
+    out.leases = out.acked;
+    return out;
+  }
+  out.acked = acked == redis_internal::kOk ? absl::OkStatus()
+                                           : internal::StaleLease(id);
+  out.leases = ParseReserved(reply, 2, "ack_reserve", report);
   return out;
 }
 

@@ -52,13 +52,15 @@ inline std::string ShapeName(const WorkloadConfig& config) {
 
 // W1's consumers: `concurrency` threads reserve (`batch` at a time when > 1)
 // and ack until the topic stays empty; `done` counts acks as they happen.
+// `chained`: one job at a time, each ack reserving the thread's next job in
+// the same call (Scheduler::AckAndReserve()).
 struct ConsumeResult {
   absl::Duration elapsed;  // from the start to the last ack
   int64_t ack_errors = 0;
   absl::Status error;
 };
 ConsumeResult Consume(Scheduler& scheduler, const std::string& topic,
-                      int concurrency, int batch, Tally& tally,
+                      int concurrency, int batch, bool chained, Tally& tally,
                       std::atomic<int64_t>& done);
 
 }  // namespace bench

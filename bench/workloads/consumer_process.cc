@@ -67,8 +67,8 @@ int RunConsume(Scheduler& scheduler, const ConsumerArgs& args) {
   ConsumeResult result;
   {
     Progress progress("consume", args.n, &done);
-    result = Consume(scheduler, args.topic, args.concurrency, args.batch, tally,
-                     done);
+    result = Consume(scheduler, args.topic, args.concurrency, args.batch,
+                     args.role == "consume_chained", tally, done);
   }
   if (!result.error.ok()) {
     std::fprintf(stderr, "consume: %s\n", result.error.ToString().c_str());
@@ -91,7 +91,9 @@ int RunConsumerRole(const WorkloadConfig& config, const ConsumerArgs& args) {
     return 2;
   }
   if (args.role == "handler") return RunHandler(**scheduler, args);
-  if (args.role == "consume") return RunConsume(**scheduler, args);
+  if (args.role == "consume" || args.role == "consume_chained") {
+    return RunConsume(**scheduler, args);
+  }
   std::fprintf(stderr, "unknown --role=%s\n", args.role.c_str());
   return 2;
 }

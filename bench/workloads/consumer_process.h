@@ -17,6 +17,8 @@
 //   consume  C threads Reserve() (batches of `batch` when > 1) and Ack()
 //            until the topic stays empty; prints "consumed DELIVERED
 //            ELAPSED_NS DUPLICATES MISSING ACK_ERRORS".
+//   consume_chained  as consume, one job at a time, each ack reserving
+//            the thread's next job (Scheduler::AckAndReserve()).
 
 #ifndef DELAYQ_BENCH_WORKLOADS_CONSUMER_PROCESS_H_
 #define DELAYQ_BENCH_WORKLOADS_CONSUMER_PROCESS_H_
@@ -39,7 +41,7 @@ namespace delayq {
 namespace bench {
 
 struct ConsumerArgs {
-  std::string role;  // "handler" or "consume"
+  std::string role;  // "handler", "consume" or "consume_chained"
   std::string topic;
   int64_t n = 0;
   int concurrency = 1;

@@ -43,7 +43,8 @@ ABSL_FLAG(int64_t, n, -1,
 ABSL_FLAG(int, concurrency, 4, "consumer threads / handler workers");
 ABSL_FLAG(int, batch, 100, "w1: jobs per batched enqueue and reserve");
 ABSL_FLAG(std::string, w1_mode, "both",
-          "w1: single (one job per call), batch, or both");
+          "w1: single (one job per call), batch, both (single and batch), "
+          "chained (one job per call, each ack reserving the next) or all");
 ABSL_FLAG(int, lead_ms, 2000, "w2: time from start to the first due time");
 ABSL_FLAG(int, window_s, 10, "idle: seconds to count Redis commands");
 ABSL_FLAG(bool, json, false, "print one JSON object per line");
@@ -65,8 +66,10 @@ int main(int argc, char** argv) {
   config.concurrency = absl::GetFlag(FLAGS_concurrency);
   config.batch = absl::GetFlag(FLAGS_batch);
   const std::string w1_mode = absl::GetFlag(FLAGS_w1_mode);
-  config.w1_single = w1_mode == "single" || w1_mode == "both";
-  config.w1_batched = w1_mode == "batch" || w1_mode == "both";
+  const bool all = w1_mode == "all";
+  config.w1_single = w1_mode == "single" || w1_mode == "both" || all;
+  config.w1_batched = w1_mode == "batch" || w1_mode == "both" || all;
+  config.w1_chained = w1_mode == "chained" || all;
   config.lead = absl::Milliseconds(absl::GetFlag(FLAGS_lead_ms));
   config.window = absl::Seconds(absl::GetFlag(FLAGS_window_s));
   config.run_tag = absl::StrCat(absl::ToUnixMillis(absl::Now()));
@@ -97,8 +100,8 @@ int main(int argc, char** argv) {
     if (give_up_ms > 0) args.give_up = absl::FromUnixMillis(give_up_ms);
     return delayq::bench::RunConsumerRole(config, args);
   }
-  if (!config.w1_single && !config.w1_batched) {
-    std::fprintf(stderr, "--w1_mode is single, batch or both\n");
+  if (!config.w1_single && !config.w1_batched && !config.w1_chained) {
+    std::fprintf(stderr, "--w1_mode is single, batch, both, chained or all\n");
     return 2;
   }
   if (config.concurrency < 1 || config.batch < 1 || config.n == 0 ||

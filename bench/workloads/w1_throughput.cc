@@ -3,12 +3,15 @@
 // W1, ready throughput: enqueue N immediate jobs, then consume them with C
 // threads that reserve and ack. Run twice on fresh topics: one job per call
 // (Enqueue, Reserve, Ack), and batched (EnqueueBatch and ReserveBatch of
-// `batch` jobs, then one AckBatch of them).
+// `batch` jobs, then one AckBatch of them); and, when asked, chained: one
+// job per call, each ack reserving the thread's next job (AckAndReserve).
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -36,10 +39,18 @@ int64_t AckAll(Scheduler& scheduler, const std::vector<Lease>& leases) {
                        [](const absl::Status& s) { return !s.ok(); });
 }
 
+// Moves `last_ack_nanos` up to now.
+void MarkAck(std::atomic<int64_t>& last_ack_nanos) {
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  int64_t seen = last_ack_nanos.load();
+  while (seen < now && !last_ack_nanos.compare_exchange_weak(seen, now)) {
+  }
+}
+
 }  // namespace
 
 ConsumeResult Consume(Scheduler& scheduler, const std::string& topic,
-                      int concurrency, int batch, Tally& tally,
+                      int concurrency, int batch, bool chained, Tally& tally,
                       std::atomic<int64_t>& done) {
   const absl::Time start = absl::Now();
   std::atomic<int64_t> last_ack_nanos{0};
@@ -49,8 +60,39 @@ ConsumeResult Consume(Scheduler& scheduler, const std::string& topic,
   std::vector<std::thread> threads;
   for (int t = 0; t < concurrency; ++t) {
     threads.emplace_back([&] {
+      // Chained: the lease the last ack reserved, taken first.
+      std::optional<Lease> next;
       for (;;) {
         std::vector<Lease> leases;
+        if (chained) {
+          if (!next.has_value()) {
+            absl::StatusOr<std::optional<Lease>> got =
+                scheduler.Reserve(topic, kDrainWait);
+            if (!got.ok()) {
+              absl::MutexLock lock(&mu);
+              if (first_error.ok()) first_error = got.status();
+              return;
+            }
+            next = *std::move(got);
+          }
+          if (!next.has_value()) return;
+          const Lease lease = *std::move(next);
+          next.reset();
+          tally.Deliver(ParseIndex(lease.job.payload));
+          Scheduler::AckedAndNext step =
+              scheduler.AckAndReserve(lease, topic, kDrainWait);
+          if (!step.acked.ok()) ack_errors.fetch_add(1);
+          done.fetch_add(1);
+          MarkAck(last_ack_nanos);
+          if (!step.next.ok()) {
+            absl::MutexLock lock(&mu);
+            if (first_error.ok()) first_error = step.next.status();
+            return;
+          }
+          next = *std::move(step.next);
+          if (!next.has_value()) return;
+          continue;
+        }
         if (batch > 1) {
           absl::StatusOr<std::vector<Lease>> got =
               scheduler.ReserveBatch(topic, batch, kDrainWait);
@@ -76,10 +118,7 @@ ConsumeResult Consume(Scheduler& scheduler, const std::string& topic,
         }
         ack_errors.fetch_add(AckAll(scheduler, leases));
         done.fetch_add(static_cast<int64_t>(leases.size()));
-        const int64_t now = absl::ToUnixNanos(absl::Now());
-        int64_t seen = last_ack_nanos.load();
-        while (seen < now && !last_ack_nanos.compare_exchange_weak(seen, now)) {
-        }
+        MarkAck(last_ack_nanos);
       }
     });
   }
@@ -105,9 +144,10 @@ struct Consumed {
 
 // Consumes in a consumer process (two-process shape).
 absl::StatusOr<Consumed> ConsumeElsewhere(const WorkloadConfig& config,
-                                          const std::string& topic, int batch) {
+                                          const std::string& topic, int batch,
+                                          bool chained) {
   ConsumerArgs args;
-  args.role = "consume";
+  args.role = chained ? "consume_chained" : "consume";
   args.topic = topic;
   args.n = config.n;
   args.concurrency = config.concurrency;
@@ -133,21 +173,23 @@ absl::StatusOr<Consumed> ConsumeElsewhere(const WorkloadConfig& config,
 }
 
 Consumed ConsumeHere(Scheduler& scheduler, const WorkloadConfig& config,
-                     const std::string& topic, int batch,
+                     const std::string& topic, int batch, bool chained,
                      std::atomic<int64_t>& done) {
   Tally tally(config.n);
   Consumed c;
-  c.result = Consume(scheduler, topic, config.concurrency, batch, tally, done);
+  c.result = Consume(scheduler, topic, config.concurrency, batch, chained,
+                     tally, done);
   c.delivered = tally.delivered();
   c.duplicates = tally.Duplicates();
   c.missing = tally.Missing();
   return c;
 }
 
-absl::StatusOr<Report> RunMode(const WorkloadConfig& config, int batch) {
+absl::StatusOr<Report> RunMode(const WorkloadConfig& config, int batch,
+                               bool chained) {
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenScheduler(config);
   if (!scheduler.ok()) return scheduler.status();
-  const std::string mode = batch > 1 ? "batch" : "single";
+  const std::string mode = chained ? "chained" : batch > 1 ? "batch" : "single";
   const std::string topic = Topic(config, absl::StrCat("w1.", mode));
   std::atomic<int64_t> done{0};
 
@@ -182,12 +224,13 @@ absl::StatusOr<Report> RunMode(const WorkloadConfig& config, int batch) {
 
   Consumed consumed;
   if (config.two_process) {
-    absl::StatusOr<Consumed> elsewhere = ConsumeElsewhere(config, topic, batch);
+    absl::StatusOr<Consumed> elsewhere =
+        ConsumeElsewhere(config, topic, batch, chained);
     if (!elsewhere.ok()) return elsewhere.status();
     consumed = *std::move(elsewhere);
   } else {
     Progress progress(absl::StrCat("w1 ", mode, " consume"), config.n, &done);
-    consumed = ConsumeHere(**scheduler, config, topic, batch, done);
+    consumed = ConsumeHere(**scheduler, config, topic, batch, chained, done);
   }
   DQ_RETURN_IF_ERROR(consumed.result.error);
   absl::StatusOr<TopicStats> left = (*scheduler)->Stats(topic);
@@ -219,12 +262,14 @@ absl::StatusOr<Report> RunMode(const WorkloadConfig& config, int batch) {
 }  // namespace
 
 absl::StatusOr<std::vector<Report>> RunW1(const WorkloadConfig& config) {
-  std::vector<int> batches;
-  if (config.w1_single) batches.push_back(1);
-  if (config.w1_batched) batches.push_back(std::max(2, config.batch));
+  // (batch, chained) of each mode asked for.
+  std::vector<std::pair<int, bool>> modes;
+  if (config.w1_single) modes.emplace_back(1, false);
+  if (config.w1_batched) modes.emplace_back(std::max(2, config.batch), false);
+  if (config.w1_chained) modes.emplace_back(1, true);
   std::vector<Report> reports;
-  for (int batch : batches) {
-    absl::StatusOr<Report> report = RunMode(config, batch);
+  for (const auto& [batch, chained] : modes) {
+    absl::StatusOr<Report> report = RunMode(config, batch, chained);
     if (!report.ok()) return report.status();
     reports.push_back(*std::move(report));
   }

@@ -42,9 +42,11 @@ struct WorkloadConfig {
   int concurrency = 1;
   // Jobs per EnqueueBatch() / ReserveBatch() call in w1's batched mode.
   int batch = 100;
-  // w1's modes: one job per call, batched; both by default.
+  // w1's modes: one job per call, batched; both by default. Chained: one
+  // job per call, each ack reserving the next (off by default).
   bool w1_single = true;
   bool w1_batched = true;
+  bool w1_chained = false;
   // w2: how far ahead of the first due time enqueueing starts.
   absl::Duration lead = absl::Seconds(2);
   // w2: the span the due times are spread over.

@@ -139,6 +139,15 @@ enum class FailOutcome {
   kDead,   // attempts used up; dead with the error kept
 };
 
+// AckReserved
+//
+// What one Backend::AckAndReserve() did: the ack's outcome and the
+// reservation's, each as Ack() and Reserve() would give it.
+struct AckReserved {
+  absl::Status acked;
+  absl::StatusOr<std::vector<Lease>> leases;
+};
+
 // StoreNews
 //
 // A change to a shared store that a scheduler waiting on it must hear of
@@ -311,6 +320,38 @@ class Backend {
     for (const Lease& l : leases) {
       out.push_back(Ack(l.job.id, l.token, /*result=*/"", now));
     }
+    return out;
+  }
+
+  // AckAndReserve()
+  //
+  // A worker that finished a job and goes straight on to the next: Ack() of
+  // `id` under `token` with `result`, then Reserve() of up to `max` jobs of
+  // `topic` (any topic of the store), both at `now`, each with the outcome
+  // it would have alone, in `acked` and `leases`. The ack comes first, so
+  // the lease it ends frees a place under the topic's concurrency cap and
+  // the reservation's promotion step cannot move the acked job's lease
+  // first. A refused ack (FailedPrecondition) changes nothing and the
+  // reservation still goes ahead. When the store could not be asked, or did
+  // not answer, both carry the error; neither part is then known to have
+  // happened (a reservation whose reply was lost comes back when its
+  // deadline passes, as after Reserve()). `report` as for Reserve().
+  //
+  // This default asks the two in turn, and does not reserve when the ack
+  // failed for any reason but a stale token (the same error is put in
+  // `leases`); a store that can do both in one transaction or round trip
+  // overrides it. REQUIRES: max >= 1.
+  virtual AckReserved AckAndReserve(absl::string_view id, uint64_t token,
+                                    absl::string_view result,
+                                    absl::string_view topic, int max,
+                                    absl::Time now, ReserveReport* report) {
+    AckReserved out;
+    out.acked = Ack(id, token, result, now);
+    if (!out.acked.ok() && !absl::IsFailedPrecondition(out.acked)) {
+      out.leases = out.acked;
+      return out;
+    }
+    out.leases = Reserve(topic, max, now, report);
     return out;
   }
 
@@ -668,6 +709,12 @@ class Backend {
 //
 // Forwards every call to a target backend. Override some methods to inject
 // faults or observe calls in tests. Does not own the target.
+//
+// All but one: AckAndReserve() keeps Backend's default, Ack() then
+// Reserve() through this wrapper, so a wrapper that overrides either of
+// them sees the calls that a worker makes through it. A wrapper that
+// neither changes nor refuses calls forwards it to the target itself, to
+// keep the target's one round trip.
 class BackendWrapper : public Backend {
  public:
   explicit BackendWrapper(Backend* target) : target_(target) {}

@@ -228,6 +228,32 @@ class Scheduler {
   // stale; InvalidArgument for a result over max_result_bytes.
   absl::Status Ack(const Lease& lease, absl::string_view result = "");
 
+  // AckAndReserve()
+  //
+  // Ack(lease, result), then Reserve(topic, wait): the loop of a consumer
+  // that goes straight on to its next job, in one store call where the
+  // store can (one round trip per job on Redis). `acked` is the ack's
+  // outcome as Ack() gives it; `next` the reservation's, as Reserve() gives
+  // it. A refused ack (FailedPrecondition: a stale lease) changes nothing
+  // and the reservation still goes ahead. When the store could not be
+  // asked, both carry its error and neither part is known to have happened
+  // (a reservation whose reply was lost comes back after its ttr).
+  //
+  //   std::optional<Lease> lease = scheduler->Reserve(topic, wait).value();
+  //   while (lease) {
+  //     Handle(lease->job);
+  //     AckedAndNext step = scheduler->AckAndReserve(*lease, topic, wait);
+  //     if (!step.acked.ok()) Log(step.acked);
+  //     lease = step.next.ok() ? *step.next : std::nullopt;
+  //   }
+  struct AckedAndNext {
+    absl::Status acked;
+    absl::StatusOr<std::optional<Lease>> next;
+  };
+  AckedAndNext AckAndReserve(const Lease& lease, absl::string_view topic,
+                             absl::Duration wait = absl::ZeroDuration(),
+                             absl::string_view result = "");
+
   // AckBatch()
   //
   // Ack() of every lease, in one store transaction or round trip where the

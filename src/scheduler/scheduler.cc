@@ -220,13 +220,12 @@ absl::Status Scheduler::Impl::AddOrReplace(absl::Span<const NewJob> jobs,
 // --- Consuming -------------------------------------------------------------
 
 absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
-    absl::string_view topic, int max, absl::Time now,
-    absl::Time* limited_until) {
+    absl::string_view topic, absl::Time now, absl::Time* limited_until,
+    StoreLook look) {
   // The store promotes the topic's due jobs itself before it reserves; what
   // it moved is reported as if promotion had found it.
   ReserveReport report;
-  absl::StatusOr<std::vector<Lease>> leases =
-      backend_->Reserve(topic, max, now, &report);
+  absl::StatusOr<std::vector<Lease>> leases = look(now, &report);
   promotion_.Moved(report.moved);
   *limited_until = report.limited_until;
   if (!leases.ok() || leases->empty()) return leases;
@@ -244,14 +243,29 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   return leases;
 }
 
-absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
-    absl::string_view topic, int max, absl::Duration wait,
-    const std::atomic<bool>* stop) {
+absl::Status Scheduler::Impl::CheckReserve(absl::string_view topic, int max,
+                                           absl::Duration wait) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
   if (max < 1) return absl::InvalidArgumentError("max must be at least 1");
   if (wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("wait must not be negative");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
+    absl::string_view topic, int max, absl::Duration wait,
+    const std::atomic<bool>* stop) {
+  if (absl::Status s = CheckReserve(topic, max, wait); !s.ok()) return s;
+  return ReserveLoop(topic, wait, stop,
+                     [&](absl::Time now, ReserveReport* report) {
+                       return backend_->Reserve(topic, max, now, report);
+                     });
+}
+
+absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveLoop(
+    absl::string_view topic, absl::Duration wait, const std::atomic<bool>* stop,
+    StoreLook look) {
   absl::Time now = clock_->Now();
   const absl::Time deadline = now + wait;
   // Counted from before the first look at the store, so that an Enqueue
@@ -262,7 +276,7 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
     const internal::Promotion::Seen seen = promotion_.Observe(topic);
     absl::Time limited_until;
     absl::StatusOr<std::vector<Lease>> leases =
-        ReserveOnce(topic, max, now, &limited_until);
+        ReserveOnce(topic, now, &limited_until, look);
     if (!leases.ok() || !leases->empty() || now >= deadline) return leases;
     if (stop != nullptr && stop->load()) return leases;
     // A limited topic is looked at again when its limit says (a full
@@ -281,23 +295,60 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
   }
 }
 
-absl::Status Scheduler::Impl::Ack(const Lease& lease,
-                                  absl::string_view result) {
+absl::Status Scheduler::Impl::CheckResult(absl::string_view result) const {
   if (result.size() > options_.max_result_bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("result of ", result.size(), " bytes is over the ",
                      options_.max_result_bytes, "-byte limit"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status Scheduler::Impl::Ack(const Lease& lease,
+                                  absl::string_view result) {
+  if (absl::Status s = CheckResult(result); !s.ok()) return s;
   const absl::Time now = clock_->Now();
   if (absl::Status s = backend_->Ack(lease.job.id, lease.token, result, now);
       !s.ok()) {
     return s;
   }
+  Acked(lease);
+  return absl::OkStatus();
+}
+
+void Scheduler::Impl::Acked(const Lease& lease) {
   // A worker held back by the topic's concurrency cap may go on.
   promotion_.WakeTopic(lease.job.topic);
   results_.JobsFinished();
   EmitLeaseEnd(EventType::kSucceeded, lease);
-  return absl::OkStatus();
+}
+
+AckReserved Scheduler::Impl::AckAndReserve(const Lease& lease,
+                                           absl::string_view result,
+                                           absl::string_view topic, int max,
+                                           absl::Duration wait,
+                                           const std::atomic<bool>* stop) {
+  AckReserved out;
+  if (!CheckResult(result).ok() || !CheckReserve(topic, max, wait).ok()) {
+    // Each part refuses its own bad input, as it would alone.
+    out.acked = Ack(lease, result);
+    out.leases = Reserve(topic, max, wait, stop);
+    return out;
+  }
+  // The first look at the store carries the ack; any later one, while the
+  // call waits for a job, is a plain reservation.
+  bool first = true;
+  out.leases = ReserveLoop(
+      topic, wait, stop, [&](absl::Time now, ReserveReport* report) {
+        if (!first) return backend_->Reserve(topic, max, now, report);
+        first = false;
+        AckReserved both = backend_->AckAndReserve(
+            lease.job.id, lease.token, result, topic, max, now, report);
+        out.acked = both.acked;
+        if (out.acked.ok()) Acked(lease);
+        return std::move(both.leases);
+      });
+  return out;
 }
 
 absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
@@ -676,6 +727,23 @@ void Scheduler::WakeReserves() { impl_->WakeReserves(); }
 
 absl::Status Scheduler::Ack(const Lease& lease, absl::string_view result) {
   return impl_->Ack(lease, result);
+}
+
+Scheduler::AckedAndNext Scheduler::AckAndReserve(const Lease& lease,
+                                                 absl::string_view topic,
+                                                 absl::Duration wait,
+                                                 absl::string_view result) {
+  AckReserved both = impl_->AckAndReserve(lease, result, topic, 1, wait);
+  AckedAndNext out;
+  out.acked = std::move(both.acked);
+  if (!both.leases.ok()) {
+    out.next = both.leases.status();
+  } else if (both.leases->empty()) {
+    out.next = std::optional<Lease>();
+  } else {
+    out.next = std::optional<Lease>(std::move(both.leases->front()));
+  }
+  return out;
 }
 
 absl::StatusOr<std::vector<absl::Status>> Scheduler::AckBatch(

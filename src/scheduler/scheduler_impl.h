@@ -25,6 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "delayq/scheduler.h"
 #include "src/scheduler/event_hub.h"
@@ -58,6 +59,12 @@ class Scheduler::Impl : public internal::JobOps {
       const std::atomic<bool>* stop = nullptr);
   void WakeReserves() { promotion_.WakeAll(); }
   absl::Status Ack(const Lease& lease, absl::string_view result) override;
+  // Ack(), then Reserve() (waiting as it does): in one store call where the
+  // store can (Backend::AckAndReserve()).
+  AckReserved AckAndReserve(const Lease& lease, absl::string_view result,
+                            absl::string_view topic, int max,
+                            absl::Duration wait,
+                            const std::atomic<bool>* stop = nullptr);
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases);
   absl::Status Fail(const Lease& lease, absl::string_view error) override;
@@ -109,6 +116,12 @@ class Scheduler::Impl : public internal::JobOps {
       const std::atomic<bool>* stop) override {
     return Reserve(topic, max, wait, stop);
   }
+  AckReserved AckAndReserveForWorker(const Lease& lease,
+                                     absl::string_view result,
+                                     absl::string_view topic, int max,
+                                     const std::atomic<bool>* stop) override {
+    return AckAndReserve(lease, result, topic, max, absl::ZeroDuration(), stop);
+  }
   // The times an Enqueue call gives its jobs, read and resolved once.
   struct EnqueueTimes {
     absl::Time now;
@@ -127,10 +140,28 @@ class Scheduler::Impl : public internal::JobOps {
   // Arms or wakes for jobs just added, and tells the listeners.
   void Announce(absl::string_view topic, const EnqueueTimes& times,
                 absl::Span<const std::string> ids);
-  // Sets `limited_until` as ReserveReport has it.
+  // One look at the store for a reservation: Backend::Reserve(), or
+  // Backend::AckAndReserve() carrying an ack.
+  using StoreLook = absl::FunctionRef<absl::StatusOr<std::vector<Lease>>(
+      absl::Time now, ReserveReport* report)>;
+  // Reserve()'s and AckAndReserve()'s checks of their arguments.
+  static absl::Status CheckReserve(absl::string_view topic, int max,
+                                   absl::Duration wait);
+  absl::Status CheckResult(absl::string_view result) const;
+  // Looks at the store through `look` until it reserves something or
+  // `wait` passes (or `stop` is set), waking for the topic's news and
+  // timers in between.
+  absl::StatusOr<std::vector<Lease>> ReserveLoop(absl::string_view topic,
+                                                 absl::Duration wait,
+                                                 const std::atomic<bool>* stop,
+                                                 StoreLook look);
+  // One look; sets `limited_until` as ReserveReport has it.
   absl::StatusOr<std::vector<Lease>> ReserveOnce(absl::string_view topic,
-                                                 int max, absl::Time now,
-                                                 absl::Time* limited_until);
+                                                 absl::Time now,
+                                                 absl::Time* limited_until,
+                                                 StoreLook look);
+  // What follows an ack the store took: wakes, counts, tells.
+  void Acked(const Lease& lease);
   // Arms, wakes and reports for the jobs of a schedule's occurrences.
   void OnOccurrences(const std::vector<NewJob>& jobs, absl::Time now);
   // Events for jobs that a store call moved.

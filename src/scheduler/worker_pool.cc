@@ -127,19 +127,26 @@ void WorkerPool::Stop(absl::Duration grace) {
 }
 
 void WorkerPool::WorkerLoop(const std::string& topic) {
+  // Leases the last ack reserved; they go through RunBatch() even when
+  // stopping, which hands them back unstarted.
+  std::vector<Lease> next;
   for (;;) {
     WorkHandler handler;
     HandlerOptions options;
     {
       absl::MutexLock lock(&mu_);
-      if (stopping_) return;
+      if (stopping_ && next.empty()) return;
       const Registration& registration = handlers_[topic];
       handler = registration.handler;
       options = registration.options;
     }
-    absl::StatusOr<std::vector<Lease>> leases =
-        jobs_.ReserveForWorker(topic, std::max(1, options.batch),
-                               promotion_.LookInterval(), &stopping_);
+    const int max = std::max(1, options.batch);
+    absl::StatusOr<std::vector<Lease>> leases = std::move(next);
+    next.clear();
+    if (leases->empty()) {
+      leases = jobs_.ReserveForWorker(topic, max, promotion_.LookInterval(),
+                                      &stopping_);
+    }
     if (!leases.ok()) {
       promotion_.ReportError("reserve", leases.status());
       // The store is failing; wait a while (or for Stop) and retry.
@@ -152,12 +159,15 @@ void WorkerPool::WorkerLoop(const std::string& topic) {
           clock_.Now() + retry_interval_);
       continue;
     }
-    RunBatch(*leases, handler, options.renew_fraction);
+    next = RunBatch(*leases, handler, options.renew_fraction, topic, max);
   }
 }
 
-void WorkerPool::RunBatch(const std::vector<Lease>& leases,
-                          const WorkHandler& handler, double renew_fraction) {
+std::vector<Lease> WorkerPool::RunBatch(const std::vector<Lease>& leases,
+                                        const WorkHandler& handler,
+                                        double renew_fraction,
+                                        const std::string& topic, int max) {
+  std::vector<Lease> next;
   // Every lease of the batch is kept alive from now on, not only the one
   // whose handler runs.
   std::vector<LeaseKeeper::Handle> held;
@@ -187,7 +197,7 @@ void WorkerPool::RunBatch(const std::vector<Lease>& leases,
           promotion_.ReportError("release", s);
         }
       }
-      return;
+      return next;
     }
     const absl::StatusOr<std::string> result = Invoke(handler, leases[i]);
     keeper_.Drop(held[i]);
@@ -195,10 +205,36 @@ void WorkerPool::RunBatch(const std::vector<Lease>& leases,
       absl::MutexLock lock(&mu_);
       --running_handlers_;
     }
-    if (absl::Status s = Finish(leases[i], result); !s.ok()) {
+    // The worker goes straight on to its next job: the last ack of the
+    // batch reserves it in the same store call.
+    if (result.ok() && i + 1 == leases.size() && !stopping_) {
+      next = FinishAndReserve(leases[i], *result, topic, max);
+    } else if (absl::Status s = Finish(leases[i], result); !s.ok()) {
       promotion_.ReportError(result.ok() ? "ack" : "fail", s);
     }
   }
+  return next;
+}
+
+std::vector<Lease> WorkerPool::FinishAndReserve(const Lease& lease,
+                                                const std::string& result,
+                                                const std::string& topic,
+                                                int max) {
+  AckReserved both =
+      jobs_.AckAndReserveForWorker(lease, result, topic, max, &stopping_);
+  absl::Status acked = both.acked;
+  // As in Finish(): one retry of the ack for a store that blinked (the
+  // reservation, if it was made, comes back after its ttr).
+  if (Transient(acked)) acked = jobs_.Ack(lease, result);
+  if (!acked.ok()) promotion_.ReportError("ack", acked);
+  if (!both.leases.ok()) {
+    if (!both.acked.ok() && both.leases.status() == both.acked) {
+      return {};  // the one failure of the call, reported above
+    }
+    promotion_.ReportError("reserve", both.leases.status());
+    return {};
+  }
+  return *std::move(both.leases);
 }
 
 absl::Status WorkerPool::Finish(const Lease& lease,

@@ -50,6 +50,13 @@ class JobOps {
       absl::string_view topic, int max, absl::Duration wait,
       const std::atomic<bool>* stop) = 0;
   virtual absl::Status Ack(const Lease& lease, absl::string_view result) = 0;
+  // Ack() of `lease`, then a reservation of up to `max` jobs of `topic`
+  // without waiting, in one store call where the store can
+  // (Backend::AckAndReserve()).
+  virtual AckReserved AckAndReserveForWorker(const Lease& lease,
+                                             absl::string_view result,
+                                             absl::string_view topic, int max,
+                                             const std::atomic<bool>* stop) = 0;
   virtual absl::Status Fail(const Lease& lease, absl::string_view error) = 0;
   virtual absl::Status Release(const Lease& lease, absl::Duration delay) = 0;
 };
@@ -92,11 +99,20 @@ class WorkerPool {
   void StartWorkersLocked(const std::string& topic, Registration& registration)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WorkerLoop(const std::string& topic);
-  // Runs the batch's jobs in order; hands back the ones not started.
-  void RunBatch(const std::vector<Lease>& leases, const WorkHandler& handler,
-                double renew_fraction);
+  // Runs the batch's jobs in order; hands back the ones not started. The
+  // last one's ack also reserves the worker's next batch of `max` jobs of
+  // `topic` (unless stopping), which it returns.
+  std::vector<Lease> RunBatch(const std::vector<Lease>& leases,
+                              const WorkHandler& handler, double renew_fraction,
+                              const std::string& topic, int max);
   absl::Status Finish(const Lease& lease,
                       const absl::StatusOr<std::string>& result);
+  // Finish() of a job that succeeded, reserving the next batch with its ack;
+  // returns the leases it got (none when the reservation failed: the loop
+  // then reserves as usual).
+  std::vector<Lease> FinishAndReserve(const Lease& lease,
+                                      const std::string& result,
+                                      const std::string& topic, int max);
 
   JobOps& jobs_;
   Clock& clock_;

@@ -150,6 +150,7 @@ const std::vector<ScriptWords>& ReplyWords() {
   static const auto* words = new std::vector<ScriptWords>{
       {"ack", {kOk, kStale}},
       {"ack_batch", {kOk}},
+      {"ack_reserve", {kOk}},
       {"add", {kOk, kExists}},
       {"cancel", {kOk, kNotFound}},
       {"check_ids", {kOk, kExists}},
