@@ -50,6 +50,21 @@ function(delayq_link_items out)
   set(${out} ${items} PARENT_SCOPE)
 endfunction()
 
+# The `data` of a rule: a source file is linked into the runfiles tree, a
+# program is built before `target`.
+function(delayq_add_data target)
+  foreach(item ${ARGN})
+    if(item MATCHES "/")
+      get_filename_component(parent ${DELAYQ_RUNFILES}/delayq/${item} DIRECTORY)
+      file(MAKE_DIRECTORY ${parent})
+      file(CREATE_LINK ${CMAKE_SOURCE_DIR}/${item}
+           ${DELAYQ_RUNFILES}/delayq/${item} SYMBOLIC)
+    else()
+      add_dependencies(${target} ${item})
+    endif()
+  endforeach()
+endfunction()
+
 function(delayq_make_rule target kind)
   cmake_parse_arguments(R "ALWAYSLINK" "DIR;NAME" "SRCS;DEPS;DATA" ${ARGN})
   delayq_wanted(${R_DIR} wanted)
@@ -88,6 +103,9 @@ function(delayq_make_rule target kind)
       add_library(${target} INTERFACE)
       target_link_libraries(${target} INTERFACE ${deps})
     endif()
+    # A library's data (a helper program its code starts) is built with
+    # whatever uses the library, as Bazel builds it.
+    delayq_add_data(${target} ${R_DATA})
     return()
   endif()
   add_executable(${target} ${R_SRCS})
@@ -96,17 +114,7 @@ function(delayq_make_rule target kind)
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ${R_NAME}
     RUNTIME_OUTPUT_DIRECTORY ${DELAYQ_RUNFILES}/delayq/${R_DIR})
-  foreach(item ${R_DATA})
-    if(item MATCHES "/")
-      # A source file: linked into the runfiles tree.
-      get_filename_component(parent ${DELAYQ_RUNFILES}/delayq/${item} DIRECTORY)
-      file(MAKE_DIRECTORY ${parent})
-      file(CREATE_LINK ${CMAKE_SOURCE_DIR}/${item}
-           ${DELAYQ_RUNFILES}/delayq/${item} SYMBOLIC)
-    else()
-      add_dependencies(${target} ${item})
-    endif()
-  endforeach()
+  delayq_add_data(${target} ${R_DATA})
   if(kind STREQUAL "cc_test")
     set(tmp ${CMAKE_BINARY_DIR}/testtmp/${target})
     # Run where Bazel runs a test, the workspace's folder in the runfiles,
