@@ -21,8 +21,12 @@
 namespace delayq {
 namespace {
 
-// Takes a file's jobs table back to before done jobs (schema version 11).
-constexpr char kWithoutDoneJobs[] = R"sql(
+// Takes a file back to before the event log (schema version 12).
+#define DQ_WITHOUT_EVENT_LOG "DROP INDEX events_job; DROP TABLE events;"
+
+// Takes a file's jobs table back to before done jobs (schema version 11),
+// and so before the event log.
+constexpr char kWithoutDoneJobs[] = DQ_WITHOUT_EVENT_LOG R"sql(
     DROP INDEX jobs_done;
     DROP INDEX jobs_leaving;
     ALTER TABLE jobs DROP COLUMN result;
@@ -335,6 +339,25 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
 
 // A file of version 11 that lacks a column of done jobs (altered by hand)
 // is refused as damaged, and left as it was.
+// A file of version 11 (no event log) opens with its jobs, and gets one.
+TEST(SqliteFilesTest, MigratesAFileOfVersion11) {
+  const std::string path = MakeDelayqFile(2);
+  RawExec(path, DQ_WITHOUT_EVENT_LOG "PRAGMA user_version = 11;");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.ready, 2);
+  LoggedEvent e;
+  e.id = "job-0";
+  e.topic = "t";
+  e.who = "migrated";
+  ASSERT_OK(backend->AppendEvents({e}));
+  ASSERT_OK_AND_ASSIGN(std::vector<LoggedEvent> events,
+                       backend->JobEvents("job-0", 10));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].who, "migrated");
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 12);
+}
+
 TEST(SqliteFilesTest, RefusesAVersion11FileWithoutTheColumnsOfDoneJobs) {
   const std::string path = MakeDelayqFile(1);
   RawExec(path, R"sql(
