@@ -1,0 +1,252 @@
+// Copyright delayq authors.
+
+#include "backends/postgres/internal/connection.h"
+
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace delayq {
+namespace postgres_internal {
+namespace {
+
+// libpq's messages end with a newline and may run to several lines.
+std::string Tidy(const char* message) {
+  std::string text = message == nullptr ? "" : message;
+  absl::StripTrailingAsciiWhitespace(&text);
+  for (char& c : text) {
+    if (c == '\n') c = ' ';
+  }
+  return text;
+}
+
+// A failed connection has no SQLSTATE to read: its message says what
+// happened (the server's messages are in English, lc_messages C, unless
+// its administrator chose otherwise; then the code falls back on
+// Unavailable, which is also right for a server that is down).
+absl::StatusCode CodeOfConnectFailure(absl::string_view message) {
+  if (absl::StrContains(message, "password authentication failed") ||
+      absl::StrContains(message, "no password supplied") ||
+      absl::StrContains(message, "no pg_hba.conf entry") ||
+      absl::StrContains(message, "authentication failed")) {
+    return absl::StatusCode::kPermissionDenied;
+  }
+  if (absl::StrContains(message, "database \"") &&
+      absl::StrContains(message, "does not exist")) {
+    return absl::StatusCode::kNotFound;
+  }
+  if (absl::StrContains(message, "timeout expired")) {
+    return absl::StatusCode::kDeadlineExceeded;
+  }
+  if (absl::StrContains(message, "invalid connection option") ||
+      absl::StrContains(message, "invalid sslmode value") ||
+      absl::StrContains(message, "invalid integer value")) {
+    return absl::StatusCode::kInvalidArgument;
+  }
+  return absl::StatusCode::kUnavailable;
+}
+
+char HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  return static_cast<char>(absl::ascii_tolower(c) - 'a' + 10);
+}
+
+}  // namespace
+
+int64_t ToMicros(absl::Time t) {
+  // absl saturates at the int64 range for the infinite times.
+  return absl::ToUnixMicros(t);
+}
+
+absl::Time FromMicros(int64_t us) {
+  if (us == std::numeric_limits<int64_t>::max()) return absl::InfiniteFuture();
+  if (us == std::numeric_limits<int64_t>::min()) return absl::InfinitePast();
+  return absl::FromUnixMicros(us);
+}
+
+Params& Params::Int(int64_t v) {
+  values_.push_back(absl::StrCat(v));
+  formats_.push_back(0);
+  null_.push_back(false);
+  return *this;
+}
+
+Params& Params::Text(absl::string_view v) {
+  values_.push_back(std::string(v));
+  formats_.push_back(0);
+  null_.push_back(false);
+  return *this;
+}
+
+Params& Params::Bytes(absl::string_view v) {
+  values_.push_back(std::string(v));
+  formats_.push_back(1);
+  null_.push_back(false);
+  return *this;
+}
+
+Params& Params::Null() {
+  values_.emplace_back();
+  formats_.push_back(0);
+  null_.push_back(true);
+  return *this;
+}
+
+Params& Params::MaybeInt(std::optional<int64_t> v) {
+  return v.has_value() ? Int(*v) : Null();
+}
+
+int64_t Result::Int(int row, int col) const {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(PQgetvalue(r_.get(), row, col), &v)) return 0;
+  return v;
+}
+
+int64_t Result::Affected() const {
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(PQcmdTuples(r_.get()), &v)) return 0;
+  return v;
+}
+
+std::string Result::Text(int row, int col) const {
+  return std::string(PQgetvalue(r_.get(), row, col),
+                     PQgetlength(r_.get(), row, col));
+}
+
+bool Result::Bool(int row, int col) const {
+  return PQgetvalue(r_.get(), row, col)[0] == 't';
+}
+
+std::string Result::Bytes(int row, int col) const {
+  // bytea_output = hex (the default since PostgreSQL 9.0): "\x" and two
+  // hex digits a byte.
+  absl::string_view text(PQgetvalue(r_.get(), row, col),
+                         PQgetlength(r_.get(), row, col));
+  if (!absl::ConsumePrefix(&text, "\\x")) return std::string(text);
+  std::string out(text.size() / 2, '\0');
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = static_cast<char>(HexValue(text[2 * i]) << 4 |
+                               HexValue(text[2 * i + 1]));
+  }
+  return out;
+}
+
+absl::StatusCode CodeOfSqlState(absl::string_view state) {
+  if (state == "23505") return absl::StatusCode::kAlreadyExists;
+  if (state == "40001" || state == "40P01") return absl::StatusCode::kAborted;
+  if (absl::StartsWith(state, "08") || state == "57P01" || state == "57P02" ||
+      state == "57P03") {
+    return absl::StatusCode::kUnavailable;
+  }
+  if (state == "57014") return absl::StatusCode::kDeadlineExceeded;
+  if (absl::StartsWith(state, "28") || state == "42501") {
+    return absl::StatusCode::kPermissionDenied;
+  }
+  if (state == "3D000") return absl::StatusCode::kNotFound;
+  if (absl::StartsWith(state, "53")) {
+    return absl::StatusCode::kResourceExhausted;
+  }
+  return absl::StatusCode::kInternal;
+}
+
+absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
+    const std::vector<std::pair<std::string, std::string>>& params,
+    std::string where) {
+  std::vector<const char*> keys, values;
+  for (const auto& [key, value] : params) {
+    keys.push_back(key.c_str());
+    values.push_back(value.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* conn = PQconnectdbParams(keys.data(), values.data(),
+                                   /*expand_dbname=*/0);
+  if (conn == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(where, ": cannot allocate a connection"));
+  }
+  if (PQstatus(conn) != CONNECTION_OK) {
+    const std::string message = Tidy(PQerrorMessage(conn));
+    PQfinish(conn);
+    return absl::Status(CodeOfConnectFailure(message),
+                        absl::StrCat(where, ": cannot connect: ", message));
+  }
+  return std::unique_ptr<Connection>(
+      new Connection(conn, std::move(where), /*owned=*/true));
+}
+
+std::unique_ptr<Connection> Connection::Borrow(PGconn* conn,
+                                               std::string where) {
+  return std::unique_ptr<Connection>(
+      new Connection(conn, std::move(where), /*owned=*/false));
+}
+
+Connection::~Connection() {
+  if (owned_) PQfinish(conn_);
+}
+
+bool Connection::InTransaction() const {
+  const PGTransactionStatusType s = PQtransactionStatus(conn_);
+  return s == PQTRANS_INTRANS || s == PQTRANS_INERROR;
+}
+
+absl::StatusOr<Result> Connection::Exec(absl::string_view sql,
+                                        const Params& params) {
+  const size_t n = params.values_.size();
+  std::vector<const char*> values(n);
+  std::vector<int> lengths(n);
+  for (size_t i = 0; i < n; ++i) {
+    values[i] = params.null_[i] ? nullptr : params.values_[i].data();
+    lengths[i] = static_cast<int>(params.values_[i].size());
+  }
+  const std::string text(sql);
+  Result result(PQexecParams(conn_, text.c_str(), static_cast<int>(n),
+                             /*paramTypes=*/nullptr, values.data(),
+                             lengths.data(), params.formats_.data(),
+                             /*resultFormat=*/0));
+  const ExecStatusType status = result.status();
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    return ErrorOf(result.get(), sql);
+  }
+  return result;
+}
+
+absl::Status Connection::RunScript(absl::string_view sql) {
+  const std::string text(sql);
+  Result result(PQexec(conn_, text.c_str()));
+  const ExecStatusType status = result.status();
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    return ErrorOf(result.get(), sql);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Connection::Run(absl::string_view sql, const Params& params) {
+  return Exec(sql, params).status();
+}
+
+absl::Status Connection::ErrorOf(const PGresult* r,
+                                 absl::string_view sql) const {
+  const char* state =
+      r == nullptr ? nullptr : PQresultErrorField(r, PG_DIAG_SQLSTATE);
+  absl::StatusCode code = absl::StatusCode::kUnavailable;
+  if (state != nullptr) {
+    code = CodeOfSqlState(state);
+  } else if (!Broken()) {
+    code = absl::StatusCode::kInternal;
+  }
+  // A lost connection is Unavailable whatever the server said last.
+  if (Broken()) code = absl::StatusCode::kUnavailable;
+  const std::string message =
+      Tidy(r != nullptr ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
+  // The statement's first words say which step failed, not its values.
+  return absl::Status(code, absl::StrCat(where_, ": ", message, " (in \"",
+                                         sql.substr(0, 40), "...\")"));
+}
+
+}  // namespace postgres_internal
+}  // namespace delayq

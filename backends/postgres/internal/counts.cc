@@ -1,0 +1,107 @@
+// Copyright delayq authors.
+//
+// The PostgreSQL store's counts (delayq/counts.h): noted per topic while a
+// write transaction runs, written by it before its commit (the minute's
+// row and the topic's totals, minute -1), read by Counts() and
+// CountTotals().
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/postgres/internal/backend_impl.h"
+#include "backends/postgres/internal/statements.h"
+#include "src/common/status_macros.h"
+#include "src/common/transition_counts.h"
+
+namespace delayq {
+namespace postgres_internal {
+namespace {
+
+constexpr int64_t kTotalsMinute = -1;
+
+// Decodes DQ_PG_COUNT_COLUMNS from column `first` on.
+JobCounts ReadCounts(const Result& r, int row, int first) {
+  JobCounts c;
+  int64_t* fields[] = {&c.enqueued, &c.done, &c.failed, &c.retried,
+                       &c.expired,  &c.dead, &c.lapsed};
+  int col = first;
+  for (int64_t* f : fields) *f = r.Int(row, col++);
+  for (int64_t& n : c.lateness) n = r.Int(row, col++);
+  return c;
+}
+
+}  // namespace
+
+void PostgresBackend::NoteCount(Tx& tx, absl::string_view topic,
+                                const JobCounts& delta) const {
+  if (!counts_options_.enabled) return;
+  const std::string t(topic);
+  tx.counts[{internal::MinuteMicrosOf(tx.now_us), t}] += delta;
+  tx.counts[{kTotalsMinute, t}] += delta;
+}
+
+absl::Status PostgresBackend::WriteCounts(Tx& tx) {
+  if (tx.counts.empty()) return absl::OkStatus();
+  // The map's order (minute, then topic) is every transaction's: none
+  // waits for a row another holds while holding one that one waits for.
+  const std::string add = S(Sql::kCountAdd);
+  for (const auto& [key, counts] : tx.counts) {
+    Params p;
+    p.Int(key.first).Text(key.second);
+    for (int64_t n :
+         {counts.enqueued, counts.done, counts.failed, counts.retried,
+          counts.expired, counts.dead, counts.lapsed}) {
+      p.Int(n);
+    }
+    for (int64_t n : counts.lateness) p.Int(n);
+    DQ_RETURN_IF_ERROR(tx.conn->Run(add, p));
+  }
+  // Once a minute per process, the minutes that left the window go.
+  const int64_t minute = internal::MinuteMicrosOf(tx.now_us);
+  int64_t pruned = pruned_at_minute_us_.load();
+  if (minute <= pruned ||
+      !pruned_at_minute_us_.compare_exchange_strong(pruned, minute)) {
+    return absl::OkStatus();
+  }
+  return tx.conn->Run(
+      S(Sql::kCountsPrune),
+      Params().Int(minute - absl::ToInt64Microseconds(counts_options_.window) +
+                   absl::ToInt64Microseconds(absl::Minutes(1))));
+}
+
+absl::StatusOr<std::vector<TopicMinute>> PostgresBackend::Counts(
+    absl::Time from, absl::Time to) {
+  std::vector<TopicMinute> out;
+  DQ_RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
+    DQ_ASSIGN_OR_RETURN(
+        Result r, conn.Exec(S(Sql::kCountsRead),
+                            Params()
+                                .Int(internal::MinuteMicrosOf(ToMicros(from)))
+                                .Int(ToMicros(to))));
+    out.clear();
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back(
+          {r.Text(i, 1), FromMicros(r.Int(i, 0)), ReadCounts(r, i, 2)});
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+absl::StatusOr<std::vector<TopicTotals>> PostgresBackend::CountTotals() {
+  std::vector<TopicTotals> out;
+  DQ_RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
+    DQ_ASSIGN_OR_RETURN(Result r, conn.Exec(S(Sql::kTotalsRead)));
+    out.clear();
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back({r.Text(i, 1), ReadCounts(r, i, 2)});
+    }
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+}  // namespace postgres_internal
+}  // namespace delayq

@@ -1,0 +1,302 @@
+// Copyright delayq authors.
+//
+// statements.h — the SQL of every PostgreSQL Backend operation. "{s}" is
+// the store's schema (WithSchema()). Every query walks an index of
+// schema.cc; the ones that take jobs to change them lock them with
+// FOR UPDATE SKIP LOCKED, so that callers of several processes take
+// different jobs rather than wait for each other's.
+
+#ifndef DELAYQ_BACKENDS_POSTGRES_INTERNAL_STATEMENTS_H_
+#define DELAYQ_BACKENDS_POSTGRES_INTERNAL_STATEMENTS_H_
+
+namespace delayq {
+namespace postgres_internal {
+
+// The columns ReadJob() decodes, in its order.
+#define DQ_PG_JOB_COLUMNS                                                   \
+  "seq, id, topic, payload, state, priority, attempts, max_attempts, "      \
+  "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
+  "run_at_us, due_us, token, last_error, expire_at_us, discard_expired, "   \
+  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most"
+
+// due_us of a job that waits in state `state` (0 delayed, 1 ready) for
+// `run_at`: a ready job is due when it expires, a delayed one at the
+// earlier of its run_at and its expiry.
+#define DQ_PG_WAITING_DUE(state, run_at)                         \
+  "CASE WHEN " state " = 1 THEN expire_at_us ELSE LEAST(" run_at \
+  ", coalesce(expire_at_us, " run_at ")) END"
+
+// When a done job leaves the store, as jobs_done and jobs_leaving index it.
+#define DQ_PG_LEAVE_AT "(finished_at_us + keep_for_us)"
+
+// What MoveDue() reads of a due job, in its order.
+#define DQ_PG_DUE_COLUMNS                                         \
+  "seq, id, topic, state, attempts, max_attempts, expire_at_us, " \
+  "discard_expired, unique_for_us"
+
+// The columns ReadSchedule() decodes, in its order.
+#define DQ_PG_SCHEDULE_COLUMNS                                              \
+  "name, spec, time_zone, topic, payload, priority, max_attempts, ttr_us, " \
+  "backoff_kind, backoff_base_us, backoff_max_us, missed_kind, "            \
+  "missed_max, jitter_us, done_through_us, revision"
+
+// The count columns of the transitions table, in JobCounts order.
+#define DQ_PG_COUNT_COLUMNS                                                \
+  "enqueued, done, failed, retried, expired, dead, lapsed, late0, late1, " \
+  "late2, late3, late4, late5"
+#define DQ_PG_COUNT_ADDS                                                    \
+  "enqueued = t.enqueued + excluded.enqueued, "                             \
+  "done = t.done + excluded.done, failed = t.failed + excluded.failed, "    \
+  "retried = t.retried + excluded.retried, "                                \
+  "expired = t.expired + excluded.expired, dead = t.dead + excluded.dead, " \
+  "lapsed = t.lapsed + excluded.lapsed, late0 = t.late0 + excluded.late0, " \
+  "late1 = t.late1 + excluded.late1, late2 = t.late2 + excluded.late2, "    \
+  "late3 = t.late3 + excluded.late3, late4 = t.late4 + excluded.late4, "    \
+  "late5 = t.late5 + excluded.late5"
+
+struct Sql {
+  static constexpr const char* kInsert =
+      "INSERT INTO {s}.jobs (id, topic, payload, state, priority, attempts, "
+      "max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us, "
+      "enqueued_at_us, run_at_us, due_us, expire_at_us, discard_expired, "
+      "unique_for_us, keep_for_us, keep_at_most) "
+      "VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
+      "$15, $16, $17, $18)";
+
+  // Dedup windows: ids held until a time.
+  static constexpr const char* kDropHolds =
+      "DELETE FROM {s}.held_ids WHERE until_us <= $1";
+  static constexpr const char* kIsHeld =
+      "SELECT 1 FROM {s}.held_ids WHERE id = $1 AND until_us > $2";
+  static constexpr const char* kHold =
+      "INSERT INTO {s}.held_ids (id, until_us) VALUES ($1, $2) "
+      "ON CONFLICT (id) DO UPDATE SET until_us = excluded.until_us";
+
+  // Due delayed jobs, expired reservations and lapsing ready jobs, of one
+  // topic (jobs_topic_due) and of every topic (jobs_due), earliest first.
+  static constexpr const char* kTopicDue =
+      "SELECT " DQ_PG_DUE_COLUMNS
+      " FROM {s}.jobs WHERE topic = $1 AND due_us IS NOT NULL "
+      "AND due_us <= $2 AND state IN (0, 1, 2) ORDER BY due_us, seq LIMIT $3 "
+      "FOR UPDATE SKIP LOCKED";
+  static constexpr const char* kAllDue =
+      "SELECT " DQ_PG_DUE_COLUMNS
+      " FROM {s}.jobs WHERE due_us IS NOT NULL AND due_us <= $1 "
+      "ORDER BY due_us, seq LIMIT $2 FOR UPDATE SKIP LOCKED";
+  static constexpr const char* kNextDue =
+      "SELECT due_us FROM {s}.jobs WHERE due_us IS NOT NULL "
+      "ORDER BY due_us LIMIT 1";
+
+  // Moves of due jobs, locked by the query above: ready in one statement
+  // (an array of seqs), dead or discarded one by one (rare).
+  static constexpr const char* kMakeReady =
+      "UPDATE {s}.jobs SET state = 1, due_us = expire_at_us, token = NULL "
+      "WHERE seq = ANY($1::bigint[])";
+  static constexpr const char* kDiscard = "DELETE FROM {s}.jobs WHERE seq = $1";
+  static constexpr const char* kMakeDead =
+      "UPDATE {s}.jobs SET state = 3, due_us = NULL, token = NULL, "
+      "dead_order = nextval('{s}.job_order'), last_error = $2, "
+      "finished_at_us = $3 WHERE seq = $1";
+
+  // Reserve(): the first $2 ready jobs of a topic (jobs_ready), leased in
+  // one statement. Jobs another transaction holds are passed over; the
+  // tokens follow the ready order from $4; each lease runs ttr from now,
+  // or from run_at when the caller's clock is behind it.
+  static constexpr const char* kReserve =
+      "WITH taken AS (SELECT seq, priority, run_at_us FROM {s}.jobs "
+      "WHERE topic = $1 AND state = 1 ORDER BY priority, run_at_us, seq "
+      "LIMIT $2 FOR UPDATE SKIP LOCKED), "
+      "ranked AS (SELECT seq AS taken_seq, row_number() OVER "
+      "(ORDER BY priority, run_at_us, seq) - 1 AS k FROM taken) "
+      "UPDATE {s}.jobs j SET state = 2, attempts = j.attempts + 1, "
+      "due_us = GREATEST($3, j.run_at_us) + j.ttr_us, token = $4 + ranked.k "
+      "FROM ranked WHERE j.seq = ranked.taken_seq RETURNING " DQ_PG_JOB_COLUMNS;
+
+  // Ack() of a job without keep_for, and of one with it: kept done (state
+  // 4) with its result, its order of keeping from job_order.
+  // The first also lets the topic's done jobs whose time is up at $3 go,
+  // and reads the topic's concurrency cap (NULL: no limit), all in one
+  // round trip.
+  static constexpr const char* kAck =
+      "WITH acked AS (DELETE FROM {s}.jobs j WHERE j.id = $1 AND j.state = 2 "
+      "AND j.token = $2 AND j.keep_for_us = 0 "
+      "RETURNING j.unique_for_us, j.topic), "
+      "gone AS (DELETE FROM {s}.jobs d USING acked WHERE d.topic = acked.topic "
+      "AND d.state = 4 AND (d.finished_at_us + d.keep_for_us) <= $3) "
+      "SELECT a.unique_for_us, a.topic, (SELECT l.concurrency FROM "
+      "{s}.limits l WHERE l.topic = a.topic) FROM acked a";
+  static constexpr const char* kKeep =
+      "UPDATE {s}.jobs SET state = 4, due_us = NULL, token = NULL, "
+      "result = $3, finished_at_us = $4, "
+      "dead_order = nextval('{s}.job_order') "
+      "WHERE id = $1 AND state = 2 AND token = $2 AND keep_for_us > 0 "
+      "RETURNING unique_for_us, topic, keep_at_most";
+  // Done jobs whose time is up at $2, of one topic (jobs_done) and of every
+  // topic (jobs_leaving).
+  static constexpr const char* kDropLeftOfTopic =
+      "DELETE FROM {s}.jobs WHERE topic = $1 AND state = 4 AND " DQ_PG_LEAVE_AT
+      " <= $2";
+  static constexpr const char* kDropLeft =
+      "DELETE FROM {s}.jobs WHERE state = 4 AND " DQ_PG_LEAVE_AT " <= $1";
+  // The done jobs of a topic beyond the $2 that leave last.
+  static constexpr const char* kDropBeyond =
+      "DELETE FROM {s}.jobs WHERE seq IN (SELECT seq FROM {s}.jobs "
+      "WHERE topic = $1 AND state = 4 ORDER BY " DQ_PG_LEAVE_AT
+      " DESC, dead_order DESC OFFSET $2)";
+
+  // The reservation $2 of job $1, locked.
+  static constexpr const char* kLease =
+      "SELECT seq, attempts, max_attempts, topic FROM {s}.jobs "
+      "WHERE id = $1 AND state = 2 AND token = $2 FOR UPDATE";
+  static constexpr const char* kRetry =
+      "UPDATE {s}.jobs SET state = $2, run_at_us = $3, "
+      "due_us = " DQ_PG_WAITING_DUE("$2", "$3") ", token = NULL, "
+      "last_error = $4 WHERE seq = $1";
+  static constexpr const char* kRelease =
+      "UPDATE {s}.jobs SET state = $3, attempts = attempts - 1, "
+      "run_at_us = $4, due_us = " DQ_PG_WAITING_DUE("$3", "$4") ", "
+      "token = NULL WHERE id = $1 AND state = 2 AND token = $2 RETURNING topic";
+  static constexpr const char* kTouch =
+      "UPDATE {s}.jobs SET due_us = $3 + ttr_us "
+      "WHERE id = $1 AND state = 2 AND token = $2 RETURNING due_us";
+  static constexpr const char* kCancel =
+      "DELETE FROM {s}.jobs WHERE id = $1 "
+      "RETURNING unique_for_us, topic, state";
+
+  static constexpr const char* kGet =
+      "SELECT " DQ_PG_JOB_COLUMNS " FROM {s}.jobs WHERE id = $1";
+  static constexpr const char* kListReady =
+      "SELECT " DQ_PG_JOB_COLUMNS
+      " FROM {s}.jobs WHERE topic = $1 AND state = 1 "
+      "ORDER BY priority, run_at_us, seq LIMIT $2";
+  // Delayed (by run_at) or reserved (by deadline) jobs (jobs_topic_due).
+  static constexpr const char* kListTimed =
+      "SELECT " DQ_PG_JOB_COLUMNS
+      " FROM {s}.jobs WHERE topic = $1 AND due_us IS NOT NULL AND state = $3 "
+      "ORDER BY due_us, seq LIMIT $2";
+  static constexpr const char* kListDone =
+      "SELECT " DQ_PG_JOB_COLUMNS
+      " FROM {s}.jobs WHERE topic = $1 AND state = 4 "
+      "ORDER BY " DQ_PG_LEAVE_AT ", dead_order LIMIT $2";
+  static constexpr const char* kListDead =
+      "SELECT " DQ_PG_JOB_COLUMNS
+      " FROM {s}.jobs WHERE topic = $1 AND state = 3 "
+      "ORDER BY dead_order LIMIT $2";
+
+  static constexpr const char* kStats =
+      "SELECT state, count(*) FROM {s}.jobs WHERE topic = $1 GROUP BY state";
+  // Up to $3 jobs of a topic in state $2: enough to compare with a bound
+  // without counting them all.
+  static constexpr const char* kCountUpTo =
+      "SELECT count(*) FROM (SELECT 1 FROM {s}.jobs WHERE topic = $1 "
+      "AND state = $2 LIMIT $3) AS bounded";
+  static constexpr const char* kTopics =
+      "SELECT DISTINCT topic FROM {s}.jobs ORDER BY topic";
+
+  static constexpr const char* kHorizonGet =
+      "SELECT at_us FROM {s}.news_horizon WHERE id = 1";
+  static constexpr const char* kHorizonSet =
+      "UPDATE {s}.news_horizon SET at_us = $1 WHERE id = 1";
+  static constexpr const char* kNotify = "SELECT pg_notify($1, $2)";
+
+  // Paused topics (SetPaused()).
+  static constexpr const char* kIsPaused =
+      "SELECT 1 FROM {s}.paused WHERE topic = $1";
+  static constexpr const char* kPause =
+      "INSERT INTO {s}.paused (topic) VALUES ($1) ON CONFLICT DO NOTHING";
+  static constexpr const char* kResume =
+      "DELETE FROM {s}.paused WHERE topic = $1";
+  static constexpr const char* kPausedTopics =
+      "SELECT topic FROM {s}.paused ORDER BY topic";
+
+  // Topic limits (SetLimit()); setting one keeps its bucket. A Reserve()
+  // locks its topic's limit, so that reservations under one limit take
+  // turns and each sees the bucket and the reserved jobs the one before
+  // left.
+  static constexpr const char* kLimitLock =
+      "SELECT rate, period_us, burst, concurrency, tat_us FROM {s}.limits "
+      "WHERE topic = $1 FOR UPDATE";
+  static constexpr const char* kLimitGet =
+      "SELECT concurrency FROM {s}.limits WHERE topic = $1";
+  static constexpr const char* kLimitSet =
+      "INSERT INTO {s}.limits (topic, rate, period_us, burst, concurrency) "
+      "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (topic) DO UPDATE SET "
+      "rate = excluded.rate, period_us = excluded.period_us, "
+      "burst = excluded.burst, concurrency = excluded.concurrency";
+  static constexpr const char* kLimitTat =
+      "UPDATE {s}.limits SET tat_us = $2 WHERE topic = $1";
+  static constexpr const char* kLimitClear =
+      "DELETE FROM {s}.limits WHERE topic = $1";
+  static constexpr const char* kLimits =
+      "SELECT topic, rate, period_us, burst, concurrency FROM {s}.limits "
+      "ORDER BY topic";
+
+  // Schedules (PutSchedule() and friends), by their primary key.
+  static constexpr const char* kScheduleLock =
+      "SELECT spec, time_zone, done_through_us, revision FROM {s}.schedules "
+      "WHERE name = $1 FOR UPDATE";
+  static constexpr const char* kSchedulePut =
+      "INSERT INTO {s}.schedules (" DQ_PG_SCHEDULE_COLUMNS
+      ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
+      "$15, $16) ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, "
+      "time_zone = excluded.time_zone, topic = excluded.topic, "
+      "payload = excluded.payload, priority = excluded.priority, "
+      "max_attempts = excluded.max_attempts, ttr_us = excluded.ttr_us, "
+      "backoff_kind = excluded.backoff_kind, "
+      "backoff_base_us = excluded.backoff_base_us, "
+      "backoff_max_us = excluded.backoff_max_us, "
+      "missed_kind = excluded.missed_kind, missed_max = excluded.missed_max, "
+      "jitter_us = excluded.jitter_us, "
+      "done_through_us = excluded.done_through_us, "
+      "revision = excluded.revision";
+  static constexpr const char* kScheduleRemove =
+      "DELETE FROM {s}.schedules WHERE name = $1";
+  static constexpr const char* kScheduleList =
+      "SELECT " DQ_PG_SCHEDULE_COLUMNS " FROM {s}.schedules ORDER BY name";
+  static constexpr const char* kScheduleFire =
+      "UPDATE {s}.schedules SET done_through_us = $2, "
+      "revision = revision + 1 WHERE name = $1";
+
+  // Counts: a write transaction adds each topic's counts to its minute's
+  // row and to the topic's totals (minute -1), in key order, so that two
+  // transactions never wait for each other's rows crosswise.
+  static constexpr const char* kCountAdd =
+      "INSERT INTO {s}.transitions AS t (minute_us, topic, " DQ_PG_COUNT_COLUMNS
+      ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
+      "$15) ON CONFLICT (minute_us, topic) DO UPDATE SET " DQ_PG_COUNT_ADDS;
+  static constexpr const char* kCountsRead =
+      "SELECT minute_us, topic, " DQ_PG_COUNT_COLUMNS
+      " FROM {s}.transitions WHERE minute_us >= $1 AND minute_us <= $2 "
+      "ORDER BY minute_us, topic";
+  static constexpr const char* kTotalsRead =
+      "SELECT minute_us, topic, " DQ_PG_COUNT_COLUMNS
+      " FROM {s}.transitions WHERE minute_us = -1 ORDER BY topic";
+  static constexpr const char* kCountsPrune =
+      "DELETE FROM {s}.transitions WHERE minute_us >= 0 AND minute_us < $1";
+
+  static constexpr const char* kDeadOfTopic =
+      "SELECT seq, id, unique_for_us FROM {s}.jobs WHERE topic = $1 "
+      "AND state = 3 ORDER BY dead_order LIMIT $2 FOR UPDATE SKIP LOCKED";
+  static constexpr const char* kKick =
+      "UPDATE {s}.jobs SET state = 1, attempts = 0, run_at_us = $2, "
+      "due_us = NULL, dead_order = NULL, expire_at_us = NULL, "
+      "finished_at_us = NULL WHERE seq = ANY($1::bigint[])";
+  // PromoteJob(): a delayed job ready now; a ready job is due when it
+  // expires.
+  static constexpr const char* kPromoteJob =
+      "UPDATE {s}.jobs SET state = 1, run_at_us = $2, due_us = expire_at_us "
+      "WHERE seq = $1";
+  // The job with id $1, locked: what the single-job calls check first.
+  static constexpr const char* kStateOf =
+      "SELECT seq, state, topic FROM {s}.jobs WHERE id = $1 FOR UPDATE";
+  // Replace(): a new payload and run_at for a delayed or ready job, and the
+  // state and due time that follow from them.
+  static constexpr const char* kReplace =
+      "UPDATE {s}.jobs SET payload = $2, run_at_us = $3, state = $4, "
+      "due_us = " DQ_PG_WAITING_DUE("$4", "$3") " WHERE seq = $1";
+};
+
+}  // namespace postgres_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_POSTGRES_INTERNAL_STATEMENTS_H_
