@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "backends/postgres/internal/schema.h"
 #include "delayq/postgres_backend.h"
+#include "delayq/redacted_url.h"
 #include "src/common/status_macros.h"
 #include "src/common/url_credentials.h"
 #include "src/common/url_query.h"
@@ -91,13 +92,16 @@ absl::Status ParseHosts(absl::string_view url, absl::string_view text,
     absl::string_view host = one, port;
     const size_t close = one.rfind(']');
     const size_t colon = one.rfind(':');
+    const bool bracketed = absl::StartsWith(one, "[");
     if (colon != absl::string_view::npos &&
-        (close == absl::string_view::npos || colon > close)) {
+        (!bracketed || (close != absl::string_view::npos && colon > close))) {
       host = one.substr(0, colon);
       port = one.substr(colon + 1);
       int64_t n = 0;
+      // The text is not quoted: in a URL whose credentials lost their '@'
+      // it is the password.
       if (!internal::ParseUrlDecimal(port, 1, 65535, &n)) {
-        return Bad(url, absl::StrCat("bad port '", port, "'"));
+        return Bad(url, "a port must be a number from 1 to 65535");
       }
       any_port = true;
     }
@@ -106,7 +110,7 @@ absl::Status ParseHosts(absl::string_view url, absl::string_view text,
     }
     std::string decoded;
     if (host.empty() || !PercentDecode(host, &decoded)) {
-      return Bad(url, absl::StrCat("bad host '", host, "'"));
+      return Bad(url, "empty host, or a malformed %-escape in one");
     }
     hosts.push_back(decoded);
     ports.push_back(port.empty() ? "5432" : std::string(port));
@@ -169,6 +173,16 @@ absl::StatusOr<PostgresOptions> ParsePostgresUrl(absl::string_view url) {
   if (!absl::ConsumePrefix(&rest, "postgres://") &&
       !absl::ConsumePrefix(&rest, "postgresql://")) {
     return Bad(url, "does not start with 'postgres://' or 'postgresql://'");
+  }
+  // A URL whose every part after the scheme RedactedUrl() hides may hold a
+  // password anywhere (one that lost its '@', say): refused, quoting none
+  // of it.
+  if (absl::EndsWith(RedactedUrl(url), "://***")) {
+    return Bad(url,
+               "cannot tell its credentials from its hosts: write "
+               "user:password@host:port, hosts as names or [IPv6], a "
+               "socket folder as ?host=/path, and '?', '#', '@' inside a "
+               "password percent-encoded");
   }
   PostgresOptions options;
   // As RedactedUrl() reads it: the credentials run to the last '@'.

@@ -22,19 +22,9 @@ using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
 using ::delayq::testing::PostgresServer;
 
-// Started once, at the first test; a server that cannot start fails every
-// test that needs it.
-absl::StatusOr<PostgresServer*> Server() {
-  static absl::StatusOr<std::unique_ptr<PostgresServer>>* server =
-      new absl::StatusOr<std::unique_ptr<PostgresServer>>(
-          PostgresServer::Start());
-  if (!server->ok()) return server->status();
-  return server->value().get();
-}
-
 absl::StatusOr<std::unique_ptr<Backend>> FreshStore() {
   static std::atomic<int> stores{0};
-  absl::StatusOr<PostgresServer*> server = Server();
+  absl::StatusOr<PostgresServer*> server = testing::SharedPostgresServer();
   if (!server.ok()) return server.status();
   absl::StatusOr<PostgresOptions> options =
       ParsePostgresUrl((*server)->Url(absl::StrCat("conformance_", ++stores)));

@@ -241,6 +241,29 @@ absl::Status PostgresServer::Psql(absl::string_view sql) const {
                           std::string(sql)});
 }
 
+namespace {
+
+absl::StatusOr<std::unique_ptr<PostgresServer>>* shared_server = nullptr;
+
+void StopSharedServer() {
+  delete shared_server;
+  shared_server = nullptr;
+}
+
+}  // namespace
+
+absl::StatusOr<PostgresServer*> SharedPostgresServer() {
+  static const bool started = [] {
+    shared_server = new absl::StatusOr<std::unique_ptr<PostgresServer>>(
+        PostgresServer::Start());
+    std::atexit(StopSharedServer);
+    return true;
+  }();
+  (void)started;
+  if (!shared_server->ok()) return shared_server->status();
+  return shared_server->value().get();
+}
+
 std::string PostgresServer::Log() const {
   return ReadFile(dir_ + "/postgres.log");
 }

@@ -97,6 +97,13 @@ class PostgresServer {
   pid_t pid_ = -1;
 };
 
+// SharedPostgresServer()
+//
+// One server for the whole test process: started at the first call, stopped
+// (and its directory removed) when the process exits. The error of its
+// start, for every call, when it could not start.
+absl::StatusOr<PostgresServer*> SharedPostgresServer();
+
 }  // namespace testing
 }  // namespace delayq
 

@@ -204,15 +204,37 @@ absl::StatusOr<Result> Connection::Exec(absl::string_view sql,
     lengths[i] = static_cast<int>(params.values_[i].size());
   }
   const std::string text(sql);
-  Result result(PQexecParams(conn_, text.c_str(), static_cast<int>(n),
-                             /*paramTypes=*/nullptr, values.data(),
-                             lengths.data(), params.formats_.data(),
-                             /*resultFormat=*/0));
+  Result result(nullptr);
+  if (owned_) {
+    absl::StatusOr<std::string> name = Prepared(text, static_cast<int>(n));
+    if (!name.ok()) return name.status();
+    result = Result(PQexecPrepared(conn_, name->c_str(), static_cast<int>(n),
+                                   values.data(), lengths.data(),
+                                   params.formats_.data(),
+                                   /*resultFormat=*/0));
+  } else {
+    result = Result(PQexecParams(conn_, text.c_str(), static_cast<int>(n),
+                                 /*paramTypes=*/nullptr, values.data(),
+                                 lengths.data(), params.formats_.data(),
+                                 /*resultFormat=*/0));
+  }
   const ExecStatusType status = result.status();
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     return ErrorOf(result.get(), sql);
   }
   return result;
+}
+
+absl::StatusOr<std::string> Connection::Prepared(const std::string& sql,
+                                                 int params) {
+  auto it = prepared_.find(sql);
+  if (it != prepared_.end()) return it->second;
+  std::string name = absl::StrCat("dq", prepared_.size() + 1);
+  Result result(PQprepare(conn_, name.c_str(), sql.c_str(), params,
+                          /*paramTypes=*/nullptr));
+  if (result.status() != PGRES_COMMAND_OK) return ErrorOf(result.get(), sql);
+  prepared_.emplace(sql, name);
+  return name;
 }
 
 absl::Status Connection::RunScript(absl::string_view sql) {

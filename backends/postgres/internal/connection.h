@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -96,6 +97,8 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   // Runs `sql` with `params` and returns its rows (none for a command).
+  // The first run of a text on a connection prepares it there; later runs
+  // skip parsing and planning.
   absl::StatusOr<Result> Exec(absl::string_view sql,
                               const Params& params = Params());
   // Runs several statements without parameters (a migration), with the
@@ -118,9 +121,16 @@ class Connection {
 
   absl::Status ErrorOf(const PGresult* r, absl::string_view sql) const;
 
+  // The name `sql` is prepared under on this connection, preparing it
+  // first if need be.
+  absl::StatusOr<std::string> Prepared(const std::string& sql, int params);
+
   PGconn* conn_;
   const std::string where_;
   const bool owned_;
+  // Statements prepared on this connection, by text. A borrowed
+  // connection prepares none: the names are the application's to choose.
+  absl::flat_hash_map<std::string, std::string> prepared_;
 };
 
 // The status a failed statement's SQLSTATE (or a connection's state, when
