@@ -62,7 +62,7 @@ struct Tx {
   Connection* conn = nullptr;
   int64_t now_us = 0;
   PendingNews news;
-  // Counts by (minute µs, topic), in the order they are written.
+  // Counts by (minute µs, topic).
   std::map<std::pair<int64_t, std::string>, JobCounts> counts;
 };
 
@@ -205,8 +205,8 @@ class PostgresBackend : public Backend {
   static void NoteReserved(Tx& tx, const Lease& lease);
   static void NoteDue(Tx& tx, int64_t at_us);
   void NoteCount(Tx& tx, absl::string_view topic, const JobCounts& delta) const;
-  // Writes the counts the transaction noted; once a minute a process drops
-  // the minutes that left the window.
+  // Writes the counts the transaction noted; once a minute a process folds
+  // the recent ones and drops the minutes that left the window.
   absl::Status WriteCounts(Tx& tx);
   // The messages of the pending news (see news.h); stores the horizon it
   // announces.
@@ -215,8 +215,8 @@ class PostgresBackend : public Backend {
   const std::unique_ptr<Pool> pool_;
   const std::string schema_;
   const CountsOptions counts_options_;
-  // The latest minute (µs) before which this process dropped old minutes.
-  std::atomic<int64_t> pruned_at_minute_us_{0};
+  // The latest minute (µs) before which this process folded the counts.
+  std::atomic<int64_t> folded_at_minute_us_{0};
 };
 
 }  // namespace postgres_internal

@@ -175,6 +175,10 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
     return absl::Status(CodeOfConnectFailure(message),
                         absl::StrCat(where, ": cannot connect: ", message));
   }
+  // The server's notices (an existing schema, a connection it ends) are
+  // not the application's output; errors come back as statuses.
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<Connection>(
       new Connection(conn, std::move(where), /*owned=*/true));
 }

@@ -1,9 +1,8 @@
 // Copyright delayq authors.
 //
 // The PostgreSQL store's counts (delayq/counts.h): noted per topic while a
-// write transaction runs, written by it before its commit (the minute's
-// row and the topic's totals, minute -1), read by Counts() and
-// CountTotals().
+// write transaction runs, appended by it before its commit, folded once a
+// minute (schema.cc), read by Counts() and CountTotals().
 
 #include <cstdint>
 #include <string>
@@ -18,8 +17,6 @@
 namespace delayq {
 namespace postgres_internal {
 namespace {
-
-constexpr int64_t kTotalsMinute = -1;
 
 // Decodes DQ_PG_COUNT_COLUMNS from column `first` on.
 JobCounts ReadCounts(const Result& r, int row, int first) {
@@ -37,15 +34,12 @@ JobCounts ReadCounts(const Result& r, int row, int first) {
 void PostgresBackend::NoteCount(Tx& tx, absl::string_view topic,
                                 const JobCounts& delta) const {
   if (!counts_options_.enabled) return;
-  const std::string t(topic);
-  tx.counts[{internal::MinuteMicrosOf(tx.now_us), t}] += delta;
-  tx.counts[{kTotalsMinute, t}] += delta;
+  tx.counts[{internal::MinuteMicrosOf(tx.now_us), std::string(topic)}] +=
+      delta;
 }
 
 absl::Status PostgresBackend::WriteCounts(Tx& tx) {
   if (tx.counts.empty()) return absl::OkStatus();
-  // The map's order (minute, then topic) is every transaction's: none
-  // waits for a row another holds while holding one that one waits for.
   const std::string add = S(Sql::kCountAdd);
   for (const auto& [key, counts] : tx.counts) {
     Params p;
@@ -58,13 +52,16 @@ absl::Status PostgresBackend::WriteCounts(Tx& tx) {
     for (int64_t n : counts.lateness) p.Int(n);
     DQ_RETURN_IF_ERROR(tx.conn->Run(add, p));
   }
-  // Once a minute per process, the minutes that left the window go.
+  // Once a minute per process: the recent rows of the minutes before this
+  // one are folded, and the minutes that left the window go.
   const int64_t minute = internal::MinuteMicrosOf(tx.now_us);
-  int64_t pruned = pruned_at_minute_us_.load();
-  if (minute <= pruned ||
-      !pruned_at_minute_us_.compare_exchange_strong(pruned, minute)) {
+  int64_t folded = folded_at_minute_us_.load();
+  if (minute <= folded ||
+      !folded_at_minute_us_.compare_exchange_strong(folded, minute)) {
     return absl::OkStatus();
   }
+  DQ_RETURN_IF_ERROR(
+      tx.conn->Run(S(Sql::kCountsFold), Params().Int(minute)));
   return tx.conn->Run(
       S(Sql::kCountsPrune),
       Params().Int(minute - absl::ToInt64Microseconds(counts_options_.window) +

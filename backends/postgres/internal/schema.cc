@@ -26,8 +26,17 @@ namespace {
 // store's writers on it. job_order issues the order of deaths and of done
 // jobs. news_horizon holds the latest due time announced (see news.h).
 // held_ids keeps the ids of jobs that left while their dedup window lasts;
-// limits the topics' limits and token buckets; transitions the counts per
-// minute (minute_us -1: a topic's totals).
+// limits the topics' limits and token buckets.
+//
+// Counts: a write transaction appends its counts per topic to
+// transitions_recent, a row of its own that no other transaction waits
+// for (one row per (minute, topic) that every transaction added to would
+// queue the store's writers behind each other's commits). Once a minute a
+// process folds the recent rows of the minutes before its own into
+// transitions, one row per (minute, topic), and into each topic's totals
+// (minute_us -1), deleting them from transitions_recent in the same
+// statement, so that each is folded once. A minute's counts are its rows in
+// both tables; a topic's totals its -1 row plus its recent rows.
 constexpr char kSchemaV1[] = R"sql(
 CREATE TABLE {s}.jobs (
   seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -129,6 +138,24 @@ CREATE TABLE {s}.transitions (
   late5 bigint NOT NULL,
   PRIMARY KEY (minute_us, topic)
 );
+CREATE TABLE {s}.transitions_recent (
+  minute_us bigint NOT NULL,
+  topic text NOT NULL,
+  enqueued bigint NOT NULL,
+  done bigint NOT NULL,
+  failed bigint NOT NULL,
+  retried bigint NOT NULL,
+  expired bigint NOT NULL,
+  dead bigint NOT NULL,
+  lapsed bigint NOT NULL,
+  late0 bigint NOT NULL,
+  late1 bigint NOT NULL,
+  late2 bigint NOT NULL,
+  late3 bigint NOT NULL,
+  late4 bigint NOT NULL,
+  late5 bigint NOT NULL
+);
+CREATE INDEX transitions_recent_minute ON {s}.transitions_recent (minute_us);
 )sql";
 
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0

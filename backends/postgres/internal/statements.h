@@ -44,6 +44,10 @@ namespace postgres_internal {
 #define DQ_PG_COUNT_COLUMNS                                                \
   "enqueued, done, failed, retried, expired, dead, lapsed, late0, late1, " \
   "late2, late3, late4, late5"
+#define DQ_PG_COUNT_SUMS                                                     \
+  "sum(enqueued), sum(done), sum(failed), sum(retried), sum(expired), "      \
+  "sum(dead), sum(lapsed), sum(late0), sum(late1), sum(late2), sum(late3), " \
+  "sum(late4), sum(late5)"
 #define DQ_PG_COUNT_ADDS                                                    \
   "enqueued = t.enqueued + excluded.enqueued, "                             \
   "done = t.done + excluded.done, failed = t.failed + excluded.failed, "    \
@@ -257,20 +261,42 @@ struct Sql {
       "UPDATE {s}.schedules SET done_through_us = $2, "
       "revision = revision + 1 WHERE name = $1";
 
-  // Counts: a write transaction adds each topic's counts to its minute's
-  // row and to the topic's totals (minute -1), in key order, so that two
-  // transactions never wait for each other's rows crosswise.
+  // Counts (schema.cc): a write transaction appends a row per topic to
+  // transitions_recent; a fold moves the recent rows of the minutes before
+  // $1 into their minutes' rows of transitions and the topics' totals
+  // (minute -1), in one statement that deletes what it moves. The upserts
+  // go in key order, so that two folds never wait for each other's rows
+  // crosswise.
   static constexpr const char* kCountAdd =
-      "INSERT INTO {s}.transitions AS t (minute_us, topic, " DQ_PG_COUNT_COLUMNS
+      "INSERT INTO {s}.transitions_recent (minute_us, topic, "
+      DQ_PG_COUNT_COLUMNS
       ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
-      "$15) ON CONFLICT (minute_us, topic) DO UPDATE SET " DQ_PG_COUNT_ADDS;
+      "$15)";
+  static constexpr const char* kCountsFold =
+      "WITH moved AS (DELETE FROM {s}.transitions_recent WHERE minute_us < $1 "
+      "RETURNING *), "
+      "keyed AS (SELECT minute_us, topic, " DQ_PG_COUNT_COLUMNS
+      " FROM moved UNION ALL SELECT -1, topic, " DQ_PG_COUNT_COLUMNS
+      " FROM moved) "
+      "INSERT INTO {s}.transitions AS t (minute_us, topic, " DQ_PG_COUNT_COLUMNS
+      ") SELECT minute_us, topic, " DQ_PG_COUNT_SUMS
+      " FROM keyed GROUP BY minute_us, topic ORDER BY minute_us, topic "
+      "ON CONFLICT (minute_us, topic) DO UPDATE SET " DQ_PG_COUNT_ADDS;
+  // A minute's counts are its row in transitions plus its recent rows; the
+  // totals the -1 rows plus every recent row.
   static constexpr const char* kCountsRead =
-      "SELECT minute_us, topic, " DQ_PG_COUNT_COLUMNS
+      "SELECT minute_us, topic, " DQ_PG_COUNT_SUMS
+      " FROM (SELECT minute_us, topic, " DQ_PG_COUNT_COLUMNS
       " FROM {s}.transitions WHERE minute_us >= $1 AND minute_us <= $2 "
-      "ORDER BY minute_us, topic";
+      "UNION ALL SELECT minute_us, topic, " DQ_PG_COUNT_COLUMNS
+      " FROM {s}.transitions_recent WHERE minute_us >= $1 AND minute_us <= $2) "
+      "AS c GROUP BY minute_us, topic ORDER BY minute_us, topic";
   static constexpr const char* kTotalsRead =
-      "SELECT minute_us, topic, " DQ_PG_COUNT_COLUMNS
-      " FROM {s}.transitions WHERE minute_us = -1 ORDER BY topic";
+      "SELECT -1, topic, " DQ_PG_COUNT_SUMS
+      " FROM (SELECT topic, " DQ_PG_COUNT_COLUMNS
+      " FROM {s}.transitions WHERE minute_us = -1 "
+      "UNION ALL SELECT topic, " DQ_PG_COUNT_COLUMNS
+      " FROM {s}.transitions_recent) AS c GROUP BY topic ORDER BY topic";
   static constexpr const char* kCountsPrune =
       "DELETE FROM {s}.transitions WHERE minute_us >= 0 AND minute_us < $1";
 
