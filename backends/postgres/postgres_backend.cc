@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "backends/postgres/internal/backend_impl.h"
@@ -71,24 +73,23 @@ absl::Status PostgresBackend::Transaction(
     DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> taken,
                         pool_->Take(&reused));
     Borrowed conn(pool_.get(), std::move(taken));
-    absl::Status status = conn.get()->Run("BEGIN");
-    if (!status.ok()) {
-      // An idle connection the server closed (it restarted): nothing was
-      // done on it, so a new one may try.
-      if (reused && conn.get()->Broken() && !replaced) {
-        replaced = true;
-        conn.Discard();
-        --attempt;
-        continue;
-      }
-      return status;
-    }
+    // BEGIN goes with the body's first statement.
+    conn.get()->BeginWithNext();
     Tx tx;
     tx.conn = conn.get();
     tx.now_us = ToMicros(now);
-    status = body(tx);
+    absl::Status status = body(tx);
     if (status.ok()) status = Finish(tx);
     if (status.ok()) return status;
+    // An idle connection the server closed (it restarted): nothing was
+    // done on it, so a new one may try.
+    if (reused && conn.get()->Broken() && !conn.get()->begin_confirmed() &&
+        !replaced) {
+      replaced = true;
+      conn.Discard();
+      --attempt;
+      continue;
+    }
     if (conn.get()->InTransaction() && !conn.get()->Broken()) {
       conn.get()->Run("ROLLBACK").IgnoreError();
     }
@@ -114,20 +115,18 @@ absl::Status PostgresBackend::Read(
 }
 
 absl::Status PostgresBackend::Finish(Tx& tx) {
-  DQ_RETURN_IF_ERROR(Announce(tx));
-  return tx.conn->Run("COMMIT");
+  DQ_ASSIGN_OR_RETURN(std::string tail, Tail(tx));
+  return tx.conn->RunScript(absl::StrCat(tail, "COMMIT"));
 }
 
 absl::Status PostgresBackend::Announce(Tx& tx) {
-  DQ_RETURN_IF_ERROR(WriteCounts(tx));
-  DQ_ASSIGN_OR_RETURN(std::vector<std::string> news, CollectNews(tx));
-  // NOTIFY is delivered when the transaction commits, and only then: a
-  // subscriber that hears the news and reads the store sees the change.
-  for (const std::string& payload : JoinNews(news)) {
-    DQ_RETURN_IF_ERROR(tx.conn->Run(
-        Sql::kNotify, Params().Text(NewsChannel(schema_)).Text(payload)));
-  }
-  return absl::OkStatus();
+  DQ_ASSIGN_OR_RETURN(std::string tail, Tail(tx));
+  return tail.empty() ? absl::OkStatus() : tx.conn->RunScript(tail);
+}
+
+absl::StatusOr<std::string> PostgresBackend::Tail(Tx& tx) {
+  DQ_ASSIGN_OR_RETURN(std::string counts, CountsScript(tx));
+  return absl::StrCat(counts, NewsScript(tx));
 }
 
 void PostgresBackend::NoteMadeReady(Tx& tx, absl::string_view topic,
@@ -148,35 +147,47 @@ void PostgresBackend::NoteDue(Tx& tx, int64_t at_us) {
   }
 }
 
-absl::StatusOr<std::vector<std::string>> PostgresBackend::CollectNews(Tx& tx) {
-  std::vector<std::string> news;
+std::string PostgresBackend::NewsScript(const Tx& tx) const {
+  // Each NOTIFY is delivered when the transaction commits, and only then: a
+  // subscriber that hears the news and reads the store sees the change.
+  // Whether there is news is decided in the statements themselves, so the
+  // news costs no round trip of its own.
+  const std::string channel = tx.conn->Literal(NewsChannel(schema_));
+  auto notify = [&](const std::string& message) {
+    return absl::StrCat("SELECT pg_notify(", channel, ", ",
+                        tx.conn->Literal(message), ")");
+  };
+  std::string script;
   for (const auto& [topic, delta] : tx.news.ready_delta) {
     if (delta <= 0) continue;  // cannot have been empty and now have jobs
     // Ready jobs all of them the transaction's own: the set was empty.
-    DQ_ASSIGN_OR_RETURN(int64_t ready,
-                        CountUpTo(*tx.conn, topic, kStateReady, delta + 1));
-    if (ready == delta) news.push_back(ReadyMessage(topic));
+    absl::StrAppend(&script, notify(ReadyMessage(topic)),
+                    " WHERE (SELECT count(*) FROM (SELECT 1 FROM ",
+                    S("{s}.jobs"), " WHERE topic = ", tx.conn->Literal(topic),
+                    " AND state = 1 LIMIT ", delta + 1, ") AS b) = ", delta,
+                    ";\n");
   }
   for (const std::string& topic : tx.news.look_again) {
-    DQ_ASSIGN_OR_RETURN(int64_t ready,
-                        CountUpTo(*tx.conn, topic, kStateReady, 1));
-    if (ready > 0) news.push_back(ReadyMessage(topic));
+    absl::StrAppend(&script, notify(ReadyMessage(topic)),
+                    " WHERE EXISTS (SELECT 1 FROM ", S("{s}.jobs"),
+                    " WHERE topic = ", tx.conn->Literal(topic),
+                    " AND state = 1);\n");
   }
   if (tx.news.earliest_due_us) {
+    // Announced when earlier than the horizon (the latest announced), or
+    // when the horizon has passed: while it lies ahead, every subscriber
+    // wakes by then anyway. The horizon moves with the news.
     const int64_t at = *tx.news.earliest_due_us;
-    DQ_ASSIGN_OR_RETURN(Result horizon, tx.conn->Exec(S(Sql::kHorizonGet)));
-    const bool known = horizon.rows() == 1 && !horizon.IsNull(0, 0);
-    const int64_t h = known ? horizon.Int(0, 0) : 0;
-    // While the horizon lies ahead, every subscriber wakes by then anyway.
-    if (!known || at < h || h <= tx.now_us) {
-      DQ_RETURN_IF_ERROR(tx.conn->Run(S(Sql::kHorizonSet), Params().Int(at)));
-      news.push_back(DueMessage(at));
-    }
+    absl::StrAppend(
+        &script, "WITH h AS (UPDATE ", S("{s}.news_horizon"),
+        " SET at_us = ", at, " WHERE id = 1 AND (at_us IS NULL OR at_us > ", at,
+        " OR at_us <= ", tx.now_us, ") RETURNING at_us) SELECT pg_notify(",
+        channel, ", 'd' || at_us) FROM h;\n");
   }
   for (const std::string& name : tx.news.schedules) {
-    news.push_back(SchedulesMessage(name));
+    absl::StrAppend(&script, notify(SchedulesMessage(name)), ";\n");
   }
-  return news;
+  return script;
 }
 
 absl::StatusOr<int64_t> PostgresBackend::CountUpTo(Connection& conn,
@@ -204,53 +215,31 @@ absl::StatusOr<PostgresBackend::Row> PostgresBackend::LockJob(
 }
 
 absl::StatusOr<bool> PostgresBackend::MoveDue(Tx& tx, const Result& rows,
-                                              int limit,
+                                              int col, int limit,
                                               std::vector<Transition>* out) {
-  const int n = std::min(rows.rows(), limit);
-  std::vector<int64_t> ready;
-  for (int i = 0; i < n; ++i) {
-    const int64_t seq = rows.Int(i, 0);
+  // The statement moved them; here they are noted and reported.
+  static constexpr Transition::Kind kKinds[] = {
+      Transition::Kind::kPromoted, Transition::Kind::kDead,
+      Transition::Kind::kExpired, Transition::Kind::kLapsed,
+      Transition::Kind::kDiscarded};
+  int64_t found = 0;
+  for (int i = 0; i < rows.rows(); ++i) {
+    if (rows.IsNull(i, col)) continue;  // kMoveDueOfTopic's row of no job
     Transition t;
-    t.id = rows.Text(i, 1);
-    t.topic = rows.Text(i, 2);
-    const int64_t state = rows.Int(i, 3);
-    t.attempts = static_cast<int>(rows.Int(i, 4));
-    const int64_t max_attempts = rows.Int(i, 5);
-    const bool lapses = !rows.IsNull(i, 6) && rows.Int(i, 6) <= tx.now_us;
-    if (state == kStateReserved && t.attempts >= max_attempts) {
-      t.kind = Transition::Kind::kDead;
-    } else if (lapses) {
-      t.kind = rows.Int(i, 7) != 0 ? Transition::Kind::kDiscarded
-                                   : Transition::Kind::kLapsed;
-    } else if (state == kStateDelayed) {
-      t.kind = Transition::Kind::kPromoted;
-    } else {
-      t.kind = Transition::Kind::kExpired;
-    }
-    if (t.kind == Transition::Kind::kDiscarded) {
-      DQ_RETURN_IF_ERROR(tx.conn->Run(S(Sql::kDiscard), Params().Int(seq)));
-      DQ_RETURN_IF_ERROR(HoldId(tx, t.id, rows.Int(i, 8)));
-    } else if (t.kind == Transition::Kind::kDead ||
-               t.kind == Transition::Kind::kLapsed) {
-      DQ_RETURN_IF_ERROR(tx.conn->Run(
-          S(Sql::kMakeDead),
-          Params()
-              .Int(seq)
-              .Text(t.kind == Transition::Kind::kDead ? internal::kLeaseExpired
-                                                      : internal::kJobExpired)
-              .Int(tx.now_us)));
-    } else {
-      ready.push_back(seq);
+    t.id = rows.Text(i, col);
+    t.topic = rows.Text(i, col + 1);
+    t.attempts = static_cast<int>(rows.Int(i, col + 2));
+    t.kind = kKinds[std::min<int64_t>(
+        std::max<int64_t>(rows.Int(i, col + 3), 0), 4)];
+    found = rows.Int(i, col + 4);
+    if (t.kind == Transition::Kind::kPromoted ||
+        t.kind == Transition::Kind::kExpired) {
       NoteMadeReady(tx, t.topic);
     }
     NoteCount(tx, t.topic, internal::CountOfMove(t.kind));
     if (out != nullptr) out->push_back(std::move(t));
   }
-  if (!ready.empty()) {
-    DQ_RETURN_IF_ERROR(
-        tx.conn->Run(S(Sql::kMakeReady), Params().Text(ArrayOf(ready))));
-  }
-  return rows.rows() > limit;
+  return found > limit;
 }
 
 absl::Status PostgresBackend::Add(absl::Span<const NewJob> jobs,
@@ -260,54 +249,89 @@ absl::Status PostgresBackend::Add(absl::Span<const NewJob> jobs,
 
 absl::Status PostgresBackend::InsertJobs(Tx& tx,
                                          absl::Span<const NewJob> jobs) {
-  DQ_RETURN_IF_ERROR(tx.conn->Run(S(Sql::kDropHolds), Params().Int(tx.now_us)));
-  const std::string insert = S(Sql::kInsert);
-  const std::string is_held = S(Sql::kIsHeld);
+  if (jobs.empty()) return absl::OkStatus();
+  std::vector<std::string> ids, topics, payloads;
+  std::vector<std::optional<int64_t>> state, priority, max_attempts, ttr,
+      backoff_kind, backoff_base, backoff_max, run_at, due, expire_at, discard,
+      unique_for, keep_for, keep_at_most;
   for (const NewJob& job : jobs) {
-    DQ_ASSIGN_OR_RETURN(
-        Result held,
-        tx.conn->Exec(is_held, Params().Text(job.id).Int(tx.now_us)));
-    if (held.rows() > 0) return internal::IdInUse(job.id);
-    const int64_t run_at = ToMicros(job.run_at);
-    const bool delayed = run_at > tx.now_us;
+    const int64_t run_us = ToMicros(job.run_at);
+    const bool delayed = run_us > tx.now_us;
     const bool expires = job.expire_at != absl::InfiniteFuture();
-    const int64_t expire_at = ToMicros(job.expire_at);
+    const int64_t expire_us = ToMicros(job.expire_at);
     // due_us as DQ_PG_WAITING_DUE() has it.
-    std::optional<int64_t> due;
+    std::optional<int64_t> due_us;
     if (delayed || expires) {
-      due = delayed ? (expires ? std::min(run_at, expire_at) : run_at)
-                    : expire_at;
-      NoteDue(tx, *due);
+      due_us = delayed ? (expires ? std::min(run_us, expire_us) : run_us)
+                       : expire_us;
+      NoteDue(tx, *due_us);
     }
     if (!delayed) NoteMadeReady(tx, job.topic);
     JobCounts enqueued;
     enqueued.enqueued = 1;
     NoteCount(tx, job.topic, enqueued);
     const bool keeps = job.keep_for > absl::ZeroDuration();
-    Params p;
-    p.Text(job.id)
-        .Text(job.topic)
-        .Bytes(job.payload)
-        .Int(delayed ? kStateDelayed : kStateReady)
-        .Int(job.priority)
-        .Int(job.max_attempts)
-        .Int(absl::ToInt64Microseconds(job.ttr))
-        .Int(internal::BackoffCode(job.backoff))
-        .Int(absl::ToInt64Microseconds(job.backoff.base))
-        .Int(absl::ToInt64Microseconds(job.backoff.max))
-        .Int(tx.now_us)
-        .Int(run_at)
-        .MaybeInt(due)
-        .MaybeInt(expires ? std::optional<int64_t>(expire_at) : std::nullopt)
-        .Int(job.discard_expired ? 1 : 0)
-        .Int(absl::ToInt64Microseconds(job.unique_for))
-        .Int(keeps ? absl::ToInt64Microseconds(job.keep_for) : 0)
-        .Int(keeps ? job.keep_at_most : 0);
-    absl::Status inserted = tx.conn->Run(insert, p);
-    if (absl::IsAlreadyExists(inserted)) return internal::IdInUse(job.id);
-    DQ_RETURN_IF_ERROR(inserted);
+    ids.push_back(job.id);
+    topics.push_back(job.topic);
+    payloads.push_back(job.payload);
+    state.push_back(delayed ? kStateDelayed : kStateReady);
+    priority.push_back(job.priority);
+    max_attempts.push_back(job.max_attempts);
+    ttr.push_back(absl::ToInt64Microseconds(job.ttr));
+    backoff_kind.push_back(internal::BackoffCode(job.backoff));
+    backoff_base.push_back(absl::ToInt64Microseconds(job.backoff.base));
+    backoff_max.push_back(absl::ToInt64Microseconds(job.backoff.max));
+    run_at.push_back(run_us);
+    due.push_back(due_us);
+    expire_at.push_back(expires ? std::optional<int64_t>(expire_us)
+                                : std::nullopt);
+    discard.push_back(job.discard_expired ? 1 : 0);
+    unique_for.push_back(absl::ToInt64Microseconds(job.unique_for));
+    keep_for.push_back(keeps ? absl::ToInt64Microseconds(job.keep_for) : 0);
+    keep_at_most.push_back(keeps ? job.keep_at_most : 0);
   }
-  return absl::OkStatus();
+  // Which id is taken, live or held, or comes twice: the first in the
+  // batch's order is named.
+  DQ_ASSIGN_OR_RETURN(
+      Result taken,
+      tx.conn->Exec(S(Sql::kTakenIds), Params().TextArray(ids).Int(tx.now_us)));
+  absl::flat_hash_set<std::string> unavailable;
+  for (int i = 0; i < taken.rows(); ++i) unavailable.insert(taken.Text(i, 0));
+  for (const std::string& id : ids) {
+    if (!unavailable.insert(id).second) return internal::IdInUse(id);
+  }
+  absl::Status inserted =
+      tx.conn->Run(S(Sql::kInsert), Params()
+                                        .Int(tx.now_us)
+                                        .TextArray(ids)
+                                        .TextArray(topics)
+                                        .BytesArray(payloads)
+                                        .IntArray(state)
+                                        .IntArray(priority)
+                                        .IntArray(max_attempts)
+                                        .IntArray(ttr)
+                                        .IntArray(backoff_kind)
+                                        .IntArray(backoff_base)
+                                        .IntArray(backoff_max)
+                                        .IntArray(run_at)
+                                        .IntArray(due)
+                                        .IntArray(expire_at)
+                                        .IntArray(discard)
+                                        .IntArray(unique_for)
+                                        .IntArray(keep_for)
+                                        .IntArray(keep_at_most));
+  if (absl::IsAlreadyExists(inserted)) {
+    // Another transaction added one of the ids since the check: the
+    // server's message names it.
+    for (const std::string& id : ids) {
+      if (absl::StrContains(inserted.message(),
+                            absl::StrCat("(id)=(", id, ")"))) {
+        return internal::IdInUse(id);
+      }
+    }
+    return internal::IdInUse(ids.front());
+  }
+  return inserted;
 }
 
 absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
@@ -320,14 +344,27 @@ absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
     moved.clear();
     limited_until = absl::InfinitePast();
     DQ_ASSIGN_OR_RETURN(Result due,
-                        tx.conn->Exec(S(Sql::kTopicDue),
-                                      Params().Text(topic).Int(tx.now_us).Int(
-                                          kReservePromoteLimit + 1)));
-    DQ_RETURN_IF_ERROR(MoveDue(tx, due, kReservePromoteLimit, &moved).status());
-    DQ_ASSIGN_OR_RETURN(Result paused,
-                        tx.conn->Exec(S(Sql::kIsPaused), Params().Text(topic)));
-    if (paused.rows() > 0) return absl::OkStatus();
-    return ReserveReady(tx, topic, max, &leases, &limited_until);
+                        tx.conn->Exec(S(Sql::kMoveDueOfTopic),
+                                      Params()
+                                          .Text(topic)
+                                          .Int(tx.now_us)
+                                          .Int(kReservePromoteLimit + 1)
+                                          .Int(kReservePromoteLimit)
+                                          .Text(internal::kLeaseExpired)
+                                          .Text(internal::kJobExpired)));
+    DQ_RETURN_IF_ERROR(
+        MoveDue(tx, due, /*col=*/6, kReservePromoteLimit, &moved).status());
+    if (due.rows() == 0 || due.Bool(0, 0)) return absl::OkStatus();  // paused
+    std::optional<Gate> gate;
+    if (!due.IsNull(0, 1)) {
+      gate.emplace();
+      gate->limit.rate = due.Int(0, 1);
+      gate->limit.period = absl::Microseconds(due.Int(0, 2));
+      gate->limit.burst = due.Int(0, 3);
+      gate->limit.concurrency = due.Int(0, 4);
+      gate->tat_us = due.IsNull(0, 5) ? internal::kFreshBucket : due.Int(0, 5);
+    }
+    return ReserveReady(tx, topic, max, gate, &leases, &limited_until);
   }));
   if (report != nullptr) {
     for (Transition& t : moved) report->moved.push_back(std::move(t));
@@ -337,27 +374,20 @@ absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
 }
 
 absl::Status PostgresBackend::ReserveReady(Tx& tx, absl::string_view topic,
-                                           int max, std::vector<Lease>* leases,
+                                           int max,
+                                           const std::optional<Gate>& limit,
+                                           std::vector<Lease>* leases,
                                            absl::Time* limited_until) {
-  DQ_ASSIGN_OR_RETURN(Result limit_row,
-                      tx.conn->Exec(S(Sql::kLimitLock), Params().Text(topic)));
   std::optional<internal::LimitGate> gate;
   int64_t allowed = max;
-  if (limit_row.rows() > 0) {
-    TopicLimit limit;
-    limit.rate = limit_row.Int(0, 0);
-    limit.period = absl::Microseconds(limit_row.Int(0, 1));
-    limit.burst = limit_row.Int(0, 2);
-    limit.concurrency = limit_row.Int(0, 3);
-    const int64_t tat_us =
-        limit_row.IsNull(0, 4) ? internal::kFreshBucket : limit_row.Int(0, 4);
+  if (limit.has_value()) {
     // The reserved jobs matter only to a concurrency cap, and only up to it.
     int64_t reserved = 0;
-    if (limit.concurrency > 0) {
+    if (limit->limit.concurrency > 0) {
       DQ_ASSIGN_OR_RETURN(reserved, CountUpTo(*tx.conn, topic, kStateReserved,
-                                              limit.concurrency));
+                                              limit->limit.concurrency));
     }
-    gate.emplace(limit, tat_us, tx.now_us, reserved);
+    gate.emplace(limit->limit, limit->tat_us, tx.now_us, reserved);
     allowed = gate->Allowed(max);
   }
   if (allowed > 0) {
@@ -723,10 +753,16 @@ absl::StatusOr<PromoteResult> PostgresBackend::PromoteDue(absl::Time now,
         tx.conn->Run(S(Sql::kDropLeft), Params().Int(tx.now_us)));
     // One row more than `limit` tells whether more remain.
     DQ_ASSIGN_OR_RETURN(
-        Result due, tx.conn->Exec(S(Sql::kAllDue), Params().Int(tx.now_us).Int(
-                                                       int64_t{limit} + 1)));
-    DQ_ASSIGN_OR_RETURN(result.more,
-                        MoveDue(tx, due, limit, &result.transitions));
+        Result due,
+        tx.conn->Exec(S(Sql::kMoveDue), Params()
+                                            .Null()
+                                            .Int(tx.now_us)
+                                            .Int(int64_t{limit} + 1)
+                                            .Int(limit)
+                                            .Text(internal::kLeaseExpired)
+                                            .Text(internal::kJobExpired)));
+    DQ_ASSIGN_OR_RETURN(
+        result.more, MoveDue(tx, due, /*col=*/0, limit, &result.transitions));
     return absl::OkStatus();
   }));
   return result;

@@ -48,8 +48,7 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenSchema(const std::string& schema) {
 
 NewsPair OpenPair() {
   const std::string schema = FreshSchema();
-  return testing::OpenNewsPair([schema] { return OpenSchema(schema); },
-                               schema);
+  return testing::OpenNewsPair([schema] { return OpenSchema(schema); }, schema);
 }
 
 std::string Name(const ::testing::TestParamInfo<NewsStore>& info) {
@@ -83,11 +82,11 @@ TEST_P(PostgresNewsTest, AfterARestartTheSubscriptionSaysResyncThenHearsNews) {
 TEST_P(PostgresNewsTest, AJobEnqueuedInATransactionIsNewsAtItsCommit) {
   ASSERT_OK_AND_ASSIGN(PostgresServer * server,
                        testing::SharedPostgresServer());
-  PGconn* app = PQconnectdb(
-      absl::StrCat("host=127.0.0.1 port=", server->port(),
-                   " dbname=postgres user=postgres password=",
-                   PostgresServer::password())
-          .c_str());
+  PGconn* app =
+      PQconnectdb(absl::StrCat("host=127.0.0.1 port=", server->port(),
+                               " dbname=postgres user=postgres password=",
+                               PostgresServer::password())
+                      .c_str());
   ASSERT_EQ(PQstatus(app), CONNECTION_OK) << PQerrorMessage(app);
   PQclear(PQexec(app, "BEGIN"));
   JobOptions options;

@@ -157,21 +157,31 @@ class PostgresBackend : public Backend {
   // Runs `body` (reads) on a connection of the pool; a connection found
   // lost is replaced once.
   absl::Status Read(absl::FunctionRef<absl::Status(Connection&)> body);
-  // Transaction()'s end: Announce(), COMMIT.
+  // Transaction()'s end: Tail() and COMMIT, in one round trip.
   absl::Status Finish(Tx& tx);
-  // Writes the counts and sends the news the transaction noted.
+  // Runs Tail() (EnqueueInTransaction(): the application commits).
   absl::Status Announce(Tx& tx);
+  // The statements that write the counts and send the news the
+  // transaction noted, as one script.
+  absl::StatusOr<std::string> Tail(Tx& tx);
 
   // Inserts `jobs` as Add() does.
   absl::Status InsertJobs(Tx& tx, absl::Span<const NewJob> jobs);
-  // Moves the due jobs `rows` (DQ_PG_DUE_COLUMNS, locked) lists, up to
-  // `limit` of them, as PromoteDue() does, appending them to `out` when
-  // not null. Whether more than `limit` rows came.
-  absl::StatusOr<bool> MoveDue(Tx& tx, const Result& rows, int limit,
+  // Notes the due jobs a DQ_PG_MOVE_DUE() statement moved (`rows`, their
+  // columns from `col` on) for the news and counts, and appends them to
+  // `out` when not null. Whether more than `limit` were due.
+  absl::StatusOr<bool> MoveDue(Tx& tx, const Result& rows, int col, int limit,
                                std::vector<Transition>* out);
+  // A topic's limit as stored, and its bucket.
+  struct Gate {
+    TopicLimit limit;
+    int64_t tat_us;
+  };
   // Reserves up to `max` ready jobs of `topic` into `leases`, as far as
-  // its limit allows (noting in *limited_until when it held jobs back).
+  // its limit (if any) allows, noting in *limited_until when it held jobs
+  // back.
   absl::Status ReserveReady(Tx& tx, absl::string_view topic, int max,
+                            const std::optional<Gate>& limit,
                             std::vector<Lease>* leases,
                             absl::Time* limited_until);
   // Up to `bound` of `topic`'s jobs in `state`.
@@ -205,12 +215,14 @@ class PostgresBackend : public Backend {
   static void NoteReserved(Tx& tx, const Lease& lease);
   static void NoteDue(Tx& tx, int64_t at_us);
   void NoteCount(Tx& tx, absl::string_view topic, const JobCounts& delta) const;
-  // Writes the counts the transaction noted; once a minute a process folds
-  // the recent ones and drops the minutes that left the window.
-  absl::Status WriteCounts(Tx& tx);
-  // The messages of the pending news (see news.h); stores the horizon it
-  // announces.
-  absl::StatusOr<std::vector<std::string>> CollectNews(Tx& tx);
+  // The statement that writes the counts the transaction noted. Once a
+  // minute a process first folds the recent counts, drops the minutes that
+  // left the window and the dedup windows that passed.
+  absl::StatusOr<std::string> CountsScript(Tx& tx);
+  // The statements that announce the news the transaction noted (see
+  // news.h), each deciding in SQL whether there is any, and move the
+  // horizon with the due news.
+  std::string NewsScript(const Tx& tx) const;
 
   const std::unique_ptr<Pool> pool_;
   const std::string schema_;

@@ -100,6 +100,66 @@ Params& Params::MaybeInt(std::optional<int64_t> v) {
   return v.has_value() ? Int(*v) : Null();
 }
 
+namespace {
+
+// An array element, double-quoted: '\' and '"' escaped.
+void AppendElement(absl::string_view text, std::string* out) {
+  out->push_back('"');
+  for (char c : text) {
+    if (c == '"' || c == '\\') out->push_back('\\');
+    out->push_back(c);
+  }
+  out->push_back('"');
+}
+
+// A bytea's text form: "\x" and two hex digits a byte.
+std::string HexBytea(absl::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = "\\x";
+  out.reserve(2 + 2 * bytes.size());
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+}  // namespace
+
+Params& Params::TextArray(const std::vector<std::string>& v) {
+  std::string out = "{";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendElement(v[i], &out);
+  }
+  out.push_back('}');
+  return Text(out);
+}
+
+Params& Params::BytesArray(const std::vector<std::string>& v) {
+  std::string out = "{";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendElement(HexBytea(v[i]), &out);
+  }
+  out.push_back('}');
+  return Text(out);
+}
+
+Params& Params::IntArray(const std::vector<std::optional<int64_t>>& v) {
+  std::string out = "{";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    if (v[i].has_value()) {
+      absl::StrAppend(&out, *v[i]);
+    } else {
+      out += "NULL";
+    }
+  }
+  out.push_back('}');
+  return Text(out);
+}
+
 int64_t Result::Int(int row, int col) const {
   int64_t v = 0;
   if (!absl::SimpleAtoi(PQgetvalue(r_.get(), row, col), &v)) return 0;
@@ -193,6 +253,14 @@ Connection::~Connection() {
   if (owned_) PQfinish(conn_);
 }
 
+std::string Connection::Literal(absl::string_view text) const {
+  char* quoted = PQescapeLiteral(conn_, text.data(), text.size());
+  if (quoted == nullptr) return "NULL";
+  std::string out(quoted);
+  PQfreemem(quoted);
+  return out;
+}
+
 bool Connection::InTransaction() const {
   const PGTransactionStatusType s = PQtransactionStatus(conn_);
   return s == PQTRANS_INTRANS || s == PQTRANS_INERROR;
@@ -210,12 +278,25 @@ absl::StatusOr<Result> Connection::Exec(absl::string_view sql,
   const std::string text(sql);
   Result result(nullptr);
   if (owned_) {
+    if (begin_pending_ && !prepared_.contains(text)) {
+      // Preparing takes a round trip anyway.
+      begin_pending_ = false;
+      absl::Status begun = Run("BEGIN");
+      if (!begun.ok()) return begun;
+      begin_confirmed_ = true;
+    }
     absl::StatusOr<std::string> name = Prepared(text, static_cast<int>(n));
     if (!name.ok()) return name.status();
-    result = Result(PQexecPrepared(conn_, name->c_str(), static_cast<int>(n),
-                                   values.data(), lengths.data(),
-                                   params.formats_.data(),
-                                   /*resultFormat=*/0));
+    if (begin_pending_) {
+      begin_pending_ = false;
+      result = Result(BeginAndExec(*name, static_cast<int>(n), values.data(),
+                                   lengths.data(), params.formats_.data()));
+    } else {
+      result = Result(PQexecPrepared(conn_, name->c_str(), static_cast<int>(n),
+                                     values.data(), lengths.data(),
+                                     params.formats_.data(),
+                                     /*resultFormat=*/0));
+    }
   } else {
     result = Result(PQexecParams(conn_, text.c_str(), static_cast<int>(n),
                                  /*paramTypes=*/nullptr, values.data(),
@@ -241,8 +322,59 @@ absl::StatusOr<std::string> Connection::Prepared(const std::string& sql,
   return name;
 }
 
+PGresult* Connection::BeginAndExec(const std::string& name, int n,
+                                   const char* const* values,
+                                   const int* lengths, const int* formats) {
+  if (PQenterPipelineMode(conn_) != 1) return nullptr;
+  if (PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr,
+                        0) != 1 ||
+      PQsendQueryPrepared(conn_, name.c_str(), n, values, lengths, formats,
+                          0) != 1 ||
+      PQpipelineSync(conn_) != 1) {
+    PQexitPipelineMode(conn_);
+    return nullptr;
+  }
+  // The results come as BEGIN's, a null, the statement's, a null, then
+  // the sync; a failed BEGIN leaves the statement's aborted. Nulls past
+  // what the pipeline holds mean the connection broke.
+  std::vector<PGresult*> results;
+  for (int nulls = 0; nulls < 3 && !Broken();) {
+    PGresult* r = PQgetResult(conn_);
+    if (r == nullptr) {
+      ++nulls;
+      continue;
+    }
+    if (PQresultStatus(r) == PGRES_PIPELINE_SYNC) {
+      PQclear(r);
+      break;
+    }
+    results.push_back(r);
+  }
+  PQexitPipelineMode(conn_);
+  PGresult* begin = results.size() > 0 ? results[0] : nullptr;
+  PGresult* statement = results.size() > 1 ? results[1] : nullptr;
+  for (size_t i = 2; i < results.size(); ++i) PQclear(results[i]);
+  begin_confirmed_ =
+      begin != nullptr && PQresultStatus(begin) == PGRES_COMMAND_OK;
+  if (!begin_confirmed_ || statement == nullptr) {
+    // The BEGIN's error (or none, for a lost connection) is the one to
+    // report.
+    PQclear(statement);
+    return begin;
+  }
+  PQclear(begin);
+  return statement;
+}
+
 absl::Status Connection::RunScript(absl::string_view sql) {
-  const std::string text(sql);
+  std::string text(sql);
+  if (begin_pending_) {
+    // A transaction whose only statements are these: once sent, it may
+    // have committed.
+    begin_pending_ = false;
+    begin_confirmed_ = true;
+    text = absl::StrCat("BEGIN;\n", text);
+  }
   Result result(PQexec(conn_, text.c_str()));
   const ExecStatusType status = result.status();
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
@@ -267,8 +399,14 @@ absl::Status Connection::ErrorOf(const PGresult* r,
   }
   // A lost connection is Unavailable whatever the server said last.
   if (Broken()) code = absl::StatusCode::kUnavailable;
-  const std::string message =
+  std::string message =
       Tidy(r != nullptr ? PQresultErrorMessage(r) : PQerrorMessage(conn_));
+  // The detail says which key a unique violation was about.
+  const char* detail =
+      r == nullptr ? nullptr : PQresultErrorField(r, PG_DIAG_MESSAGE_DETAIL);
+  if (detail != nullptr && !absl::StrContains(message, detail)) {
+    absl::StrAppend(&message, " ", detail);
+  }
   // The statement's first words say which step failed, not its values.
   return absl::Status(code, absl::StrCat(where_, ": ", message, " (in \"",
                                          sql.substr(0, 40), "...\")"));

@@ -41,6 +41,11 @@ class Params {
   Params& Null();
   // Int(v), or Null() when there is none.
   Params& MaybeInt(std::optional<int64_t> v);
+  // Arrays (text[], bytea[], bigint[] with NULLs), for statements that
+  // take a batch in one round trip (unnest()).
+  Params& TextArray(const std::vector<std::string>& v);
+  Params& BytesArray(const std::vector<std::string>& v);
+  Params& IntArray(const std::vector<std::optional<int64_t>>& v);
 
  private:
   friend class Connection;
@@ -101,11 +106,25 @@ class Connection {
   // skip parsing and planning.
   absl::StatusOr<Result> Exec(absl::string_view sql,
                               const Params& params = Params());
-  // Runs several statements without parameters (a migration), with the
-  // simple query protocol.
+  // Runs several statements without parameters (a migration, the end of
+  // a transaction), with the simple query protocol.
   absl::Status RunScript(absl::string_view sql);
+
+  // Begins a transaction with the next statement: BEGIN goes to the server
+  // with it, in one round trip (libpq's pipeline mode), rather than in one
+  // of its own.
+  void BeginWithNext() {
+    begin_pending_ = true;
+    begin_confirmed_ = false;
+  }
+  // Whether the server confirmed the BEGIN of the transaction: until it
+  // has, a lost connection did nothing in one.
+  bool begin_confirmed() const { return begin_confirmed_; }
   // Exec() when the rows do not matter.
   absl::Status Run(absl::string_view sql, const Params& params = Params());
+
+  // `text` as an SQL string literal, for a script (RunScript()).
+  std::string Literal(absl::string_view text) const;
 
   // Whether the connection is lost: it must not be used again.
   bool Broken() const { return PQstatus(conn_) != CONNECTION_OK; }
@@ -124,6 +143,10 @@ class Connection {
   // The name `sql` is prepared under on this connection, preparing it
   // first if need be.
   absl::StatusOr<std::string> Prepared(const std::string& sql, int params);
+  // BEGIN and the prepared statement `name` in one round trip.
+  PGresult* BeginAndExec(const std::string& name, int n,
+                         const char* const* values, const int* lengths,
+                         const int* formats);
 
   PGconn* conn_;
   const std::string where_;
@@ -131,6 +154,8 @@ class Connection {
   // Statements prepared on this connection, by text. A borrowed
   // connection prepares none: the names are the application's to choose.
   absl::flat_hash_map<std::string, std::string> prepared_;
+  bool begin_pending_ = false;
+  bool begin_confirmed_ = false;
 };
 
 // The status a failed statement's SQLSTATE (or a connection's state, when

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "backends/postgres/internal/backend_impl.h"
 #include "backends/postgres/internal/statements.h"
 #include "src/common/status_macros.h"
@@ -34,38 +35,41 @@ JobCounts ReadCounts(const Result& r, int row, int first) {
 void PostgresBackend::NoteCount(Tx& tx, absl::string_view topic,
                                 const JobCounts& delta) const {
   if (!counts_options_.enabled) return;
-  tx.counts[{internal::MinuteMicrosOf(tx.now_us), std::string(topic)}] +=
-      delta;
+  tx.counts[{internal::MinuteMicrosOf(tx.now_us), std::string(topic)}] += delta;
 }
 
-absl::Status PostgresBackend::WriteCounts(Tx& tx) {
-  if (tx.counts.empty()) return absl::OkStatus();
-  const std::string add = S(Sql::kCountAdd);
-  for (const auto& [key, counts] : tx.counts) {
-    Params p;
-    p.Int(key.first).Text(key.second);
-    for (int64_t n :
-         {counts.enqueued, counts.done, counts.failed, counts.retried,
-          counts.expired, counts.dead, counts.lapsed}) {
-      p.Int(n);
-    }
-    for (int64_t n : counts.lateness) p.Int(n);
-    DQ_RETURN_IF_ERROR(tx.conn->Run(add, p));
-  }
+absl::StatusOr<std::string> PostgresBackend::CountsScript(Tx& tx) {
   // Once a minute per process: the recent rows of the minutes before this
-  // one are folded, and the minutes that left the window go.
+  // one are folded, and what has passed goes.
   const int64_t minute = internal::MinuteMicrosOf(tx.now_us);
   int64_t folded = folded_at_minute_us_.load();
-  if (minute <= folded ||
-      !folded_at_minute_us_.compare_exchange_strong(folded, minute)) {
-    return absl::OkStatus();
+  if (minute > folded &&
+      folded_at_minute_us_.compare_exchange_strong(folded, minute)) {
+    DQ_RETURN_IF_ERROR(tx.conn->Run(S(Sql::kCountsFold), Params().Int(minute)));
+    DQ_RETURN_IF_ERROR(tx.conn->Run(
+        S(Sql::kCountsPrune),
+        Params().Int(minute -
+                     absl::ToInt64Microseconds(counts_options_.window) +
+                     absl::ToInt64Microseconds(absl::Minutes(1)))));
+    DQ_RETURN_IF_ERROR(
+        tx.conn->Run(S(Sql::kDropHolds), Params().Int(tx.now_us)));
   }
-  DQ_RETURN_IF_ERROR(
-      tx.conn->Run(S(Sql::kCountsFold), Params().Int(minute)));
-  return tx.conn->Run(
-      S(Sql::kCountsPrune),
-      Params().Int(minute - absl::ToInt64Microseconds(counts_options_.window) +
-                   absl::ToInt64Microseconds(absl::Minutes(1))));
+  if (tx.counts.empty()) return std::string();
+  std::string script =
+      absl::StrCat("INSERT INTO ", S("{s}.transitions_recent"),
+                   " (minute_us, topic, " DQ_PG_COUNT_COLUMNS ") VALUES ");
+  bool first = true;
+  for (const auto& [key, c] : tx.counts) {
+    absl::StrAppend(&script, first ? "" : ", ", "(", key.first, ", ",
+                    tx.conn->Literal(key.second), ", ", c.enqueued, ", ",
+                    c.done, ", ", c.failed, ", ", c.retried, ", ", c.expired,
+                    ", ", c.dead, ", ", c.lapsed);
+    for (int64_t n : c.lateness) absl::StrAppend(&script, ", ", n);
+    script += ")";
+    first = false;
+  }
+  script += ";\n";
+  return script;
 }
 
 absl::StatusOr<std::vector<TopicMinute>> PostgresBackend::Counts(

@@ -22,8 +22,6 @@ namespace delayq {
 namespace postgres_internal {
 namespace {
 
-// NOTIFY takes payloads shorter than 8000 bytes.
-constexpr size_t kMaxPayload = 7900;
 // How long a subscriber waits between attempts to connect again.
 constexpr absl::Duration kFirstRetry = absl::Milliseconds(50);
 constexpr absl::Duration kLastRetry = absl::Seconds(2);
@@ -152,19 +150,6 @@ std::optional<StoreNews> ParseNewsMessage(absl::string_view message) {
     default:
       return std::nullopt;
   }
-}
-
-std::vector<std::string> JoinNews(const std::vector<std::string>& messages) {
-  std::vector<std::string> payloads;
-  for (const std::string& m : messages) {
-    if (payloads.empty() ||
-        payloads.back().size() + 1 + m.size() > kMaxPayload) {
-      payloads.push_back(m);
-    } else {
-      absl::StrAppend(&payloads.back(), "\n", m);
-    }
-  }
-  return payloads;
 }
 
 absl::StatusOr<std::unique_ptr<NewsSubscription>> SubscribeToNews(

@@ -3,13 +3,14 @@
 // news.h — how processes that share one PostgreSQL store tell each other of
 // changes (Backend::Subscribe()), without querying the store in a loop.
 //
-// A write transaction with news ends, before its COMMIT, with
-// pg_notify(<schema>, payload): PostgreSQL delivers it to every listener of
-// the channel when, and only if, the transaction commits, so a subscriber
-// that hears news and reads the store sees the change. The payload is one
-// message a line, "r<topic>" (kReady), "d<µs>" (kDue) or "s<schedule
-// name>" (kSchedules); news longer than a payload may be (8000 bytes) goes
-// in several.
+// A write transaction with news ends, before its COMMIT and in the same
+// round trip, with pg_notify(<schema>, message) statements, one a message,
+// each of which decides in SQL whether there is news (see
+// PostgresBackend::NewsScript()). PostgreSQL delivers them to every
+// listener of the channel when, and only if, the transaction commits, so a
+// subscriber that hears news and reads the store sees the change. A
+// message is "r<topic>" (kReady), "d<µs>" (kDue) or "s<schedule name>"
+// (kSchedules); a payload may also hold several, a line each.
 //
 // A subscription holds a connection of its own that LISTENs, and a thread
 // that waits on its socket. When the connection drops (the server
@@ -41,8 +42,6 @@ std::string DueMessage(int64_t at_us);
 std::string SchedulesMessage(absl::string_view name);
 // The news in one message, or nothing for one that is not news.
 std::optional<StoreNews> ParseNewsMessage(absl::string_view message);
-// `messages` joined a line each into as few payloads as fit NOTIFY.
-std::vector<std::string> JoinNews(const std::vector<std::string>& messages);
 
 // Subscribe() of the PostgreSQL store: opens a connection of `pool`'s
 // kind, LISTENs on `channel`, then calls `first` and delivers what it

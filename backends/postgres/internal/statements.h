@@ -29,11 +29,6 @@ namespace postgres_internal {
 // When a done job leaves the store, as jobs_done and jobs_leaving index it.
 #define DQ_PG_LEAVE_AT "(finished_at_us + keep_for_us)"
 
-// What MoveDue() reads of a due job, in its order.
-#define DQ_PG_DUE_COLUMNS                                         \
-  "seq, id, topic, state, attempts, max_attempts, expire_at_us, " \
-  "discard_expired, unique_for_us"
-
 // The columns ReadSchedule() decodes, in its order.
 #define DQ_PG_SCHEDULE_COLUMNS                                              \
   "name, spec, time_zone, topic, payload, priority, max_attempts, ttr_us, " \
@@ -59,48 +54,103 @@ namespace postgres_internal {
   "late5 = t.late5 + excluded.late5"
 
 struct Sql {
+  // Add(): a batch in one statement, the jobs in the order of the arrays
+  // (so their seqs, the enqueue order, follow it); enqueued at $1.
   static constexpr const char* kInsert =
       "INSERT INTO {s}.jobs (id, topic, payload, state, priority, attempts, "
       "max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us, "
       "enqueued_at_us, run_at_us, due_us, expire_at_us, discard_expired, "
       "unique_for_us, keep_for_us, keep_at_most) "
-      "VALUES ($1, $2, $3, $4, $5, 0, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
-      "$15, $16, $17, $18)";
+      "SELECT id, topic, payload, state, priority, 0, max_attempts, ttr_us, "
+      "backoff_kind, backoff_base_us, backoff_max_us, $1, run_at_us, due_us, "
+      "expire_at_us, discard_expired, unique_for_us, keep_for_us, "
+      "keep_at_most FROM unnest($2::text[], $3::text[], $4::bytea[], "
+      "$5::int[], $6::int[], $7::int[], $8::bigint[], $9::bigint[], "
+      "$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "
+      "$14::bigint[], $15::int[], $16::bigint[], $17::bigint[], $18::int[]) "
+      "WITH ORDINALITY AS j(id, topic, payload, state, priority, "
+      "max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us, "
+      "run_at_us, due_us, expire_at_us, discard_expired, unique_for_us, "
+      "keep_for_us, keep_at_most, n) ORDER BY n";
+  // The ids of $1 that a live job or a dedup window (at $2) holds.
+  static constexpr const char* kTakenIds =
+      "SELECT id FROM {s}.jobs WHERE id = ANY($1::text[]) UNION ALL "
+      "SELECT id FROM {s}.held_ids WHERE id = ANY($1::text[]) "
+      "AND until_us > $2";
 
-  // Dedup windows: ids held until a time.
+  // Dedup windows: ids held until a time; the ones that passed go with
+  // the once-a-minute fold of the counts.
   static constexpr const char* kDropHolds =
       "DELETE FROM {s}.held_ids WHERE until_us <= $1";
-  static constexpr const char* kIsHeld =
-      "SELECT 1 FROM {s}.held_ids WHERE id = $1 AND until_us > $2";
   static constexpr const char* kHold =
       "INSERT INTO {s}.held_ids (id, until_us) VALUES ($1, $2) "
       "ON CONFLICT (id) DO UPDATE SET until_us = excluded.until_us";
 
-  // Due delayed jobs, expired reservations and lapsing ready jobs, of one
-  // topic (jobs_topic_due) and of every topic (jobs_due), earliest first.
-  static constexpr const char* kTopicDue =
-      "SELECT " DQ_PG_DUE_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND due_us IS NOT NULL "
-      "AND due_us <= $2 AND state IN (0, 1, 2) ORDER BY due_us, seq LIMIT $3 "
-      "FOR UPDATE SKIP LOCKED";
-  static constexpr const char* kAllDue =
-      "SELECT " DQ_PG_DUE_COLUMNS
-      " FROM {s}.jobs WHERE due_us IS NOT NULL AND due_us <= $1 "
-      "ORDER BY due_us, seq LIMIT $2 FOR UPDATE SKIP LOCKED";
-  static constexpr const char* kNextDue =
-      "SELECT due_us FROM {s}.jobs WHERE due_us IS NOT NULL "
-      "ORDER BY due_us LIMIT 1";
+  // Moving due jobs, in one statement: delayed jobs with run_at <= $2 and
+  // reservations with deadline <= $2 become ready (kind 0 promoted, 2
+  // expired), or dead ("lease expired", kind 1); jobs whose expiry came
+  // lapse: dead ("expired", kind 3) or deleted with their ids held (kind
+  // 4). Up to $4 of the due jobs, earliest first, are moved; `found` counts
+  // up to $3 (= $4 + 1), so that more than $4 says more remain. Jobs
+  // another transaction holds are passed over. $5 and $6 are the dead
+  // jobs' last errors.
+#define DQ_PG_MOVE_DUE(where)                                                 \
+  "WITH candidates AS (SELECT seq, id, topic, state, attempts, "              \
+  "max_attempts, expire_at_us, discard_expired, unique_for_us, due_us "       \
+  "FROM {s}.jobs WHERE " where                                                \
+  " AND due_us IS NOT NULL AND due_us <= $2 "                                 \
+  "ORDER BY due_us, seq LIMIT $3 FOR UPDATE SKIP LOCKED), "                   \
+  "due AS (SELECT *, CASE WHEN state = 2 AND attempts >= max_attempts "       \
+  "THEN 1 WHEN expire_at_us IS NOT NULL AND expire_at_us <= $2 THEN "         \
+  "CASE WHEN discard_expired <> 0 THEN 4 ELSE 3 END WHEN state = 0 THEN 0 "   \
+  "ELSE 2 END AS kind FROM candidates ORDER BY due_us, seq LIMIT $4), "       \
+  "readied AS (UPDATE {s}.jobs j SET state = 1, due_us = j.expire_at_us, "    \
+  "token = NULL FROM due WHERE j.seq = due.seq AND due.kind IN (0, 2)), "     \
+  "killed AS (UPDATE {s}.jobs j SET state = 3, due_us = NULL, token = NULL, " \
+  "dead_order = nextval('{s}.job_order'), last_error = CASE WHEN "            \
+  "due.kind = 1 THEN $5 ELSE $6 END, finished_at_us = $2 FROM due "           \
+  "WHERE j.seq = due.seq AND due.kind IN (1, 3)), "                           \
+  "dropped AS (DELETE FROM {s}.jobs j USING due WHERE j.seq = due.seq "       \
+  "AND due.kind = 4), "                                                       \
+  "held AS (INSERT INTO {s}.held_ids (id, until_us) SELECT id, "              \
+  "$2 + unique_for_us FROM due WHERE kind = 4 AND unique_for_us > 0 "         \
+  "ON CONFLICT (id) DO UPDATE SET until_us = excluded.until_us)"
 
-  // Moves of due jobs, locked by the query above: ready in one statement
-  // (an array of seqs), dead or discarded one by one (rare).
-  static constexpr const char* kMakeReady =
-      "UPDATE {s}.jobs SET state = 1, due_us = expire_at_us, token = NULL "
-      "WHERE seq = ANY($1::bigint[])";
-  static constexpr const char* kDiscard = "DELETE FROM {s}.jobs WHERE seq = $1";
+  // PromoteDue(): the due jobs of every topic (jobs_due); $1 is NULL, the
+  // topic the statements share a numbering with. Rows: id, topic,
+  // attempts, kind, found.
+  static constexpr const char* kMoveDue =
+      DQ_PG_MOVE_DUE("$1::text IS NULL")
+      " SELECT d.id, d.topic, d.attempts, d.kind, "
+      "(SELECT count(*) FROM candidates) FROM due d ORDER BY d.due_us, d.seq";
+  // Reserve()'s first step: the due jobs of topic $1 (jobs_topic_due), and
+  // in the same round trip whether the topic is paused and its limit,
+  // locked, so that reservations under one limit take turns and each sees
+  // the bucket and the reserved jobs the one before left. Rows: paused,
+  // rate, period_us, burst, concurrency, tat_us (NULLs: no limit), then
+  // id, topic, attempts, kind, found of a moved job (NULLs when none
+  // moved: the one row then only says the rest).
+  static constexpr const char* kMoveDueOfTopic =
+      DQ_PG_MOVE_DUE("topic = $1 AND state IN (0, 1, 2)")
+      ", gate AS (SELECT EXISTS (SELECT 1 FROM {s}.paused WHERE topic = $1) "
+      "AS paused, l.rate, l.period_us, l.burst, l.concurrency, l.tat_us "
+      "FROM (SELECT 1) AS one LEFT JOIN LATERAL (SELECT rate, period_us, "
+      "burst, concurrency, tat_us FROM {s}.limits WHERE topic = $1 "
+      "FOR UPDATE) AS l ON true) "
+      "SELECT g.paused, g.rate, g.period_us, g.burst, g.concurrency, "
+      "g.tat_us, d.id, d.topic, d.attempts, d.kind, "
+      "(SELECT count(*) FROM candidates) FROM gate g LEFT JOIN due d ON true "
+      "ORDER BY d.due_us, d.seq";
+  // Fail() on the last attempt ($2 the error); PurgeDead() of one job.
   static constexpr const char* kMakeDead =
       "UPDATE {s}.jobs SET state = 3, due_us = NULL, token = NULL, "
       "dead_order = nextval('{s}.job_order'), last_error = $2, "
       "finished_at_us = $3 WHERE seq = $1";
+  static constexpr const char* kDiscard = "DELETE FROM {s}.jobs WHERE seq = $1";
+
+  static constexpr const char* kNextDue =
+      "SELECT due_us FROM {s}.jobs WHERE due_us IS NOT NULL "
+      "ORDER BY due_us LIMIT 1";
 
   // Reserve(): the first $2 ready jobs of a topic (jobs_ready), leased in
   // one statement. Jobs another transaction holds are passed over; the
@@ -199,13 +249,8 @@ struct Sql {
 
   static constexpr const char* kHorizonGet =
       "SELECT at_us FROM {s}.news_horizon WHERE id = 1";
-  static constexpr const char* kHorizonSet =
-      "UPDATE {s}.news_horizon SET at_us = $1 WHERE id = 1";
-  static constexpr const char* kNotify = "SELECT pg_notify($1, $2)";
 
   // Paused topics (SetPaused()).
-  static constexpr const char* kIsPaused =
-      "SELECT 1 FROM {s}.paused WHERE topic = $1";
   static constexpr const char* kPause =
       "INSERT INTO {s}.paused (topic) VALUES ($1) ON CONFLICT DO NOTHING";
   static constexpr const char* kResume =
@@ -213,13 +258,8 @@ struct Sql {
   static constexpr const char* kPausedTopics =
       "SELECT topic FROM {s}.paused ORDER BY topic";
 
-  // Topic limits (SetLimit()); setting one keeps its bucket. A Reserve()
-  // locks its topic's limit, so that reservations under one limit take
-  // turns and each sees the bucket and the reserved jobs the one before
-  // left.
-  static constexpr const char* kLimitLock =
-      "SELECT rate, period_us, burst, concurrency, tat_us FROM {s}.limits "
-      "WHERE topic = $1 FOR UPDATE";
+  // Topic limits (SetLimit()); setting one keeps its bucket. Reserve()
+  // locks its topic's limit with kMoveDueOfTopic.
   static constexpr const char* kLimitGet =
       "SELECT concurrency FROM {s}.limits WHERE topic = $1";
   static constexpr const char* kLimitSet =
@@ -262,16 +302,11 @@ struct Sql {
       "revision = revision + 1 WHERE name = $1";
 
   // Counts (schema.cc): a write transaction appends a row per topic to
-  // transitions_recent; a fold moves the recent rows of the minutes before
-  // $1 into their minutes' rows of transitions and the topics' totals
-  // (minute -1), in one statement that deletes what it moves. The upserts
-  // go in key order, so that two folds never wait for each other's rows
+  // transitions_recent (CountsScript()); a fold moves the recent rows of the
+  // minutes before $1 into their minutes' rows of transitions and the topics'
+  // totals (minute -1), in one statement that deletes what it moves. The
+  // upserts go in key order, so that two folds never wait for each other's rows
   // crosswise.
-  static constexpr const char* kCountAdd =
-      "INSERT INTO {s}.transitions_recent (minute_us, topic, "
-      DQ_PG_COUNT_COLUMNS
-      ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, "
-      "$15)";
   static constexpr const char* kCountsFold =
       "WITH moved AS (DELETE FROM {s}.transitions_recent WHERE minute_us < $1 "
       "RETURNING *), "
