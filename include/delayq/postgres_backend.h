@@ -76,8 +76,9 @@ struct PostgresOptions {
   std::string schema = "delayq";
 
   // How long opening a connection, and a call waiting on an unanswering
-  // server, may take before it fails (connect_timeout and tcp_user_timeout
-  // unless `params` sets them). At least a second.
+  // server, may take before it fails: connect_timeout, tcp_user_timeout
+  // and the server's statement_timeout (through `options`), each unless
+  // `params` sets it. At least a second.
   absl::Duration timeout = absl::Seconds(10);
 
   // Connections kept open between calls; a thread that finds none idle

@@ -71,6 +71,22 @@ absl::StatusOr<ConnectPlan> PlanConnections(const PostgresOptions& options) {
         "tcp_user_timeout",
         absl::StrCat(absl::ToInt64Milliseconds(options.timeout)));
   }
+  // A server that answers the network but not the statement (a lock held
+  // by a client that hung): the server ends the statement.
+  if (Find(p, "options") == nullptr) {
+    plan.params.emplace_back(
+        "options", absl::StrCat("-c statement_timeout=",
+                                absl::ToInt64Milliseconds(options.timeout)));
+  }
+  // An idle connection to a host that vanished (the subscription's, which
+  // waits for news) is found dead within a minute, not the system's two
+  // hours.
+  for (const auto& [key, value] :
+       {std::pair<const char*, const char*>{"keepalives_idle", "30"},
+        {"keepalives_interval", "10"},
+        {"keepalives_count", "3"}}) {
+    if (Find(p, key) == nullptr) plan.params.emplace_back(key, value);
+  }
   if (Find(p, "application_name") == nullptr) {
     plan.params.emplace_back("application_name", "delayq");
   }
