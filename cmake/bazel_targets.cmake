@@ -32,6 +32,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/postgres/internal/schema.cc
   backends/postgres/internal/schema.h
   backends/postgres/internal/statements.h
+  backends/postgres/internal/transactions.cc
   backends/postgres/postgres_backend.cc
   backends/postgres/url.cc
   backends/redis/backend_impl.h

@@ -64,6 +64,10 @@ struct Tx {
   PendingNews news;
   // Counts by (minute µs, topic).
   std::map<std::pair<int64_t, std::string>, JobCounts> counts;
+  // Whether due news moves the store's horizon. Not in the application's
+  // transaction (EnqueueInTransaction()): the row's lock would last as
+  // long as that does, so the news goes out without comparing.
+  bool move_horizon = true;
 };
 
 // PostgresBackend
