@@ -117,6 +117,10 @@ class Connection {
     begin_pending_ = true;
     begin_confirmed_ = false;
   }
+  // Forgets a BeginWithNext() that no statement followed (the
+  // transaction's body failed first), so the connection's next user does
+  // not begin one unasked.
+  void ForgetBegin() { begin_pending_ = false; }
   // Whether the server confirmed the BEGIN of the transaction: until it
   // has, a lost connection did nothing in one.
   bool begin_confirmed() const { return begin_confirmed_; }

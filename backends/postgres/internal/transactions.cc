@@ -65,6 +65,7 @@ absl::Status PostgresBackend::Transaction(
     absl::Status status = body(tx);
     if (status.ok()) status = Finish(tx);
     if (status.ok()) return status;
+    conn.get()->ForgetBegin();
     // An idle connection the server closed (it restarted): nothing was
     // done on it, so a new one may try.
     if (reused && conn.get()->Broken() && !conn.get()->begin_confirmed() &&
