@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "delayq/memory_backend.h"
+#include "delayq/postgres_backend.h"
 #include "delayq/redis_backend.h"
 #include "delayq/sqlite_backend.h"
 
@@ -26,12 +27,19 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenBackend(absl::string_view url) {
     if (!options.ok()) return options.status();
     return OpenRedisBackend(*options);
   }
+  if (absl::StartsWith(url, "postgres:") ||
+      absl::StartsWith(url, "postgresql:")) {
+    absl::StatusOr<PostgresOptions> options = ParsePostgresUrl(url);
+    if (!options.ok()) return options.status();
+    return OpenPostgresBackend(*options);
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown store URL \"", RedactedUrl(url),
                    "\"; expected memory:, sqlite:PATH, redis://HOST:PORT, ",
                    "rediss://HOST:PORT, redis+unix:///SOCKET, ",
-                   "redis+sentinel://HOST:PORT,.../NAME or ",
-                   "redis+cluster://HOST:PORT,..."));
+                   "redis+sentinel://HOST:PORT,.../NAME, ",
+                   "redis+cluster://HOST:PORT,... or ",
+                   "postgres://USER:PASSWORD@HOST:PORT/DB"));
 }
 
 }  // namespace delayq

@@ -18,6 +18,26 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/memory/topic_index.cc
   backends/memory/topic_index.h
   backends/open.cc
+  backends/postgres/enqueue_in_transaction.cc
+  backends/postgres/internal/backend_impl.h
+  backends/postgres/internal/connect_plan.cc
+  backends/postgres/internal/connect_plan.h
+  backends/postgres/internal/connection.cc
+  backends/postgres/internal/connection.h
+  backends/postgres/internal/counts.cc
+  backends/postgres/internal/events.cc
+  backends/postgres/internal/news.cc
+  backends/postgres/internal/news.h
+  backends/postgres/internal/pool.cc
+  backends/postgres/internal/pool.h
+  backends/postgres/internal/reads.cc
+  backends/postgres/internal/schedules.cc
+  backends/postgres/internal/schema.cc
+  backends/postgres/internal/schema.h
+  backends/postgres/internal/statements.h
+  backends/postgres/internal/transactions.cc
+  backends/postgres/postgres_backend.cc
+  backends/postgres/url.cc
   backends/redis/backend_impl.h
   backends/redis/client/cluster.cc
   backends/redis/client/cluster.h
@@ -88,6 +108,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/memory_backend.h
   include/delayq/metrics.h
   include/delayq/open.h
+  include/delayq/postgres_backend.h
   include/delayq/redacted_url.h
   include/delayq/redis_backend.h
   include/delayq/schedule.h
@@ -427,6 +448,18 @@ delayq_cc_test(tests_open_open_test DIR tests/open NAME open_test
 delayq_cc_test(tests_open_redacted_url_test DIR tests/open NAME redacted_url_test
   SRCS tests/open/redacted_url_test.cc
   DEPS delayq tp_gtest_main)
+delayq_cc_test(tests_postgres_postgres_backend_test DIR tests/postgres NAME postgres_backend_test
+  SRCS tests/postgres/postgres_backend_test.cc
+  DEPS delayq tests_testing_loopback_port tests_testing_postgres_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main tp_pq)
+delayq_cc_test(tests_postgres_postgres_conformance_test DIR tests/postgres NAME postgres_conformance_test
+  SRCS tests/postgres/postgres_conformance_test.cc
+  DEPS delayq tests_conformance_backend_conformance tests_testing_postgres_server tp_gtest_main)
+delayq_cc_test(tests_postgres_postgres_multiprocess_test DIR tests/postgres NAME postgres_multiprocess_test
+  SRCS tests/postgres/postgres_multiprocess_test.cc
+  DEPS tests_multiprocess_multiprocess_suite tests_testing_postgres_server tp_absl tp_gtest_main)
+delayq_cc_test(tests_postgres_postgres_news_test DIR tests/postgres NAME postgres_news_test
+  SRCS tests/postgres/postgres_news_test.cc
+  DEPS delayq tests_conformance_news_conformance tests_testing_news_recorder tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main tp_pq)
 delayq_cc_test(tests_redis_embed_scripts_test DIR tests/redis NAME embed_scripts_test
   SRCS tests/redis/embed_scripts_test.cc
   DEPS tests_testing_temp_path tp_absl tp_gtest_main
@@ -618,6 +651,9 @@ delayq_cc_library(tests_testing_loopback_port DIR tests/testing NAME loopback_po
 delayq_cc_library(tests_testing_news_recorder DIR tests/testing NAME news_recorder
   SRCS tests/testing/news_recorder.h
   DEPS delayq)
+delayq_cc_library(tests_testing_postgres_server DIR tests/testing NAME postgres_server
+  SRCS tests/testing/postgres_server.cc tests/testing/postgres_server.h
+  DEPS tests_testing_files tests_testing_loopback_port tp_absl tp_pq)
 delayq_cc_library(tests_testing_redis_server DIR tests/testing NAME redis_server
   SRCS tests/testing/redis_server.cc tests/testing/redis_server.h
   DEPS tests_testing_files tests_testing_loopback_port tests_testing_temp_path tests_testing_tls_files tp_absl tp_hiredis)

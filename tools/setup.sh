@@ -10,15 +10,17 @@
 # Debian's TypeScript compiler for the client in clients/node (built and
 # tested with no npm download), PyYAML for the test that holds the OpenAPI
 # document against the server, dpkg-dev for the Debian packages
-# (tools/packaging/build_debs.sh), and beanstalkd, the reference row of the
-# workloads (bench/run_all.sh). Safe to run again; skips what is there.
+# (tools/packaging/build_debs.sh), beanstalkd, the reference row of the
+# workloads (bench/run_all.sh), and PostgreSQL: libpq for the store and the
+# server, whose tests start their own. Safe to run again; skips what is
+# there.
 set -euo pipefail
 packages=(bazel-bootstrap libabsl-dev libsqlite3-dev libhiredis-dev libssl-dev
           openssl redis-tools libbenchmark-dev libgtest-dev libgmock-dev
           googletest redis-server pkg-config g++ python3 cmake
           libboost-dev libcpp-httplib-dev nlohmann-json3-dev chromium
           clang libclang-rt-14-dev prometheus nodejs node-typescript
-          python3-yaml dpkg-dev beanstalkd)
+          python3-yaml dpkg-dev beanstalkd postgresql libpq-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

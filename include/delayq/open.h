@@ -14,9 +14,15 @@
 //   rediss://..., rediss+sentinel://..., rediss+cluster://...: over TLS
 //                                                  (tls_ca_file=,
 //                                                  tls_cert_file=, ...)
+//   postgres://[user[:password]@]host[:port][/db][?schema=NAME&sslmode=...]
+//                                                  a PostgreSQL database
+//                                                  (also postgresql://);
+//                                                  libpq parameters pass
+//                                                  through
 //
 // Each backend also has a typed factory with an options struct
-// (memory_backend.h, sqlite_backend.h, redis_backend.h).
+// (memory_backend.h, sqlite_backend.h, redis_backend.h,
+// postgres_backend.h).
 
 #ifndef DELAYQ_OPEN_H_
 #define DELAYQ_OPEN_H_

@@ -25,16 +25,14 @@ constexpr absl::string_view kRedisSchemes[] = {
     "rediss+cluster://",
 };
 
-// "host:port" with a host name, an IPv4 address or a bracketed IPv6 one.
-bool IsHostPort(absl::string_view text) {
-  const size_t colon = text.rfind(':');
-  if (colon == absl::string_view::npos || colon == 0) return false;
-  const absl::string_view host = text.substr(0, colon);
-  const absl::string_view port = text.substr(colon + 1);
-  if (port.empty() || port.size() > 5) return false;
-  for (char c : port) {
-    if (!absl::ascii_isdigit(c)) return false;
-  }
+// The schemes of ParsePostgresUrl(): their hosts may leave the port out,
+// and their authority may be empty (libpq's default socket).
+constexpr absl::string_view kPostgresSchemes[] = {"postgres://",
+                                                  "postgresql://"};
+
+// A host name, an IPv4 address or a bracketed IPv6 one.
+bool IsHost(absl::string_view host) {
+  if (host.empty()) return false;
   if (host.front() == '[') {
     if (host.size() < 3 || host.back() != ']') return false;
     for (char c : host.substr(1, host.size() - 2)) {
@@ -46,6 +44,38 @@ bool IsHostPort(absl::string_view text) {
     if (!absl::ascii_isalnum(c) && c != '.' && c != '-' && c != '_') {
       return false;
     }
+  }
+  return true;
+}
+
+// "host:port" with a host as IsHost() takes it.
+bool IsHostPort(absl::string_view text) {
+  const size_t colon = text.rfind(':');
+  if (colon == absl::string_view::npos || colon == 0) return false;
+  const absl::string_view port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5) return false;
+  for (char c : port) {
+    if (!absl::ascii_isdigit(c)) return false;
+  }
+  return IsHost(text.substr(0, colon));
+}
+
+// A PostgreSQL URL's host: "host:port" or a host alone. A bracketed IPv6
+// address is one host however many ':' it holds.
+bool IsPostgresHost(absl::string_view text) {
+  if (IsHostPort(text)) return true;
+  if (absl::StartsWith(text, "[")) return IsHost(text);
+  return !absl::StrContains(text, ':') && IsHost(text);
+}
+
+// Whether `rest`, what follows "postgres://" and the credentials, starts
+// with an authority that cannot hold a password: empty (before '/', '?' or
+// the end), or a list of hosts with or without ports.
+bool HasPlainPostgresAuthority(absl::string_view rest) {
+  const absl::string_view authority = rest.substr(0, rest.find_first_of("/?"));
+  if (authority.empty()) return true;
+  for (absl::string_view one : absl::StrSplit(authority, ',')) {
+    if (!IsPostgresHost(one)) return false;
   }
   return true;
 }
@@ -139,6 +169,22 @@ std::string RedactedUrl(absl::string_view url) {
     if ((at != absl::string_view::npos &&
          internal::CredentialsHoldQuery(rest.substr(0, at))) ||
         !HasPlainAuthority(after, socket)) {
+      return absl::StrCat(scheme, kHidden);
+    }
+    return absl::StrCat(scheme, at == absl::string_view::npos ? "" : "***@",
+                        HideQueryPasswords(after));
+  }
+  for (absl::string_view scheme : kPostgresSchemes) {
+    absl::string_view rest = url;
+    if (!absl::ConsumePrefix(&rest, scheme)) continue;
+    // As for Redis: the credentials run to the last '@', and what follows
+    // is shown only when it starts with a plain authority.
+    const size_t at = rest.rfind('@');
+    const absl::string_view after =
+        at == absl::string_view::npos ? rest : rest.substr(at + 1);
+    if ((at != absl::string_view::npos &&
+         internal::CredentialsHoldQuery(rest.substr(0, at))) ||
+        !HasPlainPostgresAuthority(after)) {
       return absl::StrCat(scheme, kHidden);
     }
     return absl::StrCat(scheme, at == absl::string_view::npos ? "" : "***@",

@@ -4,7 +4,8 @@
 //
 // Property: a password never appears in any text made from its URL:
 // RedactedUrl(), and the errors of ParseRedisUrl(), ParseSqliteUrl(),
-// OpenBackend() (for URLs it refuses without opening anything), and
+// ParsePostgresUrl(), OpenBackend() (for URLs it refuses without opening
+// anything), and
 // BadUrl(). The query helpers (SplitUrlQuery(), UrlInt()) are checked
 // through the parsers, which give them only the text they read as a query:
 // a parser stops at a malformed authority first, while the text after any
@@ -29,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "delayq/open.h"
+#include "delayq/postgres_backend.h"
 #include "delayq/redacted_url.h"
 #include "delayq/redis_backend.h"
 #include "delayq/sqlite_backend.h"
@@ -61,7 +63,8 @@ std::string Pick(FuzzedDataProvider& in, const char* const (&options)[N]) {
 constexpr const char* kSchemes[] = {
     "redis",  "rediss",          "redis+unix",    "redis+sentinel",
     "sqlite", "rediss+sentinel", "redis+cluster", "rediss+cluster",
-    "memory", "postgres",        "http",          ""};
+    "memory", "postgres",        "http",          "postgresql",
+    ""};
 // How the scheme is joined to the rest, well-formed or not.
 constexpr const char* kSeparators[] = {"://", ":", ":/", "//", ":///", "", "/"};
 // What follows the password.
@@ -178,6 +181,11 @@ void CheckHidden(const std::string& url, absl::string_view what,
              fuzz::Escaped(std::string(text)), "\"");
 }
 
+bool PostgresLike(absl::string_view url) {
+  return absl::StartsWith(url, "postgres:") ||
+         absl::StartsWith(url, "postgresql:");
+}
+
 bool RedisLike(absl::string_view url) {
   return absl::StartsWith(url, "redis:") || absl::StartsWith(url, "redis+") ||
          absl::StartsWith(url, "rediss:") || absl::StartsWith(url, "rediss+");
@@ -197,11 +205,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckHidden(url, "ParseRedisUrl()'s error", redis.status().message());
   absl::StatusOr<SqliteOptions> sqlite = ParseSqliteUrl(url);
   CheckHidden(url, "ParseSqliteUrl()'s error", sqlite.status().message());
+  absl::StatusOr<PostgresOptions> postgres = ParsePostgresUrl(url);
+  CheckHidden(url, "ParsePostgresUrl()'s error", postgres.status().message());
 
   // OpenBackend() opens nothing for a URL that no store's parser takes.
   const bool would_open = url == "memory:" || url == "memory" ||
                           (absl::StartsWith(url, "sqlite:") && sqlite.ok()) ||
-                          (RedisLike(url) && redis.ok());
+                          (RedisLike(url) && redis.ok()) ||
+                          (PostgresLike(url) && postgres.ok());
   if (!would_open) {
     CheckHidden(url, "OpenBackend()'s error",
                 OpenBackend(url).status().message());

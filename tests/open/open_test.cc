@@ -61,12 +61,23 @@ TEST(OpenBackendTest, SqliteInAMissingDirectoryIsAStoreError) {
 
 TEST(OpenBackendTest, UnknownSchemeIsInvalidArgumentNamingTheUrl) {
   for (const char* url :
-       {"postgres://db/jobs", "jobs.db", "", "SQLITE:x", "memoryx:"}) {
+       {"mysql://db/jobs", "jobs.db", "", "SQLITE:x", "memoryx:"}) {
     SCOPED_TRACE(url);
     absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(url);
     EXPECT_THAT(backend.status(), StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_THAT(backend.status().message(),
                 HasSubstr(absl::StrCat("\"", RedactedUrl(url), "\"")));
+  }
+}
+
+TEST(OpenBackendTest, PostgresUrlErrorsComeFromThePostgresParser) {
+  for (const char* url : {"postgres://u:Zq9pw@db/jobs?colour=blue",
+                          "postgresql://u:Zq9pw@db/jobs?schema=9x"}) {
+    absl::Status status = OpenBackend(url).status();
+    EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument)) << url;
+    EXPECT_THAT(status.message(), HasSubstr("postgres URL")) << url;
+    EXPECT_THAT(std::string(status.message()), ::testing::Not(HasSubstr("Zq9")))
+        << url;
   }
 }
 

@@ -38,9 +38,13 @@ std::vector<std::string> Outputs(const std::string& url) {
     parsed = ParseSqliteUrl(url).status();
   } else if (absl::StartsWith(url, "redis")) {
     parsed = ParseRedisUrl(url).status();
+  } else if (absl::StartsWith(url, "postgres")) {
+    parsed = ParsePostgresUrl(url).status();
   }
   out.push_back(std::string(parsed.message()));
-  if (!parsed.ok() || !absl::StartsWith(url, "redis")) {
+  const bool connects =
+      absl::StartsWith(url, "redis") || absl::StartsWith(url, "postgres");
+  if (!parsed.ok() || !connects) {
     // Unknown schemes, and the dispatch's own errors.
     out.push_back(std::string(OpenBackend(url).status().message()));
   }
@@ -90,6 +94,19 @@ constexpr const char* kForms[] = {
     // Passwords as query parameters.
     "redis+sentinel://127.0.0.1:1/m?sentinel_password={qpw}&colour=x",
     "redis://127.0.0.1:1?sentinel_password={qpw}",
+    // PostgreSQL.
+    "postgres://u:{pw}@127.0.0.1:5432/db?schema=q",
+    "postgresql://u:{pw}@db.internal/app?sslmode=require",
+    "postgres://u:{pw}@h1:5432,h2/db",
+    "postgres://u:{pw}@[::1]:5432/db",
+    "postgres://u:{pw}@127.0.0.1:notaport/db",
+    "postgres://u:{pw}@h/db?bogus=1",
+    "postgres://u:{pw}@h/db?schema=9bad",
+    "postgres://:{lpw}",
+    "postgres://u:{lpw}",
+    "postgres://u:{lpw}/db",
+    "postgres://h/db?password={qpw}&schema=x",
+    "postgres://h/db?sslpassword={qpw}",
 };
 
 // `form` with `pw`, or nothing when `pw` cannot take that place.
@@ -176,7 +193,18 @@ TEST(RedactedUrlTest, ShowsWhatIsNotAPassword) {
   EXPECT_EQ(RedactedUrl("redis://:pw@h:1?a=b@c"), "redis://***");
   EXPECT_EQ(RedactedUrl("redis//:pw@host"), "***");
   EXPECT_EQ(RedactedUrl("redis:S3cretPw@host"), "***");
-  EXPECT_EQ(RedactedUrl("postgres://db/jobs"), "***");
+  EXPECT_EQ(RedactedUrl("postgres://db/jobs"), "postgres://db/jobs");
+  EXPECT_EQ(RedactedUrl("postgres://app:S3cret@db:5432/jobs?schema=q"),
+            "postgres://***@db:5432/jobs?schema=q");
+  EXPECT_EQ(RedactedUrl("postgresql://app:S3cret@h1,h2:5433/jobs"),
+            "postgresql://***@h1,h2:5433/jobs");
+  EXPECT_EQ(RedactedUrl("postgres:///jobs?host=%2Frun%2Fpostgresql"),
+            "postgres:///jobs?host=%2Frun%2Fpostgresql");
+  EXPECT_EQ(RedactedUrl("postgres://h/db?password=S3cret&sslmode=require"),
+            "postgres://h/db?password=***&sslmode=require");
+  EXPECT_EQ(RedactedUrl("postgres://app:S3cret/db"), "postgres://***");
+  EXPECT_EQ(RedactedUrl("postgres://app:S3c?ret@h/db"), "postgres://***");
+  EXPECT_EQ(RedactedUrl("pg://app:S3cret@h/db"), "***");
   EXPECT_EQ(RedactedUrl("redis+unix:///run/redis.sock?db=2"),
             "redis+unix:///run/redis.sock?db=2");
   // A socket path with a ':' and no '@' may be "user:password" whose '@'

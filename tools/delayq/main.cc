@@ -65,6 +65,7 @@ Commands:
 Every command takes:
   --store URL   where the jobs are: sqlite:PATH (a file, created by add and
                 work when missing), redis://HOST:PORT, redis+unix:///SOCKET,
+                postgres://USER:PASSWORD@HOST:PORT/DB?schema=NAME,
                 or memory: (a fresh store that lives only as long as the
                 command). Default:
                 $DELAYQ_STORE, else sqlite:delayq.db in the current directory.

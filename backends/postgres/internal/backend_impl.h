@@ -1,0 +1,247 @@
+// Copyright delayq authors.
+//
+// backend_impl.h — the PostgreSQL Backend class, shared by the file of its
+// writes (postgres_backend.cc), its reads (reads.cc), schedules
+// (schedules.cc) and counts (counts.cc).
+
+#ifndef DELAYQ_BACKENDS_POSTGRES_INTERNAL_BACKEND_IMPL_H_
+#define DELAYQ_BACKENDS_POSTGRES_INTERNAL_BACKEND_IMPL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "backends/postgres/internal/connection.h"
+#include "backends/postgres/internal/pool.h"
+#include "delayq/backend.h"
+#include "delayq/postgres_backend.h"
+
+namespace delayq {
+namespace postgres_internal {
+
+// Job states as stored, and back.
+JobState StateFromInt(int64_t s);
+int StateToInt(JobState s);
+
+// Decodes row `row` of DQ_PG_JOB_COLUMNS. Sets *token when not null.
+Job ReadJob(const Result& r, int row, uint64_t* token = nullptr);
+
+// Decodes row `row` of DQ_PG_SCHEDULE_COLUMNS.
+ScheduleRecord ReadSchedule(const Result& r, int row);
+
+// What a write transaction will announce when it commits (see
+// Subscribe()): only edges, found from what it did.
+struct PendingNews {
+  // Per topic: jobs the transaction made ready minus those it reserved.
+  std::map<std::string, int64_t> ready_delta;
+  // The earliest due time (run_at or lease deadline) it stored.
+  std::optional<int64_t> earliest_due_us;
+  // Topics it resumed, or freed a reservation of under a full concurrency
+  // cap: announced as ready when they have ready jobs.
+  std::vector<std::string> look_again;
+  // Schedules it stored or removed.
+  std::vector<std::string> schedules;
+};
+
+// Tx
+//
+// One write transaction: its connection, its call's `now`, and what it
+// noted for the news and the counts it writes before its commit.
+struct Tx {
+  Connection* conn = nullptr;
+  int64_t now_us = 0;
+  PendingNews news;
+  // Counts by (minute µs, topic).
+  std::map<std::pair<int64_t, std::string>, JobCounts> counts;
+  // Whether due news moves the store's horizon. Not in the application's
+  // transaction (EnqueueInTransaction()): the row's lock would last as
+  // long as that does, so the news goes out without comparing.
+  bool move_horizon = true;
+};
+
+// PostgresBackend
+//
+// Every call takes a connection of the pool for its duration. A write is
+// one transaction (Transaction()); a read one statement.
+class PostgresBackend : public Backend {
+ public:
+  static absl::StatusOr<std::unique_ptr<Backend>> Open(
+      const PostgresOptions& options);
+
+  std::string Name() const override { return "postgres"; }
+  absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
+  using Backend::Reserve;
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             ReserveReport* report) override;
+  absl::Status Ack(absl::string_view id, uint64_t token,
+                   absl::string_view result, absl::Time now) override;
+  // In one transaction.
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases, absl::Time now) override;
+  absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
+                                   absl::string_view error, absl::Time retry_at,
+                                   absl::Time now) override;
+  absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
+                       absl::Time now) override;
+  absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
+                                   absl::Time now) override;
+  absl::Status Cancel(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<Job> Get(absl::string_view id) override;
+  absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
+                                        int limit) override;
+  absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
+  absl::StatusOr<std::vector<std::string>> Topics() override;
+  absl::StatusOr<int> Kick(absl::string_view topic, int max,
+                           absl::Time now) override;
+  absl::Status KickJob(absl::string_view id, absl::Time now) override;
+  absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
+                                absl::Time now) override;
+  absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
+  absl::StatusOr<absl::Time> NextDue() override;
+  absl::Status SetPaused(absl::string_view topic, bool paused,
+                         absl::Time now) override;
+  absl::Status Replace(const NewJob& job, absl::Time now) override;
+  absl::StatusOr<std::vector<std::string>> PausedTopics() override;
+  absl::Status SetLimit(absl::string_view topic, const TopicLimit& limit,
+                        absl::Time now) override;
+  absl::Status ClearLimit(absl::string_view topic, absl::Time now) override;
+  absl::StatusOr<std::vector<LimitedTopic>> Limits() override;
+  // Schedules: schedules.cc.
+  absl::Status PutSchedule(const ScheduleRecord& schedule,
+                           absl::Time now) override;
+  absl::Status RemoveSchedule(absl::string_view name, absl::Time now) override;
+  absl::StatusOr<std::vector<ScheduleRecord>> ListSchedules() override;
+  absl::Status FireSchedule(absl::string_view name, int64_t revision,
+                            absl::Time through, absl::Span<const NewJob> jobs,
+                            absl::Time now) override;
+  // News: news.cc.
+  absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
+      NewsCallback on_news) override;
+  // Counts: counts.cc.
+  absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
+                                                  absl::Time to) override;
+  absl::StatusOr<std::vector<TopicTotals>> CountTotals() override;
+  // The event log: events.cc.
+  absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override;
+  absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
+                                                     int limit) override;
+
+  // Adds `jobs` as Add() does, with their counts and news, on `conn`, in
+  // the transaction open on it (EnqueueInTransaction()), inside a
+  // savepoint: on an error the transaction is as it was before the call.
+  static absl::Status AddWithin(Connection* conn, absl::string_view schema,
+                                absl::Span<const NewJob> jobs, absl::Time now);
+
+ private:
+  PostgresBackend(std::unique_ptr<Pool> pool, std::string schema,
+                  const CountsOptions& counts, const EventLogOptions& events)
+      : pool_(std::move(pool)),
+        schema_(std::move(schema)),
+        counts_options_(counts),
+        events_options_(events) {}
+
+  // `sql` in this store's schema.
+  std::string S(const char* sql) const;
+
+  // Runs `body` in one transaction on a connection of the pool, then
+  // writes the counts and news it noted and commits. Its error rolls it
+  // back. A deadlock or serialisation failure runs it again (the body
+  // must start from nothing each time); a connection of the pool found
+  // lost at BEGIN is replaced.
+  absl::Status Transaction(absl::Time now,
+                           absl::FunctionRef<absl::Status(Tx&)> body);
+  // Runs `body` (reads) on a connection of the pool; a connection found
+  // lost is replaced once.
+  absl::Status Read(absl::FunctionRef<absl::Status(Connection&)> body);
+  // Transaction()'s end: Tail() and COMMIT, in one round trip.
+  absl::Status Finish(Tx& tx);
+  // Runs Tail() (EnqueueInTransaction(): the application commits).
+  absl::Status Announce(Tx& tx);
+  // The statements that write the counts and send the news the
+  // transaction noted, as one script.
+  absl::StatusOr<std::string> Tail(Tx& tx);
+
+  // Inserts `jobs` as Add() does.
+  absl::Status InsertJobs(Tx& tx, absl::Span<const NewJob> jobs);
+  // Notes the due jobs a DQ_PG_MOVE_DUE() statement moved (`rows`, their
+  // columns from `col` on) for the news and counts, and appends them to
+  // `out` when not null. Whether more than `limit` were due.
+  absl::StatusOr<bool> MoveDue(Tx& tx, const Result& rows, int col, int limit,
+                               std::vector<Transition>* out);
+  // A topic's limit as stored, and its bucket.
+  struct Gate {
+    TopicLimit limit;
+    int64_t tat_us;
+  };
+  // Reserves up to `max` ready jobs of `topic` into `leases`, as far as
+  // its limit (if any) allows, noting in *limited_until when it held jobs
+  // back.
+  absl::Status ReserveReady(Tx& tx, absl::string_view topic, int max,
+                            const std::optional<Gate>& limit,
+                            std::vector<Lease>* leases,
+                            absl::Time* limited_until);
+  // Up to `bound` of `topic`'s jobs in `state`.
+  absl::StatusOr<int64_t> CountUpTo(Connection& conn, absl::string_view topic,
+                                    int state, int64_t bound);
+  // A reservation of `topic` ended: when the topic's concurrency cap
+  // (`cap`, 0: none; read it when not given) was full, waiting workers of
+  // every process look again.
+  absl::Status NoteSlotFreed(Tx& tx, absl::string_view topic,
+                             std::optional<int64_t> cap = std::nullopt);
+  // Ack()'s work inside a transaction.
+  absl::Status AckInTransaction(Tx& tx, absl::string_view id, uint64_t token,
+                                absl::string_view result);
+  // Keeps the job reserved under `token` done with `result` when it has a
+  // keep_for; *kept says whether it did.
+  absl::Status KeepDone(Tx& tx, absl::string_view id, uint64_t token,
+                        absl::string_view result, bool* kept,
+                        std::string* topic, int64_t* unique_for_us);
+  // Holds `id` until now + unique_for_us when that is a window (> 0).
+  absl::Status HoldId(Tx& tx, absl::string_view id, int64_t unique_for_us);
+  // The job `id` locked: its seq, state and topic; NotFound when none.
+  struct Row {
+    int64_t seq;
+    int64_t state;
+    std::string topic;
+  };
+  absl::StatusOr<Row> LockJob(Tx& tx, absl::string_view id);
+
+  // Notes for the news and counts of the running transaction.
+  static void NoteMadeReady(Tx& tx, absl::string_view topic, int64_t n = 1);
+  static void NoteReserved(Tx& tx, const Lease& lease);
+  static void NoteDue(Tx& tx, int64_t at_us);
+  void NoteCount(Tx& tx, absl::string_view topic, const JobCounts& delta) const;
+  // The statement that writes the counts the transaction noted. Once a
+  // minute a process first folds the recent counts, drops the minutes that
+  // left the window and the dedup windows that passed.
+  absl::StatusOr<std::string> CountsScript(Tx& tx);
+  // The statements that announce the news the transaction noted (see
+  // news.h), each deciding in SQL whether there is any, and move the
+  // horizon with the due news.
+  std::string NewsScript(const Tx& tx) const;
+
+  const std::unique_ptr<Pool> pool_;
+  const std::string schema_;
+  const CountsOptions counts_options_;
+  const EventLogOptions events_options_;
+  // The latest minute (µs) before which this process folded the counts.
+  std::atomic<int64_t> folded_at_minute_us_{0};
+};
+
+}  // namespace postgres_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_POSTGRES_INTERNAL_BACKEND_IMPL_H_

@@ -1,0 +1,97 @@
+// Copyright delayq authors.
+
+#include "backends/postgres/internal/connect_plan.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "backends/postgres/internal/schema.h"
+#include "src/common/status_macros.h"
+#include "src/common/transition_counts.h"
+
+namespace delayq {
+namespace postgres_internal {
+namespace {
+
+const std::string* Find(
+    const std::vector<std::pair<std::string, std::string>>& params,
+    absl::string_view key) {
+  for (const auto& [k, v] : params) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+std::string Or(const std::string* value, absl::string_view fallback) {
+  return value != nullptr && !value->empty() ? *value : std::string(fallback);
+}
+
+}  // namespace
+
+absl::StatusOr<ConnectPlan> PlanConnections(const PostgresOptions& options) {
+  ConnectPlan plan;
+  plan.params = options.params;
+  const auto& p = plan.params;
+  plan.where = absl::StrCat("postgres ", Or(Find(p, "host"), "(local socket)"),
+                            ":", Or(Find(p, "port"), "5432"), "/",
+                            Or(Find(p, "dbname"), "(default database)"),
+                            " (schema ", options.schema, ")");
+  if (!ValidSchemaName(options.schema)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(plan.where,
+                     ": schema name must be 1 to 63 letters, digits or '_', "
+                     "not starting with a digit"));
+  }
+  if (options.timeout < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(plan.where, ": timeout must be at least a second"));
+  }
+  if (options.max_idle_connections < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(plan.where, ": max_idle_connections must be at least 1"));
+  }
+  DQ_RETURN_IF_ERROR(internal::CheckCountsOptions(plan.where, options.counts));
+  for (const auto& [key, value] : p) {
+    if (key.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(plan.where, ": empty connection parameter name"));
+    }
+  }
+  // A server that stops answering fails calls within the timeout rather
+  // than hanging them: connect_timeout bounds opening a connection,
+  // tcp_user_timeout an answer that never comes over a connection.
+  if (Find(p, "connect_timeout") == nullptr) {
+    plan.params.emplace_back("connect_timeout",
+                             absl::StrCat(std::max<int64_t>(
+                                 2, absl::ToInt64Seconds(options.timeout))));
+  }
+  if (Find(p, "tcp_user_timeout") == nullptr) {
+    plan.params.emplace_back(
+        "tcp_user_timeout",
+        absl::StrCat(absl::ToInt64Milliseconds(options.timeout)));
+  }
+  // A server that answers the network but not the statement (a lock held
+  // by a client that hung): the server ends the statement.
+  if (Find(p, "options") == nullptr) {
+    plan.params.emplace_back(
+        "options", absl::StrCat("-c statement_timeout=",
+                                absl::ToInt64Milliseconds(options.timeout)));
+  }
+  // An idle connection to a host that vanished (the subscription's, which
+  // waits for news) is found dead within a minute, not the system's two
+  // hours.
+  for (const auto& [key, value] :
+       {std::pair<const char*, const char*>{"keepalives_idle", "30"},
+        {"keepalives_interval", "10"},
+        {"keepalives_count", "3"}}) {
+    if (Find(p, key) == nullptr) plan.params.emplace_back(key, value);
+  }
+  if (Find(p, "application_name") == nullptr) {
+    plan.params.emplace_back("application_name", "delayq");
+  }
+  return plan;
+}
+
+}  // namespace postgres_internal
+}  // namespace delayq

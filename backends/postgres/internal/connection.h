@@ -1,0 +1,176 @@
+// Copyright delayq authors.
+//
+// connection.h — one libpq connection, as the PostgreSQL store uses it:
+// statements with parameters (integers and text as text, payloads as
+// binary bytea), results read by row and column, and every error turned
+// into the status code the Backend contract gives it.
+
+#ifndef DELAYQ_BACKENDS_POSTGRES_INTERNAL_CONNECTION_H_
+#define DELAYQ_BACKENDS_POSTGRES_INTERNAL_CONNECTION_H_
+
+#include <postgresql/libpq-fe.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace delayq {
+namespace postgres_internal {
+
+// Times are stored as integer microseconds since the epoch; the infinite
+// times as the ends of the int64 range.
+int64_t ToMicros(absl::Time t);
+absl::Time FromMicros(int64_t us);
+
+// The parameters of one statement, $1 first.
+class Params {
+ public:
+  Params& Int(int64_t v);
+  Params& Text(absl::string_view v);
+  // A bytea, sent as binary: any bytes, NUL included.
+  Params& Bytes(absl::string_view v);
+  Params& Null();
+  // Int(v), or Null() when there is none.
+  Params& MaybeInt(std::optional<int64_t> v);
+  // Arrays (text[], bytea[], bigint[] with NULLs), for statements that
+  // take a batch in one round trip (unnest()).
+  Params& TextArray(const std::vector<std::string>& v);
+  Params& BytesArray(const std::vector<std::string>& v);
+  Params& IntArray(const std::vector<std::optional<int64_t>>& v);
+
+ private:
+  friend class Connection;
+  std::vector<std::string> values_;
+  std::vector<int> formats_;
+  std::vector<bool> null_;
+};
+
+// The rows of one statement. Columns are read as text (their text form)
+// and decoded here.
+class Result {
+ public:
+  explicit Result(PGresult* r) : r_(r, &PQclear) {}
+
+  // PGRES_FATAL_ERROR for a statement that could not be sent at all.
+  ExecStatusType status() const {
+    return r_ == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(r_.get());
+  }
+  const PGresult* get() const { return r_.get(); }
+  int rows() const { return PQntuples(r_.get()); }
+  // The rows a command changed.
+  int64_t Affected() const;
+  bool IsNull(int row, int col) const {
+    return PQgetisnull(r_.get(), row, col) != 0;
+  }
+  int64_t Int(int row, int col) const;
+  std::string Text(int row, int col) const;
+  bool Bool(int row, int col) const;
+  // A bytea column, decoded from its hex text form.
+  std::string Bytes(int row, int col) const;
+
+ private:
+  std::unique_ptr<PGresult, void (*)(PGresult*)> r_;
+};
+
+// Connection
+//
+// Not thread-safe: one thread at a time (the pool hands it out so).
+class Connection {
+ public:
+  // Opens a connection with `params` (libpq keyword and value). `where`
+  // names the server in errors ("postgres host:port/db"); it holds no
+  // password.
+  static absl::StatusOr<std::unique_ptr<Connection>> Open(
+      const std::vector<std::pair<std::string, std::string>>& params,
+      std::string where);
+
+  // A connection the application owns (EnqueueInTransaction()): used,
+  // never closed.
+  static std::unique_ptr<Connection> Borrow(PGconn* conn, std::string where);
+
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Runs `sql` with `params` and returns its rows (none for a command).
+  // The first run of a text on a connection prepares it there; later runs
+  // skip parsing and planning.
+  absl::StatusOr<Result> Exec(absl::string_view sql,
+                              const Params& params = Params());
+  // Runs several statements without parameters (a migration, the end of
+  // a transaction), with the simple query protocol.
+  absl::Status RunScript(absl::string_view sql);
+
+  // Begins a transaction with the next statement: BEGIN goes to the server
+  // with it, in one round trip (libpq's pipeline mode), rather than in one
+  // of its own.
+  void BeginWithNext() {
+    begin_pending_ = true;
+    begin_confirmed_ = false;
+  }
+  // Forgets a BeginWithNext() that no statement followed (the
+  // transaction's body failed first), so the connection's next user does
+  // not begin one unasked.
+  void ForgetBegin() { begin_pending_ = false; }
+  // Whether the server confirmed the BEGIN of the transaction: until it
+  // has, a lost connection did nothing in one.
+  bool begin_confirmed() const { return begin_confirmed_; }
+  // Exec() when the rows do not matter.
+  absl::Status Run(absl::string_view sql, const Params& params = Params());
+
+  // `text` as an SQL string literal, for a script (RunScript()).
+  std::string Literal(absl::string_view text) const;
+
+  // Whether the connection is lost: it must not be used again.
+  bool Broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+  // Whether a transaction is open (or failed and not yet rolled back).
+  bool InTransaction() const;
+
+  PGconn* raw() const { return conn_; }
+  const std::string& where() const { return where_; }
+
+ private:
+  Connection(PGconn* conn, std::string where, bool owned)
+      : conn_(conn), where_(std::move(where)), owned_(owned) {}
+
+  absl::Status ErrorOf(const PGresult* r, absl::string_view sql) const;
+
+  // The name `sql` is prepared under on this connection, preparing it
+  // first if need be.
+  absl::StatusOr<std::string> Prepared(const std::string& sql, int params);
+  // BEGIN and the prepared statement `name` in one round trip.
+  PGresult* BeginAndExec(const std::string& name, int n,
+                         const char* const* values, const int* lengths,
+                         const int* formats);
+
+  PGconn* conn_;
+  const std::string where_;
+  const bool owned_;
+  // Statements prepared on this connection, by text. A borrowed
+  // connection prepares none: the names are the application's to choose.
+  absl::flat_hash_map<std::string, std::string> prepared_;
+  bool begin_pending_ = false;
+  bool begin_confirmed_ = false;
+};
+
+// The status a failed statement's SQLSTATE (or a connection's state, when
+// there is none) stands for: unique violation -> AlreadyExists, serialisation
+// failure and deadlock -> Aborted (the transaction may be run again), lost
+// connection and server shutdown -> Unavailable, statement timeout ->
+// DeadlineExceeded, refused credentials -> PermissionDenied, missing
+// database -> NotFound; anything else Internal.
+absl::StatusCode CodeOfSqlState(absl::string_view sqlstate);
+
+}  // namespace postgres_internal
+}  // namespace delayq
+
+#endif  // DELAYQ_BACKENDS_POSTGRES_INTERNAL_CONNECTION_H_

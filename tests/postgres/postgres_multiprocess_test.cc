@@ -1,0 +1,41 @@
+// Copyright delayq authors.
+//
+// The multi-process suite on PostgreSQL: one server for the test binary,
+// a fresh schema per case, shared by the worker processes through its URL.
+
+#include <atomic>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/multiprocess/multiprocess_suite.h"
+#include "tests/testing/postgres_server.h"
+
+namespace delayq {
+namespace {
+
+using ::delayq::testing::MultiProcessTest;
+using ::delayq::testing::SharedStore;
+using ::delayq::testing::SharedStoreName;
+using ::delayq::testing::WakeupTest;
+
+std::string FreshPostgresUrl() {
+  static std::atomic<int> n{0};
+  absl::StatusOr<testing::PostgresServer*> server =
+      testing::SharedPostgresServer();
+  if (!server.ok()) {
+    ADD_FAILURE() << server.status();
+    return "postgres-server-did-not-start:";
+  }
+  return (*server)->Url(absl::StrCat("multiprocess_", ++n));
+}
+
+const SharedStore kPostgres{"postgres", FreshPostgresUrl};
+
+INSTANTIATE_TEST_SUITE_P(Postgres, MultiProcessTest,
+                         ::testing::Values(kPostgres), SharedStoreName);
+INSTANTIATE_TEST_SUITE_P(Postgres, WakeupTest, ::testing::Values(kPostgres),
+                         SharedStoreName);
+
+}  // namespace
+}  // namespace delayq
