@@ -219,7 +219,7 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 11);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 12);
   // The jobs worked since are counted (in their minute, not yet folded).
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT sum(done) FROM (SELECT done FROM transitions "
@@ -278,7 +278,7 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   EXPECT_EQ(minutes[1].minute, MinuteOf(kNow));
   EXPECT_EQ(minutes[1].counts.done, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 11);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 12);
   EXPECT_EQ(
       RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
       7);
@@ -309,7 +309,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
   }
   RawExec(path, absl::StrCat(kWithoutDoneJobs, "PRAGMA user_version = 10;"));
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 11);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 12);
   ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
   EXPECT_EQ(dead.state, JobState::kDead);
   EXPECT_EQ(dead.finished_at, absl::InfinitePast());
