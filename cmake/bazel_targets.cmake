@@ -132,6 +132,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/schedule_spec.cc
   src/common/schedule_spec.h
   src/common/status_macros.h
+  src/common/stored_state.cc
+  src/common/stored_state.h
   src/common/transition_counts.cc
   src/common/transition_counts.h
   src/common/url_credentials.h

@@ -26,13 +26,14 @@
 #include "backends/postgres/internal/pool.h"
 #include "delayq/backend.h"
 #include "delayq/postgres_backend.h"
+#include "src/common/stored_state.h"
 
 namespace delayq {
 namespace postgres_internal {
 
-// Job states as stored, and back.
-JobState StateFromInt(int64_t s);
-int StateToInt(JobState s);
+// Job states as stored, and back (src/common/stored_state.h).
+using internal::StateFromInt;
+using internal::StateToInt;
 
 // Decodes row `row` of DQ_PG_JOB_COLUMNS. Sets *token when not null.
 Job ReadJob(const Result& r, int row, uint64_t* token = nullptr);

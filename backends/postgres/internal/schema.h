@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "backends/postgres/internal/connection.h"
+#include "src/common/stored_state.h"
 
 namespace delayq {
 namespace postgres_internal {
@@ -19,11 +20,12 @@ namespace postgres_internal {
 inline constexpr int kSchemaVersion = 1;
 
 // Job states as stored in jobs.state (as in the SQLite store).
-inline constexpr int kStateDelayed = 0;
-inline constexpr int kStateReady = 1;
-inline constexpr int kStateReserved = 2;
-inline constexpr int kStateDead = 3;
-inline constexpr int kStateDone = 4;
+// Job states as stored in jobs.state (src/common/stored_state.h).
+using internal::kStateDead;
+using internal::kStateDelayed;
+using internal::kStateDone;
+using internal::kStateReady;
+using internal::kStateReserved;
 
 // ValidSchemaName()
 //

@@ -26,13 +26,14 @@
 #include "delayq/backend.h"
 #include "delayq/sqlite_backend.h"
 #include "src/common/mutex.h"
+#include "src/common/stored_state.h"
 
 namespace delayq {
 namespace sqlite_internal {
 
-// Job states as stored, and back.
-JobState StateFromInt(int64_t s);
-int StateToInt(JobState s);
+// Job states as stored, and back (src/common/stored_state.h).
+using internal::StateFromInt;
+using internal::StateToInt;
 
 // Decodes a row of DQ_JOB_COLUMNS. Sets *token when not null.
 Job ReadJob(const Statement& s, uint64_t* token = nullptr);

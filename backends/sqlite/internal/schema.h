@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "backends/sqlite/internal/db.h"
+#include "src/common/stored_state.h"
 
 namespace delayq {
 namespace sqlite_internal {
@@ -20,12 +21,12 @@ inline constexpr int32_t kApplicationId = 0x646c7971;
 // Stored in PRAGMA user_version: the schema this code writes.
 inline constexpr int32_t kSchemaVersion = 12;
 
-// Job states as stored in jobs.state.
-inline constexpr int kStateDelayed = 0;
-inline constexpr int kStateReady = 1;
-inline constexpr int kStateReserved = 2;
-inline constexpr int kStateDead = 3;
-inline constexpr int kStateDone = 4;
+// Job states as stored in jobs.state (src/common/stored_state.h).
+using internal::kStateDead;
+using internal::kStateDelayed;
+using internal::kStateDone;
+using internal::kStateReady;
+using internal::kStateReserved;
 
 // PrepareSchema()
 //
