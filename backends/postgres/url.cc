@@ -30,7 +30,9 @@ absl::Status Bad(absl::string_view url, absl::string_view why) {
   return internal::BadUrl("postgres", url, why);
 }
 
-// Decodes %XX escapes; false on a malformed escape.
+// Decodes %XX escapes; false on a malformed escape, and on %00: libpq
+// takes its settings as C strings, so a NUL would cut a password, a
+// database name or an sslmode short without a word.
 bool PercentDecode(absl::string_view in, std::string* out) {
   out->clear();
   for (size_t i = 0; i < in.size(); ++i) {
@@ -45,7 +47,9 @@ bool PercentDecode(absl::string_view in, std::string* out) {
       return absl::ascii_isdigit(c) ? c - '0'
                                     : absl::ascii_tolower(c) - 'a' + 10;
     };
-    out->push_back(static_cast<char>(val(h) * 16 + val(l)));
+    const char c = static_cast<char>(val(h) * 16 + val(l));
+    if (c == '\0') return false;
+    out->push_back(c);
     i += 2;
   }
   return true;

@@ -111,6 +111,10 @@ TEST(ParsePostgresUrlTest, RefusesWhatItCannotReadWithoutThePassword) {
            "postgres://u:Zq9secret",
            "postgres://u:Zq9?secret@h/db",
            "mysql://u:Zq9secret@h/db",
+           // libpq takes C strings: a NUL would cut the value short.
+           "postgres://u:Zq9%00junk@h/db",
+           "postgres://u:Zq9secret@h/db%00other",
+           "postgres://u:Zq9secret@h/db?sslmode=disable%00require",
        }) {
     absl::Status status = ParsePostgresUrl(url).status();
     EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument)) << url;
@@ -120,6 +124,20 @@ TEST(ParsePostgresUrlTest, RefusesWhatItCannotReadWithoutThePassword) {
       std::string(
           ParsePostgresUrl("postgres://h/db?bogus=1").status().message()),
       HasSubstr("bogus"));
+}
+
+// libpq sends text as C strings: an id with a NUL byte must not reach the
+// server cut short, where it would name another job.
+TEST_F(PostgresBackendTest, AnIdWithANulByteNamesNoOtherJob) {
+  std::unique_ptr<Backend> backend = Open(FreshSchema("nul"));
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add({TestJob("victim", "t", kT0)}, kT0));
+  const std::string cut("victim\0junk", 11);
+  EXPECT_THAT(backend->Get(cut).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(backend->Cancel(cut, kT0),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_OK(backend->Get("victim").status());
 }
 
 TEST_F(PostgresBackendTest, OpenBackendTakesPostgresUrlsAndKeepsJobs) {

@@ -76,6 +76,9 @@ Params& Params::Int(int64_t v) {
 }
 
 Params& Params::Text(absl::string_view v) {
+  // libpq sends a text value as a C string: one with a NUL byte would reach
+  // the server cut short, and name another job ("a\0b" as "a").
+  if (v.find('\0') != absl::string_view::npos) holds_nul_ = true;
   values_.push_back(std::string(v));
   formats_.push_back(0);
   null_.push_back(false);
@@ -268,6 +271,11 @@ bool Connection::InTransaction() const {
 
 absl::StatusOr<Result> Connection::Exec(absl::string_view sql,
                                         const Params& params) {
+  if (params.holds_nul_) {
+    return absl::InvalidArgumentError(
+        "postgres: a text value holds a NUL byte, which PostgreSQL cannot "
+        "store; no job, topic or name has one");
+  }
   const size_t n = params.values_.size();
   std::vector<const char*> values(n);
   std::vector<int> lengths(n);

@@ -52,6 +52,8 @@ class Params {
   std::vector<std::string> values_;
   std::vector<int> formats_;
   std::vector<bool> null_;
+  // A Text() value had a NUL byte: Exec() refuses the statement.
+  bool holds_nul_ = false;
 };
 
 // The rows of one statement. Columns are read as text (their text form)
