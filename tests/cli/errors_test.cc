@@ -119,7 +119,7 @@ TEST(CliErrorsTest, AnIdWithAControlByteIsRefused) {
 
 TEST(CliErrorsTest, BadOrUnreachableStoresExitOne) {
   CliRunner cli;
-  ExpectFailure(cli.Run({"--store", "postgres://db/jobs", "stats"}),
+  ExpectFailure(cli.Run({"--store", "mysql://db/jobs", "stats"}),
                 "unknown store URL");
   ExpectFailure(cli.Run({"stats", "--store", "sqlite:x.db?sync=maybe"}),
                 "sync");
