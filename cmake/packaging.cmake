@@ -34,9 +34,9 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_LIBRARY_PACKAGE_NAME libdelayq-dev)
 set(CPACK_DEBIAN_LIBRARY_PACKAGE_SECTION libdevel)
 # A static library: what links it needs the libraries it was built on.
+# One string: two would make a CMake list, whose ';' breaks the field.
 set(CPACK_DEBIAN_LIBRARY_PACKAGE_DEPENDS
-    "libabsl-dev, libsqlite3-dev, libhiredis-dev, libpq-dev, libssl-dev, "
-    "pkg-config")
+    "libabsl-dev, libsqlite3-dev, libhiredis-dev, libpq-dev, libssl-dev, pkg-config")
 set(CPACK_COMPONENT_LIBRARY_DESCRIPTION
     "delayq: the C++ library, its headers, CMake package and pkg-config file")
 

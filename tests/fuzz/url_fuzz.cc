@@ -106,6 +106,8 @@ bool IsPathUrl(absl::string_view text) {
   return absl::StartsWith(text, "sqlite:") || absl::StartsWith(text, "memory:");
 }
 
+bool PostgresLike(absl::string_view url);
+
 std::string BuildUrl(FuzzedDataProvider& in) {
   std::string scheme = Pick(in, kSchemes);
   if (scheme.empty()) scheme = Piece(in, 8);
@@ -118,7 +120,11 @@ std::string BuildUrl(FuzzedDataProvider& in) {
   // only a query parameter can carry a password there.
   // (So is a bare "memory" or "sqlite", which the userinfo's ':' would
   // make one.)
-  const bool path_url = IsPathUrl(url + ":");
+  // A PostgreSQL URL with an empty authority ("postgres:///db") is a path
+  // too: what follows the third '/' is the database's name.
+  const bool path_url =
+      IsPathUrl(url + ":") ||
+      (PostgresLike(scheme + ":") && absl::EndsWith(separator, "///"));
   if (in.ConsumeBool() && !path_url) {
     // In the userinfo: [user]:password, then '@' and a host, or not. A
     // user holds no '/', '?', '#' or '@': unencoded, each ends a URL's
