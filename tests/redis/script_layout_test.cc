@@ -299,8 +299,8 @@ std::map<std::string, int> RecordPositions() {
   return out;
 }
 
-// The hot scripts (ack, reserve, ack_reserve) require no helpers and spell out record
-// positions and key names instead. A script that reads a record position
+// The hot scripts (ack, reserve, ack_reserve) require no helpers and spell out
+// record positions and key names instead. A script that reads a record position
 // by number names it on a "-- fields:" line, as job.lua names it; every
 // key a script spells ("P .. 'name'") is one keys.lua spells.
 TEST(HotScriptLayoutTest, SpelledOutFieldsAndKeysAreJobLuasAndKeysLuas) {
