@@ -414,7 +414,8 @@ absl::StatusOr<FailOutcome> PostgresBackend::Fail(absl::string_view id,
     NoteCount(tx, topic, internal::CountOfFail(outcome));
     if (outcome == FailOutcome::kDead) {
       DQ_RETURN_IF_ERROR(tx.conn->Run(
-          S(Sql::kMakeDead), Params().Int(seq).Text(error).Int(tx.now_us)));
+          S(Sql::kMakeDead),
+          Params().Int(seq).Text(TextForStore(error)).Int(tx.now_us)));
       return NoteSlotFreed(tx, topic);
     }
     const bool ready = retry_at <= now;
@@ -429,7 +430,7 @@ absl::StatusOr<FailOutcome> PostgresBackend::Fail(absl::string_view id,
                             .Int(seq)
                             .Int(ready ? kStateReady : kStateDelayed)
                             .Int(retry_us)
-                            .Text(error)));
+                            .Text(TextForStore(error))));
     return NoteSlotFreed(tx, topic);
   }));
   return outcome;

@@ -98,6 +98,33 @@ bool HasPlainAuthority(absl::string_view rest, bool socket) {
   return true;
 }
 
+// The value of a hex digit, -1 for any other character.
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Whether a query parameter named `name` carries a secret: its name, with
+// %XX escapes read and in any case, ends in "password" or "pwd"
+// ("PASSWORD=", "sslpassword=", "pass%77ord=", "Pwd=").
+bool NamesASecret(absl::string_view name) {
+  std::string plain;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const int hi = i + 2 < name.size() ? HexDigit(name[i + 1]) : -1;
+    const int lo = i + 2 < name.size() ? HexDigit(name[i + 2]) : -1;
+    if (name[i] == '%' && hi >= 0 && lo >= 0) {
+      plain.push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      plain.push_back(name[i]);
+    }
+  }
+  absl::AsciiStrToLower(&plain);
+  return absl::EndsWith(plain, "password") || absl::EndsWith(plain, "pwd");
+}
+
 // `param` (one of a query's, up to its '&') with the value of a *password
 // parameter hidden, to its end. A value may hold '?', so a password
 // parameter may also start after a '?' inside another's value
@@ -110,7 +137,7 @@ std::string HideParamPassword(absl::string_view param) {
     const absl::string_view name = piece.substr(0, eq);
     if (!first) out.push_back('?');
     first = false;
-    if (eq != absl::string_view::npos && absl::EndsWith(name, "password")) {
+    if (eq != absl::string_view::npos && NamesASecret(name)) {
       absl::StrAppend(&out, name, "=", kHidden);
       return out;
     }

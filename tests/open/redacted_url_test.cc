@@ -107,6 +107,9 @@ constexpr const char* kForms[] = {
     "postgres://u:{lpw}/db",
     "postgres://h/db?password={qpw}&schema=x",
     "postgres://h/db?sslpassword={qpw}",
+    "postgres://h/db?PASSWORD={qpw}&schema=x",
+    "postgres://h/db?pwd={qpw}",
+    "sqlite:j.db?Pass%77ord={qpw}",
 };
 
 // `form` with `pw`, or nothing when `pw` cannot take that place.

@@ -140,6 +140,30 @@ TEST_F(PostgresBackendTest, AnIdWithANulByteNamesNoOtherJob) {
   EXPECT_OK(backend->Get("victim").status());
 }
 
+// PostgreSQL's text is UTF-8: an id that is not names no job here, and is
+// refused with a message that quotes no statement; an error that is not is
+// kept with U+FFFD in place of its bad bytes, so the failure still counts.
+TEST_F(PostgresBackendTest, TextThatIsNotUtf8IsRefusedOrMadeValid) {
+  std::unique_ptr<Backend> backend = Open(FreshSchema("utf8"));
+  ASSERT_NE(backend, nullptr);
+  const std::string bad_id = "job\xff";
+  for (const absl::Status& s :
+       {backend->Get(bad_id).status(), backend->Cancel(bad_id, kT0),
+        backend->Add({TestJob(bad_id, "t", kT0)}, kT0)}) {
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument));
+    EXPECT_THAT(std::string(s.message()), HasSubstr("not UTF-8"));
+    EXPECT_THAT(std::string(s.message()), Not(HasSubstr("SELECT")));
+  }
+  ASSERT_OK(backend->Add({TestJob("a", "t", kT0)}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend->Reserve("t", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK(
+      backend->Fail("a", leases[0].token, "bad \xff byte", kT0, kT0).status());
+  ASSERT_OK_AND_ASSIGN(Job job, backend->Get("a"));
+  EXPECT_EQ(job.last_error, "bad \xEF\xBF\xBD byte");
+}
+
 TEST_F(PostgresBackendTest, OpenBackendTakesPostgresUrlsAndKeepsJobs) {
   const std::string schema = FreshSchema("open");
   {

@@ -7,11 +7,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "tests/serve/api_suite.h"
 
 namespace delayq {
 namespace testing {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::string JobPath(const Json& lease, const std::string& action) {
   return absl::StrCat("/v1/jobs/", lease["job"]["id"].get<std::string>(), "/",
@@ -143,14 +146,15 @@ TEST_P(ApiTest, AJobsHistoryShowsWhatTheServerSaw) {
   const std::string id =
       Add("hist", {{"payload", "p"}, {"id", "h/1"}, {"backoff", "fixed:0s"}});
   Json lease = ReserveOne("hist");
-  ASSERT_EQ(api_->Post("/v1/jobs/h/1/fail",
+  ASSERT_EQ(api_->Post("/v1/jobs/h%2F1/fail",
                        {{"token", lease["token"]}, {"error", "boom"}})
                 .status,
             200);
   lease = ReserveOne("hist");
-  ASSERT_EQ(api_->Post("/v1/jobs/h/1/ack", {{"token", lease["token"]}}).status,
-            200);
-  HttpReply history = api_->Get("/v1/jobs/h/1/history");
+  ASSERT_EQ(
+      api_->Post("/v1/jobs/h%2F1/ack", {{"token", lease["token"]}}).status,
+      200);
+  HttpReply history = api_->Get("/v1/jobs/h%2F1/history");
   ASSERT_EQ(history.status, 200) << history.body;
   EXPECT_EQ(history.json["id"], id);
   std::vector<std::string> events;
@@ -183,6 +187,37 @@ TEST_P(ApiTest, AnEncodedSlashStaysInsideAnId) {
   ASSERT_EQ(history.status, 200) << history.body;
   EXPECT_EQ(history.json["id"], "report/history");
   EXPECT_EQ(api_->Get("/v1/jobs/report/history").json["id"], "report");
+}
+
+// An id is one path segment: a raw '/' makes a path no route has, so
+// "DELETE /v1/jobs/report/history" cannot cancel a job "report/history".
+TEST_P(ApiTest, ARawSlashInAnIdIsNoRoute) {
+  Add("slash", {{"payload", "whole"}, {"id", "report/history"}});
+  Add("slash", {{"payload", "a/b"}, {"id", "a/b"}});
+  HttpReply deleted = api_->Delete("/v1/jobs/report/history");
+  EXPECT_EQ(deleted.status, 405) << deleted.body;
+  EXPECT_EQ(deleted.allow, "GET");
+  HttpReply raw = api_->Get("/v1/jobs/a/b");
+  EXPECT_EQ(raw.status, 404) << raw.body;
+  EXPECT_THAT(raw.json.value("message", ""), HasSubstr("%2F"));
+  EXPECT_EQ(api_->Delete("/v1/jobs/a/b").status, 404);
+  EXPECT_EQ(api_->Get("/v1/jobs/report%2Fhistory").status, 200);
+  EXPECT_EQ(api_->Get("/v1/jobs/a%2Fb").status, 200);
+}
+
+// A path a route has, asked with a method it does not take: 405, with the
+// methods it takes.
+TEST_P(ApiTest, AnotherMethodOfAKnownPathIs405) {
+  HttpReply put = api_->Put("/v1/jobs/x/history", Json::object());
+  EXPECT_EQ(put.status, 405) << put.body;
+  EXPECT_EQ(put.allow, "GET");
+  EXPECT_EQ(put.code(), "UNIMPLEMENTED");
+  HttpReply del = api_->Delete("/v1/topics");
+  EXPECT_EQ(del.status, 405) << del.body;
+  EXPECT_EQ(del.allow, "GET");
+  HttpReply get = api_->Get("/v1/jobs/x/ack");
+  EXPECT_EQ(get.status, 405) << get.body;
+  EXPECT_EQ(get.allow, "POST");
 }
 
 TEST_P(ApiTest, ManyLeasesAreAckedInOneRequest) {

@@ -63,6 +63,7 @@ HttpReply ApiClient::Reply(const httplib::Result& result) {
   if (!result) return reply;
   reply.status = result->status;
   reply.body = result->body;
+  reply.allow = result->get_header_value("Allow");
   if (absl::StartsWith(result->get_header_value("Content-Type"),
                        "application/json")) {
     reply.json = Json::parse(reply.body, nullptr, /*allow_exceptions=*/false);

@@ -50,6 +50,7 @@ struct HttpReply {
   int status = 0;  // 0: no reply (connection failed)
   std::string body;
   Json json;
+  std::string allow;  // the Allow header of a 405
   std::string code() const { return json.value("code", ""); }
 };
 

@@ -42,44 +42,6 @@ std::string JsonQuote(absl::string_view text) {
   return out;
 }
 
-bool IsUtf8(absl::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    const unsigned char c = text[i];
-    int extra;
-    uint32_t code;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      extra = 1;
-      code = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      extra = 2;
-      code = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      extra = 3;
-      code = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + extra >= text.size()) return false;
-    for (int k = 1; k <= extra; ++k) {
-      const unsigned char cc = text[i + k];
-      if ((cc & 0xC0) != 0x80) return false;
-      code = (code << 6) | (cc & 0x3F);
-    }
-    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
-    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (code < kMin[extra] || code > 0x10FFFF ||
-        (code >= 0xD800 && code <= 0xDFFF)) {
-      return false;
-    }
-    i += extra + 1;
-  }
-  return true;
-}
-
 std::string Preview(absl::string_view text, size_t max) {
   // Bytes of a valid UTF-8 text stay as they are; everything else that is
   // not printable ASCII becomes an escape, so one job is one line.

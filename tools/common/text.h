@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "src/common/utf8.h"
 
 namespace delayq {
 namespace cli {
@@ -22,7 +23,7 @@ std::string JsonQuote(absl::string_view text);
 std::string JsonText(absl::string_view name, absl::string_view text);
 
 // True when `text` is well-formed UTF-8 (so JSON can carry it as a string).
-bool IsUtf8(absl::string_view text);
+using ::delayq::internal::IsUtf8;
 
 // A one-line, printable preview of a payload or error: C escapes for
 // control and non-UTF-8 bytes, cut to `max` characters with "...".

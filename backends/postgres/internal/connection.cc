@@ -8,7 +8,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "src/common/utf8.h"
 
 namespace delayq {
 namespace postgres_internal {
@@ -75,10 +77,27 @@ Params& Params::Int(int64_t v) {
   return *this;
 }
 
+std::string TextForStore(absl::string_view text) {
+  std::string out = internal::ToValidUtf8(text);
+  return absl::StrReplaceAll(out,
+                             {{absl::string_view("\0", 1), "\xEF\xBF\xBD"}});
+}
+
 Params& Params::Text(absl::string_view v) {
   // libpq sends a text value as a C string: one with a NUL byte would reach
   // the server cut short, and name another job ("a\0b" as "a").
-  if (v.find('\0') != absl::string_view::npos) holds_nul_ = true;
+  if (refusal_.empty() && v.find('\0') != absl::string_view::npos) {
+    refusal_ =
+        "postgres: a text value holds a NUL byte, which PostgreSQL cannot "
+        "store; no job, topic or name has one";
+  }
+  // The server would refuse it with an error that quotes the statement; say
+  // instead why no job here can have such an id.
+  if (refusal_.empty() && !internal::IsUtf8(v)) {
+    refusal_ =
+        "postgres: a text value is not UTF-8, which is all PostgreSQL's text "
+        "keeps; no job, topic or name here has bytes that are not";
+  }
   values_.push_back(std::string(v));
   formats_.push_back(0);
   null_.push_back(false);
@@ -271,10 +290,8 @@ bool Connection::InTransaction() const {
 
 absl::StatusOr<Result> Connection::Exec(absl::string_view sql,
                                         const Params& params) {
-  if (params.holds_nul_) {
-    return absl::InvalidArgumentError(
-        "postgres: a text value holds a NUL byte, which PostgreSQL cannot "
-        "store; no job, topic or name has one");
+  if (!params.refusal_.empty()) {
+    return absl::InvalidArgumentError(params.refusal_);
   }
   const size_t n = params.values_.size();
   std::vector<const char*> values(n);

@@ -31,10 +31,18 @@ namespace postgres_internal {
 int64_t ToMicros(absl::Time t);
 absl::Time FromMicros(int64_t us);
 
+// `text` as this store can keep it: bytes that are not UTF-8 replaced by
+// U+FFFD, NUL bytes by U+FFFD too. For text kept to be read (a failure's
+// error, an event's error or name), never for text that names something.
+std::string TextForStore(absl::string_view text);
+
 // The parameters of one statement, $1 first.
 class Params {
  public:
   Params& Int(int64_t v);
+  // Text must be UTF-8 without NUL bytes (what PostgreSQL's text keeps);
+  // Exec() refuses a statement with any other (see TextForStore() for text
+  // that is read, not matched).
   Params& Text(absl::string_view v);
   // A bytea, sent as binary: any bytes, NUL included.
   Params& Bytes(absl::string_view v);
@@ -52,8 +60,9 @@ class Params {
   std::vector<std::string> values_;
   std::vector<int> formats_;
   std::vector<bool> null_;
-  // A Text() value had a NUL byte: Exec() refuses the statement.
-  bool holds_nul_ = false;
+  // Why Exec() refuses the statement: a Text() value it cannot send; empty
+  // when none.
+  std::string refusal_;
 };
 
 // The rows of one statement. Columns are read as text (their text form)

@@ -29,8 +29,8 @@ absl::Status PostgresBackend::AppendEvents(
     types.push_back(std::string(EventTypeName(e.type)));
     at.push_back(absl::ToUnixMicros(e.at));
     attempts.push_back(e.attempts);
-    errors.push_back(e.error);
-    who.push_back(e.who);
+    errors.push_back(TextForStore(e.error));
+    who.push_back(TextForStore(e.who));
   }
   return Transaction(events.back().at, [&](Tx& tx) -> absl::Status {
     DQ_RETURN_IF_ERROR(

@@ -17,7 +17,7 @@ namespace serve {
 namespace {
 
 constexpr char kTopic[] = "/v1/topics/([^/]+)";
-constexpr char kJob[] = "/v1/jobs/(.+)";
+constexpr char kJob[] = "/v1/jobs/([^/]+)";
 constexpr int kMaxBatch = 10'000;
 constexpr int kMaxList = 10'000;
 // The longest GET /v1/jobs/{id}?wait= may hold a connection.

@@ -22,7 +22,7 @@ namespace delayq {
 namespace serve {
 namespace {
 
-constexpr char kJob[] = "/v1/jobs/(.+)";
+constexpr char kJob[] = "/v1/jobs/([^/]+)";
 constexpr int kMaxReserve = 1000;
 
 absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {

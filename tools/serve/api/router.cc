@@ -43,6 +43,35 @@ absl::Status OnlyQueryNames(const HttpRequest& request,
 
 }  // namespace
 
+void Router::WriteUnrouted(const HttpRequest& request,
+                           HttpResponse& response) const {
+  std::vector<std::string> allowed;
+  std::vector<std::string> unused;
+  for (const Entry& route : routes_) {
+    if (route.pattern.Match(request.path, &unused) &&
+        std::find(allowed.begin(), allowed.end(), route.method) ==
+            allowed.end()) {
+      allowed.push_back(route.method);
+    }
+  }
+  if (!allowed.empty()) {
+    WriteRefusal(response, 405,
+                 absl::StrCat(request.method, " is not a method of ",
+                              cli::Preview(request.path, 200), " (it takes ",
+                              absl::StrJoin(allowed, ", "), ")"));
+    response.headers.push_back(
+        absl::StrCat("Allow: ", absl::StrJoin(allowed, ", ")));
+    return;
+  }
+  // Ids and names are one path segment each: a '/' in one is sent as %2F,
+  // so that "/v1/jobs/a/history" can only mean the history of job "a".
+  WriteError(response, absl::NotFoundError(absl::StrCat(
+                           "no route ", request.method, " ",
+                           cli::Preview(request.path, 200),
+                           " (an id or name that holds '/' goes in the path "
+                           "as %2F)")));
+}
+
 void Router::Handle(const HttpRequest& request, HttpResponse& response) const {
   const absl::Time start = absl::Now();
   absl::string_view label = "unmatched";
@@ -60,8 +89,7 @@ void Router::Handle(const HttpRequest& request, HttpResponse& response) const {
     for (std::string& part : path) part = PercentDecode(part, false);
     matched->handler(request, std::move(path), response);
   } else {
-    WriteError(response, absl::NotFoundError(absl::StrCat(
-                             "no route ", request.method, " ", request.path)));
+    WriteUnrouted(request, response);
   }
   if (observer_) {
     observer_(label, request.method, response.status, absl::Now() - start);

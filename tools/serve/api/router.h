@@ -87,7 +87,8 @@ class Router {
                const std::string& content_type);
 
   // Answers `request` with the first route that matches its method and
-  // path, or 404.
+  // path; 405 (with Allow) when only other methods' routes match the path;
+  // 404 otherwise.
   void Handle(const HttpRequest& request, HttpResponse& response) const;
 
   // Told of every request Handle() answered: its route (the pattern, each
@@ -112,6 +113,8 @@ class Router {
   void Add(const std::string& method, const std::string& pattern,
            Handler handler);
   Handler Wrap(Route route, bool has_body, QueryNames query = {}) const;
+  // The reply when no route has the request's method and path.
+  void WriteUnrouted(const HttpRequest& request, HttpResponse& response) const;
   // False (with the error written) when the request lacks the token.
   bool Authorized(const HttpRequest& request, HttpResponse& response) const;
 
