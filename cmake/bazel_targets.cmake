@@ -139,6 +139,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/url_credentials.h
   src/common/url_query.cc
   src/common/url_query.h
+  src/common/utf8.cc
+  src/common/utf8.h
   src/common/validation.cc
   src/common/validation.h
   src/contract/clock.cc
@@ -697,7 +699,7 @@ delayq_cc_library(tools_common_runtime_policy DIR tools/common NAME runtime_poli
   DEPS tp_absl)
 delayq_cc_library(tools_common_text DIR tools/common NAME text
   SRCS tools/common/text.cc tools/common/text.h
-  DEPS tp_absl)
+  DEPS delayq tp_absl)
 delayq_cc_library(tools_common_values DIR tools/common NAME values
   SRCS tools/common/values.cc tools/common/values.h
   DEPS delayq tools_common_text tp_absl)

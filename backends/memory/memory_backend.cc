@@ -278,16 +278,25 @@ class MemoryBackend : public Backend {
 
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override {
+    absl::StatusOr<std::vector<std::string>> ids = KickIds(topic, max, now);
+    if (!ids.ok()) return ids.status();
+    return static_cast<int>(ids->size());
+  }
+
+  absl::StatusOr<std::vector<std::string>> KickIds(absl::string_view topic,
+                                                   int max,
+                                                   absl::Time now) override {
     internal::MutexLock lock(&mu_);
+    std::vector<std::string> ids;
     auto it = topics_.find(topic);
-    if (it == topics_.end()) return 0;
+    if (it == topics_.end()) return ids;
     TopicIndex* index = it->second.get();
-    int moved = 0;
-    while (moved < max && !index->dead.empty()) {
-      Revive(index->dead.begin()->second, now);
-      ++moved;
+    while (static_cast<int>(ids.size()) < max && !index->dead.empty()) {
+      JobRecord* r = index->dead.begin()->second;
+      ids.emplace_back(r->id());
+      Revive(r, now);
     }
-    return moved;
+    return ids;
   }
 
   absl::Status KickJob(absl::string_view id, absl::Time now) override {

@@ -536,21 +536,30 @@ absl::Status PostgresBackend::SetPaused(absl::string_view topic, bool paused,
 
 absl::StatusOr<int> PostgresBackend::Kick(absl::string_view topic, int max,
                                           absl::Time now) {
-  int moved = 0;
-  if (max <= 0) return moved;
+  DQ_ASSIGN_OR_RETURN(std::vector<std::string> ids, KickIds(topic, max, now));
+  return static_cast<int>(ids.size());
+}
+
+absl::StatusOr<std::vector<std::string>> PostgresBackend::KickIds(
+    absl::string_view topic, int max, absl::Time now) {
+  std::vector<std::string> ids;
+  if (max <= 0) return ids;
   DQ_RETURN_IF_ERROR(Transaction(now, [&](Tx& tx) -> absl::Status {
     DQ_ASSIGN_OR_RETURN(
         Result dead,
         tx.conn->Exec(S(Sql::kDeadOfTopic), Params().Text(topic).Int(max)));
     std::vector<int64_t> seqs;
-    for (int i = 0; i < dead.rows(); ++i) seqs.push_back(dead.Int(i, 0));
-    moved = static_cast<int>(seqs.size());
-    if (moved == 0) return absl::OkStatus();
-    NoteMadeReady(tx, topic, moved);
+    ids.clear();
+    for (int i = 0; i < dead.rows(); ++i) {
+      seqs.push_back(dead.Int(i, 0));
+      ids.push_back(dead.Text(i, 1));
+    }
+    if (seqs.empty()) return absl::OkStatus();
+    NoteMadeReady(tx, topic, static_cast<int>(seqs.size()));
     return tx.conn->Run(S(Sql::kKick),
                         Params().Text(ArrayOf(seqs)).Int(tx.now_us));
   }));
-  return moved;
+  return ids;
 }
 
 absl::Status PostgresBackend::KickJob(absl::string_view id, absl::Time now) {

@@ -801,17 +801,28 @@ absl::StatusOr<std::vector<LimitedTopic>> RedisBackend::ReadLimits(
 
 absl::StatusOr<int> RedisBackend::Kick(absl::string_view topic, int max,
                                        absl::Time now) {
-  if (max <= 0) return 0;
+  DQ_ASSIGN_OR_RETURN(std::vector<std::string> ids, KickIds(topic, max, now));
+  return static_cast<int>(ids.size());
+}
+
+absl::StatusOr<std::vector<std::string>> RedisBackend::KickIds(
+    absl::string_view topic, int max, absl::Time now) {
+  std::vector<std::string> ids;
+  if (max <= 0) return ids;
   auto a = Timed<redis_internal::KickArgs>(now);
   a.dead = keys_.Dead(topic);
   a.topic = std::string(topic);
   a.max = absl::StrCat(max);
   absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
-  if (Word(r->get()) != redis_internal::kOk || (*r)->elements != 2) {
+  if (Word(r->get()) != redis_internal::kOk)
     return Unexpected(r->get(), "kick");
+  for (size_t i = 1; i < (*r)->elements; ++i) {
+    const redisReply* id = (*r)->element[i];
+    if (id->type != REDIS_REPLY_STRING) return Unexpected(r->get(), "kick");
+    ids.emplace_back(id->str, id->len);
   }
-  return static_cast<int>(Int((*r)->element[1]));
+  return ids;
 }
 
 absl::Status RedisBackend::KickJob(absl::string_view id, absl::Time now) {

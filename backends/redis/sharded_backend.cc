@@ -421,13 +421,22 @@ absl::StatusOr<std::vector<std::string>> ShardedRedisBackend::Topics() {
 
 absl::StatusOr<int> ShardedRedisBackend::Kick(absl::string_view topic, int max,
                                               absl::Time now) {
-  int moved = 0;
-  for (size_t k = 0; k < shards_.size() && moved < max; ++k) {
-    DQ_ASSIGN_OR_RETURN(int n, shards_[k]->Kick(topic, max - moved, now));
-    if (n > 0) hints_.Ready(static_cast<int>(k), topic);
-    moved += n;
+  DQ_ASSIGN_OR_RETURN(std::vector<std::string> ids, KickIds(topic, max, now));
+  return static_cast<int>(ids.size());
+}
+
+absl::StatusOr<std::vector<std::string>> ShardedRedisBackend::KickIds(
+    absl::string_view topic, int max, absl::Time now) {
+  std::vector<std::string> ids;
+  for (size_t k = 0; k < shards_.size() && static_cast<int>(ids.size()) < max;
+       ++k) {
+    DQ_ASSIGN_OR_RETURN(
+        std::vector<std::string> moved,
+        shards_[k]->KickIds(topic, max - static_cast<int>(ids.size()), now));
+    if (!moved.empty()) hints_.Ready(static_cast<int>(k), topic);
+    for (std::string& id : moved) ids.push_back(std::move(id));
   }
-  return moved;
+  return ids;
 }
 
 absl::Status ShardedRedisBackend::KickJob(absl::string_view id,

@@ -82,6 +82,9 @@ class ShardedRedisBackend : public Backend {
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override;
   absl::Status KickJob(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<std::vector<std::string>> KickIds(absl::string_view topic,
+                                                   int max,
+                                                   absl::Time now) override;
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
   absl::StatusOr<absl::Time> NextDue() override;
   absl::Status Replace(const NewJob& job, absl::Time now) override;

@@ -988,9 +988,16 @@ absl::Status SqliteBackend::SetPaused(absl::string_view topic, bool paused,
 
 absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
                                         absl::Time now) {
-  int moved = 0;
-  if (max <= 0) return moved;
+  DQ_ASSIGN_OR_RETURN(std::vector<std::string> ids, KickIds(topic, max, now));
+  return static_cast<int>(ids.size());
+}
+
+absl::StatusOr<std::vector<std::string>> SqliteBackend::KickIds(
+    absl::string_view topic, int max, absl::Time now) {
+  std::vector<std::string> ids;
+  if (max <= 0) return ids;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
+    ids.clear();
     std::vector<int64_t> seqs;
     {
       ScopedReset reset(s_.dead_of_topic.get());
@@ -1000,6 +1007,7 @@ absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
         DQ_ASSIGN_OR_RETURN(bool row, s_.dead_of_topic->Step());
         if (!row) break;
         seqs.push_back(s_.dead_of_topic->Int64(0));
+        ids.push_back(s_.dead_of_topic->Text(1));
       }
     }
     for (int64_t seq : seqs) {
@@ -1008,12 +1016,11 @@ absl::StatusOr<int> SqliteBackend::Kick(absl::string_view topic, int max,
       s_.kick->BindInt64(2, ToMicros(now));
       DQ_RETURN_IF_ERROR(s_.kick->Run().status());
     }
-    moved = static_cast<int>(seqs.size());
-    if (moved > 0) NoteMadeReady(topic, moved);
+    if (!seqs.empty()) NoteMadeReady(topic, static_cast<int>(seqs.size()));
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  return moved;
+  return ids;
 }
 
 absl::Status SqliteBackend::KickJob(absl::string_view id, absl::Time now) {

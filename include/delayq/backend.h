@@ -432,6 +432,19 @@ class Backend {
   // the id names no live job; FailedPrecondition if the job is not dead.
   virtual absl::Status KickJob(absl::string_view id, absl::Time now) = 0;
 
+  // KickIds()
+  //
+  // Kick() that returns the ids of the jobs it moved, in the order it moved
+  // them, so that their events can name them. The default, for a store
+  // written before it, is Unimplemented: the scheduler then calls Kick()
+  // and tells no event of each job.
+  virtual absl::StatusOr<std::vector<std::string>> KickIds(
+      absl::string_view topic, int max, absl::Time now) {
+    (void)topic, (void)max, (void)now;
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store cannot name the jobs it kicks"));
+  }
+
   // PromoteJob()
   //
   // Runs a delayed job now: ready, with run_at = now; attempts, expiry and
@@ -774,6 +787,11 @@ class BackendWrapper : public Backend {
   }
   absl::Status KickJob(absl::string_view id, absl::Time now) override {
     return target_->KickJob(id, now);
+  }
+  absl::StatusOr<std::vector<std::string>> KickIds(absl::string_view topic,
+                                                   int max,
+                                                   absl::Time now) override {
+    return target_->KickIds(topic, max, now);
   }
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override {
     return target_->PromoteDue(now, limit);

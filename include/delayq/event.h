@@ -37,6 +37,7 @@ enum class EventType {
   kLapsed,     // not reserved by its expire_at: dead with error "expired"
                // (kDead follows), or deleted when it asked to be discarded
                // (nothing follows)
+  kKicked,     // dead -> ready by Kick() or KickJob(), attempts reset
 };
 
 // EventTypeName()

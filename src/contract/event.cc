@@ -31,6 +31,8 @@ absl::string_view EventTypeName(EventType type) {
       return "cancelled";
     case EventType::kLapsed:
       return "lapsed";
+    case EventType::kKicked:
+      return "kicked";
   }
   return "unknown";
 }
@@ -40,7 +42,7 @@ bool EventTypeFromName(absl::string_view name, EventType* type) {
        {EventType::kEnqueued, EventType::kPromoted, EventType::kReserved,
         EventType::kSucceeded, EventType::kFailed, EventType::kRetried,
         EventType::kDead, EventType::kExpired, EventType::kCancelled,
-        EventType::kLapsed}) {
+        EventType::kLapsed, EventType::kKicked}) {
     if (EventTypeName(t) == name) {
       *type = t;
       return true;

@@ -97,6 +97,11 @@ class InstrumentedBackend : public BackendWrapper {
   absl::Status KickJob(absl::string_view id, absl::Time now) override {
     return Timed("kick_job", [&] { return target_->KickJob(id, now); });
   }
+  absl::StatusOr<std::vector<std::string>> KickIds(absl::string_view topic,
+                                                   int max,
+                                                   absl::Time now) override {
+    return Timed("kick", [&] { return target_->KickIds(topic, max, now); });
+  }
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override {
     return Timed("promote_due",
                  [&] { return target_->PromoteDue(now, limit); });

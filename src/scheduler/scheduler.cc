@@ -461,17 +461,41 @@ absl::StatusOr<int> Scheduler::Impl::Kick(absl::string_view topic, int max) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
   if (max < 0) return absl::InvalidArgumentError("max must not be negative");
   if (max == 0) return 0;
-  absl::StatusOr<int> kicked = backend_->Kick(topic, max, clock_->Now());
+  absl::StatusOr<int> kicked = KickTelling(topic, max);
   if (kicked.ok() && *kicked > 0) promotion_.WakeTopic(topic);
   return kicked;
 }
 
+absl::StatusOr<int> Scheduler::Impl::KickTelling(absl::string_view topic,
+                                                 int max) {
+  // Only listeners need the ids; a store that cannot name them is kicked
+  // all the same, untold.
+  if (events_.active()) {
+    absl::StatusOr<std::vector<std::string>> ids =
+        backend_->KickIds(topic, max, clock_->Now());
+    if (ids.ok()) {
+      EmitCall([&](absl::Time at, std::vector<Event>& events) {
+        for (const std::string& id : *ids) {
+          events.push_back(MakeEvent(EventType::kKicked, id, topic, at));
+        }
+      });
+      return static_cast<int>(ids->size());
+    }
+    if (!absl::IsUnimplemented(ids.status())) return ids.status();
+  }
+  return backend_->Kick(topic, max, clock_->Now());
+}
+
 absl::Status Scheduler::Impl::KickJob(absl::string_view id) {
   if (absl::Status s = backend_->KickJob(id, clock_->Now()); !s.ok()) return s;
-  // Only blocked Reserve() calls need the topic; skip the read otherwise.
-  if (promotion_.HasWaiters()) {
+  // Only listeners and blocked Reserve() calls need the topic; skip the
+  // read otherwise.
+  if (events_.active() || promotion_.HasWaiters()) {
     absl::StatusOr<Job> job = backend_->Get(id);
-    if (job.ok()) promotion_.WakeTopic(job->topic);
+    if (job.ok()) {
+      Emit(EventType::kKicked, id, job->topic);
+      promotion_.WakeTopic(job->topic);
+    }
   }
   return absl::OkStatus();
 }

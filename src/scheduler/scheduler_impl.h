@@ -164,6 +164,8 @@ class Scheduler::Impl : public internal::JobOps {
   void Acked(const Lease& lease);
   // Arms, wakes and reports for the jobs of a schedule's occurrences.
   void OnOccurrences(const std::vector<NewJob>& jobs, absl::Time now);
+  // Kick() through KickIds() while anyone listens, telling each job kicked.
+  absl::StatusOr<int> KickTelling(absl::string_view topic, int max);
   // Events for jobs that a store call moved.
   void EmitMoved(const std::vector<Transition>& moved);
   void Emit(EventType type, absl::string_view id, absl::string_view topic,

@@ -291,6 +291,25 @@ TEST_P(BackendConformanceTest, KickRevivesOldestDeathsFirst) {
   EXPECT_EQ(leases[0].job.attempts, 1);
 }
 
+TEST_P(BackendConformanceTest, KickIdsNamesTheJobsItMoves) {
+  const std::string topic = Topic();
+  KillJob(*backend_, "{o}first", topic, At(absl::Seconds(1)));
+  KillJob(*backend_, "{o}second", topic, At(absl::Seconds(2)));
+  KillJob(*backend_, "{o}third", topic, At(absl::Seconds(3)));
+  const absl::Time now = At(absl::Seconds(10));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> ids,
+                       backend_->KickIds(topic, 2, now));
+  EXPECT_THAT(ids, ElementsAre("{o}first", "{o}second"));
+  ASSERT_OK_AND_ASSIGN(ids, backend_->KickIds(topic, 5, now));
+  EXPECT_THAT(ids, ElementsAre("{o}third"));
+  ASSERT_OK_AND_ASSIGN(ids, backend_->KickIds(topic, 5, now));
+  EXPECT_THAT(ids, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(ids, backend_->KickIds(Topic("none"), 5, now));
+  EXPECT_THAT(ids, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(Job first, backend_->Get("{o}first"));
+  EXPECT_EQ(first.state, JobState::kReady);
+}
+
 TEST_P(BackendConformanceTest, KickJobRevivesOneDeadJob) {
   const std::string topic = Topic();
   EXPECT_THAT(backend_->KickJob("nope", kT0),

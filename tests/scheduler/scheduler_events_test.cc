@@ -41,6 +41,24 @@ TEST_F(SchedulerTest, EveryListenerHearsABatchsEventsInOrder) {
   EXPECT_EQ(second.Take(), expected);
 }
 
+// A dead job retried by hand, one by one or a topic's at once, is told as
+// kicked, each by its id, so that its history says who retried it.
+TEST_F(SchedulerTest, RetryingDeadJobsByHandIsToldAsKicked) {
+  JobOptions once;
+  once.max_attempts = 1;
+  for (const char* id : {"a", "b", "c"}) {
+    once.id = id;
+    ASSERT_OK(scheduler_->Enqueue("t", "x", once).status());
+    ASSERT_OK(scheduler_->Fail(MustReserve("t"), "boom"));
+  }
+  EventLog log;
+  log.Attach(*scheduler_);
+  ASSERT_OK(scheduler_->KickJob("b"));
+  ASSERT_OK_AND_ASSIGN(int kicked, scheduler_->Kick("t", 10));
+  EXPECT_EQ(kicked, 2);
+  EXPECT_THAT(log.Take(), ElementsAre("kicked:b", "kicked:a", "kicked:c"));
+}
+
 // A lease says when it was reserved (the reserve's clock reading), keeps
 // it through Touch(), and the events that end it (Ack, AckBatch, Fail) tell
 // it; a lease put together by hand tells none.

@@ -8,10 +8,10 @@
 -- ARGV[2]  clock_mode: (see lib/clock.lua)
 -- ARGV[3]  topic: the topic
 -- ARGV[4]  max: most jobs to move
--- Reply:   {"OK", moved}
+-- Reply:   {"OK", id...}: the ids moved, oldest death first
 local now = clock(ARGV[1], ARGV[2])
 local popped = redis.call('ZPOPMIN', KEYS[2], tonumber(ARGV[4]))
-local moved = 0
+local reply = {'OK'}
 for i = 1, #popped, 2 do
   local id = popped[i]
   local j = job_read(id)
@@ -21,7 +21,7 @@ for i = 1, #popped, 2 do
     j[ATTEMPTS] = 0
     j[EXPIRE_AT], j[DISCARD] = nil, nil  -- a kicked job no longer expires
     schedule(id, j, now, now)
-    moved = moved + 1
+    reply[#reply + 1] = id
   end
 end
-return {'OK', moved}
+return reply

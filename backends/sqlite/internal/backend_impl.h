@@ -80,6 +80,9 @@ class SqliteBackend : public Backend {
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
                            absl::Time now) override;
   absl::Status KickJob(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<std::vector<std::string>> KickIds(absl::string_view topic,
+                                                   int max,
+                                                   absl::Time now) override;
   absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
   absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
                                 absl::Time now) override;

@@ -297,7 +297,7 @@ struct Sql {
       "ORDER BY topic";
 
   static constexpr const char* kDeadOfTopic =
-      "SELECT seq FROM jobs WHERE topic = ?1 AND state = 3 "
+      "SELECT seq, id FROM jobs WHERE topic = ?1 AND state = 3 "
       "ORDER BY dead_order LIMIT ?2";
   static constexpr const char* kTopicOf =
       "SELECT topic FROM jobs WHERE seq = ?1";
