@@ -220,6 +220,52 @@ TEST_P(ApiTest, AnotherMethodOfAKnownPathIs405) {
   EXPECT_EQ(get.allow, "POST");
 }
 
+// A consumer that takes one job at a time acks each and gets the next in
+// one request: "next" names the topic to reserve from.
+TEST_P(ApiTest, AnAckWithNextReservesTheNextJob) {
+  Add("chain", {{"payload", "1"}, {"id", "c1"}});
+  Add("chain", {{"payload", "2"}, {"id", "c2"}});
+  Json lease = ReserveOne("chain");
+  ASSERT_EQ(lease["job"]["id"], "c1");
+  const Json next = {{"topic", "chain"}};
+  HttpReply first = api_->Post(JobPath(lease, "ack"),
+                               {{"token", lease["token"]}, {"next", next}});
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.json["acked"], true);
+  ASSERT_EQ(first.json["leases"].size(), 1u) << first.body;
+  const Json second = first.json["leases"][0];
+  EXPECT_EQ(second["job"]["id"], "c2");
+  EXPECT_EQ(api_->Get("/v1/jobs/c1").status, 404);
+  // The first lease again: its ack is refused, and the reservation still
+  // goes ahead (nothing is left to reserve).
+  HttpReply stale = api_->Post(JobPath(lease, "ack"),
+                               {{"token", lease["token"]}, {"next", next}});
+  ASSERT_EQ(stale.status, 200) << stale.body;
+  EXPECT_EQ(stale.json["acked"], false);
+  EXPECT_EQ(stale.json["ack_error"]["code"], "FAILED_PRECONDITION");
+  EXPECT_EQ(stale.json["leases"].size(), 0u);
+  // The lease the ack handed out is a lease like any other.
+  HttpReply last = api_->Post(JobPath(second, "ack"),
+                              {{"token", second["token"]},
+                               {"result", "r"},
+                               {"next", {{"topic", "chain"}, {"wait_ms", 0}}}});
+  ASSERT_EQ(last.status, 200) << last.body;
+  EXPECT_EQ(last.json["acked"], true);
+  EXPECT_EQ(last.json["leases"].size(), 0u);
+  EXPECT_EQ(api_->Get("/v1/jobs/c2").status, 404);
+  // A malformed "next" is refused before anything happens.
+  Add("chain", {{"payload", "3"}, {"id", "c3"}});
+  Json third = ReserveOne("chain");
+  for (const Json& bad :
+       {Json("chain"), Json{{"wait_ms", 1}}, Json{{"topic", "chain"}, {"x", 1}},
+        Json{{"topic", "chain"}, {"wait_ms", -1}}}) {
+    HttpReply refused = api_->Post(JobPath(third, "ack"),
+                                   {{"token", third["token"]}, {"next", bad}});
+    EXPECT_EQ(refused.status, 400) << bad.dump() << " " << refused.body;
+  }
+  EXPECT_EQ(api_->Get("/v1/jobs/c3").json["state"], "reserved");
+}
+
 TEST_P(ApiTest, ManyLeasesAreAckedInOneRequest) {
   api_->Post("/v1/topics/bulk/jobs/batch", {{"payloads", {"1", "2", "3"}}});
   HttpReply reserved = api_->Post("/v1/topics/bulk/reserve", {{"max", 3}});

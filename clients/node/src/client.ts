@@ -74,6 +74,17 @@ export interface AckManyResult {
   errors: Array<{ id: string; error: DelayqError }>;
 }
 
+/** What ackAndReserve() did: the ack, and the next job's lease. */
+export interface AckAndReserveResult {
+  /** Whether the ack was taken; `ackError` says why not (a stale lease). */
+  acked: boolean;
+  ackError?: DelayqError;
+  /** The next job's lease; none when nothing came due in time. */
+  lease?: Lease;
+  /** Why the reservation failed, when it did. */
+  reserveError?: DelayqError;
+}
+
 // The HTTP status of a code, for errors that come inside a 200 reply.
 const statusOfCode: Record<string, number> = {
   INVALID_ARGUMENT: 400,
@@ -241,6 +252,40 @@ export class Client {
     const body: Record<string, unknown> = { token: lease.token };
     if (result !== undefined && result !== null) putBytes(body, "result", result);
     await this.http.json({ method: "POST", path: `/v1/jobs/${seg(lease.id)}/ack`, body, retry: true });
+  }
+
+  /**
+   * Acks the lease and reserves the next job of `topic` (waiting up to
+   * `waitMs`) in one request, one store call where the store can: a
+   * consumer that takes one job at a time makes one request per job. A
+   * refused ack does not stop the reservation. Not retried: a retry after a
+   * lost reply could lease a second job.
+   */
+  async ackAndReserve(
+    lease: LeaseRef,
+    topic: string,
+    options: { waitMs?: number; result?: Bytes } = {},
+  ): Promise<AckAndReserveResult> {
+    const next: Record<string, unknown> = { topic };
+    if (options.waitMs !== undefined) next.wait_ms = Math.max(0, Math.round(options.waitMs));
+    const body: Record<string, unknown> = { token: lease.token, next };
+    if (options.result !== undefined && options.result !== null) putBytes(body, "result", options.result);
+    const reply = await this.http.json({
+      method: "POST",
+      path: `/v1/jobs/${seg(lease.id)}/ack`,
+      body,
+      retry: false,
+      holdMs: options.waitMs,
+    });
+    const asError = (e: any) =>
+      e ? errorFromReply(statusOfCode[e.code] ?? 500, JSON.stringify({ code: e.code, message: e.message })) : undefined;
+    const [nextLease] = (reply.leases ?? []).map(decodeLease);
+    return {
+      acked: reply.acked === true,
+      ackError: asError(reply.ack_error),
+      lease: nextLease,
+      reserveError: asError(reply.reserve_error),
+    };
   }
 
   /** Acks many leases in one store call; each lease stands on its own. */

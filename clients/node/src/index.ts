@@ -8,7 +8,7 @@
 //   await worker.runUntilSignal();
 
 export { Client } from "./client";
-export type { AckManyResult, ClientOptions } from "./client";
+export type { AckAndReserveResult, AckManyResult, ClientOptions } from "./client";
 export { Worker } from "./worker";
 export type { Handler, HandlerContext, WorkerOptions } from "./worker";
 export {

@@ -143,6 +143,27 @@ forEachStore((env) => {
     assert.ok(Date.now() - started >= 250);
   });
 
+  test("ackAndReserve acks and takes the next job in one request", async () => {
+    const client = env.client;
+    const topic = unique("chain");
+    const first = await client.enqueue(topic, "1");
+    const second = await client.enqueue(topic, "2");
+    const [lease] = await client.reserve(topic, { waitMs: 2_000 });
+    assert.equal(lease.id, first);
+    const step = await client.ackAndReserve(lease, topic);
+    assert.equal(step.acked, true);
+    assert.equal(step.ackError, undefined);
+    assert.equal(step.lease.id, second);
+    const stale = await client.ackAndReserve(lease, topic);
+    assert.equal(stale.acked, false);
+    assert.ok(stale.ackError instanceof FailedPreconditionError);
+    assert.equal(stale.lease, undefined);
+    const last = await client.ackAndReserve(step.lease, topic, { waitMs: 0 });
+    assert.equal(last.acked, true);
+    assert.equal(last.lease, undefined);
+    assert.equal((await client.stats(topic)).reserved, 0);
+  });
+
   test("ackMany acks each lease on its own terms", async () => {
     const client = env.client;
     const topic = unique("many");

@@ -4,7 +4,7 @@ Client has every route of the API; Worker runs a handler for each job of a
 topic. The errors of the API are the classes of errors.py.
 """
 
-from .client import JOB_OPTIONS, Client, Job, Lease
+from .client import JOB_OPTIONS, AckedAndNext, Client, Job, Lease
 from .errors import (
     AlreadyExistsError,
     ConnectionFailedError,
@@ -26,6 +26,7 @@ from .worker import Worker
 __version__ = "0.1.0"
 
 __all__ = [
+    "AckedAndNext",
     "AlreadyExistsError",
     "Client",
     "ConnectionFailedError",

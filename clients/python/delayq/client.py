@@ -138,6 +138,16 @@ class Lease:
         return cls(Job.from_json(obj["job"]), str(obj["token"]), obj["deadline"])
 
 
+@dataclass
+class AckedAndNext:
+    """What ack_and_reserve() did: the ack, and the next job's lease."""
+
+    acked: bool
+    ack_error: Optional[Exception]
+    lease: Optional[Lease]
+    reserve_error: Optional[Exception]
+
+
 class Client:
     def __init__(
         self,
@@ -301,6 +311,38 @@ class Client:
         if result is not None:
             _put_bytes(body, "result", result)
         self._call("POST", f"/v1/jobs/{self._quote(lease.job.id)}/ack", body, repeat=True)
+
+    def ack_and_reserve(
+        self, lease: Lease, topic: str, wait_ms: int = 0, result: Optional[Payload] = None
+    ) -> AckedAndNext:
+        """Acks the lease and reserves the next job of `topic` in one request.
+
+        One store call where the store can: a consumer that takes one job at a
+        time makes one request per job. A refused ack (a stale lease) does not
+        stop the reservation. Not repeated: a repeat after a lost reply could
+        lease a second job.
+        """
+        body = {"token": lease.token, "next": {"topic": topic, "wait_ms": wait_ms}}
+        if result is not None:
+            _put_bytes(body, "result", result)
+        reply = self._call(
+            "POST",
+            f"/v1/jobs/{self._quote(lease.job.id)}/ack",
+            body,
+            extra_timeout=wait_ms / 1000.0,
+        )
+
+        def error_of(obj):
+            # Told inside a 200 reply: the error has no HTTP status of its own.
+            return None if obj is None else error_from_reply(None, obj)
+
+        leases = [Lease.from_json(obj) for obj in reply.get("leases", [])]
+        return AckedAndNext(
+            reply.get("acked") is True,
+            error_of(reply.get("ack_error")),
+            leases[0] if leases else None,
+            error_of(reply.get("reserve_error")),
+        )
 
     def ack_many(self, leases: List[Lease]) -> Dict[str, Any]:
         """Acks many leases in one store call; says which were not acked."""

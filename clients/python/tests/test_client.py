@@ -129,6 +129,24 @@ class ClientSuite:
         self.assertEqual(self.client.purge("work"), 1)
         self.assertEqual(self.client.stats("work")["dead"], 0)
 
+    def test_ack_and_reserve_takes_the_next_job_in_one_request(self):
+        first = self.client.enqueue("chain", "1")
+        second = self.client.enqueue("chain", "2")
+        lease = self.client.reserve("chain")[0]
+        self.assertEqual(lease.job.id, first)
+        step = self.client.ack_and_reserve(lease, "chain")
+        self.assertTrue(step.acked)
+        self.assertIsNone(step.ack_error)
+        self.assertEqual(step.lease.job.id, second)
+        stale = self.client.ack_and_reserve(lease, "chain")
+        self.assertFalse(stale.acked)
+        self.assertIsInstance(stale.ack_error, delayq.FailedPreconditionError)
+        self.assertIsNone(stale.lease)
+        last = self.client.ack_and_reserve(step.lease, "chain", wait_ms=0)
+        self.assertTrue(last.acked)
+        self.assertIsNone(last.lease)
+        self.assertEqual(self.client.stats("chain")["reserved"], 0)
+
     def test_ack_many_and_promote(self):
         for i in range(3):
             self.client.enqueue("many", str(i))

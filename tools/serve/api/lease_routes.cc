@@ -17,6 +17,7 @@
 #include "tools/serve/api/ack_list.h"
 #include "tools/serve/api/json_codec.h"
 #include "tools/serve/api/routes.h"
+#include "tools/serve/http/error_reply.h"
 
 namespace delayq {
 namespace serve {
@@ -25,33 +26,50 @@ namespace {
 constexpr char kJob[] = "/v1/jobs/([^/]+)";
 constexpr int kMaxReserve = 1000;
 
+// How long a reservation may wait for a job: the body's "wait_ms", bounded
+// so that a client cannot hold a thread for ever; none while the server
+// drains (a reservation already waiting is woken).
+absl::StatusOr<absl::Duration> ReserveWait(const RouteContext& context,
+                                           const Json& body) {
+  absl::StatusOr<int64_t> wait_ms =
+      IntField(body, "wait_ms", 0, 0, INT64_MAX / 1'000'000);
+  if (!wait_ms.ok()) return wait_ms.status();
+  if (context.draining->load()) return absl::ZeroDuration();
+  return std::min(absl::Milliseconds(*wait_ms), context.max_wait);
+}
+
+// A client that gave up waiting would leave the jobs it got leased until
+// their ttr ran out, an attempt spent: they go back at once instead, and
+// the request ends Cancelled.
+absl::Status ReleaseIfClientWentAway(const RouteContext& context,
+                                     const Call& call, absl::Duration wait,
+                                     absl::Span<const Lease> leases) {
+  if (wait == absl::ZeroDuration() || leases.empty() ||
+      !call.request->client_gone || !call.request->client_gone()) {
+    return absl::OkStatus();
+  }
+  for (const Lease& lease : leases) {
+    context.scheduler->Release(lease, absl::ZeroDuration()).IgnoreError();
+  }
+  return absl::CancelledError("the client went away while it waited");
+}
+
 absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
   if (absl::Status s = OnlyFields(call.body, {"wait_ms", "max"}); !s.ok()) {
     return s;
   }
   absl::StatusOr<int64_t> max = IntField(call.body, "max", 1, 1, kMaxReserve);
   if (!max.ok()) return max.status();
-  absl::StatusOr<int64_t> wait_ms =
-      IntField(call.body, "wait_ms", 0, 0, INT64_MAX / 1'000'000);
-  if (!wait_ms.ok()) return wait_ms.status();
-  // Waits are bounded so that a client cannot hold a thread for ever, and
-  // a draining server answers at once (one already waiting is woken).
-  absl::Duration wait =
-      std::min(absl::Milliseconds(*wait_ms), context.max_wait);
-  if (context.draining->load()) wait = absl::ZeroDuration();
+  absl::StatusOr<absl::Duration> wait = ReserveWait(context, call.body);
+  if (!wait.ok()) return wait.status();
   ++*context.reserves_waiting;
   absl::StatusOr<std::vector<Lease>> leases = context.scheduler->ReserveBatch(
-      call.path[0], static_cast<int>(*max), wait, *context.draining);
+      call.path[0], static_cast<int>(*max), *wait, *context.draining);
   --*context.reserves_waiting;
   if (!leases.ok()) return leases.status();
-  // A client that gave up waiting would leave the jobs it got leased until
-  // their ttr ran out, an attempt spent: they go back at once instead.
-  if (wait > absl::ZeroDuration() && !leases->empty() &&
-      call.request->client_gone && call.request->client_gone()) {
-    for (const Lease& lease : *leases) {
-      context.scheduler->Release(lease, absl::ZeroDuration()).IgnoreError();
-    }
-    return absl::CancelledError("the client went away while it waited");
+  if (absl::Status s = ReleaseIfClientWentAway(context, call, *wait, *leases);
+      !s.ok()) {
+    return s;
   }
   std::string text = JsonListText<Lease>("leases", *leases, &AppendLeaseJson);
   context.leases->PutAll(*std::move(leases));
@@ -87,6 +105,102 @@ absl::StatusOr<Lease> FindLease(const RouteContext& context,
       take ? context.leases->Take(id, token) : context.leases->Find(id, token);
   if (known.has_value()) return *std::move(known);
   return LeaseFromStore(context, id, token);
+}
+
+// What an ack's "next" asks for: the topic to reserve the next job from,
+// and how long to wait for one.
+struct NextReservation {
+  std::string topic;
+  absl::Duration wait;
+};
+
+// The body's "next", read before anything happens, so that a malformed one
+// changes nothing.
+absl::StatusOr<std::optional<NextReservation>> ReadNext(
+    const RouteContext& context, const Json& body) {
+  if (!body.contains("next")) return std::nullopt;
+  const Json& next = body["next"];
+  if (!next.is_object()) {
+    return absl::InvalidArgumentError(
+        "field 'next' must be an object: {\"topic\": ..., \"wait_ms\": ...}");
+  }
+  if (absl::Status s = OnlyFields(next, {"topic", "wait_ms"}); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::string> topic = StringField(next, "topic", "");
+  if (!topic.ok()) return topic.status();
+  if (topic->empty()) {
+    return absl::InvalidArgumentError("field 'next' needs a 'topic'");
+  }
+  absl::StatusOr<absl::Duration> wait = ReserveWait(context, next);
+  if (!wait.ok()) return wait.status();
+  return NextReservation{*std::move(topic), *wait};
+}
+
+// The ack of `lease` and, in the same store call where the store can, the
+// reservation of the next job of `next.topic` (waiting up to `next.wait`):
+// a one-job-at-a-time consumer's loop in one request per job. 200 with
+// "acked", the ack's refusal ("ack_error") if any, and "leases" (none or
+// one) or why the reservation failed ("reserve_error"); when the store
+// could not be asked at all, its error.
+absl::StatusOr<Reply> AckAndReserveNext(const RouteContext& context,
+                                        const Call& call, const Lease& lease,
+                                        absl::string_view result,
+                                        const NextReservation& next) {
+  ++*context.reserves_waiting;
+  Scheduler::AckedAndNext step =
+      context.scheduler->AckAndReserve(lease, next.topic, next.wait, result);
+  --*context.reserves_waiting;
+  if (!step.acked.ok() && !step.next.ok()) return step.next.status();
+  std::vector<Lease> leases;
+  if (step.next.ok() && step.next->has_value()) leases.push_back(**step.next);
+  if (absl::Status s =
+          ReleaseIfClientWentAway(context, call, next.wait, leases);
+      !s.ok()) {
+    return s;
+  }
+  std::string text = absl::StrCat(
+      "{\"acked\":", step.acked.ok() ? "true" : "false", ",\"leases\":[");
+  if (!leases.empty()) AppendLeaseJson(leases[0], &text);
+  text += "]";
+  if (!step.acked.ok()) {
+    absl::StrAppend(&text, ",\"ack_error\":", ErrorBody(step.acked));
+  }
+  if (!step.next.ok()) {
+    absl::StrAppend(&text,
+                    ",\"reserve_error\":", ErrorBody(step.next.status()));
+  }
+  text += "}";
+  context.leases->PutAll(std::move(leases));
+  return Reply::Text(200, std::move(text));
+}
+
+// POST /v1/jobs/{id}/ack: the ack, with the worker's result; with "next",
+// also the next job's reservation (AckAndReserveNext()).
+absl::StatusOr<Reply> Ack(const RouteContext& context, const Call& call) {
+  if (absl::Status s =
+          OnlyFields(call.body, {"token", "result", "result_base64", "next"});
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<uint64_t> token = TokenField(call.body);
+  if (!token.ok()) return token.status();
+  absl::StatusOr<std::string> result =
+      BytesFromJson(call.body, "result", /*optional=*/true);
+  if (!result.ok()) return result.status();
+  absl::StatusOr<std::optional<NextReservation>> next =
+      ReadNext(context, call.body);
+  if (!next.ok()) return next.status();
+  absl::StatusOr<Lease> lease =
+      FindLease(context, call.path[0], *token, /*take=*/true);
+  if (!lease.ok()) return lease.status();
+  if (next->has_value()) {
+    return AckAndReserveNext(context, call, *lease, *result, **next);
+  }
+  if (absl::Status s = context.scheduler->Ack(*lease, *result); !s.ok()) {
+    return s;
+  }
+  return Reply{};
 }
 
 // A lease route: checks the body's fields, finds the lease, runs `act`.
@@ -171,20 +285,8 @@ void AddLeaseRoutes(Router& router, const RouteContext& context) {
   router.PostBulk("/v1/leases/ack", [context](const Call& call) {
     return AckMany(context, call);
   });
-  router.Post(
-      absl::StrCat(kJob, "/ack"),
-      LeaseRoute(context, {"result", "result_base64"}, /*take=*/true,
-                 [&scheduler](const Lease& lease,
-                              const Json& body) -> absl::StatusOr<Reply> {
-                   absl::StatusOr<std::string> result =
-                       BytesFromJson(body, "result", /*optional=*/true);
-                   if (!result.ok()) return result.status();
-                   if (absl::Status s = scheduler.Ack(lease, *result);
-                       !s.ok()) {
-                     return s;
-                   }
-                   return Reply{};
-                 }));
+  router.Post(absl::StrCat(kJob, "/ack"),
+              [context](const Call& call) { return Ack(context, call); });
   router.Post(
       absl::StrCat(kJob, "/fail"),
       LeaseRoute(
