@@ -3,9 +3,10 @@
 // `delayq serve` over loopback beside the library it wraps: add, and
 // reserve + ack, jobs/s with 1 and 16 keep-alive clients, on SQLite and
 // Redis, one job per request and 100 per request (a batch add; reserve of
-// up to 100 and one ack request for them), and the server's CPU per job
-// (its process_cpu_seconds_total metric) beside the library's CPU per job
-// (getrusage) for the same calls. The server runs in a process of its own,
+// up to 100 and one ack request for them; with one job per request also
+// each ack carrying "next", the next lease in its reply), and the server's
+// CPU per job (its process_cpu_seconds_total metric) beside the library's
+// CPU per job (getrusage) for the same calls. The server runs in a process of its own,
 // as deployed; the library figures are one process, under the same
 // runtime policy as the server (tools/runtime_policy.h). With one job per
 // request it also measures the floor: requests the server answers without
@@ -203,6 +204,38 @@ void HttpReserveAck(const Shape& shape, int port, const std::string& topic) {
          requests.load(), client_used);
 }
 
+// One job per request, as a one-at-a-time worker with the combined call
+// works: one reserve, then each ack carries "next" and its reply the next
+// lease, until the topic is empty.
+void HttpAckWithNext(const Shape& shape, int port, const std::string& topic) {
+  ApiClient meter(port);
+  const double cpu = ServerCpuSeconds(meter);
+  const double store_cpu = StoreCpuSeconds(shape);
+  const double client_cpu = SelfCpuSeconds();
+  std::atomic<int> done{0}, requests{0};
+  const std::string next =
+      absl::StrCat(",\"next\":{\"topic\":\"", topic, "\"}}");
+  const double seconds = Parallel(shape.clients, [&](int) {
+    bench::LeanClient api(port);
+    std::string reply;
+    int status = api.Post("/v1/topics/" + topic + "/reserve", "{}", &reply);
+    ++requests;
+    bench::LeaseIds leases = bench::LeasesIn(reply);
+    while (status == 200 && !leases.empty()) {
+      std::string body = AckBody(leases, /*one=*/true);
+      body.pop_back();  // the closing brace: "next" goes before it
+      status = api.Post(absl::StrCat("/v1/jobs/", leases[0].first, "/ack"),
+                        body + next, &reply);
+      ++requests;
+      if (status == 200) ++done;
+      leases = bench::LeasesIn(reply);
+    }
+  });
+  const double client_used = SelfCpuSeconds() - client_cpu;
+  Report(shape, "ack+next", done.load(), seconds, ServerCpuSeconds(meter) - cpu,
+         StoreCpuSeconds(shape) - store_cpu, requests.load(), client_used);
+}
+
 // CPU seconds the bare server has used, from its GET /cpu.
 double BareCpuSeconds(ApiClient& api) {
   double seconds = 0;
@@ -253,6 +286,8 @@ void HttpRun(const Shape& shape, const std::string& url, int jobs,
   HttpAdd(shape, (*server)->port(), topic, jobs);
   HttpReserveAck(shape, (*server)->port(), topic);
   if (shape.batch == 1) {
+    HttpAdd(shape, (*server)->port(), topic, jobs);
+    HttpAckWithNext(shape, (*server)->port(), topic);
     HttpFloor(shape, (*server)->port(), jobs, ServerCpuSeconds);
   }
   (*server)->Stop();
