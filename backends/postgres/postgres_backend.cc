@@ -627,7 +627,8 @@ absl::StatusOr<std::unique_ptr<Backend>> PostgresBackend::Open(
   auto pool = std::make_unique<Pool>(std::move(plan.params), plan.where,
                                      options.max_idle_connections);
   DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, pool->Connect());
-  DQ_RETURN_IF_ERROR(PrepareSchema(conn.get(), options.schema));
+  DQ_RETURN_IF_ERROR(
+      PrepareSchema(conn.get(), options.schema, options.create_schema));
   pool->Give(std::move(conn));
   return std::unique_ptr<Backend>(new PostgresBackend(
       std::move(pool), options.schema, options.counts, options.events));

@@ -73,8 +73,11 @@ struct PostgresOptions {
   std::vector<std::pair<std::string, std::string>> params;
 
   // The schema that holds delayq's tables: letters, digits and '_', not
-  // starting with a digit, at most 63 bytes. Created if missing.
+  // starting with a digit, at most 63 bytes. Created if missing, unless
+  // create_schema is false: then a missing schema is NotFound and nothing
+  // is created (for a program that only reads, as `delayq stats`).
   std::string schema = "delayq";
+  bool create_schema = true;
 
   // How long opening a connection, and a call waiting on an unanswering
   // server, may take before it fails: connect_timeout, tcp_user_timeout

@@ -164,6 +164,31 @@ TEST_F(PostgresBackendTest, TextThatIsNotUtf8IsRefusedOrMadeValid) {
   EXPECT_EQ(job.last_error, "bad \xEF\xBF\xBD byte");
 }
 
+// A program that only reads (create_schema = false) finds no store where
+// there is none, and leaves nothing behind.
+TEST_F(PostgresBackendTest, AReaderCreatesNoSchema) {
+  const std::string schema = FreshSchema("reader");
+  ASSERT_OK_AND_ASSIGN(PostgresOptions options,
+                       ParsePostgresUrl(server_->Url(schema)));
+  options.create_schema = false;
+  absl::StatusOr<std::unique_ptr<Backend>> missing =
+      OpenPostgresBackend(options);
+  EXPECT_THAT(missing.status(), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr(schema));
+  // Still none (had the first made it, this one would open it).
+  EXPECT_THAT(OpenPostgresBackend(options).status(),
+              StatusIs(absl::StatusCode::kNotFound));
+  // Opening it to write creates it; then a reader opens it.
+  options.create_schema = true;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> writer,
+                       OpenPostgresBackend(options));
+  ASSERT_OK(writer->Add({TestJob("a", "t", kT0)}, kT0));
+  options.create_schema = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> reader,
+                       OpenPostgresBackend(options));
+  EXPECT_OK(reader->Get("a").status());
+}
+
 TEST_F(PostgresBackendTest, OpenBackendTakesPostgresUrlsAndKeepsJobs) {
   const std::string schema = FreshSchema("open");
   {

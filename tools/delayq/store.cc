@@ -10,12 +10,32 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "delayq/open.h"
+#include "delayq/postgres_backend.h"
 #include "delayq/sqlite_backend.h"
 #include "tools/common/values.h"
 #include "tools/delayq/background_errors.h"
 
 namespace delayq {
 namespace cli {
+
+namespace {
+
+// The store at `url`; when not `create`, a PostgreSQL schema that does not
+// exist is NotFound rather than created (SQLite's file is checked by the
+// caller).
+absl::StatusOr<std::unique_ptr<Backend>> OpenStore(const std::string& url,
+                                                   bool create) {
+  if (create || !(absl::StartsWith(url, "postgres:") ||
+                  absl::StartsWith(url, "postgresql:"))) {
+    return OpenBackend(url);
+  }
+  absl::StatusOr<PostgresOptions> options = ParsePostgresUrl(url);
+  if (!options.ok()) return options.status();
+  options->create_schema = false;
+  return OpenPostgresBackend(*options);
+}
+
+}  // namespace
 
 std::string StoreUrl(const Context& ctx) {
   if (ctx.Has("store")) return ctx.Get("store");
@@ -51,7 +71,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> OpenScheduler(
           "DELAYQ_STORE)"));
     }
   }
-  absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(url);
+  absl::StatusOr<std::unique_ptr<Backend>> backend = OpenStore(url, create);
   if (!backend.ok()) return backend.status();
   SchedulerOptions options;
   options.poll_interval = poll_interval;

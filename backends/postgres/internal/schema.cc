@@ -212,7 +212,8 @@ absl::StatusOr<int64_t> VersionOf(Connection* conn, absl::string_view schema) {
   return v;
 }
 
-absl::Status MigrateInTransaction(Connection* conn, absl::string_view schema) {
+absl::Status MigrateInTransaction(Connection* conn, absl::string_view schema,
+                                  bool create) {
   // Two processes opening a new store at once: the second waits here, then
   // finds the tables made.
   DQ_RETURN_IF_ERROR(conn->Run(
@@ -221,6 +222,12 @@ absl::Status MigrateInTransaction(Connection* conn, absl::string_view schema) {
   DQ_ASSIGN_OR_RETURN(
       Result exists, conn->Exec("SELECT 1 FROM pg_namespace WHERE nspname = $1",
                                 Params().Text(schema)));
+  if (exists.rows() == 0 && !create) {
+    return absl::NotFoundError(absl::StrCat(
+        conn->where(), ": no schema \"", schema,
+        "\" in this database (a program that adds jobs creates it, as "
+        "`delayq add` does; or pick another with ?schema=)"));
+  }
   if (exists.rows() == 0) {
     DQ_RETURN_IF_ERROR(conn->Run(WithSchema("CREATE SCHEMA {s}", schema)));
   }
@@ -262,9 +269,10 @@ std::string NewsChannel(absl::string_view schema) {
   return std::string(schema);
 }
 
-absl::Status PrepareSchema(Connection* conn, absl::string_view schema) {
+absl::Status PrepareSchema(Connection* conn, absl::string_view schema,
+                           bool create) {
   DQ_RETURN_IF_ERROR(conn->Run("BEGIN"));
-  absl::Status status = MigrateInTransaction(conn, schema);
+  absl::Status status = MigrateInTransaction(conn, schema, create);
   if (status.ok()) status = conn->Run("COMMIT");
   if (!status.ok() && conn->InTransaction())
     conn->Run("ROLLBACK").IgnoreError();

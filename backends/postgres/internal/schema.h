@@ -51,7 +51,8 @@ std::string NewsChannel(absl::string_view schema);
 // advisory lock so that processes opening the store together do it once.
 // FailedPrecondition, changing nothing, for a schema of a newer version or
 // one that holds tables but not delayq's.
-absl::Status PrepareSchema(Connection* conn, absl::string_view schema);
+absl::Status PrepareSchema(Connection* conn, absl::string_view schema,
+                           bool create = true);
 
 }  // namespace postgres_internal
 }  // namespace delayq
