@@ -93,6 +93,7 @@ absl::Status PostgresBackend::Add(absl::Span<const NewJob> jobs,
 absl::Status PostgresBackend::InsertJobs(Tx& tx,
                                          absl::Span<const NewJob> jobs) {
   if (jobs.empty()) return absl::OkStatus();
+  DQ_RETURN_IF_ERROR(internal::RefuseDependencies(jobs, Name()));
   std::vector<std::string> ids, topics, payloads;
   std::vector<std::optional<int64_t>> state, priority, max_attempts, ttr,
       backoff_kind, backoff_base, backoff_max, run_at, due, expire_at, discard,

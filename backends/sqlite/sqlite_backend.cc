@@ -482,6 +482,7 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 
 absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
                                        int64_t now_us) {
+  DQ_RETURN_IF_ERROR(internal::RefuseDependencies(jobs, Name()));
   {
     ScopedReset reset(s_.drop_holds.get());
     s_.drop_holds->BindInt64(1, now_us);

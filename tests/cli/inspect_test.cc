@@ -108,18 +108,20 @@ TEST(CliInspectTest, JsonOutput) {
   EXPECT_EQ(add.out, "{\"id\":\"j1\"}\n");
 
   CliResult stats = cli.Run({"stats", "--json"});
-  EXPECT_EQ(Unminuted(stats.out),
-            "[{\"topic\":\"emails\",\"delayed\":1,\"ready\":0,"
-            "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false");
+  EXPECT_EQ(
+      Unminuted(stats.out),
+      "[{\"topic\":\"emails\",\"delayed\":1,\"ready\":0,"
+      "\"reserved\":0,\"dead\":0,\"done\":0,\"waiting\":0,\"paused\":false");
   EXPECT_THAT(stats.out, HasSubstr(",\"last_hour\":{\"enqueued\":1,\"done\":0,"
                                    "\"failed\":0,\"dead\":0}}]\n"));
   CliResult empty = cli.Run({"stats", "--json", "none"});
-  EXPECT_EQ(empty.out,
-            "[{\"topic\":\"none\",\"delayed\":0,\"ready\":0,"
-            "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false,"
-            "\"last_minute\":{\"enqueued\":0,\"done\":0,\"failed\":0,"
-            "\"dead\":0},\"last_hour\":{\"enqueued\":0,\"done\":0,"
-            "\"failed\":0,\"dead\":0}}]\n");
+  EXPECT_EQ(
+      empty.out,
+      "[{\"topic\":\"none\",\"delayed\":0,\"ready\":0,"
+      "\"reserved\":0,\"dead\":0,\"done\":0,\"waiting\":0,\"paused\":false,"
+      "\"last_minute\":{\"enqueued\":0,\"done\":0,\"failed\":0,"
+      "\"dead\":0},\"last_hour\":{\"enqueued\":0,\"done\":0,"
+      "\"failed\":0,\"dead\":0}}]\n");
 
   CliResult get = cli.Run({"--json", "get", "j1"});
   ASSERT_EQ(get.exit_code, 0) << get.err;
@@ -164,7 +166,7 @@ TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {
   EXPECT_THAT(list.out, HasSubstr("kept"));
   EXPECT_THAT(list.out, HasSubstr("done "));
   EXPECT_THAT(cli.Run({"list", "calc", "--state", "finished"}).err,
-              HasSubstr("(delayed, ready, reserved, dead or done)"));
+              HasSubstr("(delayed, ready, reserved, dead, done or waiting)"));
 
   CliResult waited = cli.Run({"wait", "kept", "--json"});
   EXPECT_EQ(waited.exit_code, 0) << waited.err;
@@ -304,9 +306,10 @@ TEST(CliInspectTest, StatsWatchRefreshesUntilInterrupted) {
       absl::StrSplit(result.out, '\n', absl::SkipEmpty());
   ASSERT_GE(lines.size(), 3u);
   for (const std::string& line : lines) {
-    EXPECT_EQ(Unminuted(line),
-              "[{\"topic\":\"t\",\"delayed\":0,\"ready\":1,"
-              "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false");
+    EXPECT_EQ(
+        Unminuted(line),
+        "[{\"topic\":\"t\",\"delayed\":0,\"ready\":1,"
+        "\"reserved\":0,\"dead\":0,\"done\":0,\"waiting\":0,\"paused\":false");
   }
 }
 

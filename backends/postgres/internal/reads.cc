@@ -69,7 +69,8 @@ absl::StatusOr<std::vector<Job>> PostgresBackend::List(absl::string_view topic,
                                                        JobState state,
                                                        int limit) {
   std::vector<Job> jobs;
-  if (limit <= 0) return jobs;
+  // This store holds no waiting jobs: it refuses dependencies.
+  if (limit <= 0 || state == JobState::kWaiting) return jobs;
   const char* sql = Sql::kListTimed;
   switch (state) {
     case JobState::kReady:
@@ -83,6 +84,7 @@ absl::StatusOr<std::vector<Job>> PostgresBackend::List(absl::string_view topic,
       break;
     case JobState::kDelayed:
     case JobState::kReserved:
+    case JobState::kWaiting:
       break;
   }
   Params params;
@@ -120,6 +122,9 @@ absl::StatusOr<TopicStats> PostgresBackend::Stats(absl::string_view topic) {
           break;
         case JobState::kDone:
           stats.done = n;
+          break;
+        case JobState::kWaiting:
+          stats.waiting = n;
           break;
       }
     }

@@ -65,7 +65,8 @@ absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
                                                      int limit) {
   internal::MutexLock lock(&mu_);
   std::vector<Job> jobs;
-  if (limit <= 0) return jobs;
+  // This store holds no waiting jobs: it refuses dependencies.
+  if (limit <= 0 || state == JobState::kWaiting) return jobs;
   Statement* stmt = nullptr;  // every state sets it; g++ -O2 cannot tell
   switch (state) {
     case JobState::kReady:
@@ -82,6 +83,7 @@ absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
       break;
     case JobState::kDelayed:
     case JobState::kReserved:
+    case JobState::kWaiting:
       stmt = s_.list_timed.get();
       stmt->BindInt64(2, StateToInt(state));
       stmt->BindInt64(3, limit);
@@ -121,6 +123,9 @@ absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
         break;
       case JobState::kDone:
         stats.done = n;
+        break;
+      case JobState::kWaiting:
+        stats.waiting = n;
         break;
     }
   }

@@ -232,6 +232,7 @@ Json StatsToJson(absl::string_view topic, const TopicStats& stats,
   out["reserved"] = stats.reserved;
   out["dead"] = stats.dead;
   out["done"] = stats.done;
+  out["waiting"] = stats.waiting;
   out["paused"] = paused;
   return out;
 }
