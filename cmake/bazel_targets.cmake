@@ -82,6 +82,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/sqlite/internal/counts.cc
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
+  backends/sqlite/internal/dependencies.cc
   backends/sqlite/internal/events.cc
   backends/sqlite/internal/group_commit.cc
   backends/sqlite/internal/group_commit.h
@@ -627,7 +628,7 @@ delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_bac
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite_conformance_test
   SRCS tests/sqlite/sqlite_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_refusal_conformance tests_testing_temp_path tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash_test
   SRCS tests/sqlite/sqlite_crash_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)

@@ -10,6 +10,7 @@
 // and every failure applies the waiting job's policy. The seed is printed;
 // set DELAYQ_MODEL_SEED to replay one.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
@@ -116,6 +117,10 @@ class DependencyModel {
 
   const std::map<std::string, ModelJob>& jobs() const { return jobs_; }
 
+  // How often each settlement happened, so that a run can show it covered
+  // them all.
+  int released = 0, failed = 0, cancelled = 0;
+
  private:
   // Applies `id`'s policy for dependency `d` that died (or went); returns
   // whether `id` stopped waiting because of it (failed or cancelled).
@@ -124,11 +129,13 @@ class DependencyModel {
     if (m.policy == DependencyFailure::kRun) return false;
     Forget(id);
     if (m.policy == DependencyFailure::kFail) {
+      ++failed;
       m.kind = Kind::kDead;
       m.last_error = died ? absl::StrCat("dependency '", d, "' failed")
                           : absl::StrCat("dependency '", d, "' was cancelled");
       Settle(id, false, true);
     } else {
+      ++cancelled;
       m.kind = Kind::kGone;
       Settle(id, false, false);
     }
@@ -143,7 +150,10 @@ class DependencyModel {
       if (m.kind != Kind::kWaiting) continue;
       if (!met && Apply(w, id, died)) continue;
       m.pending.erase(id);
-      if (m.pending.empty()) m.kind = Kind::kLive;
+      if (m.pending.empty()) {
+        ++released;
+        m.kind = Kind::kLive;
+      }
     }
   }
 
@@ -167,6 +177,11 @@ class DependencyRun {
       Step();
       Check();
     }
+    std::cout << "released " << model_.released << ", failed " << model_.failed
+              << ", cancelled " << model_.cancelled << " waiting jobs\n";
+    EXPECT_GT(model_.released, 0);
+    EXPECT_GT(model_.failed, 0);
+    EXPECT_GT(model_.cancelled, 0);
   }
 
  private:
@@ -182,9 +197,14 @@ class DependencyRun {
     return Expire();
   }
 
+  // Zero-padded, so that the model's ids sort in the order they were made.
+  static std::string IdOf(int n) {
+    return absl::StrCat("{f}j", absl::Dec(n, absl::kZeroPad6));
+  }
+
   NewJob RandomJob() {
     NewJob job;
-    job.id = absl::StrCat("{f}j", next_id_++);
+    job.id = IdOf(next_id_++);
     job.topic = topic_;
     job.payload = job.id;
     job.ttr = absl::Seconds(30);
@@ -199,11 +219,19 @@ class DependencyRun {
     return job;
   }
 
-  // Any id ever used (gone ones and an unknown one included), so that
-  // refusals are exercised too.
+  // Mostly a job the store holds; now and then any id ever used (gone ones
+  // and an unknown one included), so that refusals are exercised too.
   std::string RandomDependency() {
-    if (next_id_ == 0 || Pick(20) == 0) return "{f}never";
-    return absl::StrCat("{f}j", Pick(next_id_));
+    if (next_id_ == 0 || Pick(40) == 0) return "{f}never";
+    if (Pick(10) == 0) return IdOf(Pick(next_id_));
+    std::vector<std::string> held;
+    for (const auto& [id, m] : model_.jobs()) {
+      if (m.kind != Kind::kGone) held.push_back(id);
+    }
+    if (held.empty()) return "{f}never";
+    // The newest are the likeliest to be pending still.
+    const int n = static_cast<int>(held.size());
+    return held[std::max(0, n - 1 - Pick(std::min(n, 20)))];
   }
 
   void AddJobs() {

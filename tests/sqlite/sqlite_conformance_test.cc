@@ -17,7 +17,7 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
-using ::delayq::testing::DependencyRefusalTest;
+using ::delayq::testing::DependencyConformanceTest;
 
 const BackendFactory kSqlite{
     "sqlite", []() -> absl::StatusOr<std::unique_ptr<Backend>> {
@@ -28,8 +28,7 @@ const BackendFactory kSqlite{
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, BackendConformanceTest,
                          ::testing::Values(kSqlite), BackendFactoryName);
-// The SQLite store does not hold dependencies yet: it must refuse them.
-INSTANTIATE_TEST_SUITE_P(Sqlite, DependencyRefusalTest,
+INSTANTIATE_TEST_SUITE_P(Sqlite, DependencyConformanceTest,
                          ::testing::Values(kSqlite), BackendFactoryName);
 
 // The bound of the event log, given on the URL as users give it.

@@ -65,8 +65,7 @@ absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
                                                      int limit) {
   internal::MutexLock lock(&mu_);
   std::vector<Job> jobs;
-  // This store holds no waiting jobs: it refuses dependencies.
-  if (limit <= 0 || state == JobState::kWaiting) return jobs;
+  if (limit <= 0) return jobs;
   Statement* stmt = nullptr;  // every state sets it; g++ -O2 cannot tell
   switch (state) {
     case JobState::kReady:
@@ -81,9 +80,12 @@ absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
       stmt = s_.list_done.get();
       stmt->BindInt64(2, limit);
       break;
+    case JobState::kWaiting:
+      stmt = s_.list_waiting.get();
+      stmt->BindInt64(2, limit);
+      break;
     case JobState::kDelayed:
     case JobState::kReserved:
-    case JobState::kWaiting:
       stmt = s_.list_timed.get();
       stmt->BindInt64(2, StateToInt(state));
       stmt->BindInt64(3, limit);
