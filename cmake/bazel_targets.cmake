@@ -27,6 +27,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/postgres/internal/connection.cc
   backends/postgres/internal/connection.h
   backends/postgres/internal/counts.cc
+  backends/postgres/internal/dependencies.cc
   backends/postgres/internal/events.cc
   backends/postgres/internal/news.cc
   backends/postgres/internal/news.h
@@ -467,7 +468,7 @@ delayq_cc_test(tests_postgres_postgres_backend_test DIR tests/postgres NAME post
   DEPS delayq tests_testing_loopback_port tests_testing_postgres_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main tp_pq)
 delayq_cc_test(tests_postgres_postgres_conformance_test DIR tests/postgres NAME postgres_conformance_test
   SRCS tests/postgres/postgres_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_refusal_conformance tests_testing_postgres_server tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_postgres_server tp_gtest_main)
 delayq_cc_test(tests_postgres_postgres_multiprocess_test DIR tests/postgres NAME postgres_multiprocess_test
   SRCS tests/postgres/postgres_multiprocess_test.cc
   DEPS tests_multiprocess_multiprocess_suite tests_testing_postgres_server tp_absl tp_gtest_main)

@@ -233,6 +233,30 @@ TEST_F(PostgresBackendTest, ASchemaOfANewerDelayqIsRefusedUntouched) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("newer delayq"));
 }
 
+// A schema of version 1 (no dependencies) opens with its jobs, migrated,
+// and its jobs may then wait for others.
+TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
+  const std::string schema = FreshSchema("v1");
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    ASSERT_OK(backend->Add({TestJob("old", "t", kT0)}, kT0));
+  }
+  ASSERT_OK(server_->Psql(
+      absl::StrCat("DROP TABLE ", schema, ".dependencies; DROP INDEX ", schema,
+                   ".jobs_waiting; ALTER TABLE ", schema,
+                   ".jobs DROP COLUMN dep_policy; UPDATE ", schema,
+                   ".schema_version SET version = 1")));
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  NewJob waiter = TestJob("waiter", "t", kT0);
+  waiter.after = {"old"};
+  ASSERT_OK(backend->Add({waiter}, kT0));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.ready, 1);
+  EXPECT_EQ(stats.waiting, 1);
+}
+
 TEST_F(PostgresBackendTest, ASchemaWithOtherTablesIsRefused) {
   const std::string schema = FreshSchema("theirs");
   ASSERT_OK(

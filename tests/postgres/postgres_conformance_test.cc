@@ -21,7 +21,7 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
-using ::delayq::testing::DependencyRefusalTest;
+using ::delayq::testing::DependencyConformanceTest;
 using ::delayq::testing::PostgresServer;
 
 // A store in a fresh schema, its URL ending in `params` ("&events=50").
@@ -40,8 +40,7 @@ INSTANTIATE_TEST_SUITE_P(Postgres, BackendConformanceTest,
                          ::testing::Values(BackendFactory{
                              "postgres", [] { return FreshStore(); }}),
                          BackendFactoryName);
-// The PostgreSQL store does not hold dependencies yet: it must refuse them.
-INSTANTIATE_TEST_SUITE_P(Postgres, DependencyRefusalTest,
+INSTANTIATE_TEST_SUITE_P(Postgres, DependencyConformanceTest,
                          ::testing::Values(BackendFactory{
                              "postgres", [] { return FreshStore(); }}),
                          BackendFactoryName);

@@ -69,8 +69,7 @@ absl::StatusOr<std::vector<Job>> PostgresBackend::List(absl::string_view topic,
                                                        JobState state,
                                                        int limit) {
   std::vector<Job> jobs;
-  // This store holds no waiting jobs: it refuses dependencies.
-  if (limit <= 0 || state == JobState::kWaiting) return jobs;
+  if (limit <= 0) return jobs;
   const char* sql = Sql::kListTimed;
   switch (state) {
     case JobState::kReady:
@@ -82,9 +81,11 @@ absl::StatusOr<std::vector<Job>> PostgresBackend::List(absl::string_view topic,
     case JobState::kDone:
       sql = Sql::kListDone;
       break;
+    case JobState::kWaiting:
+      sql = Sql::kListWaiting;
+      break;
     case JobState::kDelayed:
     case JobState::kReserved:
-    case JobState::kWaiting:
       break;
   }
   Params params;
