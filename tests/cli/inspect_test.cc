@@ -179,6 +179,29 @@ TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {
   EXPECT_THAT(bad.err, HasSubstr("--keep-at-most needs --keep-for"));
 }
 
+TEST(CliInspectTest, AJobAddedAfterAnotherWaitsForIt) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "calc", "c", "--id", "child"}).exit_code, 0);
+  CliResult added = cli.Run({"add", "sum", "p", "--id", "parent", "--after",
+                             "child", "--on-dependency-failure", "cancel"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  CliResult get = cli.Run({"get", "parent"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_THAT(get.out, ::testing::ContainsRegex("state: +waiting"));
+  EXPECT_THAT(cli.Run({"list", "sum", "--state", "waiting"}).out,
+              HasSubstr("parent"));
+  // The dependency is cancelled, and so, by its policy, is the parent.
+  ASSERT_EQ(cli.Run({"cancel", "child"}).exit_code, 0);
+  EXPECT_EQ(cli.Run({"get", "parent"}).exit_code, 1);
+  CliResult bad = cli.Run(
+      {"add", "sum", "p", "--after", "x", "--on-dependency-failure", "maybe"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("fail, cancel or run"));
+  CliResult unknown = cli.Run({"add", "sum", "p", "--after", "nobody"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("nobody"));
+}
+
 TEST(CliInspectTest, PayloadFromStdinIsBinarySafe) {
   CliRunner cli;
   const std::string payload("line one\nzero\0byte \xff\xfe end", 25);
