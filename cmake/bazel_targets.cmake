@@ -6,6 +6,8 @@ set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPT_CALLS}
   backends/memory/count_book.cc
   backends/memory/count_book.h
+  backends/memory/dependency_book.cc
+  backends/memory/dependency_book.h
   backends/memory/event_ring.cc
   backends/memory/event_ring.h
   backends/memory/id_index.cc
@@ -25,6 +27,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/postgres/internal/connection.cc
   backends/postgres/internal/connection.h
   backends/postgres/internal/counts.cc
+  backends/postgres/internal/dependencies.cc
   backends/postgres/internal/events.cc
   backends/postgres/internal/news.cc
   backends/postgres/internal/news.h
@@ -80,6 +83,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/sqlite/internal/counts.cc
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
+  backends/sqlite/internal/dependencies.cc
   backends/sqlite/internal/events.cc
   backends/sqlite/internal/group_commit.cc
   backends/sqlite/internal/group_commit.h
@@ -370,6 +374,15 @@ delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance ALWAYSLINK
   SRCS tests/conformance/ack_reserve_conformance.cc tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/event_log_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_library(tests_conformance_dependency_conformance DIR tests/conformance NAME dependency_conformance ALWAYSLINK
+  SRCS tests/conformance/dependency_conformance.cc tests/conformance/dependency_model_conformance.cc
+  DEPS delayq tests_conformance_dependency_fixtures tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_library(tests_conformance_dependency_fixtures DIR tests/conformance NAME dependency_fixtures
+  SRCS tests/conformance/dependency_conformance.h
+  DEPS tests_conformance_backend_conformance)
+delayq_cc_library(tests_conformance_dependency_refusal_conformance DIR tests/conformance NAME dependency_refusal_conformance ALWAYSLINK
+  SRCS tests/conformance/dependency_refusal_conformance.cc
+  DEPS delayq tests_conformance_dependency_fixtures tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
@@ -439,7 +452,7 @@ delayq_cc_test(tests_memory_id_index_test DIR tests/memory NAME id_index_test
   DEPS delayq tp_absl tp_gtest_main)
 delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_backend_test
   SRCS tests/memory/memory_backend_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_testing_status_matchers tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_metrics_metrics_test DIR tests/metrics NAME metrics_test
   SRCS tests/metrics/metrics_test.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
@@ -457,7 +470,7 @@ delayq_cc_test(tests_postgres_postgres_backend_test DIR tests/postgres NAME post
   DEPS delayq tests_testing_loopback_port tests_testing_postgres_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main tp_pq)
 delayq_cc_test(tests_postgres_postgres_conformance_test DIR tests/postgres NAME postgres_conformance_test
   SRCS tests/postgres/postgres_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_testing_postgres_server tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_postgres_server tp_gtest_main)
 delayq_cc_test(tests_postgres_postgres_multiprocess_test DIR tests/postgres NAME postgres_multiprocess_test
   SRCS tests/postgres/postgres_multiprocess_test.cc
   DEPS tests_multiprocess_multiprocess_suite tests_testing_postgres_server tp_absl tp_gtest_main)
@@ -479,7 +492,7 @@ delayq_cc_test(tests_redis_redis_cluster_test DIR tests/redis NAME redis_cluster
   DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_conformance_test DIR tests/redis NAME redis_conformance_test
   SRCS tests/redis/redis_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_refusal_conformance tests_redis_redis_test_server tp_gtest_main)
 delayq_cc_test(tests_redis_redis_multiprocess_test DIR tests/redis NAME redis_multiprocess_test
   SRCS tests/redis/redis_multiprocess_test.cc
   DEPS delayq tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
@@ -494,7 +507,7 @@ delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentin
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tests_testing_eventually tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_sharded_test DIR tests/redis NAME redis_sharded_test
   SRCS tests/redis/redis_sharded_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_refusal_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_library(tests_redis_redis_test_cluster DIR tests/redis NAME redis_test_cluster
   SRCS tests/redis/redis_test_cluster.cc tests/redis/redis_test_cluster.h
   DEPS delayq tests_redis_redis_test_server tests_testing_files tests_testing_redis_server tp_absl)
@@ -547,6 +560,9 @@ delayq_cc_test(tests_scheduler_schedule_spec_test DIR tests/scheduler NAME sched
 delayq_cc_test(tests_scheduler_schedule_test DIR tests/scheduler NAME schedule_test
   SRCS tests/scheduler/schedule_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_scheduler_dependencies_test DIR tests/scheduler NAME scheduler_dependencies_test
+  SRCS tests/scheduler/scheduler_dependencies_test.cc
+  DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_scheduler_events_test DIR tests/scheduler NAME scheduler_events_test
   SRCS tests/scheduler/scheduler_events_test.cc
   DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
@@ -615,7 +631,7 @@ delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_bac
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite_conformance_test
   SRCS tests/sqlite/sqlite_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_testing_temp_path tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash_test
   SRCS tests/sqlite/sqlite_crash_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)

@@ -133,7 +133,7 @@ class JobRecord {
   // Done at `now_us` with `result`, as the `done_seq`-th job kept done.
   // REQUIRES: keep_for() > 0.
   void Finish(uint64_t done_seq, int64_t now_us, absl::string_view result);
-  // Delayed or ready: no lease, no death order.
+  // Delayed, ready or waiting: no lease, no death order.
   void Wait(JobState state);
 
  private:

@@ -10,7 +10,8 @@
 //     wheels, whose timers are added and cancelled in O(1);
 //   * across topics, the topics ordered by when each next has something due,
 //     for PromoteDue() and NextDue(): one entry per topic, not per job;
-//   * the ids held by dedup windows, with the time each is free again.
+//   * the ids held by dedup windows, with the time each is free again;
+//   * which waiting jobs wait for which (dependency_book.h).
 // Each record sits in exactly the index of its state (and a delayed or ready
 // one that expires, in its topic's expiring wheel too).
 
@@ -31,6 +32,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "backends/memory/count_book.h"
+#include "backends/memory/dependency_book.h"
 #include "backends/memory/event_ring.h"
 #include "backends/memory/id_index.h"
 #include "backends/memory/job_record.h"
@@ -46,6 +48,7 @@ namespace {
 
 using memory_internal::DeadlineAfter;
 using memory_internal::DeathKey;
+using memory_internal::DependencyBook;
 using memory_internal::DoneKey;
 using memory_internal::IdIndex;
 using memory_internal::JobRecord;
@@ -137,10 +140,11 @@ class MemoryBackend : public Backend {
     done.done = 1;
     counts_.Count(r->topic()->name, now_us, done);
     HoldId(*r, now_us);
+    Settle(r->id(), Outcome::kMet, now_us);
     // The topic's done jobs whose time is up go first (r keeps it alive).
     TrimDone(r->topic(), kMaxDonePerTopic, now_us);
     if (r->keep_for() <= 0) {
-      Erase(r);
+      Erase(r, now_us);
       return absl::OkStatus();
     }
     Unlink(r);
@@ -170,6 +174,9 @@ class MemoryBackend : public Backend {
       r->Die(next_death_++, MicrosOf(now));
     }
     Link(r, MicrosOf(now));
+    if (outcome == FailOutcome::kDead) {
+      Settle(r->id(), Outcome::kFailed, MicrosOf(now));
+    }
     return outcome;
   }
 
@@ -202,7 +209,7 @@ class MemoryBackend : public Backend {
     JobRecord* r = Find(id);
     if (r == nullptr) return internal::NoSuchJob(id);
     HoldId(*r, MicrosOf(now));
-    Erase(r);
+    Erase(r, MicrosOf(now));
     return absl::OkStatus();
   }
 
@@ -250,6 +257,9 @@ class MemoryBackend : public Backend {
       case JobState::kDone:
         take(index.done, [](const DoneKey& k) { return k.record; });
         break;
+      case JobState::kWaiting:
+        take(index.waiting, [](const auto& k) { return k.second; });
+        break;
     }
     return out;
   }
@@ -265,6 +275,7 @@ class MemoryBackend : public Backend {
     stats.reserved = index.reserved.size();
     stats.dead = index.dead.size();
     stats.done = index.done.size();
+    stats.waiting = index.waiting.size();
     return stats;
   }
 
@@ -334,7 +345,7 @@ class MemoryBackend : public Backend {
       if (it == topics_.end() || it->second->dead.empty()) break;
       JobRecord* r = it->second->dead.begin()->second;
       HoldId(*r, MicrosOf(now));
-      Erase(r);
+      Erase(r, MicrosOf(now));
       ++purged;
     }
     return purged;
@@ -494,6 +505,7 @@ class MemoryBackend : public Backend {
   absl::Status AddLocked(absl::Span<const NewJob> jobs, absl::Time now) {
     DropPassedHolds(MicrosOf(now));
     if (jobs.empty()) return absl::OkStatus();
+    if (HasDependencies(jobs)) return AddWaiting(jobs, now);
     if (jobs.size() == 1) return AddOne(jobs[0], now);
     if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
     for (const NewJob& job : jobs) Link(Place(job, now), MicrosOf(now));
@@ -505,6 +517,120 @@ class MemoryBackend : public Backend {
     JobCounts one;
     one.enqueued = 1;
     for (const NewJob& job : jobs) counts_.Count(job.topic, MicrosOf(now), one);
+  }
+
+  static bool HasDependencies(absl::Span<const NewJob> jobs) {
+    return std::any_of(jobs.begin(), jobs.end(),
+                       [](const NewJob& job) { return !job.after.empty(); });
+  }
+
+  // Add() of a batch in which some jobs wait for others: every dependency
+  // must name a stored job or an earlier one of the batch.
+  absl::Status AddWaiting(absl::Span<const NewJob> jobs, absl::Time now) {
+    if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
+    absl::flat_hash_set<absl::string_view> earlier;
+    for (const NewJob& job : jobs) {
+      for (const std::string& dependency : job.after) {
+        if (!earlier.contains(dependency) && Find(dependency) == nullptr) {
+          return internal::NoSuchDependency(job.id, dependency);
+        }
+      }
+      earlier.insert(job.id);
+    }
+    const int64_t now_us = MicrosOf(now);
+    for (const NewJob& job : jobs) {
+      JobRecord* r = Place(job, now);
+      Link(r, now_us);
+      if (!job.after.empty()) Await(r, job, now_us);
+    }
+    CountAdded(jobs, now);
+    return absl::OkStatus();
+  }
+
+  // Makes the new job `r` wait for what `job.after` names that is not done
+  // yet. A dependency that is dead (or, earlier in the batch, went already)
+  // applies the job's policy at once.
+  void Await(JobRecord* r, const NewJob& job, int64_t now_us) {
+    std::vector<std::string> pending;
+    for (const std::string& dependency : job.after) {
+      const JobRecord* d = Find(dependency);
+      const bool gone = d == nullptr;
+      if (!gone && d->state() == JobState::kDone) continue;
+      if (!gone && d->state() != JobState::kDead) {
+        pending.push_back(dependency);
+        continue;
+      }
+      if (job.on_dependency_failure == DependencyFailure::kRun) continue;
+      const std::string id(r->id());
+      if (job.on_dependency_failure == DependencyFailure::kFail) {
+        Kill(r,
+             gone ? internal::DependencyCancelled(dependency)
+                  : internal::DependencyFailed(dependency),
+             now_us);
+      } else {
+        HoldId(*r, now_us);
+        EraseRecord(r);
+      }
+      return;
+    }
+    if (pending.empty()) return;
+    Unlink(r);
+    r->Wait(JobState::kWaiting);
+    Link(r, now_us);
+    dependencies_.Hold(r->id(), pending, job.on_dependency_failure);
+  }
+
+  // What became of a job that others may wait for.
+  enum class Outcome {
+    kMet,     // acknowledged
+    kFailed,  // dead
+    kGone,    // left the store unacknowledged
+  };
+
+  // Settles the jobs that wait for `id` after `outcome`, and in turn the
+  // jobs that wait for those that failed or went because of it. A list of
+  // work rather than recursion, so a long chain cannot exhaust the stack.
+  void Settle(absl::string_view id, Outcome outcome, int64_t now_us) {
+    if (!dependencies_.HasDependants(id)) return;
+    std::vector<std::pair<std::string, Outcome>> work;
+    work.emplace_back(std::string(id), outcome);
+    while (!work.empty()) {
+      auto [dependency, what] = std::move(work.back());
+      work.pop_back();
+      for (DependencyBook::Verdict& v :
+           dependencies_.Settle(dependency, what == Outcome::kMet)) {
+        JobRecord* r = Find(v.waiter);
+        switch (v.kind) {
+          case DependencyBook::Verdict::Kind::kRelease:
+            Unlink(r);
+            r->Wait(r->run_at() > now_us ? JobState::kDelayed
+                                         : JobState::kReady);
+            Link(r, now_us);
+            break;
+          case DependencyBook::Verdict::Kind::kFail:
+            Kill(r,
+                 what == Outcome::kFailed
+                     ? internal::DependencyFailed(dependency)
+                     : internal::DependencyCancelled(dependency),
+                 now_us);
+            work.emplace_back(std::move(v.waiter), Outcome::kFailed);
+            break;
+          case DependencyBook::Verdict::Kind::kCancel:
+            HoldId(*r, now_us);
+            EraseRecord(r);
+            work.emplace_back(std::move(v.waiter), Outcome::kGone);
+            break;
+        }
+      }
+    }
+  }
+
+  // Sends `r` dead with `error` (a dependency's failure).
+  void Kill(JobRecord* r, absl::string_view error, int64_t now_us) {
+    Unlink(r);
+    r->set_last_error(error);
+    r->Die(next_death_++, now_us);
+    Link(r, now_us);
   }
 
   // The common call: one look in the pool both checks the id and places the
@@ -570,7 +696,7 @@ class MemoryBackend : public Backend {
     counts_.Count(t.topic, now_us, internal::CountOfMove(kind));
     if (kind == Transition::Kind::kDiscarded) {
       HoldId(*r, now_us);
-      Erase(r);
+      Erase(r, now_us);
       return t;
     }
     Unlink(r);
@@ -583,6 +709,8 @@ class MemoryBackend : public Backend {
       r->Wait(JobState::kReady);
     }
     Link(r, now_us);
+    if (r->state() == JobState::kDead)
+      Settle(r->id(), Outcome::kFailed, now_us);
     return t;
   }
 
@@ -592,14 +720,14 @@ class MemoryBackend : public Backend {
     while (!t->done.empty() &&
            (t->done.begin()->leave_at <= now_us ||
             t->done.size() > static_cast<size_t>(keep_at_most))) {
-      Erase(t->done.begin()->record);
+      Erase(t->done.begin()->record, now_us);
     }
   }
 
   // Lets every done job whose time is up at `now_us` leave the store.
   void DropLeavingDone(int64_t now_us) {
     while (!leaving_.empty() && leaving_.begin()->leave_at <= now_us) {
-      Erase(leaving_.begin()->record);
+      Erase(leaving_.begin()->record, now_us);
     }
   }
 
@@ -683,6 +811,9 @@ class MemoryBackend : public Backend {
         t->done.insert({r->leave_at(), r->done_seq(), r});
         leaving_.insert({r->leave_at(), r->done_seq(), r});
         return;
+      case JobState::kWaiting:
+        t->waiting.insert({r->seq(), r});
+        return;
     }
     ListDue(t);
   }
@@ -718,6 +849,9 @@ class MemoryBackend : public Backend {
         t->done.erase({r->leave_at(), r->done_seq(), r});
         leaving_.erase({r->leave_at(), r->done_seq(), r});
         return;
+      case JobState::kWaiting:
+        t->waiting.erase({r->seq(), r});
+        return;
     }
     ListDue(t);
   }
@@ -731,8 +865,19 @@ class MemoryBackend : public Backend {
     t->listed_due = due;
   }
 
-  // Removes the job from the store; drops its topic when that was its last.
-  void Erase(JobRecord* r) {
+  // Removes the job from the store, as it leaves unacknowledged unless its
+  // dependants were settled already (Ack()), and settles the jobs that wait
+  // for it.
+  void Erase(JobRecord* r, int64_t now_us) {
+    const std::string id(r->id());
+    EraseRecord(r);
+    Settle(id, Outcome::kGone, now_us);
+  }
+
+  // Removes the job from the store, and from the lists of the jobs it waits
+  // for; drops its topic when that was its last.
+  void EraseRecord(JobRecord* r) {
+    if (r->state() == JobState::kWaiting) dependencies_.Forget(r->id());
     Unlink(r);
     TopicIndex* t = r->topic();
     jobs_.Erase(r);  // destroys *r
@@ -786,6 +931,7 @@ class MemoryBackend : public Backend {
   uint64_t next_done_ ABSL_GUARDED_BY(mu_) = 1;
   // Every done job, in the order they leave the store.
   absl::btree_set<DoneKey> leaving_ ABSL_GUARDED_BY(mu_);
+  DependencyBook dependencies_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

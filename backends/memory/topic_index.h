@@ -81,7 +81,7 @@ struct TopicIndex {
 
   bool empty() const {
     return ready.empty() && delayed.empty() && reserved.empty() &&
-           dead.empty() && done.empty();
+           dead.empty() && done.empty() && waiting.empty();
   }
 
   const std::string name;
@@ -91,6 +91,8 @@ struct TopicIndex {
   absl::btree_set<DeathKey> dead;
   // Jobs kept after their acknowledgement, in the order they leave.
   absl::btree_set<DoneKey> done;
+  // Jobs waiting for others (JobOptions::after), in enqueue order.
+  absl::btree_set<std::pair<uint64_t, JobRecord*>> waiting;
   // Delayed and ready jobs that expire.
   JobWheel<ExpiryTimers> expiring;
   // The time under which the store's list of topic due times has this

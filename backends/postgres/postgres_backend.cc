@@ -66,6 +66,7 @@ absl::StatusOr<bool> PostgresBackend::MoveDue(Tx& tx, const Result& rows,
       Transition::Kind::kExpired, Transition::Kind::kLapsed,
       Transition::Kind::kDiscarded};
   int64_t found = 0;
+  std::vector<std::pair<std::string, DependencyOutcome>> settle;
   for (int i = 0; i < rows.rows(); ++i) {
     if (rows.IsNull(i, col)) continue;  // kMoveDueOfTopic's row of no job
     Transition t;
@@ -80,7 +81,16 @@ absl::StatusOr<bool> PostgresBackend::MoveDue(Tx& tx, const Result& rows,
       NoteMadeReady(tx, t.topic);
     }
     NoteCount(tx, t.topic, internal::CountOfMove(t.kind));
+    if (t.kind == Transition::Kind::kDiscarded) {
+      settle.emplace_back(t.id, DependencyOutcome::kGone);
+    } else if (t.kind == Transition::Kind::kDead ||
+               t.kind == Transition::Kind::kLapsed) {
+      settle.emplace_back(t.id, DependencyOutcome::kFailed);
+    }
     if (out != nullptr) out->push_back(std::move(t));
+  }
+  for (const auto& [id, outcome] : settle) {
+    DQ_RETURN_IF_ERROR(SettleDependants(tx, id, outcome));
   }
   return found > limit;
 }
@@ -93,6 +103,10 @@ absl::Status PostgresBackend::Add(absl::Span<const NewJob> jobs,
 absl::Status PostgresBackend::InsertJobs(Tx& tx,
                                          absl::Span<const NewJob> jobs) {
   if (jobs.empty()) return absl::OkStatus();
+  const bool any_waits =
+      std::any_of(jobs.begin(), jobs.end(),
+                  [](const NewJob& job) { return !job.after.empty(); });
+  if (any_waits) DQ_RETURN_IF_ERROR(CheckDependencies(tx, jobs));
   std::vector<std::string> ids, topics, payloads;
   std::vector<std::optional<int64_t>> state, priority, max_attempts, ttr,
       backoff_kind, backoff_base, backoff_max, run_at, due, expire_at, discard,
@@ -174,7 +188,11 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
     }
     return internal::IdInUse(ids.front());
   }
-  return inserted;
+  DQ_RETURN_IF_ERROR(inserted);
+  for (const NewJob& job : jobs) {
+    if (!job.after.empty()) DQ_RETURN_IF_ERROR(AwaitDependencies(tx, job));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
@@ -369,6 +387,7 @@ absl::Status PostgresBackend::AckInTransaction(Tx& tx, absl::string_view id,
   JobCounts done;
   done.done = 1;
   NoteCount(tx, topic, done);
+  DQ_RETURN_IF_ERROR(SettleDependants(tx, id, DependencyOutcome::kMet));
   return HoldId(tx, id, unique_for_us);
 }
 
@@ -416,7 +435,8 @@ absl::StatusOr<FailOutcome> PostgresBackend::Fail(absl::string_view id,
       DQ_RETURN_IF_ERROR(tx.conn->Run(
           S(Sql::kMakeDead),
           Params().Int(seq).Text(TextForStore(error)).Int(tx.now_us)));
-      return NoteSlotFreed(tx, topic);
+      DQ_RETURN_IF_ERROR(NoteSlotFreed(tx, topic));
+      return SettleDependants(tx, id, DependencyOutcome::kFailed);
     }
     const bool ready = retry_at <= now;
     const int64_t retry_us = ToMicros(retry_at);
@@ -487,6 +507,11 @@ absl::Status PostgresBackend::Cancel(absl::string_view id, absl::Time now) {
     if (r.Int(0, 2) == kStateReserved) {
       DQ_RETURN_IF_ERROR(NoteSlotFreed(tx, topic));
     }
+    if (r.Int(0, 2) == kStateWaiting) {
+      DQ_RETURN_IF_ERROR(
+          tx.conn->Run(S(Sql::kForgetWaiter), Params().Text(id)));
+    }
+    DQ_RETURN_IF_ERROR(SettleDependants(tx, id, DependencyOutcome::kGone));
     return HoldId(tx, id, r.Int(0, 0));
   });
 }
@@ -514,6 +539,8 @@ absl::StatusOr<int> PostgresBackend::PurgeDead(absl::string_view topic, int max,
       DQ_RETURN_IF_ERROR(
           tx.conn->Run(S(Sql::kDiscard), Params().Int(dead.Int(i, 0))));
       DQ_RETURN_IF_ERROR(HoldId(tx, dead.Text(i, 1), dead.Int(i, 2)));
+      DQ_RETURN_IF_ERROR(
+          SettleDependants(tx, dead.Text(i, 1), DependencyOutcome::kGone));
     }
     purged = dead.rows();
     return absl::OkStatus();

@@ -378,6 +378,7 @@ absl::Status RedisBackend::RunForOk(ScriptCall call, absl::string_view id) {
 
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
+  DQ_RETURN_IF_ERROR(internal::RefuseDependencies(jobs, Name()));
   auto a = Timed<redis_internal::AddArgs>(now);
   a.seq = keys_.Seq();
   a.topics = keys_.Topics();
@@ -625,7 +626,8 @@ absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
 
 absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
                                                     JobState state, int limit) {
-  if (limit <= 0) return std::vector<Job>();
+  // This store holds no waiting jobs: it refuses dependencies.
+  if (limit <= 0 || state == JobState::kWaiting) return std::vector<Job>();
   std::string set;
   switch (state) {
     case JobState::kReady:
@@ -642,6 +644,8 @@ absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
       break;
     case JobState::kDone:
       set = keys_.TopicDone(topic);
+      break;
+    case JobState::kWaiting:
       break;
   }
   auto a = Keyed<redis_internal::ListArgs>();

@@ -33,6 +33,7 @@ bool ListsBefore(JobState state, const Job& a, const Job& b) {
     case JobState::kReserved:
       return a.deadline < b.deadline;
     case JobState::kDead:
+    case JobState::kWaiting:
       return a.enqueued_at < b.enqueued_at;
     case JobState::kDone: {
       const absl::Time a_leaves = a.finished_at + a.keep_for;
@@ -153,6 +154,7 @@ void ShardedRedisBackend::NoteMoved(int shard,
 absl::Status ShardedRedisBackend::Add(absl::Span<const NewJob> jobs,
                                       absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
+  DQ_RETURN_IF_ERROR(internal::RefuseDependencies(jobs, Name()));
   const std::vector<std::vector<NewJob>> groups = Split(jobs);
   int used = 0, last = 0;
   for (size_t k = 0; k < groups.size(); ++k) {

@@ -210,6 +210,13 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.drop_soonest, Sql::kDropSoonest},
       {&s_.list_done, Sql::kListDone},
       {&s_.acked_topic, Sql::kAckedTopic},
+      {&s_.depend_on, Sql::kDependOn},
+      {&s_.wait, Sql::kWait},
+      {&s_.dependants, Sql::kDependants},
+      {&s_.waiter, Sql::kWaiter},
+      {&s_.forget_waiter, Sql::kForgetWaiter},
+      {&s_.release_waiter, Sql::kReleaseWaiter},
+      {&s_.list_waiting, Sql::kListWaiting},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -441,8 +448,16 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
     }
   }
   int64_t counter = -1;
+  // Settled once the counter is saved: a dependant's death takes the next.
+  std::vector<std::pair<std::string, DependencyOutcome>> settle;
   for (Due& d : due) {
     const Transition::Kind kind = d.transition.kind;
+    if (kind == Transition::Kind::kDiscarded) {
+      settle.emplace_back(d.transition.id, DependencyOutcome::kGone);
+    } else if (kind == Transition::Kind::kDead ||
+               kind == Transition::Kind::kLapsed) {
+      settle.emplace_back(d.transition.id, DependencyOutcome::kFailed);
+    }
     if (kind == Transition::Kind::kDiscarded) {
       ScopedReset reset(s_.discard.get());
       s_.discard->BindInt64(1, d.seq);
@@ -471,6 +486,9 @@ absl::StatusOr<bool> SqliteBackend::MoveDue(Statement* stmt, int limit,
     if (out != nullptr) out->push_back(std::move(d.transition));
   }
   if (counter >= 0) DQ_RETURN_IF_ERROR(SaveCounter(counter));
+  for (const auto& [id, outcome] : settle) {
+    DQ_RETURN_IF_ERROR(SettleDependants(id, outcome, now_us));
+  }
   return more;
 }
 
@@ -482,6 +500,10 @@ absl::Status SqliteBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
 
 absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
                                        int64_t now_us) {
+  const bool any_waits =
+      std::any_of(jobs.begin(), jobs.end(),
+                  [](const NewJob& job) { return !job.after.empty(); });
+  if (any_waits) DQ_RETURN_IF_ERROR(CheckDependencies(jobs));
   {
     ScopedReset reset(s_.drop_holds.get());
     s_.drop_holds->BindInt64(1, now_us);
@@ -536,6 +558,7 @@ absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
       return internal::IdInUse(job.id);
     }
     DQ_RETURN_IF_ERROR(done.status());
+    if (!job.after.empty()) DQ_RETURN_IF_ERROR(AwaitDependencies(job, now_us));
   }
   return absl::OkStatus();
 }
@@ -766,6 +789,7 @@ absl::Status SqliteBackend::AckInTransaction(absl::string_view id,
   JobCounts done;
   done.done = 1;
   NoteCount(topic, done);
+  DQ_RETURN_IF_ERROR(SettleDependants(id, DependencyOutcome::kMet, now_us));
   return HoldId(id, unique_for_us, now_us);
 }
 
@@ -831,14 +855,18 @@ absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
     NoteCount(topic, internal::CountOfFail(outcome));
     if (outcome == FailOutcome::kDead) {
       DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
-      ScopedReset reset(s_.make_dead.get());
-      s_.make_dead->BindInt64(1, seq);
-      s_.make_dead->BindInt64(2, counter + 1);
-      s_.make_dead->BindText(3, error);
-      s_.make_dead->BindInt64(4, ToMicros(now));
-      DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
+      {
+        // Reset before the dependants' deaths use the statement again.
+        ScopedReset reset(s_.make_dead.get());
+        s_.make_dead->BindInt64(1, seq);
+        s_.make_dead->BindInt64(2, counter + 1);
+        s_.make_dead->BindText(3, error);
+        s_.make_dead->BindInt64(4, ToMicros(now));
+        DQ_RETURN_IF_ERROR(s_.make_dead->Run().status());
+      }
       DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
-      return SaveCounter(counter + 1);
+      DQ_RETURN_IF_ERROR(SaveCounter(counter + 1));
+      return SettleDependants(id, DependencyOutcome::kFailed, ToMicros(now));
     }
     const bool ready = retry_at <= now;
     const int64_t retry_us = ToMicros(retry_at);
@@ -902,15 +930,29 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
 
 absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
   return WriteTransaction(now, [&]() -> absl::Status {
-    ScopedReset reset(s_.cancel.get());
-    s_.cancel->BindText(1, id);
-    DQ_ASSIGN_OR_RETURN(bool row, s_.cancel->Step());
-    if (!row) return internal::NoSuchJob(id);
-    const int64_t unique_for_us = s_.cancel->Int64(0);
-    const std::string topic = s_.cancel->Text(1);
-    const bool reserved = s_.cancel->Int64(2) == kStateReserved;
-    DQ_RETURN_IF_ERROR(s_.cancel->Run().status());
+    int64_t unique_for_us, state;
+    std::string topic;
+    {
+      // Reset before the dependants' departures use the statement again.
+      ScopedReset reset(s_.cancel.get());
+      s_.cancel->BindText(1, id);
+      DQ_ASSIGN_OR_RETURN(bool row, s_.cancel->Step());
+      if (!row) return internal::NoSuchJob(id);
+      unique_for_us = s_.cancel->Int64(0);
+      topic = s_.cancel->Text(1);
+      state = s_.cancel->Int64(2);
+      DQ_RETURN_IF_ERROR(s_.cancel->Run().status());
+    }
+    const bool reserved = state == kStateReserved;
+    const bool waiting = state == kStateWaiting;
     if (reserved) DQ_RETURN_IF_ERROR(NoteSlotFreed(topic));
+    if (waiting) {
+      ScopedReset reset(s_.forget_waiter.get());
+      s_.forget_waiter->BindText(1, id);
+      DQ_RETURN_IF_ERROR(s_.forget_waiter->Run().status());
+    }
+    DQ_RETURN_IF_ERROR(
+        SettleDependants(id, DependencyOutcome::kGone, ToMicros(now)));
     return HoldId(id, unique_for_us, ToMicros(now));
   });
 }
@@ -958,13 +1000,18 @@ absl::StatusOr<int> SqliteBackend::PurgeDead(absl::string_view topic, int max,
       }
     }
     for (const std::string& id : ids) {
-      ScopedReset reset(s_.cancel.get());
-      s_.cancel->BindText(1, id);
-      DQ_ASSIGN_OR_RETURN(bool row, s_.cancel->Step());
-      if (!row) continue;
-      const int64_t unique_for_us = s_.cancel->Int64(0);
-      DQ_RETURN_IF_ERROR(s_.cancel->Run().status());
+      int64_t unique_for_us;
+      {
+        ScopedReset reset(s_.cancel.get());
+        s_.cancel->BindText(1, id);
+        DQ_ASSIGN_OR_RETURN(bool row, s_.cancel->Step());
+        if (!row) continue;
+        unique_for_us = s_.cancel->Int64(0);
+        DQ_RETURN_IF_ERROR(s_.cancel->Run().status());
+      }
       DQ_RETURN_IF_ERROR(HoldId(id, unique_for_us, ToMicros(now)));
+      DQ_RETURN_IF_ERROR(
+          SettleDependants(id, DependencyOutcome::kGone, ToMicros(now)));
     }
     purged = static_cast<int>(ids.size());
     return absl::OkStatus();

@@ -83,6 +83,9 @@ struct NewJob {
   // 1..kMaxDonePerTopic when keep_for > 0).
   absl::Duration keep_for = absl::ZeroDuration();
   int keep_at_most = 0;
+  // Dependencies, as in JobOptions (see "Dependencies" at Add()).
+  std::vector<std::string> after;
+  DependencyFailure on_dependency_failure = DependencyFailure::kFail;
 };
 
 // kReservePromoteLimit
@@ -220,6 +223,32 @@ class Backend {
   // with the jobs (they survive restarts) and are dropped once they pass. Among
   // jobs due at the same time and priority, the order of `jobs` (and of Add()
   // calls) is the order they are reserved in.
+  //
+  // Dependencies. A job with `after` waits for those jobs. Each id must name
+  // a job the store holds at `now` (any state; done ones included), or a job
+  // earlier in `jobs`; otherwise Add() returns NotFound naming the id and
+  // stores none. A dependency that is done counts as met at once; one that
+  // is dead applies the job's policy at once (below); every other one is
+  // pending. A job with a pending dependency is stored kWaiting: it is never
+  // due, never reserved, not in NextDue(), does not lapse while it waits,
+  // and shows in Get(), List(kWaiting) (enqueue order) and Stats().waiting.
+  // Each transition of a dependency settles its dependants in the same
+  // atomic step, so no completion is missed or counted twice:
+  //   * Ack() (kept done or deleted): the dependency is met. A dependant
+  //     whose last pending dependency this was becomes ready at once, or
+  //     delayed when its run_at is after `now`, exactly once.
+  //   * going dead (Fail(), an expired last lease, a lapse) or leaving
+  //     unacknowledged (Cancel(), PurgeDead(), a discarded lapse): each
+  //     dependant's on_dependency_failure applies — kFail: dead with
+  //     last_error "dependency <id> failed" (or "... was cancelled");
+  //     kCancel: deleted as by Cancel(); kRun: the dependency counts as met.
+  //     A dependant that goes dead or is deleted so settles its own
+  //     dependants in turn.
+  // A dependency that is kicked back from dead afterwards does not revive
+  // dependants it failed. Cancel() of a waiting job removes it from its
+  // dependencies' lists. Replace() refuses a waiting job (FailedPrecondition).
+  // A store that cannot hold dependencies refuses a job with `after` with
+  // Unimplemented naming the store (and stores none).
   virtual absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) = 0;
 
   // Reserve()

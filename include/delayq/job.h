@@ -7,7 +7,9 @@
 // delay) or `kReady`, becomes `kReserved` when a worker takes it, and leaves
 // the store when the worker acknowledges it. A failed job goes back (after its
 // backoff) until its attempts are used up, then it is `kDead` and kept, with
-// its last error, until someone kicks it back or cancels it.
+// its last error, until someone kicks it back or cancels it. A job enqueued
+// with `after` (JobOptions) starts `kWaiting` instead, until the jobs it
+// waits for are done.
 //
 //   delayq::JobOptions opts;
 //   opts.id = "order-42";                  // caller-chosen, unique while live
@@ -20,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -37,11 +40,12 @@ enum class JobState {
   kReserved,  // held by a worker under a lease until the lease's deadline
   kDead,      // attempts used up; kept with its last error
   kDone,      // acknowledged, and kept with its result (JobOptions::keep_for)
+  kWaiting,   // waiting for the jobs it depends on (JobOptions::after)
 };
 
 // JobStateName()
 //
-// "delayed", "ready", "reserved", "dead" or "done".
+// "delayed", "ready", "reserved", "dead", "done" or "waiting".
 absl::string_view JobStateName(JobState state);
 
 // ParseJobState()
@@ -100,6 +104,32 @@ struct Backoff {
 
 bool operator==(const Backoff& a, const Backoff& b);
 inline bool operator!=(const Backoff& a, const Backoff& b) { return !(a == b); }
+
+// DependencyFailure
+//
+// What becomes of a job waiting for others (JobOptions::after) when one of
+// them goes dead (attempts used up, a lapse) or leaves the store without
+// being acknowledged (cancelled, purged, discarded at its expiry).
+enum class DependencyFailure {
+  kFail,    // the waiting job goes dead, its last error naming the dependency
+  kCancel,  // the waiting job is deleted, as by Cancel()
+  kRun,     // the dependency counts as met: the waiting job may still run
+};
+
+// DependencyFailureName()
+//
+// "fail", "cancel" or "run".
+absl::string_view DependencyFailureName(DependencyFailure policy);
+
+// ParseDependencyFailure()
+//
+// The inverse of DependencyFailureName(). Returns false for any other text.
+bool ParseDependencyFailure(absl::string_view text, DependencyFailure* policy);
+
+// kMaxDependencies
+//
+// The most jobs one job may wait for (JobOptions::after).
+inline constexpr int kMaxDependencies = 1000;
 
 // JobOptions
 //
@@ -166,6 +196,21 @@ struct JobOptions {
   // done jobs; the ones due to go soonest go first. 0 (the default) is
   // kMaxDonePerTopic, also the most that may be asked for.
   int keep_at_most = 0;
+  // Dependencies: the ids of jobs this one waits for. While any of them is
+  // not yet done, the job is kWaiting and no Reserve() takes it; once every
+  // one of them has been acknowledged it becomes ready (delayed, if its
+  // run_at is still to come). Each id must name a job that the store holds
+  // when this one is enqueued (any state, a done one kept by keep_for
+  // included, which counts as met at once), or an earlier job of the same
+  // batch; any other id is refused with NotFound and nothing is stored. So a
+  // job can only wait for jobs older than itself, and no cycle can form.
+  // At most kMaxDependencies ids, none empty, none twice, not the job's own
+  // id; not with `replace`. Every job of a batch waits for the same ids.
+  std::vector<std::string> after;
+  // What happens to this job when a job it waits for goes dead or leaves the
+  // store unacknowledged (see DependencyFailure). A dependency that is
+  // already dead when this job is enqueued applies it at once.
+  DependencyFailure on_dependency_failure = DependencyFailure::kFail;
 };
 
 // kMaxDonePerTopic
@@ -237,9 +282,11 @@ struct TopicStats {
   int64_t dead = 0;
   // Finished jobs kept after their acknowledgement (JobOptions::keep_for).
   int64_t done = 0;
+  // Jobs waiting for others (JobOptions::after).
+  int64_t waiting = 0;
 
-  // The jobs that have not finished or died: every state but done.
-  int64_t total() const { return delayed + ready + reserved + dead; }
+  // Every job of the topic but the done ones.
+  int64_t total() const { return delayed + ready + reserved + dead + waiting; }
 };
 
 // TopicLimit
@@ -284,7 +331,8 @@ struct LimitedTopic {
 
 inline bool operator==(const TopicStats& a, const TopicStats& b) {
   return a.delayed == b.delayed && a.ready == b.ready &&
-         a.reserved == b.reserved && a.dead == b.dead && a.done == b.done;
+         a.reserved == b.reserved && a.dead == b.dead && a.done == b.done &&
+         a.waiting == b.waiting;
 }
 
 }  // namespace delayq

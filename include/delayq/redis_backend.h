@@ -26,6 +26,10 @@
 // Durability is Redis's own: with `appendonly yes` and `appendfsync always`
 // a job whose Add() returned OK survives a crash of the server.
 //
+// Dependencies (JobOptions::after) are not held by this store yet: Add() of
+// a job that has any returns Unimplemented naming the store and stores
+// nothing, plain, sharded or on a Cluster alike.
+//
 // Thread-safety: a backend may be used from any number of threads. They share
 // `pool_size` connections: calls made at the same time travel together on
 // one connection, each still one round trip, so no call waits for another

@@ -7,6 +7,37 @@
 namespace delayq {
 namespace internal {
 
+std::string DependencyFailed(absl::string_view id) {
+  return absl::StrCat("dependency '", id, "' failed");
+}
+
+std::string DependencyCancelled(absl::string_view id) {
+  return absl::StrCat("dependency '", id, "' was cancelled");
+}
+
+absl::Status NoSuchDependency(absl::string_view job,
+                              absl::string_view dependency) {
+  return absl::NotFoundError(absl::StrCat(
+      "job '", job, "' waits for '", dependency,
+      "', which names no job of the store: a job may only wait for jobs "
+      "stored before it (a done one kept by keep_for counts as met)"));
+}
+
+absl::Status NoDependencies(absl::string_view store) {
+  return absl::UnimplementedError(
+      absl::StrCat(store,
+                   ": this store cannot hold jobs that wait for others "
+                   "(JobOptions::after)"));
+}
+
+absl::Status RefuseDependencies(absl::Span<const NewJob> jobs,
+                                absl::string_view store) {
+  for (const NewJob& job : jobs) {
+    if (!job.after.empty()) return NoDependencies(store);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status NoSuchJob(absl::string_view id) {
   return absl::NotFoundError(absl::StrCat("no job with id '", id, "'"));
 }

@@ -7,8 +7,12 @@
 #ifndef DELAYQ_SRC_COMMON_CONTRACT_ERRORS_H_
 #define DELAYQ_SRC_COMMON_CONTRACT_ERRORS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "delayq/backend.h"
 
 namespace delayq {
 namespace internal {
@@ -18,6 +22,20 @@ inline constexpr char kLeaseExpired[] = "lease expired";
 
 // A dead job's last_error when its expire_at came before a reservation.
 inline constexpr char kJobExpired[] = "expired";
+
+// A dependant's last_error when its dependency `id` went dead (kFail).
+std::string DependencyFailed(absl::string_view id);
+// The same when its dependency `id` left the store unacknowledged.
+std::string DependencyCancelled(absl::string_view id);
+// NotFound: Add() of a job that waits for `dependency`, which names no job
+// of the store (nor an earlier one of the batch).
+absl::Status NoSuchDependency(absl::string_view job,
+                              absl::string_view dependency);
+// Unimplemented: `store` cannot hold jobs that wait for others.
+absl::Status NoDependencies(absl::string_view store);
+// NoDependencies() when any of `jobs` has dependencies; OK otherwise.
+absl::Status RefuseDependencies(absl::Span<const NewJob> jobs,
+                                absl::string_view store);
 
 // NotFound: the id names no live job.
 absl::Status NoSuchJob(absl::string_view id);

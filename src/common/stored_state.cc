@@ -15,6 +15,8 @@ JobState StateFromInt(int64_t s) {
       return JobState::kReserved;
     case kStateDone:
       return JobState::kDone;
+    case kStateWaiting:
+      return JobState::kWaiting;
     default:
       return JobState::kDead;
   }
@@ -32,6 +34,8 @@ int StateToInt(JobState s) {
       return kStateDead;
     case JobState::kDone:
       return kStateDone;
+    case JobState::kWaiting:
+      return kStateWaiting;
   }
   return kStateDead;
 }

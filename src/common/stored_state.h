@@ -18,6 +18,7 @@ inline constexpr int kStateReady = 1;
 inline constexpr int kStateReserved = 2;
 inline constexpr int kStateDead = 3;
 inline constexpr int kStateDone = 4;
+inline constexpr int kStateWaiting = 5;
 
 // The state stored as `s`; an unknown value reads as dead.
 JobState StateFromInt(int64_t s);

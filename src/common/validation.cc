@@ -7,6 +7,7 @@
 
 #include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -38,6 +39,36 @@ inline absl::Status ValidateDuration(absl::Duration d, absl::string_view what,
                                      absl::Duration min) {
   if (ABSL_PREDICT_FALSE(d < min || d > kLongestDuration)) {
     return DurationError(d, what, min);
+  }
+  return absl::OkStatus();
+}
+
+// OK for `after` as JobOptions describes it; the job's own id is `id`.
+absl::Status ValidateDependencies(const JobOptions& options) {
+  if (options.after.empty()) return absl::OkStatus();
+  if (options.after.size() > static_cast<size_t>(kMaxDependencies)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a job may wait for at most ", kMaxDependencies,
+                     " jobs, got ", options.after.size()));
+  }
+  if (options.replace) {
+    return absl::InvalidArgumentError(
+        "replace cannot give a job dependencies: enqueue it anew");
+  }
+  absl::flat_hash_set<absl::string_view> seen;
+  for (const std::string& dependency : options.after) {
+    if (dependency.empty()) {
+      return absl::InvalidArgumentError("after names an empty job id");
+    }
+    if (absl::Status s = ValidateId(dependency); !s.ok()) return s;
+    if (dependency == options.id) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job '", dependency, "' cannot wait for itself"));
+    }
+    if (!seen.insert(dependency).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("after names job '", dependency, "' twice"));
+    }
   }
   return absl::OkStatus();
 }
@@ -155,7 +186,7 @@ absl::Status ValidateOptions(const JobOptions& options) {
         absl::StrCat("keep_at_most must be from 0 to ", kMaxDonePerTopic,
                      ", got ", options.keep_at_most));
   }
-  return absl::OkStatus();
+  return ValidateDependencies(options);
 }
 
 absl::Status ValidateLimit(const TopicLimit& limit) {

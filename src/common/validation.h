@@ -49,7 +49,9 @@ absl::Status ValidateId(absl::string_view id);
 
 // OK for options the stores can keep: delay >= 0 and finite, run_at (when
 // set) as ValidateRunAt(), 1 µs <= ttr <= kLongestDuration, max_attempts >=
-// 1, 0 <= backoff durations <= kLongestDuration, and the id as ValidateId().
+// 1, 0 <= backoff durations <= kLongestDuration, the id as ValidateId(),
+// and `after` as JobOptions describes it (at most kMaxDependencies ids, each
+// a non-empty valid id, none twice, not the job's own, no `replace`).
 absl::Status ValidateOptions(const JobOptions& options);
 
 // OK for a time a job may become due at: from the Unix epoch to

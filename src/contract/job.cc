@@ -18,15 +18,41 @@ absl::string_view JobStateName(JobState state) {
       return "dead";
     case JobState::kDone:
       return "done";
+    case JobState::kWaiting:
+      return "waiting";
   }
   return "unknown";
 }
 
 bool ParseJobState(absl::string_view text, JobState* state) {
   for (JobState s : {JobState::kDelayed, JobState::kReady, JobState::kReserved,
-                     JobState::kDead, JobState::kDone}) {
+                     JobState::kDead, JobState::kDone, JobState::kWaiting}) {
     if (text == JobStateName(s)) {
       *state = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::string_view DependencyFailureName(DependencyFailure policy) {
+  switch (policy) {
+    case DependencyFailure::kFail:
+      return "fail";
+    case DependencyFailure::kCancel:
+      return "cancel";
+    case DependencyFailure::kRun:
+      return "run";
+  }
+  return "unknown";
+}
+
+bool ParseDependencyFailure(absl::string_view text, DependencyFailure* policy) {
+  for (DependencyFailure p :
+       {DependencyFailure::kFail, DependencyFailure::kCancel,
+        DependencyFailure::kRun}) {
+    if (text == DependencyFailureName(p)) {
+      *policy = p;
       return true;
     }
   }

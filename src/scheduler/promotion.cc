@@ -203,6 +203,8 @@ void Promotion::WakeTopic(absl::string_view topic) {
   ++topic_signal_[SlotOf(topic)];
 }
 
+void Promotion::Resync() { OnNews(StoreNews()); }
+
 void Promotion::WakeAll() {
   absl::MutexLock lock(&mu_);
   ++all_topics_signal_;

@@ -108,6 +108,10 @@ class Promotion {
   // Wakes the blocked Reserve() calls of `topic`, or of every topic.
   void WakeTopic(absl::string_view topic);
   void WakeAll();
+  // Reads the store's next due time again at once and wakes every blocked
+  // Reserve(), as after lost news: for a change whose effects this process
+  // cannot tell (a job's dependants made ready or delayed).
+  void Resync();
   // Whether any Reserve() is in a WaitScope.
   bool HasWaiters() const { return waiters_.load() > 0; }
 

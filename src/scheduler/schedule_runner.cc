@@ -48,6 +48,11 @@ absl::Status ValidateJobOptions(const JobOptions& job) {
         "a schedule's job options cannot set id, delay, run_at or replace: "
         "each occurrence's job gets its own id and due time");
   }
+  if (!job.after.empty()) {
+    return absl::InvalidArgumentError(
+        "a schedule's jobs cannot wait for others (after): stores keep no "
+        "dependencies with a schedule");
+  }
   return ValidateOptions(job);
 }
 

@@ -143,6 +143,8 @@ void Scheduler::Impl::FillJob(absl::string_view topic,
     job.keep_at_most =
         options.keep_at_most == 0 ? kMaxDonePerTopic : options.keep_at_most;
   }
+  job.after = options.after;
+  job.on_dependency_failure = options.on_dependency_failure;
 }
 
 std::string Scheduler::Impl::NextGeneratedId() {
@@ -157,6 +159,7 @@ absl::StatusOr<std::string> Scheduler::Impl::EnqueueOne(
   NewJob job;
   FillJob(topic, payload, options, times, job);
   job.id = options.id.empty() ? NextGeneratedId() : options.id;
+  NoteDependencies(options);
   DQ_RETURN_IF_ERROR(AddOrReplace({&job, 1}, options.replace, times.now));
   Announce(topic, times, {&job.id, 1});
   return std::move(job.id);
@@ -179,6 +182,7 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::EnqueueBatch(
       DQ_RETURN_IF_ERROR(internal::ValidateId(job.id));
     }
   }
+  NoteDependencies(options);
   DQ_RETURN_IF_ERROR(AddOrReplace(jobs, /*replace=*/false, times.now));
   std::vector<std::string> ids;
   ids.reserve(jobs.size());
@@ -316,9 +320,20 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease,
   return absl::OkStatus();
 }
 
+void Scheduler::Impl::NoteDependencies(const JobOptions& options) {
+  if (!options.after.empty()) {
+    enqueued_waiting_.store(true, std::memory_order_relaxed);
+  }
+}
+
+void Scheduler::Impl::DependantsMayHaveMoved() {
+  if (enqueued_waiting_.load(std::memory_order_relaxed)) promotion_.Resync();
+}
+
 void Scheduler::Impl::Acked(const Lease& lease) {
   // A worker held back by the topic's concurrency cap may go on.
   promotion_.WakeTopic(lease.job.topic);
+  DependantsMayHaveMoved();
   results_.JobsFinished();
   EmitLeaseEnd(EventType::kSucceeded, lease);
 }
@@ -369,6 +384,7 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
       woken = job.topic;
     }
   }
+  DependantsMayHaveMoved();
   results_.JobsFinished();
   EmitCall([&](absl::Time at, std::vector<Event>& events) {
     for (size_t i = 0; i < leases.size(); ++i) {
@@ -393,6 +409,7 @@ absl::Status Scheduler::Impl::Fail(const Lease& lease,
   if (*outcome == FailOutcome::kDead) results_.JobsFinished();
   EmitLeaseEnd(EventType::kFailed, lease, error);
   if (*outcome == FailOutcome::kDead) {
+    DependantsMayHaveMoved();
     Emit(EventType::kDead, job.id, job.topic, job.attempts, error);
     return absl::OkStatus();
   }
@@ -453,6 +470,7 @@ absl::Status Scheduler::Impl::Cancel(absl::string_view id) {
     }
   }
   if (absl::Status s = backend_->Cancel(id, clock_->Now()); !s.ok()) return s;
+  DependantsMayHaveMoved();
   Emit(EventType::kCancelled, id, topic);
   return absl::OkStatus();
 }

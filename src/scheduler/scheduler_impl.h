@@ -162,6 +162,11 @@ class Scheduler::Impl : public internal::JobOps {
                                                  StoreLook look);
   // What follows an ack the store took: wakes, counts, tells.
   void Acked(const Lease& lease);
+  // Remembers that jobs with dependencies were enqueued, when `options` has
+  // some; then DependantsMayHaveMoved() looks at the store again after each
+  // Ack(), death and Cancel().
+  void NoteDependencies(const JobOptions& options);
+  void DependantsMayHaveMoved();
   // Arms, wakes and reports for the jobs of a schedule's occurrences.
   void OnOccurrences(const std::vector<NewJob>& jobs, absl::Time now);
   // Kick() through KickIds() while anyone listens, telling each job kicked.
@@ -201,6 +206,10 @@ class Scheduler::Impl : public internal::JobOps {
   Clock* const clock_;
   const std::string id_prefix_;
   std::atomic<uint64_t> id_counter_{0};
+  // Set once this process enqueued a job that waits for others: from then
+  // on an Ack(), a death or a Cancel() may have made jobs ready or delayed
+  // that the store does not announce (see DependantsMayHaveMoved()).
+  std::atomic<bool> enqueued_waiting_{false};
   internal::EventHub events_;
   // The store's schedules as this process runs them; outlives promotion_,
   // whose Tick() runs them.

@@ -108,18 +108,20 @@ TEST(CliInspectTest, JsonOutput) {
   EXPECT_EQ(add.out, "{\"id\":\"j1\"}\n");
 
   CliResult stats = cli.Run({"stats", "--json"});
-  EXPECT_EQ(Unminuted(stats.out),
-            "[{\"topic\":\"emails\",\"delayed\":1,\"ready\":0,"
-            "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false");
+  EXPECT_EQ(
+      Unminuted(stats.out),
+      "[{\"topic\":\"emails\",\"delayed\":1,\"ready\":0,"
+      "\"reserved\":0,\"dead\":0,\"done\":0,\"waiting\":0,\"paused\":false");
   EXPECT_THAT(stats.out, HasSubstr(",\"last_hour\":{\"enqueued\":1,\"done\":0,"
                                    "\"failed\":0,\"dead\":0}}]\n"));
   CliResult empty = cli.Run({"stats", "--json", "none"});
-  EXPECT_EQ(empty.out,
-            "[{\"topic\":\"none\",\"delayed\":0,\"ready\":0,"
-            "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false,"
-            "\"last_minute\":{\"enqueued\":0,\"done\":0,\"failed\":0,"
-            "\"dead\":0},\"last_hour\":{\"enqueued\":0,\"done\":0,"
-            "\"failed\":0,\"dead\":0}}]\n");
+  EXPECT_EQ(
+      empty.out,
+      "[{\"topic\":\"none\",\"delayed\":0,\"ready\":0,"
+      "\"reserved\":0,\"dead\":0,\"done\":0,\"waiting\":0,\"paused\":false,"
+      "\"last_minute\":{\"enqueued\":0,\"done\":0,\"failed\":0,"
+      "\"dead\":0},\"last_hour\":{\"enqueued\":0,\"done\":0,"
+      "\"failed\":0,\"dead\":0}}]\n");
 
   CliResult get = cli.Run({"--json", "get", "j1"});
   ASSERT_EQ(get.exit_code, 0) << get.err;
@@ -164,7 +166,7 @@ TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {
   EXPECT_THAT(list.out, HasSubstr("kept"));
   EXPECT_THAT(list.out, HasSubstr("done "));
   EXPECT_THAT(cli.Run({"list", "calc", "--state", "finished"}).err,
-              HasSubstr("(delayed, ready, reserved, dead or done)"));
+              HasSubstr("(delayed, ready, reserved, dead, done or waiting)"));
 
   CliResult waited = cli.Run({"wait", "kept", "--json"});
   EXPECT_EQ(waited.exit_code, 0) << waited.err;
@@ -175,6 +177,29 @@ TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {
   CliResult bad = cli.Run({"add", "calc", "p", "--keep-at-most", "5"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_THAT(bad.err, HasSubstr("--keep-at-most needs --keep-for"));
+}
+
+TEST(CliInspectTest, AJobAddedAfterAnotherWaitsForIt) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "calc", "c", "--id", "child"}).exit_code, 0);
+  CliResult added = cli.Run({"add", "sum", "p", "--id", "parent", "--after",
+                             "child", "--on-dependency-failure", "cancel"});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  CliResult get = cli.Run({"get", "parent"});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_THAT(get.out, ::testing::ContainsRegex("state: +waiting"));
+  EXPECT_THAT(cli.Run({"list", "sum", "--state", "waiting"}).out,
+              HasSubstr("parent"));
+  // The dependency is cancelled, and so, by its policy, is the parent.
+  ASSERT_EQ(cli.Run({"cancel", "child"}).exit_code, 0);
+  EXPECT_EQ(cli.Run({"get", "parent"}).exit_code, 1);
+  CliResult bad = cli.Run(
+      {"add", "sum", "p", "--after", "x", "--on-dependency-failure", "maybe"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("fail, cancel or run"));
+  CliResult unknown = cli.Run({"add", "sum", "p", "--after", "nobody"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("nobody"));
 }
 
 TEST(CliInspectTest, PayloadFromStdinIsBinarySafe) {
@@ -304,9 +329,10 @@ TEST(CliInspectTest, StatsWatchRefreshesUntilInterrupted) {
       absl::StrSplit(result.out, '\n', absl::SkipEmpty());
   ASSERT_GE(lines.size(), 3u);
   for (const std::string& line : lines) {
-    EXPECT_EQ(Unminuted(line),
-              "[{\"topic\":\"t\",\"delayed\":0,\"ready\":1,"
-              "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false");
+    EXPECT_EQ(
+        Unminuted(line),
+        "[{\"topic\":\"t\",\"delayed\":0,\"ready\":1,"
+        "\"reserved\":0,\"dead\":0,\"done\":0,\"waiting\":0,\"paused\":false");
   }
 }
 

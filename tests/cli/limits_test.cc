@@ -34,13 +34,13 @@ TEST(CliLimitTest, LimitShowsInStatsUntilCleared) {
   EXPECT_THAT(stats.out, HasSubstr("reports (rate 3/10s, burst 2)"));
   CliResult json = cli.Run({"stats", "payments", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_THAT(
-      json.out,
-      ::testing::StartsWith(
-          "[{\"topic\":\"payments\",\"delayed\":0,\"ready\":1,"
-          "\"reserved\":0,\"dead\":0,\"done\":0,\"paused\":false,\"limit\":{"
-          "\"rate\":50,\"period_ms\":1000,\"burst\":1,"
-          "\"concurrency\":10},\"last_minute\":"));
+  EXPECT_THAT(json.out,
+              ::testing::StartsWith(
+                  "[{\"topic\":\"payments\",\"delayed\":0,\"ready\":1,"
+                  "\"reserved\":0,\"dead\":0,\"done\":0,\"waiting\":0,"
+                  "\"paused\":false,\"limit\":{"
+                  "\"rate\":50,\"period_ms\":1000,\"burst\":1,"
+                  "\"concurrency\":10},\"last_minute\":"));
 
   CliResult clear = cli.Run({"limit", "payments", "reports", "--clear"});
   ASSERT_EQ(clear.exit_code, 0) << clear.err;

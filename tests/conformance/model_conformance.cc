@@ -217,6 +217,9 @@ class Model {
         case JobState::kDone:  // the model's jobs have no keep_for
           s.done++;
           break;
+        case JobState::kWaiting:  // nor dependencies
+          s.waiting++;
+          break;
       }
     }
     return s;

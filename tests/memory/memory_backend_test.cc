@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/dependency_conformance.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {
@@ -23,14 +24,17 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
+using ::delayq::testing::DependencyConformanceTest;
 
-INSTANTIATE_TEST_SUITE_P(Memory, BackendConformanceTest,
-                         ::testing::Values(BackendFactory{
-                             "memory",
+const BackendFactory kMemory{"memory",
                              []() -> absl::StatusOr<std::unique_ptr<Backend>> {
                                return NewMemoryBackend();
-                             }}),
-                         BackendFactoryName);
+                             }};
+
+INSTANTIATE_TEST_SUITE_P(Memory, BackendConformanceTest,
+                         ::testing::Values(kMemory), BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Memory, DependencyConformanceTest,
+                         ::testing::Values(kMemory), BackendFactoryName);
 
 // Producers add jobs while consumers reserve, ack, fail and release them on
 // the same topics and a janitor promotes. Leases never expire here (long ttr,

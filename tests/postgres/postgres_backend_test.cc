@@ -282,6 +282,68 @@ TEST_F(PostgresBackendTest, ASchemaOfANewerDelayqIsRefusedUntouched) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("newer delayq"));
 }
 
+// A schema of version 1 (no dependencies) opens with its jobs, migrated,
+// and its jobs may then wait for others.
+TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
+  const std::string schema = FreshSchema("v1");
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    ASSERT_OK(backend->Add({TestJob("old", "t", kT0)}, kT0));
+  }
+  ASSERT_OK(server_->Psql(
+      absl::StrCat("DROP TABLE ", schema, ".dependencies; DROP INDEX ", schema,
+                   ".jobs_waiting; ALTER TABLE ", schema,
+                   ".jobs DROP COLUMN dep_policy; UPDATE ", schema,
+                   ".schema_version SET version = 1")));
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  NewJob waiter = TestJob("waiter", "t", kT0);
+  waiter.after = {"old"};
+  ASSERT_OK(backend->Add({waiter}, kT0));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.ready, 1);
+  EXPECT_EQ(stats.waiting, 1);
+}
+
+// Two transactions that ack a job's last two dependencies at once release
+// it exactly once: neither may leave it waiting for the other's row, nor
+// both release it.
+TEST_F(PostgresBackendTest, DependenciesAckedAtOnceReleaseTheirDependantOnce) {
+  std::unique_ptr<Backend> backend = Open(FreshSchema("flows"));
+  ASSERT_NE(backend, nullptr);
+  for (int round = 0; round < 20; ++round) {
+    const std::string a = absl::StrCat("a", round);
+    const std::string b = absl::StrCat("b", round);
+    const std::string parent = absl::StrCat("parent", round);
+    NewJob waiter = TestJob(parent, "parents", kT0);
+    waiter.after = {a, b};
+    ASSERT_OK(backend->Add(
+        {TestJob(a, "children", kT0), TestJob(b, "children", kT0), waiter},
+        kT0));
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend->Reserve("children", 2, kT0));
+    ASSERT_EQ(leases.size(), 2u);
+    std::vector<std::thread> ackers;
+    std::vector<absl::Status> acked(2);
+    for (int i = 0; i < 2; ++i) {
+      ackers.emplace_back([&, i] {
+        acked[i] = backend->Ack(leases[i].job.id, leases[i].token, "", kT0);
+      });
+    }
+    for (std::thread& t : ackers) t.join();
+    for (const absl::Status& s : acked) ASSERT_OK(s);
+    ASSERT_OK_AND_ASSIGN(Job job, backend->Get(parent));
+    EXPECT_EQ(job.state, JobState::kReady) << "round " << round;
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> parents,
+                         backend->Reserve("parents", 10, kT0));
+    EXPECT_EQ(parents.size(), 1u) << "round " << round;
+    for (const Lease& l : parents) {
+      ASSERT_OK(backend->Ack(l.job.id, l.token, "", kT0));
+    }
+  }
+}
+
 TEST_F(PostgresBackendTest, ASchemaWithOtherTablesIsRefused) {
   const std::string schema = FreshSchema("theirs");
   ASSERT_OK(

@@ -12,6 +12,7 @@
 #include "delayq/postgres_backend.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/dependency_conformance.h"
 #include "tests/testing/postgres_server.h"
 
 namespace delayq {
@@ -20,6 +21,7 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
+using ::delayq::testing::DependencyConformanceTest;
 using ::delayq::testing::PostgresServer;
 
 // A store in a fresh schema, its URL ending in `params` ("&events=50").
@@ -35,6 +37,10 @@ absl::StatusOr<std::unique_ptr<Backend>> FreshStore(
 }
 
 INSTANTIATE_TEST_SUITE_P(Postgres, BackendConformanceTest,
+                         ::testing::Values(BackendFactory{
+                             "postgres", [] { return FreshStore(); }}),
+                         BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Postgres, DependencyConformanceTest,
                          ::testing::Values(BackendFactory{
                              "postgres", [] { return FreshStore(); }}),
                          BackendFactoryName);

@@ -6,6 +6,7 @@
 #include "delayq/redis_backend.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/dependency_conformance.h"
 #include "tests/redis/redis_test_server.h"
 
 namespace delayq {
@@ -14,15 +15,18 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
+using ::delayq::testing::DependencyRefusalTest;
+
+const BackendFactory kRedis{
+    "redis", []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+      return OpenRedisBackend(testing::FreshRedisOptions());
+    }};
 
 INSTANTIATE_TEST_SUITE_P(Redis, BackendConformanceTest,
-                         ::testing::Values(BackendFactory{
-                             "redis",
-                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-                               return OpenRedisBackend(
-                                   testing::FreshRedisOptions());
-                             }}),
-                         BackendFactoryName);
+                         ::testing::Values(kRedis), BackendFactoryName);
+// The Redis store does not hold dependencies yet: it must refuse them.
+INSTANTIATE_TEST_SUITE_P(Redis, DependencyRefusalTest,
+                         ::testing::Values(kRedis), BackendFactoryName);
 
 // The bound of the event log. Redis trims a stream by whole nodes (of at
 // most 100 entries unless configured otherwise): a few more may stay.

@@ -23,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/dependency_conformance.h"
 #include "tests/conformance/news_conformance.h"
 #include "tests/redis/redis_test_server.h"
 #include "tests/testing/status_matchers.h"
@@ -32,6 +33,7 @@ namespace delayq {
 namespace {
 
 using ::delayq::testing::BackendConformanceTest;
+using ::delayq::testing::DependencyRefusalTest;
 using ::delayq::testing::NewsConformanceTest;
 using ::delayq::testing::RawCommand;
 using ::testing::ElementsAre;
@@ -56,6 +58,15 @@ INSTANTIATE_TEST_SUITE_P(RedisSharded, BackendConformanceTest,
                                return ShardShareOfLimit(limit, kShards);
                              },
                              /*model_steps=*/1000}),
+                         testing::BackendFactoryName);
+// A sharded Redis namespace does not hold dependencies yet: it must refuse
+// them.
+INSTANTIATE_TEST_SUITE_P(RedisSharded, DependencyRefusalTest,
+                         ::testing::Values(testing::BackendFactory{
+                             "redis_sharded",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               return OpenRedisBackend(ShardedOptions());
+                             }}),
                          testing::BackendFactoryName);
 
 testing::NewsPair OpenShardedNewsPair() {

@@ -45,6 +45,38 @@ TEST_P(ApiTest, AnAckedResultIsKeptAndAWaitingReaderGetsIt) {
       409);
 }
 
+// A job added with `after` waits for those jobs; a store that cannot hold
+// dependencies (Redis) refuses it, never ignores it.
+TEST_P(ApiTest, AJobAddedAfterAnotherWaitsForIt) {
+  const std::string child = Add("children", {{"payload", "c"}});
+  HttpReply added = api_->Post(
+      "/v1/topics/parents/jobs",
+      {{"payload", "p"}, {"after", {child}}, {"on_dependency_failure", "run"}});
+  if (GetParam().name == "redis") {
+    EXPECT_EQ(added.status, 501) << added.body;
+    EXPECT_NE(added.body.find("redis"), std::string::npos) << added.body;
+    return;
+  }
+  ASSERT_EQ(added.status, 201) << added.body;
+  const std::string parent = added.json["id"];
+  EXPECT_EQ(api_->Get("/v1/jobs/" + parent).json["state"], "waiting");
+  EXPECT_EQ(api_->Get("/v1/topics/parents/stats").json["waiting"], 1);
+  const Json lease = ReserveOne("children");
+  ASSERT_EQ(
+      api_->Post("/v1/jobs/" + child + "/ack", {{"token", lease["token"]}})
+          .status,
+      200);
+  EXPECT_EQ(api_->Get("/v1/jobs/" + parent).json["state"], "ready");
+  EXPECT_EQ(api_->Post("/v1/topics/parents/jobs",
+                       {{"payload", "p"}, {"after", "not-a-list"}})
+                .status,
+            400);
+  EXPECT_EQ(api_->Post("/v1/topics/parents/jobs",
+                       {{"payload", "p"}, {"after", {"no-such-job"}}})
+                .status,
+            404);
+}
+
 TEST_P(ApiTest, AWaitThatRunsOutAnswersTheJobAsItIs) {
   const std::string id =
       Add("slow", {{"payload", "p"}, {"keep_for_ms", 60'000}});

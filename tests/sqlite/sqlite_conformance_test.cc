@@ -8,6 +8,7 @@
 #include "delayq/sqlite_backend.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/dependency_conformance.h"
 #include "tests/testing/temp_path.h"
 
 namespace delayq {
@@ -16,17 +17,19 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
+using ::delayq::testing::DependencyConformanceTest;
+
+const BackendFactory kSqlite{
+    "sqlite", []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+      SqliteOptions options;
+      options.path = testing::FreshDbPath("conformance");
+      return OpenSqliteBackend(options);
+    }};
 
 INSTANTIATE_TEST_SUITE_P(Sqlite, BackendConformanceTest,
-                         ::testing::Values(BackendFactory{
-                             "sqlite",
-                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-                               SqliteOptions options;
-                               options.path =
-                                   testing::FreshDbPath("conformance");
-                               return OpenSqliteBackend(options);
-                             }}),
-                         BackendFactoryName);
+                         ::testing::Values(kSqlite), BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, DependencyConformanceTest,
+                         ::testing::Values(kSqlite), BackendFactoryName);
 
 // The bound of the event log, given on the URL as users give it.
 TEST(SqliteEventLogTest, KeepsTheNewestEventsWithinItsBound) {

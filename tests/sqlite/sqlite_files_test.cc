@@ -21,8 +21,16 @@
 namespace delayq {
 namespace {
 
-// Takes a file back to before the event log (schema version 12).
-#define DQ_WITHOUT_EVENT_LOG "DROP INDEX events_job; DROP TABLE events;"
+// Takes a file back to before dependencies (schema version 13).
+#define DQ_WITHOUT_DEPENDENCIES                                  \
+  "DROP INDEX dependencies_dependant; DROP TABLE dependencies; " \
+  "DROP INDEX jobs_waiting; "                                    \
+  "ALTER TABLE jobs DROP COLUMN dep_policy;"
+
+// Takes a file back to before the event log (schema version 12), and so
+// before dependencies.
+#define DQ_WITHOUT_EVENT_LOG \
+  DQ_WITHOUT_DEPENDENCIES "DROP INDEX events_job; DROP TABLE events;"
 
 // Takes a file's jobs table back to before done jobs (schema version 11),
 // and so before the event log.
@@ -219,7 +227,7 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 12);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
   // The jobs worked since are counted (in their minute, not yet folded).
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT sum(done) FROM (SELECT done FROM transitions "
@@ -278,7 +286,7 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   EXPECT_EQ(minutes[1].minute, MinuteOf(kNow));
   EXPECT_EQ(minutes[1].counts.done, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 12);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
   EXPECT_EQ(
       RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
       7);
@@ -309,7 +317,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
   }
   RawExec(path, absl::StrCat(kWithoutDoneJobs, "PRAGMA user_version = 10;"));
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 12);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
   ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
   EXPECT_EQ(dead.state, JobState::kDead);
   EXPECT_EQ(dead.finished_at, absl::InfinitePast());
@@ -355,7 +363,25 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion11) {
                        backend->JobEvents("job-0", 10));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].who, "migrated");
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 12);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
+}
+
+// A file of version 12 (no dependencies) opens with its jobs, and its jobs
+// may then wait for others.
+TEST(SqliteFilesTest, MigratesAFileOfVersion12) {
+  const std::string path = MakeDelayqFile(2);
+  RawExec(path, DQ_WITHOUT_DEPENDENCIES "PRAGMA user_version = 12;");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.ready, 2);
+  backend.reset();
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
+  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM dependencies"), 0);
+  EXPECT_EQ(RawQueryInt(path, "SELECT sum(dep_policy) FROM jobs"), 0);
+  EXPECT_EQ(RawQueryInt(path,
+                        "SELECT count(*) FROM sqlite_master WHERE type = "
+                        "'index' AND name = 'dependencies_dependant'"),
+            1);
 }
 
 TEST(SqliteFilesTest, RefusesAVersion11FileWithoutTheColumnsOfDoneJobs) {

@@ -32,9 +32,9 @@ absl::StatusOr<int> ParseIntValue(absl::string_view what,
                                   absl::string_view text, int min, int max);
 
 // The state names ParseJobState() reads, for messages: "delayed, ready,
-// reserved, dead or done".
+// reserved, dead, done or waiting".
 inline constexpr char kJobStatesText[] =
-    "delayed, ready, reserved, dead or done";
+    "delayed, ready, reserved, dead, done or waiting";
 
 // "fixed:DELAY" or "exp:BASE[:MAX]" (MAX defaults to 10m, or
 // to BASE when BASE is longer).

@@ -10,9 +10,11 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "delayq/scheduler.h"
 #include "tools/common/values.h"
 #include "tools/delayq/cli.h"
@@ -112,6 +114,22 @@ absl::Status ReadOptions(const Context& ctx, JobOptions& options) {
     }
     options.discard_expired = true;
   }
+  if (ctx.Has("after")) {
+    std::vector<std::string> ids = absl::StrSplit(ctx.Get("after"), ',');
+    options.after = std::move(ids);
+  }
+  if (ctx.Has("on-dependency-failure")) {
+    if (!ctx.Has("after")) {
+      return absl::InvalidArgumentError(
+          "--on-dependency-failure needs --after");
+    }
+    if (!ParseDependencyFailure(ctx.Get("on-dependency-failure"),
+                                &options.on_dependency_failure)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "bad --on-dependency-failure: '", ctx.Get("on-dependency-failure"),
+          "' (fail, cancel or run)"));
+    }
+  }
   if (ctx.Has("replace")) {
     if (options.id.empty()) {
       return absl::InvalidArgumentError("--replace needs --id");
@@ -202,6 +220,13 @@ const CommandSpec& AddCommand() {
           {"keep-at-most", 0, FlagSpec::Arg::kRequired, "N",
            "with --keep-for: the topic then keeps at most N done jobs "
            "(default and most: 10000)"},
+          {"after", 0, FlagSpec::Arg::kRequired, "ID[,ID...]",
+           "wait until these jobs are done (acknowledged); each must be "
+           "stored already. Not on a Redis store"},
+          {"on-dependency-failure", 0, FlagSpec::Arg::kRequired, "POLICY",
+           "with --after, when one of those jobs dies or is cancelled: fail "
+           "(this job goes dead, the default), cancel (it is deleted) or "
+           "run (it runs anyway)"},
           {"max-attempts", 0, FlagSpec::Arg::kRequired, "N",
            "tries before the job is dead (default 3)"},
           {"backoff", 0, FlagSpec::Arg::kRequired, "SPEC",

@@ -151,13 +151,13 @@ absl::StatusOr<std::string> StatsText(const Context& ctx,
           ",\"period_ms\":", absl::ToInt64Milliseconds(l.period),
           ",\"burst\":", l.burst, ",\"concurrency\":", l.concurrency, "}");
     }
-    json.push_back(
-        absl::StrCat("{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
-                     ",\"ready\":", s->ready, ",\"reserved\":", s->reserved,
-                     ",\"dead\":", s->dead, ",\"done\":", s->done,
-                     ",\"paused\":", is_paused ? "true" : "false", limit_json,
-                     ",\"last_minute\":", RecentJson(r.minute),
-                     ",\"last_hour\":", RecentJson(r.hour), "}"));
+    json.push_back(absl::StrCat(
+        "{", JsonText("topic", topic), ",\"delayed\":", s->delayed,
+        ",\"ready\":", s->ready, ",\"reserved\":", s->reserved, ",\"dead\":",
+        s->dead, ",\"done\":", s->done, ",\"waiting\":", s->waiting,
+        ",\"paused\":", is_paused ? "true" : "false", limit_json,
+        ",\"last_minute\":", RecentJson(r.minute),
+        ",\"last_hour\":", RecentJson(r.hour), "}"));
   }
   if (ctx.json()) return absl::StrCat("[", absl::StrJoin(json, ","), "]\n");
   std::string text = Table(rows, 1);
@@ -219,6 +219,8 @@ std::string When(const Job& job, absl::Time now) {
       return absl::StrCat("died ", RelativeText(job.finished_at, now));
     case JobState::kDone:
       return absl::StrCat("done ", RelativeText(job.finished_at, now));
+    case JobState::kWaiting:
+      return "waiting for other jobs";
   }
   return "";
 }
@@ -229,9 +231,9 @@ int RunList(const Context& ctx) {
     return UsageError(ctx,
                       absl::StrCat("unexpected argument '", ctx.args[1], "'"));
   }
-  std::vector<JobState> states = {JobState::kReady, JobState::kReserved,
-                                  JobState::kDelayed, JobState::kDead,
-                                  JobState::kDone};
+  std::vector<JobState> states = {JobState::kReady,   JobState::kReserved,
+                                  JobState::kDelayed, JobState::kWaiting,
+                                  JobState::kDead,    JobState::kDone};
   if (ctx.Has("state")) {
     JobState state;
     if (!ParseJobState(ctx.Get("state"), &state)) {

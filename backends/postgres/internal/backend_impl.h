@@ -223,6 +223,26 @@ class PostgresBackend : public Backend {
   };
   absl::StatusOr<Row> LockJob(Tx& tx, absl::string_view id);
 
+  // What became of a job that others may wait for.
+  enum class DependencyOutcome {
+    kMet,     // acknowledged
+    kFailed,  // dead
+    kGone,    // left the store unacknowledged
+  };
+  // NotFound, before anything is written, unless every dependency of
+  // `jobs` names a stored job (locked from then on) or an earlier job of
+  // the batch.
+  absl::Status CheckDependencies(Tx& tx, absl::Span<const NewJob> jobs);
+  // Makes the just inserted `job` wait for its dependencies that are not
+  // done, or applies its policy at once for one that is dead or gone.
+  absl::Status AwaitDependencies(Tx& tx, const NewJob& job);
+  // Settles the jobs that wait for `id` after `outcome`, and in turn those
+  // that wait for the ones that fail or go because of it.
+  absl::Status SettleDependants(Tx& tx, absl::string_view id,
+                                DependencyOutcome outcome);
+  // Deletes the job `id` as Cancel() does, and forgets what it waited for.
+  absl::Status DropWaiter(Tx& tx, absl::string_view id);
+
   // Notes for the news and counts of the running transaction.
   static void NoteMadeReady(Tx& tx, absl::string_view topic, int64_t n = 1);
   static void NoteReserved(Tx& tx, const Lease& lease);

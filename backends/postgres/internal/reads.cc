@@ -81,6 +81,9 @@ absl::StatusOr<std::vector<Job>> PostgresBackend::List(absl::string_view topic,
     case JobState::kDone:
       sql = Sql::kListDone;
       break;
+    case JobState::kWaiting:
+      sql = Sql::kListWaiting;
+      break;
     case JobState::kDelayed:
     case JobState::kReserved:
       break;
@@ -120,6 +123,9 @@ absl::StatusOr<TopicStats> PostgresBackend::Stats(absl::string_view topic) {
           break;
         case JobState::kDone:
           stats.done = n;
+          break;
+        case JobState::kWaiting:
+          stats.waiting = n;
           break;
       }
     }

@@ -170,10 +170,30 @@ CREATE TABLE {s}.events (
 CREATE INDEX events_job ON {s}.events (job_id, seq);
 )sql";
 
+// Version 2: jobs that wait for others (NewJob::after), as the SQLite
+// store keeps them. A row of dependencies says that `dependant` (a job in
+// state 5, waiting, with no due_us) still waits for `dependency`; the row
+// goes in the transaction in which the dependency is acknowledged, dies or
+// leaves, and a dependant with no row left is released in that same
+// transaction. jobs.dep_policy is the dependant's DependencyFailure (0
+// fail, 1 cancel, 2 run). dependencies_dependant serves Cancel() of a
+// waiting job and the check that it waits for nothing more; jobs_waiting,
+// List(kWaiting). Self-contained: it touches nothing else.
+constexpr char kSchemaDependencies[] = R"sql(
+ALTER TABLE {s}.jobs ADD COLUMN dep_policy integer NOT NULL DEFAULT 0;
+CREATE TABLE {s}.dependencies (
+  dependency text NOT NULL,
+  dependant text NOT NULL,
+  PRIMARY KEY (dependency, dependant)
+);
+CREATE INDEX dependencies_dependant ON {s}.dependencies (dependant);
+CREATE INDEX jobs_waiting ON {s}.jobs (topic, seq) WHERE state = 5;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty schema. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
-constexpr const char* kMigrations[] = {kSchemaV1};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaDependencies};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

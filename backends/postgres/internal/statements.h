@@ -361,6 +361,39 @@ struct Sql {
       "UPDATE {s}.jobs SET state = 1, run_at_us = $2, due_us = expire_at_us "
       "WHERE seq = $1";
   // The job with id $1, locked: what the single-job calls check first.
+  // Dependencies (schema.cc, version 2). A dependency is locked while a job
+  // is made to wait for it, so that its ack, death or departure, which
+  // settles its dependants, comes after and sees the new row.
+  static constexpr const char* kDependencyOf =
+      "SELECT state FROM {s}.jobs WHERE id = $1 FOR SHARE";
+  static constexpr const char* kDependOn =
+      "INSERT INTO {s}.dependencies (dependency, dependant) VALUES ($1, $2) "
+      "ON CONFLICT DO NOTHING";
+  static constexpr const char* kWait =
+      "UPDATE {s}.jobs SET state = 5, due_us = NULL, dep_policy = $2 "
+      "WHERE id = $1";
+  // The jobs that waited for $1, which no longer do.
+  static constexpr const char* kDependants =
+      "DELETE FROM {s}.dependencies WHERE dependency = $1 RETURNING dependant";
+  // A waiting job, locked: of two transactions that settle its last two
+  // dependencies at once, the second waits for the first and then sees its
+  // row gone (kStillWaits is a statement of its own, so it reads after the
+  // lock), so exactly one releases it.
+  static constexpr const char* kLockWaiter =
+      "SELECT seq, topic, run_at_us, dep_policy FROM {s}.jobs "
+      "WHERE id = $1 AND state = 5 FOR UPDATE";
+  static constexpr const char* kStillWaits =
+      "SELECT EXISTS (SELECT 1 FROM {s}.dependencies WHERE dependant = $1)";
+  static constexpr const char* kForgetWaiter =
+      "DELETE FROM {s}.dependencies WHERE dependant = $1";
+  // A waiting job released: delayed or ready ($2), due as
+  // DQ_PG_WAITING_DUE.
+  static constexpr const char* kReleaseWaiter =
+      "UPDATE {s}.jobs SET state = $2, due_us = " DQ_PG_WAITING_DUE(
+          "$2", "run_at_us") " WHERE seq = $1 RETURNING due_us";
+  static constexpr const char* kListWaiting =
+      "SELECT " DQ_PG_JOB_COLUMNS
+      " FROM {s}.jobs WHERE topic = $1 AND state = 5 ORDER BY seq LIMIT $2";
   static constexpr const char* kStateOf =
       "SELECT seq, state, topic FROM {s}.jobs WHERE id = $1 FOR UPDATE";
   // Replace(): a new payload and run_at for a delayed or ready job, and the

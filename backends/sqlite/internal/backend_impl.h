@@ -135,7 +135,15 @@ class SqliteBackend : public Backend {
         totals_read, counts_prune, promote_job, dead_ids, counter_bump, keep,
         drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic,
         savepoint, release_op, rollback_to, event_insert, event_trim,
-        events_of_job;
+        events_of_job, depend_on, wait, dependants, waiter, forget_waiter,
+        release_waiter, list_waiting;
+  };
+
+  // What became of a job that others may wait for.
+  enum class DependencyOutcome {
+    kMet,     // acknowledged
+    kFailed,  // dead
+    kGone,    // left the store unacknowledged
   };
 
   // What the running write transaction will announce once it commits (see
@@ -192,6 +200,27 @@ class SqliteBackend : public Backend {
 
   // Inserts `jobs` as Add() does; inside a write transaction.
   absl::Status InsertJobs(absl::Span<const NewJob> jobs, int64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // NotFound, before anything is written, unless every dependency of
+  // `jobs` names a stored job or an earlier job of the batch.
+  absl::Status CheckDependencies(absl::Span<const NewJob> jobs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes the just inserted `job` wait for its dependencies that are not
+  // done, or applies its policy at once for one that is dead or gone.
+  absl::Status AwaitDependencies(const NewJob& job, int64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Settles the jobs that wait for `id` after `outcome`, and in turn those
+  // that wait for the ones that fail or go because of it; inside the write
+  // transaction of the change, after the death-order counter was saved.
+  absl::Status SettleDependants(absl::string_view id, DependencyOutcome outcome,
+                                int64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Sends the waiting job `seq` dead with `error`, in death order.
+  absl::Status KillWaiter(int64_t seq, absl::string_view error, int64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Deletes the job `id` as Cancel() does, and forgets what it waited for.
+  absl::Status DropWaiter(absl::string_view id, int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // The next value of the death-order counter. Inside a write

@@ -80,6 +80,10 @@ absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
       stmt = s_.list_done.get();
       stmt->BindInt64(2, limit);
       break;
+    case JobState::kWaiting:
+      stmt = s_.list_waiting.get();
+      stmt->BindInt64(2, limit);
+      break;
     case JobState::kDelayed:
     case JobState::kReserved:
       stmt = s_.list_timed.get();
@@ -121,6 +125,9 @@ absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {
         break;
       case JobState::kDone:
         stats.done = n;
+        break;
+      case JobState::kWaiting:
+        stats.waiting = n;
         break;
     }
   }

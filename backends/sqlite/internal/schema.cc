@@ -273,12 +273,34 @@ CREATE TABLE events (
 CREATE INDEX events_job ON events (job_id, seq);
 )sql";
 
+// Version 13: jobs that wait for others (NewJob::after). A row of
+// dependencies says that `dependant` (a job in state 5, waiting, with no
+// due_us) still waits for `dependency`; the row goes in the transaction in
+// which the dependency is acknowledged, dies or leaves, and a dependant
+// with no row left is released in that same transaction. jobs.dep_policy
+// is the dependant's DependencyFailure (0 fail, 1 cancel, 2 run).
+// dependencies_dependant serves Cancel() of a waiting job and the check
+// that a dependant waits for nothing more; jobs_waiting, List(kWaiting).
+// Self-contained: it touches no other version's tables but the column it adds
+// to jobs.
+constexpr char kSchemaDependencies[] = R"sql(
+ALTER TABLE jobs ADD COLUMN dep_policy INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE dependencies (
+  dependency TEXT NOT NULL,
+  dependant TEXT NOT NULL,
+  PRIMARY KEY (dependency, dependant)
+) WITHOUT ROWID;
+CREATE INDEX dependencies_dependant ON dependencies (dependant);
+CREATE INDEX jobs_waiting ON jobs (topic) WHERE state = 5;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {
-    kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4,  kSchemaV5,  kSchemaV6,
-    kSchemaV7, kSchemaV8, kSchemaV9, kSchemaV10, kSchemaV11, kSchemaV12};
+    kSchemaV1,  kSchemaV2,  kSchemaV3,          kSchemaV4, kSchemaV5,
+    kSchemaV6,  kSchemaV7,  kSchemaV8,          kSchemaV9, kSchemaV10,
+    kSchemaV11, kSchemaV12, kSchemaDependencies};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
@@ -330,6 +352,7 @@ absl::Status TouchTables(Connection* conn) {
       "SELECT count(*) FROM transitions;"
       "SELECT count(*) FROM transitions_recent;"
       "SELECT max(seq) FROM events;"
+      "SELECT count(*) FROM dependencies;"
       "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
       "LIMIT 1;"
       "SELECT finished_at_us + keep_for_us FROM jobs WHERE state = 4 "
@@ -343,7 +366,8 @@ absl::Status TouchTables(Connection* conn) {
 absl::Status ProbeColumns(Connection* conn) {
   return conn->Exec(
       "SELECT " DQ_JOB_COLUMNS
-      ", dead_order FROM jobs WHERE 0;"
+      ", dead_order, dep_policy FROM jobs WHERE 0;"
+      "SELECT dependency, dependant FROM dependencies WHERE 0;"
       "SELECT topic, state, n FROM counts WHERE 0;"
       "SELECT value FROM counter WHERE 0;"
       "SELECT at_us FROM news_horizon WHERE 0;"

@@ -318,6 +318,30 @@ struct Sql {
       "SELECT seq, state FROM jobs WHERE id = ?1";
   // Replace(): a new payload and run_at for a delayed or ready job, and the
   // state and due time that follow from them.
+  // Dependencies (schema.cc, version 13).
+  static constexpr const char* kDependOn =
+      "INSERT INTO dependencies (dependency, dependant) VALUES (?1, ?2) "
+      "ON CONFLICT DO NOTHING";
+  static constexpr const char* kWait =
+      "UPDATE jobs SET state = 5, due_us = NULL, dep_policy = ?2 "
+      "WHERE id = ?1";
+  // The jobs that waited for ?1, which no longer do.
+  static constexpr const char* kDependants =
+      "DELETE FROM dependencies WHERE dependency = ?1 RETURNING dependant";
+  // A waiting job, and whether it still waits for anything.
+  static constexpr const char* kWaiter =
+      "SELECT seq, topic, run_at_us, dep_policy, EXISTS (SELECT 1 FROM "
+      "dependencies WHERE dependant = ?1) FROM jobs WHERE id = ?1 AND "
+      "state = 5";
+  static constexpr const char* kForgetWaiter =
+      "DELETE FROM dependencies WHERE dependant = ?1";
+  // A waiting job released: delayed or ready (?2), due as DQ_WAITING_DUE.
+  static constexpr const char* kReleaseWaiter =
+      "UPDATE jobs SET state = ?2, due_us = " DQ_WAITING_DUE(
+          "?2", "run_at_us") " WHERE seq = ?1 RETURNING due_us";
+  static constexpr const char* kListWaiting =
+      "SELECT " DQ_JOB_COLUMNS
+      " FROM jobs WHERE topic = ?1 AND state = 5 ORDER BY seq LIMIT ?2";
   static constexpr const char* kReplace =
       "UPDATE jobs SET payload = ?2, run_at_us = ?3, state = ?4, "
       "due_us = " DQ_WAITING_DUE("?4", "?3") " WHERE seq = ?1";

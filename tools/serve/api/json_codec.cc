@@ -232,6 +232,7 @@ Json StatsToJson(absl::string_view topic, const TopicStats& stats,
   out["reserved"] = stats.reserved;
   out["dead"] = stats.dead;
   out["done"] = stats.done;
+  out["waiting"] = stats.waiting;
   out["paused"] = paused;
   return out;
 }
@@ -422,11 +423,22 @@ absl::Status OnlyFields(const Json& object,
 
 absl::StatusOr<JobOptions> JobOptionsFromJson(
     const Json& object, std::initializer_list<absl::string_view> also_allowed) {
-  std::vector<absl::string_view> allowed = {
-      "id",          "delay_ms",        "run_at",          "ttr_ms",
-      "priority",    "max_attempts",    "backoff",         "replace",
-      "expire_at",   "expire_after_ms", "discard_expired", "unique_for_ms",
-      "keep_for_ms", "keep_at_most"};
+  std::vector<absl::string_view> allowed = {"id",
+                                            "delay_ms",
+                                            "run_at",
+                                            "ttr_ms",
+                                            "priority",
+                                            "max_attempts",
+                                            "backoff",
+                                            "replace",
+                                            "expire_at",
+                                            "expire_after_ms",
+                                            "discard_expired",
+                                            "unique_for_ms",
+                                            "keep_for_ms",
+                                            "keep_at_most",
+                                            "after",
+                                            "on_dependency_failure"};
   allowed.insert(allowed.end(), also_allowed.begin(), also_allowed.end());
   if (absl::Status s = OnlyFields(object, allowed); !s.ok()) return s;
   JobOptions options;
@@ -492,6 +504,22 @@ absl::StatusOr<JobOptions> JobOptionsFromJson(
       IntField(object, "keep_at_most", 0, 0, kMaxDonePerTopic);
   if (!keep_at_most.ok()) return keep_at_most.status();
   options.keep_at_most = static_cast<int>(*keep_at_most);
+  if (const Json* after = Field(object, "after"); after != nullptr) {
+    if (!after->is_array()) return BadField("after", "an array of job ids");
+    for (const Json& id : *after) {
+      if (!id.is_string()) return BadField("after", "an array of job ids");
+      options.after.push_back(id.get<std::string>());
+    }
+  }
+  if (const Json* policy = Field(object, "on_dependency_failure");
+      policy != nullptr) {
+    if (!policy->is_string() ||
+        !ParseDependencyFailure(policy->get<std::string>(),
+                                &options.on_dependency_failure)) {
+      return BadField("on_dependency_failure",
+                      "\"fail\", \"cancel\" or \"run\"");
+    }
+  }
   return options;
 }
 
