@@ -76,6 +76,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/schedules.cc
   backends/redis/sharded_backend.cc
   backends/redis/sharded_backend.h
+  backends/sqlite/enqueue_in_transaction.cc
   backends/sqlite/internal/backend_impl.h
   backends/sqlite/internal/counts.cc
   backends/sqlite/internal/db.cc
@@ -114,6 +115,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/schedule.h
   include/delayq/scheduler.h
   include/delayq/sqlite_backend.h
+  include/delayq/sqlite_transaction.h
   include/delayq/tick_converter.h
   include/delayq/timing_wheel.h
   include/delayq/version.h
@@ -123,6 +125,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/contract_errors.h
   src/common/generated_id.cc
   src/common/generated_id.h
+  src/common/job_in_transaction.cc
+  src/common/job_in_transaction.h
   src/common/lease_token.cc
   src/common/lease_token.h
   src/common/limit_gate.cc
@@ -632,6 +636,9 @@ delayq_cc_test(tests_sqlite_sqlite_news_test DIR tests/sqlite NAME sqlite_news_t
 delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_scheduler_test
   SRCS tests/sqlite/sqlite_scheduler_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
+delayq_cc_test(tests_sqlite_sqlite_transaction_test DIR tests/sqlite NAME sqlite_transaction_test
+  SRCS tests/sqlite/sqlite_transaction_test.cc
+  DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_library(tests_testing_child_process DIR tests/testing NAME child_process
   SRCS tests/testing/child_process.cc tests/testing/child_process.h
   DEPS tp_absl)
