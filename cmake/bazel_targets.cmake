@@ -460,6 +460,9 @@ delayq_cc_test(tests_postgres_postgres_backend_test DIR tests/postgres NAME post
 delayq_cc_test(tests_postgres_postgres_conformance_test DIR tests/postgres NAME postgres_conformance_test
   SRCS tests/postgres/postgres_conformance_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_testing_postgres_server tp_gtest_main)
+delayq_cc_test(tests_postgres_postgres_crash_test DIR tests/postgres NAME postgres_crash_test
+  SRCS tests/postgres/postgres_crash_test.cc
+  DEPS delayq tests_testing_crash_rounds tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_postgres_postgres_multiprocess_test DIR tests/postgres NAME postgres_multiprocess_test
   SRCS tests/postgres/postgres_multiprocess_test.cc
   DEPS tests_multiprocess_multiprocess_suite tests_testing_postgres_server tp_absl tp_gtest_main)
@@ -620,7 +623,7 @@ delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite
   DEPS delayq tests_conformance_backend_conformance tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash_test
   SRCS tests/sqlite/sqlite_crash_test.cc
-  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)
+  DEPS delayq tests_testing_crash_rounds tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_files_test DIR tests/sqlite NAME sqlite_files_test
   SRCS tests/sqlite/sqlite_files_test.cc
   DEPS delayq tests_testing_files tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
@@ -642,6 +645,9 @@ delayq_cc_test(tests_sqlite_sqlite_transaction_test DIR tests/sqlite NAME sqlite
 delayq_cc_library(tests_testing_child_process DIR tests/testing NAME child_process
   SRCS tests/testing/child_process.cc tests/testing/child_process.h
   DEPS tp_absl)
+delayq_cc_library(tests_testing_crash_rounds DIR tests/testing NAME crash_rounds
+  SRCS tests/testing/crash_rounds.cc tests/testing/crash_rounds.h
+  DEPS delayq tests_testing_status_matchers tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest)
 delayq_cc_library(tests_testing_eventually DIR tests/testing NAME eventually
   SRCS tests/testing/eventually.h
   DEPS tp_absl)
