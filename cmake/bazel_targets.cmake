@@ -375,6 +375,10 @@ delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NA
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_test(tests_examples_order_timeout_example_test DIR tests/examples NAME order_timeout_example_test
+  SRCS tests/examples/order_timeout_example_test.cc
+  DEPS tests_testing_child_process tests_testing_postgres_server tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main
+  DATA tools_examples_order_timeout_postgres tools_examples_order_timeout_sqlite)
 delayq_cc_library(tests_faults_fault_harness DIR tests/faults NAME fault_harness
   SRCS tests/faults/fault_harness.cc tests/faults/fault_harness.h
   DEPS delayq tests_testing_eventually tests_testing_faulty_backend tests_testing_temp_path tp_absl tp_gtest)
@@ -720,6 +724,12 @@ delayq_cc_library(tools_delayq_background_errors DIR tools/delayq NAME backgroun
 delayq_cc_binary(tools_delayq_delayq DIR tools/delayq NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/suggest.cc tools/delayq/suggest.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
   DEPS delayq tools_common_runtime_policy tools_common_values tools_delayq_background_errors tools_serve_api_api tools_serve_serve tp_absl)
+delayq_cc_binary(tools_examples_order_timeout_postgres DIR tools/examples NAME order_timeout_postgres
+  SRCS tools/examples/order_timeout_postgres.cc
+  DEPS delayq tp_absl tp_pq)
+delayq_cc_binary(tools_examples_order_timeout_sqlite DIR tools/examples NAME order_timeout_sqlite
+  SRCS tools/examples/order_timeout_sqlite.cc
+  DEPS delayq tp_absl tp_sqlite3)
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
