@@ -19,6 +19,7 @@
 #include "backends/sqlite/internal/db.h"
 #include "backends/sqlite/internal/news.h"
 #include "backends/sqlite/internal/schema.h"
+#include "backends/sqlite/internal/statements.h"
 #include "delayq/sqlite_transaction.h"
 #include "src/common/job_in_transaction.h"
 #include "src/common/mutex.h"
@@ -36,7 +37,20 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::AddWithin(
   SqliteBackend store(Connection::Borrow(db, path), NewsFolder(path),
                       CountsOptions(), EventLogOptions());
   internal::MutexLock lock(&store.mu_);
-  DQ_RETURN_IF_ERROR(store.PrepareAll());
+  // Only the statements InsertJobs(), WriteCounts() and CollectNews() run:
+  // all of the store's would cost milliseconds a call, and statements on
+  // the application's handle cannot outlive the call (the application may
+  // close it).
+  Statements& s = store.s_;
+  const std::pair<std::unique_ptr<Statement>*, const char*> needed[] = {
+      {&s.insert, Sql::kInsert},          {&s.drop_holds, Sql::kDropHolds},
+      {&s.is_held, Sql::kIsHeld},         {&s.count_add, Sql::kCountAdd},
+      {&s.ready_count, Sql::kReadyCount}, {&s.horizon_get, Sql::kHorizonGet},
+      {&s.horizon_set, Sql::kHorizonSet},
+  };
+  for (const auto& [stmt, sql] : needed) {
+    DQ_ASSIGN_OR_RETURN(*stmt, store.conn_->Prepare(sql));
+  }
   store.folded_at_minute_us_ = std::numeric_limits<int64_t>::max();
   store.op_now_us_ = store.pending_.now_us = ToMicros(now);
   Connection* conn = store.conn_.get();

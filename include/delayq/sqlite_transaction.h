@@ -40,6 +40,15 @@
 //
 // delayq's tables must be in the connection's main database.
 //
+// Cost: each call checks the schema and prepares the statements it runs on
+// the application's handle afresh (it cannot keep them: the application
+// may close the handle), about 0.4 ms a call on a 2-core build machine
+// against 0.1 ms for the store's own Add(); many jobs of one transaction
+// are cheaper as one EnqueueBatchInTransaction(). The commit costs what
+// the application's connection makes it cost: SQLite's default for a
+// connection, synchronous=FULL, syncs the WAL on every commit, where the
+// store's own connections use NORMAL unless told otherwise.
+//
 // Thread-safety: as the connection's own (one thread at a time per
 // connection); calls on different connections may run at once.
 
