@@ -93,21 +93,28 @@ class Waiting {
   }
 
   // Adds `news` for `db`'s open transaction, setting the hooks on the
-  // first news of a transaction.
+  // first news of a transaction. SQLite is called outside mu_: the hooks
+  // run under the connection's mutex and take mu_.
   void Add(sqlite3* db, const std::string& folder,
            std::vector<std::string> news) ABSL_LOCKS_EXCLUDED(mu_) {
+    // Ours already when this transaction has news waiting.
+    const bool hooked =
+        sqlite3_rollback_hook(db, &Waiting::OnRollback, db) == db;
+    int pages = kSqliteDefaultPages;
+    if (!hooked) {
+      // Read before the WAL hook is set: SQLite reports 0 under another.
+      pages = AutocheckpointPages(db);
+      sqlite3_wal_hook(db, &Waiting::OnCommitted, db);
+    }
     internal::MutexLock lock(&mu_);
     std::unique_ptr<AfterCommit>& entry = by_connection_[db];
-    // An entry whose rollback hook is not set on `db` was left by a
+    // An entry of a connection whose hooks were not ours was left by a
     // connection closed in mid-transaction (closing rolls back without the
     // hook) whose address this one reuses: its news is void.
-    void* hooked = sqlite3_rollback_hook(db, &Waiting::OnRollback, db);
-    if (entry == nullptr || hooked != db) {
+    if (entry == nullptr || !hooked) {
       entry = std::make_unique<AfterCommit>();
       entry->folder = folder;
-      // Read before the WAL hook is set: SQLite reports 0 under another.
-      entry->autocheckpoint_pages = AutocheckpointPages(db);
-      sqlite3_wal_hook(db, &Waiting::OnCommitted, db);
+      entry->autocheckpoint_pages = pages;
     }
     for (std::string& message : news) {
       entry->news.push_back(std::move(message));
@@ -115,9 +122,11 @@ class Waiting {
   }
 
  private:
+  static constexpr int kSqliteDefaultPages = 1000;
+
   static int AutocheckpointPages(sqlite3* db) {
     sqlite3_stmt* stmt = nullptr;
-    int pages = 1000;  // SQLite's default
+    int pages = kSqliteDefaultPages;
     if (sqlite3_prepare_v2(db, "PRAGMA wal_autocheckpoint", -1, &stmt,
                            nullptr) == SQLITE_OK &&
         sqlite3_step(stmt) == SQLITE_ROW) {
@@ -127,16 +136,22 @@ class Waiting {
     return pages;
   }
 
-  // Takes `db`'s entry and gives the connection back SQLite's default
-  // hooks.
+  // Takes `db`'s entry (nullptr when it has none) and gives the connection
+  // back SQLite's default hooks.
   std::unique_ptr<AfterCommit> Take(sqlite3* db) ABSL_LOCKS_EXCLUDED(mu_) {
-    internal::MutexLock lock(&mu_);
-    auto it = by_connection_.find(db);
-    if (it == by_connection_.end()) return nullptr;
-    std::unique_ptr<AfterCommit> entry = std::move(it->second);
-    by_connection_.erase(it);
+    std::unique_ptr<AfterCommit> entry;
+    {
+      internal::MutexLock lock(&mu_);
+      auto it = by_connection_.find(db);
+      if (it != by_connection_.end()) {
+        entry = std::move(it->second);
+        by_connection_.erase(it);
+      }
+    }
     sqlite3_rollback_hook(db, nullptr, nullptr);
-    sqlite3_wal_autocheckpoint(db, entry->autocheckpoint_pages);
+    sqlite3_wal_autocheckpoint(db, entry != nullptr
+                                       ? entry->autocheckpoint_pages
+                                       : kSqliteDefaultPages);
     return entry;
   }
 
@@ -151,12 +166,12 @@ class Waiting {
   static int OnCommitted(void* arg, sqlite3* db, const char* database,
                          int wal_pages) {
     std::unique_ptr<AfterCommit> entry = Get().Take(static_cast<sqlite3*>(arg));
-    if (entry == nullptr) return SQLITE_OK;
-    if (entry->autocheckpoint_pages > 0 &&
-        wal_pages >= entry->autocheckpoint_pages) {
-      sqlite3_wal_checkpoint(db, database);
+    const int pages =
+        entry != nullptr ? entry->autocheckpoint_pages : kSqliteDefaultPages;
+    if (pages > 0 && wal_pages >= pages) sqlite3_wal_checkpoint(db, database);
+    if (entry != nullptr && !entry->news.empty()) {
+      NewsSender(entry->folder).Send(entry->news);
     }
-    if (!entry->news.empty()) NewsSender(entry->folder).Send(entry->news);
     return SQLITE_OK;
   }
 

@@ -68,11 +68,12 @@ class AppDb {
     return sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) ==
            SQLITE_OK;
   }
-  int64_t Orders() {
+  int64_t Orders() { return Int("SELECT count(*) FROM orders"); }
+  // The integer `sql` returns, or -1.
+  int64_t Int(const char* sql) {
     sqlite3_stmt* stmt = nullptr;
     int64_t n = -1;
-    if (sqlite3_prepare_v2(db_, "SELECT count(*) FROM orders", -1, &stmt,
-                           nullptr) == SQLITE_OK &&
+    if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) == SQLITE_OK &&
         sqlite3_step(stmt) == SQLITE_ROW) {
       n = sqlite3_column_int64(stmt, 0);
     }
@@ -302,6 +303,22 @@ TEST_F(SqliteTransactionTest, NewsComesAtTheCommitAndNeverForARollback) {
   ASSERT_TRUE(app_->Run("INSERT INTO orders VALUES ('plain')"));
   ASSERT_OK(store_->Add({TestJob("s2", "sentinel2", kT0)}, kT0));
   EXPECT_EQ(recorder.Next(), NewsRecorder::Ready("sentinel2"));
+}
+
+// The connection's own WAL checkpointing is delayq's only while a
+// transaction with jobs is open, and comes back as it was.
+TEST_F(SqliteTransactionTest, TheConnectionsHooksComeBackAfterTheTransaction) {
+  ASSERT_TRUE(app_->Run("PRAGMA wal_autocheckpoint = 123"));
+  for (const char* end : {"COMMIT", "ROLLBACK"}) {
+    ASSERT_TRUE(app_->Run("BEGIN"));
+    ASSERT_OK(EnqueueInTransaction(app_->get(), absl::StrCat("t", end), "p",
+                                   JobOptions(), kT0)
+                  .status());
+    EXPECT_EQ(app_->Int("PRAGMA wal_autocheckpoint"), 0)
+        << "SQLite reports 0 under a WAL hook of another";
+    ASSERT_TRUE(app_->Run(end));
+    EXPECT_EQ(app_->Int("PRAGMA wal_autocheckpoint"), 123) << end;
+  }
 }
 
 // A worker in another process whose scheduler looks at the store on its
