@@ -5,9 +5,11 @@
 // application's libpq connection, and through the SQL function
 // <schema>.enqueue() that code which does not link delayq calls.
 //
-//   bazel run //tools/examples:order_timeout_postgres -- \
-//       'postgres://app:secret@127.0.0.1:5432/shop?schema=jobs' \
+//   bazel run //tools/examples:order_timeout_postgres --
+//       'postgres://app:secret@127.0.0.1:5432/shop?schema=jobs'
 //       'host=127.0.0.1 port=5432 dbname=shop user=app password=secret'
+//
+// (one command line).
 //
 // The first argument is the store's URL, the second the application's own
 // libpq connection string to the same database. Prints the jobs it
