@@ -79,6 +79,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/schedules.cc
   backends/redis/sharded_backend.cc
   backends/redis/sharded_backend.h
+  backends/sqlite/enqueue_in_transaction.cc
   backends/sqlite/internal/backend_impl.h
   backends/sqlite/internal/counts.cc
   backends/sqlite/internal/db.cc
@@ -118,6 +119,7 @@ set(DELAYQ_LIBRARY_SOURCES
   include/delayq/schedule.h
   include/delayq/scheduler.h
   include/delayq/sqlite_backend.h
+  include/delayq/sqlite_transaction.h
   include/delayq/tick_converter.h
   include/delayq/timing_wheel.h
   include/delayq/version.h
@@ -127,6 +129,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/contract_errors.h
   src/common/generated_id.cc
   src/common/generated_id.h
+  src/common/job_in_transaction.cc
+  src/common/job_in_transaction.h
   src/common/lease_token.cc
   src/common/lease_token.h
   src/common/limit_gate.cc
@@ -386,6 +390,10 @@ delayq_cc_library(tests_conformance_dependency_refusal_conformance DIR tests/con
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_test(tests_examples_order_timeout_example_test DIR tests/examples NAME order_timeout_example_test
+  SRCS tests/examples/order_timeout_example_test.cc
+  DEPS tests_testing_child_process tests_testing_postgres_server tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main
+  DATA tools_examples_order_timeout_postgres tools_examples_order_timeout_sqlite)
 delayq_cc_library(tests_faults_fault_harness DIR tests/faults NAME fault_harness
   SRCS tests/faults/fault_harness.cc tests/faults/fault_harness.h
   DEPS delayq tests_testing_eventually tests_testing_faulty_backend tests_testing_temp_path tp_absl tp_gtest)
@@ -471,6 +479,9 @@ delayq_cc_test(tests_postgres_postgres_backend_test DIR tests/postgres NAME post
 delayq_cc_test(tests_postgres_postgres_conformance_test DIR tests/postgres NAME postgres_conformance_test
   SRCS tests/postgres/postgres_conformance_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_postgres_server tp_gtest_main)
+delayq_cc_test(tests_postgres_postgres_crash_test DIR tests/postgres NAME postgres_crash_test
+  SRCS tests/postgres/postgres_crash_test.cc
+  DEPS delayq tests_testing_crash_rounds tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_postgres_postgres_multiprocess_test DIR tests/postgres NAME postgres_multiprocess_test
   SRCS tests/postgres/postgres_multiprocess_test.cc
   DEPS tests_multiprocess_multiprocess_suite tests_testing_postgres_server tp_absl tp_gtest_main)
@@ -634,7 +645,7 @@ delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite
   DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash_test
   SRCS tests/sqlite/sqlite_crash_test.cc
-  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)
+  DEPS delayq tests_testing_crash_rounds tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_files_test DIR tests/sqlite NAME sqlite_files_test
   SRCS tests/sqlite/sqlite_files_test.cc
   DEPS delayq tests_testing_files tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
@@ -650,9 +661,15 @@ delayq_cc_test(tests_sqlite_sqlite_news_test DIR tests/sqlite NAME sqlite_news_t
 delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_scheduler_test
   SRCS tests/sqlite/sqlite_scheduler_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
+delayq_cc_test(tests_sqlite_sqlite_transaction_test DIR tests/sqlite NAME sqlite_transaction_test
+  SRCS tests/sqlite/sqlite_transaction_test.cc
+  DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_library(tests_testing_child_process DIR tests/testing NAME child_process
   SRCS tests/testing/child_process.cc tests/testing/child_process.h
   DEPS tp_absl)
+delayq_cc_library(tests_testing_crash_rounds DIR tests/testing NAME crash_rounds
+  SRCS tests/testing/crash_rounds.cc tests/testing/crash_rounds.h
+  DEPS delayq tests_testing_status_matchers tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest)
 delayq_cc_library(tests_testing_eventually DIR tests/testing NAME eventually
   SRCS tests/testing/eventually.h
   DEPS tp_absl)
@@ -725,6 +742,12 @@ delayq_cc_library(tools_delayq_background_errors DIR tools/delayq NAME backgroun
 delayq_cc_binary(tools_delayq_delayq DIR tools/delayq NAME delayq
   SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/suggest.cc tools/delayq/suggest.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
   DEPS delayq tools_common_runtime_policy tools_common_values tools_delayq_background_errors tools_serve_api_api tools_serve_serve tp_absl)
+delayq_cc_binary(tools_examples_order_timeout_postgres DIR tools/examples NAME order_timeout_postgres
+  SRCS tools/examples/order_timeout_postgres.cc
+  DEPS delayq tp_absl tp_pq)
+delayq_cc_binary(tools_examples_order_timeout_sqlite DIR tools/examples NAME order_timeout_sqlite
+  SRCS tools/examples/order_timeout_sqlite.cc
+  DEPS delayq tp_absl tp_sqlite3)
 delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_orders
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)

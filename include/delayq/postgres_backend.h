@@ -26,7 +26,32 @@
 //
 // A job can also be enqueued inside the application's own transaction, so
 // that it exists if and only if that transaction commits:
-// EnqueueInTransaction() below.
+// EnqueueInTransaction() below. Code that does not link delayq (a trigger,
+// a script, another language) calls the SQL function the store's schema
+// holds (schema version 3 and later), in its own transaction:
+//
+//   SELECT jobs.enqueue('orders.cancel_unpaid', '42'::bytea,
+//                       delay => '30 minutes');
+//
+//   <schema>.enqueue(topic text, payload bytea, id text, delay interval,
+//       run_at timestamptz, ttr interval, priority integer,
+//       max_attempts integer, backoff text ('fixed' or 'exponential'),
+//       backoff_base interval, backoff_max interval,
+//       backoff_jitter double precision, expire_after interval,
+//       expire_at timestamptz, discard_expired boolean,
+//       unique_for interval, keep_for interval, keep_at_most integer,
+//       now_at timestamptz) RETURNS text  -- the job's id
+//
+// Every argument after the payload is optional (pass them by name), with
+// JobOptions' defaults; `now_at` defaults to the server's clock
+// (clock_timestamp()). It inserts, counts and NOTIFYs as
+// EnqueueInTransaction() does, so waiting schedulers hear of the job at the
+// commit. An id left NULL or empty is generated in the library's form,
+// "<12 hex digits>-<serial>": the prefix is drawn once per schema, the
+// serial comes from a sequence. Bad input raises SQLSTATE 22023
+// (invalid_parameter_value); an id a live job or a dedup window holds,
+// 23505 (unique_violation). backends/postgres/internal/schema.cc has its
+// source.
 //
 // Errors beyond the Backend contract (every message names the server by
 // host, port and database, never by password):

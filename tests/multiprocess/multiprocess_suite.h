@@ -42,6 +42,11 @@ namespace testing {
 struct SharedStore {
   std::string name;  // "sqlite", "redis": used in test names
   std::function<std::string()> fresh_url;
+  // How long EveryJobHandledExactlyOnce may take to handle its 20,000
+  // jobs before it fails (a bound, so that a lost job fails the test rather
+  // than hanging it). A store with a network round trip a call needs more
+  // on a loaded machine.
+  absl::Duration drain_patience = absl::Seconds(90);
 };
 
 inline void PrintTo(const SharedStore& store, std::ostream* os) {

@@ -102,7 +102,7 @@ TEST_P(MultiProcessTest, EveryJobHandledExactlyOnce) {
   // test instead of hanging it).
   CollectUntil(
       all, [&] { return Handled(all).size() >= expected.size(); },
-      absl::Seconds(90));
+      GetParam().drain_patience);
   std::map<std::string, int> handled;
   for (int w = 0; w < kWorkers; ++w) {
     const int status = all[w]->Finish();

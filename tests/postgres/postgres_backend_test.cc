@@ -282,8 +282,8 @@ TEST_F(PostgresBackendTest, ASchemaOfANewerDelayqIsRefusedUntouched) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("newer delayq"));
 }
 
-// A schema of version 1 (no dependencies) opens with its jobs, migrated,
-// and its jobs may then wait for others.
+// A schema of version 1 (no dependencies, no SQL function) opens with its
+// jobs, migrated, and its jobs may then wait for others.
 TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
   const std::string schema = FreshSchema("v1");
   {
@@ -292,7 +292,10 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
     ASSERT_OK(backend->Add({TestJob("old", "t", kT0)}, kT0));
   }
   ASSERT_OK(server_->Psql(
-      absl::StrCat("DROP TABLE ", schema, ".dependencies; DROP INDEX ", schema,
+      absl::StrCat("DROP FUNCTION ", schema, ".enqueue; DROP TABLE ", schema,
+                   ".sql_id_prefix; DROP SEQUENCE ", schema,
+                   ".sql_id_serial; DROP TABLE ", schema,
+                   ".dependencies; DROP INDEX ", schema,
                    ".jobs_waiting; ALTER TABLE ", schema,
                    ".jobs DROP COLUMN dep_policy; UPDATE ", schema,
                    ".schema_version SET version = 1")));
@@ -342,6 +345,20 @@ TEST_F(PostgresBackendTest, DependenciesAckedAtOnceReleaseTheirDependantOnce) {
       ASSERT_OK(backend->Ack(l.job.id, l.token, "", kT0));
     }
   }
+
+// A schema of version 2 (before the SQL function) gets it on the next open.
+TEST_F(PostgresBackendTest, ASchemaOfVersion2GetsTheSqlFunction) {
+  const std::string schema = FreshSchema("v2");
+  ASSERT_NE(Open(schema), nullptr);
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DROP FUNCTION ", schema, ".enqueue; DROP TABLE ", schema,
+      ".sql_id_prefix; DROP SEQUENCE ", schema, ".sql_id_serial; UPDATE ",
+      schema, ".schema_version SET version = 2")));
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "SELECT ", schema, ".enqueue('t', 'p'::bytea, id => 'after')")));
+  EXPECT_OK(backend->Get("after").status());
 }
 
 TEST_F(PostgresBackendTest, ASchemaWithOtherTablesIsRefused) {
@@ -385,6 +402,20 @@ class AppConnection {
                     PQresultStatus(r) == PGRES_TUPLES_OK;
     PQclear(r);
     return ok;
+  }
+  bool Run(const std::string& sql) { return Run(sql.c_str()); }
+  // The one value `sql` returns, or "error <SQLSTATE>".
+  std::string Value(const std::string& sql) {
+    PGresult* r = PQexec(conn_, sql.c_str());
+    std::string value;
+    if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
+      value = PQgetvalue(r, 0, 0);
+    } else {
+      const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+      value = absl::StrCat("error ", state != nullptr ? state : "");
+    }
+    PQclear(r);
+    return value;
   }
 
  private:
@@ -482,6 +513,122 @@ TEST_F(PostgresBackendTest, ARefusedEnqueueLeavesTheTransactionUsable) {
       EnqueueInTransaction(app.get(), schema, "t", "p", options, kT0).status());
   ASSERT_TRUE(app.Run("COMMIT"));
   EXPECT_OK(backend->Get("fresh").status());
+}
+
+// The SQL function {schema}.enqueue(), called as code that does not link
+// delayq would call it: the same job as EnqueueInTransaction() makes.
+TEST_F(PostgresBackendTest, TheSqlFunctionStoresWhatTheLibraryStores) {
+  const std::string schema = FreshSchema("sql_fn");
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  AppConnection app(*server_);
+  ASSERT_TRUE(app.ok());
+  JobOptions options;
+  options.id = "lib-1";
+  options.delay = absl::Seconds(30);
+  options.ttr = absl::Seconds(7);
+  options.priority = -2;
+  options.max_attempts = 5;
+  options.backoff = Backoff::Fixed(absl::Seconds(3)).WithJitter(0.25);
+  options.expire_after = absl::Minutes(5);
+  options.discard_expired = true;
+  options.unique_for = absl::Minutes(1);
+  options.keep_for = absl::Minutes(2);
+  options.keep_at_most = 7;
+  ASSERT_TRUE(app.Run("BEGIN"));
+  ASSERT_OK(
+      EnqueueInTransaction(app.get(), schema, "orders", "pq", options, kT0)
+          .status());
+  EXPECT_EQ(app.Value(absl::StrCat(
+                "SELECT ", schema,
+                ".enqueue('orders', 'pq'::bytea, id => 'sql-1', delay => "
+                "'30 s', ttr => '7 s', priority => -2, max_attempts => 5, "
+                "backoff => 'fixed', backoff_base => '3 s', backoff_jitter => "
+                "0.25, expire_after => '5 min', discard_expired => true, "
+                "unique_for => '1 min', keep_for => '2 min', keep_at_most => "
+                "7, now_at => to_timestamp(1700000000))")),
+            "sql-1");
+  EXPECT_THAT(backend->Get("sql-1"), StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_TRUE(app.Run("COMMIT"));
+  ASSERT_OK_AND_ASSIGN(Job from_library, backend->Get("lib-1"));
+  ASSERT_OK_AND_ASSIGN(Job from_sql, backend->Get("sql-1"));
+  EXPECT_EQ(from_sql.topic, from_library.topic);
+  EXPECT_EQ(from_sql.payload, from_library.payload);
+  EXPECT_EQ(from_sql.state, from_library.state);
+  EXPECT_EQ(from_sql.run_at, from_library.run_at);
+  EXPECT_EQ(from_sql.enqueued_at, from_library.enqueued_at);
+  EXPECT_EQ(from_sql.ttr, from_library.ttr);
+  EXPECT_EQ(from_sql.priority, from_library.priority);
+  EXPECT_EQ(from_sql.max_attempts, from_library.max_attempts);
+  EXPECT_EQ(from_sql.backoff, from_library.backoff);
+  EXPECT_EQ(from_sql.expire_at, from_library.expire_at);
+  EXPECT_EQ(from_sql.discard_expired, from_library.discard_expired);
+  EXPECT_EQ(from_sql.unique_for, from_library.unique_for);
+  EXPECT_EQ(from_sql.keep_for, from_library.keep_for);
+  EXPECT_EQ(from_sql.keep_at_most, from_library.keep_at_most);
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].counts.enqueued, 2);
+}
+
+TEST_F(PostgresBackendTest, TheSqlFunctionsDefaultsAreJobOptionsDefaults) {
+  const std::string schema = FreshSchema("sql_defaults");
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  AppConnection app(*server_);
+  ASSERT_TRUE(app.ok());
+  ASSERT_TRUE(app.Run("BEGIN"));
+  const std::string id =
+      app.Value(absl::StrCat("SELECT ", schema, ".enqueue('t', 'p'::bytea)"));
+  const std::string second = app.Value(
+      absl::StrCat("SELECT ", schema, ".enqueue('t', 'p'::bytea, id => '')"));
+  ASSERT_TRUE(app.Run("COMMIT"));
+  // The library's form of a generated id: one prefix, serials from 1.
+  EXPECT_THAT(id, ::testing::MatchesRegex("[0-9a-f]{12}-1"));
+  EXPECT_EQ(second, absl::StrCat(id.substr(0, 12), "-2"));
+  // A worker reserves it at once, with JobOptions' defaults.
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend->Reserve("t", 2, absl::Now()));
+  ASSERT_EQ(leases.size(), 2u);
+  const Job& job = leases[0].job;
+  EXPECT_EQ(job.id, id);
+  EXPECT_EQ(job.payload, "p");
+  const JobOptions defaults;
+  EXPECT_EQ(job.ttr, defaults.ttr);
+  EXPECT_EQ(job.priority, defaults.priority);
+  EXPECT_EQ(job.max_attempts, defaults.max_attempts);
+  EXPECT_EQ(job.backoff, defaults.backoff);
+  EXPECT_EQ(job.expire_at, absl::InfiniteFuture());
+  EXPECT_EQ(job.keep_for, absl::ZeroDuration());
+  EXPECT_LT(absl::Now() - job.enqueued_at, absl::Minutes(1));
+}
+
+TEST_F(PostgresBackendTest, TheSqlFunctionRollsBackAndRefusesBadInput) {
+  const std::string schema = FreshSchema("sql_refusals");
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add({TestJob("taken", "t", kT0)}, kT0));
+  AppConnection app(*server_);
+  ASSERT_TRUE(app.ok());
+  ASSERT_TRUE(app.Run("BEGIN"));
+  EXPECT_EQ(app.Value(absl::StrCat("SELECT ", schema,
+                                   ".enqueue('t', 'p'::bytea, id => 'gone')")),
+            "gone");
+  ASSERT_TRUE(app.Run("ROLLBACK"));
+  EXPECT_THAT(backend->Get("gone"), StatusIs(absl::StatusCode::kNotFound));
+  const std::string f = absl::StrCat("SELECT ", schema, ".enqueue(");
+  for (const char* bad :
+       {"'bad topic!', 'p'::bytea", "'t', 'p'::bytea, ttr => '0 s'",
+        "'t', 'p'::bytea, max_attempts => 0",
+        "'t', 'p'::bytea, delay => '-1 s'",
+        "'t', 'p'::bytea, backoff => 'linear'",
+        "'t', 'p'::bytea, expire_after => '0 s'"}) {
+    EXPECT_EQ(app.Value(absl::StrCat(f, bad, ")")), "error 22023") << bad;
+  }
+  EXPECT_EQ(app.Value(absl::StrCat(f, "'t', 'p'::bytea, id => 'taken')")),
+            "error 23505");
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.ready, 1);
 }
 
 }  // namespace

@@ -30,7 +30,9 @@ std::string FreshPostgresUrl() {
   return (*server)->Url(absl::StrCat("multiprocess_", ++n));
 }
 
-const SharedStore kPostgres{"postgres", FreshPostgresUrl};
+// 20,000 jobs at a round trip a call take 60-95 s on a loaded 2-core
+// machine: room for twice that.
+const SharedStore kPostgres{"postgres", FreshPostgresUrl, absl::Seconds(200)};
 
 INSTANTIATE_TEST_SUITE_P(Postgres, MultiProcessTest,
                          ::testing::Values(kPostgres), SharedStoreName);

@@ -101,6 +101,35 @@ TEST_P(PostgresNewsTest, AJobEnqueuedInATransactionIsNewsAtItsCommit) {
   PQfinish(app);
 }
 
+// The same through the SQL function, as code that does not link delayq.
+TEST_P(PostgresNewsTest, TheSqlFunctionsJobIsNewsAtItsCommit) {
+  ASSERT_OK_AND_ASSIGN(PostgresServer * server,
+                       testing::SharedPostgresServer());
+  PGconn* app =
+      PQconnectdb(absl::StrCat("host=127.0.0.1 port=", server->port(),
+                               " dbname=postgres user=postgres password=",
+                               PostgresServer::password())
+                      .c_str());
+  ASSERT_EQ(PQstatus(app), CONNECTION_OK) << PQerrorMessage(app);
+  PQclear(PQexec(app, "BEGIN"));
+  PGresult* r = PQexec(
+      app,
+      absl::StrCat("SELECT ", where_, ".enqueue('sqltx', 'p'::bytea)").c_str());
+  ASSERT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << PQerrorMessage(app);
+  PQclear(r);
+  EXPECT_TRUE(Settle().empty());
+  PQclear(PQexec(app, "COMMIT"));
+  EXPECT_EQ(recorder_.Next(), Ready("sqltx"));
+  // A rolled back one is not news.
+  PQclear(PQexec(app, "BEGIN"));
+  PQclear(PQexec(
+      app, absl::StrCat("SELECT ", where_, ".enqueue('sqlgone', 'p'::bytea)")
+               .c_str()));
+  PQclear(PQexec(app, "ROLLBACK"));
+  EXPECT_TRUE(Settle().empty());
+  PQfinish(app);
+}
+
 INSTANTIATE_TEST_SUITE_P(Postgres, PostgresNewsTest,
                          ::testing::Values(NewsStore{"postgres", OpenPair}),
                          Name);

@@ -44,6 +44,19 @@ MATCHER_P(StatusIs, code,
   return status.code() == code;
 }
 
+// StatusIs(code, message_matcher)
+//
+// The same, whose message also matches `message_matcher`.
+MATCHER_P2(StatusIs, code, message_matcher,
+           std::string(negation ? "has a code other than " : "has code ") +
+               absl::StatusCodeToString(code) + " or another message") {
+  const absl::Status& status = internal::GetStatus(arg);
+  *result_listener << "whose status is " << status;
+  return status.code() == code &&
+         ::testing::ExplainMatchResult(
+             message_matcher, std::string(status.message()), result_listener);
+}
+
 // IsOk()
 MATCHER(IsOk, negation ? "is not OK" : "is OK") {
   const absl::Status& status = internal::GetStatus(arg);

@@ -188,12 +188,165 @@ CREATE TABLE {s}.dependencies (
 );
 CREATE INDEX dependencies_dependant ON {s}.dependencies (dependant);
 CREATE INDEX jobs_waiting ON {s}.jobs (topic, seq) WHERE state = 5;
+
+// Schema version 3: {s}.enqueue(), for code that does not link delayq (a
+// trigger, a script, another language): the insert, the count and the
+// NOTIFY of EnqueueInTransaction(), in the caller's transaction. Defaults
+// are JobOptions' defaults; times are the server's clock (clock_timestamp())
+// unless `now_at` is given. An id left NULL or empty is generated as the
+// library generates one, "<12 hex digits>-<serial>": the prefix drawn once
+// for the schema by this migration (as a scheduler draws one per process),
+// the serial from a sequence, so two such ids never collide, and one
+// collides with a library process's only if their random 48-bit prefixes
+// are equal. Bad input raises invalid_parameter_value (22023), an id that
+// a live job or a dedup window holds unique_violation (23505). The due-time
+// news is sent whenever the job waits (more news than needed, never less).
+constexpr char kSchemaSqlEnqueue[] = R"sql(
+CREATE TABLE {s}.sql_id_prefix (
+  id integer PRIMARY KEY CHECK (id = 1),
+  prefix text NOT NULL
+);
+INSERT INTO {s}.sql_id_prefix (id, prefix) VALUES
+  (1, lpad(to_hex(floor(random() * 281474976710656)::bigint), 12, '0'));
+CREATE SEQUENCE {s}.sql_id_serial;
+
+CREATE FUNCTION {s}.enqueue(
+  topic text,
+  payload bytea,
+  id text DEFAULT NULL,
+  delay interval DEFAULT '0 seconds',
+  run_at timestamptz DEFAULT NULL,
+  ttr interval DEFAULT '60 seconds',
+  priority integer DEFAULT 0,
+  max_attempts integer DEFAULT 3,
+  backoff text DEFAULT 'exponential',
+  backoff_base interval DEFAULT '1 second',
+  backoff_max interval DEFAULT '10 minutes',
+  backoff_jitter double precision DEFAULT 0,
+  expire_after interval DEFAULT NULL,
+  expire_at timestamptz DEFAULT NULL,
+  discard_expired boolean DEFAULT false,
+  unique_for interval DEFAULT '0 seconds',
+  keep_for interval DEFAULT '0 seconds',
+  keep_at_most integer DEFAULT 0,
+  now_at timestamptz DEFAULT clock_timestamp()
+) RETURNS text LANGUAGE plpgsql AS $fn$
+#variable_conflict use_variable
+DECLARE
+  longest CONSTANT bigint := 315360000000000;  -- ten years of 365 days, µs
+  latest CONSTANT bigint := 4102444800000000;  -- 2100-01-01, µs
+  channel CONSTANT text := trim(both '"' from '{s}');
+  now_us bigint := floor(extract(epoch FROM now_at) * 1000000);
+  ttr_us bigint := floor(extract(epoch FROM ttr) * 1000000);
+  base_us bigint := floor(extract(epoch FROM backoff_base) * 1000000);
+  max_us bigint := floor(extract(epoch FROM backoff_max) * 1000000);
+  unique_us bigint := floor(extract(epoch FROM unique_for) * 1000000);
+  keep_us bigint := floor(extract(epoch FROM keep_for) * 1000000);
+  run_us bigint;
+  expire_us bigint;
+  due bigint;
+  job_id text := id;
+  kept integer := 0;
+  delayed boolean;
+BEGIN
+  IF topic IS NULL OR topic !~ '^[A-Za-z0-9._:-]{1,200}$' THEN
+    RAISE EXCEPTION 'delayq: bad topic %: 1 to 200 of [A-Za-z0-9._:-]',
+      quote_literal(topic) USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF payload IS NULL OR octet_length(payload) > 1048576 THEN
+    RAISE EXCEPTION 'delayq: payload missing or over 1048576 bytes'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF job_id IS NULL OR job_id = '' THEN
+    SELECT p.prefix || '-' || nextval('{s}.sql_id_serial') INTO job_id
+      FROM {s}.sql_id_prefix p;
+  ELSIF octet_length(job_id) > 200 OR job_id ~ '[[:cntrl:]]' THEN
+    RAISE EXCEPTION 'delayq: bad id: at most 200 bytes, no control bytes'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF delay IS NULL OR delay < interval '0' THEN
+    RAISE EXCEPTION 'delayq: negative delay'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  run_us := CASE WHEN run_at IS NOT NULL
+    THEN floor(extract(epoch FROM run_at) * 1000000)
+    ELSE now_us + floor(extract(epoch FROM delay) * 1000000) END;
+  IF run_us < 0 OR run_us > latest THEN
+    RAISE EXCEPTION 'delayq: run_at outside 1970 to 2100'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF ttr_us IS NULL OR ttr_us < 1 OR ttr_us > longest OR
+     max_attempts IS NULL OR max_attempts < 1 OR
+     base_us IS NULL OR base_us < 0 OR base_us > longest OR
+     max_us IS NULL OR max_us < 0 OR max_us > longest OR
+     backoff IS NULL OR backoff NOT IN ('fixed', 'exponential') OR
+     backoff_jitter IS NULL OR backoff_jitter < 0 OR backoff_jitter > 1 OR
+     unique_us IS NULL OR unique_us < 0 OR unique_us > longest OR
+     keep_us IS NULL OR keep_us < 0 OR keep_us > longest OR
+     keep_at_most IS NULL OR keep_at_most < 0 OR keep_at_most > 10000 OR
+     priority IS NULL OR discard_expired IS NULL THEN
+    RAISE EXCEPTION 'delayq: bad options (ttr, max_attempts, backoff, '
+      'unique_for, keep_for or keep_at_most)'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF backoff = 'fixed' THEN max_us := base_us; END IF;
+  IF expire_at IS NOT NULL THEN
+    expire_us := floor(extract(epoch FROM expire_at) * 1000000);
+  END IF;
+  IF expire_after IS NOT NULL THEN
+    expire_us := least(expire_us,
+      now_us + floor(extract(epoch FROM expire_after) * 1000000));
+  END IF;
+  IF expire_us IS NOT NULL AND (expire_us <= run_us OR expire_us > latest) THEN
+    RAISE EXCEPTION 'delayq: the expiry must come after run_at, before 2100'
+      USING ERRCODE = 'invalid_parameter_value';
+  END IF;
+  IF keep_us > 0 THEN
+    kept := CASE WHEN keep_at_most = 0 THEN 10000 ELSE keep_at_most END;
+  ELSE
+    keep_us := 0;
+  END IF;
+  IF EXISTS (SELECT 1 FROM {s}.jobs j WHERE j.id = job_id) OR
+     EXISTS (SELECT 1 FROM {s}.held_ids h WHERE h.id = job_id
+             AND h.until_us > now_us) THEN
+    RAISE EXCEPTION 'delayq: id % is in use', quote_literal(job_id)
+      USING ERRCODE = 'unique_violation';
+  END IF;
+  delayed := run_us > now_us;
+  due := CASE WHEN delayed THEN least(run_us, expire_us) ELSE expire_us END;
+  INSERT INTO {s}.jobs (id, topic, payload, state, priority, attempts,
+    max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us,
+    enqueued_at_us, run_at_us, due_us, expire_at_us, discard_expired,
+    unique_for_us, keep_for_us, keep_at_most)
+  VALUES (job_id, topic, payload, CASE WHEN delayed THEN 0 ELSE 1 END,
+    priority, 0, max_attempts, ttr_us,
+    CASE WHEN backoff = 'fixed' THEN 0 ELSE 1 END
+      + 2 * round(backoff_jitter * 1000000)::bigint,
+    base_us, max_us, now_us, run_us, due, expire_us,
+    CASE WHEN discard_expired THEN 1 ELSE 0 END, unique_us, keep_us, kept);
+  INSERT INTO {s}.transitions_recent (minute_us, topic, enqueued, done,
+    failed, retried, expired, dead, lapsed, late0, late1, late2, late3,
+    late4, late5)
+  VALUES (greatest(now_us, 0) - greatest(now_us, 0) % 60000000, topic, 1, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  -- Delivered at the commit, and only then.
+  IF NOT delayed AND (SELECT count(*) FROM (SELECT 1 FROM {s}.jobs j
+      WHERE j.topic = enqueue.topic AND j.state = 1 LIMIT 2) AS b) = 1 THEN
+    PERFORM pg_notify(channel, 'r' || topic);
+  END IF;
+  IF due IS NOT NULL THEN
+    PERFORM pg_notify(channel, 'd' || due);
+  END IF;
+  RETURN job_id;
+END
+$fn$;
 )sql";
 
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty schema. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaDependencies};
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaDependencies,
+                                      kSchemaSqlEnqueue};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

@@ -115,6 +115,19 @@ class SqliteBackend : public Backend {
   absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
                                                      int limit) override;
 
+  // AddWithin()
+  //
+  // Adds `jobs` through `db`, the application's connection to the file at
+  // `path`, inside the transaction the application has open there, in a
+  // savepoint of its own: InsertJobs(), the counts and the news, as Add()
+  // does alone in a transaction. Returns the news to send once that
+  // transaction commits. On an error, leaves the application's transaction
+  // as it was. REQUIRES: a transaction open on `db`, delayq's schema at
+  // this version (CheckSchemaForTransaction()).
+  static absl::StatusOr<std::vector<std::string>> AddWithin(
+      sqlite3* db, const std::string& path, absl::Span<const NewJob> jobs,
+      absl::Time now);
+
   // For tests: see group_commit.h.
   GroupCommit::State GroupStateForTest() { return group_.StateForTest(); }
   void SetCommitHookForTest(int (*hook)(void*), void* arg)

@@ -226,7 +226,14 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
   return conn;
 }
 
-Connection::~Connection() { sqlite3_close_v2(db_); }
+std::unique_ptr<Connection> Connection::Borrow(sqlite3* db, std::string path) {
+  return std::unique_ptr<Connection>(new Connection(
+      db, std::move(path), absl::ZeroDuration(), /*owned=*/false));
+}
+
+Connection::~Connection() {
+  if (owned_) sqlite3_close_v2(db_);
+}
 
 int Connection::OnBusy(void* connection, int count) {
   auto* conn = static_cast<Connection*>(connection);

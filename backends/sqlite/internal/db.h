@@ -109,6 +109,12 @@ class Connection {
   static absl::StatusOr<std::unique_ptr<Connection>> Open(
       const std::string& path, absl::Duration busy_timeout);
 
+  // Borrow()
+  //
+  // The application's own open handle `db` on the file at `path`, used as
+  // the application set it up (no busy handler of ours) and left open.
+  static std::unique_ptr<Connection> Borrow(sqlite3* db, std::string path);
+
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -143,8 +149,12 @@ class Connection {
   sqlite3* db() const { return db_; }
 
  private:
-  Connection(sqlite3* db, std::string path, absl::Duration busy_timeout)
-      : db_(db), path_(std::move(path)), busy_timeout_(busy_timeout) {}
+  Connection(sqlite3* db, std::string path, absl::Duration busy_timeout,
+             bool owned = true)
+      : db_(db),
+        path_(std::move(path)),
+        busy_timeout_(busy_timeout),
+        owned_(owned) {}
 
   // SQLite's busy handler: while another process holds the write lock,
   // waits in short naps (20 µs doubling to 1 ms) until busy_timeout_ has
@@ -155,6 +165,8 @@ class Connection {
   sqlite3* db_;
   std::string path_;
   const absl::Duration busy_timeout_;
+  // Whether the handle is ours to close (not the application's).
+  const bool owned_;
   // When the current wait for the lock began (steady clock, nanoseconds).
   int64_t busy_since_ns_ = 0;
 };

@@ -465,5 +465,42 @@ absl::Status PrepareSchema(Connection* conn, int page_size) {
   return absl::OkStatus();
 }
 
+absl::Status CheckSchemaForTransaction(Connection* conn) {
+  DQ_ASSIGN_OR_RETURN(int64_t app_id, QueryInt(conn, "PRAGMA application_id"));
+  DQ_ASSIGN_OR_RETURN(int64_t version, QueryInt(conn, "PRAGMA user_version"));
+  const std::string& path = conn->path();
+  if (app_id != kApplicationId) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sqlite ", path,
+        ": the file has no delayq schema; open it once with "
+        "OpenSqliteBackend() (or any delayq program on sqlite:PATH) before "
+        "the application's transaction, to create it"));
+  }
+  if (version < kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sqlite ", path, ": delayq schema version ", version,
+        ", this build writes ", kSchemaVersion,
+        "; open the file once with this build's OpenSqliteBackend(), which "
+        "upgrades it"));
+  }
+  if (version > kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sqlite ", path, ": written by a newer delayq (schema version ",
+        version, "; this build writes ", kSchemaVersion,
+        "); enqueue with that delayq"));
+  }
+  DQ_ASSIGN_OR_RETURN(std::unique_ptr<Statement> mode,
+                      conn->Prepare("PRAGMA main.journal_mode"));
+  DQ_ASSIGN_OR_RETURN(bool row, mode->Step());
+  if (!row || mode->Text(0) != "wal") {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sqlite ", path, ": the connection's journal_mode is '",
+                     row ? mode->Text(0) : "",
+                     "', not 'wal' as delayq leaves the file; "
+                     "news of the commit needs WAL mode: do not change it"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace sqlite_internal
 }  // namespace delayq

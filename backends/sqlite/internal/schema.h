@@ -40,6 +40,15 @@ using internal::kStateWaiting;
 // WAL.
 absl::Status PrepareSchema(Connection* conn, int page_size);
 
+// CheckSchemaForTransaction()
+//
+// Whether delayq can write the file behind `conn`, the application's own
+// connection, without changing its schema: FailedPrecondition, saying what
+// to do, when the file has no delayq schema, one of another version (only
+// OpenSqliteBackend() creates and migrates, in a transaction of its own),
+// or the connection is not in WAL mode. Reads only.
+absl::Status CheckSchemaForTransaction(Connection* conn);
+
 // ValidPageSize()
 //
 // Whether SQLite accepts `bytes` as a page size: a power of two from 512 to
