@@ -136,6 +136,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/limit_gate.cc
   src/common/limit_gate.h
   src/common/mutex.h
+  src/common/new_job.cc
+  src/common/new_job.h
   src/common/redacted_url.cc
   src/common/schedule_spec.cc
   src/common/schedule_spec.h

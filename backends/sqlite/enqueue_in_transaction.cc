@@ -6,6 +6,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <string>
@@ -48,8 +49,18 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::AddWithin(
       {&s.ready_count, Sql::kReadyCount}, {&s.horizon_get, Sql::kHorizonGet},
       {&s.horizon_set, Sql::kHorizonSet},
   };
-  for (const auto& [stmt, sql] : needed) {
-    DQ_ASSIGN_OR_RETURN(*stmt, store.conn_->Prepare(sql));
+  // A job that waits for others reaches the dependency code, which may
+  // also settle a dependant at once (a dead dependency): that takes the
+  // store's other statements, so all of them are prepared.
+  const bool waits = std::any_of(jobs.begin(), jobs.end(), [](const NewJob& j) {
+    return !j.after.empty();
+  });
+  if (waits) {
+    DQ_RETURN_IF_ERROR(store.PrepareAll());
+  } else {
+    for (const auto& [stmt, sql] : needed) {
+      DQ_ASSIGN_OR_RETURN(*stmt, store.conn_->Prepare(sql));
+    }
   }
   store.folded_at_minute_us_ = std::numeric_limits<int64_t>::max();
   store.op_now_us_ = store.pending_.now_us = ToMicros(now);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "src/common/generated_id.h"
+#include "src/common/new_job.h"
 #include "src/common/status_macros.h"
 #include "src/common/validation.h"
 
@@ -36,25 +37,13 @@ absl::StatusOr<NewJob> Resolve(absl::string_view topic,
         "replace is not taken inside the application's transaction: use "
         "Scheduler::Enqueue()");
   }
-  NewJob job;
-  job.topic = std::string(topic);
-  job.payload = std::string(payload);
-  job.priority = options.priority;
-  job.max_attempts = options.max_attempts;
-  job.ttr = options.ttr;
-  job.backoff = options.backoff;
-  job.run_at = options.run_at != absl::InfinitePast() ? options.run_at
-                                                      : now + options.delay;
-  DQ_RETURN_IF_ERROR(ValidateRunAt(job.run_at, "run_at"));
-  DQ_ASSIGN_OR_RETURN(job.expire_at, ResolveExpiry(options, now, job.run_at));
-  job.discard_expired = options.discard_expired;
-  job.unique_for = options.unique_for;
-  job.keep_for = options.keep_for;
-  if (job.keep_for > absl::ZeroDuration()) {
-    job.keep_at_most =
-        options.keep_at_most == 0 ? kMaxDonePerTopic : options.keep_at_most;
-  }
-  return job;
+  const absl::Time run_at = options.run_at != absl::InfinitePast()
+                                ? options.run_at
+                                : now + options.delay;
+  DQ_RETURN_IF_ERROR(ValidateRunAt(run_at, "run_at"));
+  DQ_ASSIGN_OR_RETURN(absl::Time expire_at,
+                      ResolveExpiry(options, now, run_at));
+  return NewJobOf(topic, payload, options, run_at, expire_at);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "src/common/contract_errors.h"
 #include "src/common/generated_id.h"
+#include "src/common/new_job.h"
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 #include "src/common/validation.h"
@@ -128,23 +129,8 @@ void Scheduler::Impl::FillJob(absl::string_view topic,
                               absl::string_view payload,
                               const JobOptions& options,
                               const EnqueueTimes& times, NewJob& job) {
-  job.topic = std::string(topic);
-  job.payload = std::string(payload);
-  job.priority = options.priority;
-  job.max_attempts = options.max_attempts;
-  job.ttr = options.ttr;
-  job.backoff = options.backoff;
-  job.run_at = times.run_at;
-  job.expire_at = times.expire_at;
-  job.discard_expired = options.discard_expired;
-  job.unique_for = options.unique_for;
-  job.keep_for = options.keep_for;
-  if (job.keep_for > absl::ZeroDuration()) {
-    job.keep_at_most =
-        options.keep_at_most == 0 ? kMaxDonePerTopic : options.keep_at_most;
-  }
-  job.after = options.after;
-  job.on_dependency_failure = options.on_dependency_failure;
+  job = internal::NewJobOf(topic, payload, options, times.run_at,
+                           times.expire_at);
 }
 
 std::string Scheduler::Impl::NextGeneratedId() {

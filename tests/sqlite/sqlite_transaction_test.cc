@@ -184,6 +184,36 @@ TEST_F(SqliteTransactionTest, ARolledBackJobDoesNotExist) {
   EXPECT_EQ(app_->Orders(), 0);
 }
 
+// A job enqueued in the application's transaction may wait for others,
+// and is released when they are done, as any other waiting job.
+TEST_F(SqliteTransactionTest, AJobMayWaitForOthers) {
+  ASSERT_OK(store_->Add({TestJob("charge", "pay", kT0)}, kT0));
+  JobOptions after;
+  after.after = {"charge"};
+  ASSERT_TRUE(app_->Run("BEGIN"));
+  ASSERT_OK_AND_ASSIGN(std::string id, EnqueueInTransaction(app_->get(), "ship",
+                                                            "p", after, kT0));
+  ASSERT_TRUE(app_->Run("COMMIT"));
+  ASSERT_OK_AND_ASSIGN(Job waiting, store_->Get(id));
+  EXPECT_EQ(waiting.state, JobState::kWaiting);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       store_->Reserve("pay", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK(store_->Ack("charge", leases[0].token, "", kT0));
+  ASSERT_OK_AND_ASSIGN(Job released, store_->Get(id));
+  EXPECT_EQ(released.state, JobState::kReady);
+  // One that names no job is refused, and the transaction goes on.
+  JobOptions unknown;
+  unknown.after = {"nothing"};
+  ASSERT_TRUE(app_->Run("BEGIN"));
+  EXPECT_THAT(
+      EnqueueInTransaction(app_->get(), "ship", "p", unknown, kT0).status(),
+      StatusIs(absl::StatusCode::kNotFound));
+  ASSERT_TRUE(app_->Run("INSERT INTO orders VALUES ('order-1')"));
+  ASSERT_TRUE(app_->Run("COMMIT"));
+  EXPECT_EQ(app_->Orders(), 1);
+}
+
 TEST_F(SqliteTransactionTest, ABatchIsAllOrNothing) {
   const std::vector<std::string> payloads = {"a", "b", "c"};
   JobOptions options;
