@@ -127,6 +127,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/lease_token.h
   src/common/limit_gate.cc
   src/common/limit_gate.h
+  src/common/list_cursor.cc
+  src/common/list_cursor.h
   src/common/mutex.h
   src/common/redacted_url.cc
   src/common/schedule_spec.cc
@@ -366,7 +368,7 @@ delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance ALWAYSLINK
-  SRCS tests/conformance/ack_reserve_conformance.cc tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/event_log_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
+  SRCS tests/conformance/ack_reserve_conformance.cc tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/event_log_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/page_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
@@ -430,7 +432,7 @@ delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
   DATA tests/fuzz/corpus/url/seed00 tests/fuzz/corpus/url/seed01 tests/fuzz/corpus/url/seed02 tests/fuzz/corpus/url/seed03 tests/fuzz/corpus/url/seed04 tests/fuzz/corpus/url/seed05 tests/fuzz/corpus/url/seed06 tests/fuzz/corpus/url/seed07 tests/fuzz/corpus/url/seed08 tests/fuzz/corpus/url/seed09 tests/fuzz/corpus/url/seed10 tests/fuzz/corpus/url/seed11 tests/fuzz/regressions/url/cluster_password_no_at tests/fuzz/regressions/url/cluster_password_with_question_mark_no_at tests/fuzz/regressions/url/credentials_then_query_password_with_at tests/fuzz/regressions/url/empty_host_query_password_with_at tests/fuzz/regressions/url/http_question_mark_in_password tests/fuzz/regressions/url/memory_slashes_no_colon tests/fuzz/regressions/url/memory_user_password_at tests/fuzz/regressions/url/memory_without_colon_then_userinfo tests/fuzz/regressions/url/password_at_with_nothing_after tests/fuzz/regressions/url/password_comma_with_nothing_after tests/fuzz/regressions/url/password_parameter_after_a_second_question_mark tests/fuzz/regressions/url/password_question_mark_with_nothing_after tests/fuzz/regressions/url/password_slash_with_nothing_after tests/fuzz/regressions/url/path_then_query_password_with_at tests/fuzz/regressions/url/query_password_then_query_error tests/fuzz/regressions/url/query_password_with_ampersand tests/fuzz/regressions/url/query_password_with_at tests/fuzz/regressions/url/query_password_with_raw_ampersand tests/fuzz/regressions/url/question_mark_in_password_without_at tests/fuzz/regressions/url/question_mark_inside_a_password_parameter tests/fuzz/regressions/url/redis_colon_no_slashes tests/fuzz/regressions/url/redis_slashes_no_colon tests/fuzz/regressions/url/rediss_double_colon tests/fuzz/regressions/url/socket_host_port_then_query_password_with_at tests/fuzz/regressions/url/third_slash_query_password_with_at tests/fuzz/regressions/url/unix_colon_slash_question_mark tests/fuzz/regressions/url/unix_path_with_colon_and_no_at tests/fuzz/regressions/url/unix_question_mark_in_password tests/fuzz/regressions/url/user_completes_sqlite_scheme tests/fuzz/regressions/url/user_with_colon_completes_sqlite_scheme)
 delayq_cc_test(tests_fuzz_values_regression DIR tests/fuzz NAME values_regression
   SRCS tests/fuzz/values_fuzz.cc
-  DEPS tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
+  DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tools_common_values tp_absl tp_fuzzed_data_provider tp_nlohmann_json
   DATA tests/fuzz/corpus/values/text00 tests/fuzz/corpus/values/text01 tests/fuzz/corpus/values/text02 tests/fuzz/corpus/values/text03 tests/fuzz/corpus/values/text04 tests/fuzz/corpus/values/text05 tests/fuzz/corpus/values/text06 tests/fuzz/corpus/values/text07 tests/fuzz/corpus/values/text08 tests/fuzz/corpus/values/text09 tests/fuzz/corpus/values/text10 tests/fuzz/corpus/values/text11 tests/fuzz/corpus/values/text12 tests/fuzz/corpus/values/text13 tests/fuzz/corpus/values/text14 tests/fuzz/regressions/values/backoff-exp-base-above-default-max tests/fuzz/regressions/values/year_zero_january)
 delayq_cc_test(tests_memory_id_index_test DIR tests/memory NAME id_index_test
   SRCS tests/memory/id_index_test.cc

@@ -38,7 +38,9 @@
 #include "src/common/contract_errors.h"
 #include "src/common/lease_token.h"
 #include "src/common/limit_gate.h"
+#include "src/common/list_cursor.h"
 #include "src/common/mutex.h"
+#include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 
 namespace delayq {
@@ -56,6 +58,45 @@ using memory_internal::ReadyKey;
 using memory_internal::RestartIfEmpty;
 using memory_internal::TimeOf;
 using memory_internal::TopicIndex;
+
+// A job's place in the order of List(state): the integers that order
+// sorts by, the most significant first.
+using Position = std::vector<int64_t>;
+
+Position PositionOf(JobState state, const JobRecord& r) {
+  const auto seq = static_cast<int64_t>(r.seq());
+  switch (state) {
+    case JobState::kReady:
+      return {r.priority(), r.run_at(), seq};
+    case JobState::kDelayed:
+      return {r.run_at(), seq};
+    case JobState::kReserved:
+      return {r.deadline(), seq};
+    case JobState::kDead:
+      return {static_cast<int64_t>(r.death_seq())};
+    case JobState::kDone:
+      return {r.leave_at(), static_cast<int64_t>(r.done_seq())};
+  }
+  return {};
+}
+
+// Sequence numbers (enqueue, death and acknowledgement order) are never
+// negative, and a priority is an int32: a cursor that says otherwise was
+// not made here.
+absl::StatusOr<Position> DecodePosition(absl::string_view text,
+                                        JobState state) {
+  DQ_ASSIGN_OR_RETURN(
+      Position position,
+      internal::DecodeIntCursor(text, state, internal::KeysetSize(state)));
+  const bool priority_fits =
+      state != JobState::kReady ||
+      (position[0] >= INT32_MIN && position[0] <= INT32_MAX);
+  if (!priority_fits || position.back() < 0) {
+    return absl::InvalidArgumentError(
+        "bad cursor: not a cursor that this store gave");
+  }
+  return position;
+}
 
 class MemoryBackend : public Backend {
  public:
@@ -215,43 +256,88 @@ class MemoryBackend : public Backend {
 
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override {
+    if (limit <= 0) return std::vector<Job>();
+    DQ_ASSIGN_OR_RETURN(JobPage page, ListPage(topic, state, limit, ""));
+    return std::move(page.jobs);
+  }
+
+  // A page goes on after a position in the state's order, the tuple of
+  // integers that order sorts by (PositionOf()). The B-trees (ready, dead,
+  // done) seek to it; a wheel (delayed, reserved) is walked from its front
+  // past the jobs before it, which costs a deep page of those two lists
+  // the jobs before it (in memory, under the lock).
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit,
+                                   absl::string_view cursor) override {
+    std::optional<Position> after;
+    if (!cursor.empty()) {
+      DQ_ASSIGN_OR_RETURN(after, DecodePosition(cursor, state));
+    }
     internal::MutexLock lock(&mu_);
-    std::vector<Job> out;
+    std::vector<const JobRecord*> got;
     auto it = topics_.find(topic);
-    if (it == topics_.end() || limit <= 0) return out;
+    if (it == topics_.end() || limit <= 0) return JobPage();
     const TopicIndex& index = *it->second;
-    auto take = [&](const auto& set, auto record_of) {
-      for (const auto& key : set) {
-        if (static_cast<int>(out.size()) >= limit) break;
-        out.push_back(record_of(key)->ToJob());
+    const size_t want = static_cast<size_t>(limit) + 1;
+    auto take = [&](auto from, const auto& set, auto record_of) {
+      for (; from != set.end() && got.size() < want; ++from) {
+        got.push_back(record_of(*from));
       }
     };
-    // A wheel is walked from its front, so a small limit sorts few slots.
     auto take_timers = [&](const auto& wheel) {
       wheel.ForEachInOrder([&](const JobRecord* r) {
-        if (static_cast<int>(out.size()) >= limit) return false;
-        out.push_back(r->ToJob());
-        return true;
+        if (!after.has_value() || PositionOf(state, *r) > *after) {
+          got.push_back(r);
+        }
+        return got.size() < want;
       });
     };
     switch (state) {
-      case JobState::kReady:
-        take(index.ready, [](const ReadyKey& k) { return k.record; });
+      case JobState::kReady: {
+        auto from = index.ready.begin();
+        if (after.has_value()) {
+          from = index.ready.upper_bound(memory_internal::ReadyPosition{
+              (*after)[1], static_cast<int32_t>((*after)[0]),
+              static_cast<uint64_t>((*after)[2])});
+        }
+        take(from, index.ready, [](const ReadyKey& k) { return k.record; });
         break;
+      }
       case JobState::kDelayed:
         take_timers(index.delayed);
         break;
       case JobState::kReserved:
         take_timers(index.reserved);
         break;
-      case JobState::kDead:
-        take(index.dead, [](const DeathKey& k) { return k.second; });
+      case JobState::kDead: {
+        auto from = index.dead.begin();
+        if (after.has_value()) {
+          // Death orders are unique: the next one up is the first after.
+          from = index.dead.lower_bound(
+              DeathKey{static_cast<uint64_t>((*after)[0]) + 1, nullptr});
+        }
+        take(from, index.dead, [](const DeathKey& k) { return k.second; });
         break;
-      case JobState::kDone:
-        take(index.done, [](const DoneKey& k) { return k.record; });
+      }
+      case JobState::kDone: {
+        auto from = index.done.begin();
+        if (after.has_value()) {
+          from = index.done.upper_bound(DoneKey{
+              (*after)[0], static_cast<uint64_t>((*after)[1]), nullptr});
+        }
+        take(from, index.done, [](const DoneKey& k) { return k.record; });
         break;
+      }
     }
-    return out;
+    JobPage page;
+    for (size_t i = 0; i < got.size() && i < static_cast<size_t>(limit); ++i) {
+      page.jobs.push_back(got[i]->ToJob());
+    }
+    if (got.size() == want) {
+      page.next_cursor =
+          internal::EncodeIntCursor(state, PositionOf(state, *got[limit - 1]));
+    }
+    return page;
   }
 
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override {

@@ -1,6 +1,7 @@
 // Copyright delayq authors.
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <utility>
 
@@ -21,6 +22,7 @@
 #include "backends/redis/sharded_backend.h"
 #include "src/common/contract_errors.h"
 #include "src/common/lease_token.h"
+#include "src/common/list_cursor.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {
@@ -626,35 +628,86 @@ absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
 absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
                                                     JobState state, int limit) {
   if (limit <= 0) return std::vector<Job>();
-  std::string set;
+  DQ_ASSIGN_OR_RETURN(JobPage page, ListPage(topic, state, limit, ""));
+  return std::move(page.jobs);
+}
+
+absl::StatusOr<JobPage> RedisBackend::ListPage(absl::string_view topic,
+                                               JobState state, int limit,
+                                               absl::string_view cursor) {
+  JobPage page;
+  if (limit <= 0) return page;
+  // One job more than the page shows whether another page follows.
+  DQ_ASSIGN_OR_RETURN(std::vector<PlacedJob> placed,
+                      ListAfter(topic, state, limit + 1, cursor));
+  for (size_t i = 0; i < placed.size() && i < static_cast<size_t>(limit); ++i) {
+    page.jobs.push_back(std::move(placed[i].job));
+  }
+  if (placed.size() > static_cast<size_t>(limit)) {
+    page.next_cursor = std::move(placed[limit - 1].cursor);
+  }
+  return page;
+}
+
+// A cursor is the score and the member of the position in the state's set
+// (list-3.lua): the score an integer, the member any bytes.
+absl::StatusOr<std::vector<RedisBackend::PlacedJob>> RedisBackend::ListAfter(
+    absl::string_view topic, JobState state, int max,
+    absl::string_view cursor) {
+  auto a = Keyed<redis_internal::ListArgs>();
+  a.after_score = "";
+  a.after_member = "";
+  if (!cursor.empty()) {
+    DQ_ASSIGN_OR_RETURN(internal::ListCursor after,
+                        internal::DecodeListCursor(cursor, state, 2));
+    DQ_ASSIGN_OR_RETURN(int64_t score, internal::CursorInt(after, 0));
+    // Every member is a job's: never empty.
+    if (after.parts[1].empty()) {
+      return absl::InvalidArgumentError(
+          "bad cursor: not a cursor that this store gave");
+    }
+    a.after_score = absl::StrCat(score);
+    a.after_member = std::move(after.parts[1]);
+  }
   switch (state) {
     case JobState::kReady:
-      set = keys_.Ready(topic);
+      a.set = keys_.Ready(topic);
       break;
     case JobState::kDelayed:
-      set = keys_.TopicDelayed(topic);
+      a.set = keys_.TopicDelayed(topic);
       break;
     case JobState::kReserved:
-      set = keys_.TopicReserved(topic);
+      a.set = keys_.TopicReserved(topic);
       break;
     case JobState::kDead:
-      set = keys_.Dead(topic);
+      a.set = keys_.Dead(topic);
       break;
     case JobState::kDone:
-      set = keys_.TopicDone(topic);
+      a.set = keys_.TopicDone(topic);
       break;
   }
-  auto a = Keyed<redis_internal::ListArgs>();
-  a.set = std::move(set);
   a.state = std::string(JobStateName(state));
-  a.limit = absl::StrCat(limit);
+  a.limit = absl::StrCat(max);
   absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
-  absl::StatusOr<std::vector<Lease>> leases = ParseSnapshots(r->get(), "list");
-  if (!leases.ok()) return leases.status();
-  std::vector<Job> out;
-  out.reserve(leases->size());
-  for (Lease& l : *leases) out.push_back(std::move(l.job));
+  const redisReply* reply = r->get();
+  if (Word(reply) != redis_internal::kOk) return Unexpected(reply, "list");
+  std::vector<PlacedJob> out;
+  for (size_t i = 1; i < reply->elements; ++i) {
+    const redisReply* e = reply->element[i];
+    double score = 0;
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 3 ||
+        !absl::SimpleAtod(Str(e->element[2]), &score)) {
+      return Unexpected(reply, "list");
+    }
+    DQ_ASSIGN_OR_RETURN(Lease lease,
+                        redis_internal::ParseSnapshot(e->element[0]));
+    internal::ListCursor position;
+    position.state = state;
+    position.parts = {absl::StrCat(static_cast<int64_t>(std::llround(score))),
+                      Str(e->element[1])};
+    out.push_back({std::move(lease.job), internal::EncodeListCursor(position)});
+  }
   return out;
 }
 

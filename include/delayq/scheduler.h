@@ -313,6 +313,16 @@ class Scheduler {
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit = 100);
 
+  // ListPage()
+  //
+  // One page of `topic`'s jobs in `state`, after `cursor` ("" for the first
+  // page), with the next page's cursor (see Backend::ListPage(), which says
+  // what paging on while jobs move guarantees). InvalidArgument for a bad
+  // topic, a limit below 1 or a cursor that the list did not give.
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit = 100,
+                                   absl::string_view cursor = "");
+
   // Stats()
   //
   // Counts per state for `topic`. InvalidArgument for a bad topic.

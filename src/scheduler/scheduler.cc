@@ -783,6 +783,14 @@ absl::StatusOr<std::vector<Job>> Scheduler::List(absl::string_view topic,
   return impl_->backend().List(topic, state, limit);
 }
 
+absl::StatusOr<JobPage> Scheduler::ListPage(absl::string_view topic,
+                                            JobState state, int limit,
+                                            absl::string_view cursor) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (limit < 1) return absl::InvalidArgumentError("limit must be at least 1");
+  return impl_->backend().ListPage(topic, state, limit, cursor);
+}
+
 absl::StatusOr<TopicStats> Scheduler::Stats(absl::string_view topic) {
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
   return impl_->backend().Stats(topic);

@@ -232,23 +232,31 @@ struct Sql {
 
   static constexpr const char* kGet =
       "SELECT " DQ_PG_JOB_COLUMNS " FROM {s}.jobs WHERE id = $1";
+  // A page of a list goes on after a position in its order (keyset
+  // paging, see ListPage()): the first page starts after the smallest one.
+  // Each reads the position of its rows after DQ_PG_JOB_COLUMNS.
   static constexpr const char* kListReady =
       "SELECT " DQ_PG_JOB_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND state = 1 "
+      ", priority, run_at_us, seq FROM {s}.jobs WHERE topic = $1 "
+      "AND state = 1 AND (priority, run_at_us, seq) > "
+      "($3::bigint, $4::bigint, $5::bigint) "
       "ORDER BY priority, run_at_us, seq LIMIT $2";
   // Delayed (by run_at) or reserved (by deadline) jobs (jobs_topic_due).
   static constexpr const char* kListTimed =
       "SELECT " DQ_PG_JOB_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND due_us IS NOT NULL AND state = $3 "
+      ", due_us, seq FROM {s}.jobs WHERE topic = $1 AND due_us IS NOT NULL "
+      "AND state = $3 AND (due_us, seq) > ($4::bigint, $5::bigint) "
       "ORDER BY due_us, seq LIMIT $2";
   static constexpr const char* kListDone =
-      "SELECT " DQ_PG_JOB_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND state = 4 "
+      "SELECT " DQ_PG_JOB_COLUMNS ", " DQ_PG_LEAVE_AT
+      ", dead_order FROM {s}.jobs WHERE topic = $1 AND state = 4 "
+      "AND (" DQ_PG_LEAVE_AT
+      ", dead_order) > ($3::bigint, $4::bigint) "
       "ORDER BY " DQ_PG_LEAVE_AT ", dead_order LIMIT $2";
   static constexpr const char* kListDead =
       "SELECT " DQ_PG_JOB_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND state = 3 "
-      "ORDER BY dead_order LIMIT $2";
+      ", dead_order FROM {s}.jobs WHERE topic = $1 AND state = 3 "
+      "AND dead_order > $3::bigint ORDER BY dead_order LIMIT $2";
 
   static constexpr const char* kStats =
       "SELECT state, count(*) FROM {s}.jobs WHERE topic = $1 GROUP BY state";

@@ -173,23 +173,30 @@ struct Sql {
 
   static constexpr const char* kGet =
       "SELECT " DQ_JOB_COLUMNS " FROM jobs WHERE id = ?1";
+  // A page of a list goes on after a position in its order (keyset
+  // paging, see ListPage()): the first page starts after the smallest one.
+  // Each reads the position of its rows after DQ_JOB_COLUMNS.
   static constexpr const char* kListReady =
       "SELECT " DQ_JOB_COLUMNS
-      " FROM jobs WHERE topic = ?1 AND state = 1 "
+      ", priority, run_at_us, seq FROM jobs WHERE topic = ?1 AND state = 1 "
+      "AND (priority, run_at_us, seq) > (?3, ?4, ?5) "
       "ORDER BY priority, run_at_us, seq LIMIT ?2";
   // Delayed (by run_at) or reserved (by deadline) jobs (jobs_topic_due).
   static constexpr const char* kListTimed =
       "SELECT " DQ_JOB_COLUMNS
-      " FROM jobs WHERE topic = ?1 AND state = ?2 "
-      "AND due_us IS NOT NULL ORDER BY due_us, seq LIMIT ?3";
+      ", due_us, seq FROM jobs WHERE topic = ?1 AND state = ?3 "
+      "AND due_us IS NOT NULL AND (due_us, seq) > (?4, ?5) "
+      "ORDER BY due_us, seq LIMIT ?2";
   static constexpr const char* kListDone =
-      "SELECT " DQ_JOB_COLUMNS
-      " FROM jobs WHERE topic = ?1 AND state = 4 "
+      "SELECT " DQ_JOB_COLUMNS ", " DQ_LEAVE_AT
+      ", dead_order FROM jobs WHERE topic = ?1 AND state = 4 "
+      "AND (" DQ_LEAVE_AT
+      ", dead_order) > (?3, ?4) "
       "ORDER BY " DQ_LEAVE_AT ", dead_order LIMIT ?2";
   static constexpr const char* kListDead =
       "SELECT " DQ_JOB_COLUMNS
-      " FROM jobs WHERE topic = ?1 AND state = 3 "
-      "ORDER BY dead_order LIMIT ?2";
+      ", dead_order FROM jobs WHERE topic = ?1 AND state = 3 "
+      "AND dead_order > ?3 ORDER BY dead_order LIMIT ?2";
 
   static constexpr const char* kStats =
       "SELECT state, n FROM counts WHERE topic = ?1";
