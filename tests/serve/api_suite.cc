@@ -217,6 +217,41 @@ TEST_P(ApiTest, BatchAddsInOrderAndListShowsThem) {
   EXPECT_EQ(api_->Get("/v1/topics/b/jobs?state=dead").json["jobs"].size(), 0u);
 }
 
+// Pages of a list follow each other by cursor; a cursor the list did not
+// give is a 400 that says so.
+TEST_P(ApiTest, ListPagesFollowTheirCursor) {
+  HttpReply batch = api_->Post("/v1/topics/pg/jobs/batch",
+                               {{"payloads", {"a", "b", "c", "d", "e"}}});
+  ASSERT_EQ(batch.status, 201) << batch.body;
+  std::vector<std::string> seen;
+  std::string cursor;
+  int pages = 0;
+  do {
+    HttpReply page =
+        api_->Get(absl::StrCat("/v1/topics/pg/jobs?state=ready&limit=2",
+                               cursor.empty() ? "" : "&cursor=", cursor));
+    ASSERT_EQ(page.status, 200) << page.body;
+    for (const auto& job : page.json["jobs"]) {
+      seen.push_back(job["payload"].get<std::string>());
+    }
+    cursor = page.json["next_cursor"].get<std::string>();
+    ASSERT_LT(++pages, 10);
+  } while (!cursor.empty());
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+
+  HttpReply bad = api_->Get("/v1/topics/pg/jobs?cursor=not-a-cursor");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.code(), "INVALID_ARGUMENT");
+  EXPECT_NE(bad.body.find("bad cursor"), std::string::npos) << bad.body;
+  HttpReply first = api_->Get("/v1/topics/pg/jobs?state=ready&limit=1");
+  const std::string ready_cursor = first.json["next_cursor"].get<std::string>();
+  ASSERT_FALSE(ready_cursor.empty());
+  HttpReply other_state =
+      api_->Get("/v1/topics/pg/jobs?state=dead&cursor=" + ready_cursor);
+  EXPECT_EQ(other_state.status, 400) << other_state.body;
+}
+
 TEST_P(ApiTest, StatsTopicsPauseAndResume) {
   Add("t1", {{"payload", "a"}});
   Add("t1", {{"payload", "b"}, {"delay_ms", 600'000}});

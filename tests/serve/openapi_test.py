@@ -178,6 +178,12 @@ class OpenApiTest(unittest.TestCase):
         c("POST", "/v1/topics/mail/jobs/batch", {"payloads": []}, 400)
         c("GET", "/v1/topics/mail/jobs?state=ready&limit=10", want=200)
         c("GET", "/v1/topics/mail/jobs?state=delayed", want=200)
+        _, page = c("GET", "/v1/topics/mail/jobs?state=ready&limit=1", want=200)
+        self.assertNotEqual(page["next_cursor"], "")
+        _, rest = c("GET", "/v1/topics/mail/jobs?state=ready&limit=10&cursor="
+                    + page["next_cursor"], want=200)
+        self.assertEqual(rest["next_cursor"], "")
+        c("GET", "/v1/topics/mail/jobs?cursor=nonsense", want=400)
         c("GET", "/v1/topics/mail/jobs?state=nope", want=400)
         c("GET", "/v1/topics/mail/jobs?offset=1", want=400)
         c("GET", "/v1/jobs/m2", want=200)
