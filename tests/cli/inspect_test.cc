@@ -136,6 +136,45 @@ TEST(CliInspectTest, JsonOutput) {
   EXPECT_THAT(cli.Run({"list", "none", "--json"}).out, "[]\n");
 }
 
+// A list longer than --limit ends with its next page's cursor, which
+// --cursor takes back; --json with --cursor gives the page and its cursor.
+TEST(CliInspectTest, ListPagesByCursor) {
+  CliRunner cli;
+  for (const char* id : {"p1", "p2", "p3"}) {
+    ASSERT_EQ(cli.Run({"add", "pages", "x", "--id", id}).exit_code, 0);
+  }
+  CliResult first =
+      cli.Run({"list", "pages", "--state", "ready", "--limit", "2"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_THAT(first.out, HasSubstr("p2"));
+  EXPECT_THAT(first.out, Not(HasSubstr("p3")));
+  const size_t at = first.out.find("next page: --cursor ");
+  ASSERT_NE(at, std::string::npos) << first.out;
+  const std::string cursor(absl::StripSuffix(
+      first.out.substr(at + std::string("next page: --cursor ").size()), "\n"));
+  CliResult second = cli.Run({"list", "pages", "--state", "ready", "--limit",
+                              "2", "--cursor", cursor});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.out, HasSubstr("p3"));
+  EXPECT_THAT(second.out, Not(HasSubstr("p1")));
+  EXPECT_THAT(second.out, Not(HasSubstr("next page")));
+
+  CliResult json = cli.Run({"list", "pages", "--state", "ready", "--limit", "1",
+                            "--cursor", cursor, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_THAT(json.out,
+              StartsWith("{\"jobs\":[{\"state\":\"ready\",\"id\":\"p3\""));
+  EXPECT_THAT(json.out, HasSubstr("\"next_cursor\":\"\"}"));
+
+  CliResult bad =
+      cli.Run({"list", "pages", "--state", "ready", "--cursor", "nonsense"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("bad cursor"));
+  CliResult no_state = cli.Run({"list", "pages", "--cursor", cursor});
+  EXPECT_NE(no_state.exit_code, 0);
+  EXPECT_THAT(no_state.err, HasSubstr("--cursor needs --state"));
+}
+
 TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {
   CliRunner cli;
   ASSERT_EQ(cli.Run({"add", "calc", "p", "--id", "kept", "--keep-for", "1h",

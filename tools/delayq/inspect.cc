@@ -247,21 +247,36 @@ int RunList(const Context& ctx) {
     if (!n.ok()) return Fail(n.status());
     limit = *n;
   }
+  // A cursor continues one state's list.
+  if (ctx.Has("cursor") && states.size() != 1) {
+    return UsageError(ctx, "--cursor needs --state");
+  }
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenAndPromote(ctx);
   if (!scheduler.ok()) return Fail(scheduler.status());
   std::vector<Job> jobs;
+  std::string next_cursor;
   for (JobState state : states) {
     const int left = limit - static_cast<int>(jobs.size());
     if (left <= 0) break;
-    absl::StatusOr<std::vector<Job>> some =
-        (*scheduler)->List(ctx.args[0], state, left);
-    if (!some.ok()) return Fail(some.status());
-    jobs.insert(jobs.end(), some->begin(), some->end());
+    absl::StatusOr<JobPage> page =
+        (*scheduler)
+            ->ListPage(ctx.args[0], state, left,
+                       ctx.Has("cursor") ? ctx.Get("cursor") : "");
+    if (!page.ok()) return Fail(page.status());
+    jobs.insert(jobs.end(), page->jobs.begin(), page->jobs.end());
+    if (states.size() == 1) next_cursor = page->next_cursor;
   }
   if (ctx.json()) {
     std::vector<std::string> items;
     for (const Job& job : jobs) items.push_back(JobJson(job));
-    absl::PrintF("[%s]\n", absl::StrJoin(items, ","));
+    // With --cursor, the page and the next one's cursor; without, the
+    // plain list as before.
+    if (ctx.Has("cursor")) {
+      absl::PrintF("{\"jobs\":[%s],\"next_cursor\":\"%s\"}\n",
+                   absl::StrJoin(items, ","), next_cursor);
+    } else {
+      absl::PrintF("[%s]\n", absl::StrJoin(items, ","));
+    }
     return kExitOk;
   }
   const absl::Time now = RealClock().Now();
@@ -276,6 +291,10 @@ int RunList(const Context& ctx) {
   }
   absl::PrintF("%s", Table(rows, 99));
   if (jobs.empty()) absl::PrintF("(no jobs)\n");
+  // The cursor is URL-safe base64: no quoting needed.
+  if (!next_cursor.empty()) {
+    absl::PrintF("next page: --cursor %s\n", next_cursor);
+  }
   return kExitOk;
 }
 
@@ -413,16 +432,23 @@ const CommandSpec& StatsCommand() {
 const CommandSpec& ListCommand() {
   static const CommandSpec* const spec = new CommandSpec{
       "list",
-      "list TOPIC [--state STATE] [--limit N]",
+      "list TOPIC [--state STATE] [--limit N] [--cursor C]",
       "the jobs of a topic",
       "Lists TOPIC's jobs: ready ones in the order workers will take them,\n"
       "reserved ones by lease end, delayed ones by due time, dead ones\n"
       "oldest first, done ones (kept with --keep-for) in the order they\n"
-      "leave. Without --state every state is listed, in that order.",
+      "leave. Without --state every state is listed, in that order.\n"
+      "With --state, a list longer than --limit ends with the cursor of\n"
+      "its next page: give it back with --cursor to see that page (a job\n"
+      "that stays in the state is seen once, whatever else comes and goes).\n"
+      "With --cursor, --json prints {\"jobs\": [...], \"next_cursor\": C},\n"
+      "C empty at the end; --cursor '' starts at the first page.",
       {{"state", 0, FlagSpec::Arg::kRequired, "STATE",
         absl::StrCat("only the jobs of one state: ", kJobStatesText)},
        {"limit", 'n', FlagSpec::Arg::kRequired, "N",
-        "at most N jobs (default 100)"}},
+        "at most N jobs (default 100)"},
+       {"cursor", 0, FlagSpec::Arg::kRequired, "C",
+        "the page after cursor C, as a list printed it (needs --state)"}},
       /*json=*/true,
       /*takes_command=*/false,
       &RunList,
