@@ -43,6 +43,7 @@ import type {
   HistoryEvent,
   Job,
   JobOptions,
+  JobPage,
   JobState,
   Lease,
   LeaseRef,
@@ -189,6 +190,26 @@ export class Client {
       retry: true,
     });
     return (reply.jobs ?? []).map(decodeJob);
+  }
+
+  /**
+   * One page of a topic's jobs in one state (default ready), in the order of
+   * list(), after `cursor` (the `nextCursor` of the previous page; omit it for
+   * the first). `nextCursor` is "" once the page ends the list. A job that
+   * stays in the state while the pages are read is seen exactly once; one
+   * that enters, leaves or moves meanwhile may be seen once, twice or not.
+   */
+  async listPage(
+    topic: string,
+    options: { state?: JobState; limit?: number; cursor?: string } = {},
+  ): Promise<JobPage> {
+    const reply = await this.http.json({
+      method: "GET",
+      path: `/v1/topics/${seg(topic)}/jobs`,
+      query: { state: options.state, limit: options.limit, cursor: options.cursor || undefined },
+      retry: true,
+    });
+    return { jobs: (reply.jobs ?? []).map(decodeJob), nextCursor: reply.next_cursor ?? "" };
   }
 
   /** The job's recent events as the server saw them, oldest first. */

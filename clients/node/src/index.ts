@@ -35,6 +35,7 @@ export type {
   HistoryEvent,
   Job,
   JobOptions,
+  JobPage,
   JobState,
   Lease,
   LeaseRef,

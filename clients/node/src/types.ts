@@ -71,6 +71,13 @@ export interface Job {
 }
 
 /** A reserved job: run it, then ack, fail or release it with this lease. */
+/** One page of a job list (Client.listPage()). */
+export interface JobPage {
+  jobs: Job[];
+  /** Gives the next page as `cursor`; "" when this page ends the list. */
+  nextCursor: string;
+}
+
 export interface Lease {
   id: string;
   topic: string;

@@ -126,6 +126,15 @@ class Job:
 
 
 @dataclass
+class JobPage:
+    """One page of a job list (Client.list_page()): `next_cursor` gives the
+    next page, and is "" once this page ends the list."""
+
+    jobs: List[Job]
+    next_cursor: str
+
+
+@dataclass
 class Lease:
     """A reservation: the job, its fencing token and when the lease ends."""
 
@@ -265,6 +274,19 @@ class Client:
         query = urllib.parse.urlencode({"state": state, "limit": limit})
         reply = self._call("GET", f"/v1/topics/{self._quote(topic)}/jobs?{query}", repeat=True)
         return [Job.from_json(j) for j in reply["jobs"]]
+
+    def list_page(self, topic: str, state: str = "ready", limit: int = 100,
+                  cursor: str = "") -> JobPage:
+        """One page of list(): the jobs after `cursor` (the next_cursor of
+        the previous page; "" for the first). A job that stays in the state
+        while the pages are read is seen exactly once; one that enters,
+        leaves or moves meanwhile may be seen once, twice or not at all."""
+        params = {"state": state, "limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        query = urllib.parse.urlencode(params)
+        reply = self._call("GET", f"/v1/topics/{self._quote(topic)}/jobs?{query}", repeat=True)
+        return JobPage([Job.from_json(j) for j in reply["jobs"]], reply.get("next_cursor", ""))
 
     def history(self, job_id: str) -> List[Dict[str, Any]]:
         """The job's events from the store's event log, oldest first: each

@@ -101,6 +101,21 @@ class ClientSuite:
         self.assertEqual([j.id for j in self.client.list("txt")], text_ids)
         self.assertEqual(self.client.get(text_ids[0]).priority, 2)
 
+    def test_list_pages_follow_their_cursor(self):
+        ids = self.client.enqueue_batch("pages", ["a", "b", "c", "d", "e"])
+        seen, cursor, pages = [], "", 0
+        while True:
+            page = self.client.list_page("pages", limit=2, cursor=cursor)
+            seen += [j.id for j in page.jobs]
+            pages += 1
+            cursor = page.next_cursor
+            if not cursor or pages > 10:
+                break
+        self.assertEqual(pages, 3)
+        self.assertEqual(seen, ids)
+        with self.assertRaises(delayq.InvalidArgumentError):
+            self.client.list_page("pages", cursor="nonsense")
+
     # --- leases -----------------------------------------------------------
 
     def test_reserve_touch_release_fail_kick_purge(self):
