@@ -368,7 +368,7 @@ delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
   SRCS tests/clock/clock_test.cc
   DEPS delayq tp_gtest_main)
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance ALWAYSLINK
-  SRCS tests/conformance/ack_reserve_conformance.cc tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/event_log_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/page_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
+  SRCS tests/conformance/ack_reserve_conformance.cc tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/event_log_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/holder_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/page_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h

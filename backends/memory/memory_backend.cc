@@ -153,7 +153,9 @@ class MemoryBackend : public Backend {
       counts_.Count(topic, now_us,
                     internal::CountOfDelivery(r->run_at(), now_us));
       Lease lease;
-      lease.job = r->ToJob();
+      holdings_[r] = {r->token(), report == nullptr ? "" : report->holder,
+                      now_us};
+      lease.job = JobOf(*r);
       lease.token = r->token();
       lease.deadline = lease.job.deadline;
       leases.push_back(std::move(lease));
@@ -251,7 +253,7 @@ class MemoryBackend : public Backend {
     internal::MutexLock lock(&mu_);
     const JobRecord* r = Find(id);
     if (r == nullptr) return internal::NoSuchJob(id);
-    return r->ToJob();
+    return JobOf(*r);
   }
 
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
@@ -331,7 +333,7 @@ class MemoryBackend : public Backend {
     }
     JobPage page;
     for (size_t i = 0; i < got.size() && i < static_cast<size_t>(limit); ++i) {
-      page.jobs.push_back(got[i]->ToJob());
+      page.jobs.push_back(JobOf(*got[i]));
     }
     if (got.size() == want) {
       page.next_cursor =
@@ -445,6 +447,7 @@ class MemoryBackend : public Backend {
       return internal::OtherTopic(job.id, old->topic()->name);
     }
     Unlink(old);
+    holdings_.erase(old);
     JobRecord::Ptr fresh = old->WithPayload(job.payload);
     JobRecord* r = fresh.get();
     jobs_.Replace(old, std::move(fresh));  // destroys *old
@@ -808,8 +811,21 @@ class MemoryBackend : public Backend {
     t->listed_due = due;
   }
 
+  // The job as the API shows it, with who holds it while reserved.
+  Job JobOf(const JobRecord& r) const {
+    Job job = r.ToJob();
+    if (r.state() != JobState::kReserved) return job;
+    auto held = holdings_.find(&r);
+    if (held != holdings_.end() && held->second.token == r.token()) {
+      job.holder = held->second.holder;
+      job.reserved_at = TimeOf(held->second.reserved_at);
+    }
+    return job;
+  }
+
   // Removes the job from the store; drops its topic when that was its last.
   void Erase(JobRecord* r) {
+    holdings_.erase(r);
     Unlink(r);
     TopicIndex* t = r->topic();
     jobs_.Erase(r);  // destroys *r
@@ -821,9 +837,20 @@ class MemoryBackend : public Backend {
     return us == internal::kUntilReleased ? absl::InfiniteFuture() : TimeOf(us);
   }
 
+  // Who made a record's last lease and when (µs). Apart from the packed
+  // record, which keeps only what every job needs; an entry counts while
+  // its record is reserved under its token, so a lease that ended leaves
+  // nothing to clear (a record's entry goes with the record).
+  struct Holding {
+    uint64_t token = 0;
+    std::string holder;
+    int64_t reserved_at = 0;
+  };
+
   // Every private method above requires mu_ held.
   internal::Mutex mu_;
   IdIndex jobs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<const JobRecord*, Holding> holdings_ ABSL_GUARDED_BY(mu_);
   // Keyed by the index's own copy of the name.
   absl::btree_map<absl::string_view, std::unique_ptr<TopicIndex>> topics_
       ABSL_GUARDED_BY(mu_);

@@ -54,11 +54,12 @@ using redis_internal::Word;
 // shared hash and delayed jobs in their topic's set only (no delay buckets);
 // 5 adds expiry and dedup windows (record values 17-19, the expiring sets
 // and the held ids); 6 done jobs (record values 20-23, state 4, the done
-// sets) and when dead jobs died. A namespace of layout kOldestReadable or
-// later is taken over in place: its records and keys are layout 6's without
-// them (an older delayq refuses a layout-6 namespace rather than misread
-// its records).
-constexpr int kLayout = 6;
+// sets) and when dead jobs died; 7 who holds each lease and since when
+// (record values 24-25, while reserved). A namespace of layout
+// kOldestReadable or later is taken over in place: its records and keys are
+// layout 7's without them (an older delayq refuses a layout-7 namespace
+// rather than misread its records).
+constexpr int kLayout = 7;
 // RedisOptions::shards at most.
 constexpr int kMaxShards = 256;
 constexpr int kOldestReadable = 4;
@@ -444,6 +445,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
   a.max = absl::StrCat(std::max(max, 1));
   a.promote_max = absl::StrCat(options_.reserve_promote_limit);
   a.first_token = FirstToken();
+  a.holder = report == nullptr ? "" : report->holder;
   absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
@@ -497,6 +499,7 @@ AckReserved RedisBackend::AckAndReserve(absl::string_view id, uint64_t token,
   a.max = absl::StrCat(std::max(max, 1));
   a.promote_max = absl::StrCat(options_.reserve_promote_limit);
   a.first_token = FirstToken();
+  a.holder = report == nullptr ? "" : report->holder;
   AckReserved out;
   absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) {

@@ -221,6 +221,7 @@ absl::StatusOr<std::vector<Lease>> ShardedRedisBackend::Reserve(
   for (int k : plan.order) {
     const int want = max - static_cast<int>(out.size());
     ReserveReport part;
+    if (report != nullptr) part.holder = report->holder;
     ++reserve_calls_[k];
     absl::StatusOr<std::vector<Lease>> leases =
         shards_[k]->Reserve(topic, want, now, &part);

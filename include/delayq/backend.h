@@ -119,8 +119,14 @@ struct PromoteResult {
 
 // ReserveReport
 //
-// What one Backend::Reserve() did besides the leases it returns.
+// Who asks for one Backend::Reserve() (`holder`, set by the caller), and
+// what the call did besides the leases it returns (the rest, set by the
+// store).
 struct ReserveReport {
+  // The holder each lease the call makes is stored with (Job::holder), so
+  // that every process sees who holds a lease: a scheduler's name, or the
+  // worker an HTTP client names. "" (also with no report) for none.
+  std::string holder;
   // Every job the call moved before it reserved (see Reserve()).
   std::vector<Transition> moved;
   // Set when the topic's limit (SetLimit()) held back ready jobs: the
@@ -262,6 +268,9 @@ class Backend {
   // promotions, expiries and deaths it did not see happen. When `report`
   // is not null, the moved jobs are appended to report->moved and, when the
   // limit held ready jobs back, report->limited_until says until when.
+  // Each reserved job is stored with holder = report->holder ("" with no
+  // report) and reserved_at = `now`, which Get() and List() show while it
+  // stays reserved (Touch() keeps both; they go with the lease).
   // REQUIRES: max >= 1.
   virtual absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic,
                                                      int max, absl::Time now,

@@ -69,11 +69,11 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
   promotion_.SetTickHook([this](absl::Time now, bool reload) {
     return schedules_.RunDue(now, reload);
   });
+  holder_ =
+      options.name.empty() ? internal::DefaultProcessName() : options.name;
   if (options.event_log) {
     event_log_ = std::make_unique<internal::EventLogWriter>(
-        backend_.get(),
-        options.name.empty() ? internal::DefaultProcessName() : options.name,
-        internal::EventLogWriter::kDefaultMaxBuffered,
+        backend_.get(), holder_, internal::EventLogWriter::kDefaultMaxBuffered,
         [this](const absl::Status& error) {
           promotion_.ReportError("events", error);
         });
@@ -225,6 +225,7 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   // The store promotes the topic's due jobs itself before it reserves; what
   // it moved is reported as if promotion had found it.
   ReserveReport report;
+  report.holder = holder_;
   absl::StatusOr<std::vector<Lease>> leases = look(now, &report);
   promotion_.Moved(report.moved);
   *limited_until = report.limited_until;

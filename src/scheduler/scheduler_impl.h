@@ -212,6 +212,9 @@ class Scheduler::Impl : public internal::JobOps {
   // Takes the events to the store's log (SchedulerOptions::event_log);
   // null when off. Stop() closes it, before the store goes.
   std::unique_ptr<internal::EventLogWriter> event_log_;
+  // Who this scheduler's leases are held by (SchedulerOptions::name, or
+  // "<host name>:<pid>"), stored with each one (ReserveReport::holder).
+  std::string holder_;
   // Serializes Start() and Stop(), so a second Stop() returns only when the
   // threads are gone.
   absl::Mutex threads_mu_;

@@ -233,6 +233,41 @@ TEST_F(PostgresBackendTest, ASchemaOfANewerDelayqIsRefusedUntouched) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("newer delayq"));
 }
 
+// A schema of version 1 (no lease holders) is migrated with its jobs: a
+// lease made before shows no holder; the next one has its holder and time.
+TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
+  const std::string schema = FreshSchema("v1");
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    ASSERT_OK(backend->Add({TestJob("old", "t", kT0)}, kT0));
+    ASSERT_OK(backend->Add({TestJob("next", "t", kT0)}, kT0));
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend->Reserve("t", 1, kT0));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_EQ(leases[0].job.id, "old");
+  }
+  ASSERT_OK(server_->Psql(
+      absl::StrCat("ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
+                   "DROP COLUMN reserved_at_us; UPDATE ", schema,
+                   ".schema_version SET version = 1")));
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));
+  EXPECT_EQ(old.state, JobState::kReserved);
+  EXPECT_EQ(old.holder, "");
+  EXPECT_EQ(old.reserved_at, absl::InfinitePast());
+  ReserveReport report;
+  report.holder = "migrated:1";
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> leases,
+      backend->Reserve("t", 1, kT0 + absl::Seconds(1), &report));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(Job next, backend->Get("next"));
+  EXPECT_EQ(next.holder, "migrated:1");
+  EXPECT_EQ(next.reserved_at, kT0 + absl::Seconds(1));
+}
+
 TEST_F(PostgresBackendTest, ASchemaWithOtherTablesIsRefused) {
   const std::string schema = FreshSchema("theirs");
   ASSERT_OK(

@@ -195,6 +195,7 @@ class PostgresBackend : public Backend {
   // back.
   absl::Status ReserveReady(Tx& tx, absl::string_view topic, int max,
                             const std::optional<Gate>& limit,
+                            absl::string_view holder,
                             std::vector<Lease>* leases,
                             absl::Time* limited_until);
   // Up to `bound` of `topic`'s jobs in `state`.

@@ -53,6 +53,11 @@ Job ReadJob(const Result& r, int row, uint64_t* token) {
   }
   job.keep_for = absl::Microseconds(r.Int(row, 22));
   job.keep_at_most = static_cast<int>(r.Int(row, 23));
+  // Kept after the lease ends (nothing clears them), shown while it lasts.
+  if (job.state == JobState::kReserved && !r.IsNull(row, 25)) {
+    job.holder = r.Text(row, 24);
+    job.reserved_at = FromMicros(r.Int(row, 25));
+  }
   if (token != nullptr) *token = static_cast<uint64_t>(r.Int(row, 15));
   return job;
 }
@@ -78,7 +83,7 @@ absl::StatusOr<std::vector<Job>> PostgresBackend::List(absl::string_view topic,
 
 // Where a list statement reads the position of its row (after the job's
 // columns).
-constexpr int kPositionColumn = 24;
+constexpr int kPositionColumn = kJobColumnCount;
 
 absl::StatusOr<JobPage> PostgresBackend::ListPage(absl::string_view topic,
                                                   JobState state, int limit,

@@ -17,7 +17,7 @@ namespace delayq {
 namespace postgres_internal {
 
 // The schema version this code writes, kept in <schema>.schema_version.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Job states as stored in jobs.state (as in the SQLite store).
 // Job states as stored in jobs.state (src/common/stored_state.h).

@@ -17,7 +17,10 @@ namespace postgres_internal {
   "seq, id, topic, payload, state, priority, attempts, max_attempts, "      \
   "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
   "run_at_us, due_us, token, last_error, expire_at_us, discard_expired, "   \
-  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most"
+  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most, "      \
+  "holder, reserved_at_us"
+// How many columns DQ_PG_JOB_COLUMNS names.
+inline constexpr int kJobColumnCount = 26;
 
 // due_us of a job that waits in state `state` (0 delayed, 1 ready) for
 // `run_at`: a ready job is due when it expires, a delayed one at the
@@ -176,7 +179,8 @@ struct Sql {
       "ranked AS (SELECT seq AS taken_seq, row_number() OVER "
       "(ORDER BY priority, run_at_us, seq) - 1 AS k FROM taken) "
       "UPDATE {s}.jobs j SET state = 2, attempts = j.attempts + 1, "
-      "due_us = GREATEST($3, j.run_at_us) + j.ttr_us, token = $4 + ranked.k "
+      "due_us = GREATEST($3, j.run_at_us) + j.ttr_us, token = $4 + ranked.k, "
+      "holder = $5, reserved_at_us = $3 "
       "FROM ranked WHERE j.seq = ranked.taken_seq RETURNING " DQ_PG_JOB_COLUMNS;
 
   // Ack() of a job without keep_for, and of one with it: kept done (state

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/schema.h"
+#include "backends/sqlite/internal/statements.h"
 #include "src/common/backoff_code.h"
 #include "src/common/contract_errors.h"
 #include "src/common/list_cursor.h"
@@ -49,6 +50,11 @@ Job ReadJob(const Statement& s, uint64_t* token) {
   }
   job.keep_for = absl::Microseconds(s.Int64(22));
   job.keep_at_most = static_cast<int>(s.Int64(23));
+  // Kept after the lease ends (nothing clears them), shown while it lasts.
+  if (job.state == JobState::kReserved && !s.IsNull(25)) {
+    job.holder = s.Text(24);
+    job.reserved_at = FromMicros(s.Int64(25));
+  }
   if (token != nullptr) *token = static_cast<uint64_t>(s.Int64(15));
   return job;
 }
@@ -75,7 +81,7 @@ namespace {
 // Where a list statement reads the position of its row (after the job's
 // columns).
 
-constexpr int kPositionColumn = 24;
+constexpr int kPositionColumn = kJobColumnCount;
 
 }  // namespace
 

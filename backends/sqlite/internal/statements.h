@@ -15,7 +15,10 @@ namespace sqlite_internal {
   "seq, id, topic, payload, state, priority, attempts, max_attempts, "      \
   "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
   "run_at_us, due_us, token, last_error, expire_at_us, discard_expired, "   \
-  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most"
+  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most, "      \
+  "holder, reserved_at_us"
+// How many columns DQ_JOB_COLUMNS names.
+inline constexpr int kJobColumnCount = 26;
 
 // due_us of a job that waits in state `state` (0 delayed, 1 ready) for
 // `run_at`: a ready job is due when it expires, a delayed one at the
@@ -121,7 +124,8 @@ struct Sql {
   // runs ttr from now, or from run_at when the caller's clock is behind it.
   static constexpr const char* kReserveOne =
       "UPDATE jobs SET state = 2, attempts = attempts + 1, "
-      "due_us = max(?2, run_at_us) + ttr_us, token = ?3 "
+      "due_us = max(?2, run_at_us) + ttr_us, token = ?3, holder = ?4, "
+      "reserved_at_us = ?2 "
       "WHERE seq = (SELECT seq FROM jobs WHERE topic = ?1 AND state = 1 "
       "ORDER BY priority, run_at_us, seq LIMIT 1) "
       "RETURNING " DQ_JOB_COLUMNS;
