@@ -252,6 +252,43 @@ TEST_P(ApiTest, ListPagesFollowTheirCursor) {
   EXPECT_EQ(other_state.status, 400) << other_state.body;
 }
 
+// GET /v1/workers lists live leases with who holds them and since when,
+// a page at a time; a reserved job shows its holder too.
+TEST_P(ApiTest, WorkersListsLiveLeasesWithTheirHolders) {
+  Add("w1", {{"payload", "a"}, {"id", "wa"}});
+  Add("w2", {{"payload", "b"}, {"id", "wb"}});
+  Add("w2", {{"payload", "c"}, {"id", "wc"}});
+  const Json first = ReserveOne("w1");
+  ReserveOne("w2");
+  HttpReply all = api_->Get("/v1/workers");
+  ASSERT_EQ(all.status, 200) << all.body;
+  ASSERT_EQ(all.json["leases"].size(), 2u) << all.body;
+  EXPECT_EQ(all.json["next_cursor"], "");
+  const Json& lease = all.json["leases"][0];
+  EXPECT_EQ(lease["topic"], "w1");
+  EXPECT_EQ(lease["id"], "wa");
+  EXPECT_EQ(lease["attempts"], 1);
+  EXPECT_EQ(lease["deadline"], first["deadline"]);
+  EXPECT_FALSE(lease["holder"].get<std::string>().empty()) << all.body;
+  EXPECT_TRUE(lease["reserved_at"].is_string()) << all.body;
+  HttpReply job = api_->Get("/v1/jobs/wa");
+  EXPECT_EQ(job.json["holder"], lease["holder"]);
+  EXPECT_EQ(job.json["reserved_at"], lease["reserved_at"]);
+
+  HttpReply page = api_->Get("/v1/workers?limit=1");
+  ASSERT_EQ(page.status, 200) << page.body;
+  ASSERT_EQ(page.json["leases"].size(), 1u);
+  const std::string cursor = page.json["next_cursor"];
+  ASSERT_FALSE(cursor.empty());
+  HttpReply rest = api_->Get("/v1/workers?limit=1&cursor=" + cursor);
+  ASSERT_EQ(rest.status, 200) << rest.body;
+  ASSERT_EQ(rest.json["leases"].size(), 1u);
+  EXPECT_EQ(rest.json["leases"][0]["topic"], "w2");
+  EXPECT_EQ(rest.json["next_cursor"], "");
+  EXPECT_EQ(api_->Get("/v1/workers?cursor=%25%25").status, 400);
+  EXPECT_EQ(api_->Get("/v1/workers?limit=0").status, 400);
+}
+
 TEST_P(ApiTest, StatsTopicsPauseAndResume) {
   Add("t1", {{"payload", "a"}});
   Add("t1", {{"payload", "b"}, {"delay_ms", 600'000}});

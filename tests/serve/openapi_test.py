@@ -194,6 +194,9 @@ class OpenApiTest(unittest.TestCase):
         # Leases.
         c("POST", "/v1/topics/empty/reserve", {}, 200)
         _, got = c("POST", "/v1/topics/mail/reserve", {"max": 10}, 200)
+        _, workers = c("GET", "/v1/workers?limit=10", want=200)
+        self.assertGreater(len(workers["leases"]), 0)
+        c("GET", "/v1/workers?cursor=%25%25", want=400)
         leases = {l["job"]["id"]: l for l in got["leases"]}
         m1, m2 = leases["m1"], leases["m2"]
         others = [l for i, l in leases.items() if i not in ("m1", "m2")]
