@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "delayq/delayq.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
@@ -173,6 +174,36 @@ TEST(CliInspectTest, ListPagesByCursor) {
   CliResult no_state = cli.Run({"list", "pages", "--cursor", cursor});
   EXPECT_NE(no_state.exit_code, 0);
   EXPECT_THAT(no_state.err, HasSubstr("--cursor needs --state"));
+}
+
+// delayq workers shows each live lease with its holder: the name of the
+// scheduler that reserved it.
+TEST(CliInspectTest, WorkersShowsWhoHoldsEachLease) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "jobs", "x", "--id", "held"}).exit_code, 0);
+  ASSERT_EQ(cli.Run({"add", "jobs", "y", "--id", "waiting"}).exit_code, 0);
+  CliResult none = cli.Run({"workers"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_THAT(none.out, HasSubstr("(no live leases)"));
+
+  auto backend = OpenBackend(cli.store());
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  SchedulerOptions options;
+  options.name = "thumbnailer-7";
+  auto scheduler = Scheduler::Create(*std::move(backend), options);
+  ASSERT_TRUE(scheduler.ok()) << scheduler.status();
+  auto lease = (*scheduler)->Reserve("jobs");
+  ASSERT_TRUE(lease.ok() && lease->has_value()) << lease.status();
+
+  CliResult workers = cli.Run({"workers"});
+  ASSERT_EQ(workers.exit_code, 0) << workers.err;
+  EXPECT_THAT(workers.out, StartsWith("HOLDER "));
+  EXPECT_THAT(workers.out, HasSubstr("thumbnailer-7"));
+  EXPECT_THAT(workers.out, HasSubstr("held"));
+  EXPECT_THAT(workers.out, Not(HasSubstr("waiting")));
+  CliResult json = cli.Run({"workers", "--json"});
+  EXPECT_THAT(json.out, HasSubstr("\"holder\":\"thumbnailer-7\""));
+  EXPECT_THAT(json.out, HasSubstr("\"reserved_at\":\""));
 }
 
 TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {

@@ -298,6 +298,82 @@ int RunList(const Context& ctx) {
   return kExitOk;
 }
 
+// ---- workers ----
+
+// Up to `limit` live leases of every topic, a page of each topic's list at
+// a time; sets *more when some were left out.
+absl::StatusOr<std::vector<Job>> LiveLeases(Scheduler& scheduler, int limit,
+                                            bool* more) {
+  absl::StatusOr<std::vector<std::string>> topics = scheduler.Topics();
+  if (!topics.ok()) return topics.status();
+  std::vector<Job> leases;
+  *more = false;
+  for (const std::string& topic : *topics) {
+    std::string cursor;
+    do {
+      const int left = limit - static_cast<int>(leases.size());
+      if (left <= 0) {
+        *more = true;
+        return leases;
+      }
+      absl::StatusOr<JobPage> page = scheduler.ListPage(
+          topic, JobState::kReserved, std::min(left, 1000), cursor);
+      if (!page.ok()) return page.status();
+      for (Job& job : page->jobs) leases.push_back(std::move(job));
+      cursor = page->next_cursor;
+    } while (!cursor.empty());
+  }
+  return leases;
+}
+
+int RunWorkers(const Context& ctx) {
+  if (!ctx.args.empty()) {
+    return UsageError(ctx,
+                      absl::StrCat("unexpected argument '", ctx.args[0], "'"));
+  }
+  int limit = 1000;
+  if (ctx.Has("limit")) {
+    absl::StatusOr<int> n =
+        ParseIntValue("--limit", ctx.Get("limit"), 1, 1000000);
+    if (!n.ok()) return Fail(n.status());
+    limit = *n;
+  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenAndPromote(ctx);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  bool more = false;
+  absl::StatusOr<std::vector<Job>> leases =
+      LiveLeases(**scheduler, limit, &more);
+  if (!leases.ok()) return Fail(leases.status());
+  // Grouped by holder, the longest held first within each.
+  std::stable_sort(leases->begin(), leases->end(),
+                   [](const Job& a, const Job& b) {
+                     if (a.holder != b.holder) return a.holder < b.holder;
+                     return a.reserved_at < b.reserved_at;
+                   });
+  if (ctx.json()) {
+    std::vector<std::string> items;
+    for (const Job& job : *leases) items.push_back(JobJson(job));
+    absl::PrintF("[%s]\n", absl::StrJoin(items, ","));
+    return kExitOk;
+  }
+  const absl::Time now = RealClock().Now();
+  std::vector<Row> rows = {
+      {"HOLDER", "TOPIC", "ID", "HELD SINCE", "LEASE ENDS", "TRIES"}};
+  for (const Job& job : *leases) {
+    rows.push_back({job.holder.empty() ? "-" : Preview(job.holder, 40),
+                    job.topic, job.id,
+                    job.reserved_at == absl::InfinitePast()
+                        ? "-"
+                        : RelativeText(job.reserved_at, now),
+                    RelativeText(job.deadline, now),
+                    absl::StrCat(job.attempts, "/", job.max_attempts)});
+  }
+  absl::PrintF("%s", Table(rows, 99));
+  if (leases->empty()) absl::PrintF("(no live leases)\n");
+  if (more) absl::PrintF("(stopped at --limit %d: there may be more)\n", limit);
+  return kExitOk;
+}
+
 // ---- get ----
 
 int PrintJob(const Context& ctx, const absl::StatusOr<Job>& job);
@@ -452,6 +528,24 @@ const CommandSpec& ListCommand() {
       /*json=*/true,
       /*takes_command=*/false,
       &RunList,
+  };
+  return *spec;
+}
+
+const CommandSpec& WorkersCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "workers",
+      "workers [--limit N]",
+      "who holds which lease, and since when",
+      "Lists the live leases of every topic with their holders (the name\n"
+      "of the scheduler that reserved each job, host:pid unless it was\n"
+      "named; the server's for a job reserved over HTTP), grouped by\n"
+      "holder, the longest held first.",
+      {{"limit", 'n', FlagSpec::Arg::kRequired, "N",
+        "at most N leases (default 1000)"}},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunWorkers,
   };
   return *spec;
 }
