@@ -529,6 +529,25 @@ TEST_F(DashboardTest, ActsOnSelectedJobsAndListsWhatFailed) {
   EXPECT_EQ(*p.Evaluate("document.title"), "delayq");
 }
 
+// The Workers card shows each live lease under its holder.
+TEST_F(DashboardTest, WorkersShowsLeasesByHolder) {
+  ASSERT_EQ(api_->Post("/v1/topics/wk/jobs", {{"payload", "x"}, {"id", "wk-1"}})
+                .status,
+            201);
+  ASSERT_NO_FATAL_FAILURE(OpenPage());
+  ChromiumPage& p = *page_;
+  EXPECT_TRUE(p.WaitFor(ShowsText("#no-workers", "No job is reserved")));
+  ASSERT_EQ(api_->Post("/v1/topics/wk/reserve", Json::object()).status, 200);
+  // The page's refresh is off (OpenPage()): refresh it as its timer would.
+  Run("refresh(), true");
+  EXPECT_TRUE(p.WaitFor(
+      "document.querySelector('#workers tbody tr[data-id=\"wk-1\"]') !== "
+      "null"));
+  EXPECT_TRUE(
+      p.WaitFor(ShowsText("#workers-shown", "1 holder(s), 1 lease(s)")));
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#no-workers').hidden"));
+}
+
 // A list shows a page at a time: "next page" follows the list's cursor,
 // "previous page" goes back.
 TEST_F(DashboardTest, PagesThroughMoreThanAHundredJobs) {

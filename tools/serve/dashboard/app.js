@@ -539,6 +539,44 @@ function drawChart(counts) {
   chart.dataset.done = String(total);
 }
 
+// --- Workers: who holds which lease -----------------------------------------
+
+// The most leases the card shows (one page of GET /v1/workers).
+const WORKERS_SHOWN = 200;
+
+// The live leases, grouped by holder (the longest held first in each); a
+// holder's name shows on its first row.
+function renderWorkers(leases, more) {
+  const sorted = [...leases].sort((a, b) => a.holder < b.holder ? -1
+    : a.holder > b.holder ? 1 : String(a.reserved_at).localeCompare(String(b.reserved_at)));
+  const counts = new Map();
+  for (const l of sorted) counts.set(l.holder, (counts.get(l.holder) || 0) + 1);
+  const body = $("#workers tbody");
+  body.replaceChildren();
+  let last = null;
+  for (const l of sorted) {
+    const first = l.holder !== last;
+    last = l.holder;
+    body.append(el("tr", { data: { holder: l.holder, id: l.id } },
+      el("td", { class: "mono" }, first ? (l.holder || "(unnamed)") +
+        " (" + counts.get(l.holder) + ")" : ""),
+      el("td", {}, l.topic),
+      el("td", { class: "mono" }, el("a", { href: "#",
+        onclick: (e) => { e.preventDefault(); showJob(l.id); } }, l.id)),
+      el("td", {}, l.reserved_at ? relative(l.reserved_at) : "?"),
+      el("td", {}, relative(l.deadline)),
+      el("td", { class: "n" }, l.attempts + "/" + l.max_attempts)));
+  }
+  $("#no-workers").hidden = sorted.length > 0;
+  $("#workers-shown").textContent = sorted.length === 0 ? ""
+    : counts.size + " holder(s), " + sorted.length + (more ? "+" : "") + " lease(s)";
+}
+
+async function refreshWorkers() {
+  const { leases, next_cursor: next } = await api("/v1/workers?limit=" + WORKERS_SHOWN);
+  renderWorkers(leases, !!next);
+}
+
 // --- Refresh loop -----------------------------------------------------------
 
 async function refresh() {
@@ -552,6 +590,7 @@ async function refresh() {
     renderTopics(topics, state.limits);
     renderSchedules(schedules);
     drawChart(counts);
+    await refreshWorkers();
     await refreshJobs();
     $("#status").textContent = "updated " + new Date().toLocaleTimeString();
     document.body.dataset.loaded = "true";
