@@ -45,6 +45,7 @@ import type {
   JobOptions,
   JobPage,
   JobState,
+  WorkersPage,
   Lease,
   LeaseRef,
   Limit,
@@ -210,6 +211,30 @@ export class Client {
       retry: true,
     });
     return { jobs: (reply.jobs ?? []).map(decodeJob), nextCursor: reply.next_cursor ?? "" };
+  }
+
+  /**
+   * Live leases with who holds them (the reserving scheduler's name; the
+   * server's for an HTTP reservation) and since when, a page at a time:
+   * topic by topic, each by deadline. `nextCursor` is "" at the end.
+   */
+  async workers(options: { limit?: number; cursor?: string } = {}): Promise<WorkersPage> {
+    const reply = await this.http.json({
+      method: "GET",
+      path: "/v1/workers",
+      query: { limit: options.limit, cursor: options.cursor || undefined },
+      retry: true,
+    });
+    const leases = (reply.leases ?? []).map((l: any) => ({
+      holder: l.holder,
+      topic: l.topic,
+      id: l.id,
+      reservedAt: l.reserved_at ? new Date(l.reserved_at) : null,
+      deadline: new Date(l.deadline),
+      attempts: l.attempts,
+      maxAttempts: l.max_attempts,
+    }));
+    return { leases, nextCursor: reply.next_cursor ?? "" };
   }
 
   /** The job's recent events as the server saw them, oldest first. */

@@ -32,6 +32,7 @@ export type {
   Bytes,
   CountMinute,
   Counts,
+  HeldLease,
   HistoryEvent,
   Job,
   JobOptions,
@@ -44,4 +45,5 @@ export type {
   Schedule,
   ScheduleSpec,
   TopicStats,
+  WorkersPage,
 } from "./types";

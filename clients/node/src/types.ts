@@ -78,6 +78,24 @@ export interface JobPage {
   nextCursor: string;
 }
 
+/** A live lease in the workers view (Client.workers()). */
+export interface HeldLease {
+  holder: string;
+  topic: string;
+  id: string;
+  /** Null for a lease made before the store kept it. */
+  reservedAt: Date | null;
+  deadline: Date;
+  attempts: number;
+  maxAttempts: number;
+}
+
+/** One page of the workers view; nextCursor is "" at the end. */
+export interface WorkersPage {
+  leases: HeldLease[];
+  nextCursor: string;
+}
+
 export interface Lease {
   id: string;
   topic: string;

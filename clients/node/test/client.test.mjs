@@ -84,6 +84,25 @@ forEachStore((env) => {
     assert.deepEqual(await client.list(topic, { state: "dead" }), []);
   });
 
+  test("workers: a live lease with its holder", async () => {
+    const client = env.client;
+    const topic = unique("held");
+    const id = await client.enqueue(topic, "x");
+    const [lease] = await client.reserve(topic, { waitMs: 2_000 });
+    let found;
+    let cursor = "";
+    do {
+      const page = await client.workers({ limit: 1000, cursor });
+      found = found ?? page.leases.find((l) => l.id === id);
+      cursor = page.nextCursor;
+    } while (cursor !== "");
+    assert.ok(found);
+    assert.equal(found.topic, topic);
+    assert.ok(found.holder.length > 0);
+    assert.ok(found.reservedAt instanceof Date);
+    await client.ack(lease);
+  });
+
   test("listPage: pages follow their cursor; a bad cursor is refused", async () => {
     const client = env.client;
     const topic = unique("pages");

@@ -288,6 +288,17 @@ class Client:
         reply = self._call("GET", f"/v1/topics/{self._quote(topic)}/jobs?{query}", repeat=True)
         return JobPage([Job.from_json(j) for j in reply["jobs"]], reply.get("next_cursor", ""))
 
+    def workers(self, limit: int = 100, cursor: str = "") -> Dict[str, Any]:
+        """Live leases with who holds them and since when, a page at a
+        time: {"leases": [{"holder", "topic", "id", "reserved_at",
+        "deadline", "attempts", "max_attempts"}, ...], "next_cursor": ...}
+        ("" at the end)."""
+        params: Dict[str, Any] = {"limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        query = urllib.parse.urlencode(params)
+        return self._call("GET", f"/v1/workers?{query}", repeat=True)
+
     def history(self, job_id: str) -> List[Dict[str, Any]]:
         """The job's events from the store's event log, oldest first: each
         a dict with "event", "at", "attempts", "who" (the process that made
