@@ -215,6 +215,16 @@ class Scheduler {
       absl::string_view topic, int max, absl::Duration wait,
       const std::atomic<bool>& stop);
 
+  // ReserveBatchFor()
+  //
+  // ReserveBatch() on behalf of a worker that is not this process (a
+  // server's client): the leases are stored as held by `holder`
+  // (Job::holder) instead of by SchedulerOptions::name; "" keeps that name.
+  // The caller bounds and checks `holder`.
+  absl::StatusOr<std::vector<Lease>> ReserveBatchFor(
+      absl::string_view holder, absl::string_view topic, int max,
+      absl::Duration wait, const std::atomic<bool>& stop);
+
   // WakeReserves()
   //
   // Makes every Reserve() and ReserveBatch() waiting in this process look at

@@ -256,10 +256,12 @@ absl::Status Scheduler::Impl::CheckReserve(absl::string_view topic, int max,
 
 absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
     absl::string_view topic, int max, absl::Duration wait,
-    const std::atomic<bool>* stop) {
+    const std::atomic<bool>* stop, absl::string_view holder) {
   if (absl::Status s = CheckReserve(topic, max, wait); !s.ok()) return s;
   return ReserveLoop(topic, wait, stop,
                      [&](absl::Time now, ReserveReport* report) {
+                       if (!holder.empty())
+                         report->holder = std::string(holder);
                        return backend_->Reserve(topic, max, now, report);
                      });
 }
@@ -722,6 +724,12 @@ absl::StatusOr<std::vector<Lease>> Scheduler::ReserveBatch(
     absl::string_view topic, int max, absl::Duration wait,
     const std::atomic<bool>& stop) {
   return impl_->Reserve(topic, max, wait, &stop);
+}
+
+absl::StatusOr<std::vector<Lease>> Scheduler::ReserveBatchFor(
+    absl::string_view holder, absl::string_view topic, int max,
+    absl::Duration wait, const std::atomic<bool>& stop) {
+  return impl_->Reserve(topic, max, wait, &stop, holder);
 }
 
 void Scheduler::WakeReserves() { impl_->WakeReserves(); }

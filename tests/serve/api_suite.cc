@@ -285,6 +285,20 @@ TEST_P(ApiTest, WorkersListsLiveLeasesWithTheirHolders) {
   ASSERT_EQ(rest.json["leases"].size(), 1u);
   EXPECT_EQ(rest.json["leases"][0]["topic"], "w2");
   EXPECT_EQ(rest.json["next_cursor"], "");
+  // A reservation may name its worker: the leases are held by it.
+  Add("w3", {{"payload", "d"}, {"id", "wd"}});
+  HttpReply named =
+      api_->Post("/v1/topics/w3/reserve", {{"worker", "host-9:42"}});
+  ASSERT_EQ(named.status, 200) << named.body;
+  ASSERT_EQ(named.json["leases"].size(), 1u);
+  EXPECT_EQ(named.json["leases"][0]["job"]["holder"], "host-9:42");
+  EXPECT_EQ(api_->Get("/v1/jobs/wd").json["holder"], "host-9:42");
+  for (const Json& bad :
+       {Json(""), Json("two words"), Json(42), Json(std::string(129, 'w'))}) {
+    HttpReply refused = api_->Post("/v1/topics/w3/reserve", {{"worker", bad}});
+    EXPECT_EQ(refused.status, 400) << bad.dump();
+    EXPECT_NE(refused.body.find("'worker'"), std::string::npos) << refused.body;
+  }
   EXPECT_EQ(api_->Get("/v1/workers?cursor=%25%25").status, 400);
   EXPECT_EQ(api_->Get("/v1/workers?limit=0").status, 400);
 }

@@ -193,7 +193,8 @@ class OpenApiTest(unittest.TestCase):
         c("POST", "/v1/jobs/m1/retry", want=409)
         # Leases.
         c("POST", "/v1/topics/empty/reserve", {}, 200)
-        _, got = c("POST", "/v1/topics/mail/reserve", {"max": 10}, 200)
+        _, got = c("POST", "/v1/topics/mail/reserve", {"max": 10, "worker": "tester:1"}, 200)
+        c("POST", "/v1/topics/mail/reserve", {"worker": "two words"}, 400)
         _, workers = c("GET", "/v1/workers?limit=10", want=200)
         self.assertGreater(len(workers["leases"]), 0)
         c("GET", "/v1/workers?cursor=%25%25", want=400)

@@ -265,10 +265,15 @@ export class Client {
    * waiting up to `waitMs` (capped by the server's --max-wait) for one.
    * Returns none when nothing came due in time.
    */
-  async reserve(topic: string, options: { waitMs?: number; max?: number } = {}): Promise<Lease[]> {
+  async reserve(
+    topic: string,
+    options: { waitMs?: number; max?: number; worker?: string } = {},
+  ): Promise<Lease[]> {
     const body: Record<string, unknown> = {};
     if (options.waitMs !== undefined) body.wait_ms = Math.max(0, Math.round(options.waitMs));
     if (options.max !== undefined) body.max = options.max;
+    // Who holds the leases (workers()); the server's name without it.
+    if (options.worker !== undefined) body.worker = options.worker;
     const reply = await this.http.json({
       method: "POST",
       path: `/v1/topics/${seg(topic)}/reserve`,

@@ -318,12 +318,17 @@ class Client:
 
     # --- leases ---------------------------------------------------------
 
-    def reserve(self, topic: str, wait_ms: int = 0, max: int = 1) -> List[Lease]:
-        """Leases up to `max` due jobs, waiting up to `wait_ms` for one."""
+    def reserve(self, topic: str, wait_ms: int = 0, max: int = 1,
+                worker: Optional[str] = None) -> List[Lease]:
+        """Leases up to `max` due jobs, waiting up to `wait_ms` for one;
+        held by `worker` (see workers()), or by the server without it."""
+        body: Dict[str, Any] = {"wait_ms": wait_ms, "max": max}
+        if worker is not None:
+            body["worker"] = worker
         reply = self._call(
             "POST",
             f"/v1/topics/{self._quote(topic)}/reserve",
-            {"wait_ms": wait_ms, "max": max},
+            body,
             extra_timeout=wait_ms / 1000.0,
         )
         return [Lease.from_json(obj) for obj in reply["leases"]]

@@ -103,12 +103,12 @@ class ClientSuite:
 
     def test_workers_shows_a_live_lease_with_its_holder(self):
         job_id = self.client.enqueue("held", "x")
-        lease = self.client.reserve("held", wait_ms=2000)[0]
+        lease = self.client.reserve("held", wait_ms=2000, worker="py-test:1")[0]
         leases = self.client.workers(limit=1000)["leases"]
         mine = [l for l in leases if l["id"] == job_id]
         self.assertEqual(len(mine), 1)
         self.assertEqual(mine[0]["topic"], "held")
-        self.assertTrue(mine[0]["holder"])
+        self.assertEqual(mine[0]["holder"], "py-test:1")
         self.assertTrue(mine[0]["reserved_at"])
         self.client.ack(lease)
 
