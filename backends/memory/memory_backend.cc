@@ -40,7 +40,9 @@
 #include "src/common/contract_errors.h"
 #include "src/common/lease_token.h"
 #include "src/common/limit_gate.h"
+#include "src/common/list_cursor.h"
 #include "src/common/mutex.h"
+#include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 
 namespace delayq {
@@ -59,6 +61,47 @@ using memory_internal::ReadyKey;
 using memory_internal::RestartIfEmpty;
 using memory_internal::TimeOf;
 using memory_internal::TopicIndex;
+
+// A job's place in the order of List(state): the integers that order
+// sorts by, the most significant first.
+using Position = std::vector<int64_t>;
+
+Position PositionOf(JobState state, const JobRecord& r) {
+  const auto seq = static_cast<int64_t>(r.seq());
+  switch (state) {
+    case JobState::kReady:
+      return {r.priority(), r.run_at(), seq};
+    case JobState::kDelayed:
+      return {r.run_at(), seq};
+    case JobState::kReserved:
+      return {r.deadline(), seq};
+    case JobState::kDead:
+      return {static_cast<int64_t>(r.death_seq())};
+    case JobState::kDone:
+      return {r.leave_at(), static_cast<int64_t>(r.done_seq())};
+    case JobState::kWaiting:
+      return {seq};
+  }
+  return {};
+}
+
+// Sequence numbers (enqueue, death and acknowledgement order) are never
+// negative, and a priority is an int32: a cursor that says otherwise was
+// not made here.
+absl::StatusOr<Position> DecodePosition(absl::string_view text,
+                                        JobState state) {
+  DQ_ASSIGN_OR_RETURN(
+      Position position,
+      internal::DecodeIntCursor(text, state, internal::KeysetSize(state)));
+  const bool priority_fits =
+      state != JobState::kReady ||
+      (position[0] >= INT32_MIN && position[0] <= INT32_MAX);
+  if (!priority_fits || position.back() < 0) {
+    return absl::InvalidArgumentError(
+        "bad cursor: not a cursor that this store gave");
+  }
+  return position;
+}
 
 class MemoryBackend : public Backend {
  public:
@@ -115,7 +158,9 @@ class MemoryBackend : public Backend {
       counts_.Count(topic, now_us,
                     internal::CountOfDelivery(r->run_at(), now_us));
       Lease lease;
-      lease.job = r->ToJob();
+      holdings_[r] = {r->token(), report == nullptr ? "" : report->holder,
+                      now_us};
+      lease.job = JobOf(*r);
       lease.token = r->token();
       lease.deadline = lease.job.deadline;
       leases.push_back(std::move(lease));
@@ -217,51 +262,103 @@ class MemoryBackend : public Backend {
     internal::MutexLock lock(&mu_);
     const JobRecord* r = Find(id);
     if (r == nullptr) return internal::NoSuchJob(id);
-    return r->ToJob();
+    return JobOf(*r);
   }
 
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override {
+    if (limit <= 0) return std::vector<Job>();
+    DQ_ASSIGN_OR_RETURN(JobPage page, ListPage(topic, state, limit, ""));
+    return std::move(page.jobs);
+  }
+
+  // A page goes on after a position in the state's order, the tuple of
+  // integers that order sorts by (PositionOf()). The B-trees (ready, dead,
+  // done) seek to it; a wheel (delayed, reserved) is walked from its front
+  // past the jobs before it, which costs a deep page of those two lists
+  // the jobs before it (in memory, under the lock).
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit,
+                                   absl::string_view cursor) override {
+    std::optional<Position> after;
+    if (!cursor.empty()) {
+      DQ_ASSIGN_OR_RETURN(after, DecodePosition(cursor, state));
+    }
     internal::MutexLock lock(&mu_);
-    std::vector<Job> out;
+    std::vector<const JobRecord*> got;
     auto it = topics_.find(topic);
-    if (it == topics_.end() || limit <= 0) return out;
+    if (it == topics_.end() || limit <= 0) return JobPage();
     const TopicIndex& index = *it->second;
-    auto take = [&](const auto& set, auto record_of) {
-      for (const auto& key : set) {
-        if (static_cast<int>(out.size()) >= limit) break;
-        out.push_back(record_of(key)->ToJob());
+    const size_t want = static_cast<size_t>(limit) + 1;
+    auto take = [&](auto from, const auto& set, auto record_of) {
+      for (; from != set.end() && got.size() < want; ++from) {
+        got.push_back(record_of(*from));
       }
     };
-    // A wheel is walked from its front, so a small limit sorts few slots.
     auto take_timers = [&](const auto& wheel) {
       wheel.ForEachInOrder([&](const JobRecord* r) {
-        if (static_cast<int>(out.size()) >= limit) return false;
-        out.push_back(r->ToJob());
-        return true;
+        if (!after.has_value() || PositionOf(state, *r) > *after) {
+          got.push_back(r);
+        }
+        return got.size() < want;
       });
     };
     switch (state) {
-      case JobState::kReady:
-        take(index.ready, [](const ReadyKey& k) { return k.record; });
+      case JobState::kReady: {
+        auto from = index.ready.begin();
+        if (after.has_value()) {
+          from = index.ready.upper_bound(memory_internal::ReadyPosition{
+              (*after)[1], static_cast<int32_t>((*after)[0]),
+              static_cast<uint64_t>((*after)[2])});
+        }
+        take(from, index.ready, [](const ReadyKey& k) { return k.record; });
         break;
+      }
       case JobState::kDelayed:
         take_timers(index.delayed);
         break;
       case JobState::kReserved:
         take_timers(index.reserved);
         break;
-      case JobState::kDead:
-        take(index.dead, [](const DeathKey& k) { return k.second; });
+      case JobState::kDead: {
+        auto from = index.dead.begin();
+        if (after.has_value()) {
+          // Death orders are unique: the next one up is the first after.
+          from = index.dead.lower_bound(
+              DeathKey{static_cast<uint64_t>((*after)[0]) + 1, nullptr});
+        }
+        take(from, index.dead, [](const DeathKey& k) { return k.second; });
         break;
-      case JobState::kDone:
-        take(index.done, [](const DoneKey& k) { return k.record; });
+      }
+      case JobState::kDone: {
+        auto from = index.done.begin();
+        if (after.has_value()) {
+          from = index.done.upper_bound(DoneKey{
+              (*after)[0], static_cast<uint64_t>((*after)[1]), nullptr});
+        }
+        take(from, index.done, [](const DoneKey& k) { return k.record; });
         break;
-      case JobState::kWaiting:
-        take(index.waiting, [](const auto& k) { return k.second; });
+      }
+      case JobState::kWaiting: {
+        auto from = index.waiting.begin();
+        if (after.has_value()) {
+          // Enqueue orders are unique: the next one up is the first after.
+          from = index.waiting.lower_bound(
+              {static_cast<uint64_t>((*after)[0]) + 1, nullptr});
+        }
+        take(from, index.waiting, [](const auto& k) { return k.second; });
         break;
+      }
     }
-    return out;
+    JobPage page;
+    for (size_t i = 0; i < got.size() && i < static_cast<size_t>(limit); ++i) {
+      page.jobs.push_back(JobOf(*got[i]));
+    }
+    if (got.size() == want) {
+      page.next_cursor =
+          internal::EncodeIntCursor(state, PositionOf(state, *got[limit - 1]));
+    }
+    return page;
   }
 
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override {
@@ -379,6 +476,7 @@ class MemoryBackend : public Backend {
       return internal::OtherTopic(job.id, old->topic()->name);
     }
     Unlink(old);
+    holdings_.erase(old);
     JobRecord::Ptr fresh = old->WithPayload(job.payload);
     JobRecord* r = fresh.get();
     jobs_.Replace(old, std::move(fresh));  // destroys *old
@@ -865,6 +963,18 @@ class MemoryBackend : public Backend {
     t->listed_due = due;
   }
 
+  // The job as the API shows it, with who holds it while reserved.
+  Job JobOf(const JobRecord& r) const {
+    Job job = r.ToJob();
+    if (r.state() != JobState::kReserved) return job;
+    auto held = holdings_.find(&r);
+    if (held != holdings_.end() && held->second.token == r.token()) {
+      job.holder = held->second.holder;
+      job.reserved_at = TimeOf(held->second.reserved_at);
+    }
+    return job;
+  }
+
   // Removes the job from the store, as it leaves unacknowledged unless its
   // dependants were settled already (Ack()), and settles the jobs that wait
   // for it.
@@ -877,6 +987,7 @@ class MemoryBackend : public Backend {
   // Removes the job from the store, and from the lists of the jobs it waits
   // for; drops its topic when that was its last.
   void EraseRecord(JobRecord* r) {
+    holdings_.erase(r);
     if (r->state() == JobState::kWaiting) dependencies_.Forget(r->id());
     Unlink(r);
     TopicIndex* t = r->topic();
@@ -889,9 +1000,20 @@ class MemoryBackend : public Backend {
     return us == internal::kUntilReleased ? absl::InfiniteFuture() : TimeOf(us);
   }
 
+  // Who made a record's last lease and when (µs). Apart from the packed
+  // record, which keeps only what every job needs; an entry counts while
+  // its record is reserved under its token, so a lease that ended leaves
+  // nothing to clear (a record's entry goes with the record).
+  struct Holding {
+    uint64_t token = 0;
+    std::string holder;
+    int64_t reserved_at = 0;
+  };
+
   // Every private method above requires mu_ held.
   internal::Mutex mu_;
   IdIndex jobs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<const JobRecord*, Holding> holdings_ ABSL_GUARDED_BY(mu_);
   // Keyed by the index's own copy of the name.
   absl::btree_map<absl::string_view, std::unique_ptr<TopicIndex>> topics_
       ABSL_GUARDED_BY(mu_);

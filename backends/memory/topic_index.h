@@ -42,11 +42,31 @@ struct ReadyKey {
   int32_t priority;
   JobRecord* record;
 };
+// A place in the ready order that no job need hold: where a page of
+// List(ready) goes on from (ListPage()).
+struct ReadyPosition {
+  int64_t run_at;
+  int32_t priority;
+  uint64_t seq;
+};
 struct ReadyOrder {
+  using is_transparent = void;
   bool operator()(const ReadyKey& a, const ReadyKey& b) const {
+    return Less(Of(a), Of(b));
+  }
+  bool operator()(const ReadyKey& a, const ReadyPosition& b) const {
+    return Less(Of(a), b);
+  }
+  bool operator()(const ReadyPosition& a, const ReadyKey& b) const {
+    return Less(a, Of(b));
+  }
+  static ReadyPosition Of(const ReadyKey& k) {
+    return {k.run_at, k.priority, k.record->seq()};
+  }
+  static bool Less(const ReadyPosition& a, const ReadyPosition& b) {
     if (a.priority != b.priority) return a.priority < b.priority;
     if (a.run_at != b.run_at) return a.run_at < b.run_at;
-    return a.record->seq() < b.record->seq();
+    return a.seq < b.seq;
   }
 };
 

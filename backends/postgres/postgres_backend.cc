@@ -225,7 +225,9 @@ absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
       gate->limit.concurrency = due.Int(0, 4);
       gate->tat_us = due.IsNull(0, 5) ? internal::kFreshBucket : due.Int(0, 5);
     }
-    return ReserveReady(tx, topic, max, gate, &leases, &limited_until);
+    return ReserveReady(tx, topic, max, gate,
+                        report == nullptr ? "" : report->holder, &leases,
+                        &limited_until);
   }));
   if (report != nullptr) {
     for (Transition& t : moved) report->moved.push_back(std::move(t));
@@ -237,6 +239,7 @@ absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
 absl::Status PostgresBackend::ReserveReady(Tx& tx, absl::string_view topic,
                                            int max,
                                            const std::optional<Gate>& limit,
+                                           absl::string_view holder,
                                            std::vector<Lease>* leases,
                                            absl::Time* limited_until) {
   std::optional<internal::LimitGate> gate;
@@ -256,11 +259,13 @@ absl::Status PostgresBackend::ReserveReady(Tx& tx, absl::string_view topic,
     // client end another's lease.
     const int64_t first_token =
         static_cast<int64_t>(internal::NewFirstLeaseToken());
-    DQ_ASSIGN_OR_RETURN(
-        Result rows,
-        tx.conn->Exec(
-            S(Sql::kReserve),
-            Params().Text(topic).Int(allowed).Int(tx.now_us).Int(first_token)));
+    DQ_ASSIGN_OR_RETURN(Result rows,
+                        tx.conn->Exec(S(Sql::kReserve), Params()
+                                                            .Text(topic)
+                                                            .Int(allowed)
+                                                            .Int(tx.now_us)
+                                                            .Int(first_token)
+                                                            .Text(holder)));
     for (int i = 0; i < rows.rows(); ++i) {
       Lease lease;
       lease.job = ReadJob(rows, i, &lease.token);

@@ -67,6 +67,23 @@ class RedisBackend : public Backend {
   absl::StatusOr<Job> Get(absl::string_view id) override;
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit,
+                                   absl::string_view cursor) override;
+
+  // A job of a list with the cursor of the list after it.
+  struct PlacedJob {
+    Job job;
+    std::string cursor;
+  };
+  // ListAfter()
+  //
+  // Up to `max` jobs of `topic` in `state` after `cursor` ("" for the
+  // start), each with its own position: what a sharded namespace merges
+  // the pages of its shards by. Errors as for ListPage().
+  absl::StatusOr<std::vector<PlacedJob>> ListAfter(absl::string_view topic,
+                                                   JobState state, int max,
+                                                   absl::string_view cursor);
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
   absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
   absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,

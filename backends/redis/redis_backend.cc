@@ -1,6 +1,7 @@
 // Copyright delayq authors.
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <utility>
 
@@ -21,6 +22,7 @@
 #include "backends/redis/sharded_backend.h"
 #include "src/common/contract_errors.h"
 #include "src/common/lease_token.h"
+#include "src/common/list_cursor.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {
@@ -52,11 +54,12 @@ using redis_internal::Word;
 // shared hash and delayed jobs in their topic's set only (no delay buckets);
 // 5 adds expiry and dedup windows (record values 17-19, the expiring sets
 // and the held ids); 6 done jobs (record values 20-23, state 4, the done
-// sets) and when dead jobs died. A namespace of layout kOldestReadable or
-// later is taken over in place: its records and keys are layout 6's without
-// them (an older delayq refuses a layout-6 namespace rather than misread
-// its records).
-constexpr int kLayout = 6;
+// sets) and when dead jobs died; 7 who holds each lease and since when
+// (record values 24-25, while reserved). A namespace of layout
+// kOldestReadable or later is taken over in place: its records and keys are
+// layout 7's without them (an older delayq refuses a layout-7 namespace
+// rather than misread its records).
+constexpr int kLayout = 7;
 // RedisOptions::shards at most.
 constexpr int kMaxShards = 256;
 constexpr int kOldestReadable = 4;
@@ -443,6 +446,7 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
   a.max = absl::StrCat(std::max(max, 1));
   a.promote_max = absl::StrCat(options_.reserve_promote_limit);
   a.first_token = FirstToken();
+  a.holder = report == nullptr ? "" : report->holder;
   absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
@@ -496,6 +500,7 @@ AckReserved RedisBackend::AckAndReserve(absl::string_view id, uint64_t token,
   a.max = absl::StrCat(std::max(max, 1));
   a.promote_max = absl::StrCat(options_.reserve_promote_limit);
   a.first_token = FirstToken();
+  a.holder = report == nullptr ? "" : report->holder;
   AckReserved out;
   absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) {
@@ -626,39 +631,90 @@ absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
 
 absl::StatusOr<std::vector<Job>> RedisBackend::List(absl::string_view topic,
                                                     JobState state, int limit) {
+  if (limit <= 0) return std::vector<Job>();
+  DQ_ASSIGN_OR_RETURN(JobPage page, ListPage(topic, state, limit, ""));
+  return std::move(page.jobs);
+}
+
+absl::StatusOr<JobPage> RedisBackend::ListPage(absl::string_view topic,
+                                               JobState state, int limit,
+                                               absl::string_view cursor) {
+  JobPage page;
   // This store holds no waiting jobs: it refuses dependencies.
-  if (limit <= 0 || state == JobState::kWaiting) return std::vector<Job>();
-  std::string set;
+  if (limit <= 0 || state == JobState::kWaiting) return page;
+  // One job more than the page shows whether another page follows.
+  DQ_ASSIGN_OR_RETURN(std::vector<PlacedJob> placed,
+                      ListAfter(topic, state, limit + 1, cursor));
+  for (size_t i = 0; i < placed.size() && i < static_cast<size_t>(limit); ++i) {
+    page.jobs.push_back(std::move(placed[i].job));
+  }
+  if (placed.size() > static_cast<size_t>(limit)) {
+    page.next_cursor = std::move(placed[limit - 1].cursor);
+  }
+  return page;
+}
+
+// A cursor is the score and the member of the position in the state's set
+// (list-3.lua): the score an integer, the member any bytes.
+absl::StatusOr<std::vector<RedisBackend::PlacedJob>> RedisBackend::ListAfter(
+    absl::string_view topic, JobState state, int max,
+    absl::string_view cursor) {
+  auto a = Keyed<redis_internal::ListArgs>();
+  a.after_score = "";
+  a.after_member = "";
+  if (!cursor.empty()) {
+    DQ_ASSIGN_OR_RETURN(internal::ListCursor after,
+                        internal::DecodeListCursor(cursor, state, 2));
+    DQ_ASSIGN_OR_RETURN(int64_t score, internal::CursorInt(after, 0));
+    // Every member is a job's: never empty.
+    if (after.parts[1].empty()) {
+      return absl::InvalidArgumentError(
+          "bad cursor: not a cursor that this store gave");
+    }
+    a.after_score = absl::StrCat(score);
+    a.after_member = std::move(after.parts[1]);
+  }
   switch (state) {
     case JobState::kReady:
-      set = keys_.Ready(topic);
+      a.set = keys_.Ready(topic);
       break;
     case JobState::kDelayed:
-      set = keys_.TopicDelayed(topic);
+      a.set = keys_.TopicDelayed(topic);
       break;
     case JobState::kReserved:
-      set = keys_.TopicReserved(topic);
+      a.set = keys_.TopicReserved(topic);
       break;
     case JobState::kDead:
-      set = keys_.Dead(topic);
+      a.set = keys_.Dead(topic);
       break;
     case JobState::kDone:
-      set = keys_.TopicDone(topic);
+      a.set = keys_.TopicDone(topic);
       break;
     case JobState::kWaiting:
       break;
   }
-  auto a = Keyed<redis_internal::ListArgs>();
-  a.set = std::move(set);
   a.state = std::string(JobStateName(state));
-  a.limit = absl::StrCat(limit);
+  a.limit = absl::StrCat(max);
   absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
-  absl::StatusOr<std::vector<Lease>> leases = ParseSnapshots(r->get(), "list");
-  if (!leases.ok()) return leases.status();
-  std::vector<Job> out;
-  out.reserve(leases->size());
-  for (Lease& l : *leases) out.push_back(std::move(l.job));
+  const redisReply* reply = r->get();
+  if (Word(reply) != redis_internal::kOk) return Unexpected(reply, "list");
+  std::vector<PlacedJob> out;
+  for (size_t i = 1; i < reply->elements; ++i) {
+    const redisReply* e = reply->element[i];
+    double score = 0;
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 3 ||
+        !absl::SimpleAtod(Str(e->element[2]), &score)) {
+      return Unexpected(reply, "list");
+    }
+    DQ_ASSIGN_OR_RETURN(Lease lease,
+                        redis_internal::ParseSnapshot(e->element[0]));
+    internal::ListCursor position;
+    position.state = state;
+    position.parts = {absl::StrCat(static_cast<int64_t>(std::llround(score))),
+                      Str(e->element[1])};
+    out.push_back({std::move(lease.job), internal::EncodeListCursor(position)});
+  }
   return out;
 }
 

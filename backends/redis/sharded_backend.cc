@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "backends/redis/internal/keys.h"
 #include "src/common/contract_errors.h"
+#include "src/common/list_cursor.h"
 #include "src/common/mutex.h"
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
@@ -222,6 +223,7 @@ absl::StatusOr<std::vector<Lease>> ShardedRedisBackend::Reserve(
   for (int k : plan.order) {
     const int want = max - static_cast<int>(out.size());
     ReserveReport part;
+    if (report != nullptr) part.holder = report->holder;
     ++reserve_calls_[k];
     absl::StatusOr<std::vector<Lease>> leases =
         shards_[k]->Reserve(topic, want, now, &part);
@@ -332,30 +334,60 @@ absl::StatusOr<Job> ShardedRedisBackend::Get(absl::string_view id) {
 absl::StatusOr<std::vector<Job>> ShardedRedisBackend::List(
     absl::string_view topic, JobState state, int limit) {
   if (limit <= 0) return std::vector<Job>();
-  std::vector<absl::StatusOr<std::vector<Job>>> got =
-      OnEveryShard<std::vector<Job>>(
-          [&](RedisBackend& shard) { return shard.List(topic, state, limit); });
-  std::vector<std::vector<Job>> parts;
-  for (auto& part : got) {
-    if (!part.ok()) return part.status();
-    parts.push_back(*std::move(part));
+  DQ_ASSIGN_OR_RETURN(JobPage page, ListPage(topic, state, limit, ""));
+  return std::move(page.jobs);
+}
+
+// A page merges the shards' lists, each in its shard's order, taking the
+// first of the heads. Orders are kept per shard only (enqueue and death
+// order are), so the cursor holds one position per shard: where the page
+// left that shard's list ("" for its start).
+absl::StatusOr<JobPage> ShardedRedisBackend::ListPage(
+    absl::string_view topic, JobState state, int limit,
+    absl::string_view cursor) {
+  JobPage page;
+  if (limit <= 0) return page;
+  internal::ListCursor after;
+  after.state = state;
+  after.parts.resize(shards_.size());
+  if (!cursor.empty()) {
+    DQ_ASSIGN_OR_RETURN(
+        after, internal::DecodeListCursor(cursor, state, shards_.size()));
   }
-  // Each part is in its shard's order: take the first of the heads.
-  std::vector<size_t> at(parts.size(), 0);
-  std::vector<Job> out;
-  while (static_cast<int>(out.size()) < limit) {
+  // Each shard's next limit + 1 jobs: more than the page takes shows that
+  // another page follows.
+  std::vector<absl::StatusOr<std::vector<RedisBackend::PlacedJob>>> got =
+      OnEveryShard<std::vector<RedisBackend::PlacedJob>>(
+          [&](RedisBackend& shard) {
+            size_t k = 0;
+            while (shards_[k].get() != &shard) ++k;
+            return shard.ListAfter(topic, state, limit + 1, after.parts[k]);
+          });
+  for (const auto& part : got) {
+    if (!part.ok()) return part.status();
+  }
+  std::vector<size_t> at(shards_.size(), 0);
+  size_t left = 0;
+  for (const auto& part : got) left += part->size();
+  while (left > 0) {
     int best = -1;
-    for (size_t k = 0; k < parts.size(); ++k) {
-      if (at[k] == parts[k].size()) continue;
-      if (best < 0 ||
-          ListsBefore(state, parts[k][at[k]], parts[best][at[best]])) {
+    for (size_t k = 0; k < got.size(); ++k) {
+      if (at[k] == got[k]->size()) continue;
+      if (best < 0 || ListsBefore(state, (*got[k])[at[k]].job,
+                                  (*got[best])[at[best]].job)) {
         best = static_cast<int>(k);
       }
     }
-    if (best < 0) break;
-    out.push_back(std::move(parts[best][at[best]++]));
+    if (page.jobs.size() == static_cast<size_t>(limit)) {
+      page.next_cursor = internal::EncodeListCursor(after);
+      break;
+    }
+    RedisBackend::PlacedJob& next = (*got[best])[at[best]++];
+    after.parts[best] = std::move(next.cursor);
+    page.jobs.push_back(std::move(next.job));
+    --left;
   }
-  return out;
+  return page;
 }
 
 absl::StatusOr<TopicStats> ShardedRedisBackend::Stats(absl::string_view topic) {

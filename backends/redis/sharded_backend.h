@@ -64,6 +64,9 @@ class ShardedRedisBackend : public Backend {
   absl::StatusOr<Job> Get(absl::string_view id) override;
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit,
+                                   absl::string_view cursor) override;
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
   // On the shard of the id.
   absl::Status PromoteJob(absl::string_view id, absl::Time now) override;

@@ -626,6 +626,7 @@ absl::Status SqliteBackend::ReserveReady(absl::string_view topic, int max,
       reserve->BindText(1, topic);
       reserve->BindInt64(2, now_us);
       reserve->BindInt64(3, first_token + static_cast<int64_t>(leases->size()));
+      reserve->BindText(4, report == nullptr ? "" : report->holder);
       DQ_ASSIGN_OR_RETURN(bool row, reserve->Step());
       if (!row) break;
       Lease lease;

@@ -122,8 +122,14 @@ struct PromoteResult {
 
 // ReserveReport
 //
-// What one Backend::Reserve() did besides the leases it returns.
+// Who asks for one Backend::Reserve() (`holder`, set by the caller), and
+// what the call did besides the leases it returns (the rest, set by the
+// store).
 struct ReserveReport {
+  // The holder each lease the call makes is stored with (Job::holder), so
+  // that every process sees who holds a lease: a scheduler's name, or the
+  // worker an HTTP client names. "" (also with no report) for none.
+  std::string holder;
   // Every job the call moved before it reserved (see Reserve()).
   std::vector<Transition> moved;
   // Set when the topic's limit (SetLimit()) held back ready jobs: the
@@ -149,6 +155,15 @@ enum class FailOutcome {
 struct AckReserved {
   absl::Status acked;
   absl::StatusOr<std::vector<Lease>> leases;
+};
+
+// JobPage
+//
+// One page of a job list (Backend::ListPage()).
+struct JobPage {
+  std::vector<Job> jobs;
+  // Gives the next page; "" when this page reached the end of the list.
+  std::string next_cursor;
 };
 
 // StoreNews
@@ -282,6 +297,9 @@ class Backend {
   // promotions, expiries and deaths it did not see happen. When `report`
   // is not null, the moved jobs are appended to report->moved and, when the
   // limit held ready jobs back, report->limited_until says until when.
+  // Each reserved job is stored with holder = report->holder ("" with no
+  // report) and reserved_at = `now`, which Get() and List() show while it
+  // stays reserved (Touch() keeps both; they go with the lease).
   // REQUIRES: max >= 1.
   virtual absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic,
                                                      int max, absl::Time now,
@@ -435,6 +453,31 @@ class Backend {
   // come in any order among themselves.
   virtual absl::StatusOr<std::vector<Job>> List(absl::string_view topic,
                                                 JobState state, int limit) = 0;
+
+  // ListPage()
+  //
+  // One page of List(): up to `limit` jobs of `topic` in `state`, in List()'s
+  // order, starting after the position `cursor` names ("" for the first
+  // page), with the cursor of the next page in `next_cursor` ("" when the
+  // page reached the end of the list). The cursor is opaque text (letters,
+  // digits, '-' and '_') that names a position in the order, not a job, so
+  // a page is found by its key (no counting of the jobs before it) and the
+  // job it ended on may leave meanwhile. A cursor is good for the store,
+  // topic and state that gave it; InvalidArgument for text that is not such
+  // a cursor, or one of another state's list. Paging on while jobs come and
+  // go, a job that stays in `state` (and keeps its place in the order) from
+  // the first page to the last is seen exactly once; a job that enters or
+  // leaves the state meanwhile, or moves in the order, may be seen once,
+  // twice or not at all. Concatenated pages of a list that does not change
+  // are List() of the whole list, with no job twice. REQUIRES: limit >= 1.
+  // The default, for a store written before pages, is Unimplemented.
+  virtual absl::StatusOr<JobPage> ListPage(absl::string_view topic,
+                                           JobState state, int limit,
+                                           absl::string_view cursor) {
+    (void)topic, (void)state, (void)limit, (void)cursor;
+    return absl::UnimplementedError(
+        absl::StrCat(Name(), ": this store cannot list jobs by pages"));
+  }
 
   // Stats()
   //
@@ -803,6 +846,11 @@ class BackendWrapper : public Backend {
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override {
     return target_->List(topic, state, limit);
+  }
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit,
+                                   absl::string_view cursor) override {
+    return target_->ListPage(topic, state, limit, cursor);
   }
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override {
     return target_->Stats(topic);

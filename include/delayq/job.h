@@ -237,6 +237,13 @@ struct Job {
   absl::Time run_at = absl::UnixEpoch();
   // For a reserved job, when its lease ends; otherwise absl::InfinitePast().
   absl::Time deadline = absl::InfinitePast();
+  // Who holds the job's lease and since when, while it is reserved: the
+  // holder named by the Reserve() that made the lease (a scheduler's
+  // SchedulerOptions::name, or the worker an HTTP reservation names; "" for
+  // none), and the store's `now` at that Reserve() (Touch() keeps both).
+  // "" and absl::InfinitePast() for a job that is not reserved.
+  std::string holder;
+  absl::Time reserved_at = absl::InfinitePast();
   // The error of the last failure, "" if none.
   std::string last_error;
   // When the job lapses if not reserved by then (JobOptions::expire_at);

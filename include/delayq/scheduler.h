@@ -215,6 +215,16 @@ class Scheduler {
       absl::string_view topic, int max, absl::Duration wait,
       const std::atomic<bool>& stop);
 
+  // ReserveBatchFor()
+  //
+  // ReserveBatch() on behalf of a worker that is not this process (a
+  // server's client): the leases are stored as held by `holder`
+  // (Job::holder) instead of by SchedulerOptions::name; "" keeps that name.
+  // The caller bounds and checks `holder`.
+  absl::StatusOr<std::vector<Lease>> ReserveBatchFor(
+      absl::string_view holder, absl::string_view topic, int max,
+      absl::Duration wait, const std::atomic<bool>& stop);
+
   // WakeReserves()
   //
   // Makes every Reserve() and ReserveBatch() waiting in this process look at
@@ -312,6 +322,16 @@ class Scheduler {
   // Up to `limit` jobs of `topic` in `state` (see Backend::List()).
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit = 100);
+
+  // ListPage()
+  //
+  // One page of `topic`'s jobs in `state`, after `cursor` ("" for the first
+  // page), with the next page's cursor (see Backend::ListPage(), which says
+  // what paging on while jobs move guarantees). InvalidArgument for a bad
+  // topic, a limit below 1 or a cursor that the list did not give.
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit = 100,
+                                   absl::string_view cursor = "");
 
   // Stats()
   //

@@ -84,6 +84,12 @@ class InstrumentedBackend : public BackendWrapper {
                                         int limit) override {
     return Timed("list", [&] { return target_->List(topic, state, limit); });
   }
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit,
+                                   absl::string_view cursor) override {
+    return Timed(
+        "list", [&] { return target_->ListPage(topic, state, limit, cursor); });
+  }
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override {
     return Timed("stats", [&] { return target_->Stats(topic); });
   }

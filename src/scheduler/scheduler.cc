@@ -70,11 +70,11 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
   promotion_.SetTickHook([this](absl::Time now, bool reload) {
     return schedules_.RunDue(now, reload);
   });
+  holder_ =
+      options.name.empty() ? internal::DefaultProcessName() : options.name;
   if (options.event_log) {
     event_log_ = std::make_unique<internal::EventLogWriter>(
-        backend_.get(),
-        options.name.empty() ? internal::DefaultProcessName() : options.name,
-        internal::EventLogWriter::kDefaultMaxBuffered,
+        backend_.get(), holder_, internal::EventLogWriter::kDefaultMaxBuffered,
         [this](const absl::Status& error) {
           promotion_.ReportError("events", error);
         });
@@ -215,6 +215,7 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   // The store promotes the topic's due jobs itself before it reserves; what
   // it moved is reported as if promotion had found it.
   ReserveReport report;
+  report.holder = holder_;
   absl::StatusOr<std::vector<Lease>> leases = look(now, &report);
   promotion_.Moved(report.moved);
   *limited_until = report.limited_until;
@@ -245,10 +246,12 @@ absl::Status Scheduler::Impl::CheckReserve(absl::string_view topic, int max,
 
 absl::StatusOr<std::vector<Lease>> Scheduler::Impl::Reserve(
     absl::string_view topic, int max, absl::Duration wait,
-    const std::atomic<bool>* stop) {
+    const std::atomic<bool>* stop, absl::string_view holder) {
   if (absl::Status s = CheckReserve(topic, max, wait); !s.ok()) return s;
   return ReserveLoop(topic, wait, stop,
                      [&](absl::Time now, ReserveReport* report) {
+                       if (!holder.empty())
+                         report->holder = std::string(holder);
                        return backend_->Reserve(topic, max, now, report);
                      });
 }
@@ -751,6 +754,12 @@ absl::StatusOr<std::vector<Lease>> Scheduler::ReserveBatch(
   return impl_->Reserve(topic, max, wait, &stop);
 }
 
+absl::StatusOr<std::vector<Lease>> Scheduler::ReserveBatchFor(
+    absl::string_view holder, absl::string_view topic, int max,
+    absl::Duration wait, const std::atomic<bool>& stop) {
+  return impl_->Reserve(topic, max, wait, &stop, holder);
+}
+
 void Scheduler::WakeReserves() { impl_->WakeReserves(); }
 
 absl::Status Scheduler::Ack(const Lease& lease, absl::string_view result) {
@@ -809,6 +818,14 @@ absl::StatusOr<std::vector<Job>> Scheduler::List(absl::string_view topic,
   if (limit < 0)
     return absl::InvalidArgumentError("limit must not be negative");
   return impl_->backend().List(topic, state, limit);
+}
+
+absl::StatusOr<JobPage> Scheduler::ListPage(absl::string_view topic,
+                                            JobState state, int limit,
+                                            absl::string_view cursor) {
+  if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
+  if (limit < 1) return absl::InvalidArgumentError("limit must be at least 1");
+  return impl_->backend().ListPage(topic, state, limit, cursor);
 }
 
 absl::StatusOr<TopicStats> Scheduler::Stats(absl::string_view topic) {

@@ -53,10 +53,11 @@ class Scheduler::Impl : public internal::JobOps {
   absl::StatusOr<std::vector<std::string>> EnqueueBatch(
       absl::string_view topic, absl::Span<const absl::string_view> payloads,
       const JobOptions& options);
-  // `stop`, when given: return empty as soon as it is set.
+  // `stop`, when given: return empty as soon as it is set. `holder`, when
+  // not empty: who the leases are held by, instead of holder_.
   absl::StatusOr<std::vector<Lease>> Reserve(
       absl::string_view topic, int max, absl::Duration wait,
-      const std::atomic<bool>* stop = nullptr);
+      const std::atomic<bool>* stop = nullptr, absl::string_view holder = "");
   void WakeReserves() { promotion_.WakeAll(); }
   absl::Status Ack(const Lease& lease, absl::string_view result) override;
   // Ack(), then Reserve() (waiting as it does): in one store call where the
@@ -223,6 +224,9 @@ class Scheduler::Impl : public internal::JobOps {
   // Takes the events to the store's log (SchedulerOptions::event_log);
   // null when off. Stop() closes it, before the store goes.
   std::unique_ptr<internal::EventLogWriter> event_log_;
+  // Who this scheduler's leases are held by (SchedulerOptions::name, or
+  // "<host name>:<pid>"), stored with each one (ReserveReport::holder).
+  std::string holder_;
   // Serializes Start() and Stop(), so a second Stop() returns only when the
   // threads are gone.
   absl::Mutex threads_mu_;

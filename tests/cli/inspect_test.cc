@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "delayq/delayq.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/cli/cli_runner.h"
@@ -136,6 +137,75 @@ TEST(CliInspectTest, JsonOutput) {
   CliResult list = cli.Run({"list", "emails", "--json"});
   EXPECT_THAT(list.out, StartsWith("[{\"state\":\"delayed\",\"id\":\"j1\""));
   EXPECT_THAT(cli.Run({"list", "none", "--json"}).out, "[]\n");
+}
+
+// A list longer than --limit ends with its next page's cursor, which
+// --cursor takes back; --json with --cursor gives the page and its cursor.
+TEST(CliInspectTest, ListPagesByCursor) {
+  CliRunner cli;
+  for (const char* id : {"p1", "p2", "p3"}) {
+    ASSERT_EQ(cli.Run({"add", "pages", "x", "--id", id}).exit_code, 0);
+  }
+  CliResult first =
+      cli.Run({"list", "pages", "--state", "ready", "--limit", "2"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_THAT(first.out, HasSubstr("p2"));
+  EXPECT_THAT(first.out, Not(HasSubstr("p3")));
+  const size_t at = first.out.find("next page: --cursor ");
+  ASSERT_NE(at, std::string::npos) << first.out;
+  const std::string cursor(absl::StripSuffix(
+      first.out.substr(at + std::string("next page: --cursor ").size()), "\n"));
+  CliResult second = cli.Run({"list", "pages", "--state", "ready", "--limit",
+                              "2", "--cursor", cursor});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_THAT(second.out, HasSubstr("p3"));
+  EXPECT_THAT(second.out, Not(HasSubstr("p1")));
+  EXPECT_THAT(second.out, Not(HasSubstr("next page")));
+
+  CliResult json = cli.Run({"list", "pages", "--state", "ready", "--limit", "1",
+                            "--cursor", cursor, "--json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_THAT(json.out,
+              StartsWith("{\"jobs\":[{\"state\":\"ready\",\"id\":\"p3\""));
+  EXPECT_THAT(json.out, HasSubstr("\"next_cursor\":\"\"}"));
+
+  CliResult bad =
+      cli.Run({"list", "pages", "--state", "ready", "--cursor", "nonsense"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("bad cursor"));
+  CliResult no_state = cli.Run({"list", "pages", "--cursor", cursor});
+  EXPECT_NE(no_state.exit_code, 0);
+  EXPECT_THAT(no_state.err, HasSubstr("--cursor needs --state"));
+}
+
+// delayq workers shows each live lease with its holder: the name of the
+// scheduler that reserved it.
+TEST(CliInspectTest, WorkersShowsWhoHoldsEachLease) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "jobs", "x", "--id", "held"}).exit_code, 0);
+  ASSERT_EQ(cli.Run({"add", "jobs", "y", "--id", "waiting"}).exit_code, 0);
+  CliResult none = cli.Run({"workers"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_THAT(none.out, HasSubstr("(no live leases)"));
+
+  auto backend = OpenBackend(cli.store());
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  SchedulerOptions options;
+  options.name = "thumbnailer-7";
+  auto scheduler = Scheduler::Create(*std::move(backend), options);
+  ASSERT_TRUE(scheduler.ok()) << scheduler.status();
+  auto lease = (*scheduler)->Reserve("jobs");
+  ASSERT_TRUE(lease.ok() && lease->has_value()) << lease.status();
+
+  CliResult workers = cli.Run({"workers"});
+  ASSERT_EQ(workers.exit_code, 0) << workers.err;
+  EXPECT_THAT(workers.out, StartsWith("HOLDER "));
+  EXPECT_THAT(workers.out, HasSubstr("thumbnailer-7"));
+  EXPECT_THAT(workers.out, HasSubstr("held"));
+  EXPECT_THAT(workers.out, Not(HasSubstr("waiting")));
+  CliResult json = cli.Run({"workers", "--json"});
+  EXPECT_THAT(json.out, HasSubstr("\"holder\":\"thumbnailer-7\""));
+  EXPECT_THAT(json.out, HasSubstr("\"reserved_at\":\""));
 }
 
 TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {

@@ -21,7 +21,12 @@
 //   - IsUtf8() agrees with nlohmann::json's UTF-8 check; JsonQuote() of
 //     UTF-8 and JsonText() of any bytes read back as JSON;
 //   - Preview() is one printable line of UTF-8 of at most `max` bytes (3,
-//     "...", when `max` is smaller).
+//     "...", when `max` is smaller);
+//   - a job list's cursor (src/common/list_cursor.h), which the server and
+//     the CLI take from outside: any text decodes to a cursor or to
+//     InvalidArgument; a cursor that decodes encodes to text that decodes
+//     to the same cursor; a cursor built from the input (any bytes in its
+//     parts) survives encoding then decoding, and its text is URL-safe.
 
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +37,7 @@
 #include "absl/time/time.h"
 #include "fuzzer/FuzzedDataProvider.h"
 #include "nlohmann/json.hpp"
+#include "src/common/list_cursor.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tools/common/values.h"
 
@@ -192,6 +198,41 @@ void CheckText(FuzzedDataProvider& in, const std::string& text) {
   }
 }
 
+bool SameCursor(const internal::ListCursor& a, const internal::ListCursor& b) {
+  return a.state == b.state && a.parts == b.parts;
+}
+
+void CheckCursors(FuzzedDataProvider& in, const std::string& text) {
+  const auto state = static_cast<JobState>(in.ConsumeIntegralInRange(0, 4));
+  const size_t parts = in.ConsumeIntegralInRange<size_t>(0, 3);
+  absl::StatusOr<internal::ListCursor> got =
+      internal::DecodeListCursor(text, state, parts);
+  FUZZ_CHECK(got.ok() || absl::IsInvalidArgument(got.status()), "'",
+             Escaped(text), "' as a cursor: ", got.status().ToString());
+  if (got.ok()) {
+    const std::string again = internal::EncodeListCursor(*got);
+    absl::StatusOr<internal::ListCursor> back =
+        internal::DecodeListCursor(again, state, parts);
+    FUZZ_CHECK(back.ok() && SameCursor(*back, *got), "'", Escaped(text),
+               "' decodes, and its encoding '", again, "' does not read back");
+  }
+  internal::ListCursor built;
+  built.state = state;
+  for (size_t i = 0; i < parts; ++i) {
+    built.parts.push_back(in.ConsumeRandomLengthString(40));
+  }
+  const std::string encoded = internal::EncodeListCursor(built);
+  FUZZ_CHECK(encoded.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijk"
+                                       "lmnopqrstuvwxyz0123456789-_") ==
+                 std::string::npos,
+             "cursor text '", encoded, "' is not URL-safe");
+  absl::StatusOr<internal::ListCursor> back =
+      internal::DecodeListCursor(encoded, state, parts);
+  FUZZ_CHECK(back.ok() && SameCursor(*back, built), "a built cursor '", encoded,
+             "' does not read back: ",
+             back.ok() ? "other parts" : back.status().ToString());
+}
+
 }  // namespace
 }  // namespace delayq
 
@@ -204,5 +245,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckTimes(in, text);
   CheckInt(in, text);
   CheckText(in, text);
+  CheckCursors(in, text);
   return 0;
 }

@@ -282,8 +282,9 @@ TEST_F(PostgresBackendTest, ASchemaOfANewerDelayqIsRefusedUntouched) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("newer delayq"));
 }
 
-// A schema of version 1 (no dependencies, no SQL function) opens with its
-// jobs, migrated, and its jobs may then wait for others.
+// A schema of version 1 (no dependencies, no SQL function, no lease
+// holders) opens with its jobs, migrated, and its jobs may then wait for
+// others.
 TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
   const std::string schema = FreshSchema("v1");
   {
@@ -291,14 +292,14 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
     ASSERT_NE(backend, nullptr);
     ASSERT_OK(backend->Add({TestJob("old", "t", kT0)}, kT0));
   }
-  ASSERT_OK(server_->Psql(
-      absl::StrCat("DROP FUNCTION ", schema, ".enqueue; DROP TABLE ", schema,
-                   ".sql_id_prefix; DROP SEQUENCE ", schema,
-                   ".sql_id_serial; DROP TABLE ", schema,
-                   ".dependencies; DROP INDEX ", schema,
-                   ".jobs_waiting; ALTER TABLE ", schema,
-                   ".jobs DROP COLUMN dep_policy; UPDATE ", schema,
-                   ".schema_version SET version = 1")));
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
+      "DROP COLUMN reserved_at_us; DROP FUNCTION ", schema,
+      ".enqueue; DROP TABLE ", schema, ".sql_id_prefix; DROP SEQUENCE ", schema,
+      ".sql_id_serial; DROP TABLE ", schema, ".dependencies; DROP INDEX ",
+      schema, ".jobs_waiting; ALTER TABLE ", schema,
+      ".jobs DROP COLUMN dep_policy; UPDATE ", schema,
+      ".schema_version SET version = 1")));
   std::unique_ptr<Backend> backend = Open(schema);
   ASSERT_NE(backend, nullptr);
   NewJob waiter = TestJob("waiter", "t", kT0);
@@ -345,20 +346,57 @@ TEST_F(PostgresBackendTest, DependenciesAckedAtOnceReleaseTheirDependantOnce) {
       ASSERT_OK(backend->Ack(l.job.id, l.token, "", kT0));
     }
   }
+}
 
 // A schema of version 2 (before the SQL function) gets it on the next open.
 TEST_F(PostgresBackendTest, ASchemaOfVersion2GetsTheSqlFunction) {
   const std::string schema = FreshSchema("v2");
   ASSERT_NE(Open(schema), nullptr);
   ASSERT_OK(server_->Psql(absl::StrCat(
-      "DROP FUNCTION ", schema, ".enqueue; DROP TABLE ", schema,
-      ".sql_id_prefix; DROP SEQUENCE ", schema, ".sql_id_serial; UPDATE ",
-      schema, ".schema_version SET version = 2")));
+      "ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
+      "DROP COLUMN reserved_at_us; DROP FUNCTION ", schema,
+      ".enqueue; DROP TABLE ", schema, ".sql_id_prefix; DROP SEQUENCE ", schema,
+      ".sql_id_serial; UPDATE ", schema, ".schema_version SET version = 2")));
   std::unique_ptr<Backend> backend = Open(schema);
   ASSERT_NE(backend, nullptr);
   ASSERT_OK(server_->Psql(absl::StrCat(
       "SELECT ", schema, ".enqueue('t', 'p'::bytea, id => 'after')")));
   EXPECT_OK(backend->Get("after").status());
+}
+
+// A schema of version 3 (no lease holders) is migrated with its jobs: a
+// lease made before shows no holder; the next one has its holder and time.
+TEST_F(PostgresBackendTest, ASchemaOfVersion3GetsLeaseHolders) {
+  const std::string schema = FreshSchema("v3");
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    ASSERT_OK(backend->Add({TestJob("old", "t", kT0)}, kT0));
+    ASSERT_OK(backend->Add({TestJob("next", "t", kT0)}, kT0));
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend->Reserve("t", 1, kT0));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_EQ(leases[0].job.id, "old");
+  }
+  ASSERT_OK(server_->Psql(
+      absl::StrCat("ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
+                   "DROP COLUMN reserved_at_us; UPDATE ", schema,
+                   ".schema_version SET version = 3")));
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));
+  EXPECT_EQ(old.state, JobState::kReserved);
+  EXPECT_EQ(old.holder, "");
+  EXPECT_EQ(old.reserved_at, absl::InfinitePast());
+  ReserveReport report;
+  report.holder = "migrated:1";
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> leases,
+      backend->Reserve("t", 1, kT0 + absl::Seconds(1), &report));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(Job next, backend->Get("next"));
+  EXPECT_EQ(next.holder, "migrated:1");
+  EXPECT_EQ(next.reserved_at, kT0 + absl::Seconds(1));
 }
 
 TEST_F(PostgresBackendTest, ASchemaWithOtherTablesIsRefused) {

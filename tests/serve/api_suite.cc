@@ -217,6 +217,92 @@ TEST_P(ApiTest, BatchAddsInOrderAndListShowsThem) {
   EXPECT_EQ(api_->Get("/v1/topics/b/jobs?state=dead").json["jobs"].size(), 0u);
 }
 
+// Pages of a list follow each other by cursor; a cursor the list did not
+// give is a 400 that says so.
+TEST_P(ApiTest, ListPagesFollowTheirCursor) {
+  HttpReply batch = api_->Post("/v1/topics/pg/jobs/batch",
+                               {{"payloads", {"a", "b", "c", "d", "e"}}});
+  ASSERT_EQ(batch.status, 201) << batch.body;
+  std::vector<std::string> seen;
+  std::string cursor;
+  int pages = 0;
+  do {
+    HttpReply page =
+        api_->Get(absl::StrCat("/v1/topics/pg/jobs?state=ready&limit=2",
+                               cursor.empty() ? "" : "&cursor=", cursor));
+    ASSERT_EQ(page.status, 200) << page.body;
+    for (const auto& job : page.json["jobs"]) {
+      seen.push_back(job["payload"].get<std::string>());
+    }
+    cursor = page.json["next_cursor"].get<std::string>();
+    ASSERT_LT(++pages, 10);
+  } while (!cursor.empty());
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+
+  HttpReply bad = api_->Get("/v1/topics/pg/jobs?cursor=not-a-cursor");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_EQ(bad.code(), "INVALID_ARGUMENT");
+  EXPECT_NE(bad.body.find("bad cursor"), std::string::npos) << bad.body;
+  HttpReply first = api_->Get("/v1/topics/pg/jobs?state=ready&limit=1");
+  const std::string ready_cursor = first.json["next_cursor"].get<std::string>();
+  ASSERT_FALSE(ready_cursor.empty());
+  HttpReply other_state =
+      api_->Get("/v1/topics/pg/jobs?state=dead&cursor=" + ready_cursor);
+  EXPECT_EQ(other_state.status, 400) << other_state.body;
+}
+
+// GET /v1/workers lists live leases with who holds them and since when,
+// a page at a time; a reserved job shows its holder too.
+TEST_P(ApiTest, WorkersListsLiveLeasesWithTheirHolders) {
+  Add("w1", {{"payload", "a"}, {"id", "wa"}});
+  Add("w2", {{"payload", "b"}, {"id", "wb"}});
+  Add("w2", {{"payload", "c"}, {"id", "wc"}});
+  const Json first = ReserveOne("w1");
+  ReserveOne("w2");
+  HttpReply all = api_->Get("/v1/workers");
+  ASSERT_EQ(all.status, 200) << all.body;
+  ASSERT_EQ(all.json["leases"].size(), 2u) << all.body;
+  EXPECT_EQ(all.json["next_cursor"], "");
+  const Json& lease = all.json["leases"][0];
+  EXPECT_EQ(lease["topic"], "w1");
+  EXPECT_EQ(lease["id"], "wa");
+  EXPECT_EQ(lease["attempts"], 1);
+  EXPECT_EQ(lease["deadline"], first["deadline"]);
+  EXPECT_FALSE(lease["holder"].get<std::string>().empty()) << all.body;
+  EXPECT_TRUE(lease["reserved_at"].is_string()) << all.body;
+  HttpReply job = api_->Get("/v1/jobs/wa");
+  EXPECT_EQ(job.json["holder"], lease["holder"]);
+  EXPECT_EQ(job.json["reserved_at"], lease["reserved_at"]);
+
+  HttpReply page = api_->Get("/v1/workers?limit=1");
+  ASSERT_EQ(page.status, 200) << page.body;
+  ASSERT_EQ(page.json["leases"].size(), 1u);
+  const std::string cursor = page.json["next_cursor"];
+  ASSERT_FALSE(cursor.empty());
+  HttpReply rest = api_->Get("/v1/workers?limit=1&cursor=" + cursor);
+  ASSERT_EQ(rest.status, 200) << rest.body;
+  ASSERT_EQ(rest.json["leases"].size(), 1u);
+  EXPECT_EQ(rest.json["leases"][0]["topic"], "w2");
+  EXPECT_EQ(rest.json["next_cursor"], "");
+  // A reservation may name its worker: the leases are held by it.
+  Add("w3", {{"payload", "d"}, {"id", "wd"}});
+  HttpReply named =
+      api_->Post("/v1/topics/w3/reserve", {{"worker", "host-9:42"}});
+  ASSERT_EQ(named.status, 200) << named.body;
+  ASSERT_EQ(named.json["leases"].size(), 1u);
+  EXPECT_EQ(named.json["leases"][0]["job"]["holder"], "host-9:42");
+  EXPECT_EQ(api_->Get("/v1/jobs/wd").json["holder"], "host-9:42");
+  for (const Json& bad :
+       {Json(""), Json("two words"), Json(42), Json(std::string(129, 'w'))}) {
+    HttpReply refused = api_->Post("/v1/topics/w3/reserve", {{"worker", bad}});
+    EXPECT_EQ(refused.status, 400) << bad.dump();
+    EXPECT_NE(refused.body.find("'worker'"), std::string::npos) << refused.body;
+  }
+  EXPECT_EQ(api_->Get("/v1/workers?cursor=%25%25").status, 400);
+  EXPECT_EQ(api_->Get("/v1/workers?limit=0").status, 400);
+}
+
 TEST_P(ApiTest, StatsTopicsPauseAndResume) {
   Add("t1", {{"payload", "a"}});
   Add("t1", {{"payload", "b"}, {"delay_ms", 600'000}});

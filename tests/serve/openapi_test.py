@@ -178,6 +178,12 @@ class OpenApiTest(unittest.TestCase):
         c("POST", "/v1/topics/mail/jobs/batch", {"payloads": []}, 400)
         c("GET", "/v1/topics/mail/jobs?state=ready&limit=10", want=200)
         c("GET", "/v1/topics/mail/jobs?state=delayed", want=200)
+        _, page = c("GET", "/v1/topics/mail/jobs?state=ready&limit=1", want=200)
+        self.assertNotEqual(page["next_cursor"], "")
+        _, rest = c("GET", "/v1/topics/mail/jobs?state=ready&limit=10&cursor="
+                    + page["next_cursor"], want=200)
+        self.assertEqual(rest["next_cursor"], "")
+        c("GET", "/v1/topics/mail/jobs?cursor=nonsense", want=400)
         c("GET", "/v1/topics/mail/jobs?state=nope", want=400)
         c("GET", "/v1/topics/mail/jobs?offset=1", want=400)
         c("GET", "/v1/jobs/m2", want=200)
@@ -187,7 +193,11 @@ class OpenApiTest(unittest.TestCase):
         c("POST", "/v1/jobs/m1/retry", want=409)
         # Leases.
         c("POST", "/v1/topics/empty/reserve", {}, 200)
-        _, got = c("POST", "/v1/topics/mail/reserve", {"max": 10}, 200)
+        _, got = c("POST", "/v1/topics/mail/reserve", {"max": 10, "worker": "tester:1"}, 200)
+        c("POST", "/v1/topics/mail/reserve", {"worker": "two words"}, 400)
+        _, workers = c("GET", "/v1/workers?limit=10", want=200)
+        self.assertGreater(len(workers["leases"]), 0)
+        c("GET", "/v1/workers?cursor=%25%25", want=400)
         leases = {l["job"]["id"]: l for l in got["leases"]}
         m1, m2 = leases["m1"], leases["m2"]
         others = [l for i, l in leases.items() if i not in ("m1", "m2")]

@@ -21,8 +21,15 @@
 namespace delayq {
 namespace {
 
-// Takes a file back to before dependencies (schema version 13).
+// Takes a file back to before lease holders (schema version 14).
+#define DQ_WITHOUT_HOLDERS               \
+  "ALTER TABLE jobs DROP COLUMN holder;" \
+  "ALTER TABLE jobs DROP COLUMN reserved_at_us;"
+
+// Takes a file back to before dependencies (schema version 13), and so
+// before lease holders.
 #define DQ_WITHOUT_DEPENDENCIES                                  \
+  DQ_WITHOUT_HOLDERS                                             \
   "DROP INDEX dependencies_dependant; DROP TABLE dependencies; " \
   "DROP INDEX jobs_waiting; "                                    \
   "ALTER TABLE jobs DROP COLUMN dep_policy;"
@@ -227,7 +234,7 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
   // The jobs worked since are counted (in their minute, not yet folded).
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT sum(done) FROM (SELECT done FROM transitions "
@@ -286,7 +293,7 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   EXPECT_EQ(minutes[1].minute, MinuteOf(kNow));
   EXPECT_EQ(minutes[1].counts.done, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
   EXPECT_EQ(
       RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
       7);
@@ -317,7 +324,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
   }
   RawExec(path, absl::StrCat(kWithoutDoneJobs, "PRAGMA user_version = 10;"));
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
   ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
   EXPECT_EQ(dead.state, JobState::kDead);
   EXPECT_EQ(dead.finished_at, absl::InfinitePast());
@@ -363,7 +370,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion11) {
                        backend->JobEvents("job-0", 10));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].who, "migrated");
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
 }
 
 // A file of version 12 (no dependencies) opens with its jobs, and its jobs
@@ -375,13 +382,45 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion12) {
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
   EXPECT_EQ(stats.ready, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 13);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM dependencies"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT sum(dep_policy) FROM jobs"), 0);
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT count(*) FROM sqlite_master WHERE type = "
                         "'index' AND name = 'dependencies_dependant'"),
             1);
+}
+
+// A file of version 13 (no lease holders) opens with its jobs: a lease
+// made before shows no holder; the next one has its holder and time.
+TEST(SqliteFilesTest, MigratesAFileOfVersion13) {
+  const std::string path = FreshDbPath("v13");
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    NewJob old = Job1();
+    old.id = "old";
+    NewJob next = Job1();
+    next.id = "next";
+    ASSERT_OK(backend->Add({old, next}, kNow));
+    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_EQ(leases[0].job.id, "old");
+  }
+  RawExec(path, DQ_WITHOUT_HOLDERS "PRAGMA user_version = 13;");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
+  ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));
+  EXPECT_EQ(old.state, JobState::kReserved);
+  EXPECT_EQ(old.holder, "");
+  EXPECT_EQ(old.reserved_at, absl::InfinitePast());
+  ReserveReport report;
+  report.holder = "migrated:1";
+  ASSERT_OK_AND_ASSIGN(
+      auto leases, backend->Reserve("t", 1, kNow + absl::Seconds(1), &report));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK_AND_ASSIGN(Job next, backend->Get("next"));
+  EXPECT_EQ(next.holder, "migrated:1");
+  EXPECT_EQ(next.reserved_at, kNow + absl::Seconds(1));
 }
 
 TEST(SqliteFilesTest, RefusesAVersion11FileWithoutTheColumnsOfDoneJobs) {

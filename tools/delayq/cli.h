@@ -91,6 +91,7 @@ int Fail(const absl::Status& status);
 const CommandSpec& AddCommand();
 const CommandSpec& StatsCommand();
 const CommandSpec& ListCommand();
+const CommandSpec& WorkersCommand();
 const CommandSpec& GetCommand();
 const CommandSpec& WaitCommand();
 const CommandSpec& CancelCommand();

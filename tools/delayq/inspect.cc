@@ -249,21 +249,36 @@ int RunList(const Context& ctx) {
     if (!n.ok()) return Fail(n.status());
     limit = *n;
   }
+  // A cursor continues one state's list.
+  if (ctx.Has("cursor") && states.size() != 1) {
+    return UsageError(ctx, "--cursor needs --state");
+  }
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenAndPromote(ctx);
   if (!scheduler.ok()) return Fail(scheduler.status());
   std::vector<Job> jobs;
+  std::string next_cursor;
   for (JobState state : states) {
     const int left = limit - static_cast<int>(jobs.size());
     if (left <= 0) break;
-    absl::StatusOr<std::vector<Job>> some =
-        (*scheduler)->List(ctx.args[0], state, left);
-    if (!some.ok()) return Fail(some.status());
-    jobs.insert(jobs.end(), some->begin(), some->end());
+    absl::StatusOr<JobPage> page =
+        (*scheduler)
+            ->ListPage(ctx.args[0], state, left,
+                       ctx.Has("cursor") ? ctx.Get("cursor") : "");
+    if (!page.ok()) return Fail(page.status());
+    jobs.insert(jobs.end(), page->jobs.begin(), page->jobs.end());
+    if (states.size() == 1) next_cursor = page->next_cursor;
   }
   if (ctx.json()) {
     std::vector<std::string> items;
     for (const Job& job : jobs) items.push_back(JobJson(job));
-    absl::PrintF("[%s]\n", absl::StrJoin(items, ","));
+    // With --cursor, the page and the next one's cursor; without, the
+    // plain list as before.
+    if (ctx.Has("cursor")) {
+      absl::PrintF("{\"jobs\":[%s],\"next_cursor\":\"%s\"}\n",
+                   absl::StrJoin(items, ","), next_cursor);
+    } else {
+      absl::PrintF("[%s]\n", absl::StrJoin(items, ","));
+    }
     return kExitOk;
   }
   const absl::Time now = RealClock().Now();
@@ -278,6 +293,86 @@ int RunList(const Context& ctx) {
   }
   absl::PrintF("%s", Table(rows, 99));
   if (jobs.empty()) absl::PrintF("(no jobs)\n");
+  // The cursor is URL-safe base64: no quoting needed.
+  if (!next_cursor.empty()) {
+    absl::PrintF("next page: --cursor %s\n", next_cursor);
+  }
+  return kExitOk;
+}
+
+// ---- workers ----
+
+// Up to `limit` live leases of every topic, a page of each topic's list at
+// a time; sets *more when some were left out.
+absl::StatusOr<std::vector<Job>> LiveLeases(Scheduler& scheduler, int limit,
+                                            bool* more) {
+  absl::StatusOr<std::vector<std::string>> topics = scheduler.Topics();
+  if (!topics.ok()) return topics.status();
+  std::vector<Job> leases;
+  *more = false;
+  for (const std::string& topic : *topics) {
+    std::string cursor;
+    do {
+      const int left = limit - static_cast<int>(leases.size());
+      if (left <= 0) {
+        *more = true;
+        return leases;
+      }
+      absl::StatusOr<JobPage> page = scheduler.ListPage(
+          topic, JobState::kReserved, std::min(left, 1000), cursor);
+      if (!page.ok()) return page.status();
+      for (Job& job : page->jobs) leases.push_back(std::move(job));
+      cursor = page->next_cursor;
+    } while (!cursor.empty());
+  }
+  return leases;
+}
+
+int RunWorkers(const Context& ctx) {
+  if (!ctx.args.empty()) {
+    return UsageError(ctx,
+                      absl::StrCat("unexpected argument '", ctx.args[0], "'"));
+  }
+  int limit = 1000;
+  if (ctx.Has("limit")) {
+    absl::StatusOr<int> n =
+        ParseIntValue("--limit", ctx.Get("limit"), 1, 1000000);
+    if (!n.ok()) return Fail(n.status());
+    limit = *n;
+  }
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenAndPromote(ctx);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  bool more = false;
+  absl::StatusOr<std::vector<Job>> leases =
+      LiveLeases(**scheduler, limit, &more);
+  if (!leases.ok()) return Fail(leases.status());
+  // Grouped by holder, the longest held first within each.
+  std::stable_sort(leases->begin(), leases->end(),
+                   [](const Job& a, const Job& b) {
+                     if (a.holder != b.holder) return a.holder < b.holder;
+                     return a.reserved_at < b.reserved_at;
+                   });
+  if (ctx.json()) {
+    std::vector<std::string> items;
+    for (const Job& job : *leases) items.push_back(JobJson(job));
+    absl::PrintF("[%s]\n", absl::StrJoin(items, ","));
+    return kExitOk;
+  }
+  const absl::Time now = RealClock().Now();
+  std::vector<Row> rows = {
+      {"HOLDER", "TOPIC", "ID", "HELD SINCE", "LEASE ENDS", "TRIES"}};
+  for (const Job& job : *leases) {
+    rows.push_back({job.holder.empty() ? "-" : Preview(job.holder, 40),
+                    job.topic, job.id,
+                    job.reserved_at == absl::InfinitePast()
+                        ? "-"
+                        : RelativeText(job.reserved_at, now),
+                    RelativeText(job.deadline, now),
+                    absl::StrCat(job.attempts, "/", job.max_attempts)});
+  }
+  absl::PrintF("%s", Table(rows, 99));
+  if (leases->empty()) absl::PrintF("(no live leases)\n");
+  if (more) absl::PrintF("(stopped at --limit %d: there may be more)\n", limit);
   return kExitOk;
 }
 
@@ -415,19 +510,44 @@ const CommandSpec& StatsCommand() {
 const CommandSpec& ListCommand() {
   static const CommandSpec* const spec = new CommandSpec{
       "list",
-      "list TOPIC [--state STATE] [--limit N]",
+      "list TOPIC [--state STATE] [--limit N] [--cursor C]",
       "the jobs of a topic",
       "Lists TOPIC's jobs: ready ones in the order workers will take them,\n"
       "reserved ones by lease end, delayed ones by due time, dead ones\n"
       "oldest first, done ones (kept with --keep-for) in the order they\n"
-      "leave. Without --state every state is listed, in that order.",
+      "leave. Without --state every state is listed, in that order.\n"
+      "With --state, a list longer than --limit ends with the cursor of\n"
+      "its next page: give it back with --cursor to see that page (a job\n"
+      "that stays in the state is seen once, whatever else comes and goes).\n"
+      "With --cursor, --json prints {\"jobs\": [...], \"next_cursor\": C},\n"
+      "C empty at the end; --cursor '' starts at the first page.",
       {{"state", 0, FlagSpec::Arg::kRequired, "STATE",
         absl::StrCat("only the jobs of one state: ", kJobStatesText)},
        {"limit", 'n', FlagSpec::Arg::kRequired, "N",
-        "at most N jobs (default 100)"}},
+        "at most N jobs (default 100)"},
+       {"cursor", 0, FlagSpec::Arg::kRequired, "C",
+        "the page after cursor C, as a list printed it (needs --state)"}},
       /*json=*/true,
       /*takes_command=*/false,
       &RunList,
+  };
+  return *spec;
+}
+
+const CommandSpec& WorkersCommand() {
+  static const CommandSpec* const spec = new CommandSpec{
+      "workers",
+      "workers [--limit N]",
+      "who holds which lease, and since when",
+      "Lists the live leases of every topic with their holders (the name\n"
+      "of the scheduler that reserved each job, host:pid unless it was\n"
+      "named; the server's for a job reserved over HTTP), grouped by\n"
+      "holder, the longest held first.",
+      {{"limit", 'n', FlagSpec::Arg::kRequired, "N",
+        "at most N leases (default 1000)"}},
+      /*json=*/true,
+      /*takes_command=*/false,
+      &RunWorkers,
   };
   return *spec;
 }

@@ -102,6 +102,9 @@ class PostgresBackend : public Backend {
   absl::StatusOr<Job> Get(absl::string_view id) override;
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit,
+                                   absl::string_view cursor) override;
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
   absl::StatusOr<std::vector<std::string>> Topics() override;
   absl::StatusOr<int> Kick(absl::string_view topic, int max,
@@ -195,6 +198,7 @@ class PostgresBackend : public Backend {
   // back.
   absl::Status ReserveReady(Tx& tx, absl::string_view topic, int max,
                             const std::optional<Gate>& limit,
+                            absl::string_view holder,
                             std::vector<Lease>* leases,
                             absl::Time* limited_until);
   // Up to `bound` of `topic`'s jobs in `state`.

@@ -3,7 +3,9 @@
 // The PostgreSQL Backend's reads, each one statement (its own snapshot),
 // and Subscribe().
 
+#include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "backends/postgres/internal/statements.h"
 #include "src/common/backoff_code.h"
 #include "src/common/contract_errors.h"
+#include "src/common/list_cursor.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {
@@ -50,6 +53,11 @@ Job ReadJob(const Result& r, int row, uint64_t* token) {
   }
   job.keep_for = absl::Microseconds(r.Int(row, 22));
   job.keep_at_most = static_cast<int>(r.Int(row, 23));
+  // Kept after the lease ends (nothing clears them), shown while it lasts.
+  if (job.state == JobState::kReserved && !r.IsNull(row, 25)) {
+    job.holder = r.Text(row, 24);
+    job.reserved_at = FromMicros(r.Int(row, 25));
+  }
   if (token != nullptr) *token = static_cast<uint64_t>(r.Int(row, 15));
   return job;
 }
@@ -68,8 +76,27 @@ absl::StatusOr<Job> PostgresBackend::Get(absl::string_view id) {
 absl::StatusOr<std::vector<Job>> PostgresBackend::List(absl::string_view topic,
                                                        JobState state,
                                                        int limit) {
-  std::vector<Job> jobs;
-  if (limit <= 0) return jobs;
+  if (limit <= 0) return std::vector<Job>();
+  DQ_ASSIGN_OR_RETURN(JobPage page, ListPage(topic, state, limit, ""));
+  return std::move(page.jobs);
+}
+
+// Where a list statement reads the position of its row (after the job's
+// columns).
+constexpr int kPositionColumn = kJobColumnCount;
+
+absl::StatusOr<JobPage> PostgresBackend::ListPage(absl::string_view topic,
+                                                  JobState state, int limit,
+                                                  absl::string_view cursor) {
+  const size_t size = internal::KeysetSize(state);
+  // Before every position: the smallest integers (a NULL would compare
+  // neither way).
+  std::vector<int64_t> after(size, std::numeric_limits<int64_t>::min());
+  if (!cursor.empty()) {
+    DQ_ASSIGN_OR_RETURN(after, internal::DecodeIntCursor(cursor, state, size));
+  }
+  JobPage page;
+  if (limit <= 0) return page;
   const char* sql = Sql::kListTimed;
   switch (state) {
     case JobState::kReady:
@@ -88,16 +115,26 @@ absl::StatusOr<std::vector<Job>> PostgresBackend::List(absl::string_view topic,
     case JobState::kReserved:
       break;
   }
+  // One row more than the page shows whether another page follows.
   Params params;
-  params.Text(topic).Int(limit);
+  params.Text(topic).Int(static_cast<int64_t>(limit) + 1);
   if (sql == Sql::kListTimed) params.Int(StateToInt(state));
+  for (int64_t v : after) params.Int(v);
   DQ_RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
     DQ_ASSIGN_OR_RETURN(Result r, conn.Exec(S(sql), params));
-    jobs.clear();
-    for (int i = 0; i < r.rows(); ++i) jobs.push_back(ReadJob(r, i));
+    page = JobPage();
+    const int rows = std::min(r.rows(), limit);
+    for (int i = 0; i < rows; ++i) page.jobs.push_back(ReadJob(r, i));
+    if (r.rows() > limit) {
+      std::vector<int64_t> last;
+      for (size_t k = 0; k < size; ++k) {
+        last.push_back(r.Int(limit - 1, kPositionColumn + static_cast<int>(k)));
+      }
+      page.next_cursor = internal::EncodeIntCursor(state, last);
+    }
     return absl::OkStatus();
   }));
-  return jobs;
+  return page;
 }
 
 absl::StatusOr<TopicStats> PostgresBackend::Stats(absl::string_view topic) {

@@ -342,11 +342,19 @@ END
 $fn$;
 )sql";
 
+// Schema version 4: who holds each lease (Job::holder) and since when,
+// written by the reservation and read while the job is reserved; leases
+// made before have neither (NULL). As the SQLite store's version 14.
+constexpr char kSchemaLeaseHolders[] = R"sql(
+ALTER TABLE {s}.jobs ADD COLUMN holder text,
+  ADD COLUMN reserved_at_us bigint;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty schema. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {kSchemaV1, kSchemaDependencies,
-                                      kSchemaSqlEnqueue};
+                                       kSchemaSqlEnqueue, kSchemaLeaseHolders};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

@@ -17,9 +17,8 @@ namespace delayq {
 namespace postgres_internal {
 
 // The schema version this code writes, kept in <schema>.schema_version.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
-// Job states as stored in jobs.state (as in the SQLite store).
 // Job states as stored in jobs.state (src/common/stored_state.h).
 using internal::kStateDead;
 using internal::kStateDelayed;

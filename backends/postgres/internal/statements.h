@@ -17,7 +17,10 @@ namespace postgres_internal {
   "seq, id, topic, payload, state, priority, attempts, max_attempts, "      \
   "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
   "run_at_us, due_us, token, last_error, expire_at_us, discard_expired, "   \
-  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most"
+  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most, "      \
+  "holder, reserved_at_us"
+// How many columns DQ_PG_JOB_COLUMNS names.
+inline constexpr int kJobColumnCount = 26;
 
 // due_us of a job that waits in state `state` (0 delayed, 1 ready) for
 // `run_at`: a ready job is due when it expires, a delayed one at the
@@ -176,7 +179,8 @@ struct Sql {
       "ranked AS (SELECT seq AS taken_seq, row_number() OVER "
       "(ORDER BY priority, run_at_us, seq) - 1 AS k FROM taken) "
       "UPDATE {s}.jobs j SET state = 2, attempts = j.attempts + 1, "
-      "due_us = GREATEST($3, j.run_at_us) + j.ttr_us, token = $4 + ranked.k "
+      "due_us = GREATEST($3, j.run_at_us) + j.ttr_us, token = $4 + ranked.k, "
+      "holder = $5, reserved_at_us = $3 "
       "FROM ranked WHERE j.seq = ranked.taken_seq RETURNING " DQ_PG_JOB_COLUMNS;
 
   // Ack() of a job without keep_for, and of one with it: kept done (state
@@ -232,23 +236,31 @@ struct Sql {
 
   static constexpr const char* kGet =
       "SELECT " DQ_PG_JOB_COLUMNS " FROM {s}.jobs WHERE id = $1";
+  // A page of a list goes on after a position in its order (keyset
+  // paging, see ListPage()): the first page starts after the smallest one.
+  // Each reads the position of its rows after DQ_PG_JOB_COLUMNS.
   static constexpr const char* kListReady =
       "SELECT " DQ_PG_JOB_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND state = 1 "
+      ", priority, run_at_us, seq FROM {s}.jobs WHERE topic = $1 "
+      "AND state = 1 AND (priority, run_at_us, seq) > "
+      "($3::bigint, $4::bigint, $5::bigint) "
       "ORDER BY priority, run_at_us, seq LIMIT $2";
   // Delayed (by run_at) or reserved (by deadline) jobs (jobs_topic_due).
   static constexpr const char* kListTimed =
       "SELECT " DQ_PG_JOB_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND due_us IS NOT NULL AND state = $3 "
+      ", due_us, seq FROM {s}.jobs WHERE topic = $1 AND due_us IS NOT NULL "
+      "AND state = $3 AND (due_us, seq) > ($4::bigint, $5::bigint) "
       "ORDER BY due_us, seq LIMIT $2";
   static constexpr const char* kListDone =
-      "SELECT " DQ_PG_JOB_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND state = 4 "
+      "SELECT " DQ_PG_JOB_COLUMNS ", " DQ_PG_LEAVE_AT
+      ", dead_order FROM {s}.jobs WHERE topic = $1 AND state = 4 "
+      "AND (" DQ_PG_LEAVE_AT
+      ", dead_order) > ($3::bigint, $4::bigint) "
       "ORDER BY " DQ_PG_LEAVE_AT ", dead_order LIMIT $2";
   static constexpr const char* kListDead =
       "SELECT " DQ_PG_JOB_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND state = 3 "
-      "ORDER BY dead_order LIMIT $2";
+      ", dead_order FROM {s}.jobs WHERE topic = $1 AND state = 3 "
+      "AND dead_order > $3::bigint ORDER BY dead_order LIMIT $2";
 
   static constexpr const char* kStats =
       "SELECT state, count(*) FROM {s}.jobs WHERE topic = $1 GROUP BY state";
@@ -393,7 +405,8 @@ struct Sql {
           "$2", "run_at_us") " WHERE seq = $1 RETURNING due_us";
   static constexpr const char* kListWaiting =
       "SELECT " DQ_PG_JOB_COLUMNS
-      " FROM {s}.jobs WHERE topic = $1 AND state = 5 ORDER BY seq LIMIT $2";
+      ", seq FROM {s}.jobs WHERE topic = $1 AND state = 5 "
+      "AND seq > $3::bigint ORDER BY seq LIMIT $2";
   static constexpr const char* kStateOf =
       "SELECT seq, state, topic FROM {s}.jobs WHERE id = $1 FOR UPDATE";
   // Replace(): a new payload and run_at for a delayed or ready job, and the

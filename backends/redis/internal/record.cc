@@ -230,7 +230,7 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
   int64_t state = 0, priority = 0, max_attempts = 0, ttr = 0, kind = 0,
           base = 0, max = 0, enqueued_at = 0, run_at = 0, seq = 0, attempts = 0,
           deadline = 0, token = 0, expire_at = 0, discard = 0, unique_for = 0,
-          keep_for = 0, keep_at_most = 0, finished_at = 0;
+          keep_for = 0, keep_at_most = 0, finished_at = 0, reserved_at = 0;
   if (!text("topic", &job.topic) || !integer("state", &state) ||
       !integer("priority", &priority) ||
       !integer("max_attempts", &max_attempts) || !integer("ttr", &ttr) ||
@@ -244,6 +244,7 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
       !integer("unique_for", &unique_for) || !integer("keep_for", &keep_for) ||
       !integer("keep_at_most", &keep_at_most) ||
       !integer("finished_at", &finished_at) || !text("result", &job.result) ||
+      !text("holder", &job.holder) || !integer("reserved_at", &reserved_at) ||
       state < 0 || state >= static_cast<int64_t>(std::size(kRecordStates)) ||
       !ParseJobState(kRecordStates[state], &job.state)) {
     return false;
@@ -274,6 +275,13 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
       !std::holds_alternative<std::monostate>(at("deadline"));
   job.deadline =
       has_deadline ? absl::FromUnixMicros(deadline) : absl::InfinitePast();
+  // A lease made before layout 7 has no holder and no time.
+  if (job.state == JobState::kReserved &&
+      !std::holds_alternative<std::monostate>(at("reserved_at"))) {
+    job.reserved_at = absl::FromUnixMicros(reserved_at);
+  } else {
+    job.holder.clear();
+  }
   lease->token = static_cast<uint64_t>(token);
   lease->deadline = job.deadline;
   return true;

@@ -26,13 +26,16 @@ namespace redis_internal {
 // once the job is dead or done, and result while it is done. Times and ttr
 // are integer µs; state is an index into kRecordStates; backoff_kind 0 is
 // fixed, 1 exponential; token is the lease's while reserved and the order
-// of acknowledgement while done.
+// of acknowledgement while done. holder and reserved_at follow while the
+// job is reserved (ReserveReport::holder, and when it was reserved).
 inline constexpr const char* kRecordFields[] = {
-    "topic",        "state",        "priority",    "max_attempts", "ttr",
-    "backoff_kind", "backoff_base", "backoff_max", "enqueued_at",  "run_at",
-    "seq",          "payload",      "attempts",    "deadline",     "token",
-    "last_error",   "expire_at",    "discard",     "unique_for",   "keep_for",
-    "keep_at_most", "finished_at",  "result"};
+    "topic",        "state",        "priority",     "max_attempts",
+    "ttr",          "backoff_kind", "backoff_base", "backoff_max",
+    "enqueued_at",  "run_at",       "seq",          "payload",
+    "attempts",     "deadline",     "token",        "last_error",
+    "expire_at",    "discard",      "unique_for",   "keep_for",
+    "keep_at_most", "finished_at",  "result",       "holder",
+    "reserved_at"};
 inline constexpr int kRecordMinFields = 12;
 
 // The state values of a record, by index.

@@ -22,6 +22,7 @@
 -- ARGV[9]  promote_max: most jobs to promote first (>= 1)
 -- ARGV[10] first_token: the first fencing token, drawn at random by the
 --          caller in [1, 2^52); the leases get it and the integers after it
+-- ARGV[11] holder: who holds the leases (kept in their records)
 -- Reply:   {"OK", acked, moved, limited, lease...}: acked is OK, or STALE
 --          when the ack changed nothing; then as reserve's reply after its
 --          first word
@@ -37,7 +38,8 @@
 -- anything due.
 -- fields: TOPIC=1 STATE=2 TTR=5 RUN_AT=10 ATTEMPTS=13 DEADLINE=14
 -- fields: TOKEN=15 EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19 KEEP_FOR=20
--- fields: KEEP_AT_MOST=21 FINISHED_AT=22 RESULT=23
+-- fields: KEEP_AT_MOST=21 FINISHED_AT=22 RESULT=23 HOLDER=24
+-- fields: RESERVED_AT=25
 local P, id, topic = KEYS[1], ARGV[4], ARGV[7]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
@@ -233,14 +235,13 @@ for i, rid in ipairs(ids) do
     j[13] = (j[13] or 0) + 1
     j[14] = at
     j[15] = token
-    local last = 16
-    if j[21] then
-      last = 21
-    elseif j[17] or j[18] or j[19] then
-      last = 19
-    end
+    -- A finished job's values (a kicked dead one's) stay out, as job_pack()
+    -- leaves them; the holder and the time go at the end.
+    j[22], j[23] = nil, nil
+    j[24] = ARGV[11]
+    j[25] = now
     if j[17] then redis.call('ZREM', texpire, rid) end
-    local record = cmsgpack.pack(unpack(j, 1, last))
+    local record = cmsgpack.pack(unpack(j, 1, 25))
     writes[#writes + 1] = rid
     writes[#writes + 1] = record
     leases[#leases + 1] = deadline

@@ -14,6 +14,7 @@
 -- ARGV[6]  promote_max: most jobs to promote first (>= 1)
 -- ARGV[7]  first_token: the first fencing token, drawn at random by the
 --          caller in [1, 2^52); the leases get it and the integers after it
+-- ARGV[8]  holder: who holds the leases (kept in their records)
 -- Reply:   {"OK", moved, limited, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
 --          promote_due; limited is "" unless the topic's limit held ready
@@ -33,6 +34,7 @@
 -- is due, loads its helpers then (and announces the ready edge it may make).
 -- fields: STATE=2 TTR=5 RUN_AT=10 ATTEMPTS=13 DEADLINE=14 TOKEN=15
 -- fields: EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19 KEEP_AT_MOST=21
+-- fields: FINISHED_AT=22 RESULT=23 HOLDER=24 RESERVED_AT=25
 local P, topic = KEYS[1], ARGV[4]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
@@ -161,16 +163,15 @@ for i, id in ipairs(ids) do
     j[13] = (j[13] or 0) + 1
     j[14] = at
     j[15] = token
-    local last = 16
-    if j[21] then
-      last = 21
-    elseif j[17] or j[18] or j[19] then
-      last = 19
-    end
+    -- A finished job's values (a kicked dead one's) stay out, as job_pack()
+    -- leaves them; the holder and the time go at the end.
+    j[22], j[23] = nil, nil
+    j[24] = ARGV[8]
+    j[25] = now
     -- Reserved, it leaves the expiring set (index.lua's expiry_off; the
     -- topic's DUE score may stay too early, which index.lua allows).
     if j[17] then redis.call('ZREM', texpire, id) end
-    local record = cmsgpack.pack(unpack(j, 1, last))
+    local record = cmsgpack.pack(unpack(j, 1, 25))
     writes[#writes + 1] = id
     writes[#writes + 1] = record
     leases[#leases + 1] = deadline

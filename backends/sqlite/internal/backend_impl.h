@@ -75,6 +75,9 @@ class SqliteBackend : public Backend {
   absl::StatusOr<Job> Get(absl::string_view id) override;
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
+  absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
+                                   int limit,
+                                   absl::string_view cursor) override;
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
   absl::StatusOr<std::vector<std::string>> Topics() override;
   absl::StatusOr<int> Kick(absl::string_view topic, int max,

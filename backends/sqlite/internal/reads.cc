@@ -3,14 +3,17 @@
 // The SQLite Backend's reads: single statements, each its own snapshot.
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/schema.h"
+#include "backends/sqlite/internal/statements.h"
 #include "src/common/backoff_code.h"
 #include "src/common/contract_errors.h"
+#include "src/common/list_cursor.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {
@@ -47,6 +50,11 @@ Job ReadJob(const Statement& s, uint64_t* token) {
   }
   job.keep_for = absl::Microseconds(s.Int64(22));
   job.keep_at_most = static_cast<int>(s.Int64(23));
+  // Kept after the lease ends (nothing clears them), shown while it lasts.
+  if (job.state == JobState::kReserved && !s.IsNull(25)) {
+    job.holder = s.Text(24);
+    job.reserved_at = FromMicros(s.Int64(25));
+  }
   if (token != nullptr) *token = static_cast<uint64_t>(s.Int64(15));
   return job;
 }
@@ -63,42 +71,77 @@ absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
 absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
                                                      JobState state,
                                                      int limit) {
+  if (limit <= 0) return std::vector<Job>();
+  DQ_ASSIGN_OR_RETURN(JobPage page, ListPage(topic, state, limit, ""));
+  return std::move(page.jobs);
+}
+
+namespace {
+
+// Where a list statement reads the position of its row (after the job's
+// columns).
+
+constexpr int kPositionColumn = kJobColumnCount;
+
+}  // namespace
+
+absl::StatusOr<JobPage> SqliteBackend::ListPage(absl::string_view topic,
+                                                JobState state, int limit,
+                                                absl::string_view cursor) {
+  const size_t size = internal::KeysetSize(state);
+  // Before every position: the smallest integers (a NULL would compare
+  // neither way).
+  std::vector<int64_t> after(size, std::numeric_limits<int64_t>::min());
+  if (!cursor.empty()) {
+    DQ_ASSIGN_OR_RETURN(after, internal::DecodeIntCursor(cursor, state, size));
+  }
   internal::MutexLock lock(&mu_);
-  std::vector<Job> jobs;
-  if (limit <= 0) return jobs;
+  JobPage page;
+  if (limit <= 0) return page;
   Statement* stmt = nullptr;  // every state sets it; g++ -O2 cannot tell
+  int first_after = 3;
   switch (state) {
     case JobState::kReady:
       stmt = s_.list_ready.get();
-      stmt->BindInt64(2, limit);
       break;
     case JobState::kDead:
       stmt = s_.list_dead.get();
-      stmt->BindInt64(2, limit);
       break;
     case JobState::kDone:
       stmt = s_.list_done.get();
-      stmt->BindInt64(2, limit);
       break;
     case JobState::kWaiting:
       stmt = s_.list_waiting.get();
-      stmt->BindInt64(2, limit);
       break;
     case JobState::kDelayed:
     case JobState::kReserved:
       stmt = s_.list_timed.get();
-      stmt->BindInt64(2, StateToInt(state));
-      stmt->BindInt64(3, limit);
+      stmt->BindInt64(3, StateToInt(state));
+      first_after = 4;
       break;
   }
   ScopedReset reset(stmt);
   stmt->BindText(1, topic);
+  // One row more than the page shows whether another page follows.
+  stmt->BindInt64(2, static_cast<int64_t>(limit) + 1);
+  for (size_t i = 0; i < size; ++i) {
+    stmt->BindInt64(first_after + static_cast<int>(i), after[i]);
+  }
+  std::vector<int64_t> last;
   while (true) {
     DQ_ASSIGN_OR_RETURN(bool row, stmt->Step());
     if (!row) break;
-    jobs.push_back(ReadJob(*stmt));
+    if (page.jobs.size() == static_cast<size_t>(limit)) {
+      page.next_cursor = internal::EncodeIntCursor(state, last);
+      break;
+    }
+    page.jobs.push_back(ReadJob(*stmt));
+    last.clear();
+    for (size_t i = 0; i < size; ++i) {
+      last.push_back(stmt->Int64(kPositionColumn + static_cast<int>(i)));
+    }
   }
-  return jobs;
+  return page;
 }
 
 absl::StatusOr<TopicStats> SqliteBackend::Stats(absl::string_view topic) {

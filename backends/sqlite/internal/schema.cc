@@ -294,13 +294,21 @@ CREATE INDEX dependencies_dependant ON dependencies (dependant);
 CREATE INDEX jobs_waiting ON jobs (topic) WHERE state = 5;
 )sql";
 
+// Version 14: who holds each lease (Job::holder) and since when, written
+// by the reservation and read while the job is reserved; older leases have
+// neither (NULL).
+constexpr char kSchemaLeaseHolders[] = R"sql(
+ALTER TABLE jobs ADD COLUMN holder TEXT;
+ALTER TABLE jobs ADD COLUMN reserved_at_us INTEGER;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {
-    kSchemaV1,  kSchemaV2,  kSchemaV3,          kSchemaV4, kSchemaV5,
-    kSchemaV6,  kSchemaV7,  kSchemaV8,          kSchemaV9, kSchemaV10,
-    kSchemaV11, kSchemaV12, kSchemaDependencies};
+    kSchemaV1,  kSchemaV2,  kSchemaV3,           kSchemaV4,          kSchemaV5,
+    kSchemaV6,  kSchemaV7,  kSchemaV8,           kSchemaV9,          kSchemaV10,
+    kSchemaV11, kSchemaV12, kSchemaDependencies, kSchemaLeaseHolders};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

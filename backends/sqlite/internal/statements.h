@@ -15,7 +15,10 @@ namespace sqlite_internal {
   "seq, id, topic, payload, state, priority, attempts, max_attempts, "      \
   "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
   "run_at_us, due_us, token, last_error, expire_at_us, discard_expired, "   \
-  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most"
+  "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most, "      \
+  "holder, reserved_at_us"
+// How many columns DQ_JOB_COLUMNS names.
+inline constexpr int kJobColumnCount = 26;
 
 // due_us of a job that waits in state `state` (0 delayed, 1 ready) for
 // `run_at`: a ready job is due when it expires, a delayed one at the
@@ -121,7 +124,8 @@ struct Sql {
   // runs ttr from now, or from run_at when the caller's clock is behind it.
   static constexpr const char* kReserveOne =
       "UPDATE jobs SET state = 2, attempts = attempts + 1, "
-      "due_us = max(?2, run_at_us) + ttr_us, token = ?3 "
+      "due_us = max(?2, run_at_us) + ttr_us, token = ?3, holder = ?4, "
+      "reserved_at_us = ?2 "
       "WHERE seq = (SELECT seq FROM jobs WHERE topic = ?1 AND state = 1 "
       "ORDER BY priority, run_at_us, seq LIMIT 1) "
       "RETURNING " DQ_JOB_COLUMNS;
@@ -173,23 +177,30 @@ struct Sql {
 
   static constexpr const char* kGet =
       "SELECT " DQ_JOB_COLUMNS " FROM jobs WHERE id = ?1";
+  // A page of a list goes on after a position in its order (keyset
+  // paging, see ListPage()): the first page starts after the smallest one.
+  // Each reads the position of its rows after DQ_JOB_COLUMNS.
   static constexpr const char* kListReady =
       "SELECT " DQ_JOB_COLUMNS
-      " FROM jobs WHERE topic = ?1 AND state = 1 "
+      ", priority, run_at_us, seq FROM jobs WHERE topic = ?1 AND state = 1 "
+      "AND (priority, run_at_us, seq) > (?3, ?4, ?5) "
       "ORDER BY priority, run_at_us, seq LIMIT ?2";
   // Delayed (by run_at) or reserved (by deadline) jobs (jobs_topic_due).
   static constexpr const char* kListTimed =
       "SELECT " DQ_JOB_COLUMNS
-      " FROM jobs WHERE topic = ?1 AND state = ?2 "
-      "AND due_us IS NOT NULL ORDER BY due_us, seq LIMIT ?3";
+      ", due_us, seq FROM jobs WHERE topic = ?1 AND state = ?3 "
+      "AND due_us IS NOT NULL AND (due_us, seq) > (?4, ?5) "
+      "ORDER BY due_us, seq LIMIT ?2";
   static constexpr const char* kListDone =
-      "SELECT " DQ_JOB_COLUMNS
-      " FROM jobs WHERE topic = ?1 AND state = 4 "
+      "SELECT " DQ_JOB_COLUMNS ", " DQ_LEAVE_AT
+      ", dead_order FROM jobs WHERE topic = ?1 AND state = 4 "
+      "AND (" DQ_LEAVE_AT
+      ", dead_order) > (?3, ?4) "
       "ORDER BY " DQ_LEAVE_AT ", dead_order LIMIT ?2";
   static constexpr const char* kListDead =
       "SELECT " DQ_JOB_COLUMNS
-      " FROM jobs WHERE topic = ?1 AND state = 3 "
-      "ORDER BY dead_order LIMIT ?2";
+      ", dead_order FROM jobs WHERE topic = ?1 AND state = 3 "
+      "AND dead_order > ?3 ORDER BY dead_order LIMIT ?2";
 
   static constexpr const char* kStats =
       "SELECT state, n FROM counts WHERE topic = ?1";
@@ -341,7 +352,8 @@ struct Sql {
           "?2", "run_at_us") " WHERE seq = ?1 RETURNING due_us";
   static constexpr const char* kListWaiting =
       "SELECT " DQ_JOB_COLUMNS
-      " FROM jobs WHERE topic = ?1 AND state = 5 ORDER BY seq LIMIT ?2";
+      ", seq FROM jobs WHERE topic = ?1 AND state = 5 AND seq > ?3 "
+      "ORDER BY seq LIMIT ?2";
   static constexpr const char* kReplace =
       "UPDATE jobs SET payload = ?2, run_at_us = ?3, state = ?4, "
       "due_us = " DQ_WAITING_DUE("?4", "?3") " WHERE seq = ?1";

@@ -43,7 +43,9 @@ import type {
   HistoryEvent,
   Job,
   JobOptions,
+  JobPage,
   JobState,
+  WorkersPage,
   Lease,
   LeaseRef,
   Limit,
@@ -202,6 +204,50 @@ export class Client {
     return (reply.jobs ?? []).map(decodeJob);
   }
 
+  /**
+   * One page of a topic's jobs in one state (default ready), in the order of
+   * list(), after `cursor` (the `nextCursor` of the previous page; omit it for
+   * the first). `nextCursor` is "" once the page ends the list. A job that
+   * stays in the state while the pages are read is seen exactly once; one
+   * that enters, leaves or moves meanwhile may be seen once, twice or not.
+   */
+  async listPage(
+    topic: string,
+    options: { state?: JobState; limit?: number; cursor?: string } = {},
+  ): Promise<JobPage> {
+    const reply = await this.http.json({
+      method: "GET",
+      path: `/v1/topics/${seg(topic)}/jobs`,
+      query: { state: options.state, limit: options.limit, cursor: options.cursor || undefined },
+      retry: true,
+    });
+    return { jobs: (reply.jobs ?? []).map(decodeJob), nextCursor: reply.next_cursor ?? "" };
+  }
+
+  /**
+   * Live leases with who holds them (the reserving scheduler's name; the
+   * server's for an HTTP reservation) and since when, a page at a time:
+   * topic by topic, each by deadline. `nextCursor` is "" at the end.
+   */
+  async workers(options: { limit?: number; cursor?: string } = {}): Promise<WorkersPage> {
+    const reply = await this.http.json({
+      method: "GET",
+      path: "/v1/workers",
+      query: { limit: options.limit, cursor: options.cursor || undefined },
+      retry: true,
+    });
+    const leases = (reply.leases ?? []).map((l: any) => ({
+      holder: l.holder,
+      topic: l.topic,
+      id: l.id,
+      reservedAt: l.reserved_at ? new Date(l.reserved_at) : null,
+      deadline: new Date(l.deadline),
+      attempts: l.attempts,
+      maxAttempts: l.max_attempts,
+    }));
+    return { leases, nextCursor: reply.next_cursor ?? "" };
+  }
+
   /** The job's recent events as the server saw them, oldest first. */
   async history(id: string): Promise<HistoryEvent[]> {
     const reply = await this.http.json({ method: "GET", path: `/v1/jobs/${seg(id)}/history`, retry: true });
@@ -230,10 +276,15 @@ export class Client {
    * waiting up to `waitMs` (capped by the server's --max-wait) for one.
    * Returns none when nothing came due in time.
    */
-  async reserve(topic: string, options: { waitMs?: number; max?: number } = {}): Promise<Lease[]> {
+  async reserve(
+    topic: string,
+    options: { waitMs?: number; max?: number; worker?: string } = {},
+  ): Promise<Lease[]> {
     const body: Record<string, unknown> = {};
     if (options.waitMs !== undefined) body.wait_ms = Math.max(0, Math.round(options.waitMs));
     if (options.max !== undefined) body.max = options.max;
+    // Who holds the leases (workers()); the server's name without it.
+    if (options.worker !== undefined) body.worker = options.worker;
     const reply = await this.http.json({
       method: "POST",
       path: `/v1/topics/${seg(topic)}/reserve`,

@@ -32,9 +32,11 @@ export type {
   Bytes,
   CountMinute,
   Counts,
+  HeldLease,
   HistoryEvent,
   Job,
   JobOptions,
+  JobPage,
   JobState,
   Lease,
   LeaseRef,
@@ -43,4 +45,5 @@ export type {
   Schedule,
   ScheduleSpec,
   TopicStats,
+  WorkersPage,
 } from "./types";

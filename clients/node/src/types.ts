@@ -71,6 +71,31 @@ export interface Job {
 }
 
 /** A reserved job: run it, then ack, fail or release it with this lease. */
+/** One page of a job list (Client.listPage()). */
+export interface JobPage {
+  jobs: Job[];
+  /** Gives the next page as `cursor`; "" when this page ends the list. */
+  nextCursor: string;
+}
+
+/** A live lease in the workers view (Client.workers()). */
+export interface HeldLease {
+  holder: string;
+  topic: string;
+  id: string;
+  /** Null for a lease made before the store kept it. */
+  reservedAt: Date | null;
+  deadline: Date;
+  attempts: number;
+  maxAttempts: number;
+}
+
+/** One page of the workers view; nextCursor is "" at the end. */
+export interface WorkersPage {
+  leases: HeldLease[];
+  nextCursor: string;
+}
+
 export interface Lease {
   id: string;
   topic: string;

@@ -84,6 +84,43 @@ forEachStore((env) => {
     assert.deepEqual(await client.list(topic, { state: "dead" }), []);
   });
 
+  test("workers: a live lease with its holder", async () => {
+    const client = env.client;
+    const topic = unique("held");
+    const id = await client.enqueue(topic, "x");
+    const [lease] = await client.reserve(topic, { waitMs: 2_000, worker: "node-test:1" });
+    let found;
+    let cursor = "";
+    do {
+      const page = await client.workers({ limit: 1000, cursor });
+      found = found ?? page.leases.find((l) => l.id === id);
+      cursor = page.nextCursor;
+    } while (cursor !== "");
+    assert.ok(found);
+    assert.equal(found.topic, topic);
+    assert.equal(found.holder, "node-test:1");
+    assert.ok(found.reservedAt instanceof Date);
+    await client.ack(lease);
+  });
+
+  test("listPage: pages follow their cursor; a bad cursor is refused", async () => {
+    const client = env.client;
+    const topic = unique("pages");
+    const ids = await client.enqueueBatch(topic, ["a", "b", "c", "d", "e"]);
+    const seen = [];
+    let cursor = "";
+    let pages = 0;
+    do {
+      const page = await client.listPage(topic, { state: "ready", limit: 2, cursor });
+      seen.push(...page.jobs.map((j) => j.id));
+      cursor = page.nextCursor;
+      pages += 1;
+    } while (cursor !== "" && pages < 10);
+    assert.equal(pages, 3);
+    assert.deepEqual(seen, ids);
+    await assert.rejects(client.listPage(topic, { cursor: "nonsense" }), InvalidArgumentError);
+  });
+
   test("reserve, touch, release, ack with a result kept and waited for", async () => {
     const client = env.client;
     const topic = unique("thumbs");

@@ -4,7 +4,7 @@ Client has every route of the API; Worker runs a handler for each job of a
 topic. The errors of the API are the classes of errors.py.
 """
 
-from .client import JOB_OPTIONS, AckedAndNext, Client, Job, Lease
+from .client import JOB_OPTIONS, AckedAndNext, Client, Job, JobPage, Lease
 from .errors import (
     AlreadyExistsError,
     ConnectionFailedError,
@@ -38,6 +38,7 @@ __all__ = [
     "InvalidArgumentError",
     "JOB_OPTIONS",
     "Job",
+    "JobPage",
     "Lease",
     "NotFoundError",
     "PermissionDeniedError",

@@ -126,6 +126,15 @@ class Job:
 
 
 @dataclass
+class JobPage:
+    """One page of a job list (Client.list_page()): `next_cursor` gives the
+    next page, and is "" once this page ends the list."""
+
+    jobs: List[Job]
+    next_cursor: str
+
+
+@dataclass
 class Lease:
     """A reservation: the job, its fencing token and when the lease ends."""
 
@@ -276,6 +285,30 @@ class Client:
         reply = self._call("GET", f"/v1/topics/{self._quote(topic)}/jobs?{query}", repeat=True)
         return [Job.from_json(j) for j in reply["jobs"]]
 
+    def list_page(self, topic: str, state: str = "ready", limit: int = 100,
+                  cursor: str = "") -> JobPage:
+        """One page of list(): the jobs after `cursor` (the next_cursor of
+        the previous page; "" for the first). A job that stays in the state
+        while the pages are read is seen exactly once; one that enters,
+        leaves or moves meanwhile may be seen once, twice or not at all."""
+        params = {"state": state, "limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        query = urllib.parse.urlencode(params)
+        reply = self._call("GET", f"/v1/topics/{self._quote(topic)}/jobs?{query}", repeat=True)
+        return JobPage([Job.from_json(j) for j in reply["jobs"]], reply.get("next_cursor", ""))
+
+    def workers(self, limit: int = 100, cursor: str = "") -> Dict[str, Any]:
+        """Live leases with who holds them and since when, a page at a
+        time: {"leases": [{"holder", "topic", "id", "reserved_at",
+        "deadline", "attempts", "max_attempts"}, ...], "next_cursor": ...}
+        ("" at the end)."""
+        params: Dict[str, Any] = {"limit": limit}
+        if cursor:
+            params["cursor"] = cursor
+        query = urllib.parse.urlencode(params)
+        return self._call("GET", f"/v1/workers?{query}", repeat=True)
+
     def history(self, job_id: str) -> List[Dict[str, Any]]:
         """The job's events from the store's event log, oldest first: each
         a dict with "event", "at", "attempts", "who" (the process that made
@@ -295,12 +328,17 @@ class Client:
 
     # --- leases ---------------------------------------------------------
 
-    def reserve(self, topic: str, wait_ms: int = 0, max: int = 1) -> List[Lease]:
-        """Leases up to `max` due jobs, waiting up to `wait_ms` for one."""
+    def reserve(self, topic: str, wait_ms: int = 0, max: int = 1,
+                worker: Optional[str] = None) -> List[Lease]:
+        """Leases up to `max` due jobs, waiting up to `wait_ms` for one;
+        held by `worker` (see workers()), or by the server without it."""
+        body: Dict[str, Any] = {"wait_ms": wait_ms, "max": max}
+        if worker is not None:
+            body["worker"] = worker
         reply = self._call(
             "POST",
             f"/v1/topics/{self._quote(topic)}/reserve",
-            {"wait_ms": wait_ms, "max": max},
+            body,
             extra_timeout=wait_ms / 1000.0,
         )
         return [Lease.from_json(obj) for obj in reply["leases"]]

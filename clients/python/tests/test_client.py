@@ -101,6 +101,32 @@ class ClientSuite:
         self.assertEqual([j.id for j in self.client.list("txt")], text_ids)
         self.assertEqual(self.client.get(text_ids[0]).priority, 2)
 
+    def test_workers_shows_a_live_lease_with_its_holder(self):
+        job_id = self.client.enqueue("held", "x")
+        lease = self.client.reserve("held", wait_ms=2000, worker="py-test:1")[0]
+        leases = self.client.workers(limit=1000)["leases"]
+        mine = [l for l in leases if l["id"] == job_id]
+        self.assertEqual(len(mine), 1)
+        self.assertEqual(mine[0]["topic"], "held")
+        self.assertEqual(mine[0]["holder"], "py-test:1")
+        self.assertTrue(mine[0]["reserved_at"])
+        self.client.ack(lease)
+
+    def test_list_pages_follow_their_cursor(self):
+        ids = self.client.enqueue_batch("pages", ["a", "b", "c", "d", "e"])
+        seen, cursor, pages = [], "", 0
+        while True:
+            page = self.client.list_page("pages", limit=2, cursor=cursor)
+            seen += [j.id for j in page.jobs]
+            pages += 1
+            cursor = page.next_cursor
+            if not cursor or pages > 10:
+                break
+        self.assertEqual(pages, 3)
+        self.assertEqual(seen, ids)
+        with self.assertRaises(delayq.InvalidArgumentError):
+            self.client.list_page("pages", cursor="nonsense")
+
     # --- leases -----------------------------------------------------------
 
     def test_reserve_touch_release_fail_kick_purge(self):

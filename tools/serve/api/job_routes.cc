@@ -94,10 +94,18 @@ absl::StatusOr<Reply> ListJobs(Scheduler& scheduler, const Call& call) {
     return absl::InvalidArgumentError(
         absl::StrCat("limit must be a whole number from 1 to ", kMaxList));
   }
-  absl::StatusOr<std::vector<Job>> jobs =
-      scheduler.List(call.path[0], state, limit);
-  if (!jobs.ok()) return jobs.status();
-  return Reply::Text(200, JsonListText<Job>("jobs", *jobs, &AppendJobJson));
+  // The cursor comes from outside: the store decodes and checks it, and
+  // refuses one it did not give with InvalidArgument (a 400).
+  absl::StatusOr<JobPage> page =
+      scheduler.ListPage(call.path[0], state, limit, call.Query("cursor"));
+  if (!page.ok()) return page.status();
+  std::string text = JsonListText<Job>("jobs", page->jobs, &AppendJobJson);
+  // {"jobs":[...]} gains the cursor of the next page ("" at the end).
+  text.pop_back();
+  text += ",\"next_cursor\":";
+  AppendJsonString(page->next_cursor, &text);
+  text += "}";
+  return Reply::Text(200, std::move(text));
 }
 
 // GET /v1/jobs/{id}: the job; with ?wait=DURATION (at most kMaxWait), once
@@ -140,7 +148,7 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
   router.Get(
       absl::StrCat(kTopic, "/jobs"),
       [&scheduler](const Call& call) { return ListJobs(scheduler, call); },
-      {"state", "limit"});
+      {"state", "limit", "cursor"});
   router.Post(absl::StrCat(kJob, "/retry"),
               [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
                 if (absl::Status s = scheduler.KickJob(call.path[0]); !s.ok()) {

@@ -187,6 +187,14 @@ void AppendJobJson(const Job& job, std::string* out) {
   AppendTimeField("run_at", job.run_at, out);
   if (job.state == JobState::kReserved) {
     AppendTimeField("deadline", job.deadline, out);
+    // Who holds the lease and since when (a lease made before the store
+    // kept them has neither).
+    AppendTextField("holder", job.holder, out);
+    if (job.reserved_at != absl::InfinitePast()) {
+      AppendTimeField("reserved_at", job.reserved_at, out);
+    } else {
+      out->append(",\"reserved_at\":null");
+    }
   } else {
     out->append(",\"deadline\":null");
   }

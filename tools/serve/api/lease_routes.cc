@@ -25,6 +25,29 @@ namespace {
 
 constexpr char kJob[] = "/v1/jobs/([^/]+)";
 constexpr int kMaxReserve = 1000;
+// The longest worker name a reservation may give.
+constexpr size_t kMaxWorkerName = 128;
+
+// The "worker" a reservation names (its leases' holder): 1 to
+// kMaxWorkerName printable ASCII characters without spaces, so that every
+// view can show it as it is; "" when the body names none (the leases are
+// then the server's).
+absl::StatusOr<std::string> WorkerName(const Json& body) {
+  if (!body.contains("worker")) return std::string();
+  const Json& worker = body["worker"];
+  bool ok = worker.is_string();
+  if (ok) {
+    const std::string& name = worker.get_ref<const std::string&>();
+    ok = !name.empty() && name.size() <= kMaxWorkerName;
+    for (char c : name) ok = ok && c > ' ' && c < 0x7f;
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("field 'worker' must be 1 to ", kMaxWorkerName,
+                     " printable ASCII characters without spaces"));
+  }
+  return worker.get<std::string>();
+}
 
 // How long a reservation may wait for a job: the body's "wait_ms", bounded
 // so that a client cannot hold a thread for ever; none while the server
@@ -55,16 +78,21 @@ absl::Status ReleaseIfClientWentAway(const RouteContext& context,
 }
 
 absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
-  if (absl::Status s = OnlyFields(call.body, {"wait_ms", "max"}); !s.ok()) {
+  if (absl::Status s = OnlyFields(call.body, {"wait_ms", "max", "worker"});
+      !s.ok()) {
     return s;
   }
+  absl::StatusOr<std::string> worker = WorkerName(call.body);
+  if (!worker.ok()) return worker.status();
   absl::StatusOr<int64_t> max = IntField(call.body, "max", 1, 1, kMaxReserve);
   if (!max.ok()) return max.status();
   absl::StatusOr<absl::Duration> wait = ReserveWait(context, call.body);
   if (!wait.ok()) return wait.status();
   ++*context.reserves_waiting;
-  absl::StatusOr<std::vector<Lease>> leases = context.scheduler->ReserveBatch(
-      call.path[0], static_cast<int>(*max), *wait, *context.draining);
+  absl::StatusOr<std::vector<Lease>> leases =
+      context.scheduler->ReserveBatchFor(*worker, call.path[0],
+                                         static_cast<int>(*max), *wait,
+                                         *context.draining);
   --*context.reserves_waiting;
   if (!leases.ok()) return leases.status();
   if (absl::Status s = ReleaseIfClientWentAway(context, call, *wait, *leases);

@@ -53,6 +53,10 @@ void AddLimitRoutes(Router& router, const RouteContext& context);
 // GET /v1/schedules; GET, PUT and DELETE /v1/schedules/{name}.
 void AddScheduleRoutes(Router& router, const RouteContext& context);
 
+// GET /v1/workers: every live lease with its holder and since when, a
+// page at a time.
+void AddWorkerRoutes(Router& router, const RouteContext& context);
+
 }  // namespace serve
 }  // namespace delayq
 

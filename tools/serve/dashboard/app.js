@@ -8,12 +8,12 @@ const STATES = ["ready", "delayed", "reserved", "dead", "done"];
 const $ = (sel) => document.querySelector(sel);
 // `counts`: the chosen topic's jobs per state, for the state tabs.
 // `limits`: every limited topic's limit, by topic; `limitTopic`: the topic
-// whose limit the form edits; `limit`: how many jobs the list asks for;
-// `selected`: the ids of the jobs checked in the list; `stats`: every
+// whose limit the form edits; `cursors`: the cursors of the list's pages
+// up to the one shown, `next`: the next page's ("" at the end); `selected`: the ids of the jobs checked in the list; `stats`: every
 // topic's counts, by topic.
 const state = { topic: null, jobState: "ready", timer: null, counts: {}, stats: new Map(),
   limits: new Map(),
-  limitTopic: null, limit: 100, selected: new Set() };
+  limitTopic: null, cursors: [""], next: "", selected: new Set() };
 
 function token() { return localStorage.getItem("delayq-token") || ""; }
 
@@ -273,13 +273,14 @@ $("#schedule-close").addEventListener("click", () => { $("#schedule-card").hidde
 
 // --- Jobs of a topic --------------------------------------------------------
 
-// How many jobs a list shows: the API has no cursor, so "show more" asks
-// for a longer list, up to the API's most.
-const LIST_LIMITS = [100, 500, 1000, 5000, 10000];
+// A list shows one page of PAGE_SIZE jobs. `cursors` holds the cursor of
+// every page from the first to the one shown (the first's is ""), so
+// "previous" goes back the way it came and a refresh reloads the same page.
+const PAGE_SIZE = 100;
 
 function openJobs(topic, jobState) {
   if (topic !== state.topic || jobState !== state.jobState) {
-    state.limit = LIST_LIMITS[0];
+    state.cursors = [""];
     state.selected.clear();
     showSummary(null);
   }
@@ -298,8 +299,11 @@ async function refreshJobs() {
     class: s === state.jobState ? "on" : "", data: { state: s },
     onclick: () => openJobs(state.topic, s) },
     s + (state.counts[s] !== undefined ? " " + state.counts[s] : ""))));
-  const { jobs } = await api("/v1/topics/" + part(state.topic) +
-    "/jobs?state=" + state.jobState + "&limit=" + state.limit);
+  const cursor = state.cursors[state.cursors.length - 1];
+  const { jobs, next_cursor: next } = await api("/v1/topics/" + part(state.topic) +
+    "/jobs?state=" + state.jobState + "&limit=" + PAGE_SIZE +
+    (cursor ? "&cursor=" + encodeURIComponent(cursor) : ""));
+  state.next = next || "";
   // What is no longer listed is no longer selected: an action acts on
   // what the operator sees.
   const listed = new Set(jobs.map((j) => j.id));
@@ -345,12 +349,12 @@ async function refreshJobs() {
       actions));
   }
   const total = state.counts[state.jobState];
-  const full = jobs.length >= state.limit;
-  $("#jobs-shown").textContent = jobs.length === 0 ? "" : "showing " + jobs.length +
-    (total !== undefined && total > jobs.length ? " of " + total : "") +
-    (full && state.limit === LIST_LIMITS[LIST_LIMITS.length - 1]
-      ? " (the most one list holds)" : "");
-  $("#show-more").hidden = !full || state.limit >= LIST_LIMITS[LIST_LIMITS.length - 1];
+  const first = (state.cursors.length - 1) * PAGE_SIZE;
+  $("#jobs-shown").textContent = jobs.length === 0 ? "" : "showing " +
+    (first + 1) + " to " + (first + jobs.length) +
+    (total !== undefined && total > jobs.length ? " of " + total : "");
+  $("#next-page").hidden = !state.next;
+  $("#previous-page").hidden = state.cursors.length <= 1;
   renderSelection();
 }
 
@@ -377,8 +381,15 @@ $("#select-all").addEventListener("change", (e) => {
   renderSelection();
 });
 
-$("#show-more").addEventListener("click", () => {
-  state.limit = LIST_LIMITS.find((l) => l > state.limit) || state.limit;
+$("#next-page").addEventListener("click", () => {
+  if (!state.next) return;
+  state.cursors.push(state.next);
+  state.selected.clear();
+  refreshJobs().catch((e) => toast(e.message, true));
+});
+$("#previous-page").addEventListener("click", () => {
+  if (state.cursors.length > 1) state.cursors.pop();
+  state.selected.clear();
   refreshJobs().catch((e) => toast(e.message, true));
 });
 
@@ -528,6 +539,44 @@ function drawChart(counts) {
   chart.dataset.done = String(total);
 }
 
+// --- Workers: who holds which lease -----------------------------------------
+
+// The most leases the card shows (one page of GET /v1/workers).
+const WORKERS_SHOWN = 200;
+
+// The live leases, grouped by holder (the longest held first in each); a
+// holder's name shows on its first row.
+function renderWorkers(leases, more) {
+  const sorted = [...leases].sort((a, b) => a.holder < b.holder ? -1
+    : a.holder > b.holder ? 1 : String(a.reserved_at).localeCompare(String(b.reserved_at)));
+  const counts = new Map();
+  for (const l of sorted) counts.set(l.holder, (counts.get(l.holder) || 0) + 1);
+  const body = $("#workers tbody");
+  body.replaceChildren();
+  let last = null;
+  for (const l of sorted) {
+    const first = l.holder !== last;
+    last = l.holder;
+    body.append(el("tr", { data: { holder: l.holder, id: l.id } },
+      el("td", { class: "mono" }, first ? (l.holder || "(unnamed)") +
+        " (" + counts.get(l.holder) + ")" : ""),
+      el("td", {}, l.topic),
+      el("td", { class: "mono" }, el("a", { href: "#",
+        onclick: (e) => { e.preventDefault(); showJob(l.id); } }, l.id)),
+      el("td", {}, l.reserved_at ? relative(l.reserved_at) : "?"),
+      el("td", {}, relative(l.deadline)),
+      el("td", { class: "n" }, l.attempts + "/" + l.max_attempts)));
+  }
+  $("#no-workers").hidden = sorted.length > 0;
+  $("#workers-shown").textContent = sorted.length === 0 ? ""
+    : counts.size + " holder(s), " + sorted.length + (more ? "+" : "") + " lease(s)";
+}
+
+async function refreshWorkers() {
+  const { leases, next_cursor: next } = await api("/v1/workers?limit=" + WORKERS_SHOWN);
+  renderWorkers(leases, !!next);
+}
+
 // --- Refresh loop -----------------------------------------------------------
 
 async function refresh() {
@@ -541,6 +590,7 @@ async function refresh() {
     renderTopics(topics, state.limits);
     renderSchedules(schedules);
     drawChart(counts);
+    await refreshWorkers();
     await refreshJobs();
     $("#status").textContent = "updated " + new Date().toLocaleTimeString();
     document.body.dataset.loaded = "true";

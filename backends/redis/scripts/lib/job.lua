@@ -12,6 +12,10 @@ local EXPIRE_AT, DISCARD, UNIQUE_FOR = 17, 18, 19
 -- (done.lua); FINISHED_AT (µs) = 22: when the job died or was acknowledged,
 -- set while dead or done; RESULT = 23: the worker's result, while done.
 local KEEP_FOR, KEEP_AT_MOST, FINISHED_AT, RESULT = 20, 21, 22, 23
+-- HOLDER = 24: who holds the lease (ReserveReport::holder), RESERVED_AT
+-- (µs) = 25: when it was reserved; set while reserved only (job_pack()
+-- drops them from a record that is not).
+local HOLDER, RESERVED_AT = 24, 25
 -- Times and ttr are integer µs. Priority to backoff (3..8) are the job's
 -- fixed settings, packed by the C++ side ("spec", an ARGV of add) and
 -- copied in whole; BACKOFF_KIND carries the jitter too (src/common/backoff_code.h).
@@ -37,9 +41,11 @@ local function job_read(id)
 end
 
 -- The record of a table as job_read() returns it: up to its last value
--- that is set, and at least to PAYLOAD.
+-- that is set, and at least to PAYLOAD. A lease's holder goes with the
+-- lease.
 local function job_pack(j)
-  for last = RESULT, ATTEMPTS, -1 do
+  if j[STATE] ~= ST_RESERVED then j[HOLDER], j[RESERVED_AT] = nil, nil end
+  for last = RESERVED_AT, ATTEMPTS, -1 do
     if j[last] ~= nil then return cmsgpack.pack(unpack(j, 1, last)) end
   end
   return cmsgpack.pack(unpack(j, 1, PAYLOAD))
