@@ -188,6 +188,7 @@ CREATE TABLE {s}.dependencies (
 );
 CREATE INDEX dependencies_dependant ON {s}.dependencies (dependant);
 CREATE INDEX jobs_waiting ON {s}.jobs (topic, seq) WHERE state = 5;
+)sql";
 
 // Schema version 3: {s}.enqueue(), for code that does not link delayq (a
 // trigger, a script, another language): the insert, the count and the
