@@ -155,11 +155,20 @@ void Promotion::RefreshFromStore(absl::Time now) {
   absl::StatusOr<absl::Time> next = backend_.NextDue();
   if (!next.ok()) return;  // the next refresh tries again
   absl::MutexLock lock(&mu_);
+  if (*next > now) {
+    stale_look_ = kFirstStaleLook;
+    ArmPollLocked(*next);
+    return;
+  }
   // Everything due at `now` was just promoted. A store that still reports a
-  // time at or before it runs on another clock (Redis server time) or just
-  // got a job from another process (whose news arms the news timer); either
-  // way the next look sees to it, and arming in the past would only spin.
-  ArmPollLocked(*next > now ? *next : now + LookInterval());
+  // time at or before it runs on another clock (Redis server time), just
+  // got a job from another process (whose news arms the news timer), or
+  // holds due jobs another process's call has locked and skipped (PostgreSQL
+  // moves them in that call, or leaves them if it stops at its limit).
+  // Looking again soon, twice as late each time up to LookInterval(), finds
+  // what the other call left without spinning on a clock that stays behind.
+  ArmPollLocked(now + std::min(stale_look_, LookInterval()));
+  stale_look_ = std::min(stale_look_ * 2, LookInterval());
 }
 
 void Promotion::OnNews(const StoreNews& news) {

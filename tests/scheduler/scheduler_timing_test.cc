@@ -301,5 +301,61 @@ TEST(SharedStoreTest, JobsOfAnotherSchedulerArePromotedFromTheStore) {
   EXPECT_EQ(job.state, JobState::kReady);
 }
 
+// A store that still reports a due time that passed after everything due
+// was promoted (a due job another process's call holds locked, or a store
+// on a clock behind this one's) is looked at again soon, then less and
+// less often: never left for the whole poll interval, never polled fast for
+// ever.
+class StaleNextDue : public BackendWrapper {
+ public:
+  using BackendWrapper::BackendWrapper;
+  absl::StatusOr<absl::Time> NextDue() override {
+    ++looks;
+    if (stale.has_value()) return *stale;
+    return BackendWrapper::NextDue();
+  }
+  std::optional<absl::Time> stale;
+  int looks = 0;
+};
+
+TEST(StaleNextDueTest, ALateDueTimeIsLookedAtAgainSoonerThenLessOften) {
+  SimulatedClock clock(kStart);
+  std::unique_ptr<Backend> store = NewMemoryBackend();
+  auto owned = std::make_unique<StaleNextDue>(store.get());
+  StaleNextDue* wrapper = owned.get();
+  SchedulerOptions options;
+  options.clock = &clock;
+  options.poll_interval = absl::Hours(1);
+  ASSERT_OK_AND_ASSIGN(auto scheduler,
+                       Scheduler::Create(std::move(owned), options));
+  wrapper->stale = kStart - absl::Seconds(1);
+  JobOptions soon;
+  soon.delay = absl::Milliseconds(1);
+  ASSERT_OK(scheduler->Enqueue("t", "p", soon));
+  clock.Advance(absl::Milliseconds(1));
+  ASSERT_OK(scheduler->Tick());  // promotes, then finds the stale time
+  // Looks at +10 ms, then 20 ms and 40 ms after each look.
+  std::vector<int> looks_at;
+  for (int ms = 1; ms <= 100; ++ms) {
+    const int before = wrapper->looks;
+    clock.Advance(absl::Milliseconds(1));
+    ASSERT_OK(scheduler->Tick());
+    if (wrapper->looks > before) looks_at.push_back(ms);
+  }
+  EXPECT_THAT(looks_at, ElementsAre(10, 30, 70));
+  // Once the store reports a future time, a stale one is looked at after
+  // 10 ms again.
+  clock.Advance(absl::Milliseconds(100));  // the look armed for +150 ms
+  wrapper->stale = clock.Now() + absl::Milliseconds(5);
+  ASSERT_OK(scheduler->Tick());
+  wrapper->stale = kStart;
+  clock.Advance(absl::Milliseconds(5));
+  ASSERT_OK(scheduler->Tick());
+  const int before = wrapper->looks;
+  clock.Advance(absl::Milliseconds(10));
+  ASSERT_OK(scheduler->Tick());
+  EXPECT_GT(wrapper->looks, before);
+}
+
 }  // namespace
 }  // namespace delayq
