@@ -23,8 +23,11 @@ using PgResult = std::unique_ptr<PGresult, void (*)(PGresult*)>;
 constexpr char kTransactions[] =
     "SELECT xact_commit + xact_rollback FROM pg_stat_database "
     "WHERE datname = current_database()";
+// Statements are keyed by their first words, the store's schema name left
+// out so that runs on different schemas compare.
 constexpr char kStatements[] =
-    "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 60), sum(calls) "
+    "SELECT left(regexp_replace(regexp_replace(query, '\"[^\"]*\"\\.', '', "
+    "'g'), '\\s+', ' ', 'g'), 60), sum(calls) "
     "FROM pg_stat_statements JOIN pg_database d ON d.oid = dbid "
     "WHERE d.datname = current_database() AND query NOT LIKE '%pg_stat%' "
     "GROUP BY 1";

@@ -31,7 +31,7 @@ struct PostgresIdleLoad {
   double transactions_per_second = 0;
   int64_t statements = -1;
   double statements_per_second = -1;
-  // Calls per statement, keyed by the statement's first words.
+  // Calls per statement, keyed by its first words without schema names.
   CommandCounts by_statement;
 };
 
