@@ -36,9 +36,7 @@
 #include "absl/flags/parse.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "bench/workloads/report.h"
 #include "tests/testing/child_process.h"
@@ -132,8 +130,7 @@ void ConsumeUntilEmpty(PGconn* conn, Tally& tally, std::atomic<int64_t>& errors,
   }
 }
 
-// The consumer process: prints "consumed DELIVERED ELAPSED_NS DUPLICATES
-// MISSING ERRORS", as bench/workloads/consumer_process.h's consume role.
+// The consumer process: prints its ConsumedLine().
 int RunConsumer(const std::string& table, int64_t n, int concurrency) {
   std::vector<PgConn> links;
   for (int t = 0; t < concurrency; ++t) {
@@ -157,13 +154,13 @@ int RunConsumer(const std::string& table, int64_t n, int concurrency) {
   }
   for (std::thread& t : threads) t.join();
   const int64_t last = last_nanos.load();
-  const int64_t elapsed = last == 0 ? 0 : last - absl::ToUnixNanos(start);
-  std::printf("consumed %lld %lld %lld %lld %lld\n",
-              static_cast<long long>(tally.delivered()),
-              static_cast<long long>(elapsed),
-              static_cast<long long>(tally.Duplicates()),
-              static_cast<long long>(tally.Missing()),
-              static_cast<long long>(errors.load()));
+  BaselineConsumed c;
+  c.delivered = tally.delivered();
+  c.elapsed_ns = last == 0 ? 0 : last - absl::ToUnixNanos(start);
+  c.duplicates = tally.Duplicates();
+  c.missing = tally.Missing();
+  c.errors = errors.load();
+  std::printf("%s\n", ConsumedLine(c).c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -193,14 +190,10 @@ absl::StatusOr<double> Produce(PGconn* conn, const std::string& table,
   return absl::ToDoubleSeconds(absl::Now() - start);
 }
 
-struct Consumed {
-  int64_t delivered, elapsed_ns, duplicates, missing, errors;
-};
-
 // Runs the consumer process and reads its line.
-absl::StatusOr<Consumed> ConsumeInChild(const char* self,
-                                        const std::string& table, int64_t n,
-                                        int concurrency) {
+absl::StatusOr<BaselineConsumed> ConsumeInChild(const char* self,
+                                                const std::string& table,
+                                                int64_t n, int concurrency) {
   testing::ChildProcess consumer(
       {self, "--role=consume", absl::StrCat("--table=", table),
        absl::StrCat("--n=", n), absl::StrCat("--concurrency=", concurrency),
@@ -208,15 +201,7 @@ absl::StatusOr<Consumed> ConsumeInChild(const char* self,
   std::optional<std::string> line =
       consumer.ReadLineStartingWith("consumed ", absl::Minutes(30));
   if (!line.has_value()) return absl::InternalError("the consumer died");
-  const std::vector<absl::string_view> f = absl::StrSplit(*line, ' ');
-  Consumed c;
-  if (f.size() != 6 || !absl::SimpleAtoi(f[1], &c.delivered) ||
-      !absl::SimpleAtoi(f[2], &c.elapsed_ns) ||
-      !absl::SimpleAtoi(f[3], &c.duplicates) ||
-      !absl::SimpleAtoi(f[4], &c.missing) ||
-      !absl::SimpleAtoi(f[5], &c.errors)) {
-    return absl::InternalError(absl::StrCat("consumer said '", *line, "'"));
-  }
+  absl::StatusOr<BaselineConsumed> c = ParseConsumedLine(*line);
   consumer.Wait();
   return c;
 }
@@ -230,30 +215,15 @@ absl::StatusOr<Report> RunProducer(const char* self) {
   if (!conn.ok()) return conn.status();
   absl::StatusOr<double> enqueue_s = Produce(conn->get(), table, n);
   if (!enqueue_s.ok()) return enqueue_s.status();
-  absl::StatusOr<Consumed> c = ConsumeInChild(self, table, n, concurrency);
+  absl::StatusOr<BaselineConsumed> c =
+      ConsumeInChild(self, table, n, concurrency);
   if (!c.ok()) return c.status();
   if (absl::Status s = Run(conn->get(), absl::StrCat("DROP TABLE ", table));
       !s.ok()) {
     return s;
   }
-  const double consume_s = c->elapsed_ns / 1e9;
-  Report report("postgres-skip-locked", "w1");
-  report.Param("shape", "two-process");
-  report.Param("n", n);
-  report.Param("concurrency", static_cast<int64_t>(concurrency));
-  report.Param("mode", "single");
-  report.Param("batch", static_cast<int64_t>(1));
-  report.Metric("enqueued", n);
-  report.Metric("enqueue_s", *enqueue_s);
-  report.Metric("enqueue_jobs_per_s", *enqueue_s > 0 ? n / *enqueue_s : 0);
-  report.Metric("consumed", c->delivered);
-  report.Metric("consume_s", consume_s);
-  report.Metric("consume_jobs_per_s",
-                consume_s > 0 ? c->delivered / consume_s : 0);
-  report.Metric("duplicates", c->duplicates);
-  report.Metric("missing", c->missing);
-  report.Metric("ack_errors", c->errors);
-  return report;
+  return BaselineW1Report("postgres-skip-locked", n, concurrency, *enqueue_s,
+                          *c);
 }
 
 }  // namespace
