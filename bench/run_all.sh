@@ -11,7 +11,8 @@
 # writes bench/results/results.jsonl (one JSON object per run, replaced on
 # every run), bench/results/workloads.png and bench/results/workloads.md.
 # Starts a private redis-server on a free loopback port in a temporary
-# directory and stops it at the end. About 5 minutes on 2 cores.
+# directory and stops it at the end. About 11 minutes on 2 cores, 6 of them
+# PostgreSQL's.
 #
 # Sizes can be changed through the environment: W1_N (memory and Redis),
 # W1_N_SQLITE, W2_N (4,000 jobs due per second), W2_LIGHT_N (400 per second),
