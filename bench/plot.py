@@ -19,6 +19,8 @@ SYSTEM_ORDER = [
     "delayq-memory",
     "delayq-sqlite",
     "delayq-redis",
+    "delayq-postgres",
+    "postgres-skip-locked",
     "seed-poller-100ms",
     "seed-poller-10ms",
     "beanstalkd",
@@ -36,7 +38,7 @@ def shape(r):
 
 def system(r):
     """The system and, for delayq's shared stores, the shape."""
-    if r["system"] in ("delayq-sqlite", "delayq-redis"):
+    if r["system"] in ("delayq-sqlite", "delayq-redis", "delayq-postgres"):
         return f'{r["system"]} {shape(r)}'
     return r["system"]
 
@@ -126,7 +128,7 @@ def plot(runs, png):
         label.set_ha("right")
     ax.set_title("W1 ready throughput (jobs/s, log; higher is better)")
 
-    idle = by(runs, "idle")
+    idle = [r for r in by(runs, "idle") if "commands_per_s" in r["metrics"]]
     ax = axes[1][1]
     bar_groups(ax, [r["system"] for r in idle], [
         ("all commands/s (incl. those run inside Lua scripts)",
@@ -196,7 +198,18 @@ def markdown(runs):
         [[r["system"], num(r["params"]["pending"]), num(r["metrics"]["commands_per_s"]),
           num(r["metrics"]["script_calls"] / r["params"]["window_s"]),
           ", ".join(f"{k} {v}" for k, v in r["metrics"]["by_command"].items())]
-         for r in by(runs, "idle")]))
+         for r in by(runs, "idle") if "commands_per_s" in r["metrics"]]))
+    out.append("\nIdle PostgreSQL load (jobs pending far in the future, nothing"
+               " due; statements from pg_stat_statements, transactions from"
+               " pg_stat_database)\n")
+    out.append(md_table(
+        ["system", "pending", "window (s)", "statements/s", "transactions/s",
+         "statements"],
+        [[r["system"], num(r["params"]["pending"]), r["params"]["window_s"],
+          num(r["metrics"]["statements_per_s"]),
+          num(r["metrics"]["transactions_per_s"]),
+          ", ".join(f"{k} {v}" for k, v in r["metrics"]["by_statement"].items())]
+         for r in by(runs, "idle") if "statements_per_s" in r["metrics"]]))
     out.append("\nFootprint (pending delayed jobs, one process; baseline: a"
                " hand-written binary heap of timers in the same run, and the"
                " same heap with a hash set of live ids for cancel by id)\n")

@@ -323,6 +323,9 @@ delayq_cc_binary(bench_listeners_bench DIR bench NAME listeners_bench
 delayq_cc_binary(bench_memory_footprint DIR bench NAME memory_footprint
   SRCS bench/footprint/memory_footprint.cc
   DEPS delayq tp_absl)
+delayq_cc_binary(bench_postgres_floor_w1 DIR bench NAME postgres_floor_w1
+  SRCS bench/baselines/postgres_floor_w1.cc
+  DEPS bench_workloads_common tests_testing_child_process tp_absl tp_pq)
 delayq_cc_binary(bench_rate_limit DIR bench NAME rate_limit
   SRCS bench/limits/rate_limit_bench.cc
   DEPS delayq tests_testing_redis_server tests_testing_temp_path tp_absl)
@@ -334,7 +337,7 @@ delayq_cc_library(bench_redis_cpu DIR bench NAME redis_cpu
   DEPS tp_absl tp_hiredis)
 delayq_cc_binary(bench_redis_footprint DIR bench NAME redis_footprint
   SRCS bench/footprint/store_footprint.cc
-  DEPS delayq tests_testing_redis_server tests_testing_temp_path tp_absl tp_hiredis tp_sqlite3)
+  DEPS delayq tests_testing_redis_server tests_testing_temp_path tp_absl tp_hiredis tp_pq tp_sqlite3)
 delayq_cc_test(bench_report_test DIR bench NAME report_test
   SRCS bench/workloads/report_test.cc
   DEPS bench_workloads_common tp_gtest_main)
@@ -357,8 +360,8 @@ delayq_cc_binary(bench_workloads DIR bench NAME workloads
   SRCS bench/workloads/common.h bench/workloads/consumer_process.cc bench/workloads/consumer_process.h bench/workloads/idle_load.cc bench/workloads/main.cc bench/workloads/w1_throughput.cc bench/workloads/w2_lateness.cc bench/workloads/w3_redelivery.cc bench/workloads/w4_handler_start.cc bench/workloads/workloads.h
   DEPS bench_workloads_common delayq tests_testing_child_process tp_absl)
 delayq_cc_library(bench_workloads_common DIR bench NAME workloads_common
-  SRCS bench/workloads/redis_stats.cc bench/workloads/redis_stats.h bench/workloads/report.cc bench/workloads/report.h
-  DEPS tp_absl tp_hiredis)
+  SRCS bench/workloads/postgres_stats.cc bench/workloads/postgres_stats.h bench/workloads/redis_stats.cc bench/workloads/redis_stats.h bench/workloads/report.cc bench/workloads/report.h
+  DEPS tp_absl tp_hiredis tp_pq)
 delayq_cc_test(tests_cli_background_errors_test DIR tests/cli NAME background_errors_test
   SRCS tests/cli/background_errors_test.cc
   DEPS tools_delayq_background_errors tp_absl tp_gtest_main)

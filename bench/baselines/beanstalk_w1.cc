@@ -62,8 +62,7 @@ absl::StatusOr<std::unique_ptr<BeanstalkClient>> Connect() {
   return BeanstalkClient::Connect(hp[0], port);
 }
 
-// The consumer process: prints "consumed DELIVERED ELAPSED_NS DUPLICATES
-// MISSING ERRORS", as bench/workloads/consumer_process.h's consume role.
+// The consumer process: prints its ConsumedLine().
 int RunConsumer(const std::string& tube, int64_t n, int concurrency) {
   std::vector<std::unique_ptr<BeanstalkClient>> links;
   for (int t = 0; t < concurrency; ++t) {
@@ -103,13 +102,13 @@ int RunConsumer(const std::string& tube, int64_t n, int concurrency) {
   }
   for (std::thread& t : threads) t.join();
   const int64_t last = last_nanos.load();
-  const int64_t elapsed = last == 0 ? 0 : last - absl::ToUnixNanos(start);
-  std::printf("consumed %lld %lld %lld %lld %lld\n",
-              static_cast<long long>(tally.delivered()),
-              static_cast<long long>(elapsed),
-              static_cast<long long>(tally.Duplicates()),
-              static_cast<long long>(tally.Missing()),
-              static_cast<long long>(errors.load()));
+  BaselineConsumed c;
+  c.delivered = tally.delivered();
+  c.elapsed_ns = last == 0 ? 0 : last - absl::ToUnixNanos(start);
+  c.duplicates = tally.Duplicates();
+  c.missing = tally.Missing();
+  c.errors = errors.load();
+  std::printf("%s\n", ConsumedLine(c).c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -136,33 +135,10 @@ absl::StatusOr<Report> RunProducer(const char* self) {
   std::optional<std::string> line =
       consumer.ReadLineStartingWith("consumed ", absl::Minutes(30));
   if (!line.has_value()) return absl::InternalError("the consumer died");
-  const std::vector<absl::string_view> f = absl::StrSplit(*line, ' ');
-  int64_t delivered, elapsed_ns, duplicates, missing, errors;
-  if (f.size() != 6 || !absl::SimpleAtoi(f[1], &delivered) ||
-      !absl::SimpleAtoi(f[2], &elapsed_ns) ||
-      !absl::SimpleAtoi(f[3], &duplicates) ||
-      !absl::SimpleAtoi(f[4], &missing) || !absl::SimpleAtoi(f[5], &errors)) {
-    return absl::InternalError(absl::StrCat("consumer said '", *line, "'"));
-  }
+  absl::StatusOr<BaselineConsumed> consumed = ParseConsumedLine(*line);
   consumer.Wait();
-  const double consume_s = elapsed_ns / 1e9;
-  Report report("beanstalkd", "w1");
-  report.Param("shape", "two-process");
-  report.Param("n", n);
-  report.Param("concurrency", static_cast<int64_t>(concurrency));
-  report.Param("mode", "single");
-  report.Param("batch", static_cast<int64_t>(1));
-  report.Metric("enqueued", n);
-  report.Metric("enqueue_s", enqueue_s);
-  report.Metric("enqueue_jobs_per_s", enqueue_s > 0 ? n / enqueue_s : 0);
-  report.Metric("consumed", delivered);
-  report.Metric("consume_s", consume_s);
-  report.Metric("consume_jobs_per_s",
-                consume_s > 0 ? delivered / consume_s : 0);
-  report.Metric("duplicates", duplicates);
-  report.Metric("missing", missing);
-  report.Metric("ack_errors", errors);
-  return report;
+  if (!consumed.ok()) return consumed.status();
+  return BaselineW1Report("beanstalkd", n, concurrency, enqueue_s, *consumed);
 }
 
 }  // namespace

@@ -7,15 +7,20 @@
 //
 //   bazel run -c opt //bench:redis_footprint -- --n=100000
 //   bazel run -c opt //bench:redis_footprint -- --n=100000 --store=sqlite
+//   bazel run -c opt //bench:redis_footprint -- --n=100000 --store=postgres
+//       --postgres=postgres://postgres@127.0.0.1:5432/postgres?schema=fp
 //
 // Redis: starts a private redis-server (default settings, no persistence)
 // on a free loopback port in a temporary directory, and prints the growth
 // of `used_memory` (INFO memory) per job, the keys per job, and a breakdown
 // by key kind (MEMORY USAGE, OBJECT ENCODING, elements). SQLite: the file
-// and its WAL after a checkpoint, per job. Both: the enqueue rate. The
-// producer is this one process.
+// and its WAL after a checkpoint, per job. PostgreSQL (a server of the
+// caller's, --postgres): pg_total_relation_size() of every table of the
+// store's schema (tables, indexes, TOAST) per job; the schema should be new.
+// All: the enqueue rate. The producer is this one process.
 
 #include <hiredis/hiredis.h>
+#include <postgresql/libpq-fe.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -38,12 +43,15 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "delayq/delayq.h"
+#include "delayq/postgres_backend.h"
 #include "tests/testing/redis_server.h"
 #include "tests/testing/temp_path.h"
 
 ABSL_FLAG(int64_t, n, 100'000, "pending delayed jobs");
 ABSL_FLAG(int, batch, 100, "jobs per EnqueueBatch() call (one delay each)");
-ABSL_FLAG(std::string, store, "redis", "redis or sqlite");
+ABSL_FLAG(std::string, store, "redis", "redis, sqlite or postgres");
+ABSL_FLAG(std::string, postgres, "",
+          "postgres: the store's URL, postgres://...?schema=NEW_SCHEMA");
 ABSL_FLAG(bool, json, false,
           "print one JSON line (bench/run_all.sh's format) instead of text");
 ABSL_FLAG(int, samples, 1000,
@@ -337,6 +345,58 @@ int RunSqlite(int64_t n, int batch) {
   return 0;
 }
 
+// The bytes of every table of `schema` with its indexes and TOAST.
+int64_t SchemaBytes(const std::string& url, const std::string& schema) {
+  const std::string conninfo = url.substr(0, url.find('?'));
+  std::unique_ptr<PGconn, void (*)(PGconn*)> conn(PQconnectdb(conninfo.c_str()),
+                                                  &PQfinish);
+  if (PQstatus(conn.get()) != CONNECTION_OK) Die(PQerrorMessage(conn.get()));
+  const char* params[] = {schema.c_str()};
+  std::unique_ptr<PGresult, void (*)(PGresult*)> r(
+      PQexecParams(conn.get(),
+                   "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) "
+                   "FROM pg_class c JOIN pg_namespace s ON s.oid = "
+                   "c.relnamespace WHERE s.nspname = $1 AND c.relkind = 'r'",
+                   1, nullptr, params, nullptr, nullptr, 0),
+      &PQclear);
+  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+    Die(PQerrorMessage(conn.get()));
+  }
+  int64_t bytes = 0;
+  (void)absl::SimpleAtoi(PQgetvalue(r.get(), 0, 0), &bytes);
+  return bytes;
+}
+
+int RunPostgres(int64_t n, int batch) {
+  const std::string url = absl::GetFlag(FLAGS_postgres);
+  absl::StatusOr<PostgresOptions> options = ParsePostgresUrl(url);
+  Check(options.status(), "--postgres");
+  double rate = 0;
+  {
+    absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(url);
+    Check(backend.status(), "open");
+    absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+        Scheduler::Create(std::move(*backend));
+    Check(scheduler.status(), "scheduler");
+    rate = EnqueueAll(**scheduler, n, batch);
+  }
+  const int64_t bytes = SchemaBytes(url, options->schema);
+  if (absl::GetFlag(FLAGS_json)) {
+    PrintJson("delayq-postgres", n, batch, static_cast<double>(bytes) / n,
+              rate);
+  } else {
+    printf(
+        "%lld delayed jobs, topic %s, payload %s, EnqueueBatch of %d, "
+        "delays uniform over 1 h; producer: this one process\n"
+        "schema %s: %lld bytes (tables, indexes, TOAST): %.1f bytes/job\n"
+        "enqueue: %.0f jobs/s\n",
+        static_cast<long long>(n), kTopic, kPayload, batch,
+        options->schema.c_str(), static_cast<long long>(bytes),
+        static_cast<double>(bytes) / n, rate);
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace delayq
 
@@ -351,6 +411,7 @@ int main(int argc, char** argv) {
   const std::string store = absl::GetFlag(FLAGS_store);
   if (store == "redis") return delayq::RunRedis(n, batch);
   if (store == "sqlite") return delayq::RunSqlite(n, batch);
-  fprintf(stderr, "--store must be redis or sqlite\n");
+  if (store == "postgres") return delayq::RunPostgres(n, batch);
+  fprintf(stderr, "--store must be redis, sqlite or postgres\n");
   return 2;
 }

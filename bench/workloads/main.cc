@@ -10,7 +10,8 @@
 //
 // (each command on one line)
 //
-// A redis:// store needs a running server; bench/run_all.sh starts one.
+// A redis:// or postgres:// store needs a running server; bench/run_all.sh
+// starts both.
 // Progress goes to stderr; results to stdout, as a table or (--json) one
 // JSON object per line.
 
@@ -26,12 +27,14 @@
 #include "bench/workloads/consumer_process.h"
 #include "bench/workloads/workloads.h"
 
-ABSL_FLAG(std::string, store,
-          "memory:", "store URL: memory:, sqlite:PATH or redis://HOST:PORT");
-ABSL_FLAG(std::string, workload, "w1", "w1, w2, w3, w4 or idle (Redis only)");
+ABSL_FLAG(std::string, store, "memory:",
+          "store URL: memory:, sqlite:PATH, redis://HOST:PORT or "
+          "postgres://...");
+ABSL_FLAG(std::string, workload, "w1",
+          "w1, w2, w3, w4 or idle (Redis or PostgreSQL)");
 ABSL_FLAG(std::string, shape, "",
           "two-process (consumers in a process of their own; the default for "
-          "sqlite: and redis:// stores) or one-process (one scheduler "
+          "every store but memory:) or one-process (one scheduler "
           "produces and consumes; the only shape of memory:)");
 // The consumer process's own flags (see consumer_process.h).
 ABSL_FLAG(std::string, role, "", "internal: run as a consumer process");
@@ -46,7 +49,7 @@ ABSL_FLAG(std::string, w1_mode, "both",
           "w1: single (one job per call), batch, both (single and batch), "
           "chained (one job per call, each ack reserving the next) or all");
 ABSL_FLAG(int, lead_ms, 2000, "w2: time from start to the first due time");
-ABSL_FLAG(int, window_s, 10, "idle: seconds to count Redis commands");
+ABSL_FLAG(int, window_s, 10, "idle: seconds to count the server's work");
 ABSL_FLAG(bool, json, false, "print one JSON object per line");
 ABSL_FLAG(bool, event_log, true,
           "the schedulers write the store's event log (false: to measure "

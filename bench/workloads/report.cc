@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace delayq {
 namespace bench {
@@ -198,6 +200,47 @@ int64_t ParseIndex(absl::string_view payload) {
   payload = payload.substr(0, payload.find('|'));
   int64_t index;
   return absl::SimpleAtoi(payload, &index) ? index : -1;
+}
+
+std::string ConsumedLine(const BaselineConsumed& c) {
+  return absl::StrCat("consumed ", c.delivered, " ", c.elapsed_ns, " ",
+                      c.duplicates, " ", c.missing, " ", c.errors);
+}
+
+absl::StatusOr<BaselineConsumed> ParseConsumedLine(absl::string_view line) {
+  const std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+  BaselineConsumed c;
+  if (f.size() != 6 || f[0] != "consumed" ||
+      !absl::SimpleAtoi(f[1], &c.delivered) ||
+      !absl::SimpleAtoi(f[2], &c.elapsed_ns) ||
+      !absl::SimpleAtoi(f[3], &c.duplicates) ||
+      !absl::SimpleAtoi(f[4], &c.missing) ||
+      !absl::SimpleAtoi(f[5], &c.errors)) {
+    return absl::InternalError(absl::StrCat("consumer said '", line, "'"));
+  }
+  return c;
+}
+
+Report BaselineW1Report(absl::string_view system, int64_t n, int concurrency,
+                        double enqueue_s, const BaselineConsumed& consumed) {
+  const double consume_s = consumed.elapsed_ns / 1e9;
+  Report report(system, "w1");
+  report.Param("shape", "two-process");
+  report.Param("n", n);
+  report.Param("concurrency", static_cast<int64_t>(concurrency));
+  report.Param("mode", "single");
+  report.Param("batch", static_cast<int64_t>(1));
+  report.Metric("enqueued", n);
+  report.Metric("enqueue_s", enqueue_s);
+  report.Metric("enqueue_jobs_per_s", enqueue_s > 0 ? n / enqueue_s : 0);
+  report.Metric("consumed", consumed.delivered);
+  report.Metric("consume_s", consume_s);
+  report.Metric("consume_jobs_per_s",
+                consume_s > 0 ? consumed.delivered / consume_s : 0);
+  report.Metric("duplicates", consumed.duplicates);
+  report.Metric("missing", consumed.missing);
+  report.Metric("ack_errors", consumed.errors);
+  return report;
 }
 
 }  // namespace bench

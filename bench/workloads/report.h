@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
@@ -147,6 +148,26 @@ class StallProbe {
 // Parses a job index written as the payload's decimal prefix (up to '|');
 // -1 when there is none.
 int64_t ParseIndex(absl::string_view payload);
+
+// BaselineConsumed
+//
+// What a baseline's W1 consumer process counted, as it prints it on one
+// line: "consumed DELIVERED ELAPSED_NS DUPLICATES MISSING ERRORS" (the
+// line of consumer_process.h's consume role).
+struct BaselineConsumed {
+  int64_t delivered = 0;
+  int64_t elapsed_ns = 0;
+  int64_t duplicates = 0;
+  int64_t missing = 0;
+  int64_t errors = 0;
+};
+std::string ConsumedLine(const BaselineConsumed& c);
+absl::StatusOr<BaselineConsumed> ParseConsumedLine(absl::string_view line);
+
+// The W1 report of a baseline with a producer and a consumer process, one
+// job per call, as `workloads --workload=w1 --w1_mode=single` reports.
+Report BaselineW1Report(absl::string_view system, int64_t n, int concurrency,
+                        double enqueue_s, const BaselineConsumed& consumed);
 
 }  // namespace bench
 }  // namespace delayq

@@ -11,14 +11,15 @@
 //       from the lease deadline to the second delivery.
 //   w4  handler start: an idle Handle() worker waits; one immediate job is
 //       enqueued every 10 ms; time from Enqueue() to the handler's entry.
-//   idle Redis commands per second while N jobs wait far in the future and
-//       a started scheduler with a worker has nothing to do (Redis only).
+//   idle Redis commands, or PostgreSQL transactions and statements, per
+//       second while N jobs wait far in the future and a started scheduler
+//       with a worker has nothing to do (Redis and PostgreSQL only).
 //
 // Every workload counts deliveries per job, so a duplicate or a lost job
 // shows up in its report.
 //
-// Shapes: with `two_process` (the default for SQLite and Redis, which
-// processes share), the consumers of w1-w4 run in a process of their own
+// Shapes: with `two_process` (the default for SQLite, Redis and PostgreSQL,
+// which processes share), the consumers of w1-w4 run in a process of their own
 // (consumer_process.h), as services deploy them; otherwise producer and
 // consumers share one Scheduler in one process.
 
