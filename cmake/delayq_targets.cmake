@@ -32,16 +32,17 @@ foreach(kind cc_library cc_binary cc_test)
     endfunction()")
 endforeach()
 
-# The link items for `deps`: a library made from a Bazel rule with
-# alwayslink (a suite whose objects only register TEST_Ps, which nothing
-# refers to by name) is linked whole, as Bazel links it; the others as
-# static libraries, so an object two of them hold is linked once.
-function(delayq_link_items out)
+# The link items for `deps`: when `whole` (a program's own deps), a library
+# made from a Bazel rule with alwayslink (a suite whose objects only
+# register TEST_Ps, which nothing refers to by name) is linked whole, as
+# Bazel links it; the others, and every dep of a library, as static
+# libraries, so an object two of them hold is linked once.
+function(delayq_link_items out whole)
   set(items "")
   foreach(dep ${ARGN})
     # The rule is asked, not the target, which may not be made yet.
     get_property(rule GLOBAL PROPERTY DELAYQ_RULE_${dep})
-    if(rule MATCHES "^cc_library" AND "ALWAYSLINK" IN_LIST rule)
+    if(whole AND rule MATCHES "^cc_library" AND "ALWAYSLINK" IN_LIST rule)
       list(APPEND items "$<LINK_LIBRARY:WHOLE_ARCHIVE,${dep}>")
     else()
       list(APPEND items ${dep})
@@ -95,7 +96,10 @@ function(delayq_make_rule target kind)
   set(R_SRCS ${srcs})
   if(kind STREQUAL "cc_library")
     list(FILTER R_SRCS INCLUDE REGEX "\\.cc$")
-    delayq_link_items(deps ${R_DEPS})
+    # Plainly: linked whole here and again by a program that lists it too,
+    # an alwayslink library would be defined twice. Every program lists
+    # the alwayslink libraries it needs itself.
+    delayq_link_items(deps OFF ${R_DEPS})
     if(R_SRCS)
       add_library(${target} STATIC ${R_SRCS})
       target_link_libraries(${target} PUBLIC ${deps})
@@ -109,7 +113,7 @@ function(delayq_make_rule target kind)
     return()
   endif()
   add_executable(${target} ${R_SRCS})
-  delayq_link_items(deps ${R_DEPS})
+  delayq_link_items(deps ON ${R_DEPS})
   target_link_libraries(${target} PRIVATE ${deps})
   set_target_properties(${target} PROPERTIES
     OUTPUT_NAME ${R_NAME}
