@@ -32,18 +32,23 @@ foreach(kind cc_library cc_binary cc_test)
     endfunction()")
 endforeach()
 
-# The link items for `deps`: when `whole` (a program's own deps), a library
-# made from a Bazel rule with alwayslink (a suite whose objects only
-# register TEST_Ps, which nothing refers to by name) is linked whole, as
-# Bazel links it; the others, and every dep of a library, as static
-# libraries, so an object two of them hold is linked once.
+# The link items for `deps`. A program (`whole` ON) links a library made
+# from a Bazel rule with alwayslink (a suite whose objects only register
+# TEST_Ps, which nothing refers to by name) whole, as Bazel links it, and
+# the others as static libraries, so an object two of them hold is linked
+# once. A library (`whole` OFF) leaves its alwayslink deps out: CMake would
+# link one whole for each library that names it, and refuses to mix a whole
+# and a plain link of one library, so every program lists the alwayslink
+# libraries it needs itself (their headers are on the source tree's path).
 function(delayq_link_items out whole)
   set(items "")
   foreach(dep ${ARGN})
     # The rule is asked, not the target, which may not be made yet.
     get_property(rule GLOBAL PROPERTY DELAYQ_RULE_${dep})
-    if(whole AND rule MATCHES "^cc_library" AND "ALWAYSLINK" IN_LIST rule)
-      list(APPEND items "$<LINK_LIBRARY:WHOLE_ARCHIVE,${dep}>")
+    if(rule MATCHES "^cc_library" AND "ALWAYSLINK" IN_LIST rule)
+      if(whole)
+        list(APPEND items "$<LINK_LIBRARY:WHOLE_ARCHIVE,${dep}>")
+      endif()
     else()
       list(APPEND items ${dep})
     endif()
@@ -96,9 +101,6 @@ function(delayq_make_rule target kind)
   set(R_SRCS ${srcs})
   if(kind STREQUAL "cc_library")
     list(FILTER R_SRCS INCLUDE REGEX "\\.cc$")
-    # Plainly: linked whole here and again by a program that lists it too,
-    # an alwayslink library would be defined twice. Every program lists
-    # the alwayslink libraries it needs itself.
     delayq_link_items(deps OFF ${R_DEPS})
     if(R_SRCS)
       add_library(${target} STATIC ${R_SRCS})
