@@ -6,8 +6,8 @@
 // up to 100 and one ack request for them; with one job per request also
 // each ack carrying "next", the next lease in its reply), and the server's
 // CPU per job (its process_cpu_seconds_total metric) beside the library's
-// CPU per job (getrusage) for the same calls. The server runs in a process of its own,
-// as deployed; the library figures are one process, under the same
+// CPU per job (getrusage) for the same calls. The server runs in a process of
+// its own, as deployed; the library figures are one process, under the same
 // runtime policy as the server (tools/runtime_policy.h). With one job per
 // request it also measures the floor: requests the server answers without
 // a store call, and the same against a bare server that only reads
