@@ -173,6 +173,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/scheduler/event_log_writer.h
   src/scheduler/lease_keeper.cc
   src/scheduler/lease_keeper.h
+  src/scheduler/lease_pages.cc
+  src/scheduler/lease_pages.h
   src/scheduler/occurrences.cc
   src/scheduler/occurrences.h
   src/scheduler/promotion.cc

@@ -264,6 +264,16 @@ class Scheduler {
                              absl::Duration wait = absl::ZeroDuration(),
                              absl::string_view result = "");
 
+  // AckAndReserveFor()
+  //
+  // AckAndReserve() on behalf of a worker that is not this process, as
+  // ReserveBatchFor(): the next lease is held by `holder` ("" keeps
+  // SchedulerOptions::name).
+  AckedAndNext AckAndReserveFor(absl::string_view holder, const Lease& lease,
+                                absl::string_view topic,
+                                absl::Duration wait = absl::ZeroDuration(),
+                                absl::string_view result = "");
+
   // AckBatch()
   //
   // Ack() of every lease, in one store transaction or round trip where the
@@ -332,6 +342,16 @@ class Scheduler {
   absl::StatusOr<JobPage> ListPage(absl::string_view topic, JobState state,
                                    int limit = 100,
                                    absl::string_view cursor = "");
+
+  // ListLeases()
+  //
+  // One page of the live leases of every topic (reserved jobs with their
+  // Job::holder and Job::reserved_at), topic by topic in topic order, after
+  // `cursor` ("" for the first page), with the next page's cursor. A lease
+  // that stays live while the pages are read is seen once. InvalidArgument
+  // for a limit below 1 or a cursor that no page of leases gave.
+  absl::StatusOr<JobPage> ListLeases(int limit = 100,
+                                     absl::string_view cursor = "");
 
   // Stats()
   //

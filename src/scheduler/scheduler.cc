@@ -13,6 +13,7 @@
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 #include "src/common/validation.h"
+#include "src/scheduler/lease_pages.h"
 #include "src/scheduler/scheduler_impl.h"
 
 namespace delayq {
@@ -331,12 +332,13 @@ AckReserved Scheduler::Impl::AckAndReserve(const Lease& lease,
                                            absl::string_view result,
                                            absl::string_view topic, int max,
                                            absl::Duration wait,
-                                           const std::atomic<bool>* stop) {
+                                           const std::atomic<bool>* stop,
+                                           absl::string_view holder) {
   AckReserved out;
   if (!CheckResult(result).ok() || !CheckReserve(topic, max, wait).ok()) {
     // Each part refuses its own bad input, as it would alone.
     out.acked = Ack(lease, result);
-    out.leases = Reserve(topic, max, wait, stop);
+    out.leases = Reserve(topic, max, wait, stop, holder);
     return out;
   }
   // The first look at the store carries the ack; any later one, while the
@@ -344,6 +346,7 @@ AckReserved Scheduler::Impl::AckAndReserve(const Lease& lease,
   bool first = true;
   out.leases = ReserveLoop(
       topic, wait, stop, [&](absl::Time now, ReserveReport* report) {
+        if (!holder.empty()) report->holder = std::string(holder);
         if (!first) return backend_->Reserve(topic, max, now, report);
         first = false;
         AckReserved both = backend_->AckAndReserve(
@@ -770,7 +773,16 @@ Scheduler::AckedAndNext Scheduler::AckAndReserve(const Lease& lease,
                                                  absl::string_view topic,
                                                  absl::Duration wait,
                                                  absl::string_view result) {
-  AckReserved both = impl_->AckAndReserve(lease, result, topic, 1, wait);
+  return AckAndReserveFor("", lease, topic, wait, result);
+}
+
+Scheduler::AckedAndNext Scheduler::AckAndReserveFor(absl::string_view holder,
+                                                    const Lease& lease,
+                                                    absl::string_view topic,
+                                                    absl::Duration wait,
+                                                    absl::string_view result) {
+  AckReserved both = impl_->AckAndReserve(lease, result, topic, 1, wait,
+                                          /*stop=*/nullptr, holder);
   AckedAndNext out;
   out.acked = std::move(both.acked);
   if (!both.leases.ok()) {
@@ -818,6 +830,11 @@ absl::StatusOr<std::vector<Job>> Scheduler::List(absl::string_view topic,
   if (limit < 0)
     return absl::InvalidArgumentError("limit must not be negative");
   return impl_->backend().List(topic, state, limit);
+}
+
+absl::StatusOr<JobPage> Scheduler::ListLeases(int limit,
+                                              absl::string_view cursor) {
+  return internal::LeasePage(*this, limit, cursor);
 }
 
 absl::StatusOr<JobPage> Scheduler::ListPage(absl::string_view topic,

@@ -61,11 +61,12 @@ class Scheduler::Impl : public internal::JobOps {
   void WakeReserves() { promotion_.WakeAll(); }
   absl::Status Ack(const Lease& lease, absl::string_view result) override;
   // Ack(), then Reserve() (waiting as it does): in one store call where the
-  // store can (Backend::AckAndReserve()).
+  // store can (Backend::AckAndReserve()). `holder` as in Reserve().
   AckReserved AckAndReserve(const Lease& lease, absl::string_view result,
                             absl::string_view topic, int max,
                             absl::Duration wait,
-                            const std::atomic<bool>* stop = nullptr);
+                            const std::atomic<bool>* stop = nullptr,
+                            absl::string_view holder = "");
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases);
   absl::Status Fail(const Lease& lease, absl::string_view error) override;

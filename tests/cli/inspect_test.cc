@@ -206,6 +206,27 @@ TEST(CliInspectTest, WorkersShowsWhoHoldsEachLease) {
   CliResult json = cli.Run({"workers", "--json"});
   EXPECT_THAT(json.out, HasSubstr("\"holder\":\"thumbnailer-7\""));
   EXPECT_THAT(json.out, HasSubstr("\"reserved_at\":\""));
+
+  // More leases than --limit: a page, and the cursor of the next.
+  ASSERT_EQ(cli.Run({"add", "more", "z", "--id", "held-2"}).exit_code, 0);
+  auto second = (*scheduler)->Reserve("more");
+  ASSERT_TRUE(second.ok() && second->has_value()) << second.status();
+  CliResult first_page = cli.Run({"workers", "--limit", "1"});
+  ASSERT_EQ(first_page.exit_code, 0) << first_page.err;
+  EXPECT_THAT(first_page.out, HasSubstr("held"));
+  EXPECT_THAT(first_page.out, Not(HasSubstr("held-2")));
+  const size_t at = first_page.out.find("next page: --cursor ");
+  ASSERT_NE(at, std::string::npos) << first_page.out;
+  std::string cursor = first_page.out.substr(at + 20);
+  cursor = cursor.substr(0, cursor.find('\n'));
+  CliResult next_page =
+      cli.Run({"workers", "--limit", "1", "--cursor", cursor, "--json"});
+  ASSERT_EQ(next_page.exit_code, 0) << next_page.err;
+  EXPECT_THAT(next_page.out, HasSubstr("\"id\":\"held-2\""));
+  EXPECT_THAT(next_page.out, HasSubstr("\"next_cursor\":\"\""));
+  CliResult bad = cli.Run({"workers", "--cursor", "%%"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("bad cursor"));
 }
 
 TEST(CliInspectTest, AKeptJobShowsDoneAndWaitReturnsIt) {

@@ -42,6 +42,60 @@ TEST_P(ApiTest, PromoteRunsADelayedJobAndPurgeDeletesDeadOnes) {
   EXPECT_EQ(api_->Get("/v1/topics/graves/stats").json["dead"], 0);
 }
 
+TEST_P(ApiTest, ABulkActionActsOnEachIdAndSaysWhichFailed) {
+  Add("bulk", {{"payload", "a"}, {"id", "d1"}, {"delay_ms", 3'600'000}});
+  Add("bulk", {{"payload", "b"}, {"id", "d2"}, {"delay_ms", 3'600'000}});
+  Add("bulk", {{"payload", "c"}, {"id", "r1"}});
+  HttpReply promoted =
+      api_->Post("/v1/bulk/promote", {{"ids", {"d1", "nope", "d2", "r1"}}});
+  ASSERT_EQ(promoted.status, 200) << promoted.body;
+  EXPECT_EQ(promoted.json["done"], 2);
+  ASSERT_EQ(promoted.json["errors"].size(), 2u) << promoted.body;
+  EXPECT_EQ(promoted.json["errors"][0]["id"], "nope");
+  EXPECT_EQ(promoted.json["errors"][0]["code"], "NOT_FOUND");
+  EXPECT_EQ(promoted.json["errors"][1]["id"], "r1");
+  EXPECT_EQ(promoted.json["errors"][1]["code"], "FAILED_PRECONDITION");
+  EXPECT_EQ(api_->Get("/v1/topics/bulk/stats").json["ready"], 3);
+
+  for (const char* id : {"g1", "g2"}) {
+    Add("graves2", {{"payload", "g"}, {"id", id}, {"max_attempts", 1}});
+    const Json lease = ReserveOne("graves2");
+    ASSERT_EQ(api_->Post("/v1/jobs/" + lease["job"]["id"].get<std::string>() +
+                             "/fail",
+                         {{"token", lease["token"]}, {"error", "x"}})
+                  .status,
+              200);
+  }
+  ASSERT_EQ(api_->Get("/v1/topics/graves2/stats").json["dead"], 2);
+  HttpReply retried =
+      api_->Post("/v1/bulk/retry", {{"ids", {"g1", "r1", "g2"}}});
+  ASSERT_EQ(retried.status, 200) << retried.body;
+  EXPECT_EQ(retried.json["done"], 2);
+  ASSERT_EQ(retried.json["errors"].size(), 1u) << retried.body;
+  EXPECT_EQ(retried.json["errors"][0]["id"], "r1");
+  EXPECT_EQ(api_->Get("/v1/topics/graves2/stats").json["ready"], 2);
+
+  HttpReply cancelled =
+      api_->Post("/v1/bulk/cancel", {{"ids", {"d1", "d2", "r1", "d1"}}});
+  ASSERT_EQ(cancelled.status, 200) << cancelled.body;
+  EXPECT_EQ(cancelled.json["done"], 3);
+  ASSERT_EQ(cancelled.json["errors"].size(), 1u);
+  EXPECT_EQ(cancelled.json["errors"][0]["code"], "NOT_FOUND");
+  EXPECT_EQ(api_->Get("/v1/jobs/r1").status, 404);
+
+  // A malformed request acts on nothing.
+  Add("bulk", {{"payload", "e"}, {"id", "e1"}});
+  for (const Json& bad :
+       {Json::object(), Json{{"ids", Json::array()}}, Json{{"ids", "e1"}},
+        Json{{"ids", {"e1", 7}}}, Json{{"ids", {"e1", ""}}},
+        Json{{"ids", {"e1"}}, {"state", "dead"}},
+        Json{{"ids", std::vector<std::string>(10'001, "e1")}}}) {
+    HttpReply refused = api_->Post("/v1/bulk/cancel", bad);
+    EXPECT_EQ(refused.status, 400) << refused.body;
+  }
+  EXPECT_EQ(api_->Get("/v1/jobs/e1").json["state"], "ready");
+}
+
 TEST_P(ApiTest, ALimitIsSetListedAndCleared) {
   HttpReply none = api_->Get("/v1/topics/pay/limit");
   EXPECT_EQ(none.status, 404) << none.body;

@@ -503,8 +503,19 @@ TEST_F(DashboardTest, ActsOnSelectedJobsAndListsWhatFailed) {
   EXPECT_EQ(State("p1"), "ready");
   EXPECT_EQ(State("p2"), "ready");
 
+  // Each action was one request, whatever the number of jobs.
+  const std::string metrics = api_->Get("/metrics").body;
+  for (const char* route : {"/v1/bulk/retry", "/v1/bulk/promote"}) {
+    EXPECT_NE(
+        metrics.find(absl::StrCat("delayq_http_requests_total{route=\"", route,
+                                  "\",method=\"POST\",code=\"200\"} 1\n")),
+        std::string::npos)
+        << route << "\n"
+        << metrics;
+  }
+
   // Delete, with ids a page must not take for markup, and one ("..") a
-  // browser cannot put in a URL; declined first.
+  // browser cannot put in a URL (the ids go in the body); declined first.
   for (const char* id :
        {"<img src=x onerror=\"document.title='owned'\">", "__proto__", ".."}) {
     ASSERT_EQ(api_->Post("/v1/topics/bulk/jobs", {{"payload", "x"}, {"id", id}})
@@ -519,12 +530,11 @@ TEST_F(DashboardTest, ActsOnSelectedJobsAndListsWhatFailed) {
   Run("window.confirm = () => true; true");
   EXPECT_EQ(api_->Get("/v1/topics/bulk/stats").json["ready"], 7);
   Run(Click("#bulk-delete"));
-  ASSERT_TRUE(p.WaitFor(ShowsText("#bulk-summary", "deleted 6 of 7 job(s)")));
-  EXPECT_TRUE(p.WaitFor(ShowsText("#bulk-failures li[data-id=\"..\"]",
-                                  "cannot be used in a URL")));
-  EXPECT_EQ(api_->Get("/v1/topics/bulk/stats").json["ready"], 1);
+  ASSERT_TRUE(p.WaitFor(ShowsText("#bulk-summary", "deleted 7 of 7 job(s)")));
+  EXPECT_EQ(api_->Get("/v1/topics/bulk/stats").json["ready"], 0);
   EXPECT_EQ(api_->Get("/v1/jobs/__proto__").status, 404);
-  EXPECT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === 1")));
+  EXPECT_EQ(api_->Get("/v1/jobs/%2E%2E").status, 404);
+  EXPECT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === 0")));
   EXPECT_EQ(*p.Evaluate("document.querySelectorAll('img').length"), 0);
   EXPECT_EQ(*p.Evaluate("document.title"), "delayq");
 }
@@ -546,6 +556,28 @@ TEST_F(DashboardTest, WorkersShowsLeasesByHolder) {
   EXPECT_TRUE(
       p.WaitFor(ShowsText("#workers-shown", "1 holder(s), 1 lease(s)")));
   EXPECT_TRUE(p.WaitFor("document.querySelector('#no-workers').hidden"));
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#workers-next').hidden"));
+
+  // More leases than a page holds: "next page" follows the cursor.
+  ASSERT_EQ(api_->Post("/v1/topics/wl/jobs/batch",
+                       {{"payloads", std::vector<std::string>(250, "x")}})
+                .status,
+            201);
+  ASSERT_EQ(api_->Post("/v1/topics/wl/reserve",
+                       {{"max", 250}, {"worker", "batch-worker:1"}})
+                .json["leases"]
+                .size(),
+            250u);
+  Run("refresh(), true");
+  EXPECT_TRUE(p.WaitFor(
+      ShowsText("#workers-shown", "2 holder(s), 200 lease(s), page 1")));
+  Run(Click("#workers-next"));
+  EXPECT_TRUE(p.WaitFor(
+      ShowsText("#workers-shown", "1 holder(s), 51 lease(s), page 2")));
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#workers-next').hidden"));
+  Run(Click("#workers-previous"));
+  EXPECT_TRUE(p.WaitFor(ShowsText("#workers-shown", "page 1")));
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#workers-previous').hidden"));
 }
 
 // A list shows a page at a time: "next page" follows the list's cursor,

@@ -258,12 +258,24 @@ TEST_P(ApiTest, AnAckWithNextReservesTheNextJob) {
   Json third = ReserveOne("chain");
   for (const Json& bad :
        {Json("chain"), Json{{"wait_ms", 1}}, Json{{"topic", "chain"}, {"x", 1}},
-        Json{{"topic", "chain"}, {"wait_ms", -1}}}) {
+        Json{{"topic", "chain"}, {"wait_ms", -1}},
+        Json{{"topic", "chain"}, {"worker", "two words"}}}) {
     HttpReply refused = api_->Post(JobPath(third, "ack"),
                                    {{"token", third["token"]}, {"next", bad}});
     EXPECT_EQ(refused.status, 400) << bad.dump() << " " << refused.body;
   }
   EXPECT_EQ(api_->Get("/v1/jobs/c3").json["state"], "reserved");
+  // "next" may name the worker who holds the next lease, as a reservation
+  // may.
+  Add("chain", {{"payload", "4"}, {"id", "c4"}});
+  HttpReply named =
+      api_->Post(JobPath(third, "ack"),
+                 {{"token", third["token"]},
+                  {"next", {{"topic", "chain"}, {"worker", "host-7:9"}}}});
+  ASSERT_EQ(named.status, 200) << named.body;
+  ASSERT_EQ(named.json["leases"].size(), 1u) << named.body;
+  EXPECT_EQ(named.json["leases"][0]["job"]["holder"], "host-7:9");
+  EXPECT_EQ(api_->Get("/v1/jobs/c4").json["holder"], "host-7:9");
 }
 
 TEST_P(ApiTest, ManyLeasesAreAckedInOneRequest) {

@@ -191,6 +191,11 @@ class OpenApiTest(unittest.TestCase):
         c("POST", "/v1/jobs/m2/promote", want=200)
         c("POST", "/v1/jobs/nope/promote", want=404)
         c("POST", "/v1/jobs/m1/retry", want=409)
+        _, bulk = c("POST", "/v1/bulk/promote", {"ids": ["m2", "nope"]}, 200)
+        self.assertEqual([e["id"] for e in bulk["errors"]], ["m2", "nope"])
+        c("POST", "/v1/bulk/retry", {"ids": ["m1"]}, 200)
+        c("POST", "/v1/bulk/cancel", {"ids": []}, 400)
+        c("POST", "/v1/bulk/delete", {"ids": ["m1"]}, 404)
         # Leases.
         c("POST", "/v1/topics/empty/reserve", {}, 200)
         _, got = c("POST", "/v1/topics/mail/reserve", {"max": 10, "worker": "tester:1"}, 200)

@@ -302,32 +302,6 @@ int RunList(const Context& ctx) {
 
 // ---- workers ----
 
-// Up to `limit` live leases of every topic, a page of each topic's list at
-// a time; sets *more when some were left out.
-absl::StatusOr<std::vector<Job>> LiveLeases(Scheduler& scheduler, int limit,
-                                            bool* more) {
-  absl::StatusOr<std::vector<std::string>> topics = scheduler.Topics();
-  if (!topics.ok()) return topics.status();
-  std::vector<Job> leases;
-  *more = false;
-  for (const std::string& topic : *topics) {
-    std::string cursor;
-    do {
-      const int left = limit - static_cast<int>(leases.size());
-      if (left <= 0) {
-        *more = true;
-        return leases;
-      }
-      absl::StatusOr<JobPage> page = scheduler.ListPage(
-          topic, JobState::kReserved, std::min(left, 1000), cursor);
-      if (!page.ok()) return page.status();
-      for (Job& job : page->jobs) leases.push_back(std::move(job));
-      cursor = page->next_cursor;
-    } while (!cursor.empty());
-  }
-  return leases;
-}
-
 int RunWorkers(const Context& ctx) {
   if (!ctx.args.empty()) {
     return UsageError(ctx,
@@ -342,26 +316,33 @@ int RunWorkers(const Context& ctx) {
   }
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler = OpenAndPromote(ctx);
   if (!scheduler.ok()) return Fail(scheduler.status());
-  bool more = false;
-  absl::StatusOr<std::vector<Job>> leases =
-      LiveLeases(**scheduler, limit, &more);
-  if (!leases.ok()) return Fail(leases.status());
+  absl::StatusOr<JobPage> page =
+      (*scheduler)
+          ->ListLeases(limit, ctx.Has("cursor") ? ctx.Get("cursor") : "");
+  if (!page.ok()) return Fail(page.status());
+  std::vector<Job>& leases = page->jobs;
   // Grouped by holder, the longest held first within each.
-  std::stable_sort(leases->begin(), leases->end(),
+  std::stable_sort(leases.begin(), leases.end(),
                    [](const Job& a, const Job& b) {
                      if (a.holder != b.holder) return a.holder < b.holder;
                      return a.reserved_at < b.reserved_at;
                    });
   if (ctx.json()) {
     std::vector<std::string> items;
-    for (const Job& job : *leases) items.push_back(JobJson(job));
-    absl::PrintF("[%s]\n", absl::StrJoin(items, ","));
+    for (const Job& job : leases) items.push_back(JobJson(job));
+    // As list does: with --cursor, the page and the next one's cursor.
+    if (ctx.Has("cursor")) {
+      absl::PrintF("{\"leases\":[%s],\"next_cursor\":\"%s\"}\n",
+                   absl::StrJoin(items, ","), page->next_cursor);
+    } else {
+      absl::PrintF("[%s]\n", absl::StrJoin(items, ","));
+    }
     return kExitOk;
   }
   const absl::Time now = RealClock().Now();
   std::vector<Row> rows = {
       {"HOLDER", "TOPIC", "ID", "HELD SINCE", "LEASE ENDS", "TRIES"}};
-  for (const Job& job : *leases) {
+  for (const Job& job : leases) {
     rows.push_back({job.holder.empty() ? "-" : Preview(job.holder, 40),
                     job.topic, job.id,
                     job.reserved_at == absl::InfinitePast()
@@ -371,8 +352,11 @@ int RunWorkers(const Context& ctx) {
                     absl::StrCat(job.attempts, "/", job.max_attempts)});
   }
   absl::PrintF("%s", Table(rows, 99));
-  if (leases->empty()) absl::PrintF("(no live leases)\n");
-  if (more) absl::PrintF("(stopped at --limit %d: there may be more)\n", limit);
+  if (leases.empty()) absl::PrintF("(no live leases)\n");
+  // The cursor is URL-safe base64 and dots: no quoting needed.
+  if (!page->next_cursor.empty()) {
+    absl::PrintF("next page: --cursor %s\n", page->next_cursor);
+  }
   return kExitOk;
 }
 
@@ -537,14 +521,19 @@ const CommandSpec& ListCommand() {
 const CommandSpec& WorkersCommand() {
   static const CommandSpec* const spec = new CommandSpec{
       "workers",
-      "workers [--limit N]",
+      "workers [--limit N] [--cursor C]",
       "who holds which lease, and since when",
       "Lists the live leases of every topic with their holders (the name\n"
       "of the scheduler that reserved each job, host:pid unless it was\n"
-      "named; the server's for a job reserved over HTTP), grouped by\n"
-      "holder, the longest held first.",
+      "named; the worker's or the server's for a job reserved over HTTP),\n"
+      "grouped by holder, the longest held first. More than --limit end\n"
+      "with the cursor of the next page: give it back with --cursor to see\n"
+      "that page. With --cursor, --json prints {\"leases\": [...],\n"
+      "\"next_cursor\": C}, C empty at the end.",
       {{"limit", 'n', FlagSpec::Arg::kRequired, "N",
-        "at most N leases (default 1000)"}},
+        "at most N leases (default 1000)"},
+       {"cursor", 0, FlagSpec::Arg::kRequired, "C",
+        "the page after cursor C, as workers printed it"}},
       /*json=*/true,
       /*takes_command=*/false,
       &RunWorkers,

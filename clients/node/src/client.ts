@@ -76,6 +76,23 @@ export interface AckManyResult {
   errors: Array<{ id: string; error: DelayqError }>;
 }
 
+/** How a bulk action went: the jobs it was done to, and why each other one was not. */
+export interface BulkResult {
+  done: number;
+  errors: Array<{ id: string; error: DelayqError }>;
+}
+
+/** What bulk() may do to each job: as cancel(), retry() or promote(). */
+export type BulkAction = "cancel" | "retry" | "promote";
+
+/** The errors of a reply about many items, each by its id. */
+function errorsById(errors: any[] | undefined): Array<{ id: string; error: DelayqError }> {
+  return (errors ?? []).map((e: any) => ({
+    id: e.id,
+    error: errorFromReply(statusOfCode[e.code] ?? 500, JSON.stringify({ code: e.code, message: e.message })),
+  }));
+}
+
 /** What ackAndReserve() did: the ack, and the next job's lease. */
 export interface AckAndReserveResult {
   /** Whether the ack was taken; `ackError` says why not (a stale lease). */
@@ -269,6 +286,15 @@ export class Client {
     await this.http.json({ method: "POST", path: `/v1/jobs/${seg(id)}/promote`, retry: true });
   }
 
+  /**
+   * Cancels, retries or promotes many jobs (up to 10,000) in one request;
+   * each id stands on its own, as with the one-job calls.
+   */
+  async bulk(action: BulkAction, ids: string[]): Promise<BulkResult> {
+    const reply = await this.http.json({ method: "POST", path: `/v1/bulk/${action}`, body: { ids }, retry: true });
+    return { done: reply.done ?? 0, errors: errorsById(reply.errors) };
+  }
+
   // ---- leases ----
 
   /**
@@ -315,10 +341,12 @@ export class Client {
   async ackAndReserve(
     lease: LeaseRef,
     topic: string,
-    options: { waitMs?: number; result?: Bytes } = {},
+    options: { waitMs?: number; result?: Bytes; worker?: string } = {},
   ): Promise<AckAndReserveResult> {
     const next: Record<string, unknown> = { topic };
     if (options.waitMs !== undefined) next.wait_ms = Math.max(0, Math.round(options.waitMs));
+    // Who holds the next lease, as in reserve().
+    if (options.worker !== undefined) next.worker = options.worker;
     const body: Record<string, unknown> = { token: lease.token, next };
     if (options.result !== undefined && options.result !== null) putBytes(body, "result", options.result);
     const reply = await this.http.json({
@@ -347,13 +375,7 @@ export class Client {
       body: { leases: leases.map((l) => ({ id: l.id, token: l.token })) },
       retry: true,
     });
-    return {
-      acked: reply.acked ?? 0,
-      errors: (reply.errors ?? []).map((e: any) => ({
-        id: e.id,
-        error: errorFromReply(statusOfCode[e.code] ?? 500, JSON.stringify({ code: e.code, message: e.message })),
-      })),
-    };
+    return { acked: reply.acked ?? 0, errors: errorsById(reply.errors) };
   }
 
   /**

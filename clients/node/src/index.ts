@@ -8,8 +8,8 @@
 //   await worker.runUntilSignal();
 
 export { Client } from "./client";
-export type { AckAndReserveResult, AckManyResult, ClientOptions } from "./client";
-export { Worker } from "./worker";
+export type { AckAndReserveResult, AckManyResult, BulkAction, BulkResult, ClientOptions } from "./client";
+export { Worker, defaultWorkerName } from "./worker";
 export type { Handler, HandlerContext, WorkerOptions } from "./worker";
 export {
   AlreadyExistsError,

@@ -49,6 +49,26 @@ export interface WorkerOptions {
   touchFraction?: number;
   /** Told of what went wrong and was not the handler's doing (default: console.error). */
   onError?: (error: unknown, lease?: Lease) => void;
+  /** Who holds the leases, as the server's workers view shows it (default: defaultWorkerName()). */
+  name?: string;
+}
+
+// Node's require, without its type package.
+declare const require: (module: string) => any;
+
+/**
+ * "host:pid", as the server takes a worker's name: printable ASCII without
+ * spaces, at most 128 characters.
+ */
+export function defaultWorkerName(): string {
+  let host = "";
+  try {
+    host = String(require("os").hostname());
+  } catch {
+    // Not on Node: the name says so.
+  }
+  host = host.replace(/[^!-~]/g, "_").slice(0, 100) || "host";
+  return `${host}:${(globalThis as any).process?.pid ?? 0}`;
 }
 
 interface Running {
@@ -71,6 +91,8 @@ export class Worker {
   private readonly waitMs: number;
   private readonly touchFraction: number;
   private readonly onError: (error: unknown, lease?: Lease) => void;
+  /** Who holds this worker's leases. */
+  readonly name: string;
 
   private readonly running = new Set<Running>();
   private loopDone: Promise<void> | null = null;
@@ -87,6 +109,7 @@ export class Worker {
     this.concurrency = options.concurrency ?? 1;
     this.waitMs = options.waitMs ?? 5_000;
     this.touchFraction = options.touchFraction ?? 0.5;
+    this.name = options.name ?? defaultWorkerName();
     this.onError = options.onError ?? ((error, lease) => console.error(`delayq worker ${lease ? lease.id + ": " : ""}`, error));
     if (!Number.isInteger(this.concurrency) || this.concurrency < 1) {
       throw new RangeError("concurrency must be a whole number of at least 1");
@@ -208,7 +231,11 @@ export class Worker {
       let leases: Lease[];
       try {
         // The API leases at most 1000 jobs a call.
-        leases = await this.client.reserve(this.topic, { waitMs: this.waitMs, max: Math.min(free, 1000) });
+        leases = await this.client.reserve(this.topic, {
+          waitMs: this.waitMs,
+          max: Math.min(free, 1000),
+          worker: this.name,
+        });
         failures = 0;
       } catch (error) {
         this.onError(error);

@@ -254,6 +254,25 @@ forEachStore((env) => {
     await assert.rejects(client.promote(later), FailedPreconditionError);
   });
 
+  test("bulk promotes, retries and cancels many jobs in one request each", async () => {
+    const client = env.client;
+    const topic = unique("bulk");
+    const later = [];
+    for (let i = 0; i < 3; i++) later.push(await client.enqueue(topic, `p${i}`, { delayMs: 3_600_000 }));
+    const promoted = await client.bulk("promote", [...later, "no-such-job"]);
+    assert.equal(promoted.done, 3);
+    assert.equal(promoted.errors.length, 1);
+    assert.equal(promoted.errors[0].id, "no-such-job");
+    assert.ok(promoted.errors[0].error instanceof NotFoundError);
+    assert.equal((await client.stats(topic)).ready, 3);
+    const retried = await client.bulk("retry", [later[0]]);
+    assert.equal(retried.done, 0);
+    assert.ok(retried.errors[0].error instanceof FailedPreconditionError);
+    const cancelled = await client.bulk("cancel", later);
+    assert.equal(cancelled.done, 3);
+    assert.equal((await client.stats(topic)).ready, 0);
+  });
+
   test("fail on an attempt that is not the last schedules a retry", async () => {
     const client = env.client;
     const topic = unique("retry");

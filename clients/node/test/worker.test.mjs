@@ -8,7 +8,7 @@ import path from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { Worker } from "../dist/index.js";
+import { Worker, defaultWorkerName } from "../dist/index.js";
 import { eventually, forEachStore, sleep, unique } from "./servers.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -32,6 +32,28 @@ forEachStore((env) => {
     } finally {
       await worker.stop();
     }
+  });
+
+  test("the worker's leases are held under its name", async () => {
+    const client = env.client;
+    const topic = unique("named");
+    const holders = [];
+    const worker = new Worker({
+      client, topic, waitMs: 1_000, name: "node-worker:7",
+      handler: async (lease) => {
+        const page = await client.workers({ limit: 1000 });
+        holders.push(page.leases.find((l) => l.id === lease.id)?.holder);
+      },
+    });
+    worker.start();
+    try {
+      const id = await client.enqueue(topic, "x", { keepForMs: 60_000 });
+      assert.equal((await client.get(id, { waitMs: 10_000 })).state, "done");
+    } finally {
+      await worker.stop();
+    }
+    assert.deepEqual(holders, ["node-worker:7"]);
+    assert.match(defaultWorkerName(), /^[!-~]{1,128}$/);
   });
 
   test("bytes results and no result", async () => {

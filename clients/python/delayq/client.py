@@ -326,6 +326,14 @@ class Client:
         """Runs a delayed job now."""
         self._call("POST", f"/v1/jobs/{self._quote(job_id)}/promote")
 
+    def bulk(self, action: str, job_ids: List[str]) -> Dict[str, Any]:
+        """Cancels, retries or promotes (`action`) many jobs, up to 10,000, in
+        one request; each id stands on its own, as with cancel(), retry() and
+        promote(). {"done": N, "errors": [{"id", "code", "message"}]}."""
+        if action not in ("cancel", "retry", "promote"):
+            raise ValueError("action must be cancel, retry or promote")
+        return self._call("POST", f"/v1/bulk/{action}", {"ids": list(job_ids)}, repeat=True)
+
     # --- leases ---------------------------------------------------------
 
     def reserve(self, topic: str, wait_ms: int = 0, max: int = 1,
@@ -351,16 +359,25 @@ class Client:
         self._call("POST", f"/v1/jobs/{self._quote(lease.job.id)}/ack", body, repeat=True)
 
     def ack_and_reserve(
-        self, lease: Lease, topic: str, wait_ms: int = 0, result: Optional[Payload] = None
+        self,
+        lease: Lease,
+        topic: str,
+        wait_ms: int = 0,
+        result: Optional[Payload] = None,
+        worker: Optional[str] = None,
     ) -> AckedAndNext:
-        """Acks the lease and reserves the next job of `topic` in one request.
+        """Acks the lease and reserves the next job of `topic` in one request,
+        held by `worker` as in reserve().
 
         One store call where the store can: a consumer that takes one job at a
         time makes one request per job. A refused ack (a stale lease) does not
         stop the reservation. Not repeated: a repeat after a lost reply could
         lease a second job.
         """
-        body = {"token": lease.token, "next": {"topic": topic, "wait_ms": wait_ms}}
+        next_job: Dict[str, Any] = {"topic": topic, "wait_ms": wait_ms}
+        if worker is not None:
+            next_job["worker"] = worker
+        body = {"token": lease.token, "next": next_job}
         if result is not None:
             _put_bytes(body, "result", result)
         reply = self._call(

@@ -9,7 +9,10 @@
 Each of `concurrency` threads long-polls `reserve` for one job, runs the
 handler, and acks with what the handler returned, or fails the job with
 the text of the exception it raised (the job then runs again after its
-backoff, or goes dead on its last attempt). While the handler runs, the
+backoff, or goes dead on its last attempt). A successful ack also takes
+the next ready job in the same request (ack_and_reserve), so a busy worker
+makes one request per job. The leases are held under the worker's `name`
+(the server's workers view), by default "host:pid". While the handler runs, the
 lease is touched every `touch_fraction` of the job's ttr so that a long job
 is not handed to another worker. stop() takes no more jobs, gives back (
 release) a job reserved after it was called, and waits for the running
@@ -17,7 +20,10 @@ handlers: no job is lost, and none is left reserved by this worker.
 """
 
 import logging
+import os
+import re
 import signal
+import socket
 import threading
 from typing import Callable, Optional, Union
 
@@ -27,6 +33,13 @@ from .errors import DelayqError, FailedPreconditionError
 log = logging.getLogger("delayq")
 
 Handler = Callable[[Job], Optional[Union[str, bytes]]]
+
+
+def default_name() -> str:
+    """"host:pid", as the server takes a worker's name: printable ASCII
+    without spaces, at most 128 characters."""
+    host = re.sub(r"[^!-~]", "_", socket.gethostname()) or "host"
+    return f"{host[:100]}:{os.getpid()}"
 
 
 class _Heartbeat:
@@ -67,9 +80,11 @@ class Worker:
         wait_ms: int = 5000,
         touch_fraction: float = 0.5,
         error_pause: float = 1.0,
+        name: Optional[str] = None,
     ):
         """`wait_ms` is each long poll's wait; `error_pause` the pause after
-        a failed reserve (the server or store down) before the next."""
+        a failed reserve (the server or store down) before the next; `name`
+        who holds the leases (default_name() without it)."""
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if not 0 < touch_fraction < 1:
@@ -81,6 +96,7 @@ class Worker:
         self.wait_ms = wait_ms
         self.touch_fraction = touch_fraction
         self.error_pause = error_pause
+        self.name = name if name is not None else default_name()
         self._stopping = threading.Event()
         self._threads = []
 
@@ -118,18 +134,24 @@ class Worker:
                 signal.signal(s, handler)
 
     def _loop(self):
+        lease = None  # the next job, when an ack brought it
         while not self._stopping.is_set():
-            try:
-                leases = self.client.reserve(self.topic, wait_ms=self.wait_ms, max=1)
-            except DelayqError as e:
-                log.warning("reserve from %s failed: %s", self.topic, e)
-                self._stopping.wait(self.error_pause)
-                continue
-            for lease in leases:
-                if self._stopping.is_set():
-                    self._give_back(lease)
-                else:
-                    self._run(lease)
+            if lease is None:
+                try:
+                    leases = self.client.reserve(
+                        self.topic, wait_ms=self.wait_ms, max=1, worker=self.name)
+                except DelayqError as e:
+                    log.warning("reserve from %s failed: %s", self.topic, e)
+                    self._stopping.wait(self.error_pause)
+                    continue
+                if not leases:
+                    continue
+                lease = leases[0]
+            if self._stopping.is_set():
+                break
+            lease = self._run(lease)
+        if lease is not None:
+            self._give_back(lease)
 
     def _give_back(self, lease: Lease):
         try:
@@ -138,7 +160,9 @@ class Worker:
             # It comes back after its ttr all the same.
             log.warning("release of job %s failed: %s", lease.job.id, e)
 
-    def _run(self, lease: Lease):
+    def _run(self, lease: Lease) -> Optional[Lease]:
+        """Runs the handler and finishes the job; returns the next job's
+        lease when the ack brought one."""
         interval = max(0.01, lease.job.ttr_ms / 1000.0 * self.touch_fraction)
         heartbeat = _Heartbeat(self.client, lease, interval)
         try:
@@ -150,9 +174,32 @@ class Worker:
         finally:
             heartbeat.stop()
         try:
-            if error is None:
-                self.client.ack(lease, result)
-            else:
+            if error is not None:
                 self.client.fail(lease, error)
+                return None
+            if self._stopping.is_set():
+                self.client.ack(lease, result)
+                return None
+            # wait_ms=0: with nothing ready the loop's long poll waits.
+            step = self.client.ack_and_reserve(
+                lease, self.topic, wait_ms=0, result=result, worker=self.name)
         except DelayqError as e:
             log.warning("finishing job %s failed: %s", lease.job.id, e)
+            return self._ack_again(lease, result)
+        if step.ack_error is not None:
+            log.warning("finishing job %s failed: %s", lease.job.id, step.ack_error)
+        if step.reserve_error is not None:
+            log.warning("reserve from %s failed: %s", self.topic, step.reserve_error)
+        return step.lease
+
+    def _ack_again(self, lease: Lease, result) -> None:
+        """After an ack_and_reserve whose reply was lost: the plain ack, which
+        the client repeats on its own. Refused as stale when the first one
+        took; a next job the lost reply held comes back after its ttr."""
+        try:
+            self.client.ack(lease, result)
+        except FailedPreconditionError:
+            pass
+        except DelayqError as e:
+            log.warning("finishing job %s failed: %s", lease.job.id, e)
+        return None

@@ -183,6 +183,17 @@ class ClientSuite:
         self.client.promote(later)
         self.assertEqual(self.client.get(later).state, "ready")
 
+    def test_bulk_acts_on_many_ids_and_says_which_failed(self):
+        later = [self.client.enqueue("bulk", str(i), delay_ms=3_600_000) for i in range(3)]
+        promoted = self.client.bulk("promote", later + ["no-such-job"])
+        self.assertEqual(promoted["done"], 3)
+        self.assertEqual([(e["id"], e["code"]) for e in promoted["errors"]],
+                         [("no-such-job", "NOT_FOUND")])
+        self.assertEqual(self.client.stats("bulk")["ready"], 3)
+        self.assertEqual(self.client.bulk("cancel", later)["done"], 3)
+        with self.assertRaises(ValueError):
+            self.client.bulk("delete", later)
+
     def test_result_is_kept_and_waited_for(self):
         job_id = self.client.enqueue("calc", "6*7", keep_for_ms=60_000)
         lease = self.client.reserve("calc")[0]
@@ -254,6 +265,34 @@ class ClientSuite:
         finally:
             worker.stop(10)
         self.assertEqual(runs, [1])
+
+    def reserves_answered(self):
+        """How many reserve requests the server has answered with 200."""
+        key = 'delayq_http_requests_total{route="/v1/topics/{}/reserve",method="POST",code="200"} '
+        for line in self.client.metrics().splitlines():
+            if line.startswith(key):
+                return int(float(line[len(key):]))
+        return 0
+
+    def test_worker_takes_the_next_job_with_the_ack_under_its_name(self):
+        ids = [self.client.enqueue("named", str(i), keep_for_ms=60_000) for i in range(5)]
+        seen = []
+
+        def handler(job):
+            # Who holds the job, and how many reserves were needed so far.
+            seen.append((self.client.get(job.id).holder, self.reserves_answered()))
+
+        worker = delayq.Worker(self.client, "named", handler, wait_ms=200,
+                               name="py-worker:7").start()
+        try:
+            for job_id in ids:
+                self.assertEqual(self.client.get(job_id, wait="10s").state, "done")
+        finally:
+            self.assertTrue(worker.stop(10))
+        self.assertEqual([holder for holder, _ in seen], ["py-worker:7"] * 5)
+        # One reserve brought the first job; each ack brought the next.
+        self.assertEqual(len({reserves for _, reserves in seen}), 1, seen)
+        self.assertRegex(delayq.worker.default_name(), r"^[!-~]{1,128}$")
 
     # --- with the C++ side on the same store ------------------------------
 

@@ -135,6 +135,45 @@ absl::StatusOr<Reply> GetJob(Scheduler& scheduler, const Call& call) {
   return Reply::Text(200, std::move(text));
 }
 
+// The ids of a bulk action's body: {"ids": [1 to kMaxBatch strings]}.
+absl::StatusOr<std::vector<std::string>> BulkIds(const Json& body) {
+  if (absl::Status s = OnlyFields(body, {"ids"}); !s.ok()) return s;
+  const Json* ids = body.contains("ids") ? &body["ids"] : nullptr;
+  if (ids == nullptr || !ids->is_array() || ids->empty() ||
+      ids->size() > kMaxBatch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "field 'ids' must be a list of 1 to ", kMaxBatch, " job ids"));
+  }
+  std::vector<std::string> out;
+  out.reserve(ids->size());
+  for (const Json& id : *ids) {
+    if (!id.is_string() || id.get_ref<const std::string&>().empty()) {
+      return absl::InvalidArgumentError(
+          "field 'ids' must hold job ids (strings that are not empty)");
+    }
+    out.push_back(id.get<std::string>());
+  }
+  return out;
+}
+
+// POST /v1/bulk/{cancel,retry,promote}: `act` on each id of the body, one
+// after the other (every id is read before any is acted on, so a malformed
+// request changes nothing). 200 with how many were done and why each other
+// one was not, in the order of the request.
+Route BulkRoute(Scheduler& scheduler,
+                absl::Status (Scheduler::*act)(absl::string_view)) {
+  return [&scheduler, act](const Call& call) -> absl::StatusOr<Reply> {
+    absl::StatusOr<std::vector<std::string>> ids = BulkIds(call.body);
+    if (!ids.ok()) return ids.status();
+    std::vector<absl::Status> outcomes;
+    outcomes.reserve(ids->size());
+    for (const std::string& id : *ids) {
+      outcomes.push_back((scheduler.*act)(id));
+    }
+    return Reply{200, OutcomesJson("done", *ids, outcomes)};
+  };
+}
+
 }  // namespace
 
 void AddJobRoutes(Router& router, const RouteContext& context) {
@@ -166,6 +205,9 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
   router.Get(kJob,
              [&scheduler](const Call& call) { return GetJob(scheduler, call); },
              {"wait"});
+  router.Post("/v1/bulk/cancel", BulkRoute(scheduler, &Scheduler::Cancel));
+  router.Post("/v1/bulk/retry", BulkRoute(scheduler, &Scheduler::KickJob));
+  router.Post("/v1/bulk/promote", BulkRoute(scheduler, &Scheduler::Promote));
   router.Delete(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
     if (absl::Status s = scheduler.Cancel(call.path[0]); !s.ok()) return s;
     return Reply{};

@@ -351,6 +351,23 @@ Json StatusToJson(const absl::Status& status) {
   return Json::parse(ErrorBody(status));
 }
 
+Json OutcomesJson(absl::string_view done_name,
+                  absl::Span<const std::string> ids,
+                  absl::Span<const absl::Status> outcomes) {
+  int done = 0;
+  Json errors = Json::array();
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].ok()) {
+      ++done;
+      continue;
+    }
+    Json error = StatusToJson(outcomes[i]);
+    error["id"] = ids[i];
+    errors.push_back(std::move(error));
+  }
+  return Json{{std::string(done_name), done}, {"errors", std::move(errors)}};
+}
+
 absl::StatusOr<std::string> BytesFromJson(const Json& object,
                                           absl::string_view name,
                                           bool optional) {

@@ -101,6 +101,14 @@ Json TimeOrNull(absl::Time t);
 // (ErrorBody() of http/error_reply.h), for an error inside a reply.
 Json StatusToJson(const absl::Status& status);
 
+// The reply of a request that acts on many items, each on its own:
+// {`done_name`: how many succeeded, "errors": [{"id", "code", "message"}]
+// for the others, in the order of the request}. `ids` and `outcomes` are
+// of one length.
+Json OutcomesJson(absl::string_view done_name,
+                  absl::Span<const std::string> ids,
+                  absl::Span<const absl::Status> outcomes);
+
 // Bytes of `object` named `name`: its `name` string or its
 // `name`_base64. InvalidArgument when both are given, the base64 is bad, or
 // neither is given without `optional`; "" then.

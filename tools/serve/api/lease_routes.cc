@@ -136,10 +136,12 @@ absl::StatusOr<Lease> FindLease(const RouteContext& context,
 }
 
 // What an ack's "next" asks for: the topic to reserve the next job from,
-// and how long to wait for one.
+// how long to wait for one, and the worker who holds it ("" for the
+// server), as a reservation's body says them.
 struct NextReservation {
   std::string topic;
   absl::Duration wait;
+  std::string worker;
 };
 
 // The body's "next", read before anything happens, so that a malformed one
@@ -152,7 +154,8 @@ absl::StatusOr<std::optional<NextReservation>> ReadNext(
     return absl::InvalidArgumentError(
         "field 'next' must be an object: {\"topic\": ..., \"wait_ms\": ...}");
   }
-  if (absl::Status s = OnlyFields(next, {"topic", "wait_ms"}); !s.ok()) {
+  if (absl::Status s = OnlyFields(next, {"topic", "wait_ms", "worker"});
+      !s.ok()) {
     return s;
   }
   absl::StatusOr<std::string> topic = StringField(next, "topic", "");
@@ -162,7 +165,9 @@ absl::StatusOr<std::optional<NextReservation>> ReadNext(
   }
   absl::StatusOr<absl::Duration> wait = ReserveWait(context, next);
   if (!wait.ok()) return wait.status();
-  return NextReservation{*std::move(topic), *wait};
+  absl::StatusOr<std::string> worker = WorkerName(next);
+  if (!worker.ok()) return worker.status();
+  return NextReservation{*std::move(topic), *wait, *std::move(worker)};
 }
 
 // The ack of `lease` and, in the same store call where the store can, the
@@ -176,8 +181,8 @@ absl::StatusOr<Reply> AckAndReserveNext(const RouteContext& context,
                                         absl::string_view result,
                                         const NextReservation& next) {
   ++*context.reserves_waiting;
-  Scheduler::AckedAndNext step =
-      context.scheduler->AckAndReserve(lease, next.topic, next.wait, result);
+  Scheduler::AckedAndNext step = context.scheduler->AckAndReserveFor(
+      next.worker, lease, next.topic, next.wait, result);
   --*context.reserves_waiting;
   if (!step.acked.ok() && !step.next.ok()) return step.next.status();
   std::vector<Lease> leases;
@@ -290,18 +295,10 @@ absl::StatusOr<Reply> AckMany(const RouteContext& context, const Call& call) {
       outcomes[item_of_lease[j]] = std::move((*acked_leases)[j]);
     }
   }
-  int acked = 0;
-  Json errors = Json::array();
-  for (size_t i = 0; i < items->size(); ++i) {
-    if (outcomes[i].ok()) {
-      ++acked;
-      continue;
-    }
-    Json error = StatusToJson(outcomes[i]);
-    error["id"] = (*items)[i].id;
-    errors.push_back(std::move(error));
-  }
-  return Reply{200, Json{{"acked", acked}, {"errors", std::move(errors)}}};
+  std::vector<std::string> ids;
+  ids.reserve(items->size());
+  for (const LeaseName& item : *items) ids.push_back(item.id);
+  return Reply{200, OutcomesJson("acked", ids, outcomes)};
 }
 
 }  // namespace

@@ -394,15 +394,17 @@ $("#previous-page").addEventListener("click", () => {
 });
 
 // The bulk actions: what the confirmation asks, what the summary says, and
-// the request for one job.
+// the server's bulk route (POST /v1/bulk/ACTION with the ids).
 const BULK = {
-  retry: { ask: "Retry", did: "retried", call: (id) => post("/v1/jobs/" + part(id) + "/retry") },
-  promote: { ask: "Run now", did: "ran now", call: (id) => post("/v1/jobs/" + part(id) + "/promote") },
-  delete: { ask: "Delete", did: "deleted", call: (id) => del("/v1/jobs/" + part(id)) },
+  retry: { ask: "Retry", did: "retried", route: "retry" },
+  promote: { ask: "Run now", did: "ran now", route: "promote" },
+  delete: { ask: "Delete", did: "deleted", route: "cancel" },
 };
+// The most ids one bulk request may carry.
+const BULK_MAX = 10000;
 
-// Sends one request a selected job, four at a time, and lists each one
-// that failed with the server's reason.
+// Sends the selected ids in one request (more only past BULK_MAX) and lists
+// each one that failed with the server's reason.
 async function bulk(action) {
   const spec = BULK[action];
   const ids = [...state.selected];
@@ -410,18 +412,20 @@ async function bulk(action) {
   if (!confirm(spec.ask + " the " + ids.length + " selected job(s) of " + state.topic + "?")) {
     return;
   }
-  const failed = new Array(ids.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < ids.length) {
-      const i = next++;
-      try { await spec.call(ids[i]); } catch (e) { failed[i] = e.message; }
+  const failures = [];
+  let done = 0;
+  for (let i = 0; i < ids.length; i += BULK_MAX) {
+    const chunk = ids.slice(i, i + BULK_MAX);
+    try {
+      const reply = await post("/v1/bulk/" + spec.route, { ids: chunk });
+      done += reply.done;
+      for (const e of reply.errors) failures.push([e.id, e.message]);
+    } catch (e) {
+      for (const id of chunk) failures.push([id, e.message]);
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(4, ids.length) }, worker));
-  const failures = ids.map((id, i) => [id, failed[i]]).filter(([, m]) => m !== undefined);
+  }
   state.selected.clear();
-  showSummary(spec.did + " " + (ids.length - failures.length) + " of " + ids.length +
+  showSummary(spec.did + " " + done + " of " + ids.length +
     " job(s)" + (failures.length ? "; " + failures.length + " failed:" : ""), failures);
   await refresh();
 }
@@ -541,12 +545,15 @@ function drawChart(counts) {
 
 // --- Workers: who holds which lease -----------------------------------------
 
-// The most leases the card shows (one page of GET /v1/workers).
+// The most leases the card shows at once (one page of GET /v1/workers).
 const WORKERS_SHOWN = 200;
+// The cursors of the pages of leases up to the one shown ("" for the
+// first), and the next page's ("" at the end).
+const workerPages = { cursors: [""], next: "" };
 
 // The live leases, grouped by holder (the longest held first in each); a
 // holder's name shows on its first row.
-function renderWorkers(leases, more) {
+function renderWorkers(leases) {
   const sorted = [...leases].sort((a, b) => a.holder < b.holder ? -1
     : a.holder > b.holder ? 1 : String(a.reserved_at).localeCompare(String(b.reserved_at)));
   const counts = new Map();
@@ -567,15 +574,40 @@ function renderWorkers(leases, more) {
       el("td", {}, relative(l.deadline)),
       el("td", { class: "n" }, l.attempts + "/" + l.max_attempts)));
   }
+  const page = workerPages.cursors.length;
   $("#no-workers").hidden = sorted.length > 0;
   $("#workers-shown").textContent = sorted.length === 0 ? ""
-    : counts.size + " holder(s), " + sorted.length + (more ? "+" : "") + " lease(s)";
+    : counts.size + " holder(s), " + sorted.length + " lease(s)" +
+      (page > 1 || workerPages.next ? ", page " + page : "");
+  $("#workers-next").hidden = !workerPages.next;
+  $("#workers-previous").hidden = page <= 1;
 }
 
 async function refreshWorkers() {
-  const { leases, next_cursor: next } = await api("/v1/workers?limit=" + WORKERS_SHOWN);
-  renderWorkers(leases, !!next);
+  const cursor = workerPages.cursors[workerPages.cursors.length - 1];
+  let reply;
+  try {
+    reply = await api("/v1/workers?limit=" + WORKERS_SHOWN +
+      (cursor ? "&cursor=" + encodeURIComponent(cursor) : ""));
+  } catch (e) {
+    if (!cursor) throw e;
+    // A page that is no longer there: start again at the first.
+    workerPages.cursors = [""];
+    reply = await api("/v1/workers?limit=" + WORKERS_SHOWN);
+  }
+  workerPages.next = reply.next_cursor;
+  renderWorkers(reply.leases);
 }
+
+$("#workers-next").addEventListener("click", () => {
+  if (!workerPages.next) return;
+  workerPages.cursors.push(workerPages.next);
+  refreshWorkers().catch((e) => toast(e.message, true));
+});
+$("#workers-previous").addEventListener("click", () => {
+  if (workerPages.cursors.length > 1) workerPages.cursors.pop();
+  refreshWorkers().catch((e) => toast(e.message, true));
+});
 
 // --- Refresh loop -----------------------------------------------------------
 
