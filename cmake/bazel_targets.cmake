@@ -171,6 +171,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/scheduler/event_hub.h
   src/scheduler/event_log_writer.cc
   src/scheduler/event_log_writer.h
+  src/scheduler/flow_order.cc
+  src/scheduler/flow_order.h
   src/scheduler/lease_keeper.cc
   src/scheduler/lease_keeper.h
   src/scheduler/lease_pages.cc

@@ -190,6 +190,33 @@ class Scheduler {
       absl::string_view topic, absl::Span<const std::string> payloads,
       const JobOptions& options = {});
 
+  // FlowJob
+  //
+  // One job of a flow (EnqueueFlow()): its topic, payload and options, the
+  // id among them (generated when empty, which no other job of the flow
+  // can then name).
+  struct FlowJob {
+    std::string topic;
+    std::string payload;
+    JobOptions options;
+  };
+
+  // EnqueueFlow()
+  //
+  // Enqueues jobs of any topics, each with its own options, in one store
+  // call, all or nothing (a tree, a chain, a fan-out and its fan-in), and
+  // returns their ids in the order given. A job's options.after may name
+  // jobs of the flow, in any order (a parent may come before its
+  // children), and jobs the store holds; the store sees every job after
+  // the ones it waits for. InvalidArgument for an empty flow, a job that
+  // Enqueue() would refuse, options.replace, or jobs that wait for each
+  // other in a cycle; AlreadyExists for an id two jobs share or a live one;
+  // NotFound for an `after` id that is neither in the flow nor in the
+  // store. A store that cannot hold dependencies refuses a flow that has
+  // any, as Enqueue() does.
+  absl::StatusOr<std::vector<std::string>> EnqueueFlow(
+      absl::Span<const FlowJob> jobs);
+
   // Reserve()
   //
   // Leases the next due job of `topic`: the ready job of lowest priority,

@@ -13,6 +13,7 @@
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 #include "src/common/validation.h"
+#include "src/scheduler/flow_order.h"
 #include "src/scheduler/lease_pages.h"
 #include "src/scheduler/scheduler_impl.h"
 
@@ -175,6 +176,47 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::EnqueueBatch(
   ids.reserve(jobs.size());
   for (NewJob& job : jobs) ids.push_back(std::move(job.id));
   Announce(topic, times, ids);
+  return ids;
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::Impl::EnqueueFlow(
+    absl::Span<const Scheduler::FlowJob> flow) {
+  if (flow.empty()) {
+    return absl::InvalidArgumentError("a flow needs at least one job");
+  }
+  std::vector<NewJob> jobs(flow.size());
+  std::vector<EnqueueTimes> times(flow.size());
+  for (size_t i = 0; i < flow.size(); ++i) {
+    const Scheduler::FlowJob& f = flow[i];
+    absl::StatusOr<EnqueueTimes> checked =
+        f.options.replace
+            ? absl::InvalidArgumentError(
+                  "replace works on one job: use Enqueue(), not EnqueueFlow()")
+            : CheckEnqueue(f.topic, {f.payload}, f.options, /*batch=*/false);
+    if (!checked.ok()) {
+      return absl::Status(
+          checked.status().code(),
+          absl::StrCat("flow job ", i, ": ", checked.status().message()));
+    }
+    times[i] = *checked;
+    FillJob(f.topic, f.payload, f.options, times[i], jobs[i]);
+    jobs[i].id = f.options.id.empty() ? NextGeneratedId() : f.options.id;
+    NoteDependencies(f.options);
+  }
+  DQ_ASSIGN_OR_RETURN(const std::vector<size_t> order,
+                      internal::FlowOrder(jobs));
+  std::vector<NewJob> in_order;
+  in_order.reserve(jobs.size());
+  for (size_t i : order) in_order.push_back(jobs[i]);
+  // One clock reading for the store: the earliest of the checks'.
+  DQ_RETURN_IF_ERROR(
+      AddOrReplace(in_order, /*replace=*/false, times.front().now));
+  std::vector<std::string> ids;
+  ids.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    Announce(flow[i].topic, times[i], {&jobs[i].id, 1});
+    ids.push_back(std::move(jobs[i].id));
+  }
   return ids;
 }
 
@@ -736,6 +778,11 @@ absl::StatusOr<std::vector<std::string>> Scheduler::EnqueueBatch(
     const JobOptions& options) {
   std::vector<absl::string_view> views(payloads.begin(), payloads.end());
   return impl_->EnqueueBatch(topic, views, options);
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::EnqueueFlow(
+    absl::Span<const FlowJob> jobs) {
+  return impl_->EnqueueFlow(jobs);
 }
 
 absl::StatusOr<std::optional<Lease>> Scheduler::Reserve(absl::string_view topic,

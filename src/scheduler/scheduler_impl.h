@@ -50,6 +50,8 @@ class Scheduler::Impl : public internal::JobOps {
   absl::StatusOr<std::string> EnqueueOne(absl::string_view topic,
                                          absl::string_view payload,
                                          const JobOptions& options);
+  absl::StatusOr<std::vector<std::string>> EnqueueFlow(
+      absl::Span<const Scheduler::FlowJob> jobs);
   absl::StatusOr<std::vector<std::string>> EnqueueBatch(
       absl::string_view topic, absl::Span<const absl::string_view> payloads,
       const JobOptions& options);

@@ -73,5 +73,79 @@ TEST_F(SchedulerTest, AWaitingReserveGetsTheDependantOnceItsDependencyIsDone) {
   EXPECT_EQ((*got)->job.id, parent);
 }
 
+Scheduler::FlowJob Flow(std::string topic, std::string id,
+                        std::vector<std::string> after = {}) {
+  Scheduler::FlowJob job;
+  job.topic = std::move(topic);
+  job.payload = id;
+  job.options.id = std::move(id);
+  job.options.after = std::move(after);
+  return job;
+}
+
+// A tree given parent first: "publish" waits for two thumbnails, one of
+// which waits for the upload. The store gets the jobs in an order it
+// takes; each runs once, and only after what it waits for.
+TEST_F(SchedulerTest, AFlowIsEnqueuedAtOnceInAnyOrderAndRunsInItsOrder) {
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<std::string> ids,
+      scheduler_->EnqueueFlow({Flow("pages", "publish", {"thumb-s", "thumb-l"}),
+                               Flow("images", "thumb-s", {"upload"}),
+                               Flow("images", "thumb-l"),
+                               Flow("files", "upload")}));
+  EXPECT_THAT(
+      ids, ::testing::ElementsAre("publish", "thumb-s", "thumb-l", "upload"));
+  ASSERT_OK_AND_ASSIGN(Job publish, scheduler_->Get("publish"));
+  EXPECT_EQ(publish.state, JobState::kWaiting);
+  ASSERT_OK_AND_ASSIGN(Job small, scheduler_->Get("thumb-s"));
+  EXPECT_EQ(small.state, JobState::kWaiting);
+
+  EXPECT_TRUE(NothingReady("pages"));
+  ASSERT_OK(scheduler_->Ack(MustReserve("files")));
+  const Lease first = MustReserve("images");
+  const Lease second = MustReserve("images");
+  EXPECT_EQ(first.job.id, "thumb-l");  // ready first: it waited for nothing
+  EXPECT_EQ(second.job.id, "thumb-s");
+  ASSERT_OK(scheduler_->Ack(first));
+  EXPECT_TRUE(NothingReady("pages"));
+  ASSERT_OK(scheduler_->Ack(second));
+  EXPECT_EQ(MustReserve("pages").job.id, "publish");
+}
+
+TEST_F(SchedulerTest, AFlowIsAllOrNothing) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_THAT(scheduler_->EnqueueFlow({}), StatusIs(kInvalid));
+  // A cycle, a bad topic, a replace: nothing is stored.
+  EXPECT_THAT(
+      scheduler_->EnqueueFlow({Flow("t", "a", {"b"}), Flow("t", "b", {"c"}),
+                               Flow("t", "c", {"a"})}),
+      StatusIs(kInvalid));
+  EXPECT_THAT(scheduler_->EnqueueFlow({Flow("t", "a"), Flow("bad topic", "b")}),
+              StatusIs(kInvalid));
+  Scheduler::FlowJob replace = Flow("t", "r");
+  replace.options.replace = true;
+  EXPECT_THAT(scheduler_->EnqueueFlow({Flow("t", "a"), replace}),
+              StatusIs(kInvalid));
+  EXPECT_THAT(scheduler_->EnqueueFlow({Flow("t", "a"), Flow("t", "a")}),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  // An unknown dependency, checked by the store: nothing is stored either.
+  EXPECT_THAT(scheduler_->EnqueueFlow({Flow("t", "a"), Flow("t", "b", {"x"})}),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(scheduler_->Get("a"), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_TRUE(NothingReady("t"));
+
+  // A job of the store may be waited for too; generated ids come back.
+  ASSERT_OK_AND_ASSIGN(std::string stored, scheduler_->Enqueue("t", "s"));
+  Scheduler::FlowJob unnamed;
+  unnamed.topic = "t";
+  unnamed.options.after = {stored};
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> ids,
+                       scheduler_->EnqueueFlow({unnamed}));
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_FALSE(ids[0].empty());
+  ASSERT_OK_AND_ASSIGN(Job waiting, scheduler_->Get(ids[0]));
+  EXPECT_EQ(waiting.state, JobState::kWaiting);
+}
+
 }  // namespace
 }  // namespace delayq

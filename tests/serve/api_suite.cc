@@ -47,6 +47,65 @@ Json ApiTest::ReserveOne(const std::string& topic) {
 
 namespace {
 
+// A flow in one request: jobs of several topics, a parent listed before
+// the children it waits for. A store that holds no dependencies refuses
+// the flow as it refuses one job that waits (501), and stores none.
+TEST_P(ApiTest, AFlowIsAddedInOneRequest) {
+  const Json flow = {
+      {"jobs",
+       {{{"topic", "pages"},
+         {"payload", "publish"},
+         {"id", "publish"},
+         {"after", {"thumb", "upload"}}},
+        {{"topic", "images"}, {"payload_base64", "/w=="}, {"id", "thumb"}},
+        {{"topic", "files"},
+         {"payload", "u"},
+         {"id", "upload"},
+         {"priority", 3}}}}};
+  HttpReply one = api_->Post("/v1/topics/probe/jobs",
+                             {{"payload", "p"}, {"after", {"publish"}}});
+  HttpReply added = api_->Post("/v1/flows", flow);
+  if (one.status == 501) {
+    EXPECT_EQ(added.status, 501) << added.body;
+    EXPECT_EQ(api_->Get("/v1/jobs/thumb").status, 404);
+    return;
+  }
+  EXPECT_EQ(one.status, 404) << one.body;  // "publish" did not exist yet
+  ASSERT_EQ(added.status, 201) << added.body;
+  EXPECT_EQ(added.json["ids"], Json::array({"publish", "thumb", "upload"}));
+  EXPECT_EQ(api_->Get("/v1/jobs/publish").json["state"], "waiting");
+  EXPECT_EQ(api_->Get("/v1/jobs/upload").json["priority"], 3);
+  EXPECT_EQ(api_->Get("/v1/jobs/thumb").json["payload_base64"], "/w==");
+  for (const char* topic : {"images", "files"}) {
+    const Json lease = ReserveOne(topic);
+    ASSERT_EQ(
+        api_->Post("/v1/jobs/" + lease["job"]["id"].get<std::string>() + "/ack",
+                   {{"token", lease["token"]}})
+            .status,
+        200);
+  }
+  EXPECT_EQ(ReserveOne("pages")["job"]["id"], "publish");
+
+  // Refused whole: a cycle, a job without a topic, an unknown field.
+  for (const Json& bad :
+       {Json{
+            {"jobs",
+             {{{"topic", "t"}, {"payload", "a"}, {"id", "a"}, {"after", {"b"}}},
+              {{"topic", "t"},
+               {"payload", "b"},
+               {"id", "b"},
+               {"after", {"a"}}}}}},
+        Json{{"jobs",
+              {{{"topic", "t"}, {"payload", "a"}, {"id", "a"}},
+               {{"payload", "b"}}}}},
+        Json{{"jobs", {{{"topic", "t"}, {"payload", "a"}, {"colour", 1}}}}},
+        Json{{"jobs", Json::array()}}, Json::object()}) {
+    HttpReply refused = api_->Post("/v1/flows", bad);
+    EXPECT_EQ(refused.status, 400) << bad.dump() << " " << refused.body;
+  }
+  EXPECT_EQ(api_->Get("/v1/jobs/a").status, 404);
+}
+
 TEST_P(ApiTest, AddGetAndCancel) {
   const std::string id = Add("mail", {{"payload", "hello"}});
   ASSERT_FALSE(id.empty());

@@ -176,6 +176,10 @@ class OpenApiTest(unittest.TestCase):
             "unique_for_ms": 60_000, "keep_for_ms": 60_000, "keep_at_most": 5}, 201)
         c("POST", "/v1/topics/mail/jobs/batch", {"payloads": ["b", "c"]}, 201)
         c("POST", "/v1/topics/mail/jobs/batch", {"payloads": []}, 400)
+        c("POST", "/v1/flows", {"jobs": [
+            {"topic": "flow", "payload": "p", "id": "f-parent", "after": ["f-child"]},
+            {"topic": "flow", "payload_base64": "AA==", "id": "f-child"}]}, 201)
+        c("POST", "/v1/flows", {"jobs": [{"topic": "flow"}]}, 400)
         c("GET", "/v1/topics/mail/jobs?state=ready&limit=10", want=200)
         c("GET", "/v1/topics/mail/jobs?state=delayed", want=200)
         _, page = c("GET", "/v1/topics/mail/jobs?state=ready&limit=1", want=200)

@@ -40,6 +40,7 @@ import { Transport } from "./transport";
 import type {
   Bytes,
   Counts,
+  FlowJob,
   HistoryEvent,
   Job,
   JobOptions,
@@ -112,6 +113,7 @@ const statusOfCode: Record<string, number> = {
   FAILED_PRECONDITION: 409,
   RESOURCE_EXHAUSTED: 429,
   INTERNAL: 500,
+  UNIMPLEMENTED: 501,
   DATA_LOSS: 500,
   UNAVAILABLE: 503,
   DEADLINE_EXCEEDED: 504,
@@ -190,6 +192,29 @@ export class Client {
       path: `/v1/topics/${seg(topic)}/jobs/batch`,
       body,
       retry: options?.id !== undefined,
+    });
+    return reply.ids;
+  }
+
+  /**
+   * Adds jobs of any topics that wait for each other, all or nothing, in
+   * one store call; returns their ids in the order given. A job's `after`
+   * may name jobs of the flow by their `id`, in any order.
+   */
+  async enqueueFlow(jobs: FlowJob[]): Promise<string[]> {
+    const items = jobs.map(({ topic, payload, ...options }) => {
+      const item: Record<string, unknown> = { topic };
+      putBytes(item, "payload", payload);
+      encodeOptions(options, item);
+      return item;
+    });
+    // As enqueue(): repeated after a lost reply only when every job has its
+    // id, so that a repeat cannot add a flow twice.
+    const reply = await this.http.json({
+      method: "POST",
+      path: "/v1/flows",
+      body: { jobs: items },
+      retry: jobs.every((job) => job.id !== undefined),
     });
     return reply.ids;
   }

@@ -54,6 +54,8 @@ const optionFields: Array<[keyof JobOptions, string]> = [
   ["expireAfterMs", "expire_after_ms"],
   ["discardExpired", "discard_expired"],
   ["uniqueForMs", "unique_for_ms"],
+  ["after", "after"],
+  ["onDependencyFailure", "on_dependency_failure"],
 ];
 // Times: a Date or RFC 3339 text.
 const timeFields: Array<[keyof JobOptions, string]> = [

@@ -42,6 +42,8 @@ export class AlreadyExistsError extends DelayqError {}
 export class FailedPreconditionError extends DelayqError {}
 /** 413, 429, 431: a body or headers too large, or the store out of memory. */
 export class ResourceExhaustedError extends DelayqError {}
+/** 501: the store cannot do this (for instance, jobs that wait for others on a store without dependencies). */
+export class UnimplementedError extends DelayqError {}
 /** 500: the server failed. */
 export class InternalError extends DelayqError {}
 /** 500: the store holds a record it cannot read. */
@@ -68,6 +70,7 @@ const byCode: Record<string, ErrorClass> = {
   ALREADY_EXISTS: AlreadyExistsError,
   FAILED_PRECONDITION: FailedPreconditionError,
   RESOURCE_EXHAUSTED: ResourceExhaustedError,
+  UNIMPLEMENTED: UnimplementedError,
   INTERNAL: InternalError,
   DATA_LOSS: DataLossError,
   UNAVAILABLE: UnavailableError,
@@ -88,6 +91,7 @@ const byStatus: Record<number, string> = {
   429: "RESOURCE_EXHAUSTED",
   431: "RESOURCE_EXHAUSTED",
   500: "INTERNAL",
+  501: "UNIMPLEMENTED",
   502: "UNAVAILABLE",
   503: "UNAVAILABLE",
   504: "DEADLINE_EXCEEDED",

@@ -37,6 +37,16 @@ export interface JobOptions {
   discardExpired?: boolean;
   /** With `id`: the id stays taken this long after the job has left the store (ms). */
   uniqueForMs?: number;
+  /** Ids of jobs this one waits for: it runs once every one of them is done. */
+  after?: string[];
+  /** When a job it waits for goes dead or is cancelled: fail (default), cancel or run this one. */
+  onDependencyFailure?: "fail" | "cancel" | "run";
+}
+
+/** One job of a flow (enqueueFlow()): its topic and payload, and its options. */
+export interface FlowJob extends JobOptions {
+  topic: string;
+  payload: Bytes;
 }
 
 /** One job as the server reports it. */

@@ -10,6 +10,7 @@ import {
   FailedPreconditionError,
   InvalidArgumentError,
   NotFoundError,
+  UnimplementedError,
 } from "../dist/index.js";
 import { eventually, forEachStore, unique } from "./servers.mjs";
 
@@ -252,6 +253,33 @@ forEachStore((env) => {
     job = await client.get(later);
     assert.equal(job.state, "ready");
     await assert.rejects(client.promote(later), FailedPreconditionError);
+  });
+
+  test("a flow is enqueued at once, a parent before its children", async () => {
+    const client = env.client;
+    const topic = unique("flow");
+    const [parent, child] = [unique("parent"), unique("child")];
+    const flow = [
+      { topic, payload: "publish", id: parent, after: [child], onDependencyFailure: "cancel" },
+      { topic, payload: new Uint8Array([0, 1]), id: child },
+    ];
+    let ids;
+    try {
+      ids = await client.enqueueFlow(flow);
+    } catch (error) {
+      // A store without dependencies refuses a flow as it refuses one job that waits.
+      assert.ok(error instanceof UnimplementedError, String(error));
+      await assert.rejects(client.enqueue(topic, "x", { after: [unique("none")] }), UnimplementedError);
+      return;
+    }
+    assert.deepEqual(ids, [parent, child]);
+    assert.equal((await client.get(parent)).state, "waiting");
+    const [lease] = await client.reserve(topic, { waitMs: 2_000 });
+    assert.equal(lease.id, child);
+    await client.ack(lease);
+    const [next] = await client.reserve(topic, { waitMs: 2_000 });
+    assert.equal(next.id, parent);
+    await assert.rejects(client.enqueueFlow([{ topic, payload: "a", id: "a", after: ["a"] }]), InvalidArgumentError);
   });
 
   test("bulk promotes, retries and cancels many jobs in one request each", async () => {

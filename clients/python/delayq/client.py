@@ -42,6 +42,8 @@ JOB_OPTIONS = (
     "unique_for_ms",
     "keep_for_ms",
     "keep_at_most",
+    "after",
+    "on_dependency_failure",
 )
 _TIME_OPTIONS = ("run_at", "expire_at")
 
@@ -270,6 +272,22 @@ class Client:
             body["payloads_base64"] = [base64.b64encode(p).decode("ascii") for p in items]
         reply = self._call("POST", f"/v1/topics/{self._quote(topic)}/jobs/batch", body)
         return reply["ids"]
+
+    def enqueue_flow(self, jobs: List[Dict[str, Any]]) -> List[str]:
+        """Adds jobs of any topics that wait for each other, all or nothing,
+        in one store call; returns their ids in the order given. Each job is
+        a dict with "topic", "payload" and any of JOB_OPTIONS; its "after"
+        may name jobs of the flow by their "id", in any order."""
+        items = []
+        for job in jobs:
+            job = dict(job)
+            topic = job.pop("topic")
+            payload = job.pop("payload", b"")
+            item = self._options(job)
+            item["topic"] = topic
+            _put_bytes(item, "payload", payload)
+            items.append(item)
+        return self._call("POST", "/v1/flows", {"jobs": items})["ids"]
 
     def get(self, job_id: str, wait: Optional[str] = None) -> Job:
         """The job; with `wait` (e.g. "30s", at most 60s) once it finishes."""

@@ -183,6 +183,29 @@ class ClientSuite:
         self.client.promote(later)
         self.assertEqual(self.client.get(later).state, "ready")
 
+    def test_a_flow_is_enqueued_at_once_parent_first(self):
+        flow = [
+            {"topic": "flow", "payload": "publish", "id": "f-parent", "after": ["f-child"],
+             "on_dependency_failure": "cancel"},
+            {"topic": "flow", "payload": b"\x00\xff", "id": "f-child"},
+        ]
+        try:
+            ids = self.client.enqueue_flow(flow)
+        except delayq.UnimplementedError:
+            # A store without dependencies refuses a flow as it refuses one
+            # job that waits.
+            with self.assertRaises(delayq.UnimplementedError):
+                self.client.enqueue("flow", "x", after=["nothing"])
+            return
+        self.assertEqual(ids, ["f-parent", "f-child"])
+        self.assertEqual(self.client.get("f-parent").state, "waiting")
+        lease = self.client.reserve("flow", wait_ms=2000)[0]
+        self.assertEqual((lease.job.id, lease.job.payload), ("f-child", b"\x00\xff"))
+        self.client.ack(lease)
+        self.assertEqual(self.client.reserve("flow", wait_ms=2000)[0].job.id, "f-parent")
+        with self.assertRaises(delayq.InvalidArgumentError):
+            self.client.enqueue_flow([{"topic": "flow", "payload": "a", "id": "a", "after": ["a"]}])
+
     def test_bulk_acts_on_many_ids_and_says_which_failed(self):
         later = [self.client.enqueue("bulk", str(i), delay_ms=3_600_000) for i in range(3)]
         promoted = self.client.bulk("promote", later + ["no-such-job"])

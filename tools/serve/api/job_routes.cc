@@ -80,6 +80,43 @@ absl::StatusOr<Reply> AddBatch(Scheduler& scheduler, const Call& call) {
                      JsonListText<std::string>("ids", *ids, &AppendJsonString));
 }
 
+// POST /v1/flows: {"jobs": [{"topic", "payload", and the options of one
+// job, "id" and "after" among them}, ...]}, enqueued at once
+// (Scheduler::EnqueueFlow()); 201 with the ids in the order given.
+absl::StatusOr<Reply> AddFlow(Scheduler& scheduler, const Call& call) {
+  if (absl::Status s = OnlyFields(call.body, {"jobs"}); !s.ok()) return s;
+  const Json* list = call.body.contains("jobs") ? &call.body["jobs"] : nullptr;
+  if (list == nullptr || !list->is_array() || list->empty() ||
+      list->size() > kMaxBatch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "field 'jobs' must be a list of 1 to ", kMaxBatch, " jobs"));
+  }
+  std::vector<Scheduler::FlowJob> flow(list->size());
+  for (size_t i = 0; i < list->size(); ++i) {
+    const Json& item = (*list)[i];
+    // Each job's error names its place in the list.
+    auto at = [i](const absl::Status& s) {
+      return absl::Status(s.code(),
+                          absl::StrCat("jobs[", i, "]: ", s.message()));
+    };
+    if (!item.is_object())
+      return at(absl::InvalidArgumentError("not an object"));
+    absl::StatusOr<std::string> topic = StringField(item, "topic", "");
+    if (!topic.ok()) return at(topic.status());
+    if (topic->empty()) return at(absl::InvalidArgumentError("no 'topic'"));
+    absl::StatusOr<JobOptions> options =
+        JobOptionsFromJson(item, {"topic", "payload", "payload_base64"});
+    if (!options.ok()) return at(options.status());
+    absl::StatusOr<std::string> payload = PayloadFromJson(item);
+    if (!payload.ok()) return at(payload.status());
+    flow[i] = {*std::move(topic), *std::move(payload), *std::move(options)};
+  }
+  absl::StatusOr<std::vector<std::string>> ids = scheduler.EnqueueFlow(flow);
+  if (!ids.ok()) return ids.status();
+  return Reply::Text(201,
+                     JsonListText<std::string>("ids", *ids, &AppendJsonString));
+}
+
 absl::StatusOr<Reply> ListJobs(Scheduler& scheduler, const Call& call) {
   JobState state = JobState::kReady;
   const std::string state_name = call.Query("state");
@@ -184,6 +221,9 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
   router.Post(
       absl::StrCat(kTopic, "/jobs/batch"),
       [&scheduler](const Call& call) { return AddBatch(scheduler, call); });
+  router.Post("/v1/flows", [&scheduler](const Call& call) {
+    return AddFlow(scheduler, call);
+  });
   router.Get(
       absl::StrCat(kTopic, "/jobs"),
       [&scheduler](const Call& call) { return ListJobs(scheduler, call); },
