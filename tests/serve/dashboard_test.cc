@@ -609,6 +609,30 @@ TEST_F(DashboardTest, PagesThroughMoreThanAHundredJobs) {
   EXPECT_TRUE(p.WaitFor("document.querySelector('#previous-page').hidden"));
 }
 
+// Jobs that wait for others have a column and a tab of their own.
+TEST_F(DashboardTest, ShowsJobsThatWaitForOthers) {
+  ASSERT_EQ(api_->Post("/v1/flows", {{"jobs",
+                                      {{{"topic", "site"},
+                                        {"payload", "publish"},
+                                        {"id", "publish"},
+                                        {"after", {"render"}}},
+                                       {{"topic", "site"},
+                                        {"payload", "render"},
+                                        {"id", "render"}}}}})
+                .status,
+            201);
+  ASSERT_NO_FATAL_FAILURE(OpenPage());
+  ChromiumPage& p = *page_;
+  ASSERT_TRUE(p.WaitFor(CellIs("site", "waiting", 1)));
+  EXPECT_TRUE(p.WaitFor(CellIs("site", "ready", 1)));
+  Run(Click("tr[data-topic=\"site\"] td.waiting a"));
+  ASSERT_TRUE(p.WaitFor(absl::StrCat(kJobRows, " === 1")));
+  EXPECT_TRUE(p.WaitFor(
+      ShowsText("#jobs tr[data-id=\"publish\"]", "waits for other jobs")));
+  EXPECT_TRUE(p.WaitFor(
+      ShowsText("#states button[data-state=\"waiting\"]", "waiting 1")));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace delayq

@@ -4,7 +4,7 @@
 // libraries, so it works with no internet access.
 "use strict";
 
-const STATES = ["ready", "delayed", "reserved", "dead", "done"];
+const STATES = ["ready", "delayed", "waiting", "reserved", "dead", "done"];
 const $ = (sel) => document.querySelector(sel);
 // `counts`: the chosen topic's jobs per state, for the state tabs.
 // `limits`: every limited topic's limit, by topic; `limitTopic`: the topic
@@ -117,7 +117,7 @@ function renderTopics(topics, limits) {
     state.stats.set(t.topic, t);
     if (t.topic === state.topic) state.counts = t;
     const row = el("tr", { data: { topic: t.topic } }, name);
-    for (const s of ["delayed", "ready", "reserved", "dead", "done"]) {
+    for (const s of ["delayed", "ready", "waiting", "reserved", "dead", "done"]) {
       const cell = el("td", { class: "n " + s + (s === "dead" && t.dead > 0 ? " hot" : "") },
         el("a", { href: "#", onclick: (e) => { e.preventDefault(); openJobs(t.topic, s); } },
           t[s]));
@@ -318,6 +318,7 @@ async function refreshJobs() {
     const when = job.state === "reserved" ? "lease ends " + relative(job.deadline)
       : job.state === "dead" ? "died" + finished
       : job.state === "done" ? "done" + finished
+      : job.state === "waiting" ? "waits for other jobs"
       : "due " + relative(job.run_at);
     const actions = el("td", { class: "n" });
     if (job.state === "dead") {
