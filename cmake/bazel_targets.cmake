@@ -476,7 +476,7 @@ delayq_cc_test(tests_metrics_metrics_test DIR tests/metrics NAME metrics_test
   SRCS tests/metrics/metrics_test.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_library(tests_multiprocess_multiprocess_suite DIR tests/multiprocess NAME multiprocess_suite ALWAYSLINK
-  SRCS tests/multiprocess/delivery_suite.cc tests/multiprocess/multiprocess_suite.cc tests/multiprocess/multiprocess_suite.h tests/multiprocess/schedule_suite.cc tests/multiprocess/scheduler_suite.cc tests/multiprocess/wakeup_suite.cc
+  SRCS tests/multiprocess/delivery_suite.cc tests/multiprocess/fan_in_suite.cc tests/multiprocess/multiprocess_suite.cc tests/multiprocess/multiprocess_suite.h tests/multiprocess/schedule_suite.cc tests/multiprocess/scheduler_suite.cc tests/multiprocess/wakeup_suite.cc
   DEPS delayq tests_testing_status_matchers tests_testing_worker_log tests_testing_worker_process tp_absl tp_gtest)
 delayq_cc_test(tests_open_open_test DIR tests/open NAME open_test
   SRCS tests/open/open_test.cc

@@ -105,6 +105,13 @@ class WakeupTest : public MultiProcessTest {
   std::unique_ptr<Scheduler> producer_;
 };
 
+// FanInTest
+//
+// The fan-in case (fan_in_suite.cc), for the stores that hold jobs that
+// wait for others (Backend::Add(), "Dependencies"): a store instantiates it
+// when it does.
+class FanInTest : public MultiProcessTest {};
+
 // CollectUntil()
 //
 // Reads what every worker says, taking turns so that none stalls on a full

@@ -14,6 +14,7 @@
 namespace delayq {
 namespace {
 
+using ::delayq::testing::FanInTest;
 using ::delayq::testing::MultiProcessTest;
 using ::delayq::testing::SharedStore;
 using ::delayq::testing::SharedStoreName;
@@ -37,6 +38,8 @@ const SharedStore kPostgres{"postgres", FreshPostgresUrl, absl::Seconds(200)};
 INSTANTIATE_TEST_SUITE_P(Postgres, MultiProcessTest,
                          ::testing::Values(kPostgres), SharedStoreName);
 INSTANTIATE_TEST_SUITE_P(Postgres, WakeupTest, ::testing::Values(kPostgres),
+                         SharedStoreName);
+INSTANTIATE_TEST_SUITE_P(Postgres, FanInTest, ::testing::Values(kPostgres),
                          SharedStoreName);
 
 }  // namespace

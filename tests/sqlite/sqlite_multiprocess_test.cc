@@ -10,6 +10,7 @@
 namespace delayq {
 namespace {
 
+using ::delayq::testing::FanInTest;
 using ::delayq::testing::MultiProcessTest;
 using ::delayq::testing::SharedStore;
 using ::delayq::testing::SharedStoreName;
@@ -26,6 +27,8 @@ const SharedStore kSqlite{
 INSTANTIATE_TEST_SUITE_P(Sqlite, MultiProcessTest, ::testing::Values(kSqlite),
                          SharedStoreName);
 INSTANTIATE_TEST_SUITE_P(Sqlite, WakeupTest, ::testing::Values(kSqlite),
+                         SharedStoreName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, FanInTest, ::testing::Values(kSqlite),
                          SharedStoreName);
 
 }  // namespace
