@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/random/distributions.h"
+#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "backends/sqlite/internal/backend_impl.h"
@@ -39,10 +41,16 @@ namespace {
 // a new file at once race to create its schema and to switch it to WAL
 // mode: SQLite answers a loser BUSY (the switch to WAL does not wait in the
 // busy handler) or, while the file changes mode under it, an I/O error. A
-// loser starts again on a new connection until busy_timeout has passed.
+// loser starts again on a new connection until busy_timeout has passed,
+// after a random pause that doubles each time: every try reads the file
+// first, and losers that tried again at once would keep the winner from
+// the exclusive lock its switch to WAL needs (seen with several processes
+// on a loaded machine: all of them gave up).
 absl::StatusOr<std::unique_ptr<Connection>> OpenWithSchema(
     const SqliteOptions& options) {
   const absl::Time give_up = absl::Now() + options.busy_timeout;
+  absl::BitGen random;
+  absl::Duration pause = absl::Milliseconds(1);
   for (;;) {
     DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn,
                         Connection::Open(options.path, options.busy_timeout));
@@ -52,7 +60,8 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenWithSchema(
       return prepared;
     }
     conn.reset();
-    absl::SleepFor(absl::Milliseconds(1));
+    absl::SleepFor(pause * absl::Uniform(random, 0.5, 1.5));
+    pause = std::min(pause * 2, absl::Milliseconds(100));
   }
 }
 
