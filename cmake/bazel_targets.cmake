@@ -315,6 +315,9 @@ delayq_cc_library(bench_bare_reply_server DIR bench NAME bare_reply_server
 delayq_cc_binary(bench_beanstalk_w1 DIR bench NAME beanstalk_w1
   SRCS bench/baselines/beanstalk_client.cc bench/baselines/beanstalk_client.h bench/baselines/beanstalk_w1.cc
   DEPS bench_workloads_common tests_testing_child_process tp_absl)
+delayq_cc_binary(bench_fan_in DIR bench NAME fan_in
+  SRCS bench/flows/fan_in.cc
+  DEPS bench_workloads_common delayq tests_testing_child_process tp_absl)
 delayq_cc_binary(bench_json_bench DIR bench NAME json_bench
   SRCS bench/serve/json_bench.cc
   DEPS tools_serve_serve tp_absl tp_benchmark_main)

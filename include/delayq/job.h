@@ -128,8 +128,9 @@ bool ParseDependencyFailure(absl::string_view text, DependencyFailure* policy);
 
 // kMaxDependencies
 //
-// The most jobs one job may wait for (JobOptions::after).
-inline constexpr int kMaxDependencies = 1000;
+// The most jobs one job may wait for (JobOptions::after): a fan-in of as
+// many children as one batch or flow request carries.
+inline constexpr int kMaxDependencies = 10000;
 
 // JobOptions
 //
