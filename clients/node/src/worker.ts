@@ -2,7 +2,8 @@
 //
 // One loop long-polls reserve for as many jobs as there are free handler
 // slots (`concurrency`), so an idle worker holds one request open and a
-// busy one asks for nothing. Each job's handler runs as its own promise;
+// busy one asks for nothing: the ack of each job also takes the next ready
+// one for its slot (ackAndReserve), one request per job. Each job's handler runs as its own promise;
 // while it runs, the lease is touched every `touchFraction` of the job's
 // ttr, so a handler may run longer than the ttr without the job going to
 // another worker. The handler's return value (text or bytes, optional) is
@@ -281,7 +282,40 @@ export class Worker {
       await this.client.fail(lease, what).catch((e) => this.onError(e, lease));
       return;
     }
-    await this.client.ack(lease, (result ?? undefined) as Bytes | undefined).catch((e) => this.onError(e, lease));
+    await this.finish(lease, (result ?? undefined) as Bytes | undefined);
+  }
+
+  // Acks a job whose handler succeeded. While the worker runs, the ack also
+  // takes the next ready job for the slot it frees, in the same request (one
+  // request per job while busy; with nothing ready the loop's long poll
+  // waits for the next).
+  private async finish(lease: Lease, result: Bytes | undefined): Promise<void> {
+    if (this.stopping) {
+      await this.client.ack(lease, result).catch((e) => this.onError(e, lease));
+      return;
+    }
+    let step;
+    try {
+      step = await this.client.ackAndReserve(lease, this.topic, { result, worker: this.name });
+    } catch (error) {
+      // The reply was lost: the plain ack, which the client repeats, is
+      // refused as stale when the first one took; a next job the lost reply
+      // held comes back after its ttr.
+      await this.client.ack(lease, result).catch((e) => {
+        if (!(e instanceof FailedPreconditionError)) this.onError(e, lease);
+      });
+      return;
+    }
+    if (step.ackError) this.onError(step.ackError, lease);
+    if (step.reserveError) this.onError(step.reserveError);
+    const next = step.lease;
+    if (next === undefined) return;
+    if (this.stopping) {
+      // Taken after stop() was called: back at once, no attempt spent.
+      await this.client.release(next).catch((e) => this.onError(e, next));
+    } else {
+      this.run(next);
+    }
   }
 
   // Touches the lease every touchFraction of its ttr until the handler ends.

@@ -56,6 +56,33 @@ forEachStore((env) => {
     assert.match(defaultWorkerName(), /^[!-~]{1,128}$/);
   });
 
+  test("while busy, each ack brings the next job: one request per job", async () => {
+    const client = env.client;
+    const topic = unique("chained");
+    const reserves = async () => {
+      const key = 'delayq_http_requests_total{route="/v1/topics/{}/reserve",method="POST",code="200"} ';
+      const line = (await client.metrics()).split("\n").find((l) => l.startsWith(key));
+      return line === undefined ? 0 : Number(line.slice(key.length));
+    };
+    const ids = [];
+    for (let i = 0; i < 5; i++) ids.push(await client.enqueue(topic, String(i), { keepForMs: 60_000 }));
+    const seen = [];
+    const worker = new Worker({
+      client, topic, waitMs: 1_000,
+      handler: async () => { seen.push(await reserves()); },
+    });
+    worker.start();
+    try {
+      for (const id of ids) assert.equal((await client.get(id, { waitMs: 10_000 })).state, "done");
+    } finally {
+      await worker.stop();
+    }
+    // One reserve brought the first job (the test's other workers may have
+    // reserved before it); each ack brought the next.
+    assert.equal(seen.length, 5);
+    assert.equal(new Set(seen).size, 1, String(seen));
+  });
+
   test("bytes results and no result", async () => {
     const client = env.client;
     const topic = unique("results");
