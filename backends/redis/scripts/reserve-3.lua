@@ -53,30 +53,39 @@ end
 local treserved = P .. 'treserved:' .. topic
 -- LATENESS_BOUNDS of counts.lua.
 local LATENESS_BOUNDS = {10000, 100000, 1000000, 10000000, 60000000}
--- Most calls find nothing due: three one-entry range queries tell, and the
--- promotion proper (which reads scores and merges the sets) runs only when
--- one of them found something. Jobs that expired by now lapse there, so
--- none is reserved below.
+-- Most calls find nothing due: the topic's DUE score (index.lua: at or
+-- before its earliest run_at or expire_at) and a one-entry range query of
+-- its leases tell, and the promotion proper (which reads scores and merges
+-- the sets) runs only when they found something. Jobs that expired by now
+-- lapse there, so none is reserved below.
 local texpire = P .. 'texpire:' .. topic
 local moved = {}
-if #redis.call('ZRANGEBYSCORE', P .. 'tdelayed:' .. topic, '-inf', now_text,
-               'LIMIT', '0', '1') > 0 or
+local due = redis.call('ZSCORE', P .. 'due', topic)
+if (due and tonumber(due) <= now and
+    (#redis.call('ZRANGEBYSCORE', P .. 'tdelayed:' .. topic, '-inf', now_text,
+                 'LIMIT', '0', '1') > 0 or
+     #redis.call('ZRANGEBYSCORE', texpire, '-inf', now_text,
+                 'LIMIT', '0', '1') > 0)) or
    #redis.call('ZRANGEBYSCORE', treserved, '-inf', now_text,
-               'LIMIT', '0', '1') > 0 or
-   #redis.call('ZRANGEBYSCORE', texpire, '-inf', now_text,
                'LIMIT', '0', '1') > 0 then
   moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[6]))
 end
 
 local out = {'OK', moved, ''}
+-- One EXISTS of the paused set and the limits hash tells that neither
+-- pause nor limit can apply, the common case, instead of a read of each.
+local gated = redis.call('EXISTS', P .. 'paused', P .. 'limits') > 0
 -- A paused topic (P.."paused", see keys.lua) hands out nothing; what came
 -- due above waits as ready.
-if redis.call('SISMEMBER', P .. 'paused', topic) == 1 then return out end
+if gated and redis.call('SISMEMBER', P .. 'paused', topic) == 1 then
+  return out
+end
 -- A limited topic (P.."limits") hands out no more than its limit allows:
 -- LimitGate of src/common/limit_gate.h, spelled out.
 local max = tonumber(ARGV[5])
 local take = max
-local limit = redis.call('HGET', P .. 'limits', topic)
+local limit = false
+if gated then limit = redis.call('HGET', P .. 'limits', topic) end
 local interval, tolerance, start, cap, reserved
 if limit then
   local rate, period, burst, c, tat =
