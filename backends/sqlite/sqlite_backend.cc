@@ -212,6 +212,7 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.acked_topic, Sql::kAckedTopic},
       {&s_.depend_on, Sql::kDependOn},
       {&s_.wait, Sql::kWait},
+      {&s_.any_dependency, Sql::kAnyDependency},
       {&s_.dependants, Sql::kDependants},
       {&s_.waiter, Sql::kWaiter},
       {&s_.forget_waiter, Sql::kForgetWaiter},
@@ -249,6 +250,7 @@ void SqliteBackend::CommitGroup(absl::Span<GroupCommit::Op* const> ops) {
   pending_ = PendingNews();
   pending_.now_us = std::numeric_limits<int64_t>::min();
   pending_counts_.clear();
+  jobs_wait_.reset();
   const int64_t folded_before = folded_at_minute_us_;
   absl::Status group = RunStep(s_.begin.get());
   if (group.ok() && ops.size() == 1) {

@@ -151,8 +151,8 @@ class SqliteBackend : public Backend {
         totals_read, counts_prune, promote_job, dead_ids, counter_bump, keep,
         drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic,
         savepoint, release_op, rollback_to, event_insert, event_trim,
-        events_of_job, depend_on, wait, dependants, waiter, forget_waiter,
-        release_waiter, list_waiting;
+        events_of_job, depend_on, wait, any_dependency, dependants, waiter,
+        forget_waiter, release_waiter, list_waiting;
   };
 
   // What became of a job that others may wait for.
@@ -232,6 +232,10 @@ class SqliteBackend : public Backend {
   absl::Status SettleDependants(absl::string_view id, DependencyOutcome outcome,
                                 int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether any job of the store waits for another, read once per write
+  // transaction: while it runs no other connection writes, so only its own
+  // AwaitDependencies() can change the answer.
+  absl::StatusOr<bool> AnyJobWaits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends the waiting job `seq` dead with `error`, in death order.
   absl::Status KillWaiter(int64_t seq, absl::string_view error, int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -335,6 +339,9 @@ class SqliteBackend : public Backend {
   using TopicCounts = absl::flat_hash_map<std::string, JobCounts>;
   absl::flat_hash_map<int64_t, TopicCounts> pending_counts_
       ABSL_GUARDED_BY(mu_);
+  // AnyJobWaits() of the running write transaction, once read (or once
+  // it made a job wait); cleared when a transaction begins.
+  std::optional<bool> jobs_wait_ ABSL_GUARDED_BY(mu_);
   // The latest minute whose older minutes this connection folded.
   int64_t folded_at_minute_us_ ABSL_GUARDED_BY(mu_) = 0;
 };
