@@ -138,6 +138,38 @@ TEST(GroupCommitTest, CallersThatArriveDuringAGroupShareTheNext) {
   EXPECT_EQ(group.StateForTest().ops, 1 + kLate);
 }
 
+TEST(GroupCommitTest, RunAllPutsACallersOpsInOneGroupInOrder) {
+  Recorder recorder;
+  GroupCommit group(recorder.runner());
+  recorder.Hold();
+  std::thread first(
+      [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); });
+  AwaitState(group, /*leading=*/true, /*queued=*/0);
+  std::vector<int> order;
+  std::thread late([&] {
+    // Named: an Op refers to its body, which must outlive it.
+    auto one = [&] {
+      order.push_back(1);
+      return absl::NotFoundError("one");
+    };
+    auto two = [&] {
+      order.push_back(2);
+      return absl::OkStatus();
+    };
+    GroupCommit::Op ops[] = {GroupCommit::Op(one), GroupCommit::Op(two)};
+    group.RunAll(absl::MakeSpan(ops));
+    EXPECT_THAT(ops[0].result, StatusIs(absl::StatusCode::kNotFound));
+    EXPECT_OK(ops[1].result);
+  });
+  AwaitState(group, /*leading=*/true, /*queued=*/1);
+  recorder.Let();
+  first.join();
+  late.join();
+  EXPECT_THAT(order, ElementsAre(1, 2));
+  EXPECT_THAT(recorder.sizes(), ElementsAre(1u, 2u));
+  EXPECT_EQ(group.StateForTest().ops, 3);
+}
+
 TEST(GroupCommitTest, ManyThreadsEachGetTheirOwnResult) {
   constexpr int kThreads = 8;
   constexpr int kCalls = 500;
