@@ -25,6 +25,7 @@ void GroupCommit::RunAll(absl::Span<Op> ops) {
     queue_.push_back(&self);
     lead = !leading_;
     leading_ = true;
+    if (gathering_ && queue_.size() >= last_callers_) gathered_.Signal();
   }
   if (!lead) lead = AwaitTold(&self) == kLead;
   if (lead) Lead(&self);
@@ -34,6 +35,7 @@ void GroupCommit::Lead(Waiter* self) {
   std::vector<Waiter*> group;
   {
     internal::MutexLock lock(&mu_);
+    Gather();
     group.swap(queue_);
   }
   std::vector<Op*> ops;
@@ -47,6 +49,7 @@ void GroupCommit::Lead(Waiter* self) {
     internal::MutexLock lock(&mu_);
     ++groups_;
     ops_ += static_cast<int64_t>(ops.size());
+    last_callers_ = group.size();
     if (queue_.empty()) {
       leading_ = false;
     } else {
@@ -58,6 +61,16 @@ void GroupCommit::Lead(Waiter* self) {
   for (Waiter* w : group) {
     if (w != self) Tell(w, kDone);
   }
+}
+
+void GroupCommit::Gather() {
+  if (queue_.size() >= last_callers_) return;
+  gathering_ = true;
+  const auto deadline = std::chrono::steady_clock::now() + gather_;
+  while (queue_.size() < last_callers_) {
+    if (!gathered_.WaitUntil(&mu_, deadline)) break;
+  }
+  gathering_ = false;
 }
 
 void GroupCommit::Tell(Waiter* w, Told what) {
@@ -83,6 +96,7 @@ GroupCommit::State GroupCommit::StateForTest() {
   internal::MutexLock lock(&mu_);
   State state;
   state.leading = leading_;
+  state.gathering = gathering_;
   state.queued = queue_.size();
   state.groups = groups_;
   state.ops = ops_;

@@ -21,6 +21,14 @@
 // caller sleeps on a futex word of its own: waking it is one system call,
 // and it takes no lock on waking.
 //
+// A group waits to fill in one case only: the callers of the group before
+// were just woken, and a busy caller comes straight back with its next
+// operation. Every transaction costs much the same whatever it holds (its
+// pages written to the WAL, its locks), so the leader waits for as many
+// callers as that group had, at most kGather; the callers that came are
+// the next leader's target. A lone caller (its last group was its own)
+// never waits.
+//
 // GroupCommit knows nothing of SQLite: the Runner it is given runs a group
 // (see SqliteBackend::CommitGroup() for the transaction, the savepoint per
 // operation and the news). Processes each group their own callers; SQLite's
@@ -30,6 +38,7 @@
 #define DELAYQ_BACKENDS_SQLITE_INTERNAL_GROUP_COMMIT_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -49,6 +58,9 @@ namespace sqlite_internal {
 
 class GroupCommit {
  public:
+  // The longest a leader waits for the callers of the group before.
+  static constexpr std::chrono::microseconds kGather{200};
+
   // One caller's operation. The Runner sets `result`.
   struct Op {
     explicit Op(absl::FunctionRef<absl::Status()> b) : body(b) {}
@@ -61,7 +73,10 @@ class GroupCommit {
   // GroupCommit's lock, for one group at a time.
   using Runner = std::function<void(absl::Span<Op* const> group)>;
 
-  explicit GroupCommit(Runner run) : run_(std::move(run)) {}
+  // `gather`: the longest a leader waits for the callers of the group
+  // before (tests choose theirs).
+  explicit GroupCommit(Runner run, std::chrono::microseconds gather = kGather)
+      : run_(std::move(run)), gather_(gather) {}
   GroupCommit(const GroupCommit&) = delete;
   GroupCommit& operator=(const GroupCommit&) = delete;
 
@@ -85,6 +100,8 @@ class GroupCommit {
   // far.
   struct State {
     bool leading = false;
+    // A leader waits for the callers of the group before.
+    bool gathering = false;
     size_t queued = 0;
     int64_t groups = 0;
     int64_t ops = 0;
@@ -103,6 +120,8 @@ class GroupCommit {
     std::atomic<uint32_t> told{kWaiting};
   };
 
+  // Waits, at most gather_, until last_callers_ callers are queued.
+  void Gather() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes the queue as the group and runs it; then hands the lead to the
   // first caller queued meanwhile, if any, and wakes the group's callers.
   // REQUIRES: `self` leads (leading_ was set for it).
@@ -114,11 +133,16 @@ class GroupCommit {
   static Told AwaitTold(Waiter* w);
 
   const Runner run_;
+  const std::chrono::microseconds gather_;
   internal::Mutex mu_;
   std::vector<Waiter*> queue_ ABSL_GUARDED_BY(mu_);
   // Whether a group is running or its next leader has been told to lead;
   // when not, the queue is empty.
   bool leading_ ABSL_GUARDED_BY(mu_) = false;
+  // The callers of the last group, and whether a leader waits for them.
+  size_t last_callers_ ABSL_GUARDED_BY(mu_) = 1;
+  bool gathering_ ABSL_GUARDED_BY(mu_) = false;
+  internal::CondVar gathered_;
   int64_t groups_ ABSL_GUARDED_BY(mu_) = 0;
   int64_t ops_ ABSL_GUARDED_BY(mu_) = 0;
 };
