@@ -61,6 +61,11 @@ class SqliteBackend : public Backend {
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::string_view result, absl::Time now) override;
+  // Two operations of one write transaction.
+  AckReserved AckAndReserve(absl::string_view id, uint64_t token,
+                            absl::string_view result, absl::string_view topic,
+                            int max, absl::Time now,
+                            ReserveReport* report) override;
   // In one write transaction.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) override;
@@ -198,6 +203,10 @@ class SqliteBackend : public Backend {
   absl::Status WriteTransaction(absl::Time now,
                                 absl::FunctionRef<absl::Status()> body)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `body` as an operation whose `now` is now_us: inside a group's
+  // transaction, what WriteTransaction() runs for each call.
+  absl::Status RunOp(int64_t now_us, absl::FunctionRef<absl::Status()> body)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // GroupCommit's Runner: BEGIN IMMEDIATE, each operation in a savepoint of
   // its own (alone: none needed), the counts, COMMIT; after the commit, the
@@ -257,6 +266,12 @@ class SqliteBackend : public Backend {
                                std::vector<Transition>* out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Reserve()'s work, inside a write transaction: the topic's due jobs
+  // promoted, then ReserveReady() unless the topic is paused.
+  absl::Status ReserveInTransaction(absl::string_view topic, int max,
+                                    int64_t now_us, std::vector<Lease>* leases,
+                                    ReserveReport* report)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reserves up to `max` ready jobs of `topic` into `leases` (as far as
   // its limit allows, noting in `report` when the limit held jobs back).
   absl::Status ReserveReady(absl::string_view topic, int max, int64_t now_us,
