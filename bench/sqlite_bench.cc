@@ -167,6 +167,48 @@ BENCHMARK(BM_ReserveAck)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
+// Reserve + ack of one job at a time by several threads of one process on
+// one store: W1's consumers without the scheduler. The threads' writes
+// share transactions (backends/sqlite/internal/group_commit.h).
+void BM_ReserveAckThreads(benchmark::State& state) {
+  static ScratchDb* db = nullptr;
+  static std::unique_ptr<Backend>* backend = nullptr;
+  if (state.thread_index() == 0) {
+    db = new ScratchDb();
+    backend = new std::unique_ptr<Backend>(Open(db->path(), state));
+    std::vector<NewJob> jobs;
+    for (int64_t i = 0; i < state.max_iterations * state.threads(); ++i) {
+      jobs.push_back(MakeJob(i));
+    }
+    Check((*backend)->Add(jobs, kNow), state);
+  }
+  // The store is read inside the loop only: its threads start together,
+  // after thread 0 made it.
+  for (auto _ : state) {
+    auto leases = (*backend)->Reserve("bench", 1, kNow);
+    if (!leases.ok() || leases->size() != 1) {
+      state.SkipWithError("reserve failed");
+      break;
+    }
+    const Lease& lease = (*leases)[0];
+    Check((*backend)->Ack(lease.job.id, lease.token, /*result=*/"", kNow),
+          state);
+  }
+  state.SetItemsProcessed(state.iterations());
+  SetLabel(state);
+  if (state.thread_index() == 0) {
+    delete backend;
+    delete db;
+  }
+}
+BENCHMARK(BM_ReserveAckThreads)
+    ->Args({0, 1024})
+    ->Iterations(2000)
+    ->Threads(1)
+    ->Threads(8)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_Ack(benchmark::State& state) {
   ScratchDb db;
   auto backend = Open(db.path(), state);

@@ -221,6 +221,7 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.acked_topic, Sql::kAckedTopic},
       {&s_.depend_on, Sql::kDependOn},
       {&s_.wait, Sql::kWait},
+      {&s_.any_dependency, Sql::kAnyDependency},
       {&s_.dependants, Sql::kDependants},
       {&s_.waiter, Sql::kWaiter},
       {&s_.forget_waiter, Sql::kForgetWaiter},
@@ -236,11 +237,15 @@ absl::Status SqliteBackend::PrepareAll() {
 absl::Status SqliteBackend::WriteTransaction(
     absl::Time now, absl::FunctionRef<absl::Status()> body) {
   const int64_t now_us = ToMicros(now);
-  return group_.Run([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    op_now_us_ = now_us;
-    pending_.now_us = std::max(pending_.now_us, now_us);
-    return body();
-  });
+  return group_.Run(
+      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return RunOp(now_us, body); });
+}
+
+absl::Status SqliteBackend::RunOp(int64_t now_us,
+                                  absl::FunctionRef<absl::Status()> body) {
+  op_now_us_ = now_us;
+  pending_.now_us = std::max(pending_.now_us, now_us);
+  return body();
 }
 
 namespace {
@@ -258,6 +263,7 @@ void SqliteBackend::CommitGroup(absl::Span<GroupCommit::Op* const> ops) {
   pending_ = PendingNews();
   pending_.now_us = std::numeric_limits<int64_t>::min();
   pending_counts_.clear();
+  jobs_wait_.reset();
   const int64_t folded_before = folded_at_minute_us_;
   absl::Status group = RunStep(s_.begin.get());
   if (group.ok() && ops.size() == 1) {
@@ -574,24 +580,62 @@ absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
 
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
-  const int64_t now_us = ToMicros(now);
   std::vector<Lease> leases;
   absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
-    s_.topic_due->BindText(1, topic);
-    s_.topic_due->BindInt64(2, now_us);
-    DQ_RETURN_IF_ERROR(MoveDue(s_.topic_due.get(), kReservePromoteLimit, now_us,
-                               report != nullptr ? &report->moved : nullptr)
-                           .status());
-    {
-      ScopedReset reset(s_.is_paused.get());
-      s_.is_paused->BindText(1, topic);
-      DQ_ASSIGN_OR_RETURN(bool paused, s_.is_paused->Step());
-      if (paused) return absl::OkStatus();
-    }
-    return ReserveReady(topic, max, now_us, &leases, report);
+    return ReserveInTransaction(topic, max, ToMicros(now), &leases, report);
   });
   if (!status.ok()) return status;
   return leases;
+}
+
+AckReserved SqliteBackend::AckAndReserve(absl::string_view id, uint64_t token,
+                                         absl::string_view result,
+                                         absl::string_view topic, int max,
+                                         absl::Time now,
+                                         ReserveReport* report) {
+  // Two operations of one group, the ack first: each keeps its own
+  // outcome, and the caller waits for one transaction, not two.
+  const int64_t now_us = ToMicros(now);
+  std::vector<Lease> leases;
+  auto ack = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return RunOp(now_us, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return AckInTransaction(id, token, result, now_us);
+    });
+  };
+  auto reserve = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return RunOp(now_us, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      leases.clear();
+      return ReserveInTransaction(topic, max, now_us, &leases, report);
+    });
+  };
+  GroupCommit::Op ops[] = {GroupCommit::Op(ack), GroupCommit::Op(reserve)};
+  group_.RunAll(absl::MakeSpan(ops));
+  AckReserved out;
+  out.acked = std::move(ops[0].result);
+  if (ops[1].result.ok()) {
+    out.leases = std::move(leases);
+  } else {
+    out.leases = std::move(ops[1].result);
+  }
+  return out;
+}
+
+absl::Status SqliteBackend::ReserveInTransaction(absl::string_view topic,
+                                                 int max, int64_t now_us,
+                                                 std::vector<Lease>* leases,
+                                                 ReserveReport* report) {
+  s_.topic_due->BindText(1, topic);
+  s_.topic_due->BindInt64(2, now_us);
+  DQ_RETURN_IF_ERROR(MoveDue(s_.topic_due.get(), kReservePromoteLimit, now_us,
+                             report != nullptr ? &report->moved : nullptr)
+                         .status());
+  {
+    ScopedReset reset(s_.is_paused.get());
+    s_.is_paused->BindText(1, topic);
+    DQ_ASSIGN_OR_RETURN(bool paused, s_.is_paused->Step());
+    if (paused) return absl::OkStatus();
+  }
+  return ReserveReady(topic, max, now_us, leases, report);
 }
 
 absl::Status SqliteBackend::ReserveReady(absl::string_view topic, int max,

@@ -6,6 +6,7 @@
 #include "backends/sqlite/internal/group_commit.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,6 +137,85 @@ TEST(GroupCommitTest, CallersThatArriveDuringAGroupShareTheNext) {
   const std::thread::id leader = recorder.threads()[1];
   EXPECT_NE(std::find(ids.begin(), ids.end(), leader), ids.end());
   EXPECT_EQ(group.StateForTest().ops, 1 + kLate);
+}
+
+TEST(GroupCommitTest, RunAllPutsACallersOpsInOneGroupInOrder) {
+  Recorder recorder;
+  GroupCommit group(recorder.runner());
+  recorder.Hold();
+  std::thread first(
+      [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); });
+  AwaitState(group, /*leading=*/true, /*queued=*/0);
+  std::vector<int> order;
+  std::thread late([&] {
+    // Named: an Op refers to its body, which must outlive it.
+    auto one = [&] {
+      order.push_back(1);
+      return absl::NotFoundError("one");
+    };
+    auto two = [&] {
+      order.push_back(2);
+      return absl::OkStatus();
+    };
+    GroupCommit::Op ops[] = {GroupCommit::Op(one), GroupCommit::Op(two)};
+    group.RunAll(absl::MakeSpan(ops));
+    EXPECT_THAT(ops[0].result, StatusIs(absl::StatusCode::kNotFound));
+    EXPECT_OK(ops[1].result);
+  });
+  AwaitState(group, /*leading=*/true, /*queued=*/1);
+  recorder.Let();
+  first.join();
+  late.join();
+  EXPECT_THAT(order, ElementsAre(1, 2));
+  EXPECT_THAT(recorder.sizes(), ElementsAre(1u, 2u));
+  EXPECT_EQ(group.StateForTest().ops, 3);
+}
+
+// Runs a group of one (on a thread of its own, held), then `late` callers
+// queued meanwhile as the next group: a group of `late` callers before.
+void RunGroupsOfOneAndThen(GroupCommit& group, Recorder& recorder, int late) {
+  recorder.Hold();
+  std::thread first(
+      [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); });
+  AwaitState(group, /*leading=*/true, /*queued=*/0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < late; ++i) {
+    threads.emplace_back(
+        [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); });
+  }
+  AwaitState(group, /*leading=*/true, late);
+  recorder.Let();
+  first.join();
+  for (std::thread& t : threads) t.join();
+}
+
+TEST(GroupCommitTest, ALeaderWaitsForTheCallersOfTheGroupBefore) {
+  Recorder recorder;
+  // Longer than any test: the wait ends when the callers come.
+  GroupCommit group(recorder.runner(), std::chrono::minutes(10));
+  RunGroupsOfOneAndThen(group, recorder, 2);
+  // The group before had two callers: this one waits for a second.
+  std::thread leader(
+      [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); });
+  for (;;) {
+    const GroupCommit::State s = group.StateForTest();
+    if (s.gathering && s.queued == 1) break;
+    std::this_thread::yield();
+  }
+  EXPECT_OK(group.Run([] { return absl::OkStatus(); }));
+  leader.join();
+  EXPECT_THAT(recorder.sizes(), ElementsAre(1u, 2u, 2u));
+  EXPECT_FALSE(group.StateForTest().gathering);
+}
+
+TEST(GroupCommitTest, ALeaderWaitsNoLongerThanItsGather) {
+  Recorder recorder;
+  GroupCommit group(recorder.runner(), std::chrono::milliseconds(1));
+  RunGroupsOfOneAndThen(group, recorder, 2);
+  // Nobody else comes: it runs alone once the wait is over.
+  EXPECT_OK(group.Run([] { return absl::OkStatus(); }));
+  EXPECT_THAT(recorder.sizes(), ElementsAre(1u, 2u, 1u));
+  EXPECT_FALSE(group.StateForTest().gathering);
 }
 
 TEST(GroupCommitTest, ManyThreadsEachGetTheirOwnResult) {

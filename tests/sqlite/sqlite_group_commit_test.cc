@@ -103,9 +103,10 @@ void AwaitState(Backend* backend, bool leading, size_t queued) {
   }
 }
 
-// Runs `calls` as one group, each on a thread of its own, after a group
-// of one (an Add() to topic "lead") that waits for the write lock. Returns
-// the groups that ran meanwhile (2 when the calls shared one).
+// Runs `calls` as one group, in the order given, each on a thread of its
+// own, after a group of one (an Add() to topic "lead") that waits for the
+// write lock. Returns the groups that ran meanwhile (2 when the calls
+// shared one).
 int64_t RunAsOneGroup(Backend* backend, const std::string& path,
                       const std::vector<std::function<void()>>& calls) {
   WriteLock lock(path);
@@ -117,8 +118,11 @@ int64_t RunAsOneGroup(Backend* backend, const std::string& path,
   });
   AwaitState(backend, /*leading=*/true, /*queued=*/0);
   std::vector<std::thread> threads;
-  for (const std::function<void()>& call : calls) threads.emplace_back(call);
-  AwaitState(backend, /*leading=*/true, calls.size());
+  for (const std::function<void()>& call : calls) {
+    // Each queues before the next starts: the group runs them in this order.
+    threads.emplace_back(call);
+    AwaitState(backend, /*leading=*/true, threads.size());
+  }
   lock.Let();
   leader.join();
   for (std::thread& t : threads) t.join();
@@ -276,6 +280,61 @@ TEST(SqliteGroupCommitTest, GroupAnnouncesWhatItsCallsChanged) {
     heard.insert(n);
   }
   EXPECT_EQ(heard, want);
+}
+
+NewJob JobAfter(const std::string& id, const std::string& dependency) {
+  NewJob job = MakeJob(id, "t");
+  job.after = {dependency};
+  return job;
+}
+
+// A write transaction looks once whether any job waits for another, and
+// skips the dependants' settling when none does; a call of the same
+// transaction that makes a job wait after that look counts as well.
+TEST(SqliteGroupCommitTest, AJobMadeToWaitInTheGroupIsSettledInIt) {
+  const std::string path = FreshDbPath("group");
+  std::unique_ptr<Backend> backend = MustOpen(path);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add({MakeJob("x", "t"), MakeJob("z", "t")}, kNow));
+  std::map<std::string, Lease> lease = ReserveAll(*backend, "t");
+  ASSERT_EQ(lease.size(), 2u);
+  absl::Status ack_z, add_y, ack_x;
+  ASSERT_EQ(
+      RunAsOneGroup(
+          backend.get(), path,
+          {
+              // No job waits yet: this ack looks, and finds none.
+              [&] { ack_z = backend->Ack("z", lease["z"].token, "", kNow); },
+              [&] { add_y = backend->Add({JobAfter("y", "x")}, kNow); },
+              [&] { ack_x = backend->Ack("x", lease["x"].token, "", kNow); },
+          }),
+      2);
+  ASSERT_OK(ack_z);
+  ASSERT_OK(add_y);
+  ASSERT_OK(ack_x);
+  ASSERT_OK_AND_ASSIGN(Job y, backend->Get("y"));
+  EXPECT_EQ(y.state, JobState::kReady);
+}
+
+// What a transaction found is not taken for the next one: another
+// connection may have made a job wait in between.
+TEST(SqliteGroupCommitTest, AJobMadeToWaitByAnotherConnectionIsSettled) {
+  const std::string path = FreshDbPath("group");
+  std::unique_ptr<Backend> acker = MustOpen(path);
+  std::unique_ptr<Backend> adder = MustOpen(path);
+  ASSERT_NE(acker, nullptr);
+  ASSERT_NE(adder, nullptr);
+  ASSERT_OK(acker->Add({MakeJob("x", "t"), MakeJob("z", "t")}, kNow));
+  std::map<std::string, Lease> lease = ReserveAll(*acker, "t");
+  ASSERT_EQ(lease.size(), 2u);
+  // Looks, and finds no job that waits.
+  ASSERT_OK(acker->Ack("z", lease["z"].token, "", kNow));
+  ASSERT_OK(adder->Add({JobAfter("y", "x")}, kNow));
+  ASSERT_OK_AND_ASSIGN(Job waiting, acker->Get("y"));
+  ASSERT_EQ(waiting.state, JobState::kWaiting);
+  ASSERT_OK(acker->Ack("x", lease["x"].token, "", kNow));
+  ASSERT_OK_AND_ASSIGN(Job y, acker->Get("y"));
+  EXPECT_EQ(y.state, JobState::kReady);
 }
 
 // Fails every COMMIT after the first it sees.

@@ -61,6 +61,11 @@ class SqliteBackend : public Backend {
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::string_view result, absl::Time now) override;
+  // Two operations of one write transaction.
+  AckReserved AckAndReserve(absl::string_view id, uint64_t token,
+                            absl::string_view result, absl::string_view topic,
+                            int max, absl::Time now,
+                            ReserveReport* report) override;
   // In one write transaction.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) override;
@@ -151,8 +156,8 @@ class SqliteBackend : public Backend {
         totals_read, counts_prune, promote_job, dead_ids, counter_bump, keep,
         drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic,
         savepoint, release_op, rollback_to, event_insert, event_trim,
-        events_of_job, depend_on, wait, dependants, waiter, forget_waiter,
-        release_waiter, list_waiting;
+        events_of_job, depend_on, wait, any_dependency, dependants, waiter,
+        forget_waiter, release_waiter, list_waiting;
   };
 
   // What became of a job that others may wait for.
@@ -198,6 +203,10 @@ class SqliteBackend : public Backend {
   absl::Status WriteTransaction(absl::Time now,
                                 absl::FunctionRef<absl::Status()> body)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs `body` as an operation whose `now` is now_us: inside a group's
+  // transaction, what WriteTransaction() runs for each call.
+  absl::Status RunOp(int64_t now_us, absl::FunctionRef<absl::Status()> body)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // GroupCommit's Runner: BEGIN IMMEDIATE, each operation in a savepoint of
   // its own (alone: none needed), the counts, COMMIT; after the commit, the
@@ -232,6 +241,10 @@ class SqliteBackend : public Backend {
   absl::Status SettleDependants(absl::string_view id, DependencyOutcome outcome,
                                 int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether any job of the store waits for another, read once per write
+  // transaction: while it runs no other connection writes, so only its own
+  // AwaitDependencies() can change the answer.
+  absl::StatusOr<bool> AnyJobWaits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sends the waiting job `seq` dead with `error`, in death order.
   absl::Status KillWaiter(int64_t seq, absl::string_view error, int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -253,6 +266,12 @@ class SqliteBackend : public Backend {
                                std::vector<Transition>* out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Reserve()'s work, inside a write transaction: the topic's due jobs
+  // promoted, then ReserveReady() unless the topic is paused.
+  absl::Status ReserveInTransaction(absl::string_view topic, int max,
+                                    int64_t now_us, std::vector<Lease>* leases,
+                                    ReserveReport* report)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reserves up to `max` ready jobs of `topic` into `leases` (as far as
   // its limit allows, noting in `report` when the limit held jobs back).
   absl::Status ReserveReady(absl::string_view topic, int max, int64_t now_us,
@@ -335,6 +354,9 @@ class SqliteBackend : public Backend {
   using TopicCounts = absl::flat_hash_map<std::string, JobCounts>;
   absl::flat_hash_map<int64_t, TopicCounts> pending_counts_
       ABSL_GUARDED_BY(mu_);
+  // AnyJobWaits() of the running write transaction, once read (or once
+  // it made a job wait); cleared when a transaction begins.
+  std::optional<bool> jobs_wait_ ABSL_GUARDED_BY(mu_);
   // The latest minute whose older minutes this connection folded.
   int64_t folded_at_minute_us_ ABSL_GUARDED_BY(mu_) = 0;
 };

@@ -49,6 +49,7 @@ absl::Status SqliteBackend::AwaitDependencies(const NewJob& job,
       s_.depend_on->BindText(1, dependency);
       s_.depend_on->BindText(2, job.id);
       DQ_RETURN_IF_ERROR(s_.depend_on->Run().status());
+      jobs_wait_ = true;
       waits = true;
       continue;
     }
@@ -82,9 +83,21 @@ absl::Status SqliteBackend::AwaitDependencies(const NewJob& job,
   return s_.wait->Run().status();
 }
 
+absl::StatusOr<bool> SqliteBackend::AnyJobWaits() {
+  if (jobs_wait_.has_value()) return *jobs_wait_;
+  ScopedReset reset(s_.any_dependency.get());
+  DQ_ASSIGN_OR_RETURN(bool row, s_.any_dependency->Step());
+  jobs_wait_ = row && s_.any_dependency->Int64(0) != 0;
+  return *jobs_wait_;
+}
+
 absl::Status SqliteBackend::SettleDependants(absl::string_view id,
                                              DependencyOutcome outcome,
                                              int64_t now_us) {
+  // Most stores have no job that waits: then an ack, death or departure
+  // has nobody to settle, and a transaction of many looks once.
+  DQ_ASSIGN_OR_RETURN(bool any_waits, AnyJobWaits());
+  if (!any_waits) return absl::OkStatus();
   // A list of work rather than recursion: a long chain cannot exhaust the
   // stack.
   std::vector<std::pair<std::string, DependencyOutcome>> work;

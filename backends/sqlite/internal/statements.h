@@ -336,6 +336,10 @@ struct Sql {
   static constexpr const char* kWait =
       "UPDATE jobs SET state = 5, due_us = NULL, dep_policy = ?2 "
       "WHERE id = ?1";
+  // Whether any job waits for another (SettleDependants() skips its
+  // DELETE when none does).
+  static constexpr const char* kAnyDependency =
+      "SELECT EXISTS (SELECT 1 FROM dependencies)";
   // The jobs that waited for ?1, which no longer do.
   static constexpr const char* kDependants =
       "DELETE FROM dependencies WHERE dependency = ?1 RETURNING dependant";
