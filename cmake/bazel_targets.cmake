@@ -4,6 +4,8 @@
 set(DELAYQ_LIBRARY_SOURCES
   ${DELAYQ_EMBEDDED_SCRIPTS}
   ${DELAYQ_EMBEDDED_SCRIPT_CALLS}
+  backends/memory/batch_book.cc
+  backends/memory/batch_book.h
   backends/memory/count_book.cc
   backends/memory/count_book.h
   backends/memory/dependency_book.cc
@@ -22,6 +24,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/open.cc
   backends/postgres/enqueue_in_transaction.cc
   backends/postgres/internal/backend_impl.h
+  backends/postgres/internal/batches.cc
   backends/postgres/internal/connect_plan.cc
   backends/postgres/internal/connect_plan.h
   backends/postgres/internal/connection.cc
@@ -81,6 +84,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/sharded_backend.h
   backends/sqlite/enqueue_in_transaction.cc
   backends/sqlite/internal/backend_impl.h
+  backends/sqlite/internal/batches.cc
   backends/sqlite/internal/counts.cc
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
@@ -98,6 +102,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/sqlite/sqlite_backend.cc
   backends/sqlite/url.cc
   include/delayq/backend.h
+  include/delayq/batch.h
   include/delayq/clock.h
   include/delayq/counts.h
   include/delayq/delayq.h
@@ -155,6 +160,7 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/utf8.h
   src/common/validation.cc
   src/common/validation.h
+  src/contract/batch.cc
   src/contract/clock.cc
   src/contract/counts.cc
   src/contract/event.cc
@@ -380,7 +386,7 @@ delayq_cc_library(tests_cli_cli_runner DIR tests/cli NAME cli_runner
   SRCS tests/cli/cli_runner.cc tests/cli/cli_runner.h
   DEPS tests_testing_eventually tests_testing_files tests_testing_temp_path tp_absl tp_gtest)
 delayq_cc_test(tests_cli_cli_test DIR tests/cli NAME cli_test
-  SRCS tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/schedule_test.cc tests/cli/work_test.cc
+  SRCS tests/cli/batch_test.cc tests/cli/errors_test.cc tests/cli/inspect_test.cc tests/cli/limits_test.cc tests/cli/schedule_test.cc tests/cli/work_test.cc
   DEPS delayq tests_cli_cli_runner tp_absl tp_gtest_main
   DATA tools_delayq_delayq)
 delayq_cc_test(tests_cli_utc_text_test DIR tests/cli NAME utc_text_test
@@ -392,6 +398,15 @@ delayq_cc_test(tests_clock_clock_test DIR tests/clock NAME clock_test
 delayq_cc_library(tests_conformance_backend_conformance DIR tests/conformance NAME backend_conformance ALWAYSLINK
   SRCS tests/conformance/ack_reserve_conformance.cc tests/conformance/admin_conformance.cc tests/conformance/backend_conformance.cc tests/conformance/backend_conformance.h tests/conformance/counts_conformance.cc tests/conformance/event_log_conformance.cc tests/conformance/expiry_conformance.cc tests/conformance/holder_conformance.cc tests/conformance/lease_conformance.cc tests/conformance/limit_conformance.cc tests/conformance/model_conformance.cc tests/conformance/page_conformance.cc tests/conformance/retention_conformance.cc tests/conformance/schedule_conformance.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_library(tests_conformance_batch_conformance DIR tests/conformance NAME batch_conformance ALWAYSLINK
+  SRCS tests/conformance/batch_conformance.cc
+  DEPS delayq tests_conformance_batch_fixtures tests_testing_status_matchers tp_absl tp_gtest)
+delayq_cc_library(tests_conformance_batch_fixtures DIR tests/conformance NAME batch_fixtures
+  SRCS tests/conformance/batch_conformance.h
+  DEPS tests_conformance_backend_conformance)
+delayq_cc_library(tests_conformance_batch_refusal_conformance DIR tests/conformance NAME batch_refusal_conformance ALWAYSLINK
+  SRCS tests/conformance/batch_refusal_conformance.cc
+  DEPS delayq tests_conformance_batch_fixtures tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_dependency_conformance DIR tests/conformance NAME dependency_conformance ALWAYSLINK
   SRCS tests/conformance/dependency_conformance.cc tests/conformance/dependency_model_conformance.cc
   DEPS delayq tests_conformance_dependency_fixtures tests_testing_status_matchers tp_absl tp_gtest)
@@ -474,7 +489,7 @@ delayq_cc_test(tests_memory_id_index_test DIR tests/memory NAME id_index_test
   DEPS delayq tp_absl tp_gtest_main)
 delayq_cc_test(tests_memory_memory_backend_test DIR tests/memory NAME memory_backend_test
   SRCS tests/memory/memory_backend_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_status_matchers tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_conformance tests_conformance_dependency_conformance tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_metrics_metrics_test DIR tests/metrics NAME metrics_test
   SRCS tests/metrics/metrics_test.cc
   DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
@@ -492,13 +507,13 @@ delayq_cc_test(tests_postgres_postgres_backend_test DIR tests/postgres NAME post
   DEPS delayq tests_testing_loopback_port tests_testing_postgres_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main tp_pq)
 delayq_cc_test(tests_postgres_postgres_conformance_test DIR tests/postgres NAME postgres_conformance_test
   SRCS tests/postgres/postgres_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_postgres_server tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_conformance tests_conformance_dependency_conformance tests_testing_postgres_server tp_gtest_main)
 delayq_cc_test(tests_postgres_postgres_crash_test DIR tests/postgres NAME postgres_crash_test
   SRCS tests/postgres/postgres_crash_test.cc
-  DEPS delayq tests_testing_crash_rounds tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main)
+  DEPS delayq tests_testing_batch_rounds tests_testing_crash_rounds tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_postgres_postgres_multiprocess_test DIR tests/postgres NAME postgres_multiprocess_test
   SRCS tests/postgres/postgres_multiprocess_test.cc
-  DEPS tests_multiprocess_multiprocess_suite tests_testing_postgres_server tp_absl tp_gtest_main)
+  DEPS delayq tests_multiprocess_multiprocess_suite tests_testing_batch_rounds tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_postgres_postgres_news_test DIR tests/postgres NAME postgres_news_test
   SRCS tests/postgres/postgres_news_test.cc
   DEPS delayq tests_conformance_news_conformance tests_testing_news_recorder tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main tp_pq)
@@ -517,7 +532,7 @@ delayq_cc_test(tests_redis_redis_cluster_test DIR tests/redis NAME redis_cluster
   DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_conformance_test DIR tests/redis NAME redis_conformance_test
   SRCS tests/redis/redis_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_refusal_conformance tests_redis_redis_test_server tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_refusal_conformance tests_conformance_dependency_refusal_conformance tests_redis_redis_test_server tp_gtest_main)
 delayq_cc_test(tests_redis_redis_multiprocess_test DIR tests/redis NAME redis_multiprocess_test
   SRCS tests/redis/redis_multiprocess_test.cc
   DEPS delayq tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
@@ -532,7 +547,7 @@ delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentin
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tests_testing_eventually tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_sharded_test DIR tests/redis NAME redis_sharded_test
   SRCS tests/redis/redis_sharded_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_refusal_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_refusal_conformance tests_conformance_dependency_refusal_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_library(tests_redis_redis_test_cluster DIR tests/redis NAME redis_test_cluster
   SRCS tests/redis/redis_test_cluster.cc tests/redis/redis_test_cluster.h
   DEPS delayq tests_redis_redis_test_server tests_testing_files tests_testing_redis_server tp_absl)
@@ -585,6 +600,9 @@ delayq_cc_test(tests_scheduler_schedule_spec_test DIR tests/scheduler NAME sched
 delayq_cc_test(tests_scheduler_schedule_test DIR tests/scheduler NAME schedule_test
   SRCS tests/scheduler/schedule_test.cc
   DEPS delayq tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_scheduler_scheduler_batches_test DIR tests/scheduler NAME scheduler_batches_test
+  SRCS tests/scheduler/scheduler_batches_test.cc
+  DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_scheduler_scheduler_dependencies_test DIR tests/scheduler NAME scheduler_dependencies_test
   SRCS tests/scheduler/scheduler_dependencies_test.cc
   DEPS delayq tests_scheduler_scheduler_fixture tests_testing_status_matchers tp_gtest_main)
@@ -656,10 +674,10 @@ delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_bac
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite_conformance_test
   SRCS tests/sqlite/sqlite_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_testing_temp_path tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_conformance tests_conformance_dependency_conformance tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash_test
   SRCS tests/sqlite/sqlite_crash_test.cc
-  DEPS delayq tests_testing_crash_rounds tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
+  DEPS delayq tests_testing_batch_rounds tests_testing_crash_rounds tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_files_test DIR tests/sqlite NAME sqlite_files_test
   SRCS tests/sqlite/sqlite_files_test.cc
   DEPS delayq tests_testing_files tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
@@ -668,7 +686,7 @@ delayq_cc_test(tests_sqlite_sqlite_group_commit_test DIR tests/sqlite NAME sqlit
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_multiprocess_test DIR tests/sqlite NAME sqlite_multiprocess_test
   SRCS tests/sqlite/sqlite_multiprocess_test.cc
-  DEPS tests_multiprocess_multiprocess_suite tests_testing_temp_path tp_gtest_main)
+  DEPS delayq tests_multiprocess_multiprocess_suite tests_testing_batch_rounds tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_news_test DIR tests/sqlite NAME sqlite_news_test
   SRCS tests/sqlite/sqlite_news_test.cc
   DEPS delayq tests_conformance_news_conformance tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tests_testing_worker_process tp_gtest_main)
@@ -678,6 +696,9 @@ delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_s
 delayq_cc_test(tests_sqlite_sqlite_transaction_test DIR tests/sqlite NAME sqlite_transaction_test
   SRCS tests/sqlite/sqlite_transaction_test.cc
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tests_testing_worker_process tp_absl tp_gtest_main tp_sqlite3)
+delayq_cc_library(tests_testing_batch_rounds DIR tests/testing NAME batch_rounds
+  SRCS tests/testing/batch_rounds.cc tests/testing/batch_rounds.h
+  DEPS delayq tests_testing_status_matchers tests_testing_worker_process tp_absl tp_gtest)
 delayq_cc_library(tests_testing_child_process DIR tests/testing NAME child_process
   SRCS tests/testing/child_process.cc tests/testing/child_process.h
   DEPS tp_absl)
@@ -754,7 +775,7 @@ delayq_cc_library(tools_delayq_background_errors DIR tools/delayq NAME backgroun
   SRCS tools/delayq/background_errors.cc tools/delayq/background_errors.h
   DEPS tp_absl)
 delayq_cc_binary(tools_delayq_delayq DIR tools/delayq NAME delayq
-  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/suggest.cc tools/delayq/suggest.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
+  SRCS tools/delayq/add.cc tools/delayq/admin.cc tools/delayq/batch.cc tools/delayq/child.cc tools/delayq/child.h tools/delayq/cli.h tools/delayq/group_guard.cc tools/delayq/group_guard.h tools/delayq/inspect.cc tools/delayq/job_flags.cc tools/delayq/job_flags.h tools/delayq/limit.cc tools/delayq/main.cc tools/delayq/schedule.cc tools/delayq/serve.cc tools/delayq/signals.cc tools/delayq/signals.h tools/delayq/store.cc tools/delayq/store.h tools/delayq/suggest.cc tools/delayq/suggest.h tools/delayq/table.cc tools/delayq/table.h tools/delayq/work.cc
   DEPS delayq tools_common_runtime_policy tools_common_values tools_delayq_background_errors tools_serve_api_api tools_serve_serve tp_absl)
 delayq_cc_binary(tools_examples_order_timeout_postgres DIR tools/examples NAME order_timeout_postgres
   SRCS tools/examples/order_timeout_postgres.cc
@@ -766,7 +787,7 @@ delayq_cc_binary(tools_examples_unpaid_orders DIR tools/examples NAME unpaid_ord
   SRCS tools/examples/unpaid_orders.cc
   DEPS delayq tp_absl)
 delayq_cc_library(tools_serve_api_api DIR tools/serve/api NAME api
-  SRCS tools/serve/api/ack_list.cc tools/serve/api/ack_list.h tools/serve/api/auth.cc tools/serve/api/auth.h tools/serve/api/count_routes.cc tools/serve/api/history_routes.cc tools/serve/api/job_routes.cc tools/serve/api/json_codec.cc tools/serve/api/json_codec.h tools/serve/api/lease_cache.cc tools/serve/api/lease_cache.h tools/serve/api/lease_routes.cc tools/serve/api/limit_routes.cc tools/serve/api/path_pattern.cc tools/serve/api/path_pattern.h tools/serve/api/router.cc tools/serve/api/router.h tools/serve/api/routes.h tools/serve/api/schedule_routes.cc tools/serve/api/topic_routes.cc tools/serve/api/worker_routes.cc
+  SRCS tools/serve/api/ack_list.cc tools/serve/api/ack_list.h tools/serve/api/auth.cc tools/serve/api/auth.h tools/serve/api/batch_routes.cc tools/serve/api/count_routes.cc tools/serve/api/history_routes.cc tools/serve/api/job_routes.cc tools/serve/api/json_codec.cc tools/serve/api/json_codec.h tools/serve/api/lease_cache.cc tools/serve/api/lease_cache.h tools/serve/api/lease_routes.cc tools/serve/api/limit_routes.cc tools/serve/api/path_pattern.cc tools/serve/api/path_pattern.h tools/serve/api/router.cc tools/serve/api/router.h tools/serve/api/routes.h tools/serve/api/schedule_routes.cc tools/serve/api/topic_routes.cc tools/serve/api/worker_routes.cc
   DEPS delayq tools_common_values tools_serve_http_http tp_absl tp_nlohmann_json)
 delayq_cc_library(tools_serve_http_http DIR tools/serve/http NAME http
   SRCS tools/serve/http/connection_threads.cc tools/serve/http/connection_threads.h tools/serve/http/error_reply.cc tools/serve/http/error_reply.h tools/serve/http/http_message.h tools/serve/http/http_server.cc tools/serve/http/http_server.h tools/serve/http/http_wire.cc tools/serve/http/http_wire.h tools/serve/http/listen_address.cc tools/serve/http/listen_address.h tools/serve/http/request_guard.cc tools/serve/http/request_guard.h

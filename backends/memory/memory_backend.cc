@@ -11,7 +11,8 @@
 //   * across topics, the topics ordered by when each next has something due,
 //     for PromoteDue() and NextDue(): one entry per topic, not per job;
 //   * the ids held by dedup windows, with the time each is free again;
-//   * which waiting jobs wait for which (dependency_book.h).
+//   * which waiting jobs wait for which (dependency_book.h);
+//   * the batches and their unfinished jobs (batch_book.h).
 // Each record sits in exactly the index of its state (and a delayed or ready
 // one that expires, in its topic's expiring wheel too).
 
@@ -31,6 +32,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
+#include "backends/memory/batch_book.h"
 #include "backends/memory/count_book.h"
 #include "backends/memory/dependency_book.h"
 #include "backends/memory/event_ring.h"
@@ -48,6 +50,7 @@
 namespace delayq {
 namespace {
 
+using memory_internal::BatchBook;
 using memory_internal::DeadlineAfter;
 using memory_internal::DeathKey;
 using memory_internal::DependencyBook;
@@ -599,10 +602,67 @@ class MemoryBackend : public Backend {
     return events_.Of(id, limit);
   }
 
+  absl::Status OpenBatch(const NewJob& completion, absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    DropPassedHolds(MicrosOf(now));
+    if (absl::Status s = CheckIdsFree({&completion, 1}); !s.ok()) return s;
+    JobRecord* r = Place(completion, now);
+    r->Wait(JobState::kWaiting);
+    Link(r, MicrosOf(now));
+    batches_.Open(completion.id);
+    CountAdded({&completion, 1}, now);
+    return absl::OkStatus();
+  }
+
+  absl::Status CloseBatch(absl::string_view id, absl::Time now) override {
+    internal::MutexLock lock(&mu_);
+    bool completed = false;
+    if (absl::Status s = batches_.Close(id, &completed); !s.ok()) return s;
+    if (completed) ReleaseCompletion(id, MicrosOf(now));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Batch> GetBatch(absl::string_view id) override {
+    internal::MutexLock lock(&mu_);
+    return batches_.Get(id);
+  }
+
  private:
   absl::Status AddLocked(absl::Span<const NewJob> jobs, absl::Time now) {
     DropPassedHolds(MicrosOf(now));
     if (jobs.empty()) return absl::OkStatus();
+    if (!HasBatches(jobs)) return StoreJobs(jobs, now);
+    for (const NewJob& job : jobs) {
+      if (job.batch.empty()) continue;
+      if (absl::Status s = batches_.CheckOpen(job.batch); !s.ok()) return s;
+    }
+    if (absl::Status s = StoreJobs(jobs, now); !s.ok()) return s;
+    for (const NewJob& job : jobs) {
+      if (!job.batch.empty()) JoinBatch(job);
+    }
+    return absl::OkStatus();
+  }
+
+  static bool HasBatches(absl::Span<const NewJob> jobs) {
+    return std::any_of(jobs.begin(), jobs.end(),
+                       [](const NewJob& job) { return !job.batch.empty(); });
+  }
+
+  // Counts the just stored `job` into its batch: pending, or finished when
+  // a dependency's failure sent it dead or away as it was added.
+  void JoinBatch(const NewJob& job) {
+    const JobRecord* r = Find(job.id);
+    std::optional<BatchBook::Finish> finished;
+    if (r == nullptr) {
+      finished = BatchBook::Finish::kCancelled;
+    } else if (r->state() == JobState::kDead) {
+      finished = BatchBook::Finish::kDead;
+    }
+    batches_.Join(job.batch, job.id, finished);
+  }
+
+  // Add() once the batches were found open.
+  absl::Status StoreJobs(absl::Span<const NewJob> jobs, absl::Time now) {
     if (HasDependencies(jobs)) return AddWaiting(jobs, now);
     if (jobs.size() == 1) return AddOne(jobs[0], now);
     if (absl::Status s = CheckIdsFree(jobs); !s.ok()) return s;
@@ -689,12 +749,14 @@ class MemoryBackend : public Backend {
   // jobs that wait for those that failed or went because of it. A list of
   // work rather than recursion, so a long chain cannot exhaust the stack.
   void Settle(absl::string_view id, Outcome outcome, int64_t now_us) {
+    FinishInBatch(id, outcome, now_us);
     if (!dependencies_.HasDependants(id)) return;
     std::vector<std::pair<std::string, Outcome>> work;
     work.emplace_back(std::string(id), outcome);
     while (!work.empty()) {
       auto [dependency, what] = std::move(work.back());
       work.pop_back();
+      if (dependency != id) FinishInBatch(dependency, what, now_us);
       for (DependencyBook::Verdict& v :
            dependencies_.Settle(dependency, what == Outcome::kMet)) {
         JobRecord* r = Find(v.waiter);
@@ -721,6 +783,26 @@ class MemoryBackend : public Backend {
         }
       }
     }
+  }
+
+  // Counts the job `id` finished in its batch, if it is of one, and
+  // releases the batch's completion job when that completed the batch.
+  void FinishInBatch(absl::string_view id, Outcome outcome, int64_t now_us) {
+    std::optional<std::string> completed = batches_.Settle(
+        id, outcome == Outcome::kMet      ? BatchBook::Finish::kDone
+            : outcome == Outcome::kFailed ? BatchBook::Finish::kDead
+                                          : BatchBook::Finish::kCancelled);
+    if (completed.has_value()) ReleaseCompletion(*completed, now_us);
+  }
+
+  // Lets the waiting completion job `id` go: ready, or delayed until its
+  // run_at.
+  void ReleaseCompletion(absl::string_view id, int64_t now_us) {
+    JobRecord* r = Find(id);
+    if (r == nullptr || r->state() != JobState::kWaiting) return;
+    Unlink(r);
+    r->Wait(r->run_at() > now_us ? JobState::kDelayed : JobState::kReady);
+    Link(r, now_us);
   }
 
   // Sends `r` dead with `error` (a dependency's failure).
@@ -989,6 +1071,7 @@ class MemoryBackend : public Backend {
   void EraseRecord(JobRecord* r) {
     holdings_.erase(r);
     if (r->state() == JobState::kWaiting) dependencies_.Forget(r->id());
+    batches_.Drop(r->id());
     Unlink(r);
     TopicIndex* t = r->topic();
     jobs_.Erase(r);  // destroys *r
@@ -1054,6 +1137,7 @@ class MemoryBackend : public Backend {
   // Every done job, in the order they leave the store.
   absl::btree_set<DoneKey> leaving_ ABSL_GUARDED_BY(mu_);
   DependencyBook dependencies_ ABSL_GUARDED_BY(mu_);
+  BatchBook batches_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

@@ -191,6 +191,7 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
   DQ_RETURN_IF_ERROR(inserted);
   for (const NewJob& job : jobs) {
     if (!job.after.empty()) DQ_RETURN_IF_ERROR(AwaitDependencies(tx, job));
+    if (!job.batch.empty()) DQ_RETURN_IF_ERROR(JoinBatch(tx, job));
   }
   return absl::OkStatus();
 }

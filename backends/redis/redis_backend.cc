@@ -382,6 +382,7 @@ absl::Status RedisBackend::RunForOk(ScriptCall call, absl::string_view id) {
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
   DQ_RETURN_IF_ERROR(internal::RefuseDependencies(jobs, Name()));
+  DQ_RETURN_IF_ERROR(internal::RefuseBatches(jobs, Name()));
   auto a = Timed<redis_internal::AddArgs>(now);
   a.seq = keys_.Seq();
   a.topics = keys_.Topics();

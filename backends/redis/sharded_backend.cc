@@ -156,6 +156,7 @@ absl::Status ShardedRedisBackend::Add(absl::Span<const NewJob> jobs,
                                       absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
   DQ_RETURN_IF_ERROR(internal::RefuseDependencies(jobs, Name()));
+  DQ_RETURN_IF_ERROR(internal::RefuseBatches(jobs, Name()));
   const std::vector<std::vector<NewJob>> groups = Split(jobs);
   int used = 0, last = 0;
   for (size_t k = 0; k < groups.size(); ++k) {

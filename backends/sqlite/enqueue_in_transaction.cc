@@ -50,10 +50,11 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::AddWithin(
       {&s.horizon_set, Sql::kHorizonSet},
   };
   // A job that waits for others reaches the dependency code, which may
-  // also settle a dependant at once (a dead dependency): that takes the
-  // store's other statements, so all of them are prepared.
+  // also settle a dependant at once (a dead dependency), and one that joins
+  // a batch the batch's: that takes the store's other statements, so all of
+  // them are prepared.
   const bool waits = std::any_of(jobs.begin(), jobs.end(), [](const NewJob& j) {
-    return !j.after.empty();
+    return !j.after.empty() || !j.batch.empty();
   });
   if (waits) {
     DQ_RETURN_IF_ERROR(store.PrepareAll());

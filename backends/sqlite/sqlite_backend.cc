@@ -227,6 +227,13 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.forget_waiter, Sql::kForgetWaiter},
       {&s_.release_waiter, Sql::kReleaseWaiter},
       {&s_.list_waiting, Sql::kListWaiting},
+      {&s_.batch_open, Sql::kBatchOpen},
+      {&s_.batch_get, Sql::kBatchGet},
+      {&s_.batch_join, Sql::kBatchJoin},
+      {&s_.batch_member, Sql::kBatchMember},
+      {&s_.batch_leave, Sql::kBatchLeave},
+      {&s_.batch_count, Sql::kBatchCount},
+      {&s_.batch_close, Sql::kBatchClose},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -519,6 +526,10 @@ absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
       std::any_of(jobs.begin(), jobs.end(),
                   [](const NewJob& job) { return !job.after.empty(); });
   if (any_waits) DQ_RETURN_IF_ERROR(CheckDependencies(jobs));
+  const bool any_batch =
+      std::any_of(jobs.begin(), jobs.end(),
+                  [](const NewJob& job) { return !job.batch.empty(); });
+  if (any_batch) DQ_RETURN_IF_ERROR(CheckBatches(jobs));
   {
     ScopedReset reset(s_.drop_holds.get());
     s_.drop_holds->BindInt64(1, now_us);
@@ -574,6 +585,7 @@ absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
     }
     DQ_RETURN_IF_ERROR(done.status());
     if (!job.after.empty()) DQ_RETURN_IF_ERROR(AwaitDependencies(job, now_us));
+    if (!job.batch.empty()) DQ_RETURN_IF_ERROR(JoinBatch(job));
   }
   return absl::OkStatus();
 }

@@ -54,6 +54,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "delayq/batch.h"
 #include "delayq/counts.h"
 #include "delayq/event_log.h"
 #include "delayq/job.h"
@@ -86,6 +87,8 @@ struct NewJob {
   // Dependencies, as in JobOptions (see "Dependencies" at Add()).
   std::vector<std::string> after;
   DependencyFailure on_dependency_failure = DependencyFailure::kFail;
+  // The batch the job joins (see "Batches" at OpenBatch()); "" for none.
+  std::string batch;
 };
 
 // kReservePromoteLimit
@@ -263,6 +266,11 @@ class Backend {
   // dependants it failed. Cancel() of a waiting job removes it from its
   // dependencies' lists. Replace() refuses a waiting job (FailedPrecondition).
   // A store that cannot hold dependencies refuses a job with `after` with
+  // Unimplemented naming the store (and stores none).
+  //
+  // A job with a `batch` joins that batch (see OpenBatch()): NotFound when
+  // no batch has the id, FailedPrecondition when it is closed, and nothing
+  // is stored. A store that cannot keep batches refuses such a job with
   // Unimplemented naming the store (and stores none).
   virtual absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) = 0;
 
@@ -749,6 +757,51 @@ class Backend {
     return NoEventLog();
   }
 
+  // OpenBatch()
+  //
+  // Batches. Stores `completion` as the completion job of a new open batch
+  // whose id is completion.id: kWaiting, enqueued_at = `now`, with no
+  // dependencies (the caller gives none, nor a batch). AlreadyExists when
+  // the id is taken, as for Add(). Jobs join the batch by Add() with
+  // NewJob::batch while it is open. Each job of the batch is counted once,
+  // in the same atomic step as the transition that first finishes it: Ack()
+  // (done, kept or deleted), going dead (Fail(), an expired last lease, a
+  // lapse, a dependency's failure), or leaving unacknowledged (Cancel(),
+  // PurgeDead(), a discarded lapse, a dependency's departure: cancelled).
+  // Once the batch is closed and none of its jobs is pending, the step that
+  // made it so (the last finish, or CloseBatch()) releases the completion
+  // job as a dependency's last Ack() releases a waiting job: ready at once,
+  // or delayed when its run_at is after `now`; announced as such. So it is
+  // released exactly once, whichever processes finish the jobs. The batch
+  // stays readable (GetBatch()) while its completion job is in the store;
+  // Cancel() of a waiting completion job drops the batch (its jobs stay
+  // and run, counted by no one). The default, for a store that cannot keep
+  // batches, is Unimplemented naming the store.
+  virtual absl::Status OpenBatch(const NewJob& completion, absl::Time now) {
+    (void)completion, (void)now;
+    return internal::NoBatches(Name());
+  }
+
+  // CloseBatch()
+  //
+  // Closes batch `id`: Add() refuses jobs for it from now on. Releases its
+  // completion job in this same step when none of its jobs is pending (an
+  // empty batch included). Closing a closed batch changes nothing and
+  // succeeds. NotFound when no batch has the id.
+  virtual absl::Status CloseBatch(absl::string_view id, absl::Time now) {
+    (void)id, (void)now;
+    return internal::NoBatches(Name());
+  }
+
+  // GetBatch()
+  //
+  // Batch `id`'s progress. NotFound when no batch has the id (also once its
+  // completion job has left the store).
+  virtual absl::StatusOr<Batch> GetBatch(absl::string_view id) {
+    (void)id;
+    return internal::NoBatches(Name());
+  }
+
   // Subscribe()
   //
   // Starts delivering StoreNews to `on_news` until the returned subscription
@@ -929,6 +982,15 @@ class BackendWrapper : public Backend {
   absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
                                                      int limit) override {
     return target_->JobEvents(id, limit);
+  }
+  absl::Status OpenBatch(const NewJob& completion, absl::Time now) override {
+    return target_->OpenBatch(completion, now);
+  }
+  absl::Status CloseBatch(absl::string_view id, absl::Time now) override {
+    return target_->CloseBatch(id, now);
+  }
+  absl::StatusOr<Batch> GetBatch(absl::string_view id) override {
+    return target_->GetBatch(id);
   }
   absl::StatusOr<std::unique_ptr<NewsSubscription>> Subscribe(
       NewsCallback on_news) override {

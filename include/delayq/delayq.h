@@ -12,6 +12,7 @@
 #define DELAYQ_DELAYQ_H_
 
 #include "delayq/backend.h"             // IWYU pragma: export
+#include "delayq/batch.h"               // IWYU pragma: export
 #include "delayq/clock.h"               // IWYU pragma: export
 #include "delayq/counts.h"              // IWYU pragma: export
 #include "delayq/event.h"               // IWYU pragma: export

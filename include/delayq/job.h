@@ -212,6 +212,11 @@ struct JobOptions {
   // store unacknowledged (see DependencyFailure). A dependency that is
   // already dead when this job is enqueued applies it at once.
   DependencyFailure on_dependency_failure = DependencyFailure::kFail;
+  // The batch (Scheduler::OpenBatch(), delayq/batch.h) this job joins; ""
+  // for none. The batch must be open: an unknown one is refused with
+  // NotFound, a closed one with FailedPrecondition, and nothing is stored.
+  // Every job of an EnqueueBatch() joins it.
+  std::string batch;
 };
 
 // kMaxDonePerTopic

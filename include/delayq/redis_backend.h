@@ -28,7 +28,8 @@
 //
 // Dependencies (JobOptions::after) are not held by this store yet: Add() of
 // a job that has any returns Unimplemented naming the store and stores
-// nothing, plain, sharded or on a Cluster alike.
+// nothing, plain, sharded or on a Cluster alike. Nor are batches
+// (JobOptions::batch, OpenBatch()): refused the same way.
 //
 // Thread-safety: a backend may be used from any number of threads. They share
 // `pool_size` connections: calls made at the same time travel together on

@@ -57,6 +57,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "delayq/backend.h"
+#include "delayq/batch.h"
 #include "delayq/clock.h"
 #include "delayq/event.h"
 #include "delayq/job.h"
@@ -340,6 +341,36 @@ class Scheduler {
   //
   // A snapshot of the job. NotFound for an unknown id.
   absl::StatusOr<Job> Get(absl::string_view id);
+
+  // OpenBatch()
+  //
+  // Opens a batch (delayq/batch.h) and stores its completion job, `payload`
+  // for `topic` with `options`, waiting. Returns the batch's id, which is
+  // the completion job's: options.id, or a generated one. Jobs join the
+  // batch with JobOptions::batch until CloseBatch(); the completion job is
+  // released once the batch is closed and every job of it has finished. Its
+  // run_at is resolved now: a delay counts from this call, and one that has
+  // passed by the release makes the job ready at once. Errors as Enqueue();
+  // InvalidArgument for options with after, batch or replace; Unimplemented
+  // on a store that cannot keep batches (Redis).
+  absl::StatusOr<std::string> OpenBatch(absl::string_view topic,
+                                        absl::string_view payload,
+                                        const JobOptions& options = {});
+
+  // CloseBatch()
+  //
+  // Closes the batch: it takes no more jobs, and its completion job is
+  // released at once when none of its jobs is pending. Closing it again
+  // succeeds and changes nothing. NotFound for an unknown batch.
+  absl::Status CloseBatch(absl::string_view id);
+
+  // GetBatch()
+  //
+  // The batch's progress: its counts, whether it is closed, its completion
+  // job's id. NotFound for an unknown batch, and once its completion job
+  // has left the store. A completion job's handler reads the final counts
+  // with GetBatch(job.id).
+  absl::StatusOr<Batch> GetBatch(absl::string_view id);
 
   // WaitForResult()
   //

@@ -38,6 +38,23 @@ absl::Status RefuseDependencies(absl::Span<const NewJob> jobs,
   return absl::OkStatus();
 }
 
+absl::Status NoSuchBatch(absl::string_view id) {
+  return absl::NotFoundError(absl::StrCat("no batch with id '", id, "'"));
+}
+
+absl::Status BatchClosed(absl::string_view id) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("batch '", id, "' is closed: it takes no more jobs"));
+}
+
+absl::Status RefuseBatches(absl::Span<const NewJob> jobs,
+                           absl::string_view store) {
+  for (const NewJob& job : jobs) {
+    if (!job.batch.empty()) return NoBatches(store);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status NoSuchJob(absl::string_view id) {
   return absl::NotFoundError(absl::StrCat("no job with id '", id, "'"));
 }

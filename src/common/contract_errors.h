@@ -37,6 +37,15 @@ absl::Status NoDependencies(absl::string_view store);
 absl::Status RefuseDependencies(absl::Span<const NewJob> jobs,
                                 absl::string_view store);
 
+// NotFound: no batch has the id (OpenBatch()).
+absl::Status NoSuchBatch(absl::string_view id);
+// FailedPrecondition: Add() of a job for a closed batch.
+absl::Status BatchClosed(absl::string_view id);
+// NoBatches() (delayq/batch.h) when any of `jobs` joins a batch; OK
+// otherwise.
+absl::Status RefuseBatches(absl::Span<const NewJob> jobs,
+                           absl::string_view store);
+
 // NotFound: the id names no live job.
 absl::Status NoSuchJob(absl::string_view id);
 

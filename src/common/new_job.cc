@@ -28,6 +28,7 @@ NewJob NewJobOf(absl::string_view topic, absl::string_view payload,
   }
   job.after = options.after;
   job.on_dependency_failure = options.on_dependency_failure;
+  job.batch = options.batch;
   return job;
 }
 

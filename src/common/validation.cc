@@ -186,6 +186,13 @@ absl::Status ValidateOptions(const JobOptions& options) {
         absl::StrCat("keep_at_most must be from 0 to ", kMaxDonePerTopic,
                      ", got ", options.keep_at_most));
   }
+  if (!options.batch.empty()) {
+    if (absl::Status s = ValidateId(options.batch); !s.ok()) return s;
+    if (options.replace) {
+      return absl::InvalidArgumentError(
+          "replace cannot put a job in a batch: enqueue it anew");
+    }
+  }
   return ValidateDependencies(options);
 }
 

@@ -53,6 +53,11 @@ absl::Status ValidateJobOptions(const JobOptions& job) {
         "a schedule's jobs cannot wait for others (after): stores keep no "
         "dependencies with a schedule");
   }
+  if (!job.batch.empty()) {
+    return absl::InvalidArgumentError(
+        "a schedule's jobs cannot join a batch: a batch is closed once, a "
+        "schedule runs on");
+  }
   return ValidateOptions(job);
 }
 

@@ -220,6 +220,34 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::EnqueueFlow(
   return ids;
 }
 
+absl::StatusOr<std::string> Scheduler::Impl::OpenBatch(
+    absl::string_view topic, absl::string_view payload,
+    const JobOptions& options) {
+  if (!options.after.empty() || !options.batch.empty() || options.replace) {
+    return absl::InvalidArgumentError(
+        "a batch's completion job cannot have after, batch or replace: it "
+        "waits for its batch");
+  }
+  DQ_ASSIGN_OR_RETURN(const EnqueueTimes times,
+                      CheckEnqueue(topic, {payload}, options, false));
+  NewJob job;
+  FillJob(topic, payload, options, times, job);
+  job.id = options.id.empty() ? NextGeneratedId() : options.id;
+  enqueued_waiting_.store(true, std::memory_order_relaxed);
+  DQ_RETURN_IF_ERROR(backend_->OpenBatch(job, times.now));
+  EmitCall([&](absl::Time at, std::vector<Event>& events) {
+    events.push_back(MakeEvent(EventType::kEnqueued, job.id, topic, at));
+  });
+  return std::move(job.id);
+}
+
+absl::Status Scheduler::Impl::CloseBatch(absl::string_view id) {
+  DQ_RETURN_IF_ERROR(internal::ValidateId(id));
+  DQ_RETURN_IF_ERROR(backend_->CloseBatch(id, clock_->Now()));
+  DependantsMayHaveMoved();
+  return absl::OkStatus();
+}
+
 void Scheduler::Impl::Announce(absl::string_view topic,
                                const EnqueueTimes& times,
                                absl::Span<const std::string> ids) {
@@ -353,7 +381,7 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease,
 }
 
 void Scheduler::Impl::NoteDependencies(const JobOptions& options) {
-  if (!options.after.empty()) {
+  if (!options.after.empty() || !options.batch.empty()) {
     enqueued_waiting_.store(true, std::memory_order_relaxed);
   }
 }
@@ -859,6 +887,21 @@ absl::Status Scheduler::Touch(Lease& lease) { return impl_->Touch(lease); }
 
 absl::Status Scheduler::Cancel(absl::string_view id) {
   return impl_->Cancel(id);
+}
+
+absl::StatusOr<std::string> Scheduler::OpenBatch(absl::string_view topic,
+                                                 absl::string_view payload,
+                                                 const JobOptions& options) {
+  return impl_->OpenBatch(topic, payload, options);
+}
+
+absl::Status Scheduler::CloseBatch(absl::string_view id) {
+  return impl_->CloseBatch(id);
+}
+
+absl::StatusOr<Batch> Scheduler::GetBatch(absl::string_view id) {
+  DQ_RETURN_IF_ERROR(internal::ValidateId(id));
+  return impl_->backend().GetBatch(id);
 }
 
 absl::StatusOr<Job> Scheduler::Get(absl::string_view id) {

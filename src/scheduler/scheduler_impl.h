@@ -55,6 +55,11 @@ class Scheduler::Impl : public internal::JobOps {
   absl::StatusOr<std::vector<std::string>> EnqueueBatch(
       absl::string_view topic, absl::Span<const absl::string_view> payloads,
       const JobOptions& options);
+  // Batches (delayq/batch.h).
+  absl::StatusOr<std::string> OpenBatch(absl::string_view topic,
+                                        absl::string_view payload,
+                                        const JobOptions& options);
+  absl::Status CloseBatch(absl::string_view id);
   // `stop`, when given: return empty as soon as it is set. `holder`, when
   // not empty: who the leases are held by, instead of holder_.
   absl::StatusOr<std::vector<Lease>> Reserve(
@@ -166,9 +171,10 @@ class Scheduler::Impl : public internal::JobOps {
                                                  StoreLook look);
   // What follows an ack the store took: wakes, counts, tells.
   void Acked(const Lease& lease);
-  // Remembers that jobs with dependencies were enqueued, when `options` has
-  // some; then DependantsMayHaveMoved() looks at the store again after each
-  // Ack(), death and Cancel().
+  // Remembers that jobs with dependencies, or of a batch, were enqueued,
+  // when `options` has some; then DependantsMayHaveMoved() looks at the
+  // store again after each Ack(), death and Cancel(). OpenBatch() remembers
+  // it too: its completion job waits.
   void NoteDependencies(const JobOptions& options);
   void DependantsMayHaveMoved();
   // Arms, wakes and reports for the jobs of a schedule's occurrences.

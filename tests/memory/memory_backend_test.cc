@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/batch_conformance.h"
 #include "tests/conformance/dependency_conformance.h"
 #include "tests/testing/status_matchers.h"
 
@@ -24,6 +25,7 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
+using ::delayq::testing::BatchConformanceTest;
 using ::delayq::testing::DependencyConformanceTest;
 
 const BackendFactory kMemory{"memory",
@@ -34,6 +36,8 @@ const BackendFactory kMemory{"memory",
 INSTANTIATE_TEST_SUITE_P(Memory, BackendConformanceTest,
                          ::testing::Values(kMemory), BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(Memory, DependencyConformanceTest,
+                         ::testing::Values(kMemory), BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Memory, BatchConformanceTest,
                          ::testing::Values(kMemory), BackendFactoryName);
 
 // Producers add jobs while consumers reserve, ack, fail and release them on

@@ -293,7 +293,8 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
     ASSERT_OK(backend->Add({TestJob("old", "t", kT0)}, kT0));
   }
   ASSERT_OK(server_->Psql(absl::StrCat(
-      "ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
+      "DROP TABLE ", schema, ".batch_jobs, ", schema, ".batches; ALTER TABLE ",
+      schema, ".jobs DROP COLUMN holder, ",
       "DROP COLUMN reserved_at_us; DROP FUNCTION ", schema,
       ".enqueue; DROP TABLE ", schema, ".sql_id_prefix; DROP SEQUENCE ", schema,
       ".sql_id_serial; DROP TABLE ", schema, ".dependencies; DROP INDEX ",
@@ -353,7 +354,8 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion2GetsTheSqlFunction) {
   const std::string schema = FreshSchema("v2");
   ASSERT_NE(Open(schema), nullptr);
   ASSERT_OK(server_->Psql(absl::StrCat(
-      "ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
+      "DROP TABLE ", schema, ".batch_jobs, ", schema, ".batches; ALTER TABLE ",
+      schema, ".jobs DROP COLUMN holder, ",
       "DROP COLUMN reserved_at_us; DROP FUNCTION ", schema,
       ".enqueue; DROP TABLE ", schema, ".sql_id_prefix; DROP SEQUENCE ", schema,
       ".sql_id_serial; UPDATE ", schema, ".schema_version SET version = 2")));
@@ -378,10 +380,11 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion3GetsLeaseHolders) {
     ASSERT_EQ(leases.size(), 1u);
     ASSERT_EQ(leases[0].job.id, "old");
   }
-  ASSERT_OK(server_->Psql(
-      absl::StrCat("ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
-                   "DROP COLUMN reserved_at_us; UPDATE ", schema,
-                   ".schema_version SET version = 3")));
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DROP TABLE ", schema, ".batch_jobs, ", schema, ".batches; ALTER TABLE ",
+      schema, ".jobs DROP COLUMN holder, ",
+      "DROP COLUMN reserved_at_us; UPDATE ", schema,
+      ".schema_version SET version = 3")));
   std::unique_ptr<Backend> backend = Open(schema);
   ASSERT_NE(backend, nullptr);
   ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));

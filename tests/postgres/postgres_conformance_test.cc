@@ -12,6 +12,7 @@
 #include "delayq/postgres_backend.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/batch_conformance.h"
 #include "tests/conformance/dependency_conformance.h"
 #include "tests/testing/postgres_server.h"
 
@@ -21,6 +22,7 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
+using ::delayq::testing::BatchConformanceTest;
 using ::delayq::testing::DependencyConformanceTest;
 using ::delayq::testing::PostgresServer;
 
@@ -41,6 +43,10 @@ INSTANTIATE_TEST_SUITE_P(Postgres, BackendConformanceTest,
                              "postgres", [] { return FreshStore(); }}),
                          BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(Postgres, DependencyConformanceTest,
+                         ::testing::Values(BackendFactory{
+                             "postgres", [] { return FreshStore(); }}),
+                         BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Postgres, BatchConformanceTest,
                          ::testing::Values(BackendFactory{
                              "postgres", [] { return FreshStore(); }}),
                          BackendFactoryName);

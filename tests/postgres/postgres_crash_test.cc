@@ -2,8 +2,9 @@
 //
 // Crashes and restarts on PostgreSQL, on a real server the test starts: a
 // worker process killed with SIGKILL at random moments while it enqueues,
-// reserves and acks (tests/testing/crash_rounds.h), and the server
-// restarted while producers enqueue.
+// reserves and acks (tests/testing/crash_rounds.h), processes killed
+// around a batch's last acks and its close (tests/testing/batch_rounds.h),
+// and the server restarted while producers enqueue.
 
 #include <atomic>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "absl/time/clock.h"
 #include "delayq/delayq.h"
 #include "gtest/gtest.h"
+#include "tests/testing/batch_rounds.h"
 #include "tests/testing/crash_rounds.h"
 #include "tests/testing/postgres_server.h"
 #include "tests/testing/status_matchers.h"
@@ -44,6 +46,16 @@ TEST(PostgresCrashTest, KilledProcessLosesNothingAndAckedJobsStayGone) {
   // sees as many calls.
   test.kill_within = absl::Milliseconds(250);
   RunCrashRounds(test);
+}
+
+TEST(PostgresCrashTest, KillsAroundABatchsLastAcksReleaseItsCompletionOnce) {
+  ASSERT_OK_AND_ASSIGN(PostgresServer * server,
+                       testing::SharedPostgresServer());
+  testing::BatchRounds test;
+  test.url = server->Url("batchcrash");
+  test.open = [url = test.url] { return Open(url); };
+  test.kill = true;
+  testing::RunBatchRounds(test);
 }
 
 // Producers that enqueue in a loop, each job an id of its own; they keep

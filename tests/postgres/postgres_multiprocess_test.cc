@@ -2,14 +2,19 @@
 //
 // The multi-process suite on PostgreSQL: one server for the test binary,
 // a fresh schema per case, shared by the worker processes through its URL.
+// And processes that ack a batch's last jobs at the same moment
+// (tests/testing/batch_rounds.h).
 
 #include <atomic>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "delayq/open.h"
 #include "gtest/gtest.h"
 #include "tests/multiprocess/multiprocess_suite.h"
+#include "tests/testing/batch_rounds.h"
 #include "tests/testing/postgres_server.h"
+#include "tests/testing/status_matchers.h"
 
 namespace delayq {
 namespace {
@@ -41,6 +46,19 @@ INSTANTIATE_TEST_SUITE_P(Postgres, WakeupTest, ::testing::Values(kPostgres),
                          SharedStoreName);
 INSTANTIATE_TEST_SUITE_P(Postgres, FanInTest, ::testing::Values(kPostgres),
                          SharedStoreName);
+
+TEST(PostgresBatchTest, LastAcksOfSeveralProcessesAtOnceReleaseOnce) {
+  testing::BatchRounds test;
+  test.url = FreshPostgresUrl();
+  test.open = [url = test.url]() -> std::unique_ptr<Backend> {
+    absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(url);
+    EXPECT_OK(backend.status());
+    return backend.ok() ? *std::move(backend) : nullptr;
+  };
+  test.rounds = 30;
+  test.processes = 4;
+  testing::RunBatchRounds(test);
+}
 
 }  // namespace
 }  // namespace delayq

@@ -6,6 +6,7 @@
 #include "delayq/redis_backend.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/batch_conformance.h"
 #include "tests/conformance/dependency_conformance.h"
 #include "tests/redis/redis_test_server.h"
 
@@ -15,6 +16,7 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
+using ::delayq::testing::BatchRefusalTest;
 using ::delayq::testing::DependencyRefusalTest;
 
 const BackendFactory kRedis{
@@ -27,6 +29,9 @@ INSTANTIATE_TEST_SUITE_P(Redis, BackendConformanceTest,
 // The Redis store does not hold dependencies yet: it must refuse them.
 INSTANTIATE_TEST_SUITE_P(Redis, DependencyRefusalTest,
                          ::testing::Values(kRedis), BackendFactoryName);
+// Nor batches.
+INSTANTIATE_TEST_SUITE_P(Redis, BatchRefusalTest, ::testing::Values(kRedis),
+                         BackendFactoryName);
 
 // The bound of the event log. Redis trims a stream by whole nodes (of at
 // most 100 entries unless configured otherwise): a few more may stay.

@@ -23,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/batch_conformance.h"
 #include "tests/conformance/dependency_conformance.h"
 #include "tests/conformance/news_conformance.h"
 #include "tests/redis/redis_test_server.h"
@@ -33,6 +34,7 @@ namespace delayq {
 namespace {
 
 using ::delayq::testing::BackendConformanceTest;
+using ::delayq::testing::BatchRefusalTest;
 using ::delayq::testing::DependencyRefusalTest;
 using ::delayq::testing::NewsConformanceTest;
 using ::delayq::testing::RawCommand;
@@ -62,6 +64,14 @@ INSTANTIATE_TEST_SUITE_P(RedisSharded, BackendConformanceTest,
 // A sharded Redis namespace does not hold dependencies yet: it must refuse
 // them.
 INSTANTIATE_TEST_SUITE_P(RedisSharded, DependencyRefusalTest,
+                         ::testing::Values(testing::BackendFactory{
+                             "redis_sharded",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               return OpenRedisBackend(ShardedOptions());
+                             }}),
+                         testing::BackendFactoryName);
+// Nor batches.
+INSTANTIATE_TEST_SUITE_P(RedisSharded, BatchRefusalTest,
                          ::testing::Values(testing::BackendFactory{
                              "redis_sharded",
                              []() -> absl::StatusOr<std::unique_ptr<Backend>> {

@@ -243,6 +243,23 @@ class OpenApiTest(unittest.TestCase):
         c("POST", "/v1/topics/mail/resume", {}, 200)
         c("GET", "/v1/counts?minutes=5&topic=mail", want=200)
         c("GET", "/v1/counts?minutes=0", want=400)
+        # Batches (SQLite keeps them).
+        _, batch = c("POST", "/v1/batches",
+                     {"topic": "reports", "payload": "all sent",
+                      "id": "march"}, 201)
+        self.assertEqual(batch["total"], 0)
+        c("POST", "/v1/batches", {"topic": "reports", "id": "march"}, 409)
+        c("POST", "/v1/topics/invoices/jobs",
+          {"payload": "x", "batch": "march"}, 201)
+        _, batch = c("GET", "/v1/batches/march", want=200)
+        self.assertEqual(batch["pending"], 1)
+        c("GET", "/v1/batches/nobatch", want=404)
+        _, batch = c("POST", "/v1/batches/march/close", want=200)
+        self.assertTrue(batch["closed"])
+        c("POST", "/v1/batches/nobatch/close", want=404)
+        c("POST", "/v1/topics/invoices/jobs",
+          {"payload": "x", "batch": "march"}, 409)
+
         # Limits and schedules.
         c("PUT", "/v1/topics/mail/limit", {"rate": 50, "concurrency": 10}, 200)
         c("PUT", "/v1/topics/mail/limit", {"rate": -1}, 400)

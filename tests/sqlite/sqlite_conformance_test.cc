@@ -8,6 +8,7 @@
 #include "delayq/sqlite_backend.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/batch_conformance.h"
 #include "tests/conformance/dependency_conformance.h"
 #include "tests/testing/temp_path.h"
 
@@ -17,6 +18,7 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
+using ::delayq::testing::BatchConformanceTest;
 using ::delayq::testing::DependencyConformanceTest;
 
 const BackendFactory kSqlite{
@@ -29,6 +31,8 @@ const BackendFactory kSqlite{
 INSTANTIATE_TEST_SUITE_P(Sqlite, BackendConformanceTest,
                          ::testing::Values(kSqlite), BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(Sqlite, DependencyConformanceTest,
+                         ::testing::Values(kSqlite), BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, BatchConformanceTest,
                          ::testing::Values(kSqlite), BackendFactoryName);
 
 // The bound of the event log, given on the URL as users give it.

@@ -3,7 +3,9 @@
 // A process that enqueues, reserves and acks on a SQLite file is killed with
 // SIGKILL at random moments, again and again (tests/testing/crash_rounds.h):
 // nothing is lost, no acknowledged job is back, and after each kill the
-// file is intact.
+// file is intact. Processes that finish a batch's last jobs, and close it,
+// are killed around that moment (tests/testing/batch_rounds.h): the
+// completion job is released once, never lost.
 
 #include <sqlite3.h>
 
@@ -13,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "delayq/sqlite_backend.h"
 #include "gtest/gtest.h"
+#include "tests/testing/batch_rounds.h"
 #include "tests/testing/crash_rounds.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_path.h"
@@ -20,8 +23,10 @@
 namespace delayq {
 namespace {
 
+using ::delayq::testing::BatchRounds;
 using ::delayq::testing::CrashRounds;
 using ::delayq::testing::FreshDbPath;
+using ::delayq::testing::RunBatchRounds;
 using ::delayq::testing::RunCrashRounds;
 
 std::string IntegrityCheck(const std::string& path) {
@@ -56,6 +61,26 @@ TEST(SqliteCrashTest, KilledProcessLosesNothingAndAckedJobsStayGone) {
     return integrity == "ok" ? "" : integrity;
   };
   RunCrashRounds(test);
+}
+
+TEST(SqliteCrashTest, KillsAroundABatchsLastAcksReleaseItsCompletionOnce) {
+  const std::string path = FreshDbPath("batchcrash");
+  BatchRounds test;
+  test.url = absl::StrCat("sqlite:", path, "?busy_timeout_ms=30000");
+  test.open = [path]() -> std::unique_ptr<Backend> {
+    SqliteOptions options;
+    options.path = path;
+    absl::StatusOr<std::unique_ptr<Backend>> backend =
+        OpenSqliteBackend(options);
+    EXPECT_OK(backend.status());
+    return backend.ok() ? *std::move(backend) : nullptr;
+  };
+  test.kill = true;
+  test.check_after_round = [path] {
+    const std::string integrity = IntegrityCheck(path);
+    return integrity == "ok" ? "" : integrity;
+  };
+  RunBatchRounds(test);
 }
 
 }  // namespace

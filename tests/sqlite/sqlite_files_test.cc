@@ -21,8 +21,15 @@
 namespace delayq {
 namespace {
 
-// Takes a file back to before lease holders (schema version 14).
+// Takes a file back to before batches (schema version 15).
+#define DQ_WITHOUT_BATCHES                              \
+  "DROP TRIGGER batch_leaves_with_its_completion_job; " \
+  "DROP TABLE batch_jobs; DROP TABLE batches;"
+
+// Takes a file back to before lease holders (schema version 14), and so
+// before batches.
 #define DQ_WITHOUT_HOLDERS               \
+  DQ_WITHOUT_BATCHES                     \
   "ALTER TABLE jobs DROP COLUMN holder;" \
   "ALTER TABLE jobs DROP COLUMN reserved_at_us;"
 
@@ -234,7 +241,7 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
   // Nothing left: no counts row, and the schema is the current one.
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
   // The jobs worked since are counted (in their minute, not yet folded).
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT sum(done) FROM (SELECT done FROM transitions "
@@ -293,7 +300,7 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   EXPECT_EQ(minutes[1].minute, MinuteOf(kNow));
   EXPECT_EQ(minutes[1].counts.done, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
   EXPECT_EQ(
       RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
       7);
@@ -324,7 +331,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
   }
   RawExec(path, absl::StrCat(kWithoutDoneJobs, "PRAGMA user_version = 10;"));
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
   ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
   EXPECT_EQ(dead.state, JobState::kDead);
   EXPECT_EQ(dead.finished_at, absl::InfinitePast());
@@ -370,7 +377,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion11) {
                        backend->JobEvents("job-0", 10));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].who, "migrated");
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
 }
 
 // A file of version 12 (no dependencies) opens with its jobs, and its jobs
@@ -382,7 +389,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion12) {
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
   EXPECT_EQ(stats.ready, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM dependencies"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT sum(dep_policy) FROM jobs"), 0);
   EXPECT_EQ(RawQueryInt(path,
@@ -408,7 +415,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion13) {
   }
   RawExec(path, DQ_WITHOUT_HOLDERS "PRAGMA user_version = 13;");
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 14);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
   ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));
   EXPECT_EQ(old.state, JobState::kReserved);
   EXPECT_EQ(old.holder, "");
@@ -560,6 +567,25 @@ TEST(SqliteFilesTest, AnExistingFileKeepsItsPageSize) {
     EXPECT_OK(backend->Add({Job1()}, kNow));
   }
   EXPECT_EQ(PageSizeOf(ReadFile(path)), 1024u);
+}
+
+// A file of version 14 (no batches) opens with its jobs, and may then
+// keep batches; a job deleted from it takes no batch along.
+TEST(SqliteFilesTest, MigratesAFileOfVersion14) {
+  const std::string path = FreshDbPath("v14");
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    ASSERT_OK(backend->Add({Job1()}, kNow));
+  }
+  RawExec(path, DQ_WITHOUT_BATCHES "PRAGMA user_version = 14;");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
+  NewJob completion = Job1();
+  completion.id = "batch";
+  ASSERT_OK(backend->OpenBatch(completion, kNow));
+  ASSERT_OK(backend->Cancel("a", kNow));
+  ASSERT_OK_AND_ASSIGN(Batch batch, backend->GetBatch("batch"));
+  EXPECT_EQ(batch.total, 0);
 }
 
 TEST(SqliteFilesTest, RejectsABadPageSizeWithoutCreatingAFile) {

@@ -38,6 +38,11 @@
 //   drain THREADS TOPIC[,TOPIC...]    (store level)
 //       "acked ID" per job acknowledged; "ok drain" when the topics stay
 //       empty.
+//   ackat TOPIC AT_US                 (store level)
+//       reserves one job, acks it at AT_US (µs since the epoch): "R", "I",
+//       "A" as above; then "ok ackat".
+//   closeat BATCH AT_US               (store level)
+//       "C BATCH" at AT_US, closes the batch, "closed BATCH"; "ok closeat".
 //   subscribe
 //       subscribes to the store's news on a connection of its own;
 //       "ok subscribe".
@@ -88,6 +93,13 @@ struct Command {
     return words[i];
   }
   int Int(size_t i) const { return ToInt(Word(i)); }
+  int64_t Int64(size_t i) const {
+    int64_t n = 0;
+    if (!absl::SimpleAtoi(Word(i), &n)) {
+      Die("number", absl::InvalidArgumentError(Word(i)));
+    }
+    return n;
+  }
   int IntOption(const std::string& key, int fallback) const {
     auto it = options.find(key);
     return it == options.end() ? fallback : ToInt(it->second);
@@ -157,6 +169,10 @@ class Worker {
       Churn(url_, c.Word(1));
     } else if (name == "drain") {
       Drain(url_, c.Int(1), absl::StrSplit(c.Word(2), ','));
+    } else if (name == "ackat") {
+      AckAt(url_, c.Word(1), c.Int64(2));
+    } else if (name == "closeat") {
+      CloseAt(url_, c.Word(1), c.Int64(2));
     } else if (name == "subscribe") {
       Subscribe(url_);
     } else {

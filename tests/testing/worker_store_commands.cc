@@ -172,6 +172,47 @@ void Drain(const std::string& url, int threads,
   Say("drained");
 }
 
+namespace {
+
+void SleepUntilMicros(int64_t at_us) {
+  absl::SleepFor(absl::FromUnixMicros(at_us) - absl::Now());
+}
+
+}  // namespace
+
+void AckAt(const std::string& url, const std::string& topic, int64_t at_us) {
+  std::unique_ptr<Backend> store = OpenOrDie(url);
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  std::vector<Lease> leases;
+  while (leases.empty()) {
+    if (absl::Now() > give_up) {
+      Die("ackat", absl::DeadlineExceededError("no job to reserve"));
+    }
+    const absl::Time now = absl::Now();
+    auto reserved = store->Reserve(topic, 1, now);
+    if (!reserved.ok()) Die("reserve", reserved.status());
+    leases = *std::move(reserved);
+    if (leases.empty()) absl::SleepFor(absl::Milliseconds(5));
+    for (const Lease& lease : leases) SayReserved(lease, now);
+  }
+  const Lease& lease = leases[0];
+  SleepUntilMicros(at_us);
+  Say(absl::StrCat("I ", lease.job.id, " ", lease.token));
+  const absl::Status acked =
+      store->Ack(lease.job.id, lease.token, /*result=*/"", absl::Now());
+  Say(absl::StrCat("A ", lease.job.id, " ", lease.token, " ",
+                   static_cast<int>(acked.code())));
+}
+
+void CloseAt(const std::string& url, const std::string& batch, int64_t at_us) {
+  std::unique_ptr<Backend> store = OpenOrDie(url);
+  SleepUntilMicros(at_us);
+  Say("C " + batch);
+  const absl::Status closed = store->CloseBatch(batch, absl::Now());
+  if (!closed.ok()) Die("closeat", closed);
+  Say("closed " + batch);
+}
+
 void Subscribe(const std::string& url) {
   // Leaked on purpose: the subscription lasts as long as the process.
   Backend* store = OpenOrDie(url).release();

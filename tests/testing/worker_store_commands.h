@@ -7,6 +7,7 @@
 #ifndef DELAYQ_TESTS_TESTING_WORKER_STORE_COMMANDS_H_
 #define DELAYQ_TESTS_TESTING_WORKER_STORE_COMMANDS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ void Work(const std::string& url, int threads, int jobs, int topics,
 // Says "acked ID" per job and then "drained".
 void Drain(const std::string& url, int threads,
            const std::vector<std::string>& topics);
+
+// ackat TOPIC AT_US: reserves one job of TOPIC (waiting up to 10 s for
+// one), says "R ID TOKEN NOW_US DEADLINE_US", sleeps until AT_US
+// (microseconds since the epoch, the real clock), says "I ID TOKEN" and
+// acks it, then says "A ID TOKEN CODE". Processes given the same AT_US ack
+// at the same moment.
+void AckAt(const std::string& url, const std::string& topic, int64_t at_us);
+
+// closeat BATCH AT_US: sleeps until AT_US, says "C BATCH", closes the batch
+// and says "closed BATCH".
+void CloseAt(const std::string& url, const std::string& batch, int64_t at_us);
 
 // subscribe: opens a connection of its own, subscribes to the store's news
 // and says "subscribed"; the subscription lives until the process ends.

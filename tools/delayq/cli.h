@@ -89,6 +89,7 @@ int Fail(const absl::Status& status);
 
 // The subcommands, one function per file group.
 const CommandSpec& AddCommand();
+const CommandSpec& BatchCommand();
 const CommandSpec& StatsCommand();
 const CommandSpec& ListCommand();
 const CommandSpec& WorkersCommand();

@@ -29,12 +29,12 @@ namespace cli {
 namespace {
 
 std::vector<const CommandSpec*> Commands() {
-  return {&AddCommand(),   &StatsCommand(),    &ListCommand(),
-          &GetCommand(),   &WaitCommand(),     &CancelCommand(),
-          &KickCommand(),  &RetryCommand(),    &PromoteCommand(),
-          &PurgeCommand(), &PauseCommand(),    &ResumeCommand(),
-          &LimitCommand(), &ScheduleCommand(), &WorkCommand(),
-          &ServeCommand(), &WorkersCommand()};
+  return {&AddCommand(),     &BatchCommand(), &StatsCommand(),
+          &ListCommand(),    &GetCommand(),   &WaitCommand(),
+          &CancelCommand(),  &KickCommand(),  &RetryCommand(),
+          &PromoteCommand(), &PurgeCommand(), &PauseCommand(),
+          &ResumeCommand(),  &LimitCommand(), &ScheduleCommand(),
+          &WorkCommand(),    &ServeCommand(), &WorkersCommand()};
 }
 
 const CommandSpec* FindCommand(absl::string_view name) {

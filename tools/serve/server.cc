@@ -70,6 +70,7 @@ void Server::AddRoutes() {
   AddCountRoutes(router_, context);
   AddLimitRoutes(router_, context);
   AddScheduleRoutes(router_, context);
+  AddBatchRoutes(router_, context);
   AddWorkerRoutes(router_, context);
   AddAssetRoutes(router_);
   router_.GetText(

@@ -145,6 +145,10 @@ class PostgresBackend : public Backend {
   absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override;
   absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
                                                      int limit) override;
+  // Batches: batches.cc.
+  absl::Status OpenBatch(const NewJob& completion, absl::Time now) override;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<Batch> GetBatch(absl::string_view id) override;
 
   // Adds `jobs` as Add() does, with their counts and news, on `conn`, in
   // the transaction open on it (EnqueueInTransaction()), inside a
@@ -246,6 +250,20 @@ class PostgresBackend : public Backend {
                                 DependencyOutcome outcome);
   // Deletes the job `id` as Cancel() does, and forgets what it waited for.
   absl::Status DropWaiter(Tx& tx, absl::string_view id);
+  // Releases the waiting job `id` if it still waits, ready or delayed
+  // until its run_at; locked first (see kLockWaiter).
+  absl::Status ReleaseWaiter(Tx& tx, int64_t seq, absl::string_view topic,
+                             int64_t run_at_us);
+
+  // Counts the just inserted (and settled) `job` into its batch: NotFound
+  // or FailedPrecondition (closed) when the batch takes no jobs.
+  absl::Status JoinBatch(Tx& tx, const NewJob& job);
+  // Counts a job of `batch` finished after `outcome`, and releases the
+  // completion job when that completed the batch.
+  absl::Status FinishInBatch(Tx& tx, absl::string_view batch,
+                             DependencyOutcome outcome);
+  // Releases batch `id`'s completion job, if it still waits.
+  absl::Status ReleaseCompletion(Tx& tx, absl::string_view id);
 
   // Notes for the news and counts of the running transaction.
   static void NoteMadeReady(Tx& tx, absl::string_view topic, int64_t n = 1);

@@ -84,6 +84,10 @@ absl::Status PostgresBackend::SettleDependants(Tx& tx, absl::string_view id,
         Result waiters,
         tx.conn->Exec(S(Sql::kDependants), Params().Text(dependency)));
     for (int i = 0; i < waiters.rows(); ++i) {
+      if (waiters.IsNull(i, 0)) {
+        DQ_RETURN_IF_ERROR(FinishInBatch(tx, waiters.Text(i, 1), what));
+        continue;
+      }
       const std::string w = waiters.Text(i, 0);
       DQ_ASSIGN_OR_RETURN(Result waiter,
                           tx.conn->Exec(S(Sql::kLockWaiter), Params().Text(w)));
@@ -97,16 +101,7 @@ absl::Status PostgresBackend::SettleDependants(Tx& tx, absl::string_view id,
         DQ_ASSIGN_OR_RETURN(
             Result more, tx.conn->Exec(S(Sql::kStillWaits), Params().Text(w)));
         if (more.rows() > 0 && more.Bool(0, 0)) continue;
-        const bool ready = run_at <= tx.now_us;
-        DQ_ASSIGN_OR_RETURN(
-            Result released,
-            tx.conn->Exec(
-                S(Sql::kReleaseWaiter),
-                Params().Int(seq).Int(ready ? kStateReady : kStateDelayed)));
-        if (released.rows() > 0 && !released.IsNull(0, 0)) {
-          NoteDue(tx, released.Int(0, 0));
-        }
-        if (ready) NoteMadeReady(tx, topic);
+        DQ_RETURN_IF_ERROR(ReleaseWaiter(tx, seq, topic, run_at));
         continue;
       }
       if (on_failure == DependencyFailure::kCancel) {
@@ -126,6 +121,21 @@ absl::Status PostgresBackend::SettleDependants(Tx& tx, absl::string_view id,
       work.emplace_back(w, DependencyOutcome::kFailed);
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresBackend::ReleaseWaiter(Tx& tx, int64_t seq,
+                                            absl::string_view topic,
+                                            int64_t run_at_us) {
+  const bool ready = run_at_us <= tx.now_us;
+  DQ_ASSIGN_OR_RETURN(Result released,
+                      tx.conn->Exec(S(Sql::kReleaseWaiter),
+                                    Params().Int(seq).Int(
+                                        ready ? kStateReady : kStateDelayed)));
+  if (released.rows() > 0 && !released.IsNull(0, 0)) {
+    NoteDue(tx, released.Int(0, 0));
+  }
+  if (ready) NoteMadeReady(tx, topic);
   return absl::OkStatus();
 }
 

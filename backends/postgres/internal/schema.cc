@@ -351,11 +351,31 @@ ALTER TABLE {s}.jobs ADD COLUMN holder text,
   ADD COLUMN reserved_at_us bigint;
 )sql";
 
+// Schema version 5: batches (delayq/batch.h), as the SQLite store's version
+// 15: a row of batches per batch with its counts, a row of batch_jobs per
+// unfinished job of one. A batch goes with its completion job, whose id is
+// the batch's (the foreign key says so once for every way a job leaves).
+constexpr char kSchemaBatches[] = R"sql(
+CREATE TABLE {s}.batches (
+  id text PRIMARY KEY REFERENCES {s}.jobs (id) ON DELETE CASCADE,
+  closed boolean NOT NULL DEFAULT false,
+  total bigint NOT NULL DEFAULT 0,
+  done bigint NOT NULL DEFAULT 0,
+  dead bigint NOT NULL DEFAULT 0,
+  cancelled bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE {s}.batch_jobs (
+  job text PRIMARY KEY,
+  batch text NOT NULL
+);
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty schema. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {kSchemaV1, kSchemaDependencies,
-                                       kSchemaSqlEnqueue, kSchemaLeaseHolders};
+                                       kSchemaSqlEnqueue, kSchemaLeaseHolders,
+                                       kSchemaBatches};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

@@ -384,9 +384,14 @@ struct Sql {
   static constexpr const char* kWait =
       "UPDATE {s}.jobs SET state = 5, due_us = NULL, dep_policy = $2 "
       "WHERE id = $1";
-  // The jobs that waited for $1, which no longer do.
+  // The jobs that waited for $1, which no longer do; and, in a row whose
+  // first column is NULL, the batch $1 was an unfinished job of, which it
+  // no longer is (one round trip for both: every settled job asks).
   static constexpr const char* kDependants =
-      "DELETE FROM {s}.dependencies WHERE dependency = $1 RETURNING dependant";
+      "WITH d AS (DELETE FROM {s}.dependencies WHERE dependency = $1 "
+      "RETURNING dependant), b AS (DELETE FROM {s}.batch_jobs WHERE job = $1 "
+      "RETURNING batch) SELECT dependant, NULL::text FROM d "
+      "UNION ALL SELECT NULL::text, batch FROM b";
   // A waiting job, locked: of two transactions that settle its last two
   // dependencies at once, the second waits for the first and then sees its
   // row gone (kStillWaits is a statement of its own, so it reads after the
@@ -403,6 +408,38 @@ struct Sql {
   static constexpr const char* kReleaseWaiter =
       "UPDATE {s}.jobs SET state = $2, due_us = " DQ_PG_WAITING_DUE(
           "$2", "run_at_us") " WHERE seq = $1 RETURNING due_us";
+  // Batches (schema.cc, version 5). A batch's row is the lock that orders
+  // the steps on it: a job joining, a job of it finishing, the close. Each
+  // updates the row, so of two at once the second waits for the first and
+  // then sees its counts; exactly one sees the batch complete.
+  static constexpr const char* kBatchOpen =
+      "INSERT INTO {s}.batches (id) VALUES ($1)";
+  static constexpr const char* kBatchGet =
+      "SELECT closed, total, done, dead, cancelled FROM {s}.batches "
+      "WHERE id = $1";
+  // Job $2, just stored, joins open batch $1: pending (a row of
+  // batch_jobs), or counted dead or cancelled when a dependency's failure
+  // sent it dead or away as it was added. No row: unknown or closed (the
+  // caller's error rolls back the row of batch_jobs).
+  static constexpr const char* kBatchJoin =
+      "WITH j AS (SELECT state FROM {s}.jobs WHERE id = $2), "
+      "m AS (INSERT INTO {s}.batch_jobs (job, batch) SELECT $2, $1 FROM j "
+      "WHERE j.state <> 3) "
+      "UPDATE {s}.batches SET total = total + 1, "
+      "dead = dead + (SELECT count(*) FROM j WHERE j.state = 3), "
+      "cancelled = cancelled + 1 - (SELECT count(*) FROM j) "
+      "WHERE id = $1 AND NOT closed RETURNING 1";
+  // Counts a finished job (done $2, dead $3, cancelled $4); whether the
+  // batch is complete now.
+  static constexpr const char* kBatchCount =
+      "UPDATE {s}.batches SET done = done + $2, dead = dead + $3, "
+      "cancelled = cancelled + $4 WHERE id = $1 "
+      "RETURNING closed AND total = done + dead + cancelled";
+  // Closes an open batch; whether it is complete now. No row: unknown or
+  // closed before.
+  static constexpr const char* kBatchClose =
+      "UPDATE {s}.batches SET closed = true WHERE id = $1 AND NOT closed "
+      "RETURNING total = done + dead + cancelled";
   static constexpr const char* kListWaiting =
       "SELECT " DQ_PG_JOB_COLUMNS
       ", seq FROM {s}.jobs WHERE topic = $1 AND state = 5 "

@@ -120,6 +120,9 @@ class SqliteBackend : public Backend {
   absl::StatusOr<std::vector<TopicTotals>> CountTotals() override;
   // The event log: internal/events.cc.
   absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override;
+  absl::Status OpenBatch(const NewJob& completion, absl::Time now) override;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<Batch> GetBatch(absl::string_view id) override;
   absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
                                                      int limit) override;
 
@@ -157,7 +160,8 @@ class SqliteBackend : public Backend {
         drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic,
         savepoint, release_op, rollback_to, event_insert, event_trim,
         events_of_job, depend_on, wait, any_dependency, dependants, waiter,
-        forget_waiter, release_waiter, list_waiting;
+        forget_waiter, release_waiter, list_waiting, batch_open, batch_get,
+        batch_join, batch_member, batch_leave, batch_count, batch_close;
   };
 
   // What became of a job that others may wait for.
@@ -241,10 +245,31 @@ class SqliteBackend : public Backend {
   absl::Status SettleDependants(absl::string_view id, DependencyOutcome outcome,
                                 int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether any job of the store waits for another, read once per write
-  // transaction: while it runs no other connection writes, so only its own
-  // AwaitDependencies() can change the answer.
+  // Whether any job of the store waits for another or is an unfinished job
+  // of a batch (whose finish SettleDependants() counts), read once per
+  // write transaction: while it runs no other connection writes, so only
+  // its own AwaitDependencies() and JoinBatch() can change the answer.
   absl::StatusOr<bool> AnyJobWaits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases the waiting job `seq` of `topic`: ready, or delayed until
+  // `run_at_us`; noting the news.
+  absl::Status ReleaseWaiter(int64_t seq, absl::string_view topic,
+                             int64_t run_at_us, int64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Batches (batches.cc). NotFound or FailedPrecondition (closed), before
+  // anything is written, unless every batch `jobs` join is open.
+  absl::Status CheckBatches(absl::Span<const NewJob> jobs)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts the just inserted (and settled) `job` into its batch.
+  absl::Status JoinBatch(const NewJob& job) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts job `id` finished after `outcome` when it is an unfinished job
+  // of a batch, and releases the completion job when that completed it.
+  absl::Status FinishInBatch(absl::string_view id, DependencyOutcome outcome,
+                             int64_t now_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases batch `id`'s completion job, if it still waits.
+  absl::Status ReleaseCompletion(absl::string_view id, int64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // Sends the waiting job `seq` dead with `error`, in death order.
   absl::Status KillWaiter(int64_t seq, absl::string_view error, int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

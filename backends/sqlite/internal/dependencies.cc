@@ -105,6 +105,7 @@ absl::Status SqliteBackend::SettleDependants(absl::string_view id,
   while (!work.empty()) {
     const auto [dependency, what] = std::move(work.back());
     work.pop_back();
+    DQ_RETURN_IF_ERROR(FinishInBatch(dependency, what, now_us));
     std::vector<std::string> waiters;
     {
       ScopedReset reset(s_.dependants.get());
@@ -134,16 +135,7 @@ absl::Status SqliteBackend::SettleDependants(absl::string_view id,
       if (what == DependencyOutcome::kMet ||
           on_failure == DependencyFailure::kRun) {
         if (still_waits) continue;
-        const bool ready = run_at <= now_us;
-        ScopedReset reset(s_.release_waiter.get());
-        s_.release_waiter->BindInt64(1, seq);
-        s_.release_waiter->BindInt64(2, ready ? kStateReady : kStateDelayed);
-        DQ_ASSIGN_OR_RETURN(bool row, s_.release_waiter->Step());
-        if (row && !s_.release_waiter->IsNull(0)) {
-          NoteDue(s_.release_waiter->Int64(0));
-        }
-        DQ_RETURN_IF_ERROR(s_.release_waiter->Run().status());
-        if (ready) NoteMadeReady(topic);
+        DQ_RETURN_IF_ERROR(ReleaseWaiter(seq, topic, run_at, now_us));
         continue;
       }
       if (on_failure == DependencyFailure::kCancel) {
@@ -165,6 +157,21 @@ absl::Status SqliteBackend::SettleDependants(absl::string_view id,
       work.emplace_back(w, DependencyOutcome::kFailed);
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteBackend::ReleaseWaiter(int64_t seq, absl::string_view topic,
+                                          int64_t run_at_us, int64_t now_us) {
+  const bool ready = run_at_us <= now_us;
+  ScopedReset reset(s_.release_waiter.get());
+  s_.release_waiter->BindInt64(1, seq);
+  s_.release_waiter->BindInt64(2, ready ? kStateReady : kStateDelayed);
+  DQ_ASSIGN_OR_RETURN(bool row, s_.release_waiter->Step());
+  if (row && !s_.release_waiter->IsNull(0)) {
+    NoteDue(s_.release_waiter->Int64(0));
+  }
+  DQ_RETURN_IF_ERROR(s_.release_waiter->Run().status());
+  if (ready) NoteMadeReady(topic);
   return absl::OkStatus();
 }
 

@@ -302,13 +302,38 @@ ALTER TABLE jobs ADD COLUMN holder TEXT;
 ALTER TABLE jobs ADD COLUMN reserved_at_us INTEGER;
 )sql";
 
+// Version 15: batches (delayq/batch.h). A batch's row holds its counts; a
+// row of batch_jobs names the batch of each job of one that has not
+// finished yet, and goes when the job finishes, so a job is counted once.
+// A batch leaves with its completion job, whose id is the batch's: the
+// trigger says so once for every way a job leaves the table.
+constexpr char kSchemaBatches[] = R"sql(
+CREATE TABLE batches (
+  id TEXT PRIMARY KEY,
+  closed INTEGER NOT NULL DEFAULT 0,
+  total INTEGER NOT NULL DEFAULT 0,
+  done INTEGER NOT NULL DEFAULT 0,
+  dead INTEGER NOT NULL DEFAULT 0,
+  cancelled INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+CREATE TABLE batch_jobs (
+  job TEXT PRIMARY KEY,
+  batch TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TRIGGER batch_leaves_with_its_completion_job AFTER DELETE ON jobs
+BEGIN
+  DELETE FROM batches WHERE id = OLD.id;
+END;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {
-    kSchemaV1,  kSchemaV2,  kSchemaV3,           kSchemaV4,          kSchemaV5,
-    kSchemaV6,  kSchemaV7,  kSchemaV8,           kSchemaV9,          kSchemaV10,
-    kSchemaV11, kSchemaV12, kSchemaDependencies, kSchemaLeaseHolders};
+    kSchemaV1,           kSchemaV2,           kSchemaV3,     kSchemaV4,
+    kSchemaV5,           kSchemaV6,           kSchemaV7,     kSchemaV8,
+    kSchemaV9,           kSchemaV10,          kSchemaV11,    kSchemaV12,
+    kSchemaDependencies, kSchemaLeaseHolders, kSchemaBatches};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

@@ -339,7 +339,8 @@ struct Sql {
   // Whether any job waits for another (SettleDependants() skips its
   // DELETE when none does).
   static constexpr const char* kAnyDependency =
-      "SELECT EXISTS (SELECT 1 FROM dependencies)";
+      "SELECT EXISTS (SELECT 1 FROM dependencies) OR "
+      "EXISTS (SELECT 1 FROM batch_jobs)";
   // The jobs that waited for ?1, which no longer do.
   static constexpr const char* kDependants =
       "DELETE FROM dependencies WHERE dependency = ?1 RETURNING dependant";
@@ -361,6 +362,33 @@ struct Sql {
   static constexpr const char* kReplace =
       "UPDATE jobs SET payload = ?2, run_at_us = ?3, state = ?4, "
       "due_us = " DQ_WAITING_DUE("?4", "?3") " WHERE seq = ?1";
+  // Batches (schema.cc, version 15).
+  static constexpr const char* kBatchOpen =
+      "INSERT INTO batches (id) VALUES (?1)";
+  static constexpr const char* kBatchGet =
+      "SELECT closed, total, done, dead, cancelled FROM batches "
+      "WHERE id = ?1";
+  // A job joins: counted in the total, and as dead (?2) or cancelled (?3)
+  // when it finished as it was added.
+  static constexpr const char* kBatchJoin =
+      "UPDATE batches SET total = total + 1, dead = dead + ?2, "
+      "cancelled = cancelled + ?3 WHERE id = ?1";
+  static constexpr const char* kBatchMember =
+      "INSERT INTO batch_jobs (job, batch) VALUES (?1, ?2)";
+  // The batch of job ?1 if it is an unfinished job of one; it no longer is.
+  static constexpr const char* kBatchLeave =
+      "DELETE FROM batch_jobs WHERE job = ?1 RETURNING batch";
+  // Counts a finished job (done ?2, dead ?3, cancelled ?4); whether the
+  // batch is complete now.
+  static constexpr const char* kBatchCount =
+      "UPDATE batches SET done = done + ?2, dead = dead + ?3, "
+      "cancelled = cancelled + ?4 WHERE id = ?1 "
+      "RETURNING closed AND total = done + dead + cancelled";
+  // Closes an open batch; whether it is complete now. No row: unknown or
+  // closed before.
+  static constexpr const char* kBatchClose =
+      "UPDATE batches SET closed = 1 WHERE id = ?1 AND closed = 0 "
+      "RETURNING total = done + dead + cancelled";
 };
 
 }  // namespace sqlite_internal

@@ -271,6 +271,20 @@ std::string CountsJsonText(const std::vector<TopicMinute>& minutes,
   return out;
 }
 
+Json BatchToJson(const Batch& batch) {
+  Json out = Json::object();
+  PutText(out, "id", batch.id);
+  PutText(out, "completion_id", batch.completion_id);
+  out["closed"] = batch.closed;
+  out["total"] = batch.total;
+  out["done"] = batch.done;
+  out["dead"] = batch.dead;
+  out["cancelled"] = batch.cancelled;
+  out["pending"] = batch.pending();
+  out["complete"] = batch.complete();
+  return out;
+}
+
 Json LimitToJson(absl::string_view topic, const TopicLimit& limit) {
   Json out = Json::object();
   PutText(out, "topic", topic);
@@ -463,7 +477,8 @@ absl::StatusOr<JobOptions> JobOptionsFromJson(
                                             "keep_for_ms",
                                             "keep_at_most",
                                             "after",
-                                            "on_dependency_failure"};
+                                            "on_dependency_failure",
+                                            "batch"};
   allowed.insert(allowed.end(), also_allowed.begin(), also_allowed.end());
   if (absl::Status s = OnlyFields(object, allowed); !s.ok()) return s;
   JobOptions options;
@@ -525,6 +540,9 @@ absl::StatusOr<JobOptions> JobOptionsFromJson(
       MillisField(object, "keep_for_ms", options.keep_for);
   if (!keep_for.ok()) return keep_for.status();
   options.keep_for = *keep_for;
+  absl::StatusOr<std::string> batch = StringField(object, "batch", "");
+  if (!batch.ok()) return batch.status();
+  options.batch = *std::move(batch);
   absl::StatusOr<int64_t> keep_at_most =
       IntField(object, "keep_at_most", 0, 0, kMaxDonePerTopic);
   if (!keep_at_most.ok()) return keep_at_most.status();

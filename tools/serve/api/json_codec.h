@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "delayq/batch.h"
 #include "delayq/counts.h"
 #include "delayq/event.h"
 #include "delayq/event_log.h"
@@ -77,6 +78,10 @@ Json StatsToJson(absl::string_view topic, const TopicStats& stats, bool paused);
 std::string CountsJsonText(const std::vector<TopicMinute>& minutes,
                            absl::Time now);
 
+// {"id", "completion_id", "closed", "total", "done", "dead", "cancelled",
+// "pending", "complete"}.
+Json BatchToJson(const Batch& batch);
+
 // {"topic", "rate", "period_ms", "burst", "concurrency", "text"}.
 Json LimitToJson(absl::string_view topic, const TopicLimit& limit);
 
@@ -123,8 +128,9 @@ inline absl::StatusOr<std::string> PayloadFromJson(const Json& object,
 }
 
 // JobOptions from the fields id, delay_ms, run_at, ttr_ms, priority,
-// max_attempts, backoff ("fixed:10s", "exp:1s:10m"), replace, keep_for_ms
-// and keep_at_most; absent
+// max_attempts, backoff ("fixed:10s", "exp:1s:10m"), replace, expire_at,
+// expire_after_ms, discard_expired, unique_for_ms, keep_for_ms,
+// keep_at_most, after, on_dependency_failure and batch; absent
 // fields keep their defaults. Unknown fields are refused, so a typo is not
 // silently ignored; `also_allowed` names the route's own fields.
 absl::StatusOr<JobOptions> JobOptionsFromJson(

@@ -50,6 +50,10 @@ void AddHistoryRoutes(Router& router, const RouteContext& context);
 // GET /v1/limits; GET, PUT and DELETE /v1/topics/{topic}/limit.
 void AddLimitRoutes(Router& router, const RouteContext& context);
 
+// POST /v1/batches (open), POST /v1/batches/{id}/close, GET
+// /v1/batches/{id}.
+void AddBatchRoutes(Router& router, const RouteContext& context);
+
 // GET /v1/schedules; GET, PUT and DELETE /v1/schedules/{name}.
 void AddScheduleRoutes(Router& router, const RouteContext& context);
 
