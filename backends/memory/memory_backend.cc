@@ -163,6 +163,7 @@ class MemoryBackend : public Backend {
       lease.job = JobOf(*r);
       lease.token = r->token();
       lease.deadline = lease.job.deadline;
+      AddDependencyResults(r->id(), &lease);
       leases.push_back(std::move(lease));
     }
     if (gate.has_value()) {
@@ -649,6 +650,7 @@ class MemoryBackend : public Backend {
   // yet. A dependency that is dead (or, earlier in the batch, went already)
   // applies the job's policy at once.
   void Await(JobRecord* r, const NewJob& job, int64_t now_us) {
+    dependencies_.Remember(r->id(), job.after);
     std::vector<std::string> pending;
     for (const std::string& dependency : job.after) {
       const JobRecord* d = Find(dependency);
@@ -719,6 +721,18 @@ class MemoryBackend : public Backend {
             work.emplace_back(std::move(v.waiter), Outcome::kGone);
             break;
         }
+      }
+    }
+  }
+
+  // The results of the jobs `id` named in JobOptions::after that are kept
+  // done now.
+  void AddDependencyResults(absl::string_view id, Lease* lease)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const std::string& dependency : dependencies_.After(id)) {
+      const JobRecord* d = Find(dependency);
+      if (d != nullptr && d->state() == JobState::kDone) {
+        lease->dependency_results[dependency] = std::string(d->result());
       }
     }
   }
@@ -989,6 +1003,7 @@ class MemoryBackend : public Backend {
   void EraseRecord(JobRecord* r) {
     holdings_.erase(r);
     if (r->state() == JobState::kWaiting) dependencies_.Forget(r->id());
+    dependencies_.Drop(r->id());
     Unlink(r);
     TopicIndex* t = r->topic();
     jobs_.Erase(r);  // destroys *r

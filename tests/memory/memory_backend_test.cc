@@ -25,6 +25,7 @@ using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
 using ::delayq::testing::DependencyConformanceTest;
+using ::delayq::testing::DependencyResultsTest;
 
 const BackendFactory kMemory{"memory",
                              []() -> absl::StatusOr<std::unique_ptr<Backend>> {
@@ -34,6 +35,8 @@ const BackendFactory kMemory{"memory",
 INSTANTIATE_TEST_SUITE_P(Memory, BackendConformanceTest,
                          ::testing::Values(kMemory), BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(Memory, DependencyConformanceTest,
+                         ::testing::Values(kMemory), BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Memory, DependencyResultsTest,
                          ::testing::Values(kMemory), BackendFactoryName);
 
 // Producers add jobs while consumers reserve, ack, fail and release them on

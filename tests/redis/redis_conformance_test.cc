@@ -15,7 +15,8 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
-using ::delayq::testing::DependencyRefusalTest;
+using ::delayq::testing::DependencyConformanceTest;
+using ::delayq::testing::DependencyResultsTest;
 
 const BackendFactory kRedis{
     "redis", []() -> absl::StatusOr<std::unique_ptr<Backend>> {
@@ -24,8 +25,9 @@ const BackendFactory kRedis{
 
 INSTANTIATE_TEST_SUITE_P(Redis, BackendConformanceTest,
                          ::testing::Values(kRedis), BackendFactoryName);
-// The Redis store does not hold dependencies yet: it must refuse them.
-INSTANTIATE_TEST_SUITE_P(Redis, DependencyRefusalTest,
+INSTANTIATE_TEST_SUITE_P(Redis, DependencyConformanceTest,
+                         ::testing::Values(kRedis), BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Redis, DependencyResultsTest,
                          ::testing::Values(kRedis), BackendFactoryName);
 
 // The bound of the event log. Redis trims a stream by whole nodes (of at
