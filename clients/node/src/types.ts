@@ -37,6 +37,10 @@ export interface JobOptions {
   discardExpired?: boolean;
   /** With `id`: the id stays taken this long after the job has left the store (ms). */
   uniqueForMs?: number;
+  /** Ids of jobs this one waits for: it is `waiting` until every one is acked. */
+  after?: string[];
+  /** With `after`, when one of those dies or is cancelled: fail (default), cancel or run. */
+  onDependencyFailure?: "fail" | "cancel" | "run";
 }
 
 /** One job as the server reports it. */
@@ -110,6 +114,13 @@ export interface Lease {
   ttrMs: number;
   /** The job as it was reserved. */
   job: Job;
+  /**
+   * The results the job's dependencies (`after`) left at their ack, by id:
+   * one for each dependency kept done (`keepForMs`) when the job was
+   * reserved; a dependency whose result was not kept has none. Empty on
+   * the SQLite and PostgreSQL stores.
+   */
+  dependencyResults: Map<string, Bytes>;
 }
 
 /** A lease's name: what ack and friends need of it. */
