@@ -224,7 +224,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/schedule_remove-3.lua
   backends/redis/scripts/schedules-2.lua
   backends/redis/scripts/shard_meta-5.lua
-  backends/redis/scripts/stats-6.lua
+  backends/redis/scripts/stats-7.lua
   backends/redis/scripts/touch-3.lua
   backends/redis/scripts/withdraw-3.lua
 )
@@ -234,6 +234,7 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/calls.lua
   backends/redis/scripts/lib/clock.lua
   backends/redis/scripts/lib/counts.lua
+  backends/redis/scripts/lib/depend.lua
   backends/redis/scripts/lib/done.lua
   backends/redis/scripts/lib/held.lua
   backends/redis/scripts/lib/index.lua
@@ -243,6 +244,7 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/news.lua
   backends/redis/scripts/lib/promote.lua
   backends/redis/scripts/lib/ready.lua
+  backends/redis/scripts/lib/results.lua
   backends/redis/scripts/lib/schedule.lua
   backends/redis/scripts/lib/snapshot.lua
   backends/redis/scripts/lib/topics.lua
@@ -408,14 +410,11 @@ delayq_cc_library(tests_conformance_batch_refusal_conformance DIR tests/conforma
   SRCS tests/conformance/batch_refusal_conformance.cc
   DEPS delayq tests_conformance_batch_fixtures tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_dependency_conformance DIR tests/conformance NAME dependency_conformance ALWAYSLINK
-  SRCS tests/conformance/dependency_conformance.cc tests/conformance/dependency_model_conformance.cc
+  SRCS tests/conformance/dependency_conformance.cc tests/conformance/dependency_model_conformance.cc tests/conformance/dependency_results_conformance.cc
   DEPS delayq tests_conformance_dependency_fixtures tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_dependency_fixtures DIR tests/conformance NAME dependency_fixtures
   SRCS tests/conformance/dependency_conformance.h
   DEPS tests_conformance_backend_conformance)
-delayq_cc_library(tests_conformance_dependency_refusal_conformance DIR tests/conformance NAME dependency_refusal_conformance ALWAYSLINK
-  SRCS tests/conformance/dependency_refusal_conformance.cc
-  DEPS delayq tests_conformance_dependency_fixtures tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_news_conformance DIR tests/conformance NAME news_conformance ALWAYSLINK
   SRCS tests/conformance/news_conformance.cc tests/conformance/news_conformance.h
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tp_absl tp_gtest)
@@ -529,10 +528,10 @@ delayq_cc_test(tests_redis_redis_backend_test DIR tests/redis NAME redis_backend
   DEPS delayq tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_cluster_test DIR tests/redis NAME redis_cluster_test
   SRCS tests/redis/redis_cluster_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_conformance_test DIR tests/redis NAME redis_conformance_test
   SRCS tests/redis/redis_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_refusal_conformance tests_conformance_dependency_refusal_conformance tests_redis_redis_test_server tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_refusal_conformance tests_conformance_dependency_conformance tests_redis_redis_test_server tp_gtest_main)
 delayq_cc_test(tests_redis_redis_multiprocess_test DIR tests/redis NAME redis_multiprocess_test
   SRCS tests/redis/redis_multiprocess_test.cc
   DEPS delayq tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
@@ -547,7 +546,7 @@ delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentin
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tests_testing_eventually tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_sharded_test DIR tests/redis NAME redis_sharded_test
   SRCS tests/redis/redis_sharded_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_refusal_conformance tests_conformance_dependency_refusal_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_refusal_conformance tests_conformance_dependency_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_library(tests_redis_redis_test_cluster DIR tests/redis NAME redis_test_cluster
   SRCS tests/redis/redis_test_cluster.cc tests/redis/redis_test_cluster.h
   DEPS delayq tests_redis_redis_test_server tests_testing_files tests_testing_redis_server tp_absl)

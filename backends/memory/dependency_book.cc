@@ -46,6 +46,18 @@ std::vector<DependencyBook::Verdict> DependencyBook::Settle(
   return verdicts;
 }
 
+void DependencyBook::Remember(absl::string_view job,
+                              absl::Span<const std::string> after) {
+  after_[std::string(job)].assign(after.begin(), after.end());
+}
+
+absl::Span<const std::string> DependencyBook::After(
+    absl::string_view job) const {
+  auto it = after_.find(job);
+  if (it == after_.end()) return {};
+  return it->second;
+}
+
 void DependencyBook::Forget(absl::string_view waiter) {
   auto it = waiters_.find(waiter);
   if (it == waiters_.end()) return;

@@ -1,7 +1,8 @@
 // Copyright delayq authors.
 //
 // DependencyBook — which waiting jobs of the memory store wait for which
-// jobs (JobOptions::after), by id.
+// jobs (JobOptions::after), by id; and, for the life of each job with
+// dependencies, which jobs it named (their results go with its leases).
 //
 // Kept by id rather than by record: Replace() swaps a job's record, and a
 // job that others wait for may be replaced. Only jobs with dependencies
@@ -52,6 +53,13 @@ class DependencyBook {
   // of it will settle it.
   void Forget(absl::string_view waiter);
 
+  // Records the jobs `job` names in `after`, until Drop().
+  void Remember(absl::string_view job, absl::Span<const std::string> after);
+  // The jobs `job` named, or none.
+  absl::Span<const std::string> After(absl::string_view job) const;
+  // Forgets what `job` named (it left the store).
+  void Drop(absl::string_view job) { after_.erase(job); }
+
   // Whether any job waits for `dependency`.
   bool HasDependants(absl::string_view dependency) const {
     return dependants_.contains(dependency);
@@ -68,6 +76,8 @@ class DependencyBook {
   // Dependency -> the waiting jobs that wait for it.
   absl::flat_hash_map<std::string, absl::flat_hash_set<std::string>>
       dependants_;
+  // Job -> the jobs it named in JobOptions::after, while it lives.
+  absl::flat_hash_map<std::string, std::vector<std::string>> after_;
 };
 
 }  // namespace memory_internal

@@ -84,6 +84,10 @@ class JobRecord {
   int keep_at_most() const {
     return extra_ == nullptr ? 0 : extra_->keep_at_most;
   }
+  // What its worker gave at Ack() ("" unless done).
+  absl::string_view result() const {
+    return extra_ == nullptr ? absl::string_view() : extra_->result;
+  }
   // When a done job leaves the store.
   int64_t leave_at() const { return DeadlineAfter(deadline_, keep_for()); }
   // Its timer in its topic's wheel of delayed jobs while delayed.

@@ -166,6 +166,7 @@ class MemoryBackend : public Backend {
       lease.job = JobOf(*r);
       lease.token = r->token();
       lease.deadline = lease.job.deadline;
+      AddDependencyResults(r->id(), &lease);
       leases.push_back(std::move(lease));
     }
     if (gate.has_value()) {
@@ -709,6 +710,7 @@ class MemoryBackend : public Backend {
   // yet. A dependency that is dead (or, earlier in the batch, went already)
   // applies the job's policy at once.
   void Await(JobRecord* r, const NewJob& job, int64_t now_us) {
+    dependencies_.Remember(r->id(), job.after);
     std::vector<std::string> pending;
     for (const std::string& dependency : job.after) {
       const JobRecord* d = Find(dependency);
@@ -803,6 +805,18 @@ class MemoryBackend : public Backend {
     Unlink(r);
     r->Wait(r->run_at() > now_us ? JobState::kDelayed : JobState::kReady);
     Link(r, now_us);
+  }
+
+  // The results of the jobs `id` named in JobOptions::after that are kept
+  // done now.
+  void AddDependencyResults(absl::string_view id, Lease* lease)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const std::string& dependency : dependencies_.After(id)) {
+      const JobRecord* d = Find(dependency);
+      if (d != nullptr && d->state() == JobState::kDone) {
+        lease->dependency_results[dependency] = std::string(d->result());
+      }
+    }
   }
 
   // Sends `r` dead with `error` (a dependency's failure).
@@ -1072,6 +1086,7 @@ class MemoryBackend : public Backend {
     holdings_.erase(r);
     if (r->state() == JobState::kWaiting) dependencies_.Forget(r->id());
     batches_.Drop(r->id());
+    dependencies_.Drop(r->id());
     Unlink(r);
     TopicIndex* t = r->topic();
     jobs_.Erase(r);  // destroys *r

@@ -146,7 +146,8 @@ class RedisBackend : public Backend {
   // holding no id in a dedup window and without an error for an id that
   // names no job; returns how many it deleted. Undoes the part of a
   // refused batch that one shard stored.
-  absl::StatusOr<int> Withdraw(absl::Span<const std::string> ids);
+  absl::StatusOr<int> Withdraw(absl::Span<const std::string> ids,
+                               absl::Time now);
 
   // Shard 0 of a sharded namespace: records `topic`'s limit as the caller
   // set it (nullptr: clears it), beside the share each shard enforces, and

@@ -28,6 +28,7 @@
 namespace delayq {
 namespace {
 
+using redis_internal::AppendAfter;
 using redis_internal::AppendArgument;
 using redis_internal::AppendExtras;
 using redis_internal::AppendSpec;
@@ -55,11 +56,12 @@ using redis_internal::Word;
 // 5 adds expiry and dedup windows (record values 17-19, the expiring sets
 // and the held ids); 6 done jobs (record values 20-23, state 4, the done
 // sets) and when dead jobs died; 7 who holds each lease and since when
-// (record values 24-25, while reserved). A namespace of layout
-// kOldestReadable or later is taken over in place: its records and keys are
-// layout 7's without them (an older delayq refuses a layout-7 namespace
-// rather than misread its records).
-constexpr int kLayout = 7;
+// (record values 24-25, while reserved); 8 jobs that wait for others
+// (record values 26-28, state 5, the waiting and dependants sets). A
+// namespace of layout kOldestReadable or later is taken over in place: its
+// records and keys are layout 8's without them (an older delayq refuses a
+// layout-8 namespace rather than misread its records).
+constexpr int kLayout = 8;
 // RedisOptions::shards at most.
 constexpr int kMaxShards = 256;
 constexpr int kOldestReadable = 4;
@@ -381,14 +383,20 @@ absl::Status RedisBackend::RunForOk(ScriptCall call, absl::string_view id) {
 
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
-  DQ_RETURN_IF_ERROR(internal::RefuseDependencies(jobs, Name()));
   DQ_RETURN_IF_ERROR(internal::RefuseBatches(jobs, Name()));
   auto a = Timed<redis_internal::AddArgs>(now);
   a.seq = keys_.Seq();
   a.topics = keys_.Topics();
   a.counts = counts_arg_;
   AppendJobs(jobs, &a.batch);
-  return RunForOk(ToCall(std::move(a)), "");
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), ""));
+  const redisReply* reply = r.get();
+  if (Word(reply) == redis_internal::kOk) return absl::OkStatus();
+  if (Word(reply) == redis_internal::kNoDependency && reply->elements == 3) {
+    return internal::NoSuchDependency(Str(reply->element[1]),
+                                      Str(reply->element[2]));
+  }
+  return Unexpected(reply, "add");
 }
 
 void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, ArgList* list) {
@@ -413,8 +421,11 @@ void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, ArgList* list) {
     spec.clear();
     AppendExtras(j, &spec);
     AppendArgument(spec, &out);
+    spec.clear();
+    AppendAfter(j, &spec);
+    AppendArgument(spec, &out);
   }
-  list->encoded_count += 7 * jobs.size();
+  list->encoded_count += 8 * jobs.size();
 }
 
 absl::Status RedisBackend::CheckIdsFree(absl::Span<const NewJob> jobs,
@@ -427,9 +438,10 @@ absl::Status RedisBackend::CheckIdsFree(absl::Span<const NewJob> jobs,
   return RunForOk(ToCall(std::move(a)), "");
 }
 
-absl::StatusOr<int> RedisBackend::Withdraw(absl::Span<const std::string> ids) {
+absl::StatusOr<int> RedisBackend::Withdraw(absl::Span<const std::string> ids,
+                                           absl::Time now) {
   if (ids.empty()) return 0;
-  auto a = Keyed<redis_internal::WithdrawArgs>();
+  auto a = Timed<redis_internal::WithdrawArgs>(now);
   a.ids.values.assign(ids.begin(), ids.end());
   DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), ""));
   if (Word(r.get()) != redis_internal::kOk || r->elements != 2) {
@@ -641,8 +653,7 @@ absl::StatusOr<JobPage> RedisBackend::ListPage(absl::string_view topic,
                                                JobState state, int limit,
                                                absl::string_view cursor) {
   JobPage page;
-  // This store holds no waiting jobs: it refuses dependencies.
-  if (limit <= 0 || state == JobState::kWaiting) return page;
+  if (limit <= 0) return page;
   // One job more than the page shows whether another page follows.
   DQ_ASSIGN_OR_RETURN(std::vector<PlacedJob> placed,
                       ListAfter(topic, state, limit + 1, cursor));
@@ -692,6 +703,7 @@ absl::StatusOr<std::vector<RedisBackend::PlacedJob>> RedisBackend::ListAfter(
       a.set = keys_.TopicDone(topic);
       break;
     case JobState::kWaiting:
+      a.set = keys_.TopicWaiting(topic);
       break;
   }
   a.state = std::string(JobStateName(state));
@@ -720,7 +732,7 @@ absl::StatusOr<std::vector<RedisBackend::PlacedJob>> RedisBackend::ListAfter(
 }
 
 absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
-  // The sizes of the topic's five sets, read by one script so that a job
+  // The sizes of the topic's six sets, read by one script so that a job
   // moving between them meanwhile is counted once.
   auto a = Keyed<redis_internal::StatsArgs>();
   a.tdelayed = keys_.TopicDelayed(topic);
@@ -728,10 +740,11 @@ absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
   a.treserved = keys_.TopicReserved(topic);
   a.dead = keys_.Dead(topic);
   a.tdone = keys_.TopicDone(topic);
+  a.twaiting = keys_.TopicWaiting(topic);
   absl::StatusOr<Reply> r = RunOne(ToCall(std::move(a)));
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
-  if (Word(reply) != redis_internal::kOk || reply->elements != 6) {
+  if (Word(reply) != redis_internal::kOk || reply->elements != 7) {
     return Unexpected(reply, "stats");
   }
   TopicStats stats;
@@ -740,6 +753,7 @@ absl::StatusOr<TopicStats> RedisBackend::Stats(absl::string_view topic) {
   stats.reserved = Int(reply->element[3]);
   stats.dead = Int(reply->element[4]);
   stats.done = Int(reply->element[5]);
+  stats.waiting = Int(reply->element[6]);
   return stats;
 }
 

@@ -155,8 +155,8 @@ void ShardedRedisBackend::NoteMoved(int shard,
 absl::Status ShardedRedisBackend::Add(absl::Span<const NewJob> jobs,
                                       absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
-  DQ_RETURN_IF_ERROR(internal::RefuseDependencies(jobs, Name()));
   DQ_RETURN_IF_ERROR(internal::RefuseBatches(jobs, Name()));
+  DQ_RETURN_IF_ERROR(DependenciesOnOneShard(jobs));
   const std::vector<std::vector<NewJob>> groups = Split(jobs);
   int used = 0, last = 0;
   for (size_t k = 0; k < groups.size(); ++k) {
@@ -174,6 +174,24 @@ absl::Status ShardedRedisBackend::Add(absl::Span<const NewJob> jobs,
   return AddAcross(groups, now);
 }
 
+// A shard's script settles a job's dependants, and it touches its own slot
+// only: so a job and the jobs it waits for must lie on one shard.
+absl::Status ShardedRedisBackend::DependenciesOnOneShard(
+    absl::Span<const NewJob> jobs) const {
+  for (const NewJob& job : jobs) {
+    const int shard = IndexOf(job.id);
+    for (const std::string& dependency : job.after) {
+      if (IndexOf(dependency) == shard) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job '", job.id, "' waits for '", dependency,
+          "', which lies on another shard of this sharded namespace: a job "
+          "and the jobs it waits for must lie on one shard, so give their "
+          "ids one hash tag (as '{order-17}:mail' and '{order-17}:sms')"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ShardedRedisBackend::AddAcross(
     const std::vector<std::vector<NewJob>>& groups, absl::Time now) {
   for (size_t k = 0; k < groups.size(); ++k) {
@@ -189,7 +207,7 @@ absl::Status ShardedRedisBackend::AddAcross(
     if (absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s)) {
       written.push_back(shard);
     }
-    if (!s.ok()) return Undo(groups, written, std::move(s));
+    if (!s.ok()) return Undo(groups, written, std::move(s), now);
     written.push_back(shard);
     for (const NewJob& j : groups[k]) NoteStored(shard, j, now);
   }
@@ -198,12 +216,12 @@ absl::Status ShardedRedisBackend::AddAcross(
 
 absl::Status ShardedRedisBackend::Undo(
     const std::vector<std::vector<NewJob>>& groups,
-    const std::vector<int>& shards, absl::Status cause) {
+    const std::vector<int>& shards, absl::Status cause, absl::Time now) {
   std::string left;
   for (int k : shards) {
     std::vector<std::string> ids;
     for (const NewJob& j : groups[k]) ids.push_back(j.id);
-    absl::StatusOr<int> withdrawn = shards_[k]->Withdraw(ids);
+    absl::StatusOr<int> withdrawn = shards_[k]->Withdraw(ids, now);
     if (!withdrawn.ok()) {
       absl::StrAppend(&left, left.empty() ? "" : ", ", "shard ", k, " (",
                       withdrawn.status().message(), ")");
@@ -401,6 +419,7 @@ absl::StatusOr<TopicStats> ShardedRedisBackend::Stats(absl::string_view topic) {
     sum.reserved += s.reserved;
     sum.dead += s.dead;
     sum.done += s.done;
+    sum.waiting += s.waiting;
   }
   return sum;
 }

@@ -144,12 +144,15 @@ class ShardedRedisBackend : public Backend {
   // and due again at its expiry.
   void NoteStored(int shard, const NewJob& job, absl::Time now);
   void NoteMoved(int shard, const std::vector<Transition>& moved);
+  // InvalidArgument when a job of `jobs` waits for a job of another shard.
+  absl::Status DependenciesOnOneShard(absl::Span<const NewJob> jobs) const;
   // Add() of a batch on several shards (see README.md).
   absl::Status AddAcross(const std::vector<std::vector<NewJob>>& groups,
                          absl::Time now);
-  // Deletes what AddAcross() stored on `shards`; `cause` is why.
+  // Deletes what AddAcross() stored on `shards` at `now`; `cause` is why.
   absl::Status Undo(const std::vector<std::vector<NewJob>>& groups,
-                    const std::vector<int>& shards, absl::Status cause);
+                    const std::vector<int>& shards, absl::Status cause,
+                    absl::Time now);
 
   std::vector<std::unique_ptr<RedisBackend>> shards_;
   redis_internal::ReserveHints hints_;

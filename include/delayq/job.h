@@ -21,6 +21,7 @@
 #define DELAYQ_JOB_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -283,6 +284,13 @@ struct Lease {
   // Ack() and Fail() tell it in their events, so that Metrics can time the
   // handler without remembering every lease.
   absl::Time reserved_at = absl::InfinitePast();
+  // The results the job's dependencies (JobOptions::after) left at their
+  // Ack(): id -> result, for each dependency kept done (keep_for) when the
+  // job was reserved, filled by the reservation itself. A dependency whose
+  // result was not kept is absent: one acked without keep_for, or whose
+  // keep_for ran out (or that was cancelled) before this reservation, or one
+  // that died or left under kRun. Empty for a job without dependencies.
+  std::map<std::string, std::string> dependency_results;
 };
 
 // TopicStats

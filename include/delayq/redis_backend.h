@@ -26,10 +26,16 @@
 // Durability is Redis's own: with `appendonly yes` and `appendfsync always`
 // a job whose Add() returned OK survives a crash of the server.
 //
-// Dependencies (JobOptions::after) are not held by this store yet: Add() of
-// a job that has any returns Unimplemented naming the store and stores
-// nothing, plain, sharded or on a Cluster alike. Nor are batches
-// (JobOptions::batch, OpenBatch()): refused the same way.
+// Dependencies (JobOptions::after) are held in the store's scripts, each
+// transition settling its dependants in the same atomic step. A script
+// touches one slot: on a namespace of shards > 1 a job and the jobs it waits
+// for must lie on one shard (ids that share a {tag} do), or Add() returns
+// InvalidArgument and stores nothing. Unsharded, on one server or a Cluster,
+// every job of a namespace shares its slot, and any job may wait for any
+// other.
+// Batches (JobOptions::batch, OpenBatch()) are not held by this store yet:
+// Add() of a job that joins one returns Unimplemented naming the store and
+// stores nothing, and so do OpenBatch(), CloseBatch() and GetBatch().
 //
 // Thread-safety: a backend may be used from any number of threads. They share
 // `pool_size` connections: calls made at the same time travel together on

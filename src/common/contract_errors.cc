@@ -23,21 +23,6 @@ absl::Status NoSuchDependency(absl::string_view job,
       "stored before it (a done one kept by keep_for counts as met)"));
 }
 
-absl::Status NoDependencies(absl::string_view store) {
-  return absl::UnimplementedError(
-      absl::StrCat(store,
-                   ": this store cannot hold jobs that wait for others "
-                   "(JobOptions::after)"));
-}
-
-absl::Status RefuseDependencies(absl::Span<const NewJob> jobs,
-                                absl::string_view store) {
-  for (const NewJob& job : jobs) {
-    if (!job.after.empty()) return NoDependencies(store);
-  }
-  return absl::OkStatus();
-}
-
 absl::Status NoSuchBatch(absl::string_view id) {
   return absl::NotFoundError(absl::StrCat("no batch with id '", id, "'"));
 }

@@ -31,11 +31,6 @@ std::string DependencyCancelled(absl::string_view id);
 // of the store (nor an earlier one of the batch).
 absl::Status NoSuchDependency(absl::string_view job,
                               absl::string_view dependency);
-// Unimplemented: `store` cannot hold jobs that wait for others.
-absl::Status NoDependencies(absl::string_view store);
-// NoDependencies() when any of `jobs` has dependencies; OK otherwise.
-absl::Status RefuseDependencies(absl::Span<const NewJob> jobs,
-                                absl::string_view store);
 
 // NotFound: no batch has the id (OpenBatch()).
 absl::Status NoSuchBatch(absl::string_view id);

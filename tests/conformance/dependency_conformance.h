@@ -3,13 +3,12 @@
 // dependency_conformance.h — the conformance suite of jobs that wait for
 // others (JobOptions::after, "Dependencies" at Backend::Add()).
 //
-// Apart from BackendConformanceTest because not every store holds
-// dependencies yet. A store that does instantiates DependencyConformanceTest
-// (target :dependency_conformance); one that does not instantiates
-// DependencyRefusalTest (target :dependency_refusal_conformance), which
-// checks that it refuses them with Unimplemented and stores nothing, never
-// ignores them. Dependencies are given ids that share the hash tag "{f}",
-// as a sharded or clustered store requires of a job and its dependencies.
+// Apart from BackendConformanceTest so that a store outside this tree that
+// does not hold dependencies can run the rest (it must refuse them with
+// Unimplemented, backend.h). Every store here instantiates
+// DependencyConformanceTest (target :dependency_conformance). Jobs are
+// given ids that share the hash tag "{f}", as a sharded Redis namespace
+// requires of a job and the jobs it waits for.
 
 #ifndef DELAYQ_TESTS_CONFORMANCE_DEPENDENCY_CONFORMANCE_H_
 #define DELAYQ_TESTS_CONFORMANCE_DEPENDENCY_CONFORMANCE_H_
@@ -21,7 +20,11 @@ namespace testing {
 
 class DependencyConformanceTest : public BackendConformanceTest {};
 
-class DependencyRefusalTest : public BackendConformanceTest {};
+// The results a job's dependencies hand on to its leases
+// (Lease::dependency_results), for the stores that keep the list of a job's
+// dependencies for its life: memory and Redis. SQLite and PostgreSQL keep
+// only the dependencies still pending, and leave the map empty.
+class DependencyResultsTest : public BackendConformanceTest {};
 
 }  // namespace testing
 }  // namespace delayq

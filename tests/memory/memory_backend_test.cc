@@ -27,6 +27,7 @@ using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
 using ::delayq::testing::BatchConformanceTest;
 using ::delayq::testing::DependencyConformanceTest;
+using ::delayq::testing::DependencyResultsTest;
 
 const BackendFactory kMemory{"memory",
                              []() -> absl::StatusOr<std::unique_ptr<Backend>> {
@@ -38,6 +39,8 @@ INSTANTIATE_TEST_SUITE_P(Memory, BackendConformanceTest,
 INSTANTIATE_TEST_SUITE_P(Memory, DependencyConformanceTest,
                          ::testing::Values(kMemory), BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(Memory, BatchConformanceTest,
+                         ::testing::Values(kMemory), BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Memory, DependencyResultsTest,
                          ::testing::Values(kMemory), BackendFactoryName);
 
 // Producers add jobs while consumers reserve, ack, fail and release them on

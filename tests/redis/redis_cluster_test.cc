@@ -27,6 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/dependency_conformance.h"
 #include "tests/conformance/news_conformance.h"
 #include "tests/redis/redis_test_cluster.h"
 #include "tests/redis/redis_test_server.h"
@@ -37,6 +38,8 @@ namespace delayq {
 namespace {
 
 using ::delayq::testing::BackendConformanceTest;
+using ::delayq::testing::DependencyConformanceTest;
+using ::delayq::testing::DependencyResultsTest;
 using ::delayq::testing::NewsConformanceTest;
 using ::delayq::testing::RawCommand;
 using ::delayq::testing::RedisCluster;
@@ -81,6 +84,23 @@ INSTANTIATE_TEST_SUITE_P(RedisCluster, BackendConformanceTest,
                              /*limit_share=*/nullptr, /*model_steps=*/1000}),
                          testing::BackendFactoryName);
 
+INSTANTIATE_TEST_SUITE_P(RedisCluster, DependencyConformanceTest,
+                         ::testing::Values(testing::BackendFactory{
+                             "redis_cluster",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               return OpenRedisBackend(
+                                   ClusterOptions(Shared()));
+                             }}),
+                         testing::BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(RedisCluster, DependencyResultsTest,
+                         ::testing::Values(testing::BackendFactory{
+                             "redis_cluster",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               return OpenRedisBackend(
+                                   ClusterOptions(Shared()));
+                             }}),
+                         testing::BackendFactoryName);
+
 testing::NewsPair OpenClusterNewsPair() {
   const RedisOptions options = ClusterOptions(Shared());
   return testing::OpenNewsPair([&] { return OpenRedisBackend(options); },
@@ -115,6 +135,24 @@ INSTANTIATE_TEST_SUITE_P(RedisClusterSharded, BackendConformanceTest,
                                return ShardShareOfLimit(limit, kShards);
                              },
                              /*model_steps=*/500}),
+                         testing::BackendFactoryName);
+
+// The suite's jobs share the tag {f}, so each test's jobs lie on one shard.
+INSTANTIATE_TEST_SUITE_P(RedisClusterSharded, DependencyConformanceTest,
+                         ::testing::Values(testing::BackendFactory{
+                             "redis_cluster_sharded",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               return OpenRedisBackend(
+                                   ShardedClusterOptions(Shared()));
+                             }}),
+                         testing::BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(RedisClusterSharded, DependencyResultsTest,
+                         ::testing::Values(testing::BackendFactory{
+                             "redis_cluster_sharded",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               return OpenRedisBackend(
+                                   ShardedClusterOptions(Shared()));
+                             }}),
                          testing::BackendFactoryName);
 
 testing::NewsPair OpenShardedClusterNewsPair() {

@@ -17,7 +17,8 @@ using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
 using ::delayq::testing::BatchRefusalTest;
-using ::delayq::testing::DependencyRefusalTest;
+using ::delayq::testing::DependencyConformanceTest;
+using ::delayq::testing::DependencyResultsTest;
 
 const BackendFactory kRedis{
     "redis", []() -> absl::StatusOr<std::unique_ptr<Backend>> {
@@ -26,8 +27,9 @@ const BackendFactory kRedis{
 
 INSTANTIATE_TEST_SUITE_P(Redis, BackendConformanceTest,
                          ::testing::Values(kRedis), BackendFactoryName);
-// The Redis store does not hold dependencies yet: it must refuse them.
-INSTANTIATE_TEST_SUITE_P(Redis, DependencyRefusalTest,
+INSTANTIATE_TEST_SUITE_P(Redis, DependencyConformanceTest,
+                         ::testing::Values(kRedis), BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Redis, DependencyResultsTest,
                          ::testing::Values(kRedis), BackendFactoryName);
 // Nor batches.
 INSTANTIATE_TEST_SUITE_P(Redis, BatchRefusalTest, ::testing::Values(kRedis),

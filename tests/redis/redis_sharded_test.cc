@@ -35,7 +35,8 @@ namespace {
 
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BatchRefusalTest;
-using ::delayq::testing::DependencyRefusalTest;
+using ::delayq::testing::DependencyConformanceTest;
+using ::delayq::testing::DependencyResultsTest;
 using ::delayq::testing::NewsConformanceTest;
 using ::delayq::testing::RawCommand;
 using ::testing::ElementsAre;
@@ -61,9 +62,15 @@ INSTANTIATE_TEST_SUITE_P(RedisSharded, BackendConformanceTest,
                              },
                              /*model_steps=*/1000}),
                          testing::BackendFactoryName);
-// A sharded Redis namespace does not hold dependencies yet: it must refuse
-// them.
-INSTANTIATE_TEST_SUITE_P(RedisSharded, DependencyRefusalTest,
+// The suite's jobs share the tag {f}, so each test's jobs lie on one shard.
+INSTANTIATE_TEST_SUITE_P(RedisSharded, DependencyConformanceTest,
+                         ::testing::Values(testing::BackendFactory{
+                             "redis_sharded",
+                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+                               return OpenRedisBackend(ShardedOptions());
+                             }}),
+                         testing::BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(RedisSharded, DependencyResultsTest,
                          ::testing::Values(testing::BackendFactory{
                              "redis_sharded",
                              []() -> absl::StatusOr<std::unique_ptr<Backend>> {
@@ -189,6 +196,31 @@ TEST(RedisShardedTest, ABatchThatALaterShardRefusesLeavesNothingBehind) {
   NewJob again = MailJob(batch[0].id);
   again.unique_for = absl::Hours(1);
   ASSERT_OK(store->Add({again, MailJob(batch[1].id)}, kT0));
+}
+
+// A shard's script settles the jobs that wait for a job, and touches its own
+// slot only: a job may wait only for jobs of its own shard.
+TEST(RedisShardedTest, AJobMayNotWaitForAJobOfAnotherShard) {
+  auto store = OpenSharded(ShardedOptions());
+  ASSERT_NE(store, nullptr);
+  const std::string there = IdOn(1, "dep");
+  ASSERT_OK(store->Add({MailJob(there)}, kT0));
+  NewJob waiter = MailJob(IdOn(0, "waiter"));
+  waiter.after = {there};
+  const absl::Status added =
+      store->Add({MailJob(IdOn(0, "other")), waiter}, kT0);
+  EXPECT_TRUE(absl::IsInvalidArgument(added)) << added;
+  EXPECT_THAT(added.message(), ::testing::HasSubstr(there));
+  EXPECT_THAT(added.message(), ::testing::HasSubstr("hash tag"));
+  EXPECT_TRUE(absl::IsNotFound(store->Get(waiter.id).status()));
+  EXPECT_TRUE(absl::IsNotFound(store->Get(IdOn(0, "other")).status()));
+  // The same dependency on the waiter's shard, by a shared tag, is held.
+  const std::string tagged = absl::StrCat("{", there, "}:waiter");
+  ASSERT_EQ(redis_internal::ShardOfJob(tagged, kShards), 1);
+  waiter.id = tagged;
+  ASSERT_OK(store->Add({waiter}, kT0));
+  ASSERT_OK_AND_ASSIGN(Job held, store->Get(tagged));
+  EXPECT_EQ(held.state, JobState::kWaiting);
 }
 
 TEST(RedisShardedTest, ABatchAckAcrossShardsAnswersInTheLeasesOrder) {

@@ -77,7 +77,8 @@ return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
         tdelayed_key(ARGV[1]), treserved_key(ARGV[1]), DUE,
         RESERVED, TOPICS, SEQ, HORIZON, META, NEWS, PAUSED,
         texpire_key(ARGV[1]), HELD, SCHEDULES, schedule_key(ARGV[1]),
-        LIMITS, LIMITS_ASKED, tdone_key(ARGV[1]), DONE}
+        LIMITS, LIMITS_ASKED, tdone_key(ARGV[1]), DONE,
+        twaiting_key(ARGV[1])}
 )lua";
   const std::string ns = "layout-ns";
   const KeyLayout keys(ns);
@@ -104,7 +105,8 @@ return {JOBS, ready_key(ARGV[1]), dead_key(ARGV[1]),
                                              keys.Limits(),
                                              keys.LimitsAsked(),
                                              keys.TopicDone("topic.a"),
-                                             keys.Done()};
+                                             keys.Done(),
+                                             keys.TopicWaiting("topic.a")};
   EXPECT_EQ(from_lua, from_cpp);
   EXPECT_EQ(keys.prefix(), "{layout-ns}:");
 }
@@ -275,9 +277,11 @@ TEST(ScriptCallTest, ACallWithAMemberLeftUnsetIsRefused) {
   withdraw.prefix = "p";
   withdraw.jobs = "j";
   withdraw.reserved = "r";
+  withdraw.now = "1";
+  withdraw.clock_mode = "0";
   call = redis_internal::ToCall(std::move(withdraw));
   ASSERT_TRUE(call.ok()) << call.status();
-  EXPECT_TRUE(call->args.empty());
+  EXPECT_EQ(call->args.size(), 2u);
 }
 
 // The names job.lua gives the record's positions: its lines
@@ -424,7 +428,8 @@ return {TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR, ENQUEUED_AT, RUN_AT,
         SEQ_NO, PAYLOAD, ATTEMPTS, DEADLINE, TOKEN, LAST_ERROR,
         EXPIRE_AT, DISCARD, UNIQUE_FOR, STATE_NAMES[ST_DELAYED], STATE_NAMES[ST_READY],
         STATE_NAMES[ST_RESERVED], STATE_NAMES[ST_DEAD],
-        ST_DELAYED, ST_READY, ST_RESERVED, ST_DEAD}
+        ST_DELAYED, ST_READY, ST_RESERVED, ST_DEAD, AFTER, ON_FAILURE, PENDING,
+        STATE_NAMES[ST_DONE], STATE_NAMES[ST_WAITING], ST_DONE, ST_WAITING}
 )lua";
   const std::vector<std::string> from_lua = testing::RawCommand(
       testing::SharedRedisServer().port(), {"EVAL", lua, "1", "{ns}:"});
@@ -455,7 +460,14 @@ return {TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR, ENQUEUED_AT, RUN_AT,
                                              "0",
                                              "1",
                                              "2",
-                                             "3"};
+                                             "3",
+                                             position("after"),
+                                             position("on_dependency_failure"),
+                                             position("pending"),
+                                             "done",
+                                             "waiting",
+                                             "4",
+                                             "5"};
   EXPECT_EQ(from_lua, from_cpp);
   EXPECT_EQ(
       redis_internal::FieldAt(redis_internal::kRecordFields, "payload") + 1,
@@ -463,6 +475,8 @@ return {TOPIC, STATE, PRIORITY, MAX_ATTEMPTS, TTR, ENQUEUED_AT, RUN_AT,
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(std::string(redis_internal::kRecordStates[i]), from_cpp[16 + i]);
   }
+  EXPECT_EQ(std::string(redis_internal::kRecordStates[4]), "done");
+  EXPECT_EQ(std::string(redis_internal::kRecordStates[5]), "waiting");
 }
 
 // A record job.lua packs, with every value at an extreme, decodes to the

@@ -69,6 +69,22 @@ TEST(JsonCodecTest, TimesTokenAndDefaultBackoffAreSpelledOut) {
   EXPECT_EQ(Written(lease)["job"]["backoff"].get<std::string>(), "fixed:10s");
 }
 
+TEST(JsonCodecTest, DependencyResultsAreAListOnlyWhenThereAreSome) {
+  Lease lease = MakeLease("p");
+  EXPECT_FALSE(Written(lease).contains("dependency_results"));
+  lease.dependency_results["{o}render"] = "page.pdf";
+  lease.dependency_results["{o}sign"] = std::string("\xff\x00", 2);
+  const Json json = Written(lease);
+  ASSERT_EQ(json["dependency_results"].size(), 2u);
+  EXPECT_EQ(json["dependency_results"][0]["id"].get<std::string>(),
+            "{o}render");
+  EXPECT_EQ(json["dependency_results"][0]["result"].get<std::string>(),
+            "page.pdf");
+  EXPECT_EQ(json["dependency_results"][1]["id"].get<std::string>(), "{o}sign");
+  EXPECT_EQ(json["dependency_results"][1]["result_base64"].get<std::string>(),
+            "/wA=");
+}
+
 TEST(JsonCodecTest, ABodyNestedTooDeepIsRefusedBeforeItIsParsed) {
   const auto nested = [](int depth) {
     return absl::StrCat("{\"a\":", std::string(depth - 1, '['),

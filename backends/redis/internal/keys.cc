@@ -49,6 +49,9 @@ std::string KeyLayout::TopicExpiring(absl::string_view topic) const {
 std::string KeyLayout::TopicDone(absl::string_view topic) const {
   return Key("tdone", topic);
 }
+std::string KeyLayout::TopicWaiting(absl::string_view topic) const {
+  return Key("twaiting", topic);
+}
 std::string KeyLayout::Done() const { return Key("done"); }
 std::string KeyLayout::Held() const { return Key("held"); }
 std::string KeyLayout::Limits() const { return Key("limits"); }

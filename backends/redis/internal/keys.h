@@ -50,6 +50,8 @@ class KeyLayout {
   // The topic's done jobs, and those of every topic, by the time each
   // leaves the store (scripts/lib/done.lua).
   std::string TopicDone(absl::string_view topic) const;
+  // The topic's waiting jobs, by enqueue order (scripts/lib/depend.lua).
+  std::string TopicWaiting(absl::string_view topic) const;
   std::string Done() const;
   // Ids held by dedup windows, by the time each is free again.
   std::string Held() const;

@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "backends/redis/internal/replies.h"
 #include "src/common/backoff_code.h"
@@ -162,6 +163,28 @@ void AppendSpec(const NewJob& job, std::string* out) {
   AppendPackedInt(internal::BackoffCode(job.backoff), out);
   AppendPackedInt(DurationMicros(job.backoff.base), out);
   AppendPackedInt(DurationMicros(job.backoff.max), out);
+}
+
+void AppendAfter(const NewJob& job, std::string* out) {
+  if (job.after.empty()) return;
+  int policy = 0;
+  switch (job.on_dependency_failure) {
+    case DependencyFailure::kFail:
+      policy = 0;
+      break;
+    case DependencyFailure::kCancel:
+      policy = 1;
+      break;
+    case DependencyFailure::kRun:
+      policy = 2;
+      break;
+  }
+  AppendPackedInt(policy, out);
+  // Each once: a waiting job counts the dependencies it still waits for.
+  absl::flat_hash_set<absl::string_view> seen;
+  for (const std::string& id : job.after) {
+    if (seen.insert(id).second) AppendPackedString(id, out);
+  }
 }
 
 void AppendPackedNil(std::string* out) {

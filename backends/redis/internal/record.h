@@ -27,20 +27,26 @@ namespace redis_internal {
 // are integer µs; state is an index into kRecordStates; backoff_kind 0 is
 // fixed, 1 exponential; token is the lease's while reserved and the order
 // of acknowledgement while done. holder and reserved_at follow while the
-// job is reserved (ReserveReport::holder, and when it was reserved).
+// job is reserved (ReserveReport::holder, and when it was reserved). after
+// (the ids it waits for, MessagePack values in one string) and
+// on_dependency_failure follow for a job with dependencies, pending while
+// it waits; Get() and List() do not show them.
 inline constexpr const char* kRecordFields[] = {
-    "topic",        "state",        "priority",     "max_attempts",
-    "ttr",          "backoff_kind", "backoff_base", "backoff_max",
-    "enqueued_at",  "run_at",       "seq",          "payload",
-    "attempts",     "deadline",     "token",        "last_error",
-    "expire_at",    "discard",      "unique_for",   "keep_for",
-    "keep_at_most", "finished_at",  "result",       "holder",
-    "reserved_at"};
+    "topic",        "state",       "priority",
+    "max_attempts", "ttr",         "backoff_kind",
+    "backoff_base", "backoff_max", "enqueued_at",
+    "run_at",       "seq",         "payload",
+    "attempts",     "deadline",    "token",
+    "last_error",   "expire_at",   "discard",
+    "unique_for",   "keep_for",    "keep_at_most",
+    "finished_at",  "result",      "holder",
+    "reserved_at",  "after",       "on_dependency_failure",
+    "pending"};
 inline constexpr int kRecordMinFields = 12;
 
 // The state values of a record, by index.
 inline constexpr const char* kRecordStates[] = {"delayed", "ready", "reserved",
-                                                "dead", "done"};
+                                                "dead",    "done",  "waiting"};
 
 // Appends the values priority..backoff_max of `job` (the record's third to
 // eighth), each in MessagePack's smallest form.
@@ -50,6 +56,11 @@ void AppendSpec(const NewJob& job, std::string* out);
 // unique_for (nil where unset), then keep_for and keep_at_most when it has a
 // keep_for, or nothing when the job has none of them.
 void AppendExtras(const NewJob& job, std::string* out);
+
+// The add script's after of `job`: its on_dependency_failure (0 fail, 1
+// cancel, 2 run), then the ids of JobOptions::after, each once, in order;
+// or nothing when it waits for none.
+void AppendAfter(const NewJob& job, std::string* out);
 
 // Decodes a record into `lease` (its job's fields other than the id, the
 // token and the deadline; a deadline only for a reserved job, finished_at

@@ -102,7 +102,9 @@ absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
 }
 
 absl::StatusOr<Lease> ParseLease(const redisReply* r) {
-  if (r->type != REDIS_REPLY_ARRAY || r->elements != std::size(kLeaseFields)) {
+  constexpr size_t kFields = std::size(kLeaseFields);
+  if (r->type != REDIS_REPLY_ARRAY || r->elements < kFields ||
+      (r->elements - kFields) % 2 != 0) {
     return absl::InternalError("redis: malformed lease");
   }
   const redisReply* record = r->element[FieldAt(kLeaseFields, "record")];
@@ -112,6 +114,10 @@ absl::StatusOr<Lease> ParseLease(const redisReply* r) {
       !DecodeRecord(absl::string_view(record->str, record->len), &lease) ||
       lease.job.state != JobState::kReserved) {
     return BadRecord(lease.job.id);
+  }
+  // Then the results its dependencies left (lib/results.lua).
+  for (size_t i = kFields; i < r->elements; i += 2) {
+    lease.dependency_results[Str(r->element[i])] = Str(r->element[i + 1]);
   }
   return lease;
 }
@@ -151,7 +157,7 @@ const std::vector<ScriptWords>& ReplyWords() {
       {"ack", {kOk, kStale}},
       {"ack_batch", {kOk}},
       {"ack_reserve", {kOk}},
-      {"add", {kOk, kExists}},
+      {"add", {kOk, kExists, kNoDependency}},
       {"cancel", {kOk, kNotFound}},
       {"check_ids", {kOk, kExists}},
       {"counts", {kOk}},

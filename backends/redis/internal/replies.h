@@ -32,6 +32,8 @@ inline constexpr char kNotFound[] = "NOTFOUND";
 inline constexpr char kNotDead[] = "NOTDEAD";
 inline constexpr char kNotDelayed[] = "NOTDELAYED";
 inline constexpr char kExists[] = "EXISTS";
+// add: a job waits for one that is neither stored nor earlier in its batch.
+inline constexpr char kNoDependency[] = "NODEP";
 // shard_meta: the namespace records another shard count or index.
 inline constexpr char kOtherShards[] = "SHARDS";
 inline constexpr char kRetry[] = "RETRY";
@@ -53,7 +55,8 @@ const std::vector<ScriptWords>& ReplyWords();
 // The order of a job snapshot {id, SNAPSHOT_FIELDS...} (lib/snapshot.lua);
 // the record is the job's (record.h).
 inline constexpr const char* kSnapshotFields[] = {"id", "record"};
-// The order of one lease in reserve's reply (reserve-3.lua).
+// The order of one lease in reserve's reply (reserve-3.lua); id, result
+// pairs of its dependencies' results follow (lib/results.lua).
 inline constexpr const char* kLeaseFields[] = {"record", "id"};
 // The order of one {kind, id, topic, attempts} entry of promote_due and
 // reserve.

@@ -1,6 +1,6 @@
 -- ack: deletes the job reserved under a token, or keeps it done with its
 -- result when it has a keep_for (lib/done.lua).
--- loads: counts
+-- loads: counts depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  jobs: "{ns}:jobs"
@@ -23,9 +23,11 @@
 -- fields of job.lua and the key layout of keys.lua) must change with them;
 -- script_layout_test checks the positions below and every key it spells
 -- against job.lua and keys.lua. A job without a keep_for, of a topic
--- without done jobs, costs one field check and four more EXISTS arguments.
+-- without done jobs, costs one field check and seventeen more EXISTS
+-- arguments; one that others wait for loads depend.lua to settle them.
 -- fields: TOPIC=1 STATE=2 DEADLINE=14 TOKEN=15 UNIQUE_FOR=19
 -- fields: KEEP_FOR=20 KEEP_AT_MOST=21 FINISHED_AT=22 RESULT=23
+-- fields: HOLDER=24 RESERVED_AT=25 AFTER=26 ON_FAILURE=27
 local P, id = KEYS[1], ARGV[4]
 local r = redis.call('HGET', KEYS[2], id)
 if not r then return {'STALE'} end
@@ -41,19 +43,27 @@ local keep = j[20] and j[20] > 0
 redis.call('ZREM', KEYS[3], id)
 redis.call('ZREM', treserved, id)
 if not keep then redis.call('HDEL', KEYS[2], id) end
--- Whether the topic has other jobs left (topic_empty()) and done jobs, in
--- one call: EXISTS counts a key once per time it is named, so the done set,
--- named five times, adds 5 and the four others at most 4.
+-- Whether the topic has other jobs left (topic_empty()), done jobs, and
+-- whether jobs wait for this one (depend.lua), in one call: EXISTS counts a
+-- key once per time it is named, so the dependants set, named twelve
+-- times, adds 12, the done set, named six times, 6, and the five others at
+-- most 5.
 local tdone = P .. 'tdone:' .. topic
+local deps = P .. 'dependants:' .. id
 local n = redis.call('EXISTS', P .. 'ready:' .. topic,
                      P .. 'tdelayed:' .. topic, treserved,
-                     P .. 'dead:' .. topic, tdone, tdone, tdone, tdone, tdone)
-local has_done = n >= 5
+                     P .. 'dead:' .. topic, P .. 'twaiting:' .. topic,
+                     tdone, tdone, tdone, tdone, tdone, tdone,
+                     deps, deps, deps, deps, deps, deps,
+                     deps, deps, deps, deps, deps, deps)
+local has_dependants = n >= 12
+if has_dependants then n = n - 12 end
+local has_done = n >= 6
 -- held.lua's hold_clock(): the time, for a dedup window, the counts and
 -- done jobs.
 local now = tonumber(ARGV[1])
 if ARGV[2] == '1' and (ARGV[3] ~= '0' or (j[19] and j[19] > 0) or keep or
-                       has_done) then
+                       has_done or has_dependants) then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
@@ -87,7 +97,7 @@ if keep or has_done then
                             string.format('%d', now))
     if #gone > 0 then
       drop(gone)
-      if redis.call('EXISTS', tdone) == 0 then n = n - 5 end
+      if redis.call('EXISTS', tdone) == 0 then n = n - 6 end
     end
   end
   -- keep_done(): done since now with its result, ordered by SEQ; the
@@ -95,7 +105,9 @@ if keep or has_done then
   if keep then
     local order = redis.call('INCR', P .. 'seq')
     j[2], j[14], j[15], j[22], j[23] = 4, nil, order, now, ARGV[6]
-    redis.call('HSET', KEYS[2], id, cmsgpack.pack(unpack(j, 1, 23)))
+    j[24], j[25] = nil, nil  -- the holder goes with the lease
+    redis.call('HSET', KEYS[2], id,
+               cmsgpack.pack(unpack(j, 1, j[26] and 27 or 23)))
     local leave = string.format('%d', now + j[20])
     local m = struct.pack('>I8', order) .. id
     redis.call('ZADD', tdone, leave, m)
@@ -107,6 +119,9 @@ if keep or has_done then
   end
 end
 if not keep and n == 0 then redis.call('SREM', P .. 'topics', topic) end
+-- The jobs that wait for this one are met (depend.lua's settle(), loaded
+-- only then).
+if has_dependants then load_depend().settle(id, 'met', now) end
 -- note_slot_freed() of news.lua.
 local limit = redis.call('HGET', P .. 'limits', topic)
 if limit then

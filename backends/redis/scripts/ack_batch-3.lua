@@ -1,7 +1,8 @@
 -- ack_batch: deletes the jobs of many leases, each acked on its own terms:
 -- a lease whose token is not current is refused and the others still go.
--- A job with a keep_for is kept done, without a result (lib/done.lua).
--- requires: keys calls job topics held news counts done
+-- A job with a keep_for is kept done, without a result (lib/done.lua); the
+-- jobs that wait for an acked one are settled (lib/depend.lua).
+-- requires: keys calls job topics held news counts done depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  reserved: "{ns}:reserved"
@@ -71,6 +72,15 @@ if #topics > 0 then
     if topic_empty(topic) then redis.call('SREM', TOPICS, topic) end
     note_slot_freed(topic)
     count('d', topic, #by_topic[topic], now)
+  end
+  -- One EXISTS per 512 acked jobs tells whether any of them has dependants.
+  for i = 1, #acked, 512 do
+    local last = math.min(i + 511, #acked)
+    local keys = {}
+    for k = i, last do keys[#keys + 1] = dependants_key(acked[k]) end
+    if redis.call('EXISTS', unpack(keys)) > 0 then
+      for k = i, last do settle(acked[k], 'met', now) end
+    end
   end
 end
 return out

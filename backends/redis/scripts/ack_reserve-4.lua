@@ -5,7 +5,7 @@
 -- step cannot take back the acked job's lease if its deadline passed. A
 -- refused ack (a stale token) changes nothing and the reservation still
 -- goes ahead: the two parts are decided one after the other, in one step.
--- loads: promote counts
+-- loads: promote counts depend results
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  jobs: "{ns}:jobs"
@@ -39,7 +39,7 @@
 -- fields: TOPIC=1 STATE=2 TTR=5 RUN_AT=10 ATTEMPTS=13 DEADLINE=14
 -- fields: TOKEN=15 EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19 KEEP_FOR=20
 -- fields: KEEP_AT_MOST=21 FINISHED_AT=22 RESULT=23 HOLDER=24
--- fields: RESERVED_AT=25
+-- fields: RESERVED_AT=25 AFTER=26 ON_FAILURE=27
 local P, id, topic = KEYS[1], ARGV[4], ARGV[7]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
@@ -74,10 +74,16 @@ local function ack()
   redis.call('ZREM', treserved, id)
   if not keep then redis.call('HDEL', KEYS[2], id) end
   local tdone = P .. 'tdone:' .. atopic
+  local deps = P .. 'dependants:' .. id
   local n = redis.call('EXISTS', P .. 'ready:' .. atopic,
                        P .. 'tdelayed:' .. atopic, treserved,
-                       P .. 'dead:' .. atopic, tdone, tdone, tdone, tdone, tdone)
-  local has_done = n >= 5
+                       P .. 'dead:' .. atopic, P .. 'twaiting:' .. atopic,
+                       tdone, tdone, tdone, tdone, tdone, tdone,
+                       deps, deps, deps, deps, deps, deps,
+                       deps, deps, deps, deps, deps, deps)
+  local has_dependants = n >= 12
+  if has_dependants then n = n - 12 end
+  local has_done = n >= 6
   if j[19] and j[19] > 0 then
     redis.call('ZADD', P .. 'held', string.format('%d', now + j[19]), id)
   end
@@ -104,13 +110,15 @@ local function ack()
                               string.format('%d', now))
       if #gone > 0 then
         drop(gone)
-        if redis.call('EXISTS', tdone) == 0 then n = n - 5 end
+        if redis.call('EXISTS', tdone) == 0 then n = n - 6 end
       end
     end
     if keep then
       local order = redis.call('INCR', P .. 'seq')
       j[2], j[14], j[15], j[22], j[23] = 4, nil, order, now, ARGV[6]
-      redis.call('HSET', KEYS[2], id, cmsgpack.pack(unpack(j, 1, 23)))
+      j[24], j[25] = nil, nil  -- the holder goes with the lease
+      redis.call('HSET', KEYS[2], id,
+                 cmsgpack.pack(unpack(j, 1, j[26] and 27 or 23)))
       local leave = string.format('%d', now + j[20])
       local m = struct.pack('>I8', order) .. id
       redis.call('ZADD', tdone, leave, m)
@@ -122,6 +130,7 @@ local function ack()
     end
   end
   if not keep and n == 0 then redis.call('SREM', P .. 'topics', atopic) end
+  if has_dependants then load_depend().settle(id, 'met', now) end
   -- note_slot_freed() of news.lua, when a limit may exist.
   if gated then
     local limit = redis.call('HGET', P .. 'limits', atopic)
@@ -214,6 +223,7 @@ for i = 1, #ids, 512 do
 end
 local writes = {}
 local leases = {}
+local results = nil  -- lib/results.lua, once a job with AFTER needs it
 local first, first_text = nil, nil
 local late = {}
 for i, rid in ipairs(ids) do
@@ -241,12 +251,17 @@ for i, rid in ipairs(ids) do
     j[24] = ARGV[11]
     j[25] = now
     if j[17] then redis.call('ZREM', texpire, rid) end
-    local record = cmsgpack.pack(unpack(j, 1, 25))
+    local record = cmsgpack.pack(unpack(j, 1, j[26] and 27 or 25))
     writes[#writes + 1] = rid
     writes[#writes + 1] = record
     leases[#leases + 1] = deadline
     leases[#leases + 1] = rid
-    out[#out + 1] = {record, rid}
+    local lease = {record, rid}
+    if j[26] then
+      results = results or load_results()
+      results.add_dependency_results(lease, j)
+    end
+    out[#out + 1] = lease
   end
 end
 for i = 1, #writes, 512 do

@@ -1,5 +1,8 @@
--- add: stores a batch of new jobs, all or nothing.
+-- add: stores a batch of new jobs, all or nothing. A job with
+-- dependencies is stored waiting, or as their state settles it at once
+-- (lib/depend.lua, loaded only for a batch that has such a job).
 -- requires: clock keys calls ready job news counts
+-- loads: depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  seq: "{ns}:seq"     enqueue order counter
@@ -9,18 +12,22 @@
 -- ARGV[1]  now: µs, caller's clock
 -- ARGV[2]  clock_mode: (see lib/clock.lua)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
--- ARGV[4..] batch: 7 values per job: id, topic, priority, run_at (µs),
+-- ARGV[4..] batch: 8 values per job: id, topic, priority, run_at (µs),
 --          spec (the record's values PRIORITY..BACKOFF_MAX, MessagePack, see
 --          lib/job.lua; it holds the priority too), payload, extras ("" or
 --          the record's EXPIRE_AT, DISCARD and UNIQUE_FOR, then KEEP_FOR
 --          and KEEP_AT_MOST for a job with a keep_for, MessagePack;
---          EXPIRE_AT on the caller's clock)
--- Reply:   {"OK"} or {"EXISTS", id} (nothing stored): id is the first job
---          of the batch whose id is taken (by a job or a dedup window, see
---          lib/held.lua) or repeats an earlier one
+--          EXPIRE_AT on the caller's clock), after ("" or the policy, 0
+--          fail, 1 cancel, 2 run, then the ids it waits for, each once,
+--          MessagePack)
+-- Reply:   {"OK"}, {"EXISTS", id} or {"NODEP", id, dependency} (nothing
+--          stored): id is the first job of the batch whose id is taken (by
+--          a job or a dedup window, see lib/held.lua) or repeats an earlier
+--          one, or that waits for a job neither stored nor earlier in the
+--          batch
 local now, shift = clock(ARGV[1], ARGV[2])
-local n = (#ARGV - 3) / 7
-local function arg(i, k) return ARGV[3 + (i - 1) * 7 + k] end
+local n = (#ARGV - 3) / 8
+local function arg(i, k) return ARGV[3 + (i - 1) * 8 + k] end
 
 -- One HMGET per 512 ids for the whole batch; an id is taken when it has a
 -- record or a dedup window holds it (the windows that passed go first).
@@ -41,6 +48,31 @@ for i = 1, n, 512 do
     end
     seen[ids[k]] = true
   end
+end
+
+-- Every job waited for is stored or earlier in the batch.
+local afters = {}  -- batch index -> {policy, id...}
+local place = {}  -- id -> batch index
+for i = 1, n do
+  place[ids[i]] = i
+  if arg(i, 8) ~= '' then
+    local a = {cmsgpack.unpack(arg(i, 8))}
+    afters[i] = a
+    for k = 2, #a do
+      local at = place[a[k]]
+      if not (at and at < i) and redis.call('HEXISTS', JOBS, a[k]) == 0 then
+        return {'NODEP', ids[i], a[k]}
+      end
+    end
+  end
+end
+local depend = next(afters) and load_depend()
+-- The states of the batch's jobs, for its later jobs that wait for them.
+local stored_as = {}
+local function state_of(id)
+  if stored_as[id] then return stored_as[id] end
+  local _, state = cmsgpack.unpack(redis.call('HGET', JOBS, id))
+  return state
 end
 
 local first = redis.call('INCRBY', KEYS[2], int_text(n)) - n
@@ -71,43 +103,77 @@ for i = 1, n do
   if shift ~= 0 then run_at_text = int_text(run_at) end
   local seq = first + i
   added[topic] = (added[topic] or 0) + 1
-  local rk = ready_keys[topic]
-  if not rk then
-    rk = ready_key(topic)
-    ready_keys[topic] = rk
-    topics[#topics + 1] = topic
-  end
-  local state = ST_DELAYED
-  if run_at <= now then
-    state = ST_READY
-    note_ready(topic)
-    add_to(rk, '0', ready_member(tonumber(arg(i, 3)), run_at, seq, id))
-  else
-    if not first_due or run_at < first_due then first_due = run_at end
-    local d = topic_due[topic]
-    if not d or run_at < d[1] then topic_due[topic] = {run_at, run_at_text} end
-    add_to(tdelayed_key(topic), run_at_text, id)
-  end
-  -- ATTEMPTS..LAST_ERROR are absent until the first reservation, unless
-  -- the extras follow them.
-  local record = cmsgpack.pack(topic, state) .. arg(i, 5) ..
-                 cmsgpack.pack(now, run_at, seq, arg(i, 6))
+  local x = nil  -- the extras (see ARGV above)
   if arg(i, 7) ~= '' then
-    local x = {cmsgpack.unpack(arg(i, 7))}
+    x = {cmsgpack.unpack(arg(i, 7))}
     if x[1] then x[1] = x[1] + shift end
-    -- EXPIRE_AT..UNIQUE_FOR, and KEEP_FOR, KEEP_AT_MOST with a keep_for.
-    record = record .. cmsgpack.pack(nil, nil, nil, nil,
-                                     unpack(x, 1, x[5] and 5 or 3))
-    if x[1] then
-      local text = int_text(x[1])
-      add_to(texpire_key(topic), text, id)
-      local d = topic_due[topic]
-      if not d or x[1] < d[1] then topic_due[topic] = {x[1], text} end
-      if not first_due or x[1] < first_due then first_due = x[1] end
-    end
   end
-  records[#records + 1] = id
-  records[#records + 1] = record
+  local fate, detail = 'run', nil
+  if afters[i] then fate, detail = depend.await_fate(afters[i], state_of) end
+  if fate == 'cancel' then
+    -- Deleted as by cancel, before it was stored: only its id is held.
+    stored_as[id] = 'gone'
+    if x and x[3] and x[3] > 0 then
+      redis.call('ZADD', HELD, int_text(now + x[3]), id)
+    end
+  else
+    local rk = ready_keys[topic]
+    if not rk then
+      rk = ready_key(topic)
+      ready_keys[topic] = rk
+      topics[#topics + 1] = topic
+    end
+    local state = ST_DELAYED
+    if fate == 'wait' then
+      state = ST_WAITING
+      add_to(twaiting_key(topic), int_text(seq), id)
+      for _, d in ipairs(detail) do
+        redis.call('SADD', dependants_key(d), id)
+      end
+    elseif fate == 'fail' then
+      state = ST_DEAD
+      add_to(dead_key(topic), int_text(redis.call('INCR', KEYS[2])), id)
+    elseif run_at <= now then
+      state = ST_READY
+      note_ready(topic)
+      add_to(rk, '0', ready_member(tonumber(arg(i, 3)), run_at, seq, id))
+    else
+      if not first_due or run_at < first_due then first_due = run_at end
+      local d = topic_due[topic]
+      if not d or run_at < d[1] then
+        topic_due[topic] = {run_at, run_at_text}
+      end
+      add_to(tdelayed_key(topic), run_at_text, id)
+    end
+    -- ATTEMPTS..LAST_ERROR are absent until the first reservation, unless
+    -- the extras follow them.
+    local record = cmsgpack.pack(topic, state) .. arg(i, 5) ..
+                   cmsgpack.pack(now, run_at, seq, arg(i, 6))
+    if x then
+      -- EXPIRE_AT..UNIQUE_FOR, and KEEP_FOR, KEEP_AT_MOST with a keep_for.
+      record = record .. cmsgpack.pack(nil, nil, nil, nil,
+                                       unpack(x, 1, x[5] and 5 or 3))
+      -- A waiting or dead job is not indexed by its expiry.
+      if x[1] and (state == ST_DELAYED or state == ST_READY) then
+        local text = int_text(x[1])
+        add_to(texpire_key(topic), text, id)
+        local d = topic_due[topic]
+        if not d or x[1] < d[1] then topic_due[topic] = {x[1], text} end
+        if not first_due or x[1] < first_due then first_due = x[1] end
+      end
+    end
+    if afters[i] then
+      local j = {cmsgpack.unpack(record)}
+      j[AFTER] = cmsgpack.pack(unpack(afters[i], 2))
+      j[ON_FAILURE] = afters[i][1]
+      if fate == 'wait' then j[PENDING] = #detail end
+      if fate == 'fail' then j[LAST_ERROR], j[FINISHED_AT] = detail, now end
+      record = job_pack(j)
+    end
+    stored_as[id] = state
+    records[#records + 1] = id
+    records[#records + 1] = record
+  end
 end
 call_many('HSET', JOBS, records)
 for key, a in pairs(adds) do call_many('ZADD', key, a) end

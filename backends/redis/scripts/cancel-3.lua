@@ -1,11 +1,13 @@
--- cancel: deletes a job in any state.
--- requires: keys calls ready index topics job held news unindex
+-- cancel: deletes a job in any state; the jobs that wait for it are
+-- settled as for a job gone unacknowledged (lib/depend.lua).
+-- requires: keys calls ready index topics job held news unindex depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  jobs: "{ns}:jobs"
 -- KEYS[3]  reserved: "{ns}:reserved"
 -- ARGV[1]  now: µs
--- ARGV[2]  clock_mode: (see lib/clock.lua; only for dedup windows)
+-- ARGV[2]  clock_mode: (see lib/clock.lua; only for dedup windows and
+--          the jobs that wait for it)
 -- ARGV[3]  id: the job's id
 -- Reply:   {"OK"} or {"NOTFOUND"}
 local now = hold_clock(ARGV[1], ARGV[2])
@@ -15,4 +17,5 @@ if not j then return {'NOTFOUND'} end
 unindex(id, j)
 hold_id(id, j, now)
 forget(id, j[TOPIC])
+settle(id, 'gone', now)
 return {'OK'}

@@ -1,5 +1,6 @@
--- fail: ends a reservation as failed; retry after backoff or bury.
--- requires: clock lease index bury schedule job counts
+-- fail: ends a reservation as failed; retry after backoff or bury (and
+-- settle the jobs that wait for it, lib/depend.lua).
+-- requires: clock lease index bury schedule job counts depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  jobs: "{ns}:jobs"
@@ -25,6 +26,7 @@ count('f', topic, 1, now)
 if (j[ATTEMPTS] or 0) >= j[MAX_ATTEMPTS] then
   bury(id, j, now)
   count('k', topic, 1, now)
+  settle(id, 'failed', now)
   return {'DEAD'}
 end
 count('r', topic, 1, now)

@@ -1,8 +1,9 @@
 -- list: a page of a topic's jobs in one state, in the order they would be
 -- Writes: nothing
 -- be reserved (ready), become due (delayed), expire (reserved), died in
--- (dead) or leave the store (done), after a position in that order (keyset
--- paging: the page is found by its key, never by counting what is before).
+-- (dead), leave the store (done) or were enqueued (waiting), after a
+-- position in that order (keyset paging: the page is found by its key,
+-- never by counting what is before).
 -- A position is a member and its score: the ready set orders by member
 -- alone (all score 0); the others by score, then member, so a page that
 -- goes on from the middle of equal scores passes over the members at that
@@ -13,9 +14,11 @@
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  set: the topic's set for the state: "{ns}:ready:<topic>",
 --          "{ns}:tdelayed:<topic>", "{ns}:treserved:<topic>",
---          "{ns}:dead:<topic>" or "{ns}:tdone:<topic>"
+--          "{ns}:dead:<topic>", "{ns}:tdone:<topic>" or
+--          "{ns}:twaiting:<topic>"
 -- KEYS[3]  jobs: "{ns}:jobs"
--- ARGV[1]  state: "ready", "delayed", "reserved", "dead" or "done"
+-- ARGV[1]  state: "ready", "delayed", "reserved", "dead", "done" or
+--          "waiting"
 -- ARGV[2]  limit: most jobs (>= 1)
 -- ARGV[3]  after_score: the score of the position the page goes on after,
 --          an integer ("" for the first page; ignored for ready jobs)

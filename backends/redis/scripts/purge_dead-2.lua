@@ -1,6 +1,7 @@
 -- purge_dead: deletes up to `max` dead jobs of a topic, oldest death first,
--- each as cancel deletes it (its id held for its dedup window).
--- requires: keys calls topics job held news
+-- each as cancel deletes it (its id held for its dedup window, the jobs
+-- that wait for it settled, lib/depend.lua).
+-- requires: keys calls topics job held news depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  dead: "{ns}:dead:<topic>"
@@ -18,6 +19,7 @@ for _, id in ipairs(ids) do
   if j then
     hold_id(id, j, now)
     forget(id, topic)
+    settle(id, 'gone', now)
   end
 end
 return {'OK', #ids}

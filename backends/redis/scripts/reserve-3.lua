@@ -1,7 +1,7 @@
 -- reserve: promotes the topic's due jobs (up to a limit, earliest first),
 -- then reserves up to N ready jobs of one topic in ready
 -- order, each with a fresh fencing token.
--- loads: promote counts
+-- loads: promote counts results
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  ready: "{ns}:ready:<topic>"
@@ -21,7 +21,8 @@
 --          jobs back, then the time (µs) it next allows one, or "released"
 --          when its concurrency cap is full; then one entry per lease, in
 --          reserve order: {record, id} (record: the job's, as reserved, see
---          lib/job.lua)
+--          lib/job.lua), then for a job with dependencies an id and a
+--          result for each of them kept done (lib/results.lua)
 --
 -- Run once per job like ack, so it requires no helpers either: building
 -- their closures on every call cost more than the reservation itself. It
@@ -34,7 +35,8 @@
 -- is due, loads its helpers then (and announces the ready edge it may make).
 -- fields: STATE=2 TTR=5 RUN_AT=10 ATTEMPTS=13 DEADLINE=14 TOKEN=15
 -- fields: EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19 KEEP_AT_MOST=21
--- fields: FINISHED_AT=22 RESULT=23 HOLDER=24 RESERVED_AT=25
+-- fields: FINISHED_AT=22 RESULT=23 HOLDER=24 RESERVED_AT=25 AFTER=26
+-- fields: ON_FAILURE=27
 local P, topic = KEYS[1], ARGV[4]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
@@ -145,6 +147,7 @@ for i = 1, #ids, 512 do
 end
 local writes = {}
 local leases = {}
+local results = nil  -- lib/results.lua, once a job with AFTER needs it
 local first, first_text = nil, nil  -- the earliest new deadline
 local late = {}  -- deliveries by lateness bucket (counts.lua)
 for i, id in ipairs(ids) do
@@ -180,12 +183,17 @@ for i, id in ipairs(ids) do
     -- Reserved, it leaves the expiring set (index.lua's expiry_off; the
     -- topic's DUE score may stay too early, which index.lua allows).
     if j[17] then redis.call('ZREM', texpire, id) end
-    local record = cmsgpack.pack(unpack(j, 1, 25))
+    local record = cmsgpack.pack(unpack(j, 1, j[26] and 27 or 25))
     writes[#writes + 1] = id
     writes[#writes + 1] = record
     leases[#leases + 1] = deadline
     leases[#leases + 1] = id
-    out[#out + 1] = {record, id}
+    local lease = {record, id}
+    if j[26] then
+      results = results or load_results()
+      results.add_dependency_results(lease, j)
+    end
+    out[#out + 1] = lease
   end
 end
 -- At most 2 * 256 arguments per call, so unpack() never spreads more values

@@ -119,7 +119,17 @@ export function decodeLease(json: any): Lease {
     deadline: time(json.deadline) as Date,
     ttrMs: job.ttrMs,
     job,
+    dependencyResults: decodeDependencyResults(json.dependency_results),
   };
+}
+
+/** The lease's `dependency_results` list, by id; empty when absent. */
+function decodeDependencyResults(list: any): Map<string, Bytes> {
+  const out = new Map<string, Bytes>();
+  for (const entry of list ?? []) {
+    out.set(entry.id, getBytes(entry, "result") ?? "");
+  }
+  return out;
 }
 
 export function decodeLimit(json: any): Limit {

@@ -120,6 +120,13 @@ export interface Lease {
   ttrMs: number;
   /** The job as it was reserved. */
   job: Job;
+  /**
+   * The results the job's dependencies (`after`) left at their ack, by id:
+   * one for each dependency kept done (`keepForMs`) when the job was
+   * reserved; a dependency whose result was not kept has none. Empty on
+   * the SQLite and PostgreSQL stores.
+   */
+  dependencyResults: Map<string, Bytes>;
 }
 
 /** A lease's name: what ack and friends need of it. */

@@ -138,15 +138,25 @@ class JobPage:
 
 @dataclass
 class Lease:
-    """A reservation: the job, its fencing token and when the lease ends."""
+    """A reservation: the job, its fencing token and when the lease ends.
+
+    `dependency_results` holds the results the job's dependencies (`after`)
+    left at their ack, id -> bytes: one for each dependency kept done
+    (`keep_for_ms`) when the job was reserved; a dependency whose result was
+    not kept has none. Empty on the SQLite and PostgreSQL stores."""
 
     job: Job
     token: str
     deadline: str
+    dependency_results: Dict[str, bytes] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, obj):
-        return cls(Job.from_json(obj["job"]), str(obj["token"]), obj["deadline"])
+        results = {}
+        for entry in obj.get("dependency_results", []):
+            results[entry["id"]] = _bytes_field(entry, "result") or b""
+        return cls(Job.from_json(obj["job"]), str(obj["token"]), obj["deadline"],
+                   results)
 
 
 @dataclass

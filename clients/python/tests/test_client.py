@@ -33,6 +33,9 @@ def wait_until(predicate, timeout=10.0):
 class ClientSuite:
     """The cases every store runs; subclasses say which store."""
 
+    # Whether the store hands a job's dependencies' results to its leases.
+    hands_on_results = True
+
     def store_url(self):
         raise NotImplementedError
 
@@ -225,6 +228,16 @@ class ClientSuite:
         self.assertEqual((done.state, done.result), ("done", b"42"))
         self.assertEqual([j.id for j in self.client.list("calc", state="done")], [job_id])
 
+    def test_a_lease_carries_the_results_its_dependencies_left(self):
+        dep = self.client.enqueue("render", "page", keep_for_ms=60_000)
+        child = self.client.enqueue("mail", "send", after=[dep])
+        self.assertEqual(self.client.get(child).state, "waiting")
+        self.client.ack(self.client.reserve("render")[0], b"\xff pdf")
+        lease = self.client.reserve("mail")[0]
+        self.assertEqual(lease.job.id, child)
+        want = {dep: b"\xff pdf"} if self.hands_on_results else {}
+        self.assertEqual(lease.dependency_results, want)
+
     # --- topics, limits, schedules ---------------------------------------
 
     def test_topics_stats_pause_resume_and_counts(self):
@@ -362,6 +375,8 @@ class ClientSuite:
 
 
 class SqliteClientTest(ClientSuite, unittest.TestCase):
+    hands_on_results = False
+
     def store_url(self):
         self.dir = tempfile.TemporaryDirectory()
         return f"sqlite:{self.dir.name}/jobs.db"

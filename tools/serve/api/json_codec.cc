@@ -228,6 +228,22 @@ void AppendLeaseJson(const Lease& lease, std::string* out) {
   AppendJobJson(lease.job, out);
   absl::StrAppend(out, ",\"token\":\"", lease.token, "\"");
   AppendTimeField("deadline", lease.deadline, out);
+  // Only a job whose dependencies left results has the list.
+  if (!lease.dependency_results.empty()) {
+    out->append(",\"dependency_results\":[");
+    const char* comma = "";
+    for (const auto& [id, result] : lease.dependency_results) {
+      absl::StrAppend(out, comma, "{");
+      // AppendTextField() opens with a comma, which the first field drops.
+      const size_t first = out->size();
+      AppendTextField("id", id, out);
+      out->erase(first, 1);
+      AppendTextField("result", result, out);
+      out->push_back('}');
+      comma = ",";
+    }
+    out->push_back(']');
+  }
   out->push_back('}');
 }
 

@@ -16,6 +16,12 @@ local KEEP_FOR, KEEP_AT_MOST, FINISHED_AT, RESULT = 20, 21, 22, 23
 -- (µs) = 25: when it was reserved; set while reserved only (job_pack()
 -- drops them from a record that is not).
 local HOLDER, RESERVED_AT = 24, 25
+-- AFTER = 26: the ids of the jobs it waits for (JobOptions::after), as
+-- MessagePack values one after another in one string; ON_FAILURE = 27: its
+-- on_dependency_failure (0 fail, 1 cancel, 2 run); PENDING = 28: how many
+-- of them it still waits for, while waiting. Only a job with dependencies
+-- has them (depend.lua).
+local AFTER, ON_FAILURE, PENDING = 26, 27, 28
 -- Times and ttr are integer µs. Priority to backoff (3..8) are the job's
 -- fixed settings, packed by the C++ side ("spec", an ARGV of add) and
 -- copied in whole; BACKOFF_KIND carries the jitter too (src/common/backoff_code.h).
@@ -31,7 +37,9 @@ local HOLDER, RESERVED_AT = 24, 25
 --
 -- STATE values, as kRecordStates in replies.h:
 local ST_DELAYED, ST_READY, ST_RESERVED, ST_DEAD, ST_DONE = 0, 1, 2, 3, 4
-local STATE_NAMES = {[0] = 'delayed', 'ready', 'reserved', 'dead', 'done'}
+local ST_WAITING = 5
+local STATE_NAMES = {[0] = 'delayed', 'ready', 'reserved', 'dead', 'done',
+                     'waiting'}
 
 -- The record of `id` as a table indexed by the names above, or nil.
 local function job_read(id)
@@ -45,7 +53,7 @@ end
 -- lease.
 local function job_pack(j)
   if j[STATE] ~= ST_RESERVED then j[HOLDER], j[RESERVED_AT] = nil, nil end
-  for last = RESERVED_AT, ATTEMPTS, -1 do
+  for last = PENDING, ATTEMPTS, -1 do
     if j[last] ~= nil then return cmsgpack.pack(unpack(j, 1, last)) end
   end
   return cmsgpack.pack(unpack(j, 1, PAYLOAD))

@@ -16,6 +16,10 @@
 --                                leaves, member = done_member() (done.lua)
 --   P.."done"            zset    the same members of every topic, for
 --                                PromoteDue()
+--   P.."twaiting:"..topic zset  the topic's waiting jobs by enqueue order
+--                                (SEQ_NO; see depend.lua)
+--   P.."dependants:"..id set     the waiting jobs that wait for job `id`
+--                                (see depend.lua)
 --   P.."held"            zset    ids held by dedup windows, scored by the
 --                                time each is free again (see held.lua)
 --   P.."limits"          hash    topic -> its limit and token bucket,
@@ -100,3 +104,7 @@ local function texpire_key(topic) return P .. 'texpire:' .. topic end
 -- keep_at_most and the topic's acks.
 local DONE = P .. 'done'
 local function tdone_key(topic) return P .. 'tdone:' .. topic end
+-- Jobs that wait for others (depend.lua): the topic's waiting set, and per
+-- job that others wait for, the set of its waiting dependants.
+local function twaiting_key(topic) return P .. 'twaiting:' .. topic end
+local function dependants_key(id) return P .. 'dependants:' .. id end

@@ -1,7 +1,9 @@
 -- promote.lua — moves due jobs: delayed jobs whose run_at came, leases whose
 -- deadline passed, and jobs that lapse because their expire_at came before
 -- a reservation.
--- requires: keys calls ready index bury job news held topics counts
+-- A job that goes dead or is discarded settles the jobs that wait for it
+-- (depend.lua).
+-- requires: keys calls ready index bury job news held topics counts depend
 
 -- The job `j`, out of every index, lapses at `now` (a number): dead with
 -- "expired", or forgotten (its id held) when it asked to be discarded.
@@ -12,11 +14,13 @@ local function lapse(id, j, now)
   if j[DISCARD] then
     hold_id(id, j, now)
     forget(id, topic)
+    settle(id, 'gone', now)
     return {'discarded', id, topic, j[ATTEMPTS] or 0}
   end
   j[LAST_ERROR] = 'expired'
   bury(id, j, now)
   count('k', topic, 1, now)
+  settle(id, 'failed', now)
   return {'lapsed', id, topic, j[ATTEMPTS] or 0}
 end
 
@@ -79,6 +83,7 @@ local function expire_reservation(id, from, now)
     bury(id, j, now)
     count('x', topic, 1, now)
     count('k', topic, 1, now)
+    settle(id, 'failed', now)
     return {'dead', id, topic, attempts}
   end
   j[DEADLINE] = nil

@@ -1,6 +1,7 @@
 -- unindex.lua — takes a job out of the index of its state, and out of its
--- expiry index, before the job is deleted (cancel, withdraw).
--- requires: keys job ready index news done
+-- expiry index, before the job is deleted (cancel, withdraw); a waiting
+-- job out of the dependants sets too.
+-- requires: keys job ready index news done depend
 
 local function unindex(id, j)
   local topic, state = j[TOPIC], j[STATE]
@@ -18,5 +19,7 @@ local function unindex(id, j)
     redis.call('ZREM', dead_key(topic), id)
   elseif state == ST_DONE then
     done_off(topic, {done_member(j[TOKEN], id)})
+  elseif state == ST_WAITING then
+    unwait(id, j)
   end
 end

@@ -7,7 +7,8 @@
 -- KEYS[4]  treserved: "{ns}:treserved:<topic>"
 -- KEYS[5]  dead: "{ns}:dead:<topic>"
 -- KEYS[6]  tdone: "{ns}:tdone:<topic>"
--- Reply:   {"OK", delayed, ready, reserved, dead, done}
+-- KEYS[7]  twaiting: "{ns}:twaiting:<topic>"
+-- Reply:   {"OK", delayed, ready, reserved, dead, done, waiting}
 return {'OK', redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3]),
         redis.call('ZCARD', KEYS[4]), redis.call('ZCARD', KEYS[5]),
-        redis.call('ZCARD', KEYS[6])}
+        redis.call('ZCARD', KEYS[6]), redis.call('ZCARD', KEYS[7])}

@@ -1,0 +1,103 @@
+-- depend.lua — jobs that wait for others (JobOptions::after). A waiting
+-- job (ST_WAITING) is in its topic's waiting set, scored by its SEQ_NO, and
+-- in the dependants set of each job it still waits for; its record holds
+-- AFTER, ON_FAILURE and PENDING (job.lua). Each transition of a dependency
+-- settles its dependants in the same script: settle() after an ack (met),
+-- a death (failed) or a departure without ack (gone). A job and the jobs
+-- it waits for live in one slot (a sharded namespace refuses others), so
+-- every key here is the script's own.
+-- requires: keys calls job index ready news schedule bury topics held
+
+local DEP_FAIL, DEP_CANCEL, DEP_RUN = 0, 1, 2
+
+-- The ids a record's AFTER names, as a list.
+local function after_ids(j)
+  if not j[AFTER] then return {} end
+  return {cmsgpack.unpack(j[AFTER])}
+end
+
+-- Takes the waiting job `id` (record `j`) out of its topic's waiting set
+-- and out of the dependants sets of the jobs it waits for.
+local function unwait(id, j)
+  redis.call('ZREM', twaiting_key(j[TOPIC]), id)
+  for _, d in ipairs(after_ids(j)) do
+    redis.call('SREM', dependants_key(d), id)
+  end
+  j[PENDING] = nil
+end
+
+-- The last error of a job failed by dependency `dep` (contract_errors.h).
+local function dependency_error(dep, outcome)
+  if outcome == 'failed' then
+    return "dependency '" .. dep .. "' failed"
+  end
+  return "dependency '" .. dep .. "' was cancelled"
+end
+
+-- Settles every job that waits for `id` after `outcome` ('met', 'failed'
+-- or 'gone') at `now` (a number), and in turn the dependants of each one
+-- that goes dead or is deleted so. A list of work rather than recursion:
+-- Lua's C stack bounds the depth of nested redis.call()s.
+local function settle(id, outcome, now)
+  local work = {{id, outcome}}
+  while #work > 0 do
+    local item = table.remove(work)
+    local dep, what = item[1], item[2]
+    local key = dependants_key(dep)
+    local waiters = redis.call('SMEMBERS', key)
+    if #waiters > 0 then redis.call('DEL', key) end
+    -- Sorted, so the dead set's order does not depend on the set's hashing.
+    table.sort(waiters)
+    for _, w in ipairs(waiters) do
+      local j = job_read(w)
+      if j and j[STATE] == ST_WAITING then
+        if what == 'met' or j[ON_FAILURE] == DEP_RUN then
+          j[PENDING] = j[PENDING] - 1
+          if j[PENDING] > 0 then
+            job_write(w, j)
+          else
+            j[PENDING] = nil
+            redis.call('ZREM', twaiting_key(j[TOPIC]), w)
+            schedule(w, j, j[RUN_AT], now)
+          end
+        else
+          unwait(w, j)
+          if j[ON_FAILURE] == DEP_CANCEL then
+            hold_id(w, j, now)
+            forget(w, j[TOPIC])
+            table.insert(work, {w, 'gone'})
+          else
+            j[LAST_ERROR] = dependency_error(dep, what)
+            bury(w, j, now)
+            table.insert(work, {w, 'failed'})
+          end
+        end
+      end
+    end
+  end
+end
+
+-- What becomes of a new job that waits for the jobs `after` names
+-- ({policy, id...}, as add is given it), `state_of(id)` telling each one's
+-- state (a number, or 'gone' for a job of the batch that was not stored):
+-- 'wait' and the ids still pending; 'run' (none pending); or 'cancel' or
+-- 'fail' and the last error, as a dependency's death or departure would
+-- settle it now. The first failed dependency decides.
+local function await_fate(after, state_of)
+  local policy = after[1]
+  local pending = {}
+  for k = 2, #after do
+    local st = state_of(after[k])
+    if st == ST_DEAD or st == 'gone' then
+      if policy ~= DEP_RUN then
+        local why = dependency_error(after[k],
+                                     st == ST_DEAD and 'failed' or 'gone')
+        return policy == DEP_CANCEL and 'cancel' or 'fail', why
+      end
+    elseif st ~= ST_DONE then
+      pending[#pending + 1] = after[k]
+    end
+  end
+  if #pending > 0 then return 'wait', pending end
+  return 'run', nil
+end

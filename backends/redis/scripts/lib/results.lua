@@ -1,0 +1,21 @@
+-- results.lua — the results a reserved job's dependencies left at their ack
+-- (Lease::dependency_results), read in the reservation itself: appended to
+-- the job's lease entry of reserve's reply as id, result pairs, one for
+-- each job its AFTER names that is kept done (job.lua); a dependency that
+-- is gone or not done leaves none. reserve and ack_reserve load it only
+-- for a job with AFTER.
+-- requires: keys job
+
+local function add_dependency_results(lease, j)
+  local deps = {cmsgpack.unpack(j[AFTER])}
+  local got = redis.call('HMGET', JOBS, unpack(deps))
+  for k = 1, #deps do
+    if got[k] then
+      local d = {cmsgpack.unpack(got[k])}
+      if d[STATE] == ST_DONE then
+        lease[#lease + 1] = deps[k]
+        lease[#lease + 1] = d[RESULT] or ''
+      end
+    end
+  end
+end
