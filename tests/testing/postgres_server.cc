@@ -66,8 +66,10 @@ absl::Status Errno(absl::string_view what) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start() {
+absl::StatusOr<std::unique_ptr<PostgresServer>> PostgresServer::Start(
+    Durability durability) {
   std::unique_ptr<PostgresServer> server(new PostgresServer());
+  server->durability_ = durability;
   server->bin_ = FindBinDir();
   if (server->bin_.empty()) {
     return absl::FailedPreconditionError(
@@ -184,12 +186,26 @@ absl::Status PostgresServer::RunAsServerUser(
 }
 
 absl::Status PostgresServer::Launch() {
-  pid_ = Spawn(
-      {bin_ + "/postgres", "-D", dir_ + "/data", "-p", absl::StrCat(port_),
-       "-k", dir_, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c",
-       "synchronous_commit=off", "-c", "full_page_writes=off", "-c",
-       "max_connections=300", "-c", "shared_buffers=32MB"},
-      /*die_with_parent=*/true);
+  std::vector<std::string> argv = {bin_ + "/postgres",
+                                   "-D",
+                                   dir_ + "/data",
+                                   "-p",
+                                   absl::StrCat(port_),
+                                   "-k",
+                                   dir_,
+                                   "-c",
+                                   "listen_addresses=127.0.0.1",
+                                   "-c",
+                                   "max_connections=300",
+                                   "-c",
+                                   "shared_buffers=32MB"};
+  if (durability_ == Durability::kFast) {
+    for (const char* setting :
+         {"fsync=off", "synchronous_commit=off", "full_page_writes=off"}) {
+      argv.insert(argv.end(), {"-c", setting});
+    }
+  }
+  pid_ = Spawn(argv, /*die_with_parent=*/true);
   if (pid_ < 0) return Errno("fork");
   const std::string conninfo =
       absl::StrCat("host=127.0.0.1 port=", port_,
@@ -226,6 +242,16 @@ absl::Status PostgresServer::Stop() {
   }
   pid_ = -1;
   return absl::OkStatus();
+}
+
+absl::Status PostgresServer::RestartAfterCrash() {
+  if (pid_ > 0) {
+    kill(pid_, SIGQUIT);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  return Launch();
 }
 
 absl::Status PostgresServer::Restart() {

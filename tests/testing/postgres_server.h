@@ -46,7 +46,14 @@ namespace testing {
 
 class PostgresServer {
  public:
-  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start();
+  // How the server keeps commits. kFast (fsync, synchronous_commit and
+  // full_page_writes off) suits tests that never stop it uncleanly; a
+  // crash may then lose commits it acknowledged. kDurable is PostgreSQL's
+  // default, as deployed: a commit is acknowledged once its WAL is on disk.
+  enum class Durability { kFast, kDurable };
+
+  static absl::StatusOr<std::unique_ptr<PostgresServer>> Start(
+      Durability durability = Durability::kFast);
 
   ~PostgresServer();
   PostgresServer(const PostgresServer&) = delete;
@@ -75,6 +82,13 @@ class PostgresServer {
   // accepts connections.
   absl::Status Restart();
 
+  // RestartAfterCrash()
+  //
+  // Immediate shutdown (SIGQUIT, as `pg_ctl stop -m immediate`): every
+  // server process quits at once, nothing is flushed or checkpointed. Then
+  // the server starts again, recovering from its WAL, as Restart() does.
+  absl::Status RestartAfterCrash();
+
   // Runs `sql` as the superuser over the socket (psql), for a test's setup.
   absl::Status Psql(absl::string_view sql) const;
 
@@ -94,6 +108,7 @@ class PostgresServer {
   uid_t uid_ = 0;
   gid_t gid_ = 0;
   bool drop_ = false;  // run the binaries as uid_/gid_
+  Durability durability_ = Durability::kFast;
   pid_t pid_ = -1;
 };
 
