@@ -634,6 +634,7 @@ absl::StatusOr<PromoteResult> PostgresBackend::PromoteDue(absl::Time now,
   if (limit < 1) limit = 1;
   DQ_RETURN_IF_ERROR(Transaction(now, [&](Tx& tx) -> absl::Status {
     result = PromoteResult();
+    tx.durable = false;
     // Done jobs whose time is up leave first.
     DQ_RETURN_IF_ERROR(
         tx.conn->Run(S(Sql::kDropLeft), Params().Int(tx.now_us)));

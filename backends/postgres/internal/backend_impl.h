@@ -65,6 +65,11 @@ struct Tx {
   PendingNews news;
   // Counts by (minute µs, topic).
   std::map<std::pair<int64_t, std::string>, JobCounts> counts;
+  // Whether the commit waits for its WAL to reach the disk. A promotion's
+  // need not: lost in a crash, it leaves its jobs due, and the next look
+  // moves them again; and any later commit that waits flushes the WAL
+  // before it, so nothing durable builds on a promotion that is lost.
+  bool durable = true;
   // Whether due news moves the store's horizon. Not in the application's
   // transaction (EnqueueInTransaction()): the row's lock would last as
   // long as that does, so the news goes out without comparing.

@@ -101,7 +101,9 @@ absl::Status PostgresBackend::Read(
 
 absl::Status PostgresBackend::Finish(Tx& tx) {
   DQ_ASSIGN_OR_RETURN(std::string tail, Tail(tx));
-  return tx.conn->RunScript(absl::StrCat(tail, "COMMIT"));
+  return tx.conn->RunScript(absl::StrCat(
+      tail, tx.durable ? "" : "SET LOCAL synchronous_commit TO off;\n",
+      "COMMIT"));
 }
 
 absl::Status PostgresBackend::Announce(Tx& tx) {
