@@ -17,30 +17,11 @@ namespace cli {
 namespace {
 
 int RunAdd(const Context& ctx) {
-  if (ctx.args.empty()) return UsageError(ctx, "missing TOPIC");
-  if (ctx.args.size() > 2) {
-    return UsageError(ctx, absl::StrCat("unexpected argument '", ctx.args[2],
-                                        "' (quote a payload with spaces)"));
-  }
-  if (ctx.Has("delay") && ctx.Has("at")) {
-    return UsageError(ctx, "give --delay or --at, not both");
-  }
-  JobOptions options;
-  if (absl::Status s = ReadJobOptions(ctx, options); !s.ok()) return Fail(s);
-  absl::StatusOr<std::string> payload = ReadPayload(ctx, 1);
-  if (!payload.ok()) return Fail(payload.status());
-  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
-      OpenScheduler(ctx, /*create=*/true);
-  if (!scheduler.ok()) return Fail(scheduler.status());
-  absl::StatusOr<std::string> id =
-      (*scheduler)->Enqueue(ctx.args[0], *payload, options);
-  if (!id.ok()) return Fail(id.status());
-  if (ctx.json()) {
-    absl::PrintF("{\"id\":%s}\n", JsonQuote(*id));
-  } else {
-    absl::PrintF("%s\n", *id);
-  }
-  return kExitOk;
+  return AddOneJob(ctx, 0,
+                   [](Scheduler& scheduler, const std::string& topic,
+                      const std::string& payload, const JobOptions& options) {
+                     return scheduler.Enqueue(topic, payload, options);
+                   });
 }
 
 }  // namespace

@@ -48,30 +48,12 @@ int RefuseJobFlags(const Context& ctx) {
 }
 
 int RunOpen(const Context& ctx) {
-  if (ctx.args.size() < 2) return UsageError(ctx, "missing TOPIC");
-  if (ctx.args.size() > 3) {
-    return UsageError(ctx, absl::StrCat("unexpected argument '", ctx.args[3],
-                                        "' (quote a payload with spaces)"));
-  }
-  if (ctx.Has("delay") && ctx.Has("at")) {
-    return UsageError(ctx, "give --delay or --at, not both");
-  }
-  JobOptions options;
-  if (absl::Status s = ReadJobOptions(ctx, options); !s.ok()) return Fail(s);
-  absl::StatusOr<std::string> payload = ReadPayload(ctx, 2);
-  if (!payload.ok()) return Fail(payload.status());
-  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
-      OpenScheduler(ctx, /*create=*/true);
-  if (!scheduler.ok()) return Fail(scheduler.status());
-  absl::StatusOr<std::string> id =
-      (*scheduler)->OpenBatch(ctx.args[1], *payload, options);
-  if (!id.ok()) return Fail(id.status());
-  if (ctx.json()) {
-    absl::PrintF("{\"id\":%s}\n", JsonQuote(*id));
-  } else {
-    absl::PrintF("%s\n", *id);
-  }
-  return kExitOk;
+  // "open" is argument 0: TOPIC follows it.
+  return AddOneJob(ctx, 1,
+                   [](Scheduler& scheduler, const std::string& topic,
+                      const std::string& payload, const JobOptions& options) {
+                     return scheduler.OpenBatch(topic, payload, options);
+                   });
 }
 
 // close ID... or show ID...

@@ -10,15 +10,19 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <memory>
 #include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "delayq/scheduler.h"
+#include "tools/common/text.h"
 #include "tools/common/values.h"
+#include "tools/delayq/store.h"
 
 namespace delayq {
 namespace cli {
@@ -150,6 +154,34 @@ absl::StatusOr<std::string> ReadPayload(const Context& ctx, size_t index) {
   if (ctx.args.size() <= index) return std::string();
   if (ctx.args[index] != "-") return ctx.args[index];
   return ReadStdin(SchedulerOptions().max_payload_bytes);
+}
+
+int AddOneJob(const Context& ctx, size_t topic_index, const StoreJob& store) {
+  if (ctx.args.size() <= topic_index) return UsageError(ctx, "missing TOPIC");
+  if (ctx.args.size() > topic_index + 2) {
+    return UsageError(
+        ctx, absl::StrCat("unexpected argument '", ctx.args[topic_index + 2],
+                          "' (quote a payload with spaces)"));
+  }
+  if (ctx.Has("delay") && ctx.Has("at")) {
+    return UsageError(ctx, "give --delay or --at, not both");
+  }
+  JobOptions options;
+  if (absl::Status s = ReadJobOptions(ctx, options); !s.ok()) return Fail(s);
+  absl::StatusOr<std::string> payload = ReadPayload(ctx, topic_index + 1);
+  if (!payload.ok()) return Fail(payload.status());
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      OpenScheduler(ctx, /*create=*/true);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  absl::StatusOr<std::string> id =
+      store(**scheduler, ctx.args[topic_index], *payload, options);
+  if (!id.ok()) return Fail(id.status());
+  if (ctx.json()) {
+    absl::PrintF("{\"id\":%s}\n", JsonQuote(*id));
+  } else {
+    absl::PrintF("%s\n", *id);
+  }
+  return kExitOk;
 }
 
 std::vector<FlagSpec> JobFlags() {
