@@ -16,9 +16,8 @@ using ::testing::HasSubstr;
 
 TEST(CliBatchTest, OpenAddCloseAndShow) {
   CliRunner cli;
-  CliResult open = cli.Run(
-      {"batch", "open", "invoices.sent", "march", "--id", "march", "--ttr",
-       "5m"});
+  CliResult open = cli.Run({"batch", "open", "invoices.sent", "march", "--id",
+                            "march", "--ttr", "5m"});
   ASSERT_EQ(open.exit_code, 0) << open.err;
   EXPECT_EQ(open.out, "march\n");
   for (const char* invoice : {"17", "18"}) {

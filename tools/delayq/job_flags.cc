@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
