@@ -48,13 +48,28 @@ LeaseKeeper::Handle LeaseKeeper::Hold(const Lease& lease,
 
 bool LeaseKeeper::Alive(Handle handle) {
   absl::MutexLock lock(&mu_);
+  // A renewal under way on the keeper's thread decides; wait for it.
+  struct Args {
+    LeaseKeeper* keeper;
+    Handle handle;
+  } args{this, handle};
+  mu_.Await(absl::Condition(
+      +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        auto it = a->keeper->held_.find(a->handle);
+        return it == a->keeper->held_.end() || !it->second.renewing;
+      },
+      &args));
   auto it = held_.find(handle);
   if (it == held_.end() || it->second.gone) return false;
-  if (clock_.Now() < it->second.lapses_at) return true;
-  // Renewals did not get through in time: the store may have handed the
-  // job to someone else. Ask it.
-  Renew(handle);
-  it = held_.find(handle);
+  // A lease due for renewal is asked about now rather than when the
+  // keeper's thread gets to it: the job may have been cancelled or handed
+  // to someone else, and must not start then. A lease whose deadline passed
+  // while the store was out of reach is asked about the same way.
+  if (clock_.Now() >= it->second.renew_at ||
+      clock_.Now() >= it->second.lapses_at) {
+    Renew(handle);
+    it = held_.find(handle);
+  }
   return it != held_.end() && !it->second.gone &&
          clock_.Now() < it->second.lapses_at;
 }
@@ -85,6 +100,9 @@ void LeaseKeeper::Renew(Handle handle) {
   if (it == held_.end()) return;  // dropped meanwhile: the job is finished
   Held& held = it->second;
   held.renewing = false;
+  // The keeper's thread passed over this lease while it was being renewed
+  // (from Alive()); it must look again at the new renewal time.
+  ++changed_;
   if (deadline.ok()) {
     held.lease.deadline = *deadline;
     held.lapses_at = now + lease.job.ttr;

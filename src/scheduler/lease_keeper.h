@@ -52,8 +52,8 @@ class LeaseKeeper {
 
   // Whether the job may still be started or finished on the lease: no
   // renewal was refused, and the lease is not known to have lapsed. A lease
-  // whose deadline passed while the store was out of reach is checked with
-  // one Touch() here.
+  // due for renewal, or whose deadline passed while the store was out of
+  // reach, is checked with one Touch() here.
   bool Alive(Handle handle);
 
   // Stops keeping the lease alive (the job was acked, failed or released).
@@ -90,7 +90,7 @@ class LeaseKeeper {
   absl::Mutex mu_;
   std::map<Handle, Held> held_ ABSL_GUARDED_BY(mu_);
   Handle next_handle_ ABSL_GUARDED_BY(mu_) = 1;
-  // Bumped when a lease is held or dropped: the thread looks again.
+  // Bumped when a lease is held, renewed or dropped: the thread looks again.
   uint64_t changed_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
