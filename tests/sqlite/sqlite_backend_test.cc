@@ -488,8 +488,10 @@ TEST(SqliteBackendTest, ATopicWithNoJobsLeftKeepsNoCounts) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT topic, state, n FROM counts", -1,
-                               &stmt, nullptr),
+  ASSERT_EQ(sqlite3_prepare_v2(db,
+                               "SELECT topic, state, n FROM topic_counts "
+                               "WHERE minute_us = -1",
+                               -1, &stmt, nullptr),
             SQLITE_OK);
   std::vector<std::string> rows;
   while (sqlite3_step(stmt) == SQLITE_ROW) {

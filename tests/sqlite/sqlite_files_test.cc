@@ -21,8 +21,51 @@
 namespace delayq {
 namespace {
 
-// Takes a file back to before batches (schema version 15).
+// Takes a file back to before topic_counts (schema version 16): the job
+// counts per state in counts and the recent minutes in transitions_recent,
+// each a table of its own, kept by the triggers of version 3.
+#define DQ_WITHOUT_TOPIC_COUNTS                                              \
+  "CREATE TABLE counts (topic TEXT NOT NULL, state INTEGER NOT NULL, "       \
+  "  n INTEGER NOT NULL, PRIMARY KEY (topic, state)) WITHOUT ROWID;"         \
+  "INSERT INTO counts SELECT topic, state, n FROM topic_counts "             \
+  "  WHERE minute_us = -1;"                                                  \
+  "CREATE TABLE transitions_recent (minute_us INTEGER NOT NULL, "            \
+  "  topic TEXT NOT NULL, enqueued INTEGER NOT NULL, done INTEGER NOT NULL," \
+  "  failed INTEGER NOT NULL, retried INTEGER NOT NULL, "                    \
+  "  expired INTEGER NOT NULL, dead INTEGER NOT NULL, "                      \
+  "  lapsed INTEGER NOT NULL, late0 INTEGER NOT NULL, "                      \
+  "  late1 INTEGER NOT NULL, late2 INTEGER NOT NULL, "                       \
+  "  late3 INTEGER NOT NULL, late4 INTEGER NOT NULL, "                       \
+  "  late5 INTEGER NOT NULL, PRIMARY KEY (minute_us, topic)) WITHOUT ROWID;" \
+  "INSERT INTO transitions_recent SELECT minute_us, topic, enqueued, done, " \
+  "  failed, retried, expired, dead, lapsed, late0, late1, late2, late3, "   \
+  "  late4, late5 FROM topic_counts WHERE state = -1;"                       \
+  "DROP TRIGGER jobs_count_insert; DROP TRIGGER jobs_count_delete; "         \
+  "DROP TRIGGER jobs_count_update; DROP TABLE topic_counts;"                 \
+  "CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN "             \
+  "  INSERT INTO counts (topic, state, n) VALUES (NEW.topic, NEW.state, 1) " \
+  "    ON CONFLICT (topic, state) DO UPDATE SET n = n + 1; "                 \
+  "END;"                                                                     \
+  "CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN "             \
+  "  UPDATE counts SET n = n - 1 "                                           \
+  "    WHERE topic = OLD.topic AND state = OLD.state; "                      \
+  "  DELETE FROM counts "                                                    \
+  "    WHERE topic = OLD.topic AND state = OLD.state AND n = 0; "            \
+  "END;"                                                                     \
+  "CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs "          \
+  "  WHEN OLD.state <> NEW.state BEGIN "                                     \
+  "  UPDATE counts SET n = n - 1 "                                           \
+  "    WHERE topic = OLD.topic AND state = OLD.state; "                      \
+  "  DELETE FROM counts "                                                    \
+  "    WHERE topic = OLD.topic AND state = OLD.state AND n = 0; "            \
+  "  INSERT INTO counts (topic, state, n) VALUES (NEW.topic, NEW.state, 1) " \
+  "    ON CONFLICT (topic, state) DO UPDATE SET n = n + 1; "                 \
+  "END;"
+
+// Takes a file back to before batches (schema version 15), and so before
+// topic_counts.
 #define DQ_WITHOUT_BATCHES                              \
+  DQ_WITHOUT_TOPIC_COUNTS                               \
   "DROP TRIGGER batch_leaves_with_its_completion_job; " \
   "DROP TABLE batch_jobs; DROP TABLE batches;"
 
@@ -239,14 +282,17 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
     ASSERT_OK(backend->Ack(l.job.id, l.token, /*result=*/"", kNow));
   backend.reset();
   // Nothing left: no counts row, and the schema is the current one.
-  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM counts"), 0);
+  EXPECT_EQ(RawQueryInt(path,
+                        "SELECT count(*) FROM topic_counts "
+                        "WHERE minute_us = -1"),
+            0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
   // The jobs worked since are counted (in their minute, not yet folded).
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT sum(done) FROM (SELECT done FROM transitions "
                         "WHERE minute_us = -1 UNION ALL SELECT done FROM "
-                        "transitions_recent)"),
+                        "topic_counts WHERE state = -1)"),
             2);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM paused"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM held_ids"), 0);
@@ -300,11 +346,13 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   EXPECT_EQ(minutes[1].minute, MinuteOf(kNow));
   EXPECT_EQ(minutes[1].counts.done, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
   EXPECT_EQ(
       RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
       7);
-  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM transitions_recent"), 1);
+  EXPECT_EQ(
+      RawQueryInt(path, "SELECT count(*) FROM topic_counts WHERE state = -1"),
+      1);
 }
 
 // A file of version 10 (no done jobs, dead jobs without the time they died)
@@ -331,7 +379,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
   }
   RawExec(path, absl::StrCat(kWithoutDoneJobs, "PRAGMA user_version = 10;"));
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
   ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
   EXPECT_EQ(dead.state, JobState::kDead);
   EXPECT_EQ(dead.finished_at, absl::InfinitePast());
@@ -377,7 +425,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion11) {
                        backend->JobEvents("job-0", 10));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].who, "migrated");
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
 }
 
 // A file of version 12 (no dependencies) opens with its jobs, and its jobs
@@ -389,7 +437,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion12) {
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
   EXPECT_EQ(stats.ready, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM dependencies"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT sum(dep_policy) FROM jobs"), 0);
   EXPECT_EQ(RawQueryInt(path,
@@ -415,7 +463,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion13) {
   }
   RawExec(path, DQ_WITHOUT_HOLDERS "PRAGMA user_version = 13;");
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
   ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));
   EXPECT_EQ(old.state, JobState::kReserved);
   EXPECT_EQ(old.holder, "");
@@ -579,13 +627,54 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion14) {
   }
   RawExec(path, DQ_WITHOUT_BATCHES "PRAGMA user_version = 14;");
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 15);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
   NewJob completion = Job1();
   completion.id = "batch";
   ASSERT_OK(backend->OpenBatch(completion, kNow));
   ASSERT_OK(backend->Cancel("a", kNow));
   ASSERT_OK_AND_ASSIGN(Batch batch, backend->GetBatch("batch"));
   EXPECT_EQ(batch.total, 0);
+}
+
+// A file of version 15 kept its job counts and its recent minutes in two
+// tables. Version 16 keeps both in topic_counts: the counts read as they
+// were, and the work done since adds to them.
+TEST(SqliteFilesTest, MigratesTheCountsOfVersion15) {
+  const std::string path = FreshDbPath("v15");
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    NewJob second = Job1();
+    second.id = "b";
+    ASSERT_OK(backend->Add({Job1(), second}, kNow));
+    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_OK(backend->Ack(leases[0].job.id, leases[0].token, "", kNow));
+  }
+  RawExec(path, DQ_WITHOUT_TOPIC_COUNTS "PRAGMA user_version = 15;");
+  ASSERT_EQ(RawQueryInt(path, "SELECT sum(n) FROM counts"), 1);
+  ASSERT_EQ(RawQueryInt(path, "SELECT sum(done) FROM transitions_recent"), 1);
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.ready, 1);
+  EXPECT_EQ(stats.total(), 1);
+  ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK(backend->Ack(leases[0].job.id, leases[0].token, "", kNow));
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].counts.enqueued, 2);
+  EXPECT_EQ(totals[0].counts.done, 2);
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicMinute> minutes,
+                       backend->Counts(kNow - absl::Minutes(1), kNow));
+  ASSERT_EQ(minutes.size(), 1u);
+  EXPECT_EQ(minutes[0].counts.done, 2);
+  ASSERT_OK_AND_ASSIGN(stats, backend->Stats("t"));
+  EXPECT_EQ(stats.total(), 0);
+  EXPECT_EQ(RawQueryInt(path,
+                        "SELECT count(*) FROM sqlite_master WHERE "
+                        "name IN ('counts', 'transitions_recent')"),
+            0);
 }
 
 TEST(SqliteFilesTest, RejectsABadPageSizeWithoutCreatingAFile) {

@@ -65,7 +65,7 @@ absl::Status SqliteBackend::WriteCounts() {
 
 absl::Status SqliteBackend::FoldCounts(int64_t minute) {
   // The minutes before this one into their rows and the totals, then out of
-  // transitions_recent; then the minutes that left the window.
+  // topic_counts; then the minutes that left the window.
   for (Statement* step :
        {s_.counts_fold_minutes.get(), s_.counts_fold_totals.get(),
         s_.counts_fold_drop.get()}) {

@@ -42,8 +42,8 @@ inline constexpr int kJobColumnCount = 26;
   "backoff_kind, backoff_base_us, backoff_max_us, missed_kind, "            \
   "missed_max, jitter_us, done_through_us, revision"
 
-// The count columns of the transitions tables (schema.cc, versions 9 and
-// 10), in JobCounts order.
+// The count columns of transitions and topic_counts (schema.cc, versions
+// 9, 10 and 16), in JobCounts order.
 #define DQ_COUNT_COLUMNS                                                   \
   "enqueued, done, failed, retried, expired, dead, lapsed, late0, late1, " \
   "late2, late3, late4, late5"
@@ -146,7 +146,8 @@ struct Sql {
   // jobs (NULL: none).
   static constexpr const char* kAckedTopic =
       "SELECT (SELECT concurrency FROM limits WHERE topic = ?1), "
-      "(SELECT n FROM counts WHERE topic = ?1 AND state = 4)";
+      "(SELECT n FROM topic_counts WHERE topic = ?1 AND state = 4 "
+      "AND minute_us = -1)";
   // Done jobs whose time is up at ?2, of one topic (jobs_done) and of every
   // topic (jobs_leaving).
   static constexpr const char* kDropLeftOfTopic =
@@ -203,10 +204,11 @@ struct Sql {
       "AND dead_order > ?3 ORDER BY dead_order LIMIT ?2";
 
   static constexpr const char* kStats =
-      "SELECT state, n FROM counts WHERE topic = ?1";
+      "SELECT state, n FROM topic_counts WHERE topic = ?1 AND state >= 0";
   // A topic's ready jobs, for news of a ready set that was empty.
   static constexpr const char* kReadyCount =
-      "SELECT n FROM counts WHERE topic = ?1 AND state = 1";
+      "SELECT n FROM topic_counts WHERE topic = ?1 AND state = 1 "
+      "AND minute_us = -1";
   static constexpr const char* kHorizonGet =
       "SELECT at_us FROM news_horizon WHERE id = 1";
   // Paused topics (SetPaused()).
@@ -233,9 +235,10 @@ struct Sql {
   static constexpr const char* kLimits =
       "SELECT topic, rate, period_us, burst, concurrency FROM limits "
       "ORDER BY topic";
-  // A topic's jobs in one state (counts).
+  // A topic's jobs in one state (topic_counts).
   static constexpr const char* kStateCount =
-      "SELECT n FROM counts WHERE topic = ?1 AND state = ?2";
+      "SELECT n FROM topic_counts WHERE topic = ?1 AND state = ?2 "
+      "AND minute_us = -1";
   // Schedules (PutSchedule() and friends), by their primary key.
   static constexpr const char* kScheduleGet =
       "SELECT spec, time_zone, done_through_us, revision FROM schedules "
@@ -253,43 +256,46 @@ struct Sql {
       "WHERE name = ?1";
   static constexpr const char* kHorizonSet =
       "UPDATE news_horizon SET at_us = ?1 WHERE id = 1";
-  // Counts (schema.cc, versions 9 and 10): a write transaction adds each
-  // topic's counts to its minute's row of transitions_recent, one row per
-  // topic; a fold moves the minutes before the current one into
-  // transitions (their minute's row and the topic's totals, minute -1).
+  // Counts (schema.cc, versions 9, 10 and 16): a write transaction adds
+  // each topic's counts to its minute's row of topic_counts (state -1), one
+  // row per topic beside the topic's job-state rows; a fold moves the
+  // minutes before the current one into transitions (their minute's row
+  // and the topic's totals, minute -1).
   static constexpr const char* kCountAdd =
-      "INSERT INTO transitions_recent (minute_us, topic, " DQ_COUNT_COLUMNS
-      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-      "?15) ON CONFLICT (minute_us, topic) DO UPDATE SET " DQ_COUNT_ADDS;
+      "INSERT INTO topic_counts (minute_us, topic, state, " DQ_COUNT_COLUMNS
+      ") VALUES (?1, ?2, -1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+      "?14, ?15) ON CONFLICT (topic, state, minute_us) DO UPDATE "
+      "SET " DQ_COUNT_ADDS;
   static constexpr const char* kCountsFoldMinutes =
       "INSERT INTO transitions (minute_us, topic, " DQ_COUNT_COLUMNS
       ") SELECT minute_us, topic, " DQ_COUNT_COLUMNS
-      " FROM transitions_recent WHERE minute_us < ?1 "
+      " FROM topic_counts WHERE state = -1 AND minute_us < ?1 "
       "ON CONFLICT (minute_us, topic) DO UPDATE SET " DQ_COUNT_ADDS;
   static constexpr const char* kCountsFoldTotals =
       "INSERT INTO transitions (minute_us, topic, " DQ_COUNT_COLUMNS
       ") SELECT -1, topic, " DQ_COUNT_SUMS
-      " FROM transitions_recent WHERE minute_us < ?1 GROUP BY topic "
+      " FROM topic_counts WHERE state = -1 AND minute_us < ?1 GROUP BY topic "
       "ON CONFLICT (minute_us, topic) DO UPDATE SET " DQ_COUNT_ADDS;
   static constexpr const char* kCountsFoldDrop =
-      "DELETE FROM transitions_recent WHERE minute_us < ?1";
-  // A minute's counts are its row in transitions plus its row in
-  // transitions_recent (a write whose clock was behind another's fold adds
-  // a new recent row to a folded minute); the totals are the -1 rows plus
-  // every recent row.
+      "DELETE FROM topic_counts WHERE state = -1 AND minute_us < ?1";
+  // A minute's counts are its row in transitions plus its recent row in
+  // topic_counts (a write whose clock was behind another's fold adds a new
+  // recent row to a folded minute); the totals are the -1 rows plus every
+  // recent row.
   static constexpr const char* kCountsRead =
       "SELECT minute_us, topic, " DQ_COUNT_SUMS
       " FROM (SELECT minute_us, topic, " DQ_COUNT_COLUMNS
       " FROM transitions WHERE minute_us >= ?1 AND minute_us <= ?2 "
       "UNION ALL SELECT minute_us, topic, " DQ_COUNT_COLUMNS
-      " FROM transitions_recent WHERE minute_us >= ?1 AND minute_us <= ?2) "
+      " FROM topic_counts WHERE state = -1 AND minute_us >= ?1 "
+      "AND minute_us <= ?2) "
       "GROUP BY minute_us, topic ORDER BY minute_us, topic";
   static constexpr const char* kTotalsRead =
       "SELECT -1, topic, " DQ_COUNT_SUMS
       " FROM (SELECT topic, " DQ_COUNT_COLUMNS
       " FROM transitions WHERE minute_us = -1 "
       "UNION ALL SELECT topic, " DQ_COUNT_COLUMNS
-      " FROM transitions_recent) GROUP BY topic ORDER BY topic";
+      " FROM topic_counts WHERE state = -1) GROUP BY topic ORDER BY topic";
   static constexpr const char* kCountsPrune =
       "DELETE FROM transitions WHERE minute_us >= 0 AND minute_us < ?1";
 
@@ -304,7 +310,7 @@ struct Sql {
       "events WHERE job_id = ?1 ORDER BY seq DESC LIMIT ?2) ORDER BY seq";
 
   static constexpr const char* kTopics =
-      "SELECT topic FROM counts GROUP BY topic HAVING sum(n) > 0 "
+      "SELECT topic FROM topic_counts GROUP BY topic HAVING sum(n) > 0 "
       "ORDER BY topic";
 
   static constexpr const char* kDeadOfTopic =
