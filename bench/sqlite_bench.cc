@@ -111,6 +111,34 @@ BENCHMARK(BM_EnqueueSingle)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
+// What counting (delayq/counts.h) costs one enqueue: counts on (1) and off
+// (0), at the default durability and page size.
+void BM_EnqueueCounted(benchmark::State& state) {
+  ScratchDb db;
+  SqliteOptions options;
+  options.path = db.path();
+  options.counts.enabled = state.range(0) != 0;
+  auto backend = OpenSqliteBackend(options);
+  if (!backend.ok()) {
+    state.SkipWithError(backend.status().ToString().c_str());
+    return;
+  }
+  int64_t n = 0;
+  for (auto _ : state) {
+    NewJob job = MakeJob(n++);
+    Check((*backend)->Add({job}, kNow), state);
+  }
+  state.SetItemsProcessed(n);
+  state.SetLabel(options.counts.enabled ? "counts=on" : "counts=off");
+}
+BENCHMARK(BM_EnqueueCounted)
+    ->Arg(1)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(0)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
 void BM_EnqueueBatch(benchmark::State& state) {
   ScratchDb db;
   auto backend = Open(db.path(), state);

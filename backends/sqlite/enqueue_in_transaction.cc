@@ -45,9 +45,8 @@ absl::StatusOr<std::vector<std::string>> SqliteBackend::AddWithin(
   Statements& s = store.s_;
   const std::pair<std::unique_ptr<Statement>*, const char*> needed[] = {
       {&s.insert, Sql::kInsert},          {&s.drop_holds, Sql::kDropHolds},
-      {&s.is_held, Sql::kIsHeld},         {&s.count_add, Sql::kCountAdd},
-      {&s.ready_count, Sql::kReadyCount}, {&s.horizon_get, Sql::kHorizonGet},
-      {&s.horizon_set, Sql::kHorizonSet},
+      {&s.is_held, Sql::kIsHeld},         {&s.ready_count, Sql::kReadyCount},
+      {&s.horizon_get, Sql::kHorizonGet}, {&s.horizon_set, Sql::kHorizonSet},
   };
   // A job that waits for others reaches the dependency code, which may
   // also settle a dependant at once (a dead dependency), and one that joins

@@ -200,7 +200,6 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.schedule_remove, Sql::kScheduleRemove},
       {&s_.schedule_list, Sql::kScheduleList},
       {&s_.schedule_fire, Sql::kScheduleFire},
-      {&s_.count_add, Sql::kCountAdd},
       {&s_.counts_fold_minutes, Sql::kCountsFoldMinutes},
       {&s_.counts_fold_totals, Sql::kCountsFoldTotals},
       {&s_.counts_fold_drop, Sql::kCountsFoldDrop},

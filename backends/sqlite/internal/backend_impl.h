@@ -154,7 +154,7 @@ class SqliteBackend : public Backend {
         topic_of, horizon_get, horizon_set, is_paused, pause, resume,
         paused_topics, replace, discard, drop_holds, is_held, hold, limit_get,
         limit_set, limit_tat, limit_clear, limits, state_count, schedule_get,
-        schedule_put, schedule_remove, schedule_list, schedule_fire, count_add,
+        schedule_put, schedule_remove, schedule_list, schedule_fire,
         counts_fold_minutes, counts_fold_totals, counts_fold_drop, counts_read,
         totals_read, counts_prune, promote_job, dead_ids, counter_bump, keep,
         drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic,
@@ -345,6 +345,10 @@ class SqliteBackend : public Backend {
   // Folds the recent minutes before `minute` (µs) into their minutes' rows
   // and the totals, and drops the minutes that left the window.
   absl::Status FoldCounts(int64_t minute) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // WriteCounts()'s upsert naming the counts in `moved` (bit i: column i of
+  // DQ_COUNT_COLUMNS).
+  absl::StatusOr<Statement*> CountAdd(uint32_t moved)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Notes for the pending news; inside a write transaction.
   void NoteMadeReady(absl::string_view topic, int64_t n = 1)
@@ -378,6 +382,10 @@ class SqliteBackend : public Backend {
   // The counts the running write transaction noted, by minute, then topic.
   using TopicCounts = absl::flat_hash_map<std::string, JobCounts>;
   absl::flat_hash_map<int64_t, TopicCounts> pending_counts_
+      ABSL_GUARDED_BY(mu_);
+  // The upserts of WriteCounts(), prepared when first needed, by the set of
+  // counts they name (CountAdd()).
+  absl::flat_hash_map<uint32_t, std::unique_ptr<Statement>> count_adds_
       ABSL_GUARDED_BY(mu_);
   // AnyJobWaits() of the running write transaction, once read (or once
   // it made a job wait); cleared when a transaction begins.

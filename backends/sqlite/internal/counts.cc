@@ -2,15 +2,21 @@
 //
 // The SQLite store's counts (delayq/counts.h): noted per topic while a write
 // transaction runs, written by it before its commit, read by Counts() and
-// CountTotals(). See schema.cc, versions 9 and 10, for the tables.
+// CountTotals(). See schema.cc, versions 9, 10 and 16, for the tables.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/db.h"
+#include "backends/sqlite/internal/statements.h"
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 
@@ -31,7 +37,46 @@ JobCounts ReadCounts(const Statement& s, int first) {
   return c;
 }
 
+// A transition's counts in JobCounts order, the order of DQ_COUNT_COLUMNS.
+constexpr int kCountColumns = 7 + kLatenessBuckets;
+std::array<int64_t, kCountColumns> CountValues(const JobCounts& c) {
+  std::array<int64_t, kCountColumns> v = {
+      c.enqueued, c.done, c.failed, c.retried, c.expired, c.dead, c.lapsed};
+  std::copy(c.lateness.begin(), c.lateness.end(), v.begin() + 7);
+  return v;
+}
+
+// The upsert of a topic's row of one minute in topic_counts that names only
+// the counts that moved (bit i of `moved`: column i of DQ_COUNT_COLUMNS).
+// Most transactions move one or two (an enqueue moves `enqueued` alone),
+// and every column named costs the statement work on each write.
+std::string CountAddSql(uint32_t moved) {
+  static const std::vector<std::string>* const kNames =
+      new std::vector<std::string>(absl::StrSplit(DQ_COUNT_COLUMNS, ", "));
+  std::vector<std::string> names, params, adds;
+  for (int i = 0; i < kCountColumns; ++i) {
+    if (!(moved & (1u << i))) continue;
+    const std::string& name = (*kNames)[i];
+    names.push_back(name);
+    params.push_back(absl::StrCat("?", params.size() + 3));
+    adds.push_back(absl::StrCat(name, " = ", name, " + excluded.", name));
+  }
+  return absl::StrCat("INSERT INTO topic_counts (minute_us, topic, state, ",
+                      absl::StrJoin(names, ", "), ") VALUES (?1, ?2, -1, ",
+                      absl::StrJoin(params, ", "),
+                      ") ON CONFLICT (topic, state, minute_us) DO UPDATE SET ",
+                      absl::StrJoin(adds, ", "));
+}
+
 }  // namespace
+
+absl::StatusOr<Statement*> SqliteBackend::CountAdd(uint32_t moved) {
+  std::unique_ptr<Statement>& add = count_adds_[moved];
+  if (add == nullptr) {
+    DQ_ASSIGN_OR_RETURN(add, conn_->Prepare(CountAddSql(moved)));
+  }
+  return add.get();
+}
 
 void SqliteBackend::NoteCount(absl::string_view topic, const JobCounts& delta) {
   if (!counts_options_.enabled) return;
@@ -41,20 +86,23 @@ void SqliteBackend::NoteCount(absl::string_view topic, const JobCounts& delta) {
 absl::Status SqliteBackend::WriteCounts() {
   if (pending_counts_.empty()) return absl::OkStatus();
   int64_t latest = 0;
-  Statement* add = s_.count_add.get();
   for (const auto& [minute, topics] : pending_counts_) {
     latest = std::max(latest, minute);
     for (const auto& [topic, counts] : topics) {
+      const std::array<int64_t, kCountColumns> values = CountValues(counts);
+      uint32_t moved = 0;
+      for (int i = 0; i < kCountColumns; ++i) {
+        if (values[i] != 0) moved |= 1u << i;
+      }
+      if (moved == 0) continue;
+      DQ_ASSIGN_OR_RETURN(Statement * add, CountAdd(moved));
       ScopedReset reset(add);
       add->BindInt64(1, minute);
       add->BindText(2, topic);
-      int col = 3;
-      for (int64_t n :
-           {counts.enqueued, counts.done, counts.failed, counts.retried,
-            counts.expired, counts.dead, counts.lapsed}) {
-        add->BindInt64(col++, n);
+      int param = 3;
+      for (int64_t n : values) {
+        if (n != 0) add->BindInt64(param++, n);
       }
-      for (int64_t n : counts.lateness) add->BindInt64(col++, n);
       DQ_RETURN_IF_ERROR(add->Run().status());
     }
   }

@@ -258,14 +258,10 @@ struct Sql {
       "UPDATE news_horizon SET at_us = ?1 WHERE id = 1";
   // Counts (schema.cc, versions 9, 10 and 16): a write transaction adds
   // each topic's counts to its minute's row of topic_counts (state -1), one
-  // row per topic beside the topic's job-state rows; a fold moves the
-  // minutes before the current one into transitions (their minute's row
-  // and the topic's totals, minute -1).
-  static constexpr const char* kCountAdd =
-      "INSERT INTO topic_counts (minute_us, topic, state, " DQ_COUNT_COLUMNS
-      ") VALUES (?1, ?2, -1, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-      "?14, ?15) ON CONFLICT (topic, state, minute_us) DO UPDATE "
-      "SET " DQ_COUNT_ADDS;
+  // row per topic beside the topic's job-state rows (counts.cc writes it,
+  // naming only the counts that moved); a fold moves the minutes before
+  // the current one into transitions (their minute's row and the topic's
+  // totals, minute -1).
   static constexpr const char* kCountsFoldMinutes =
       "INSERT INTO transitions (minute_us, topic, " DQ_COUNT_COLUMNS
       ") SELECT minute_us, topic, " DQ_COUNT_COLUMNS
