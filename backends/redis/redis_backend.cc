@@ -57,11 +57,13 @@ using redis_internal::Word;
 // and the held ids); 6 done jobs (record values 20-23, state 4, the done
 // sets) and when dead jobs died; 7 who holds each lease and since when
 // (record values 24-25, while reserved); 8 jobs that wait for others
-// (record values 26-28, state 5, the waiting and dependants sets). A
+// (record values 26-28, state 5, the waiting and dependants sets); 9 keeps
+// a waiting job's count of pending dependencies in the pending hash instead
+// of its record (a record of layout 8 that holds one counts off there). A
 // namespace of layout kOldestReadable or later is taken over in place: its
-// records and keys are layout 8's without them (an older delayq refuses a
-// layout-8 namespace rather than misread its records).
-constexpr int kLayout = 8;
+// records and keys are layout 9's without them (an older delayq refuses a
+// layout-9 namespace rather than misread it).
+constexpr int kLayout = 9;
 // RedisOptions::shards at most.
 constexpr int kMaxShards = 256;
 constexpr int kOldestReadable = 4;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "tests/testing/status_matchers.h"
 
@@ -314,6 +315,38 @@ TEST_P(DependencyConformanceTest, AWaitingJobIsNeitherPromotedNorKicked) {
                        backend_->PromoteDue(At(absl::Minutes(1)), 100));
   EXPECT_THAT(moved.transitions, IsEmpty());
   EXPECT_EQ(StateOf(*backend_, "{f}w"), JobState::kWaiting);
+}
+
+// As many dependencies as a job may have (kMaxDependencies), each stored,
+// acknowledged and counted off: no step of a store handles them all at
+// once where a bounded one is required (a Redis script spreads at most a
+// few thousand values in one call).
+TEST_P(DependencyConformanceTest, AJobMayWaitForTheMostDependenciesAllowed) {
+  const std::string topic = Topic();
+  std::vector<NewJob> children;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kMaxDependencies; ++i) {
+    ids.push_back(absl::StrCat("{f}c", i));
+    children.push_back(MakeJob(ids.back(), topic));
+  }
+  ASSERT_OK(backend_->Add(children, kT0));
+  AddOne(After(MakeJob("{f}w", Topic("parent")), ids));
+  int acked = 0;
+  while (acked < kMaxDependencies) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend_->Reserve(topic, 1000, At(absl::Seconds(1))));
+    ASSERT_FALSE(leases.empty()) << "after " << acked << " acks";
+    EXPECT_THAT(backend_->Reserve(Topic("parent"), 1, At(absl::Seconds(1))),
+                IsOkAndHolds(IsEmpty()));
+    ASSERT_OK_AND_ASSIGN(std::vector<absl::Status> done,
+                         backend_->AckBatch(leases, At(absl::Seconds(1))));
+    for (const absl::Status& s : done) ASSERT_OK(s);
+    acked += static_cast<int>(leases.size());
+  }
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<Lease> parent,
+      backend_->Reserve(Topic("parent"), 10, At(absl::Seconds(2))));
+  EXPECT_THAT(Ids(parent), ElementsAre("{f}w"));
 }
 
 }  // namespace

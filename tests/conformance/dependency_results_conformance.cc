@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "tests/conformance/dependency_conformance.h"
 #include "tests/testing/status_matchers.h"
@@ -133,6 +134,35 @@ TEST_P(DependencyResultsTest, ADeadDependencyUnderKRunLeavesNoResult) {
   ASSERT_OK(backend_->Ack("{f}k", k.token, "ok", At(absl::Seconds(2))));
   const Lease w = ReserveOne(*backend_, Topic("parent"), At(absl::Seconds(3)));
   EXPECT_THAT(w.dependency_results, ElementsAre(Pair("{f}k", "ok")));
+}
+
+// A lease of a job with as many dependencies as allowed carries every
+// result kept (a Redis script reads them a bounded slice at a time).
+TEST_P(DependencyResultsTest, TheResultsOfTheMostDependenciesAllowedArrive) {
+  const std::string topic = Topic();
+  std::vector<NewJob> children;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kMaxDependencies; ++i) {
+    ids.push_back(absl::StrCat("{f}c", i));
+    children.push_back(Kept(MakeJob(ids.back(), topic)));
+    children.back().keep_at_most = kMaxDependencies;
+  }
+  ASSERT_OK(backend_->Add(children, kT0));
+  AddOne(WaitingFor(MakeJob("{f}w", Topic("parent")), ids));
+  for (int acked = 0; acked < kMaxDependencies;) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend_->Reserve(topic, 1000, At(absl::Seconds(1))));
+    ASSERT_FALSE(leases.empty()) << "after " << acked << " acks";
+    for (const Lease& l : leases) {
+      ASSERT_OK(backend_->Ack(l.job.id, l.token, "r-" + l.job.id,
+                              At(absl::Seconds(1))));
+    }
+    acked += static_cast<int>(leases.size());
+  }
+  const Lease w = ReserveOne(*backend_, Topic("parent"), At(absl::Seconds(2)));
+  ASSERT_EQ(w.dependency_results.size(), ids.size());
+  EXPECT_EQ(w.dependency_results.at("{f}c0"), "r-{f}c0");
+  EXPECT_EQ(w.dependency_results.at(ids.back()), "r-" + ids.back());
 }
 
 TEST_P(DependencyResultsTest, AJobWithoutDependenciesCarriesNone) {

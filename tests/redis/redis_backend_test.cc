@@ -599,11 +599,16 @@ TEST(RedisOpenTest, ProcessesWithOtherBucketCountsSeeEveryDelayedJob) {
   EXPECT_EQ(r.transitions.size(), 3u);
 }
 
+// The data layout this version writes, and the next one (backends/redis
+// README.md, "Data layout").
+constexpr char kLayoutNow[] = "9";
+constexpr char kLayoutNext[] = "10";
+
 TEST(RedisOpenTest, ANewNamespaceRecordsItsLayout) {
   RedisOptions o = FreshRedisOptions();
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "8"));
+              ElementsAre("layout", kLayoutNow));
 }
 
 // A namespace an earlier delayq wrote: meta records only the bucket count.
@@ -625,7 +630,7 @@ TEST(RedisOpenTest, TakesOverAnEmptyNamespaceOfTheEarlierLayout) {
   RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4"});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "8"));
+              ElementsAre("layout", kLayoutNow));
   ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
   EXPECT_EQ(leases.size(), 1u);
@@ -645,7 +650,7 @@ TEST(RedisOpenTest, RefusesJobsInAnOlderRecordedLayout) {
   RawCommand(o.port, {"DEL", NsKey(o, "topics")});
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("8"));
+              ElementsAre(kLayoutNow));
 }
 
 // Layout 3 kept a hash per job and delay buckets: a namespace holding jobs
@@ -685,13 +690,13 @@ TEST(RedisOpenTest, RefusesJobsInLayout3WithoutTouchingThem) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> taken,
                        RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "8"));
+              ElementsAre("layout", kLayoutNow));
   ASSERT_OK(taken->Add({MakeJob("a", "mail")}, kT0));
   ASSERT_OK_AND_ASSIGN(Job a, taken->Get("a"));
   EXPECT_EQ(a.state, JobState::kReady);
 }
 
-// Layouts 5 to 8 only add to layout 4 (record values and keys for expiry,
+// Layouts 5 to 9 only add to layout 4 (record values and keys for expiry,
 // dedup windows, done jobs, lease holders and dependencies), so a namespace
 // of layout 4 with jobs is taken over as it is and its jobs read back.
 TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
@@ -704,15 +709,60 @@ TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
   RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "4"});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("8"));
+              ElementsAre(kLayoutNow));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("mail", 1, kT0));
   ASSERT_EQ(leases.size(), 1u);
   EXPECT_EQ(leases[0].job.id, "a");
 }
 
+// Layout 8 kept a waiting job's count of pending dependencies in its
+// record (value 28); layout 9 keeps it in the pending hash. A namespace of
+// layout 8 is taken over with its waiting jobs, which count off in their
+// records and run once, after their last dependency.
+TEST(RedisOpenTest, TakesOverLayout8WithItsWaitingJobs) {
+  RedisOptions o = FreshRedisOptions();
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b,
+                         RedisBackend::Open(o));
+    NewJob w = MakeJob("w", "parent");
+    w.after = {"a", "b"};
+    ASSERT_OK(b->Add({MakeJob("a", "t"), MakeJob("b", "t"), w}, kT0));
+  }
+  // Written as layout 8 wrote it: the count in the record, none apart.
+  RawCommand(
+      o.port,
+      {"EVAL",
+       "local r = redis.call('HGET', KEYS[1], 'w') "
+       "local j = {cmsgpack.unpack(r)} "
+       "j[28] = tonumber(redis.call('HGET', KEYS[2], 'w')) "
+       "redis.call('HDEL', KEYS[2], 'w') "
+       "redis.call('HSET', KEYS[1], 'w', cmsgpack.pack(unpack(j, 1, 28))) "
+       "redis.call('HSET', KEYS[3], 'layout', '8')",
+       "3", NsKey(o, "jobs"), NsKey(o, "pending"), NsKey(o, "meta")});
+  ASSERT_THAT(RawCommand(o.port, {"HLEN", NsKey(o, "pending")}),
+              ElementsAre("0"));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
+  EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
+              ElementsAre(kLayoutNow));
+  for (const char* id : {"a", "b"}) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> parent,
+                         b->Reserve("parent", 1, kT0));
+    EXPECT_THAT(parent, ::testing::IsEmpty()) << "before " << id;
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_OK(b->Ack(leases[0].job.id, leases[0].token, "", kT0));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> parent,
+                       b->Reserve("parent", 10, kT0));
+  ASSERT_EQ(parent.size(), 1u);
+  EXPECT_EQ(parent[0].job.id, "w");
+  EXPECT_THAT(RawCommand(o.port, {"HLEN", NsKey(o, "pending")}),
+              ElementsAre("0"));
+}
+
 TEST(RedisOpenTest, RefusesANewerLayout) {
   RedisOptions o = FreshRedisOptions();
-  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "9"});
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", kLayoutNext});
   absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
   EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(b.status().message()),

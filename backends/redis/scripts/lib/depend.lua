@@ -13,7 +13,7 @@ local DEP_FAIL, DEP_CANCEL, DEP_RUN = 0, 1, 2
 -- The ids a record's AFTER names, as a list.
 local function after_ids(j)
   if not j[AFTER] then return {} end
-  return {cmsgpack.unpack(j[AFTER])}
+  return list_unpack(j[AFTER])
 end
 
 -- Takes the waiting job `id` (record `j`) out of its topic's waiting set
@@ -23,7 +23,29 @@ local function unwait(id, j)
   for _, d in ipairs(after_ids(j)) do
     redis.call('SREM', dependants_key(d), id)
   end
+  redis.call('HDEL', PENDING_COUNTS, id)
   j[PENDING] = nil
+end
+
+-- Counts one dependency of the waiting job `id` off. Returns its record
+-- when that was the last (the job is free to run), nil while it still
+-- waits. Only the last one reads and rewrites the record. A record written
+-- by layout 8 holds its own count (PENDING) and has none in
+-- PENDING_COUNTS; it counts off there.
+local function count_off(id)
+  if redis.call('HINCRBY', PENDING_COUNTS, id, -1) > 0 then return nil end
+  redis.call('HDEL', PENDING_COUNTS, id)
+  local j = job_read(id)
+  if not (j and j[STATE] == ST_WAITING) then return nil end
+  if j[PENDING] then
+    j[PENDING] = j[PENDING] - 1
+    if j[PENDING] > 0 then
+      job_write(id, j)
+      return nil
+    end
+    j[PENDING] = nil
+  end
+  return j
 end
 
 -- The last error of a job failed by dependency `dep` (contract_errors.h).
@@ -49,16 +71,14 @@ local function settle(id, outcome, now)
     -- Sorted, so the dead set's order does not depend on the set's hashing.
     table.sort(waiters)
     for _, w in ipairs(waiters) do
-      local j = job_read(w)
-      if j and j[STATE] == ST_WAITING then
+      -- A met dependency needs no look at the record until the last.
+      local j = what ~= 'met' and job_read(w)
+      if what == 'met' or (j and j[STATE] == ST_WAITING) then
         if what == 'met' or j[ON_FAILURE] == DEP_RUN then
-          j[PENDING] = j[PENDING] - 1
-          if j[PENDING] > 0 then
-            job_write(w, j)
-          else
-            j[PENDING] = nil
-            redis.call('ZREM', twaiting_key(j[TOPIC]), w)
-            schedule(w, j, j[RUN_AT], now)
+          local free = count_off(w)
+          if free then
+            redis.call('ZREM', twaiting_key(free[TOPIC]), w)
+            schedule(w, free, free[RUN_AT], now)
           end
         else
           unwait(w, j)

@@ -19,8 +19,9 @@ local HOLDER, RESERVED_AT = 24, 25
 -- AFTER = 26: the ids of the jobs it waits for (JobOptions::after), as
 -- MessagePack values one after another in one string; ON_FAILURE = 27: its
 -- on_dependency_failure (0 fail, 1 cancel, 2 run); PENDING = 28: how many
--- of them it still waits for, while waiting. Only a job with dependencies
--- has them (depend.lua).
+-- of them it still waits for, while waiting, in a record written by layout
+-- 8 only (later ones keep that count in PENDING_COUNTS, keys.lua). Only a
+-- job with dependencies has them (depend.lua).
 local AFTER, ON_FAILURE, PENDING = 26, 27, 28
 -- Times and ttr are integer µs. Priority to backoff (3..8) are the job's
 -- fixed settings, packed by the C++ side ("spec", an ARGV of add) and
@@ -60,3 +61,25 @@ local function job_pack(j)
 end
 
 local function job_write(id, j) redis.call('HSET', JOBS, id, job_pack(j)) end
+
+-- A list as MessagePack values one after another (AFTER, and add's list of
+-- dependencies), from `first` on, and back, 512 values at a time: Lua's
+-- unpack() and cmsgpack.unpack() both refuse a few thousand values in one
+-- call, and a job may wait for 10,000 (kMaxDependencies).
+local function list_pack(list, first)
+  local parts = {}
+  for i = first or 1, #list, 512 do
+    parts[#parts + 1] = cmsgpack.pack(unpack(list, i, math.min(i + 511, #list)))
+  end
+  return table.concat(parts)
+end
+
+local function list_unpack(s)
+  local list, offset = {}, 0
+  while offset >= 0 do
+    local got = {cmsgpack.unpack_limit(s, 512, offset)}
+    offset = got[1]
+    for k = 2, #got do list[#list + 1] = got[k] end
+  end
+  return list
+end

@@ -108,3 +108,7 @@ local function tdone_key(topic) return P .. 'tdone:' .. topic end
 -- job that others wait for, the set of its waiting dependants.
 local function twaiting_key(topic) return P .. 'twaiting:' .. topic end
 local function dependants_key(id) return P .. 'dependants:' .. id end
+-- How many dependencies each waiting job still waits for (id -> count),
+-- apart from its record: a dependency's ack counts one off with HINCRBY,
+-- so a job that waits for thousands is not rewritten at each of them.
+local PENDING_COUNTS = P .. 'pending'

@@ -7,14 +7,17 @@
 -- requires: keys job
 
 local function add_dependency_results(lease, j)
-  local deps = {cmsgpack.unpack(j[AFTER])}
-  local got = redis.call('HMGET', JOBS, unpack(deps))
-  for k = 1, #deps do
-    if got[k] then
-      local d = {cmsgpack.unpack(got[k])}
-      if d[STATE] == ST_DONE then
-        lease[#lease + 1] = deps[k]
-        lease[#lease + 1] = d[RESULT] or ''
+  local deps = list_unpack(j[AFTER])
+  for i = 1, #deps, 512 do
+    local got = redis.call('HMGET', JOBS,
+                           unpack(deps, i, math.min(i + 511, #deps)))
+    for k = 1, #got do
+      if got[k] then
+        local d = {cmsgpack.unpack(got[k])}
+        if d[STATE] == ST_DONE then
+          lease[#lease + 1] = deps[i + k - 1]
+          lease[#lease + 1] = d[RESULT] or ''
+        end
       end
     end
   end
