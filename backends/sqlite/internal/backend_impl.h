@@ -345,9 +345,9 @@ class SqliteBackend : public Backend {
   // Folds the recent minutes before `minute` (µs) into their minutes' rows
   // and the totals, and drops the minutes that left the window.
   absl::Status FoldCounts(int64_t minute) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // WriteCounts()'s upsert naming the counts in `moved` (bit i: column i of
-  // DQ_COUNT_COLUMNS).
-  absl::StatusOr<Statement*> CountAdd(uint32_t moved)
+  // WriteCounts()'s UPDATE (or, with `insert`, INSERT) of a minute's row
+  // naming the counts in `moved` (bit i: column i of DQ_COUNT_COLUMNS).
+  absl::StatusOr<Statement*> CountWrite(uint32_t moved, bool insert)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Notes for the pending news; inside a write transaction.
@@ -383,9 +383,9 @@ class SqliteBackend : public Backend {
   using TopicCounts = absl::flat_hash_map<std::string, JobCounts>;
   absl::flat_hash_map<int64_t, TopicCounts> pending_counts_
       ABSL_GUARDED_BY(mu_);
-  // The upserts of WriteCounts(), prepared when first needed, by the set of
-  // counts they name (CountAdd()).
-  absl::flat_hash_map<uint32_t, std::unique_ptr<Statement>> count_adds_
+  // The statements of WriteCounts(), prepared when first needed
+  // (CountWrite()).
+  absl::flat_hash_map<uint32_t, std::unique_ptr<Statement>> count_writes_
       ABSL_GUARDED_BY(mu_);
   // AnyJobWaits() of the running write transaction, once read (or once
   // it made a job wait); cleared when a transaction begins.

@@ -46,36 +46,44 @@ std::array<int64_t, kCountColumns> CountValues(const JobCounts& c) {
   return v;
 }
 
-// The upsert of a topic's row of one minute in topic_counts that names only
-// the counts that moved (bit i of `moved`: column i of DQ_COUNT_COLUMNS).
-// Most transactions move one or two (an enqueue moves `enqueued` alone),
-// and every column named costs the statement work on each write.
-std::string CountAddSql(uint32_t moved) {
+// The statements that add to a topic's row of one minute in topic_counts,
+// naming only the counts that moved (bit i of `moved`: column i of
+// DQ_COUNT_COLUMNS): most transactions move one or two (an enqueue moves
+// `enqueued` alone), and every column named costs work on each write. The
+// row is there but for the first write of a minute, so the write is an
+// UPDATE by the key, and an INSERT only when that changed nothing: cheaper
+// than an upsert, which looks for the row twice.
+std::string CountWriteSql(uint32_t moved, bool insert) {
   static const std::vector<std::string>* const kNames =
       new std::vector<std::string>(absl::StrSplit(DQ_COUNT_COLUMNS, ", "));
   std::vector<std::string> names, params, adds;
   for (int i = 0; i < kCountColumns; ++i) {
     if (!(moved & (1u << i))) continue;
     const std::string& name = (*kNames)[i];
+    const std::string param = absl::StrCat("?", params.size() + 3);
     names.push_back(name);
-    params.push_back(absl::StrCat("?", params.size() + 3));
-    adds.push_back(absl::StrCat(name, " = ", name, " + excluded.", name));
+    params.push_back(param);
+    adds.push_back(absl::StrCat(name, " = ", name, " + ", param));
   }
-  return absl::StrCat("INSERT INTO topic_counts (minute_us, topic, state, ",
-                      absl::StrJoin(names, ", "), ") VALUES (?1, ?2, -1, ",
-                      absl::StrJoin(params, ", "),
-                      ") ON CONFLICT (topic, state, minute_us) DO UPDATE SET ",
-                      absl::StrJoin(adds, ", "));
+  if (insert) {
+    return absl::StrCat("INSERT INTO topic_counts (minute_us, topic, state, ",
+                        absl::StrJoin(names, ", "), ") VALUES (?1, ?2, -1, ",
+                        absl::StrJoin(params, ", "), ")");
+  }
+  return absl::StrCat("UPDATE topic_counts SET ", absl::StrJoin(adds, ", "),
+                      " WHERE topic = ?2 AND state = -1 AND minute_us = ?1");
 }
 
 }  // namespace
 
-absl::StatusOr<Statement*> SqliteBackend::CountAdd(uint32_t moved) {
-  std::unique_ptr<Statement>& add = count_adds_[moved];
-  if (add == nullptr) {
-    DQ_ASSIGN_OR_RETURN(add, conn_->Prepare(CountAddSql(moved)));
+absl::StatusOr<Statement*> SqliteBackend::CountWrite(uint32_t moved,
+                                                     bool insert) {
+  std::unique_ptr<Statement>& write =
+      count_writes_[moved | (insert ? 1u << kCountColumns : 0)];
+  if (write == nullptr) {
+    DQ_ASSIGN_OR_RETURN(write, conn_->Prepare(CountWriteSql(moved, insert)));
   }
-  return add.get();
+  return write.get();
 }
 
 void SqliteBackend::NoteCount(absl::string_view topic, const JobCounts& delta) {
@@ -95,15 +103,18 @@ absl::Status SqliteBackend::WriteCounts() {
         if (values[i] != 0) moved |= 1u << i;
       }
       if (moved == 0) continue;
-      DQ_ASSIGN_OR_RETURN(Statement * add, CountAdd(moved));
-      ScopedReset reset(add);
-      add->BindInt64(1, minute);
-      add->BindText(2, topic);
-      int param = 3;
-      for (int64_t n : values) {
-        if (n != 0) add->BindInt64(param++, n);
+      for (bool insert : {false, true}) {
+        DQ_ASSIGN_OR_RETURN(Statement * write, CountWrite(moved, insert));
+        ScopedReset reset(write);
+        write->BindInt64(1, minute);
+        write->BindText(2, topic);
+        int param = 3;
+        for (int64_t n : values) {
+          if (n != 0) write->BindInt64(param++, n);
+        }
+        DQ_ASSIGN_OR_RETURN(int changed, write->Run());
+        if (changed > 0) break;
       }
-      DQ_RETURN_IF_ERROR(add->Run().status());
     }
   }
   if (latest <= folded_at_minute_us_) return absl::OkStatus();
