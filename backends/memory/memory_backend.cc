@@ -825,6 +825,7 @@ class MemoryBackend : public Backend {
     r->set_last_error(error);
     r->Die(next_death_++, now_us);
     Link(r, now_us);
+    counts_.Count(r->topic()->name, now_us, internal::CountOfDependencyDeath());
   }
 
   // The common call: one look in the pool both checks the id and places the

@@ -444,6 +444,7 @@ absl::StatusOr<int> RedisBackend::Withdraw(absl::Span<const std::string> ids,
                                            absl::Time now) {
   if (ids.empty()) return 0;
   auto a = Timed<redis_internal::WithdrawArgs>(now);
+  a.counts = counts_arg_;
   a.ids.values.assign(ids.begin(), ids.end());
   DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), ""));
   if (Word(r.get()) != redis_internal::kOk || r->elements != 2) {
@@ -621,6 +622,7 @@ absl::StatusOr<absl::Time> RedisBackend::Touch(absl::string_view id,
 
 absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
   auto a = Timed<redis_internal::CancelArgs>(now);
+  a.counts = counts_arg_;
   a.id = std::string(id);
   return RunForOk(ToCall(std::move(a)), id);
 }
@@ -917,6 +919,7 @@ absl::Status RedisBackend::PromoteJob(absl::string_view id, absl::Time now) {
 absl::StatusOr<int> RedisBackend::PurgeDead(absl::string_view topic, int max,
                                             absl::Time now) {
   auto a = Timed<redis_internal::PurgeDeadArgs>(now);
+  a.counts = counts_arg_;
   a.dead = keys_.Dead(topic);
   a.topic = std::string(topic);
   a.max = absl::StrCat(std::max(max, 1));

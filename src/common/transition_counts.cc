@@ -46,6 +46,12 @@ JobCounts CountOfFail(FailOutcome outcome) {
   return c;
 }
 
+JobCounts CountOfDependencyDeath() {
+  JobCounts c;
+  c.dead = 1;
+  return c;
+}
+
 JobCounts CountOfDelivery(int64_t run_at_us, int64_t now_us) {
   JobCounts c;
   c.lateness[LatenessBucket(now_us - run_at_us)] = 1;

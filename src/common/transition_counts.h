@@ -25,6 +25,10 @@ JobCounts CountOfMove(Transition::Kind kind);
 // A Fail() that sent the job to `outcome`.
 JobCounts CountOfFail(FailOutcome outcome);
 
+// A job sent dead by its dependencies (JobOptions::after under kFail: one
+// died or was cancelled): a death, with no failed attempt of its own.
+JobCounts CountOfDependencyDeath();
+
 // A reservation at `now_us` of a job whose run_at is `run_at_us`.
 JobCounts CountOfDelivery(int64_t run_at_us, int64_t now_us);
 

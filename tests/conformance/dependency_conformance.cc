@@ -317,6 +317,40 @@ TEST_P(DependencyConformanceTest, AWaitingJobIsNeitherPromotedNorKicked) {
   EXPECT_EQ(StateOf(*backend_, "{f}w"), JobState::kWaiting);
 }
 
+// A job that dies because a dependency died or was cancelled (the kFail
+// policy) is counted dead under its topic in the store's counts, in the
+// same step, like any death; one deleted under kCancel is not.
+TEST_P(DependencyConformanceTest, ADependantThatDiesSoIsCountedDead) {
+  const std::string topic = Topic();
+  const std::string parents = Topic("parent");
+  AddOne(OneAttempt(MakeJob("{f}dies", topic)));
+  AddOne(MakeJob("{f}cancelled", topic));
+  AddOne(After(MakeJob("{f}w1", parents), {"{f}dies"}));
+  AddOne(After(MakeJob("{f}w2", parents), {"{f}cancelled"}));
+  AddOne(After(MakeJob("{f}w3", parents), {"{f}cancelled"},
+               DependencyFailure::kCancel));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 1, At(absl::Seconds(1))));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_EQ(leases[0].job.id, "{f}dies");
+  ASSERT_THAT(backend_->Fail("{f}dies", leases[0].token, "boom",
+                             At(absl::Seconds(2)), At(absl::Seconds(1))),
+              IsOkAndHolds(FailOutcome::kDead));
+  ASSERT_OK(backend_->Cancel("{f}cancelled", At(absl::Seconds(2))));
+  EXPECT_EQ(StateOf(*backend_, "{f}w1"), JobState::kDead);
+  EXPECT_EQ(StateOf(*backend_, "{f}w2"), JobState::kDead);
+
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals,
+                       backend_->CountTotals());
+  int64_t parents_dead = -1, topic_dead = -1;
+  for (const TopicTotals& t : totals) {
+    if (t.topic == parents) parents_dead = t.counts.dead;
+    if (t.topic == topic) topic_dead = t.counts.dead;
+  }
+  EXPECT_EQ(parents_dead, 2);
+  EXPECT_EQ(topic_dead, 1);
+}
+
 // As many dependencies as a job may have (kMaxDependencies), each stored,
 // acknowledged and counted off: no step of a store handles them all at
 // once where a bounded one is required (a Redis script spreads at most a

@@ -279,9 +279,10 @@ TEST(ScriptCallTest, ACallWithAMemberLeftUnsetIsRefused) {
   withdraw.reserved = "r";
   withdraw.now = "1";
   withdraw.clock_mode = "0";
+  withdraw.counts = "0";
   call = redis_internal::ToCall(std::move(withdraw));
   ASSERT_TRUE(call.ok()) << call.status();
-  EXPECT_EQ(call->args.size(), 2u);
+  EXPECT_EQ(call->args.size(), 3u);
 }
 
 // The names job.lua gives the record's positions: its lines

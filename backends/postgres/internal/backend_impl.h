@@ -255,6 +255,10 @@ class PostgresBackend : public Backend {
                                 DependencyOutcome outcome);
   // Deletes the job `id` as Cancel() does, and forgets what it waited for.
   absl::Status DropWaiter(Tx& tx, absl::string_view id);
+  // Sends the waiting job `seq` of `topic` dead with `error` (a
+  // dependency's failure), and counts the death.
+  absl::Status KillWaiter(Tx& tx, int64_t seq, absl::string_view topic,
+                          absl::string_view error);
   // Releases the waiting job `id` if it still waits, ready or delayed
   // until its run_at; locked first (see kLockWaiter).
   absl::Status ReleaseWaiter(Tx& tx, int64_t seq, absl::string_view topic,

@@ -16,6 +16,7 @@
 #include "backends/postgres/internal/statements.h"
 #include "src/common/contract_errors.h"
 #include "src/common/status_macros.h"
+#include "src/common/transition_counts.h"
 
 namespace delayq {
 namespace postgres_internal {
@@ -56,14 +57,10 @@ absl::Status PostgresBackend::AwaitDependencies(Tx& tx, const NewJob& job) {
     DQ_RETURN_IF_ERROR(
         tx.conn->Run(S(Sql::kForgetWaiter), Params().Text(job.id)));
     DQ_ASSIGN_OR_RETURN(Row row, LockJob(tx, job.id));
-    return tx.conn->Run(
-        S(Sql::kMakeDead),
-        Params()
-            .Int(row.seq)
-            .Text(state == kStateDead
-                      ? internal::DependencyFailed(dependency)
-                      : internal::DependencyCancelled(dependency))
-            .Int(tx.now_us));
+    return KillWaiter(tx, row.seq, job.topic,
+                      state == kStateDead
+                          ? internal::DependencyFailed(dependency)
+                          : internal::DependencyCancelled(dependency));
   }
   if (!waits) return absl::OkStatus();
   return tx.conn->Run(S(Sql::kWait),
@@ -110,18 +107,23 @@ absl::Status PostgresBackend::SettleDependants(Tx& tx, absl::string_view id,
         continue;
       }
       DQ_RETURN_IF_ERROR(tx.conn->Run(S(Sql::kForgetWaiter), Params().Text(w)));
-      DQ_RETURN_IF_ERROR(tx.conn->Run(
-          S(Sql::kMakeDead),
-          Params()
-              .Int(seq)
-              .Text(what == DependencyOutcome::kFailed
-                        ? internal::DependencyFailed(dependency)
-                        : internal::DependencyCancelled(dependency))
-              .Int(tx.now_us)));
+      DQ_RETURN_IF_ERROR(
+          KillWaiter(tx, seq, topic,
+                     what == DependencyOutcome::kFailed
+                         ? internal::DependencyFailed(dependency)
+                         : internal::DependencyCancelled(dependency)));
       work.emplace_back(w, DependencyOutcome::kFailed);
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status PostgresBackend::KillWaiter(Tx& tx, int64_t seq,
+                                         absl::string_view topic,
+                                         absl::string_view error) {
+  NoteCount(tx, topic, internal::CountOfDependencyDeath());
+  return tx.conn->Run(S(Sql::kMakeDead),
+                      Params().Int(seq).Text(error).Int(tx.now_us));
 }
 
 absl::Status PostgresBackend::ReleaseWaiter(Tx& tx, int64_t seq,

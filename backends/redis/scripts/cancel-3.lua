@@ -8,10 +8,12 @@
 -- ARGV[1]  now: µs
 -- ARGV[2]  clock_mode: (see lib/clock.lua; only for dedup windows and
 --          the jobs that wait for it)
--- ARGV[3]  id: the job's id
+-- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua):
+--          a job that waits for it may die of it
+-- ARGV[4]  id: the job's id
 -- Reply:   {"OK"} or {"NOTFOUND"}
 local now = hold_clock(ARGV[1], ARGV[2])
-local id = ARGV[3]
+local id = ARGV[4]
 local j = job_read(id)
 if not j then return {'NOTFOUND'} end
 unindex(id, j)

@@ -7,12 +7,14 @@
 -- KEYS[2]  dead: "{ns}:dead:<topic>"
 -- ARGV[1]  now: µs
 -- ARGV[2]  clock_mode: (see lib/clock.lua; only for dedup windows)
--- ARGV[3]  topic: the topic
--- ARGV[4]  max: most jobs to delete (>= 1)
+-- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua):
+--          a job that waits for one may die of it
+-- ARGV[4]  topic: the topic
+-- ARGV[5]  max: most jobs to delete (>= 1)
 -- Reply:   {"OK", purged}
 local now = hold_clock(ARGV[1], ARGV[2])
-local topic = ARGV[3]
-local ids = redis.call('ZRANGE', KEYS[2], '0', int_text(tonumber(ARGV[4]) - 1))
+local topic = ARGV[4]
+local ids = redis.call('ZRANGE', KEYS[2], '0', int_text(tonumber(ARGV[5]) - 1))
 for _, id in ipairs(ids) do
   local j = job_read(id)
   redis.call('ZREM', KEYS[2], id)

@@ -12,11 +12,13 @@
 -- ARGV[1]  now: µs
 -- ARGV[2]  clock_mode: (see lib/clock.lua; only for the jobs that wait
 --          for them)
--- ARGV[3..] ids: job ids
+-- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua):
+--          a job that waits for one may die of it
+-- ARGV[4..] ids: job ids
 -- Reply:   {"OK", withdrawn}: how many of the ids named a live job
 local now = hold_clock(ARGV[1], ARGV[2])
 local withdrawn = 0
-for i = 3, #ARGV do
+for i = 4, #ARGV do
   local id = ARGV[i]
   local j = job_read(id)
   if j then

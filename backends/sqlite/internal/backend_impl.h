@@ -270,8 +270,10 @@ class SqliteBackend : public Backend {
   absl::Status ReleaseCompletion(absl::string_view id, int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Sends the waiting job `seq` dead with `error`, in death order.
-  absl::Status KillWaiter(int64_t seq, absl::string_view error, int64_t now_us)
+  // Sends the waiting job `seq` of `topic` dead with `error`, in death
+  // order, and counts the death.
+  absl::Status KillWaiter(int64_t seq, absl::string_view topic,
+                          absl::string_view error, int64_t now_us)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Deletes the job `id` as Cancel() does, and forgets what it waited for.
   absl::Status DropWaiter(absl::string_view id, int64_t now_us)

@@ -13,6 +13,7 @@
 #include "backends/sqlite/internal/schema.h"
 #include "src/common/contract_errors.h"
 #include "src/common/status_macros.h"
+#include "src/common/transition_counts.h"
 
 namespace delayq {
 namespace sqlite_internal {
@@ -70,7 +71,7 @@ absl::Status SqliteBackend::AwaitDependencies(const NewJob& job,
       s_.forget_waiter->BindText(1, job.id);
       DQ_RETURN_IF_ERROR(s_.forget_waiter->Run().status());
     }
-    return KillWaiter(seq,
+    return KillWaiter(seq, job.topic,
                       state == kStateDead
                           ? internal::DependencyFailed(dependency)
                           : internal::DependencyCancelled(dependency),
@@ -149,7 +150,7 @@ absl::Status SqliteBackend::SettleDependants(absl::string_view id,
         DQ_RETURN_IF_ERROR(s_.forget_waiter->Run().status());
       }
       DQ_RETURN_IF_ERROR(
-          KillWaiter(seq,
+          KillWaiter(seq, topic,
                      what == DependencyOutcome::kFailed
                          ? internal::DependencyFailed(dependency)
                          : internal::DependencyCancelled(dependency),
@@ -175,8 +176,10 @@ absl::Status SqliteBackend::ReleaseWaiter(int64_t seq, absl::string_view topic,
   return absl::OkStatus();
 }
 
-absl::Status SqliteBackend::KillWaiter(int64_t seq, absl::string_view error,
+absl::Status SqliteBackend::KillWaiter(int64_t seq, absl::string_view topic,
+                                       absl::string_view error,
                                        int64_t now_us) {
+  NoteCount(topic, internal::CountOfDependencyDeath());
   DQ_ASSIGN_OR_RETURN(int64_t counter, LoadCounter());
   {
     ScopedReset reset(s_.make_dead.get());

@@ -6,7 +6,9 @@
 -- a death (failed) or a departure without ack (gone). A job and the jobs
 -- it waits for live in one slot (a sharded namespace refuses others), so
 -- every key here is the script's own.
--- requires: keys calls job index ready news schedule bury topics held
+-- A job sent dead so is counted dead (counts.lua), so every script that
+-- settles takes ARGV[3] counts.
+-- requires: keys calls job index ready news schedule bury topics held counts
 
 local DEP_FAIL, DEP_CANCEL, DEP_RUN = 0, 1, 2
 
@@ -89,6 +91,7 @@ local function settle(id, outcome, now)
           else
             j[LAST_ERROR] = dependency_error(dep, what)
             bury(w, j, now)
+            count('k', j[TOPIC], 1, now)
             table.insert(work, {w, 'failed'})
           end
         end
