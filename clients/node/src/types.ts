@@ -74,6 +74,8 @@ export interface Job {
   discardExpired?: boolean;
   /** Present when the job has a dedup window. */
   uniqueForMs?: number;
+  /** Present when the job was enqueued to wait for others: their ids, in order. */
+  after?: string[];
   lastError: string;
   /** A done job's result, when its ack carried one. */
   result?: Bytes;
