@@ -125,8 +125,7 @@ export interface Lease {
   /**
    * The results the job's dependencies (`after`) left at their ack, by id:
    * one for each dependency kept done (`keepForMs`) when the job was
-   * reserved; a dependency whose result was not kept has none. Empty on
-   * the SQLite and PostgreSQL stores.
+   * reserved; a dependency whose result was not kept has none.
    */
   dependencyResults: Map<string, Bytes>;
 }

@@ -146,7 +146,7 @@ class Lease:
     `dependency_results` holds the results the job's dependencies (`after`)
     left at their ack, id -> bytes: one for each dependency kept done
     (`keep_for_ms`) when the job was reserved; a dependency whose result was
-    not kept has none. Empty on the SQLite and PostgreSQL stores."""
+    not kept has none."""
 
     job: Job
     token: str
