@@ -1061,8 +1061,10 @@ class MemoryBackend : public Backend {
   }
 
   // The job as the API shows it, with who holds it while reserved.
-  Job JobOf(const JobRecord& r) const {
+  Job JobOf(const JobRecord& r) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Job job = r.ToJob();
+    const absl::Span<const std::string> after = dependencies_.After(r.id());
+    job.after.assign(after.begin(), after.end());
     if (r.state() != JobState::kReserved) return job;
     auto held = holdings_.find(&r);
     if (held != holdings_.end() && held->second.token == r.token()) {

@@ -110,7 +110,7 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
   std::vector<std::string> ids, topics, payloads;
   std::vector<std::optional<int64_t>> state, priority, max_attempts, ttr,
       backoff_kind, backoff_base, backoff_max, run_at, due, expire_at, discard,
-      unique_for, keep_for, keep_at_most;
+      unique_for, keep_for, keep_at_most, after_count;
   for (const NewJob& job : jobs) {
     const int64_t run_us = ToMicros(job.run_at);
     const bool delayed = run_us > tx.now_us;
@@ -146,6 +146,7 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
     unique_for.push_back(absl::ToInt64Microseconds(job.unique_for));
     keep_for.push_back(keeps ? absl::ToInt64Microseconds(job.keep_for) : 0);
     keep_at_most.push_back(keeps ? job.keep_at_most : 0);
+    after_count.push_back(static_cast<int64_t>(job.after.size()));
   }
   // Which id is taken, live or held, or comes twice: the first in the
   // batch's order is named.
@@ -176,7 +177,8 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
                                         .IntArray(discard)
                                         .IntArray(unique_for)
                                         .IntArray(keep_for)
-                                        .IntArray(keep_at_most));
+                                        .IntArray(keep_at_most)
+                                        .IntArray(after_count));
   if (absl::IsAlreadyExists(inserted)) {
     // Another transaction added one of the ids since the check: the
     // server's message names it.
@@ -276,6 +278,19 @@ absl::Status PostgresBackend::ReserveReady(Tx& tx, absl::string_view topic,
     // The tokens follow the ready order; RETURNING's order is the table's.
     std::sort(leases->begin(), leases->end(),
               [](const Lease& a, const Lease& b) { return a.token < b.token; });
+    // What the jobs with dependencies wait for, and their results, in one
+    // more statement; none for jobs without.
+    absl::flat_hash_set<std::string> with_after;
+    for (int i = 0; i < rows.rows(); ++i) {
+      if (HasAfter(rows, i)) with_after.insert(rows.Text(i, 1));
+    }
+    std::vector<AfterOf> waits;
+    for (Lease& lease : *leases) {
+      if (with_after.contains(lease.job.id)) {
+        waits.push_back({&lease.job, &lease.dependency_results});
+      }
+    }
+    DQ_RETURN_IF_ERROR(ReadAfter(*tx.conn, schema_, waits));
     for (const Lease& lease : *leases) {
       NoteReserved(tx, lease);
       NoteCount(

@@ -233,6 +233,8 @@ absl::Status SqliteBackend::PrepareAll() {
       {&s_.batch_leave, Sql::kBatchLeave},
       {&s_.batch_count, Sql::kBatchCount},
       {&s_.batch_close, Sql::kBatchClose},
+      {&s_.after_add, Sql::kAfterAdd},
+      {&s_.after_of, Sql::kAfterOf},
   };
   for (const Entry& e : entries) {
     DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
@@ -578,6 +580,7 @@ absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
     const bool keeps = job.keep_for > absl::ZeroDuration();
     insert->BindInt64(17, keeps ? absl::ToInt64Microseconds(job.keep_for) : 0);
     insert->BindInt64(18, keeps ? job.keep_at_most : 0);
+    insert->BindInt64(19, static_cast<int64_t>(job.after.size()));
     absl::StatusOr<int> done = insert->Run();
     if (done.status().code() == absl::StatusCode::kAlreadyExists) {
       return internal::IdInUse(job.id);
@@ -696,8 +699,11 @@ absl::Status SqliteBackend::ReserveReady(absl::string_view topic, int max,
       Lease lease;
       lease.job = ReadJob(*reserve, &lease.token);
       lease.deadline = lease.job.deadline;
+      const int64_t after_count = reserve->Int64(kAfterCountColumn);
       // Finish the statement so its change is complete before the next one.
       DQ_RETURN_IF_ERROR(reserve->Run().status());
+      DQ_RETURN_IF_ERROR(
+          ReadAfter(after_count, &lease.job, &lease.dependency_results));
       NoteReserved(lease);
       NoteCount(topic,
                 internal::CountOfDelivery(ToMicros(lease.job.run_at), now_us));

@@ -268,6 +268,11 @@ struct Job {
   absl::Time finished_at = absl::InfinitePast();
   // What the worker that acknowledged it returned (done jobs only).
   std::string result;
+  // The ids it was enqueued to wait for (JobOptions::after), in their
+  // order, for as long as the job lives; empty for a job without
+  // dependencies. (A job that already waited when its store was upgraded to
+  // keep these lists names only the dependencies it still waited for then.)
+  std::vector<std::string> after;
 };
 
 // Lease

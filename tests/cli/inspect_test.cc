@@ -279,6 +279,10 @@ TEST(CliInspectTest, AJobAddedAfterAnotherWaitsForIt) {
   CliResult get = cli.Run({"get", "parent"});
   ASSERT_EQ(get.exit_code, 0) << get.err;
   EXPECT_THAT(get.out, ::testing::ContainsRegex("state: +waiting"));
+  EXPECT_THAT(get.out, ::testing::ContainsRegex("waits for: +child\n"));
+  EXPECT_THAT(cli.Run({"--json", "get", "parent"}).out,
+              HasSubstr("\"after\":[\"child\"]"));
+  EXPECT_THAT(cli.Run({"get", "child"}).out, Not(HasSubstr("waits for:")));
   EXPECT_THAT(cli.Run({"list", "sum", "--state", "waiting"}).out,
               HasSubstr("parent"));
   // The dependency is cancelled, and so, by its policy, is the parent.

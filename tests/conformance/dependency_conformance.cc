@@ -303,6 +303,68 @@ TEST_P(DependencyConformanceTest, ACancelledWaitingJobLeavesItsDependencies) {
   EXPECT_EQ(StateOf(*backend_, "{f}w"), JobState::kReady);
 }
 
+// Job::after: the ids the job was enqueued with, in their order, in every
+// state of its life, and nothing once the job has left.
+TEST_P(DependencyConformanceTest, AJobSaysWhatItWaitsFor) {
+  const std::string topic = Topic();
+  AddOne(MakeJob("{f}c", topic));
+  AddOne(MakeJob("{f}a", topic));
+  AddOne(MakeJob("{f}plain", Topic("plain")));
+  NewJob w = After(MakeJob("{f}w", Topic("parent")), {"{f}c", "{f}a"});
+  w.keep_for = absl::Hours(1);
+  w.keep_at_most = 10;
+  AddOne(w);
+  const auto names_both = ElementsAre("{f}c", "{f}a");
+
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("{f}w"));
+  EXPECT_THAT(got.after, names_both);
+  ASSERT_OK_AND_ASSIGN(got, backend_->Get("{f}plain"));
+  EXPECT_THAT(got.after, IsEmpty());
+  ASSERT_OK_AND_ASSIGN(std::vector<Job> listed,
+                       backend_->List(Topic("parent"), JobState::kWaiting, 10));
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_THAT(listed[0].after, names_both);
+
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend_->Reserve(topic, 10, At(absl::Seconds(1))));
+  for (const Lease& lease : leases) {
+    EXPECT_THAT(lease.job.after, IsEmpty());
+    ASSERT_OK(
+        backend_->Ack(lease.job.id, lease.token, "", At(absl::Seconds(2))));
+  }
+  ASSERT_OK_AND_ASSIGN(listed,
+                       backend_->List(Topic("parent"), JobState::kReady, 10));
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_THAT(listed[0].after, names_both);
+  ASSERT_OK_AND_ASSIGN(
+      leases, backend_->Reserve(Topic("parent"), 10, At(absl::Seconds(3))));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_THAT(leases[0].job.after, names_both);
+  ASSERT_OK(backend_->Ack("{f}w", leases[0].token, "", At(absl::Seconds(4))));
+  ASSERT_OK_AND_ASSIGN(got, backend_->Get("{f}w"));
+  EXPECT_EQ(got.state, JobState::kDone);
+  EXPECT_THAT(got.after, names_both);
+
+  // Gone with its job: a new job of the id waits for nothing.
+  ASSERT_OK(backend_->Cancel("{f}w", At(absl::Seconds(5))));
+  AddOne(MakeJob("{f}w", Topic("parent")), At(absl::Seconds(5)));
+  ASSERT_OK_AND_ASSIGN(got, backend_->Get("{f}w"));
+  EXPECT_THAT(got.after, IsEmpty());
+}
+
+// A job that a dependency's failure sends dead at once still names it.
+TEST_P(DependencyConformanceTest, ADeadWaiterSaysWhatItWaitedFor) {
+  const std::string topic = Topic();
+  const Lease d = AddAndReserve(OneAttempt(MakeJob("{f}d", topic)), kT0);
+  ASSERT_THAT(backend_->Fail("{f}d", d.token, "boom", At(absl::Seconds(5)),
+                             At(absl::Seconds(1))),
+              IsOkAndHolds(FailOutcome::kDead));
+  AddOne(After(MakeJob("{f}w", topic), {"{f}d"}), At(absl::Seconds(2)));
+  ASSERT_OK_AND_ASSIGN(Job got, backend_->Get("{f}w"));
+  EXPECT_EQ(got.state, JobState::kDead);
+  EXPECT_THAT(got.after, ElementsAre("{f}d"));
+}
+
 TEST_P(DependencyConformanceTest, AWaitingJobIsNeitherPromotedNorKicked) {
   const std::string topic = Topic();
   AddOne(MakeJob("{f}d", topic, At(absl::Hours(1))));

@@ -21,9 +21,9 @@ namespace testing {
 class DependencyConformanceTest : public BackendConformanceTest {};
 
 // The results a job's dependencies hand on to its leases
-// (Lease::dependency_results), for the stores that keep the list of a job's
-// dependencies for its life: memory and Redis. SQLite and PostgreSQL keep
-// only the dependencies still pending, and leave the map empty.
+// (Lease::dependency_results). Apart from DependencyConformanceTest for the
+// same reason: a store outside this tree may hold dependencies without
+// handing results on. Every store here instantiates it too.
 class DependencyResultsTest : public BackendConformanceTest {};
 
 }  // namespace testing

@@ -19,10 +19,6 @@ namespace delayq {
 namespace testing {
 namespace {
 
-// SQLite and PostgreSQL link the dependency suite but do not run this part
-// (dependency_conformance.h).
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DependencyResultsTest);
-
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::Pair;

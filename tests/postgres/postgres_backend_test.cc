@@ -31,8 +31,10 @@ namespace {
 using ::delayq::testing::PostgresServer;
 using ::delayq::testing::StatusIs;
 using ::delayq::testing::TestJob;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::Pair;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 
@@ -60,6 +62,15 @@ class PostgresBackendTest : public ::testing::Test {
 
   PostgresServer* server_ = nullptr;
 };
+
+// SQL that takes `schema` back to before the lists of what jobs wait for
+// (schema version 6).
+std::string WithoutDependencyLists(const std::string& schema) {
+  return absl::StrCat(
+      "DROP TRIGGER job_after_leaves_with_its_job ON ", schema,
+      ".jobs; DROP FUNCTION ", schema, ".job_after_leaves; DROP TABLE ", schema,
+      ".job_after; ALTER TABLE ", schema, ".jobs DROP COLUMN after_count; ");
+}
 
 const std::string* Param(const PostgresOptions& options,
                          absl::string_view key) {
@@ -293,8 +304,8 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
     ASSERT_OK(backend->Add({TestJob("old", "t", kT0)}, kT0));
   }
   ASSERT_OK(server_->Psql(absl::StrCat(
-      "DROP TABLE ", schema, ".batch_jobs, ", schema, ".batches; ALTER TABLE ",
-      schema, ".jobs DROP COLUMN holder, ",
+      WithoutDependencyLists(schema), "DROP TABLE ", schema, ".batch_jobs, ",
+      schema, ".batches; ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
       "DROP COLUMN reserved_at_us; DROP FUNCTION ", schema,
       ".enqueue; DROP TABLE ", schema, ".sql_id_prefix; DROP SEQUENCE ", schema,
       ".sql_id_serial; DROP TABLE ", schema, ".dependencies; DROP INDEX ",
@@ -354,8 +365,8 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion2GetsTheSqlFunction) {
   const std::string schema = FreshSchema("v2");
   ASSERT_NE(Open(schema), nullptr);
   ASSERT_OK(server_->Psql(absl::StrCat(
-      "DROP TABLE ", schema, ".batch_jobs, ", schema, ".batches; ALTER TABLE ",
-      schema, ".jobs DROP COLUMN holder, ",
+      WithoutDependencyLists(schema), "DROP TABLE ", schema, ".batch_jobs, ",
+      schema, ".batches; ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
       "DROP COLUMN reserved_at_us; DROP FUNCTION ", schema,
       ".enqueue; DROP TABLE ", schema, ".sql_id_prefix; DROP SEQUENCE ", schema,
       ".sql_id_serial; UPDATE ", schema, ".schema_version SET version = 2")));
@@ -381,8 +392,8 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion3GetsLeaseHolders) {
     ASSERT_EQ(leases[0].job.id, "old");
   }
   ASSERT_OK(server_->Psql(absl::StrCat(
-      "DROP TABLE ", schema, ".batch_jobs, ", schema, ".batches; ALTER TABLE ",
-      schema, ".jobs DROP COLUMN holder, ",
+      WithoutDependencyLists(schema), "DROP TABLE ", schema, ".batch_jobs, ",
+      schema, ".batches; ALTER TABLE ", schema, ".jobs DROP COLUMN holder, ",
       "DROP COLUMN reserved_at_us; UPDATE ", schema,
       ".schema_version SET version = 3")));
   std::unique_ptr<Backend> backend = Open(schema);
@@ -400,6 +411,67 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion3GetsLeaseHolders) {
   ASSERT_OK_AND_ASSIGN(Job next, backend->Get("next"));
   EXPECT_EQ(next.holder, "migrated:1");
   EXPECT_EQ(next.reserved_at, kT0 + absl::Seconds(1));
+}
+
+// A schema of version 5 kept only the dependencies still pending. Its
+// waiting jobs open with those (the met ones are not known), in id order,
+// are released as before and hand the results of those on; a job added
+// since names all of its own, and takes them along when it leaves.
+TEST_F(PostgresBackendTest, TheWaitingJobsOfASchemaOfVersion5AreMigrated) {
+  const std::string schema = FreshSchema("v5");
+  auto kept = [](const std::string& id) {
+    NewJob job = TestJob(id, "t", kT0);
+    job.keep_for = absl::Hours(1);
+    job.keep_at_most = 10;
+    return job;
+  };
+  NewJob waiter = TestJob("w", "parent", kT0);
+  waiter.after = {"met", "b", "a"};
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    ASSERT_OK(backend->Add({kept("met")}, kT0));
+    ASSERT_OK(backend->Add({kept("b"), kept("a"), waiter}, kT0));
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend->Reserve("t", 1, kT0));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_EQ(leases[0].job.id, "met");
+    ASSERT_OK(backend->Ack("met", leases[0].token, "m", kT0));
+  }
+  ASSERT_OK(
+      server_->Psql(absl::StrCat(WithoutDependencyLists(schema), "UPDATE ",
+                                 schema, ".schema_version SET version = 5")));
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK_AND_ASSIGN(Job w, backend->Get("w"));
+  EXPECT_EQ(w.state, JobState::kWaiting);
+  EXPECT_THAT(w.after, ElementsAre("a", "b"));
+
+  const absl::Time later = kT0 + absl::Seconds(1);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend->Reserve("t", 10, later));
+  ASSERT_EQ(leases.size(), 2u);
+  for (const Lease& lease : leases) {
+    ASSERT_OK(
+        backend->Ack(lease.job.id, lease.token, "r" + lease.job.id, later));
+  }
+  ASSERT_OK_AND_ASSIGN(leases, backend->Reserve("parent", 10, later));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_THAT(leases[0].dependency_results,
+              ElementsAre(Pair("a", "ra"), Pair("b", "rb")));
+  ASSERT_OK(backend->Ack("w", leases[0].token, "", later));
+
+  NewJob next = waiter;
+  next.id = "w2";
+  next.after = {"b", "met", "a"};
+  ASSERT_OK(backend->Add({next}, later));
+  ASSERT_OK_AND_ASSIGN(Job w2, backend->Get("w2"));
+  EXPECT_EQ(w2.state, JobState::kReady);
+  EXPECT_THAT(w2.after, ElementsAre("b", "met", "a"));
+  ASSERT_OK(backend->Cancel("w2", later));
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ BEGIN IF (SELECT count(*) FROM ", schema,
+      ".job_after) <> 0 THEN RAISE 'job_after kept rows'; END IF; END $$")));
 }
 
 TEST_F(PostgresBackendTest, ASchemaWithOtherTablesIsRefused) {

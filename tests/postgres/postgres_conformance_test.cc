@@ -24,6 +24,7 @@ using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
 using ::delayq::testing::BatchConformanceTest;
 using ::delayq::testing::DependencyConformanceTest;
+using ::delayq::testing::DependencyResultsTest;
 using ::delayq::testing::PostgresServer;
 
 // A store in a fresh schema, its URL ending in `params` ("&events=50").
@@ -47,6 +48,10 @@ INSTANTIATE_TEST_SUITE_P(Postgres, DependencyConformanceTest,
                              "postgres", [] { return FreshStore(); }}),
                          BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(Postgres, BatchConformanceTest,
+                         ::testing::Values(BackendFactory{
+                             "postgres", [] { return FreshStore(); }}),
+                         BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Postgres, DependencyResultsTest,
                          ::testing::Values(BackendFactory{
                              "postgres", [] { return FreshStore(); }}),
                          BackendFactoryName);

@@ -85,6 +85,21 @@ TEST(JsonCodecTest, DependencyResultsAreAListOnlyWhenThereAreSome) {
             "/wA=");
 }
 
+TEST(JsonCodecTest, WhatAJobWaitsForIsAListOnlyWhenThereIsSome) {
+  Lease lease = MakeLease("p");
+  EXPECT_FALSE(Written(lease)["job"].contains("after"));
+  lease.job.after = {"{o}sign", "{o}render"};
+  Json json = Written(lease);
+  ASSERT_EQ(json["job"]["after"].size(), 2u);
+  EXPECT_EQ(json["job"]["after"][0].get<std::string>(), "{o}sign");
+  EXPECT_EQ(json["job"]["after"][1].get<std::string>(), "{o}render");
+  lease.job.after.push_back(std::string("\xff", 1));
+  json = Written(lease);
+  EXPECT_FALSE(json["job"].contains("after"));
+  ASSERT_EQ(json["job"]["after_base64"].size(), 3u);
+  EXPECT_EQ(json["job"]["after_base64"][2].get<std::string>(), "/w==");
+}
+
 TEST(JsonCodecTest, ABodyNestedTooDeepIsRefusedBeforeItIsParsed) {
   const auto nested = [](int depth) {
     return absl::StrCat("{\"a\":", std::string(depth - 1, '['),

@@ -165,7 +165,8 @@ TEST(SqliteQueryPlanTest, NoStatementScansJobs) {
                           Sql::kScheduleFire,   Sql::kCounterBump,
                           Sql::kKeep,           Sql::kDropLeftOfTopic,
                           Sql::kDropLeft,       Sql::kDropSoonest,
-                          Sql::kListDone,       Sql::kAckedTopic}) {
+                          Sql::kListDone,       Sql::kAckedTopic,
+                          Sql::kAfterAdd,       Sql::kAfterOf}) {
     sqlite3_stmt* stmt = nullptr;
     ASSERT_EQ(
         sqlite3_prepare_v2(db, absl::StrCat("EXPLAIN QUERY PLAN ", sql).c_str(),

@@ -20,6 +20,7 @@ using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
 using ::delayq::testing::BatchConformanceTest;
 using ::delayq::testing::DependencyConformanceTest;
+using ::delayq::testing::DependencyResultsTest;
 
 const BackendFactory kSqlite{
     "sqlite", []() -> absl::StatusOr<std::unique_ptr<Backend>> {
@@ -33,6 +34,8 @@ INSTANTIATE_TEST_SUITE_P(Sqlite, BackendConformanceTest,
 INSTANTIATE_TEST_SUITE_P(Sqlite, DependencyConformanceTest,
                          ::testing::Values(kSqlite), BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(Sqlite, BatchConformanceTest,
+                         ::testing::Values(kSqlite), BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(Sqlite, DependencyResultsTest,
                          ::testing::Values(kSqlite), BackendFactoryName);
 
 // The bound of the event log, given on the URL as users give it.

@@ -21,10 +21,18 @@
 namespace delayq {
 namespace {
 
-// Takes a file back to before topic_counts (schema version 16): the job
-// counts per state in counts and the recent minutes in transitions_recent,
-// each a table of its own, kept by the triggers of version 3.
+// Takes a file back to before the lists of what jobs wait for (schema
+// version 17).
+#define DQ_WITHOUT_DEPENDENCY_LISTS                                    \
+  "DROP TRIGGER job_after_leaves_with_its_job; DROP TABLE job_after; " \
+  "ALTER TABLE jobs DROP COLUMN after_count;"
+
+// Takes a file back to before topic_counts (schema version 16), and so
+// before the lists of what jobs wait for: the job counts per state in
+// counts and the recent minutes in transitions_recent, each a table of its
+// own, kept by the triggers of version 3.
 #define DQ_WITHOUT_TOPIC_COUNTS                                              \
+  DQ_WITHOUT_DEPENDENCY_LISTS                                                \
   "CREATE TABLE counts (topic TEXT NOT NULL, state INTEGER NOT NULL, "       \
   "  n INTEGER NOT NULL, PRIMARY KEY (topic, state)) WITHOUT ROWID;"         \
   "INSERT INTO counts SELECT topic, state, n FROM topic_counts "             \
@@ -104,7 +112,9 @@ using ::delayq::testing::FreshDbPath;
 using ::delayq::testing::ReadFile;
 using ::delayq::testing::StatusIs;
 using ::delayq::testing::WriteFile;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Pair;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
@@ -287,7 +297,7 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
                         "WHERE minute_us = -1"),
             0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
   // The jobs worked since are counted (in their minute, not yet folded).
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT sum(done) FROM (SELECT done FROM transitions "
@@ -346,7 +356,7 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   EXPECT_EQ(minutes[1].minute, MinuteOf(kNow));
   EXPECT_EQ(minutes[1].counts.done, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
   EXPECT_EQ(
       RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
       7);
@@ -379,7 +389,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
   }
   RawExec(path, absl::StrCat(kWithoutDoneJobs, "PRAGMA user_version = 10;"));
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
   ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
   EXPECT_EQ(dead.state, JobState::kDead);
   EXPECT_EQ(dead.finished_at, absl::InfinitePast());
@@ -425,7 +435,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion11) {
                        backend->JobEvents("job-0", 10));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].who, "migrated");
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
 }
 
 // A file of version 12 (no dependencies) opens with its jobs, and its jobs
@@ -437,7 +447,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion12) {
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
   EXPECT_EQ(stats.ready, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM dependencies"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT sum(dep_policy) FROM jobs"), 0);
   EXPECT_EQ(RawQueryInt(path,
@@ -463,7 +473,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion13) {
   }
   RawExec(path, DQ_WITHOUT_HOLDERS "PRAGMA user_version = 13;");
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
   ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));
   EXPECT_EQ(old.state, JobState::kReserved);
   EXPECT_EQ(old.holder, "");
@@ -627,7 +637,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion14) {
   }
   RawExec(path, DQ_WITHOUT_BATCHES "PRAGMA user_version = 14;");
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
   NewJob completion = Job1();
   completion.id = "batch";
   ASSERT_OK(backend->OpenBatch(completion, kNow));
@@ -654,7 +664,7 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion15) {
   ASSERT_EQ(RawQueryInt(path, "SELECT sum(n) FROM counts"), 1);
   ASSERT_EQ(RawQueryInt(path, "SELECT sum(done) FROM transitions_recent"), 1);
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 16);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
   EXPECT_EQ(stats.ready, 1);
   EXPECT_EQ(stats.total(), 1);
@@ -675,6 +685,64 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion15) {
                         "SELECT count(*) FROM sqlite_master WHERE "
                         "name IN ('counts', 'transitions_recent')"),
             0);
+}
+
+// A file of version 16 kept only the dependencies still pending. Its
+// waiting jobs open with those (the met ones are not known), in id order,
+// are released as before and hand the results of those on; a job added
+// since names all of its own, and takes them along when it leaves.
+TEST(SqliteFilesTest, MigratesTheWaitingJobsOfVersion16) {
+  const std::string path = FreshDbPath("v16");
+  auto kept = [](const std::string& id) {
+    NewJob job = Job1();
+    job.id = id;
+    job.keep_for = absl::Hours(1);
+    job.keep_at_most = 10;
+    return job;
+  };
+  NewJob waiter = Job1();
+  waiter.id = "w";
+  waiter.topic = "parent";
+  waiter.after = {"met", "b", "a"};
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    ASSERT_OK(backend->Add({kept("met")}, kNow));
+    ASSERT_OK(backend->Add({kept("b"), kept("a"), waiter}, kNow));
+    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_EQ(leases[0].job.id, "met");
+    ASSERT_OK(backend->Ack("met", leases[0].token, "m", kNow));
+  }
+  RawExec(path, DQ_WITHOUT_DEPENDENCY_LISTS "PRAGMA user_version = 16;");
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  ASSERT_OK_AND_ASSIGN(Job w, backend->Get("w"));
+  EXPECT_EQ(w.state, JobState::kWaiting);
+  EXPECT_THAT(w.after, ElementsAre("a", "b"));
+
+  const absl::Time later = kNow + absl::Seconds(1);
+  ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 10, later));
+  ASSERT_EQ(leases.size(), 2u);
+  for (const Lease& lease : leases) {
+    ASSERT_OK(
+        backend->Ack(lease.job.id, lease.token, "r" + lease.job.id, later));
+  }
+  ASSERT_OK_AND_ASSIGN(leases, backend->Reserve("parent", 10, later));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_THAT(leases[0].dependency_results,
+              ElementsAre(Pair("a", "ra"), Pair("b", "rb")));
+  ASSERT_OK(backend->Ack("w", leases[0].token, "", later));
+
+  NewJob next = waiter;
+  next.id = "w2";
+  next.after = {"b", "met", "a"};
+  ASSERT_OK(backend->Add({next}, later));
+  ASSERT_OK_AND_ASSIGN(Job w2, backend->Get("w2"));
+  EXPECT_EQ(w2.state, JobState::kReady);
+  EXPECT_THAT(w2.after, ElementsAre("b", "met", "a"));
+  ASSERT_OK(backend->Cancel("w2", later));
+  backend.reset();
+  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM job_after"), 0);
 }
 
 TEST(SqliteFilesTest, RejectsABadPageSizeWithoutCreatingAFile) {

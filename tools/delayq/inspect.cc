@@ -454,6 +454,10 @@ int PrintJob(const Context& ctx, const absl::StatusOr<Job>& job) {
     rows.push_back({"unique for:", absl::StrCat(DurationText(job->unique_for),
                                                 " after it is done")});
   }
+  if (!job->after.empty()) {
+    rows.push_back(
+        {"waits for:", Preview(absl::StrJoin(job->after, " "), 2048)});
+  }
   rows.push_back({"last error:", job->last_error.empty()
                                      ? "-"
                                      : Preview(job->last_error, 2048)});

@@ -38,6 +38,21 @@ using internal::StateToInt;
 // Decodes row `row` of DQ_PG_JOB_COLUMNS. Sets *token when not null.
 Job ReadJob(const Result& r, int row, uint64_t* token = nullptr);
 
+// Whether the job of row `row` of DQ_PG_JOB_COLUMNS waits, or waited, for
+// others: whether ReadAfter() has anything to read of it.
+bool HasAfter(const Result& r, int row);
+
+// A job whose Job::after ReadAfter() fills, and, when not null, the map
+// that gets the results of its dependencies kept done now.
+struct AfterOf {
+  Job* job;
+  std::map<std::string, std::string>* results;
+};
+
+// Fills what each job of `jobs` waits for, in one statement; none for none.
+absl::Status ReadAfter(Connection& conn, absl::string_view schema,
+                       absl::Span<const AfterOf> jobs);
+
 // Decodes row `row` of DQ_PG_SCHEDULE_COLUMNS.
 ScheduleRecord ReadSchedule(const Result& r, int row);
 

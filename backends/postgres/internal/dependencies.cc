@@ -1,15 +1,18 @@
 // Copyright delayq authors.
 //
-// Jobs that wait for others, in the PostgreSQL store (schema.cc, version
-// 2): a row of `dependencies` per dependency still pending, settled in the
-// transaction of the dependency's ack, death or departure. The locks that
+// Jobs that wait for others, in the PostgreSQL store (schema.cc, versions
+// 2 and 6): a row of `dependencies` per dependency still pending, settled in
+// the transaction of the dependency's ack, death or departure; and rows of
+// `job_after`, what the job named, kept for its life. The locks that
 // make concurrent transactions settle each dependant exactly once are
 // explained at the statements (statements.h).
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "backends/postgres/internal/backend_impl.h"
 #include "backends/postgres/internal/schema.h"
@@ -36,7 +39,31 @@ absl::Status PostgresBackend::CheckDependencies(Tx& tx,
   return absl::OkStatus();
 }
 
+absl::Status ReadAfter(Connection& conn, absl::string_view schema,
+                       absl::Span<const AfterOf> jobs) {
+  if (jobs.empty()) return absl::OkStatus();
+  absl::flat_hash_map<std::string, const AfterOf*> by_id;
+  std::vector<std::string> ids;
+  for (const AfterOf& of : jobs) {
+    by_id[of.job->id] = &of;
+    ids.push_back(of.job->id);
+  }
+  DQ_ASSIGN_OR_RETURN(Result r, conn.Exec(WithSchema(Sql::kAfterOf, schema),
+                                          Params().TextArray(ids)));
+  for (int i = 0; i < r.rows(); ++i) {
+    const AfterOf& of = *by_id[r.Text(i, 0)];
+    of.job->after.push_back(r.Text(i, 1));
+    if (of.results != nullptr && !r.IsNull(i, 2) && r.Bool(i, 2)) {
+      (*of.results)[of.job->after.back()] = r.IsNull(i, 3) ? "" : r.Bytes(i, 3);
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PostgresBackend::AwaitDependencies(Tx& tx, const NewJob& job) {
+  // The list first: a job its policy deletes at once takes it along.
+  DQ_RETURN_IF_ERROR(tx.conn->Run(S(Sql::kAfterAdd),
+                                  Params().Text(job.id).TextArray(job.after)));
   bool waits = false;
   for (const std::string& dependency : job.after) {
     DQ_ASSIGN_OR_RETURN(Result r, tx.conn->Exec(S(Sql::kDependencyOf),

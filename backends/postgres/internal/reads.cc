@@ -62,13 +62,19 @@ Job ReadJob(const Result& r, int row, uint64_t* token) {
   return job;
 }
 
+bool HasAfter(const Result& r, int row) {
+  return r.Int(row, kAfterCountColumn) > 0;
+}
+
 absl::StatusOr<Job> PostgresBackend::Get(absl::string_view id) {
   Job job;
   DQ_RETURN_IF_ERROR(Read([&](Connection& conn) -> absl::Status {
     DQ_ASSIGN_OR_RETURN(Result r, conn.Exec(S(Sql::kGet), Params().Text(id)));
     if (r.rows() == 0) return internal::NoSuchJob(id);
     job = ReadJob(r, 0);
-    return absl::OkStatus();
+    if (!HasAfter(r, 0)) return absl::OkStatus();
+    const AfterOf of{&job, nullptr};
+    return ReadAfter(conn, schema_, {&of, 1});
   }));
   return job;
 }
@@ -124,7 +130,13 @@ absl::StatusOr<JobPage> PostgresBackend::ListPage(absl::string_view topic,
     DQ_ASSIGN_OR_RETURN(Result r, conn.Exec(S(sql), params));
     page = JobPage();
     const int rows = std::min(r.rows(), limit);
-    for (int i = 0; i < rows; ++i) page.jobs.push_back(ReadJob(r, i));
+    std::vector<AfterOf> waits;
+    page.jobs.reserve(rows);
+    for (int i = 0; i < rows; ++i) {
+      page.jobs.push_back(ReadJob(r, i));
+      if (HasAfter(r, i)) waits.push_back({&page.jobs.back(), nullptr});
+    }
+    DQ_RETURN_IF_ERROR(ReadAfter(conn, schema_, waits));
     if (r.rows() > limit) {
       std::vector<int64_t> last;
       for (size_t k = 0; k < size; ++k) {

@@ -370,12 +370,49 @@ CREATE TABLE {s}.batch_jobs (
 );
 )sql";
 
+// Schema version 6: what a job waits for, for the job's whole life
+// (Job::after, and the results Lease::dependency_results hands on), as the
+// SQLite store's version 17. A row of job_after per id of the job's
+// JobOptions::after, at its position; jobs.after_count says how many, so
+// that reading a job (a reservation above all) looks at job_after only for
+// a job that has some, and the trigger that takes the rows along when the
+// job leaves runs only for such a job. A job that waits when its schema is
+// migrated gets the dependencies it still waits for (the met ones were not
+// kept), in id order.
+constexpr char kSchemaDependencyLists[] = R"sql(
+ALTER TABLE {s}.jobs ADD COLUMN after_count integer NOT NULL DEFAULT 0;
+CREATE TABLE {s}.job_after (
+  job text NOT NULL,
+  pos integer NOT NULL,
+  dependency text NOT NULL,
+  PRIMARY KEY (job, pos)
+);
+INSERT INTO {s}.job_after (job, pos, dependency)
+  SELECT dependant,
+    row_number() OVER (PARTITION BY dependant ORDER BY dependency) - 1,
+    dependency
+  FROM {s}.dependencies;
+UPDATE {s}.jobs j SET after_count = a.n
+  FROM (SELECT job, count(*) AS n FROM {s}.job_after GROUP BY job) a
+  WHERE j.id = a.job;
+CREATE FUNCTION {s}.job_after_leaves() RETURNS trigger LANGUAGE plpgsql
+AS $fn$
+BEGIN
+  DELETE FROM {s}.job_after WHERE job = OLD.id;
+  RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER job_after_leaves_with_its_job AFTER DELETE ON {s}.jobs
+  FOR EACH ROW WHEN (OLD.after_count > 0)
+  EXECUTE FUNCTION {s}.job_after_leaves();
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty schema. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaDependencies,
-                                       kSchemaSqlEnqueue, kSchemaLeaseHolders,
-                                       kSchemaBatches};
+constexpr const char* kMigrations[] = {
+    kSchemaV1,           kSchemaDependencies, kSchemaSqlEnqueue,
+    kSchemaLeaseHolders, kSchemaBatches,      kSchemaDependencyLists};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

@@ -18,9 +18,11 @@ namespace postgres_internal {
   "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
   "run_at_us, due_us, token, last_error, expire_at_us, discard_expired, "   \
   "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most, "      \
-  "holder, reserved_at_us"
+  "holder, reserved_at_us, after_count"
 // How many columns DQ_PG_JOB_COLUMNS names.
-inline constexpr int kJobColumnCount = 26;
+inline constexpr int kJobColumnCount = 27;
+// Where after_count is among them: how many ids job_after holds of the job.
+inline constexpr int kAfterCountColumn = 26;
 
 // due_us of a job that waits in state `state` (0 delayed, 1 ready) for
 // `run_at`: a ready job is due when it expires, a delayed one at the
@@ -76,18 +78,19 @@ struct Sql {
       "INSERT INTO {s}.jobs (id, topic, payload, state, priority, attempts, "
       "max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us, "
       "enqueued_at_us, run_at_us, due_us, expire_at_us, discard_expired, "
-      "unique_for_us, keep_for_us, keep_at_most) "
+      "unique_for_us, keep_for_us, keep_at_most, after_count) "
       "SELECT id, topic, payload, state, priority, 0, max_attempts, ttr_us, "
       "backoff_kind, backoff_base_us, backoff_max_us, $1, run_at_us, due_us, "
       "expire_at_us, discard_expired, unique_for_us, keep_for_us, "
-      "keep_at_most FROM unnest($2::text[], $3::text[], $4::bytea[], "
-      "$5::int[], $6::int[], $7::int[], $8::bigint[], $9::bigint[], "
-      "$10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[], "
-      "$14::bigint[], $15::int[], $16::bigint[], $17::bigint[], $18::int[]) "
+      "keep_at_most, after_count FROM unnest($2::text[], $3::text[], "
+      "$4::bytea[], $5::int[], $6::int[], $7::int[], $8::bigint[], "
+      "$9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], "
+      "$13::bigint[], $14::bigint[], $15::int[], $16::bigint[], "
+      "$17::bigint[], $18::int[], $19::int[]) "
       "WITH ORDINALITY AS j(id, topic, payload, state, priority, "
       "max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us, "
       "run_at_us, due_us, expire_at_us, discard_expired, unique_for_us, "
-      "keep_for_us, keep_at_most, n) ORDER BY n";
+      "keep_for_us, keep_at_most, after_count, n) ORDER BY n";
   // The ids of $1 that a live job or a dedup window (at $2) holds.
   static constexpr const char* kTakenIds =
       "SELECT id FROM {s}.jobs WHERE id = ANY($1::text[]) UNION ALL "
@@ -440,6 +443,17 @@ struct Sql {
   static constexpr const char* kBatchClose =
       "UPDATE {s}.batches SET closed = true WHERE id = $1 AND NOT closed "
       "RETURNING total = done + dead + cancelled";
+  // What a job waits for (schema.cc, version 6): the ids of $2, the job
+  // $1's JobOptions::after, at their positions; and for the jobs of $1, in
+  // each one's order, every id with whether it is kept done now and its
+  // result.
+  static constexpr const char* kAfterAdd =
+      "INSERT INTO {s}.job_after (job, pos, dependency) "
+      "SELECT $1, n - 1, d FROM unnest($2::text[]) WITH ORDINALITY AS a(d, n)";
+  static constexpr const char* kAfterOf =
+      "SELECT a.job, a.dependency, d.state = 4, d.result "
+      "FROM {s}.job_after a LEFT JOIN {s}.jobs d ON d.id = a.dependency "
+      "WHERE a.job = ANY($1::text[]) ORDER BY a.job, a.pos";
   static constexpr const char* kListWaiting =
       "SELECT " DQ_PG_JOB_COLUMNS
       ", seq FROM {s}.jobs WHERE topic = $1 AND state = 5 "

@@ -216,6 +216,26 @@ void AppendExtras(const NewJob& job, std::string* out) {
   }
 }
 
+namespace {
+
+// The ids of a record's `after`: MessagePack strings one after another.
+bool DecodeAfter(const Value& packed, std::vector<std::string>* ids) {
+  ids->clear();
+  if (std::holds_alternative<std::monostate>(packed)) return true;
+  if (!std::holds_alternative<absl::string_view>(packed)) return false;
+  Reader reader(std::get<absl::string_view>(packed));
+  while (!reader.done()) {
+    Value id;
+    if (!reader.Next(&id) || !std::holds_alternative<absl::string_view>(id)) {
+      return false;
+    }
+    ids->emplace_back(std::get<absl::string_view>(id));
+  }
+  return true;
+}
+
+}  // namespace
+
 bool DecodeRecord(absl::string_view record, Lease* lease) {
   constexpr size_t kCount = std::size(kRecordFields);
   Value values[kCount];
@@ -268,7 +288,8 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
       !integer("keep_at_most", &keep_at_most) ||
       !integer("finished_at", &finished_at) || !text("result", &job.result) ||
       !text("holder", &job.holder) || !integer("reserved_at", &reserved_at) ||
-      state < 0 || state >= static_cast<int64_t>(std::size(kRecordStates)) ||
+      !DecodeAfter(at("after"), &job.after) || state < 0 ||
+      state >= static_cast<int64_t>(std::size(kRecordStates)) ||
       !ParseJobState(kRecordStates[state], &job.state)) {
     return false;
   }

@@ -30,7 +30,7 @@ namespace redis_internal {
 // job is reserved (ReserveReport::holder, and when it was reserved). after
 // (the ids it waits for, MessagePack values in one string) and
 // on_dependency_failure follow for a job with dependencies, pending while
-// it waits; Get() and List() do not show them.
+// it waits; Get() and List() show after (Job::after), not the other two.
 inline constexpr const char* kRecordFields[] = {
     "topic",        "state",       "priority",
     "max_attempts", "ttr",         "backoff_kind",

@@ -7,6 +7,7 @@
 #define DELAYQ_BACKENDS_SQLITE_INTERNAL_BACKEND_IMPL_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -161,7 +162,8 @@ class SqliteBackend : public Backend {
         savepoint, release_op, rollback_to, event_insert, event_trim,
         events_of_job, depend_on, wait, any_dependency, dependants, waiter,
         forget_waiter, release_waiter, list_waiting, batch_open, batch_get,
-        batch_join, batch_member, batch_leave, batch_count, batch_close;
+        batch_join, batch_member, batch_leave, batch_count, batch_close,
+        after_add, after_of;
   };
 
   // What became of a job that others may wait for.
@@ -238,6 +240,13 @@ class SqliteBackend : public Backend {
   // Makes the just inserted `job` wait for its dependencies that are not
   // done, or applies its policy at once for one that is dead or gone.
   absl::Status AwaitDependencies(const NewJob& job, int64_t now_us)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Reads what `job` waits for (Job::after) when `after_count`, the job
+  // row's count of them, says it waits for any; and, with `results`, the
+  // results of those kept done now (Lease::dependency_results). A job
+  // without dependencies costs no statement.
+  absl::Status ReadAfter(int64_t after_count, Job* job,
+                         std::map<std::string, std::string>* results = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Settles the jobs that wait for `id` after `outcome`, and in turn those
   // that wait for the ones that fail or go because of it; inside the write

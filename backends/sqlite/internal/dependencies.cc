@@ -1,9 +1,11 @@
 // Copyright delayq authors.
 //
-// Jobs that wait for others, in the SQLite store (schema.cc, version 13):
-// a row of `dependencies` per dependency still pending, settled in the
-// write transaction of the dependency's ack, death or departure.
+// Jobs that wait for others, in the SQLite store (schema.cc, versions 13
+// and 17): a row of `dependencies` per dependency still pending, settled in
+// the write transaction of the dependency's ack, death or departure; and
+// rows of `job_after`, what the job named, kept for its life.
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +37,14 @@ absl::Status SqliteBackend::CheckDependencies(absl::Span<const NewJob> jobs) {
 
 absl::Status SqliteBackend::AwaitDependencies(const NewJob& job,
                                               int64_t now_us) {
+  // The list first: a job its policy deletes at once takes it along.
+  for (size_t pos = 0; pos < job.after.size(); ++pos) {
+    ScopedReset reset(s_.after_add.get());
+    s_.after_add->BindText(1, job.id);
+    s_.after_add->BindInt64(2, static_cast<int64_t>(pos));
+    s_.after_add->BindText(3, job.after[pos]);
+    DQ_RETURN_IF_ERROR(s_.after_add->Run().status());
+  }
   bool waits = false;
   for (const std::string& dependency : job.after) {
     int64_t state = -1;  // gone: an earlier job of the batch that went
@@ -82,6 +92,22 @@ absl::Status SqliteBackend::AwaitDependencies(const NewJob& job,
   s_.wait->BindText(1, job.id);
   s_.wait->BindInt64(2, static_cast<int64_t>(job.on_dependency_failure));
   return s_.wait->Run().status();
+}
+
+absl::Status SqliteBackend::ReadAfter(
+    int64_t after_count, Job* job,
+    std::map<std::string, std::string>* results) {
+  if (after_count <= 0) return absl::OkStatus();
+  ScopedReset reset(s_.after_of.get());
+  s_.after_of->BindText(1, job->id);
+  while (true) {
+    DQ_ASSIGN_OR_RETURN(bool row, s_.after_of->Step());
+    if (!row) return absl::OkStatus();
+    job->after.push_back(s_.after_of->Text(0));
+    if (results != nullptr && s_.after_of->Int64(1) != 0) {
+      (*results)[job->after.back()] = s_.after_of->Text(2);
+    }
+  }
 }
 
 absl::StatusOr<bool> SqliteBackend::AnyJobWaits() {

@@ -65,7 +65,9 @@ absl::StatusOr<Job> SqliteBackend::Get(absl::string_view id) {
   s_.get->BindText(1, id);
   DQ_ASSIGN_OR_RETURN(bool row, s_.get->Step());
   if (!row) return internal::NoSuchJob(id);
-  return ReadJob(*s_.get);
+  Job job = ReadJob(*s_.get);
+  DQ_RETURN_IF_ERROR(ReadAfter(s_.get->Int64(kAfterCountColumn), &job));
+  return job;
 }
 
 absl::StatusOr<std::vector<Job>> SqliteBackend::List(absl::string_view topic,
@@ -136,6 +138,8 @@ absl::StatusOr<JobPage> SqliteBackend::ListPage(absl::string_view topic,
       break;
     }
     page.jobs.push_back(ReadJob(*stmt));
+    DQ_RETURN_IF_ERROR(
+        ReadAfter(stmt->Int64(kAfterCountColumn), &page.jobs.back()));
     last.clear();
     for (size_t i = 0; i < size; ++i) {
       last.push_back(stmt->Int64(kPositionColumn + static_cast<int>(i)));

@@ -391,16 +391,56 @@ CREATE TRIGGER jobs_count_update AFTER UPDATE OF state ON jobs
 END;
 )sql";
 
+// Version 17: what a job waits for, for the job's whole life (Job::after,
+// and the results Lease::dependency_results hands on). A row of job_after
+// per id of the job's JobOptions::after, at its position; jobs.after_count
+// says how many, so that reading a job (a reservation above all) looks at
+// job_after only for a job that has some, and the trigger that takes the
+// rows along when the job leaves runs only for such a job. A job that
+// waits when its file is migrated gets the dependencies it still waits for
+// (the met ones were not kept), in id order.
+constexpr char kSchemaDependencyLists[] = R"sql(
+ALTER TABLE jobs ADD COLUMN after_count INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE job_after (
+  job TEXT NOT NULL,
+  pos INTEGER NOT NULL,
+  dependency TEXT NOT NULL,
+  PRIMARY KEY (job, pos)
+) WITHOUT ROWID;
+INSERT INTO job_after (job, pos, dependency)
+  SELECT dependant,
+    row_number() OVER (PARTITION BY dependant ORDER BY dependency) - 1,
+    dependency
+  FROM dependencies;
+UPDATE jobs SET after_count =
+  (SELECT count(*) FROM job_after WHERE job_after.job = jobs.id)
+  WHERE id IN (SELECT job FROM job_after);
+CREATE TRIGGER job_after_leaves_with_its_job AFTER DELETE ON jobs
+  WHEN OLD.after_count > 0 BEGIN
+  DELETE FROM job_after WHERE job = OLD.id;
+END;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
-constexpr const char* kMigrations[] = {
-    kSchemaV1,           kSchemaV2,           kSchemaV3,
-    kSchemaV4,           kSchemaV5,           kSchemaV6,
-    kSchemaV7,           kSchemaV8,           kSchemaV9,
-    kSchemaV10,          kSchemaV11,          kSchemaV12,
-    kSchemaDependencies, kSchemaLeaseHolders, kSchemaBatches,
-    kSchemaTopicCounts};
+constexpr const char* kMigrations[] = {kSchemaV1,
+                                       kSchemaV2,
+                                       kSchemaV3,
+                                       kSchemaV4,
+                                       kSchemaV5,
+                                       kSchemaV6,
+                                       kSchemaV7,
+                                       kSchemaV8,
+                                       kSchemaV9,
+                                       kSchemaV10,
+                                       kSchemaV11,
+                                       kSchemaV12,
+                                       kSchemaDependencies,
+                                       kSchemaLeaseHolders,
+                                       kSchemaBatches,
+                                       kSchemaTopicCounts,
+                                       kSchemaDependencyLists};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 
@@ -452,6 +492,7 @@ absl::Status TouchTables(Connection* conn) {
       "SELECT count(*) FROM transitions;"
       "SELECT max(seq) FROM events;"
       "SELECT count(*) FROM dependencies;"
+      "SELECT count(*) FROM job_after;"
       "SELECT due_us FROM jobs WHERE due_us IS NOT NULL ORDER BY due_us "
       "LIMIT 1;"
       "SELECT finished_at_us + keep_for_us FROM jobs WHERE state = 4 "
@@ -467,6 +508,7 @@ absl::Status ProbeColumns(Connection* conn) {
       "SELECT " DQ_JOB_COLUMNS
       ", dead_order, dep_policy FROM jobs WHERE 0;"
       "SELECT dependency, dependant FROM dependencies WHERE 0;"
+      "SELECT job, pos, dependency FROM job_after WHERE 0;"
       "SELECT topic, state, minute_us, n, " DQ_COUNT_COLUMNS
       " FROM topic_counts WHERE 0;"
       "SELECT value FROM counter WHERE 0;"

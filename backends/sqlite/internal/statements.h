@@ -16,9 +16,11 @@ namespace sqlite_internal {
   "ttr_us, backoff_kind, backoff_base_us, backoff_max_us, enqueued_at_us, " \
   "run_at_us, due_us, token, last_error, expire_at_us, discard_expired, "   \
   "unique_for_us, result, finished_at_us, keep_for_us, keep_at_most, "      \
-  "holder, reserved_at_us"
+  "holder, reserved_at_us, after_count"
 // How many columns DQ_JOB_COLUMNS names.
-inline constexpr int kJobColumnCount = 26;
+inline constexpr int kJobColumnCount = 27;
+// Where after_count is among them: how many ids job_after holds of the job.
+inline constexpr int kAfterCountColumn = 26;
 
 // due_us of a job that waits in state `state` (0 delayed, 1 ready) for
 // `run_at`: a ready job is due when it expires, a delayed one at the
@@ -75,9 +77,9 @@ struct Sql {
       "INSERT INTO jobs (id, topic, payload, state, priority, attempts, "
       "max_attempts, ttr_us, backoff_kind, backoff_base_us, backoff_max_us, "
       "enqueued_at_us, run_at_us, due_us, expire_at_us, discard_expired, "
-      "unique_for_us, keep_for_us, keep_at_most) "
+      "unique_for_us, keep_for_us, keep_at_most, after_count) "
       "VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-      "?15, ?16, ?17, ?18)";
+      "?15, ?16, ?17, ?18, ?19)";
 
   // Dedup windows: ids held until a time.
   static constexpr const char* kDropHolds =
@@ -357,6 +359,15 @@ struct Sql {
   static constexpr const char* kReleaseWaiter =
       "UPDATE jobs SET state = ?2, due_us = " DQ_WAITING_DUE(
           "?2", "run_at_us") " WHERE seq = ?1 RETURNING due_us";
+  // What a job waits for (schema.cc, version 17): one id of its
+  // JobOptions::after at a position, and all of them in order, each with
+  // whether it is kept done now and its result.
+  static constexpr const char* kAfterAdd =
+      "INSERT INTO job_after (job, pos, dependency) VALUES (?1, ?2, ?3)";
+  static constexpr const char* kAfterOf =
+      "SELECT a.dependency, d.state = 4, d.result FROM job_after a "
+      "LEFT JOIN jobs d ON d.id = a.dependency WHERE a.job = ?1 "
+      "ORDER BY a.pos";
   static constexpr const char* kListWaiting =
       "SELECT " DQ_JOB_COLUMNS
       ", seq FROM jobs WHERE topic = ?1 AND state = 5 AND seq > ?3 "

@@ -102,6 +102,7 @@ export function decodeJob(json: any): Job {
   if (json.expire_at !== undefined) job.expireAt = new Date(json.expire_at);
   if (json.discard_expired !== undefined) job.discardExpired = json.discard_expired;
   if (json.unique_for_ms !== undefined) job.uniqueForMs = json.unique_for_ms;
+  if (json.after !== undefined) job.after = json.after;
   const result = getBytes(json, "result");
   if (result !== undefined) job.result = result;
   return job;

@@ -74,6 +74,8 @@ export interface Job {
   discardExpired?: boolean;
   /** Present when the job has a dedup window. */
   uniqueForMs?: number;
+  /** Present when the job was enqueued to wait for others: their ids, in order. */
+  after?: string[];
   lastError: string;
   /** A done job's result, when its ack carried one. */
   result?: Bytes;
@@ -123,8 +125,7 @@ export interface Lease {
   /**
    * The results the job's dependencies (`after`) left at their ack, by id:
    * one for each dependency kept done (`keepForMs`) when the job was
-   * reserved; a dependency whose result was not kept has none. Empty on
-   * the SQLite and PostgreSQL stores.
+   * reserved; a dependency whose result was not kept has none.
    */
   dependencyResults: Map<string, Bytes>;
 }

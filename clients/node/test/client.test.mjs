@@ -126,14 +126,16 @@ forEachStore((env) => {
     const dep = await client.enqueue(unique("render"), "page", { keepForMs: 60_000 });
     const topic = unique("mail");
     const child = await client.enqueue(topic, "send", { after: [dep] });
-    assert.equal((await client.get(child)).state, "waiting");
+    const waiting = await client.get(child);
+    assert.equal(waiting.state, "waiting");
+    assert.deepEqual(waiting.after, [dep]);
+    assert.equal((await client.get(dep)).after, undefined);
     const [depLease] = await client.reserve((await client.get(dep)).topic, { waitMs: 2_000 });
     await client.ack(depLease, "pdf");
     const [lease] = await client.reserve(topic, { waitMs: 2_000 });
     assert.equal(lease.id, child);
-    // SQLite keeps no list of a job's dependencies once they are met.
-    const want = env.storeUrl.startsWith("sqlite:") ? [] : [[dep, "pdf"]];
-    assert.deepEqual([...lease.dependencyResults], want);
+    assert.deepEqual(lease.job.after, [dep]);
+    assert.deepEqual([...lease.dependencyResults], [[dep, "pdf"]]);
   });
 
   test("reserve, touch, release, ack with a result kept and waited for", async () => {

@@ -92,6 +92,8 @@ class Job:
     ttr_ms: int = 0
     last_error: str = ""
     result: Optional[bytes] = None
+    # The ids of the jobs it was enqueued to wait for, in their order.
+    after: List[str] = field(default_factory=list)
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -107,6 +109,7 @@ class Job:
             ttr_ms=obj.get("ttr_ms", 0),
             last_error=obj.get("last_error", ""),
             result=_bytes_field(obj, "result"),
+            after=list(obj.get("after", [])),
             raw=obj,
         )
 
@@ -143,7 +146,7 @@ class Lease:
     `dependency_results` holds the results the job's dependencies (`after`)
     left at their ack, id -> bytes: one for each dependency kept done
     (`keep_for_ms`) when the job was reserved; a dependency whose result was
-    not kept has none. Empty on the SQLite and PostgreSQL stores."""
+    not kept has none."""
 
     job: Job
     token: str

@@ -33,9 +33,6 @@ def wait_until(predicate, timeout=10.0):
 class ClientSuite:
     """The cases every store runs; subclasses say which store."""
 
-    # Whether the store hands a job's dependencies' results to its leases.
-    hands_on_results = True
-
     def store_url(self):
         raise NotImplementedError
 
@@ -224,12 +221,13 @@ class ClientSuite:
     def test_a_lease_carries_the_results_its_dependencies_left(self):
         dep = self.client.enqueue("render", "page", keep_for_ms=60_000)
         child = self.client.enqueue("mail", "send", after=[dep])
-        self.assertEqual(self.client.get(child).state, "waiting")
+        waiting = self.client.get(child)
+        self.assertEqual((waiting.state, waiting.after), ("waiting", [dep]))
+        self.assertEqual(self.client.get(dep).after, [])
         self.client.ack(self.client.reserve("render")[0], b"\xff pdf")
         lease = self.client.reserve("mail")[0]
-        self.assertEqual(lease.job.id, child)
-        want = {dep: b"\xff pdf"} if self.hands_on_results else {}
-        self.assertEqual(lease.dependency_results, want)
+        self.assertEqual((lease.job.id, lease.job.after), (child, [dep]))
+        self.assertEqual(lease.dependency_results, {dep: b"\xff pdf"})
 
     # --- topics, limits, schedules ---------------------------------------
 
@@ -368,7 +366,6 @@ class ClientSuite:
 
 
 class SqliteClientTest(ClientSuite, unittest.TestCase):
-    hands_on_results = False
 
     def store_url(self):
         self.dir = tempfile.TemporaryDirectory()

@@ -162,6 +162,21 @@ void AppendBackoff(const Backoff& backoff, std::string* out) {
   }
 }
 
+// ,"after":["id",...], or, when an id is not UTF-8, ,"after_base64":[...]
+// with every id in base64; nothing for a job without dependencies.
+void AppendAfter(const std::vector<std::string>& after, std::string* out) {
+  if (after.empty()) return;
+  const bool utf8 =
+      std::all_of(after.begin(), after.end(),
+                  [](const std::string& id) { return cli::IsUtf8(id); });
+  out->append(utf8 ? ",\"after\":[" : ",\"after_base64\":[");
+  for (size_t i = 0; i < after.size(); ++i) {
+    if (i > 0) out->push_back(',');
+    AppendString(utf8 ? after[i] : absl::Base64Escape(after[i]), out);
+  }
+  out->push_back(']');
+}
+
 void AppendTimeField(absl::string_view name, absl::Time t, std::string* out) {
   absl::StrAppend(out, ",\"", name, "\":\"");
   cli::AppendUtcText(t, out);
@@ -217,6 +232,7 @@ void AppendJobJson(const Job& job, std::string* out) {
     absl::StrAppend(
         out, ",\"unique_for_ms\":", absl::ToInt64Milliseconds(job.unique_for));
   }
+  AppendAfter(job.after, out);
   AppendTextField("last_error", job.last_error, out);
   if (job.state == JobState::kDone) AppendTextField("result", job.result, out);
   AppendTextField("payload", job.payload, out);
