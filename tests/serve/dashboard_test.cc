@@ -633,6 +633,54 @@ TEST_F(DashboardTest, ShowsJobsThatWaitForOthers) {
       ShowsText("#states button[data-state=\"waiting\"]", "waiting 1")));
 }
 
+// A job's card draws what it waits for as a tree, each job with its state
+// (a dependency that left the store is "gone"); a batch's completion job
+// shows the batch's progress.
+TEST_F(DashboardTest, ShowsAFlowsTreeAndABatchsProgress) {
+  auto job = [](const std::string& id, std::vector<std::string> after) {
+    Json j = {{"topic", "site"}, {"payload", id}, {"id", id}};
+    if (!after.empty()) j["after"] = after;
+    return j;
+  };
+  ASSERT_EQ(
+      api_->Post("/v1/flows", {{"jobs",
+                                {job("fetch", {}), job("render-a", {"fetch"}),
+                                 job("render-b", {}),
+                                 job("publish", {"render-a", "render-b"})}}})
+          .status,
+      201);
+  ASSERT_EQ(api_->Delete("/v1/jobs/render-b").status, 200);
+  HttpReply opened =
+      api_->Post("/v1/batches",
+                 {{"topic", "report"}, {"payload", "send"}, {"id", "nightly"}});
+  ASSERT_EQ(opened.status, 201) << opened.body;
+  for (const char* id : {"import-1", "import-2"}) {
+    ASSERT_EQ(api_->Post("/v1/topics/import/jobs",
+                         {{"payload", id}, {"id", id}, {"batch", "nightly"}})
+                  .status,
+              201);
+  }
+  ASSERT_EQ(api_->Post("/v1/batches/nightly/close", Json::object()).status,
+            200);
+  ASSERT_EQ(api_->Delete("/v1/jobs/import-1").status, 200);
+
+  ASSERT_NO_FATAL_FAILURE(OpenPage());
+  ChromiumPage& p = *page_;
+  Run("showJob('publish'), true");
+  const std::string a = "#flow-tree li[data-id=\"render-a\"]";
+  EXPECT_TRUE(p.WaitFor(ShowsText(a, "waiting")));
+  EXPECT_TRUE(p.WaitFor(ShowsText(a + " li[data-id=\"fetch\"]", "ready")));
+  EXPECT_TRUE(
+      p.WaitFor(ShowsText("#flow-tree li[data-id=\"render-b\"]", "gone")));
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#job-batch').hidden"));
+
+  Run("showJob('nightly'), true");
+  EXPECT_TRUE(p.WaitFor(
+      ShowsText("#batch-progress",
+                "0 done, 0 dead, 1 cancelled, 1 pending of 2 (closed)")));
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#job-flow').hidden"));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace delayq

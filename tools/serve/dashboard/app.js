@@ -473,12 +473,69 @@ async function showJob(id) {
     [el("dt", {}, k), el("dd", {}, v)]));
   $("#job-payload").textContent = job.payload !== undefined ? job.payload
     : "base64: " + job.payload_base64;
+  showFlow(job);
+  showBatch(job.id);
   const { events } = await api("/v1/jobs/" + part(id) + "/history");
   $("#job-history").replaceChildren(...(events.length ? events.map((e) =>
     el("li", { data: { event: e.event } }, el("b", {}, e.event), " ", e.at,
       " (" + relative(e.at) + ")", e.attempts ? ", attempt " + e.attempts : "",
       e.error ? ": " + e.error : "", e.who ? " by " + e.who : ""))
     : [el("li", { class: "muted" }, "none in the log")]));
+}
+
+// --- Flows and batches ------------------------------------------------------
+
+// How deep and how wide the tree of what a job waits for is drawn: a fan-in
+// of 10,000 children shows its first ones and says how many more.
+const FLOW_DEPTH = 3;
+const FLOW_WIDTH = 20;
+
+// The jobs `job` waits for (its `after`), each with its state and, in
+// turn, what it waits for; a dependency no longer in the store is "gone"
+// (acknowledged and not kept, or cancelled).
+async function flowNodes(ids, depth) {
+  const shown = ids.slice(0, FLOW_WIDTH);
+  const items = await Promise.all(shown.map(async (id) => {
+    let dep = null;
+    try { dep = await api("/v1/jobs/" + part(id)); } catch (e) { /* gone */ }
+    const stateName = dep ? dep.state : "gone";
+    const item = el("li", { data: { id } },
+      el("a", { href: "#", onclick: (e) => { e.preventDefault(); showJob(id); } }, id),
+      el("span", { class: "state " + stateName }, stateName));
+    if (dep && dep.after && dep.after.length) {
+      item.append(depth < FLOW_DEPTH ? el("ul", {}, ...await flowNodes(dep.after, depth + 1))
+        : el("span", { class: "muted" }, " waits for " + dep.after.length + " more"));
+    }
+    return item;
+  }));
+  if (ids.length > shown.length) {
+    items.push(el("li", { class: "muted" }, "and " + (ids.length - shown.length) + " more"));
+  }
+  return items;
+}
+
+async function showFlow(job) {
+  const after = job.after || [];
+  $("#job-flow").hidden = after.length === 0;
+  $("#flow-tree").replaceChildren();
+  if (after.length) $("#flow-tree").replaceChildren(...await flowNodes(after, 1));
+}
+
+// A batch's completion job has the batch's id: its card shows the batch's
+// progress (GET /v1/batches/{id}); any other job has no batch of that id.
+async function showBatch(id) {
+  let batch = null;
+  try { batch = await api("/v1/batches/" + part(id)); } catch (e) { /* none */ }
+  $("#job-batch").hidden = !batch;
+  if (!batch) return;
+  const width = (n) => (batch.total ? 100 * n / batch.total : 0) + "%";
+  $("#batch-progress").replaceChildren(
+    el("div", { class: "bar" },
+      ...["done", "dead", "cancelled"].map((k) =>
+        el("span", { class: k, style: "width:" + width(batch[k]) }))),
+    el("span", {}, batch.done + " done, " + batch.dead + " dead, " + batch.cancelled +
+      " cancelled, " + batch.pending + " pending of " + batch.total +
+      (batch.closed ? " (closed)" : " (open: more jobs may join)")));
 }
 
 // --- Chart ------------------------------------------------------------------
