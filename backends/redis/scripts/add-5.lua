@@ -56,7 +56,7 @@ local place = {}  -- id -> batch index
 for i = 1, n do
   place[ids[i]] = i
   if arg(i, 8) ~= '' then
-    local a = {cmsgpack.unpack(arg(i, 8))}
+    local a = unpack_list(arg(i, 8))
     afters[i] = a
     for k = 2, #a do
       local at = place[a[k]]
@@ -164,7 +164,7 @@ for i = 1, n do
     end
     if afters[i] then
       local j = {cmsgpack.unpack(record)}
-      j[AFTER] = cmsgpack.pack(unpack(afters[i], 2))
+      j[AFTER] = pack_list(afters[i], 2)
       j[ON_FAILURE] = afters[i][1]
       if fate == 'wait' then j[PENDING] = #detail end
       if fate == 'fail' then j[LAST_ERROR], j[FINISHED_AT] = detail, now end

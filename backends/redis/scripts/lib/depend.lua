@@ -13,7 +13,7 @@ local DEP_FAIL, DEP_CANCEL, DEP_RUN = 0, 1, 2
 -- The ids a record's AFTER names, as a list.
 local function after_ids(j)
   if not j[AFTER] then return {} end
-  return {cmsgpack.unpack(j[AFTER])}
+  return unpack_list(j[AFTER])
 end
 
 -- Takes the waiting job `id` (record `j`) out of its topic's waiting set

@@ -60,3 +60,33 @@ local function job_pack(j)
 end
 
 local function job_write(id, j) redis.call('HSET', JOBS, id, job_pack(j)) end
+
+-- A job may wait for up to 10,000 others, more values than one
+-- cmsgpack.pack() or cmsgpack.unpack() call can hold on Lua's C stack
+-- (about 8,000, less what the caller holds): AFTER is packed and read a
+-- slice at a time. MessagePack values one after another are the same bytes
+-- however they are sliced.
+
+-- The MessagePack values of `values` from index `first` on, one after
+-- another in one string.
+local function pack_list(values, first)
+  local parts = {}
+  for i = first, #values, 512 do
+    parts[#parts + 1] =
+      cmsgpack.pack(unpack(values, i, math.min(i + 511, #values)))
+  end
+  return table.concat(parts)
+end
+
+-- The values of `packed` (MessagePack values one after another), as a
+-- list.
+local function unpack_list(packed)
+  local out = {}
+  local offset = 0
+  while offset >= 0 do
+    local got = {cmsgpack.unpack_limit(packed, 512, offset)}
+    offset = got[1]
+    for k = 2, #got do out[#out + 1] = got[k] end
+  end
+  return out
+end

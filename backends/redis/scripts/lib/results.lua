@@ -7,12 +7,14 @@
 -- requires: keys job
 
 local function add_dependency_results(lease, j)
-  local deps = {cmsgpack.unpack(j[AFTER])}
-  local got = redis.call('HMGET', JOBS, unpack(deps))
-  for k = 1, #deps do
-    if got[k] then
-      local d = {cmsgpack.unpack(got[k])}
-      if d[STATE] == ST_DONE then
+  local deps = unpack_list(j[AFTER])
+  for i = 1, #deps, 512 do
+    local last = math.min(i + 511, #deps)
+    local got = redis.call('HMGET', JOBS, unpack(deps, i, last))
+    for k = i, last do
+      local record = got[k - i + 1]
+      local d = record and {cmsgpack.unpack(record)}
+      if d and d[STATE] == ST_DONE then
         lease[#lease + 1] = deps[k]
         lease[#lease + 1] = d[RESULT] or ''
       end
