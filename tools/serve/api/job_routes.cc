@@ -228,20 +228,22 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
       absl::StrCat(kTopic, "/jobs"),
       [&scheduler](const Call& call) { return ListJobs(scheduler, call); },
       {"state", "limit", "cursor"});
-  router.Post(absl::StrCat(kJob, "/retry"),
-              [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
-                if (absl::Status s = scheduler.KickJob(call.path[0]); !s.ok()) {
-                  return s;
-                }
-                return Reply{};
-              });
-  router.Post(absl::StrCat(kJob, "/promote"),
-              [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
-                if (absl::Status s = scheduler.Promote(call.path[0]); !s.ok()) {
-                  return s;
-                }
-                return Reply{};
-              });
+  router.PostAction(absl::StrCat(kJob, "/retry"),
+                    [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+                      if (absl::Status s = scheduler.KickJob(call.path[0]);
+                          !s.ok()) {
+                        return s;
+                      }
+                      return Reply{};
+                    });
+  router.PostAction(absl::StrCat(kJob, "/promote"),
+                    [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+                      if (absl::Status s = scheduler.Promote(call.path[0]);
+                          !s.ok()) {
+                        return s;
+                      }
+                      return Reply{};
+                    });
   router.Get(kJob,
              [&scheduler](const Call& call) { return GetJob(scheduler, call); },
              {"wait"});
