@@ -11,6 +11,13 @@
 //     (JobOptionsFromJson, LimitFromJson, PayloadFromJson, TokenField)
 //     return a value or a status for any body; ReadAckList()'s list has 1
 //     to kMaxAcks leases, each with an id;
+//   - the readers of the bodies that act on many jobs
+//     (tools/serve/api/request_bodies.h) keep to their limits: a bulk
+//     action's 1 to kMaxBatch ids, none empty; a flow's 1 to kMaxBatch jobs,
+//     each with a topic; a worker's name of printable ASCII, "" only when
+//     the body names none;
+//   - a flow read so is enqueued all or nothing (Scheduler::EnqueueFlow()
+//     on a memory store): every job of it is stored, or none is;
 //   - AppendJobJson() and AppendLeaseJson() of a job built from the input
 //     are JSON, and their fields read back as the job's.
 // Bodies are read on a thread with the stack of a server's connection
@@ -21,17 +28,22 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "delayq/clock.h"
 #include "delayq/job.h"
+#include "delayq/open.h"
+#include "delayq/scheduler.h"
 #include "fuzzer/FuzzedDataProvider.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tools/common/values.h"
 #include "tools/serve/api/ack_list.h"
 #include "tools/serve/api/json_codec.h"
+#include "tools/serve/api/request_bodies.h"
 #include "tools/serve/http/http_server.h"
 
 namespace delayq {
@@ -46,6 +58,71 @@ std::string ListText(const std::vector<serve::LeaseName>& list) {
     absl::StrAppend(&out, "(", Escaped(l.id), ", ", l.token, ")");
   }
   return out;
+}
+
+// Enqueues `flow` on a fresh memory store: all of it is stored, or none.
+void CheckFlowEnqueued(const std::vector<Scheduler::FlowJob>& flow,
+                       const std::string& where) {
+  SimulatedClock clock(absl::FromUnixSeconds(1'800'000'000));
+  absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend("memory:");
+  FUZZ_CHECK(backend.ok(), "memory store: ", backend.status().ToString());
+  SchedulerOptions options;
+  options.clock = &clock;
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      Scheduler::Create(*std::move(backend), options);
+  FUZZ_CHECK(scheduler.ok(), "scheduler: ", scheduler.status().ToString());
+  absl::StatusOr<std::vector<std::string>> ids =
+      (*scheduler)->EnqueueFlow(flow);
+  if (ids.ok()) {
+    FUZZ_CHECK(ids->size() == flow.size(), where, ": ", ids->size(),
+               " ids for a flow of ", flow.size());
+    for (const std::string& id : *ids) {
+      absl::StatusOr<Job> job = (*scheduler)->Get(id);
+      FUZZ_CHECK(job.ok(), where, ": job '", Escaped(id),
+                 "' of the flow is not stored: ", job.status().ToString());
+    }
+    return;
+  }
+  absl::StatusOr<std::vector<std::string>> topics = (*scheduler)->Topics();
+  FUZZ_CHECK(topics.ok() && topics->empty(), where, ": the flow was refused (",
+             ids.status().ToString(), ") but the store has topics");
+  for (const Scheduler::FlowJob& job : flow) {
+    if (job.options.id.empty()) continue;
+    FUZZ_CHECK(absl::IsNotFound((*scheduler)->Get(job.options.id).status()),
+               where, ": the flow was refused (", ids.status().ToString(),
+               ") but its job '", Escaped(job.options.id), "' is stored");
+  }
+}
+
+void CheckManyJobBodies(const Json& json, const std::string& where) {
+  absl::StatusOr<std::vector<std::string>> ids = serve::BulkIdsFromJson(json);
+  if (ids.ok()) {
+    FUZZ_CHECK(!ids->empty() && ids->size() <= serve::kMaxBatch, where,
+               ": BulkIdsFromJson() read ", ids->size(), " ids");
+    for (const std::string& id : *ids) {
+      FUZZ_CHECK(!id.empty(), where, ": BulkIdsFromJson() read an empty id");
+    }
+  }
+  absl::StatusOr<std::string> worker = serve::WorkerFromJson(json);
+  if (worker.ok()) {
+    FUZZ_CHECK(worker->empty() != json.contains("worker"), where,
+               ": WorkerFromJson() read '", Escaped(*worker), "'");
+    FUZZ_CHECK(worker->size() <= serve::kMaxWorkerName, where,
+               ": a worker name of ", worker->size(), " bytes");
+    for (char c : *worker) {
+      FUZZ_CHECK(c > ' ' && c < 0x7f, where, ": worker name '",
+                 Escaped(*worker), "'");
+    }
+  }
+  absl::StatusOr<std::vector<Scheduler::FlowJob>> flow =
+      serve::FlowFromJson(json);
+  if (!flow.ok()) return;
+  FUZZ_CHECK(!flow->empty() && flow->size() <= serve::kMaxBatch, where,
+             ": FlowFromJson() read ", flow->size(), " jobs");
+  for (const Scheduler::FlowJob& job : *flow) {
+    FUZZ_CHECK(!job.topic.empty(), where, ": a flow job without a topic");
+  }
+  CheckFlowEnqueued(*flow, where);
 }
 
 void CheckBody(const std::string& body) {
@@ -82,6 +159,7 @@ void CheckBody(const std::string& body) {
   (void)serve::TokenField(*json);
   (void)serve::StringField(*json, "topic", "");
   (void)serve::IntField(*json, "max", 1, 1, 1000);
+  CheckManyJobBodies(*json, where);
 }
 
 // The parser's recursion is bounded by the stack of the thread it runs on:

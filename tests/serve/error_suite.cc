@@ -64,6 +64,23 @@ TEST_P(ApiTest, BadFieldsAreInvalidArgument) {
               "INVALID_ARGUMENT");
 }
 
+// The routes that act on what their path names take no fields: one is
+// refused before anything happens, as an unknown field of any route is.
+TEST_P(ApiTest, ActionRoutesRefuseFields) {
+  Add("t", {{"payload", "a"}, {"id", "later"}, {"delay_ms", 3'600'000}});
+  for (const char* route :
+       {"/v1/jobs/later/promote", "/v1/jobs/later/retry", "/v1/topics/t/pause",
+        "/v1/topics/t/resume", "/v1/batches/b/close"}) {
+    ExpectError(api_->Post(route, {{"delay_ms", 0}}), 400, "INVALID_ARGUMENT");
+  }
+  EXPECT_EQ(api_->Get("/v1/jobs/later").json["state"], "delayed");
+  EXPECT_EQ(api_->Get("/v1/topics/t/stats").json["paused"], false);
+  // Without a body, or with {}, they act.
+  EXPECT_EQ(api_->PostRaw("/v1/topics/t/pause", "").status, 200);
+  EXPECT_EQ(api_->Post("/v1/jobs/later/promote", Json::object()).status, 200);
+  EXPECT_EQ(api_->Get("/v1/jobs/later").json["state"], "ready");
+}
+
 TEST_P(ApiTest, LeaseRoutesNeedAToken) {
   const std::string id = Add("t", {{"payload", "a"}});
   const Json lease = ReserveOne("t");

@@ -44,14 +44,14 @@ void AddBatchRoutes(Router& router, const RouteContext& context) {
   Scheduler& scheduler = *context.scheduler;
   router.Post("/v1/batches",
               [&scheduler](const Call& call) { return Open(scheduler, call); });
-  router.Post(std::string(kBatch) + "/close",
-              [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
-                if (absl::Status s = scheduler.CloseBatch(call.path[0]);
-                    !s.ok()) {
-                  return s;
-                }
-                return BatchReply(scheduler, call.path[0]);
-              });
+  router.PostAction(std::string(kBatch) + "/close",
+                    [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+                      if (absl::Status s = scheduler.CloseBatch(call.path[0]);
+                          !s.ok()) {
+                        return s;
+                      }
+                      return BatchReply(scheduler, call.path[0]);
+                    });
   router.Get(kBatch, [&scheduler](const Call& call) {
     return BatchReply(scheduler, call.path[0]);
   });

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/common/values.h"
 #include "tools/serve/api/json_codec.h"
+#include "tools/serve/api/request_bodies.h"
 #include "tools/serve/api/routes.h"
 
 namespace delayq {
@@ -18,7 +19,6 @@ namespace {
 
 constexpr char kTopic[] = "/v1/topics/([^/]+)";
 constexpr char kJob[] = "/v1/jobs/([^/]+)";
-constexpr int kMaxBatch = 10'000;
 constexpr int kMaxList = 10'000;
 // The longest GET /v1/jobs/{id}?wait= may hold a connection.
 constexpr absl::Duration kMaxWait = absl::Seconds(60);
@@ -84,34 +84,10 @@ absl::StatusOr<Reply> AddBatch(Scheduler& scheduler, const Call& call) {
 // job, "id" and "after" among them}, ...]}, enqueued at once
 // (Scheduler::EnqueueFlow()); 201 with the ids in the order given.
 absl::StatusOr<Reply> AddFlow(Scheduler& scheduler, const Call& call) {
-  if (absl::Status s = OnlyFields(call.body, {"jobs"}); !s.ok()) return s;
-  const Json* list = call.body.contains("jobs") ? &call.body["jobs"] : nullptr;
-  if (list == nullptr || !list->is_array() || list->empty() ||
-      list->size() > kMaxBatch) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "field 'jobs' must be a list of 1 to ", kMaxBatch, " jobs"));
-  }
-  std::vector<Scheduler::FlowJob> flow(list->size());
-  for (size_t i = 0; i < list->size(); ++i) {
-    const Json& item = (*list)[i];
-    // Each job's error names its place in the list.
-    auto at = [i](const absl::Status& s) {
-      return absl::Status(s.code(),
-                          absl::StrCat("jobs[", i, "]: ", s.message()));
-    };
-    if (!item.is_object())
-      return at(absl::InvalidArgumentError("not an object"));
-    absl::StatusOr<std::string> topic = StringField(item, "topic", "");
-    if (!topic.ok()) return at(topic.status());
-    if (topic->empty()) return at(absl::InvalidArgumentError("no 'topic'"));
-    absl::StatusOr<JobOptions> options =
-        JobOptionsFromJson(item, {"topic", "payload", "payload_base64"});
-    if (!options.ok()) return at(options.status());
-    absl::StatusOr<std::string> payload = PayloadFromJson(item);
-    if (!payload.ok()) return at(payload.status());
-    flow[i] = {*std::move(topic), *std::move(payload), *std::move(options)};
-  }
-  absl::StatusOr<std::vector<std::string>> ids = scheduler.EnqueueFlow(flow);
+  absl::StatusOr<std::vector<Scheduler::FlowJob>> flow =
+      FlowFromJson(call.body);
+  if (!flow.ok()) return flow.status();
+  absl::StatusOr<std::vector<std::string>> ids = scheduler.EnqueueFlow(*flow);
   if (!ids.ok()) return ids.status();
   return Reply::Text(201,
                      JsonListText<std::string>("ids", *ids, &AppendJsonString));
@@ -172,27 +148,6 @@ absl::StatusOr<Reply> GetJob(Scheduler& scheduler, const Call& call) {
   return Reply::Text(200, std::move(text));
 }
 
-// The ids of a bulk action's body: {"ids": [1 to kMaxBatch strings]}.
-absl::StatusOr<std::vector<std::string>> BulkIds(const Json& body) {
-  if (absl::Status s = OnlyFields(body, {"ids"}); !s.ok()) return s;
-  const Json* ids = body.contains("ids") ? &body["ids"] : nullptr;
-  if (ids == nullptr || !ids->is_array() || ids->empty() ||
-      ids->size() > kMaxBatch) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "field 'ids' must be a list of 1 to ", kMaxBatch, " job ids"));
-  }
-  std::vector<std::string> out;
-  out.reserve(ids->size());
-  for (const Json& id : *ids) {
-    if (!id.is_string() || id.get_ref<const std::string&>().empty()) {
-      return absl::InvalidArgumentError(
-          "field 'ids' must hold job ids (strings that are not empty)");
-    }
-    out.push_back(id.get<std::string>());
-  }
-  return out;
-}
-
 // POST /v1/bulk/{cancel,retry,promote}: `act` on each id of the body, one
 // after the other (every id is read before any is acted on, so a malformed
 // request changes nothing). 200 with how many were done and why each other
@@ -200,7 +155,7 @@ absl::StatusOr<std::vector<std::string>> BulkIds(const Json& body) {
 Route BulkRoute(Scheduler& scheduler,
                 absl::Status (Scheduler::*act)(absl::string_view)) {
   return [&scheduler, act](const Call& call) -> absl::StatusOr<Reply> {
-    absl::StatusOr<std::vector<std::string>> ids = BulkIds(call.body);
+    absl::StatusOr<std::vector<std::string>> ids = BulkIdsFromJson(call.body);
     if (!ids.ok()) return ids.status();
     std::vector<absl::Status> outcomes;
     outcomes.reserve(ids->size());
@@ -228,20 +183,22 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
       absl::StrCat(kTopic, "/jobs"),
       [&scheduler](const Call& call) { return ListJobs(scheduler, call); },
       {"state", "limit", "cursor"});
-  router.Post(absl::StrCat(kJob, "/retry"),
-              [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
-                if (absl::Status s = scheduler.KickJob(call.path[0]); !s.ok()) {
-                  return s;
-                }
-                return Reply{};
-              });
-  router.Post(absl::StrCat(kJob, "/promote"),
-              [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
-                if (absl::Status s = scheduler.Promote(call.path[0]); !s.ok()) {
-                  return s;
-                }
-                return Reply{};
-              });
+  router.PostAction(absl::StrCat(kJob, "/retry"),
+                    [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+                      if (absl::Status s = scheduler.KickJob(call.path[0]);
+                          !s.ok()) {
+                        return s;
+                      }
+                      return Reply{};
+                    });
+  router.PostAction(absl::StrCat(kJob, "/promote"),
+                    [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+                      if (absl::Status s = scheduler.Promote(call.path[0]);
+                          !s.ok()) {
+                        return s;
+                      }
+                      return Reply{};
+                    });
   router.Get(kJob,
              [&scheduler](const Call& call) { return GetJob(scheduler, call); },
              {"wait"});

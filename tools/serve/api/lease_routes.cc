@@ -16,6 +16,7 @@
 #include "tools/common/values.h"
 #include "tools/serve/api/ack_list.h"
 #include "tools/serve/api/json_codec.h"
+#include "tools/serve/api/request_bodies.h"
 #include "tools/serve/api/routes.h"
 #include "tools/serve/http/error_reply.h"
 
@@ -25,30 +26,6 @@ namespace {
 
 constexpr char kJob[] = "/v1/jobs/([^/]+)";
 constexpr int kMaxReserve = 1000;
-// The longest worker name a reservation may give.
-constexpr size_t kMaxWorkerName = 128;
-
-// The "worker" a reservation names (its leases' holder): 1 to
-// kMaxWorkerName printable ASCII characters without spaces, so that every
-// view can show it as it is; "" when the body names none (the leases are
-// then the server's).
-absl::StatusOr<std::string> WorkerName(const Json& body) {
-  if (!body.contains("worker")) return std::string();
-  const Json& worker = body["worker"];
-  bool ok = worker.is_string();
-  if (ok) {
-    const std::string& name = worker.get_ref<const std::string&>();
-    ok = !name.empty() && name.size() <= kMaxWorkerName;
-    for (char c : name) ok = ok && c > ' ' && c < 0x7f;
-  }
-  if (!ok) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("field 'worker' must be 1 to ", kMaxWorkerName,
-                     " printable ASCII characters without spaces"));
-  }
-  return worker.get<std::string>();
-}
-
 // How long a reservation may wait for a job: the body's "wait_ms", bounded
 // so that a client cannot hold a thread for ever; none while the server
 // drains (a reservation already waiting is woken).
@@ -82,7 +59,7 @@ absl::StatusOr<Reply> Reserve(const RouteContext& context, const Call& call) {
       !s.ok()) {
     return s;
   }
-  absl::StatusOr<std::string> worker = WorkerName(call.body);
+  absl::StatusOr<std::string> worker = WorkerFromJson(call.body);
   if (!worker.ok()) return worker.status();
   absl::StatusOr<int64_t> max = IntField(call.body, "max", 1, 1, kMaxReserve);
   if (!max.ok()) return max.status();
@@ -165,7 +142,7 @@ absl::StatusOr<std::optional<NextReservation>> ReadNext(
   }
   absl::StatusOr<absl::Duration> wait = ReserveWait(context, next);
   if (!wait.ok()) return wait.status();
-  absl::StatusOr<std::string> worker = WorkerName(next);
+  absl::StatusOr<std::string> worker = WorkerFromJson(next);
   if (!worker.ok()) return worker.status();
   return NextReservation{*std::move(topic), *wait, *std::move(worker)};
 }

@@ -159,6 +159,14 @@ void Router::Post(const std::string& pattern, Route route, QueryNames query) {
   Add("POST", pattern, Wrap(std::move(route), true, std::move(query)));
 }
 
+void Router::PostAction(const std::string& pattern, Route route) {
+  Post(pattern,
+       [route = std::move(route)](const Call& call) -> absl::StatusOr<Reply> {
+         if (absl::Status s = OnlyFields(call.body, {}); !s.ok()) return s;
+         return route(call);
+       });
+}
+
 void Router::PostBulk(const std::string& pattern, Route route) {
   Add("POST", pattern, Wrap(std::move(route), false));
 }

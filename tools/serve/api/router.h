@@ -71,6 +71,11 @@ class Router {
   void Get(const std::string& pattern, Route route, QueryNames query = {});
   // A POST without a body is one with no fields ({}).
   void Post(const std::string& pattern, Route route, QueryNames query = {});
+  // A POST that acts on what its path names and takes no fields (retry,
+  // promote, pause, close): a body with any field is refused (400) before
+  // the route runs, as another route refuses an unknown field, so that a
+  // client that means an option the route does not have learns it.
+  void PostAction(const std::string& pattern, Route route);
   // A POST whose route reads the body's text itself (ack_list.h), so
   // Call::body is left {}.
   void PostBulk(const std::string& pattern, Route route);

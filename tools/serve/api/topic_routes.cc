@@ -127,14 +127,15 @@ void AddTopicRoutes(Router& router, const RouteContext& context) {
         return Reply{200, Json{{"purged", *purged}}};
       });
   for (const bool pause : {true, false}) {
-    router.Post(absl::StrCat(kTopic, pause ? "/pause" : "/resume"),
-                [&scheduler, pause](const Call& call) -> absl::StatusOr<Reply> {
-                  const std::string& topic = call.path[0];
-                  absl::Status s =
-                      pause ? scheduler.Pause(topic) : scheduler.Resume(topic);
-                  if (!s.ok()) return s;
-                  return TopicStatsReply(scheduler, topic);
-                });
+    router.PostAction(
+        absl::StrCat(kTopic, pause ? "/pause" : "/resume"),
+        [&scheduler, pause](const Call& call) -> absl::StatusOr<Reply> {
+          const std::string& topic = call.path[0];
+          absl::Status s =
+              pause ? scheduler.Pause(topic) : scheduler.Resume(topic);
+          if (!s.ok()) return s;
+          return TopicStatsReply(scheduler, topic);
+        });
   }
 }
 
