@@ -603,7 +603,7 @@ TEST(RedisOpenTest, ANewNamespaceRecordsItsLayout) {
   RedisOptions o = FreshRedisOptions();
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "8"));
+              ElementsAre("layout", "9"));
 }
 
 // A namespace an earlier delayq wrote: meta records only the bucket count.
@@ -625,7 +625,7 @@ TEST(RedisOpenTest, TakesOverAnEmptyNamespaceOfTheEarlierLayout) {
   RawCommand(o.port, {"HSET", NsKey(o, "meta"), "buckets", "4"});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "8"));
+              ElementsAre("layout", "9"));
   ASSERT_OK(b->Add({MakeJob("a", "t")}, kT0));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("t", 1, kT0));
   EXPECT_EQ(leases.size(), 1u);
@@ -645,7 +645,7 @@ TEST(RedisOpenTest, RefusesJobsInAnOlderRecordedLayout) {
   RawCommand(o.port, {"DEL", NsKey(o, "topics")});
   ASSERT_OK(RedisBackend::Open(o).status());
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("8"));
+              ElementsAre("9"));
 }
 
 // Layout 3 kept a hash per job and delay buckets: a namespace holding jobs
@@ -685,7 +685,7 @@ TEST(RedisOpenTest, RefusesJobsInLayout3WithoutTouchingThem) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> taken,
                        RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGETALL", NsKey(o, "meta")}),
-              ElementsAre("layout", "8"));
+              ElementsAre("layout", "9"));
   ASSERT_OK(taken->Add({MakeJob("a", "mail")}, kT0));
   ASSERT_OK_AND_ASSIGN(Job a, taken->Get("a"));
   EXPECT_EQ(a.state, JobState::kReady);
@@ -704,7 +704,7 @@ TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
   RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "4"});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<RedisBackend> b, RedisBackend::Open(o));
   EXPECT_THAT(RawCommand(o.port, {"HGET", NsKey(o, "meta"), "layout"}),
-              ElementsAre("8"));
+              ElementsAre("9"));
   ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases, b->Reserve("mail", 1, kT0));
   ASSERT_EQ(leases.size(), 1u);
   EXPECT_EQ(leases[0].job.id, "a");
@@ -712,7 +712,7 @@ TEST(RedisOpenTest, TakesOverLayout4WithItsJobs) {
 
 TEST(RedisOpenTest, RefusesANewerLayout) {
   RedisOptions o = FreshRedisOptions();
-  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "9"});
+  RawCommand(o.port, {"HSET", NsKey(o, "meta"), "layout", "10"});
   absl::StatusOr<std::unique_ptr<RedisBackend>> b = RedisBackend::Open(o);
   EXPECT_THAT(b, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(std::string(b.status().message()),

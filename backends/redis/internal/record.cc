@@ -216,20 +216,29 @@ void AppendExtras(const NewJob& job, std::string* out) {
   }
 }
 
-bool DecodeRecord(absl::string_view record, Lease* lease) {
-  constexpr size_t kCount = std::size(kRecordFields);
-  Value values[kCount];
-  Reader reader(record);
-  size_t n = 0;
-  while (!reader.done()) {
-    if (n == kCount || !reader.Next(&values[n])) return false;
-    ++n;
+namespace {
+
+// A record's values by field name; those past its end are nil.
+class RecordValues {
+ public:
+  // False when `record` is not one.
+  bool Read(absl::string_view record) {
+    Reader reader(record);
+    size_t n = 0;
+    while (!reader.done()) {
+      if (n == kCount || !reader.Next(&values_[n])) return false;
+      ++n;
+    }
+    return n >= kRecordMinFields;
   }
-  if (n < kRecordMinFields) return false;
-  auto at = [&values](const char* name) -> const Value& {
-    return values[FieldAt(kRecordFields, name)];
-  };
-  auto integer = [&at](const char* name, int64_t* out) {
+  const Value& at(const char* name) const {
+    return values_[FieldAt(kRecordFields, name)];
+  }
+  bool is_nil(const char* name) const {
+    return std::holds_alternative<std::monostate>(at(name));
+  }
+  // An integer value, 0 for nil; false for a string.
+  bool integer(const char* name, int64_t* out) const {
     const Value& v = at(name);
     if (std::holds_alternative<std::monostate>(v)) {
       *out = 0;
@@ -238,6 +247,38 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
     if (!std::holds_alternative<int64_t>(v)) return false;
     *out = std::get<int64_t>(v);
     return true;
+  }
+
+ private:
+  static constexpr size_t kCount = std::size(kRecordFields);
+  Value values_[kCount];
+};
+
+}  // namespace
+
+bool DecodeBatch(absl::string_view record, Batch* batch) {
+  RecordValues values;
+  if (!values.Read(record) || values.is_nil("batch_total")) return false;
+  int64_t closed = 0;
+  if (!values.integer("batch_closed", &closed) ||
+      !values.integer("batch_total", &batch->total) ||
+      !values.integer("batch_done", &batch->done) ||
+      !values.integer("batch_dead", &batch->dead) ||
+      !values.integer("batch_cancelled", &batch->cancelled)) {
+    return false;
+  }
+  batch->closed = closed != 0;
+  return true;
+}
+
+bool DecodeRecord(absl::string_view record, Lease* lease) {
+  RecordValues values;
+  if (!values.Read(record)) return false;
+  auto at = [&values](const char* name) -> const Value& {
+    return values.at(name);
+  };
+  auto integer = [&values](const char* name, int64_t* out) {
+    return values.integer(name, out);
   };
   auto text = [&at](const char* name, std::string* out) {
     const Value& v = at(name);
