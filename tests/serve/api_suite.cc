@@ -97,6 +97,34 @@ TEST_P(ApiTest, AFlowIsAddedInOneRequest) {
   EXPECT_EQ(api_->Get("/v1/jobs/a").status, 404);
 }
 
+// A batch over HTTP: opened with its completion job, a job joins it, the
+// close and the job's ack release the completion job once.
+TEST_P(ApiTest, ABatchReleasesItsCompletionJobOnceItsJobsFinished) {
+  HttpReply opened = api_->Post(
+      "/v1/batches", {{"topic", "sent"}, {"payload", "march"}, {"id", "b"}});
+  ASSERT_EQ(opened.status, 201) << opened.body;
+  EXPECT_EQ(opened.json["closed"], false);
+  Add("send", {{"payload", "17"}, {"id", "i17"}, {"batch", "b"}});
+  HttpReply closed = api_->Post("/v1/batches/b/close", Json::object());
+  ASSERT_EQ(closed.status, 200) << closed.body;
+  EXPECT_EQ(closed.json["pending"], 1);
+  EXPECT_EQ(api_->Get("/v1/jobs/b").json["state"], "waiting");
+  HttpReply late =
+      api_->Post("/v1/topics/send/jobs", {{"payload", "18"}, {"batch", "b"}});
+  EXPECT_EQ(late.status, 409) << late.body;
+
+  const Json lease = ReserveOne("send");
+  ASSERT_EQ(lease["job"]["id"], "i17");
+  ASSERT_EQ(api_->Post("/v1/jobs/i17/ack", {{"token", lease["token"]}}).status,
+            200);
+  HttpReply done = api_->Get("/v1/batches/b");
+  ASSERT_EQ(done.status, 200) << done.body;
+  EXPECT_EQ(done.json["done"], 1);
+  EXPECT_EQ(done.json["complete"], true);
+  EXPECT_EQ(ReserveOne("sent")["job"]["id"], "b");
+  EXPECT_EQ(api_->Get("/v1/batches/nobatch").status, 404);
+}
+
 TEST_P(ApiTest, AddGetAndCancel) {
   const std::string id = Add("mail", {{"payload", "hello"}});
   ASSERT_FALSE(id.empty());
