@@ -202,6 +202,7 @@ set(DELAYQ_REDIS_SCRIPTS
   backends/redis/scripts/ack_batch-3.lua
   backends/redis/scripts/ack_reserve-4.lua
   backends/redis/scripts/add-5.lua
+  backends/redis/scripts/batch_close-2.lua
   backends/redis/scripts/cancel-3.lua
   backends/redis/scripts/check_ids-3.lua
   backends/redis/scripts/counts-3.lua
@@ -230,6 +231,7 @@ set(DELAYQ_REDIS_SCRIPTS
 )
 
 set(DELAYQ_REDIS_SCRIPT_LIBS
+  backends/redis/scripts/lib/batch.lua
   backends/redis/scripts/lib/bury.lua
   backends/redis/scripts/lib/calls.lua
   backends/redis/scripts/lib/clock.lua
@@ -406,9 +408,6 @@ delayq_cc_library(tests_conformance_batch_conformance DIR tests/conformance NAME
 delayq_cc_library(tests_conformance_batch_fixtures DIR tests/conformance NAME batch_fixtures
   SRCS tests/conformance/batch_conformance.h
   DEPS tests_conformance_backend_conformance)
-delayq_cc_library(tests_conformance_batch_refusal_conformance DIR tests/conformance NAME batch_refusal_conformance ALWAYSLINK
-  SRCS tests/conformance/batch_refusal_conformance.cc
-  DEPS delayq tests_conformance_batch_fixtures tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_dependency_conformance DIR tests/conformance NAME dependency_conformance ALWAYSLINK
   SRCS tests/conformance/dependency_conformance.cc tests/conformance/dependency_model_conformance.cc tests/conformance/dependency_results_conformance.cc
   DEPS delayq tests_conformance_dependency_fixtures tests_testing_status_matchers tp_absl tp_gtest)
@@ -528,13 +527,13 @@ delayq_cc_test(tests_redis_redis_backend_test DIR tests/redis NAME redis_backend
   DEPS delayq tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_cluster_test DIR tests/redis NAME redis_cluster_test
   SRCS tests/redis/redis_cluster_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_dependency_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_conformance tests_conformance_dependency_conformance tests_conformance_news_conformance tests_redis_redis_test_cluster tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_conformance_test DIR tests/redis NAME redis_conformance_test
   SRCS tests/redis/redis_conformance_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_refusal_conformance tests_conformance_dependency_conformance tests_redis_redis_test_server tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_conformance tests_conformance_dependency_conformance tests_redis_redis_test_server tp_gtest_main)
 delayq_cc_test(tests_redis_redis_multiprocess_test DIR tests/redis NAME redis_multiprocess_test
   SRCS tests/redis/redis_multiprocess_test.cc
-  DEPS delayq tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_status_matchers tp_absl tp_gtest_main)
+  DEPS delayq tests_multiprocess_multiprocess_suite tests_redis_redis_test_server tests_testing_batch_rounds tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_news_test DIR tests/redis NAME redis_news_test
   SRCS tests/redis/redis_news_test.cc
   DEPS delayq tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
@@ -546,7 +545,7 @@ delayq_cc_test(tests_redis_redis_sentinel_test DIR tests/redis NAME redis_sentin
   DEPS delayq tests_conformance_backend_conformance tests_redis_redis_test_server tests_testing_eventually tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_sharded_test DIR tests/redis NAME redis_sharded_test
   SRCS tests/redis/redis_sharded_test.cc
-  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_refusal_conformance tests_conformance_dependency_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
+  DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_conformance tests_conformance_dependency_conformance tests_conformance_news_conformance tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_library(tests_redis_redis_test_cluster DIR tests/redis NAME redis_test_cluster
   SRCS tests/redis/redis_test_cluster.cc tests/redis/redis_test_cluster.h
   DEPS delayq tests_redis_redis_test_server tests_testing_files tests_testing_redis_server tp_absl)

@@ -45,6 +45,11 @@ class RedisBackend : public Backend {
 
   std::string Name() const override { return "redis"; }
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
+  // Batches: a batch is held in its completion job's record
+  // (scripts/lib/batch.lua).
+  absl::Status OpenBatch(const NewJob& completion, absl::Time now) override;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<Batch> GetBatch(absl::string_view id) override;
   using Backend::Reserve;
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now,
@@ -186,10 +191,15 @@ class RedisBackend : public Backend {
                                                    absl::string_view script,
                                                    ReserveReport* report);
   std::string Micros(absl::Time t) const;
+  // Add(), or with `opens_batch` OpenBatch() of the one job in `jobs`: the
+  // add script.
+  absl::Status Store(absl::Span<const NewJob> jobs, bool opens_batch,
+                     absl::Time now);
   // Appends the arguments of `jobs` to `list` as add and schedule_fire take
-  // them (7 per job).
+  // them (9 per job); with `opens_batch` each opens a batch.
   static void AppendJobs(absl::Span<const NewJob> jobs,
-                         redis_internal::ArgList* list);
+                         redis_internal::ArgList* list,
+                         bool opens_batch = false);
 
   // The script calls take a generated ToCall()'s result
   // (internal/script_calls.h): a call it could not make (an argument left

@@ -57,12 +57,13 @@ using redis_internal::Word;
 // and the held ids); 6 done jobs (record values 20-23, state 4, the done
 // sets) and when dead jobs died; 7 who holds each lease and since when
 // (record values 24-25, while reserved); 8 jobs that wait for others
-// (record values 26-28, state 5, the waiting and dependants sets); 9 keeps
-// a waiting job's count of pending dependencies in the pending hash instead
-// of its record (a record of layout 8 that holds one counts off there). A
-// namespace of layout kOldestReadable or later is taken over in place: its
-// records and keys are layout 9's without them (an older delayq refuses a
-// layout-9 namespace rather than misread it).
+// (record values 26-28, state 5, the waiting and dependants sets); 9
+// batches (record values 29-34, scripts/lib/batch.lua) and a waiting job's
+// count of pending dependencies in the pending hash instead of its record
+// (a record of layout 8 that holds one counts off there). A namespace of
+// layout kOldestReadable or later is taken over in place: its records and
+// keys are layout 9's without them (an older delayq refuses a layout-9
+// namespace rather than misread its records).
 constexpr int kLayout = 9;
 // RedisOptions::shards at most.
 constexpr int kMaxShards = 256;
@@ -384,24 +385,65 @@ absl::Status RedisBackend::RunForOk(ScriptCall call, absl::string_view id) {
 }
 
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
+  return Store(jobs, /*opens_batch=*/false, now);
+}
+
+absl::Status RedisBackend::Store(absl::Span<const NewJob> jobs,
+                                 bool opens_batch, absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
-  DQ_RETURN_IF_ERROR(internal::RefuseBatches(jobs, Name()));
   auto a = Timed<redis_internal::AddArgs>(now);
   a.seq = keys_.Seq();
   a.topics = keys_.Topics();
   a.counts = counts_arg_;
-  AppendJobs(jobs, &a.batch);
+  AppendJobs(jobs, &a.batch, opens_batch);
   DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), ""));
   const redisReply* reply = r.get();
-  if (Word(reply) == redis_internal::kOk) return absl::OkStatus();
-  if (Word(reply) == redis_internal::kNoDependency && reply->elements == 3) {
+  const std::string word = Word(reply);
+  if (word == redis_internal::kOk) return absl::OkStatus();
+  if (word == redis_internal::kNoDependency && reply->elements == 3) {
     return internal::NoSuchDependency(Str(reply->element[1]),
                                       Str(reply->element[2]));
+  }
+  if (word == redis_internal::kNoBatch && reply->elements == 2) {
+    return internal::NoSuchBatch(Str(reply->element[1]));
+  }
+  if (word == redis_internal::kClosed && reply->elements == 2) {
+    return internal::BatchClosed(Str(reply->element[1]));
   }
   return Unexpected(reply, "add");
 }
 
-void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, ArgList* list) {
+absl::Status RedisBackend::OpenBatch(const NewJob& completion, absl::Time now) {
+  return Store({&completion, 1}, /*opens_batch=*/true, now);
+}
+
+absl::Status RedisBackend::CloseBatch(absl::string_view id, absl::Time now) {
+  auto a = Timed<redis_internal::BatchCloseArgs>(now);
+  a.id = std::string(id);
+  DQ_ASSIGN_OR_RETURN(Reply r, RunOne(ToCall(std::move(a))));
+  const std::string word = Word(r.get());
+  if (word == redis_internal::kOk) return absl::OkStatus();
+  if (word == redis_internal::kNoBatch) return internal::NoSuchBatch(id);
+  return Unexpected(r.get(), "batch_close");
+}
+
+absl::StatusOr<Batch> RedisBackend::GetBatch(absl::string_view id) {
+  absl::StatusOr<std::vector<Reply>> replies =
+      pool_.Pipeline({{"HGET", keys_.Jobs(), std::string(id)}});
+  if (!replies.ok()) return replies.status();
+  const redisReply* r = (*replies)[0].get();
+  Batch batch;
+  if (r->type != REDIS_REPLY_STRING ||
+      !redis_internal::DecodeBatch(absl::string_view(r->str, r->len), &batch)) {
+    return internal::NoSuchBatch(id);
+  }
+  batch.id = std::string(id);
+  batch.completion_id = batch.id;
+  return batch;
+}
+
+void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, ArgList* list,
+                              bool opens_batch) {
   // Written straight into the request: a batch of jobs is the one call
   // whose arguments are worth not copying.
   std::string& out = list->encoded;
@@ -426,8 +468,14 @@ void RedisBackend::AppendJobs(absl::Span<const NewJob> jobs, ArgList* list) {
     spec.clear();
     AppendAfter(j, &spec);
     AppendArgument(spec, &out);
+    // in_batch: "=" opens a batch, "+" and its id joins one (add-5.lua).
+    if (opens_batch) {
+      AppendArgument("=", &out);
+    } else {
+      AppendArgument(j.batch.empty() ? "" : absl::StrCat("+", j.batch), &out);
+    }
   }
-  list->encoded_count += 8 * jobs.size();
+  list->encoded_count += 9 * jobs.size();
 }
 
 absl::Status RedisBackend::CheckIdsFree(absl::Span<const NewJob> jobs,

@@ -155,8 +155,8 @@ void ShardedRedisBackend::NoteMoved(int shard,
 absl::Status ShardedRedisBackend::Add(absl::Span<const NewJob> jobs,
                                       absl::Time now) {
   if (jobs.empty()) return absl::OkStatus();
-  DQ_RETURN_IF_ERROR(internal::RefuseBatches(jobs, Name()));
   DQ_RETURN_IF_ERROR(DependenciesOnOneShard(jobs));
+  DQ_RETURN_IF_ERROR(BatchesOnOneShard(jobs));
   const std::vector<std::vector<NewJob>> groups = Split(jobs);
   int used = 0, last = 0;
   for (size_t k = 0; k < groups.size(); ++k) {
@@ -190,6 +190,36 @@ absl::Status ShardedRedisBackend::DependenciesOnOneShard(
     }
   }
   return absl::OkStatus();
+}
+
+// A shard's scripts count a batch's jobs in its completion job's record,
+// which they can reach on their own slot only: so a job and the batch it
+// joins must lie on one shard.
+absl::Status ShardedRedisBackend::BatchesOnOneShard(
+    absl::Span<const NewJob> jobs) const {
+  for (const NewJob& job : jobs) {
+    if (job.batch.empty() || IndexOf(job.batch) == IndexOf(job.id)) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job '", job.id, "' joins batch '", job.batch,
+        "', which lies on another shard of this sharded namespace: a batch's "
+        "jobs and its completion job must lie on one shard, so give their "
+        "ids the batch's hash tag (as '{march}' and '{march}:invoice-7')"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ShardedRedisBackend::OpenBatch(const NewJob& completion,
+                                            absl::Time now) {
+  return ShardOf(completion.id).OpenBatch(completion, now);
+}
+
+absl::Status ShardedRedisBackend::CloseBatch(absl::string_view id,
+                                             absl::Time now) {
+  return ShardOf(id).CloseBatch(id, now);
+}
+
+absl::StatusOr<Batch> ShardedRedisBackend::GetBatch(absl::string_view id) {
+  return ShardOf(id).GetBatch(id);
 }
 
 absl::Status ShardedRedisBackend::AddAcross(

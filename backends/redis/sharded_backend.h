@@ -43,6 +43,11 @@ class ShardedRedisBackend : public Backend {
 
   std::string Name() const override { return "redis"; }
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
+  // A batch lives on the shard of its id, and its jobs must too: Add()
+  // refuses a job of a batch on another shard (InvalidArgument).
+  absl::Status OpenBatch(const NewJob& completion, absl::Time now) override;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now) override;
+  absl::StatusOr<Batch> GetBatch(absl::string_view id) override;
   using Backend::Reserve;
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now,
@@ -146,6 +151,8 @@ class ShardedRedisBackend : public Backend {
   void NoteMoved(int shard, const std::vector<Transition>& moved);
   // InvalidArgument when a job of `jobs` waits for a job of another shard.
   absl::Status DependenciesOnOneShard(absl::Span<const NewJob> jobs) const;
+  // InvalidArgument when a job of `jobs` joins a batch of another shard.
+  absl::Status BatchesOnOneShard(absl::Span<const NewJob> jobs) const;
   // Add() of a batch on several shards (see README.md).
   absl::Status AddAcross(const std::vector<std::vector<NewJob>>& groups,
                          absl::Time now);

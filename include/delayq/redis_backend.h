@@ -33,9 +33,12 @@
 // InvalidArgument and stores nothing. Unsharded, on one server or a Cluster,
 // every job of a namespace shares its slot, and any job may wait for any
 // other.
-// Batches (JobOptions::batch, OpenBatch()) are not held by this store yet:
-// Add() of a job that joins one returns Unimplemented naming the store and
-// stores nothing, and so do OpenBatch(), CloseBatch() and GetBatch().
+// Batches (JobOptions::batch, OpenBatch()) are held the same way: a batch
+// is its completion job's record, and the script that finishes a job of it
+// counts it there and releases the completion job in the same step. On a
+// namespace of shards > 1 a batch lives on the shard of its id and its jobs
+// must too (ids that carry the batch's {tag} do), or Add() returns
+// InvalidArgument and stores nothing.
 //
 // Thread-safety: a backend may be used from any number of threads. They share
 // `pool_size` connections: calls made at the same time travel together on

@@ -352,7 +352,7 @@ class Scheduler {
   // run_at is resolved now: a delay counts from this call, and one that has
   // passed by the release makes the job ready at once. Errors as Enqueue();
   // InvalidArgument for options with after, batch or replace; Unimplemented
-  // on a store that cannot keep batches (Redis).
+  // on a store that cannot keep batches.
   absl::StatusOr<std::string> OpenBatch(absl::string_view topic,
                                         absl::string_view payload,
                                         const JobOptions& options = {});

@@ -32,14 +32,6 @@ absl::Status BatchClosed(absl::string_view id) {
       absl::StrCat("batch '", id, "' is closed: it takes no more jobs"));
 }
 
-absl::Status RefuseBatches(absl::Span<const NewJob> jobs,
-                           absl::string_view store) {
-  for (const NewJob& job : jobs) {
-    if (!job.batch.empty()) return NoBatches(store);
-  }
-  return absl::OkStatus();
-}
-
 absl::Status NoSuchJob(absl::string_view id) {
   return absl::NotFoundError(absl::StrCat("no job with id '", id, "'"));
 }

@@ -36,10 +36,6 @@ absl::Status NoSuchDependency(absl::string_view job,
 absl::Status NoSuchBatch(absl::string_view id);
 // FailedPrecondition: Add() of a job for a closed batch.
 absl::Status BatchClosed(absl::string_view id);
-// NoBatches() (delayq/batch.h) when any of `jobs` joins a batch; OK
-// otherwise.
-absl::Status RefuseBatches(absl::Span<const NewJob> jobs,
-                           absl::string_view store);
 
 // NotFound: the id names no live job.
 absl::Status NoSuchJob(absl::string_view id);

@@ -72,6 +72,34 @@ class CliRedisTest : public ::testing::Test {
   std::string store_;
 };
 
+// delayq batch on Redis: the cancel of the last pending job of a closed
+// batch releases its completion job.
+TEST_F(CliRedisTest, BatchOpenAddCloseAndShow) {
+  ASSERT_EQ(Run({"batch", "open", "sent", "march", "--id", "b"}).exit_code, 0);
+  for (const char* id : {"i17", "i18"}) {
+    CliResult add = Run({"add", "send", id, "--id", id, "--batch", "b"});
+    ASSERT_EQ(add.exit_code, 0) << add.err;
+  }
+  CliResult closed = Run({"batch", "close", "b"});
+  ASSERT_EQ(closed.exit_code, 0) << closed.err;
+  EXPECT_EQ(closed.out,
+            "batch      b (closed)\n"
+            "jobs       2: 0 done, 0 dead, 0 cancelled, 2 pending\n"
+            "completion b (waiting)\n");
+  for (const char* id : {"i17", "i18"}) {
+    ASSERT_EQ(Run({"cancel", id}).exit_code, 0);
+  }
+  CliResult show = Run({"batch", "show", "b"});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_EQ(show.out,
+            "batch      b (closed)\n"
+            "jobs       2: 0 done, 0 dead, 2 cancelled, 0 pending\n"
+            "completion b (released)\n");
+  CliResult late = Run({"add", "send", "x", "--batch", "b"});
+  EXPECT_EQ(late.exit_code, 1);
+  EXPECT_THAT(late.err, HasSubstr("is closed"));
+}
+
 TEST_F(CliRedisTest, AddGetListAndStats) {
   CliResult add =
       Run({"add", "mail", "hello", "--id", "m1", "--priority", "2"});

@@ -182,6 +182,38 @@ TEST_P(BatchConformanceTest, AnAckBatchThatFinishesTheBatchReleasesItOnce) {
   Take(*backend_, after, "{b}batch", At(absl::Seconds(3)));
 }
 
+// A job that is retried and released counts only when it finishes; a
+// worker's ack-and-reserve that finishes the batch takes the completion
+// job in the same call.
+TEST_P(BatchConformanceTest, AnAckAndReserveThatFinishesTheBatchTakesItsJob) {
+  const std::string topic = Topic("work");
+  const std::string after = Topic("after");
+  ASSERT_OK(backend_->OpenBatch(MakeJob("{b}batch", after), kT0));
+  AddOne(Of(MakeJob("{b}1", topic), "{b}batch"));
+  ASSERT_OK(backend_->CloseBatch("{b}batch", kT0));
+  Lease lease = Take(*backend_, topic, "{b}1", At(absl::Seconds(1)));
+  ASSERT_THAT(backend_->Fail("{b}1", lease.token, "again", At(absl::Seconds(1)),
+                             At(absl::Seconds(1))),
+              IsOkAndHolds(FailOutcome::kRetry));
+  lease = Take(*backend_, topic, "{b}1", At(absl::Seconds(2)));
+  ASSERT_OK(backend_->Release("{b}1", lease.token, At(absl::Seconds(2)),
+                              At(absl::Seconds(2))));
+  EXPECT_EQ(BatchOf(*backend_, "{b}batch"),
+            Expected("{b}batch", true, 1, 0, 0, 0));
+  EXPECT_EQ(StateOf(*backend_, "{b}batch"), JobState::kWaiting);
+
+  lease = Take(*backend_, topic, "{b}1", At(absl::Seconds(3)));
+  AckReserved next =
+      backend_->AckAndReserve("{b}1", lease.token, "", after, 1,
+                              At(absl::Seconds(3)), /*report=*/nullptr);
+  ASSERT_OK(next.acked);
+  ASSERT_OK(next.leases.status());
+  ASSERT_EQ(next.leases->size(), 1u);
+  EXPECT_EQ((*next.leases)[0].job.id, "{b}batch");
+  EXPECT_EQ(BatchOf(*backend_, "{b}batch"),
+            Expected("{b}batch", true, 1, 1, 0, 0));
+}
+
 TEST_P(BatchConformanceTest, AnEmptyBatchIsReleasedWhenClosed) {
   const std::string after = Topic("after");
   ASSERT_OK(backend_->OpenBatch(MakeJob("{b}batch", after), kT0));

@@ -3,13 +3,10 @@
 // batch_conformance.h — the conformance suite of batches (delayq/batch.h,
 // "Batches" at Backend::OpenBatch()).
 //
-// Apart from BackendConformanceTest because not every store keeps batches.
-// A store that does instantiates BatchConformanceTest (target
-// :batch_conformance); one that does not instantiates BatchRefusalTest
-// (target :batch_refusal_conformance), which checks that it refuses them
-// with Unimplemented naming the store and stores nothing. Ids share the
-// hash tag "{b}", as a sharded or clustered store would require of a batch
-// and its jobs.
+// Apart from BackendConformanceTest because a store need not keep batches
+// (Backend's defaults refuse them); every store of delayq does, and
+// instantiates BatchConformanceTest (target :batch_conformance). Ids share
+// the hash tag "{b}", as a sharded store requires of a batch and its jobs.
 
 #ifndef DELAYQ_TESTS_CONFORMANCE_BATCH_CONFORMANCE_H_
 #define DELAYQ_TESTS_CONFORMANCE_BATCH_CONFORMANCE_H_
@@ -20,8 +17,6 @@ namespace delayq {
 namespace testing {
 
 class BatchConformanceTest : public BackendConformanceTest {};
-
-class BatchRefusalTest : public BackendConformanceTest {};
 
 }  // namespace testing
 }  // namespace delayq

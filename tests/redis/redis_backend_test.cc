@@ -514,6 +514,31 @@ TEST(RedisServerTimeTest, ScriptsUseTheServersClock) {
   EXPECT_EQ(next, l[0].deadline);
 }
 
+// The ack that finishes a batch releases its completion job on the
+// server's clock too: due at once there, it is ready, although the
+// caller's clock is years behind.
+TEST(RedisServerTimeTest, TheLastAckReleasesTheCompletionJobOnTheServersClock) {
+  RedisOptions options = FreshRedisOptions();
+  options.time_source = RedisOptions::TimeSource::kServer;
+  // Counting would read the server's clock in any case.
+  options.counts.enabled = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend,
+                       OpenRedisBackend(options));
+  const absl::Time caller_now = absl::FromUnixSeconds(1'000'000'000);
+  ASSERT_OK(
+      backend->OpenBatch(MakeJob("batch", "after", caller_now), caller_now));
+  NewJob member = MakeJob("member", "work", caller_now);
+  member.batch = "batch";
+  ASSERT_OK(backend->Add({member}, caller_now));
+  ASSERT_OK(backend->CloseBatch("batch", caller_now));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> l,
+                       backend->Reserve("work", 1, caller_now));
+  ASSERT_EQ(l.size(), 1u);
+  ASSERT_OK(backend->Ack("member", l[0].token, "", caller_now));
+  ASSERT_OK_AND_ASSIGN(Job completion, backend->Get("batch"));
+  EXPECT_EQ(completion.state, JobState::kReady);
+}
+
 TEST(RedisOpenTest, RejectsBadOptions) {
   RedisOptions o = FreshRedisOptions();
   o.ns = "a{b";

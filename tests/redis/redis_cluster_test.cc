@@ -27,6 +27,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
+#include "tests/conformance/batch_conformance.h"
 #include "tests/conformance/dependency_conformance.h"
 #include "tests/conformance/news_conformance.h"
 #include "tests/redis/redis_test_cluster.h"
@@ -38,6 +39,7 @@ namespace delayq {
 namespace {
 
 using ::delayq::testing::BackendConformanceTest;
+using ::delayq::testing::BatchConformanceTest;
 using ::delayq::testing::DependencyConformanceTest;
 using ::delayq::testing::DependencyResultsTest;
 using ::delayq::testing::NewsConformanceTest;
@@ -84,21 +86,18 @@ INSTANTIATE_TEST_SUITE_P(RedisCluster, BackendConformanceTest,
                              /*limit_share=*/nullptr, /*model_steps=*/1000}),
                          testing::BackendFactoryName);
 
+const testing::BackendFactory kCluster{
+    "redis_cluster", []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+      return OpenRedisBackend(ClusterOptions(Shared()));
+    }};
 INSTANTIATE_TEST_SUITE_P(RedisCluster, DependencyConformanceTest,
-                         ::testing::Values(testing::BackendFactory{
-                             "redis_cluster",
-                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-                               return OpenRedisBackend(
-                                   ClusterOptions(Shared()));
-                             }}),
+                         ::testing::Values(kCluster),
                          testing::BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(RedisCluster, DependencyResultsTest,
-                         ::testing::Values(testing::BackendFactory{
-                             "redis_cluster",
-                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-                               return OpenRedisBackend(
-                                   ClusterOptions(Shared()));
-                             }}),
+                         ::testing::Values(kCluster),
+                         testing::BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(RedisCluster, BatchConformanceTest,
+                         ::testing::Values(kCluster),
                          testing::BackendFactoryName);
 
 testing::NewsPair OpenClusterNewsPair() {
@@ -137,22 +136,20 @@ INSTANTIATE_TEST_SUITE_P(RedisClusterSharded, BackendConformanceTest,
                              /*model_steps=*/500}),
                          testing::BackendFactoryName);
 
-// The suite's jobs share the tag {f}, so each test's jobs lie on one shard.
+const testing::BackendFactory kShardedCluster{
+    "redis_cluster_sharded", []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+      return OpenRedisBackend(ShardedClusterOptions(Shared()));
+    }};
+// The suites' jobs share a tag ({f}, {b}), so each test's jobs lie on one
+// shard.
 INSTANTIATE_TEST_SUITE_P(RedisClusterSharded, DependencyConformanceTest,
-                         ::testing::Values(testing::BackendFactory{
-                             "redis_cluster_sharded",
-                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-                               return OpenRedisBackend(
-                                   ShardedClusterOptions(Shared()));
-                             }}),
+                         ::testing::Values(kShardedCluster),
                          testing::BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(RedisClusterSharded, DependencyResultsTest,
-                         ::testing::Values(testing::BackendFactory{
-                             "redis_cluster_sharded",
-                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-                               return OpenRedisBackend(
-                                   ShardedClusterOptions(Shared()));
-                             }}),
+                         ::testing::Values(kShardedCluster),
+                         testing::BackendFactoryName);
+INSTANTIATE_TEST_SUITE_P(RedisClusterSharded, BatchConformanceTest,
+                         ::testing::Values(kShardedCluster),
                          testing::BackendFactoryName);
 
 testing::NewsPair OpenShardedClusterNewsPair() {

@@ -16,7 +16,7 @@ namespace {
 using ::delayq::testing::BackendConformanceTest;
 using ::delayq::testing::BackendFactory;
 using ::delayq::testing::BackendFactoryName;
-using ::delayq::testing::BatchRefusalTest;
+using ::delayq::testing::BatchConformanceTest;
 using ::delayq::testing::DependencyConformanceTest;
 using ::delayq::testing::DependencyResultsTest;
 
@@ -31,8 +31,7 @@ INSTANTIATE_TEST_SUITE_P(Redis, DependencyConformanceTest,
                          ::testing::Values(kRedis), BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(Redis, DependencyResultsTest,
                          ::testing::Values(kRedis), BackendFactoryName);
-// Nor batches.
-INSTANTIATE_TEST_SUITE_P(Redis, BatchRefusalTest, ::testing::Values(kRedis),
+INSTANTIATE_TEST_SUITE_P(Redis, BatchConformanceTest, ::testing::Values(kRedis),
                          BackendFactoryName);
 
 // The bound of the event log. Redis trims a stream by whole nodes (of at

@@ -1,8 +1,10 @@
 // Copyright delayq authors.
 //
 // The multi-process suite on Redis: one redis-server for the test binary, a
-// fresh namespace per case. Then what only Redis does: a subscription
-// connection the server kills comes back, and its consumer misses nothing.
+// fresh namespace per case, and processes that ack a batch's last jobs at
+// the same moment, killed or not (tests/testing/batch_rounds.h). Then what
+// only Redis does: a subscription connection the server kills comes back,
+// and its consumer misses nothing.
 
 #include <string>
 #include <vector>
@@ -10,9 +12,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "backends/redis/internal/keys.h"
+#include "delayq/open.h"
 #include "gtest/gtest.h"
 #include "tests/multiprocess/multiprocess_suite.h"
 #include "tests/redis/redis_test_server.h"
+#include "tests/testing/batch_rounds.h"
 #include "tests/testing/status_matchers.h"
 
 namespace delayq {
@@ -44,6 +48,38 @@ INSTANTIATE_TEST_SUITE_P(Redis, WakeupTest,
 // (a sharded namespace refuses a job that waits for another shard's).
 INSTANTIATE_TEST_SUITE_P(Redis, FanInTest, ::testing::Values(kRedis),
                          SharedStoreName);
+
+class RedisBatchTest : public ::testing::TestWithParam<SharedStore> {
+ protected:
+  testing::BatchRounds Rounds() const {
+    testing::BatchRounds test;
+    test.url = GetParam().fresh_url();
+    test.open = [url = test.url]() -> std::unique_ptr<Backend> {
+      absl::StatusOr<std::unique_ptr<Backend>> backend = OpenBackend(url);
+      EXPECT_OK(backend.status());
+      return backend.ok() ? *std::move(backend) : nullptr;
+    };
+    return test;
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Redis, RedisBatchTest,
+                         ::testing::Values(kRedis, kRedisSharded),
+                         SharedStoreName);
+
+TEST_P(RedisBatchTest, LastAcksOfSeveralProcessesAtOnceReleaseOnce) {
+  testing::BatchRounds test = Rounds();
+  test.rounds = 30;
+  test.processes = 4;
+  testing::RunBatchRounds(test);
+}
+
+// Each script is one atomic step on the server: a process killed around
+// the last acks or the close leaves each either done or not begun.
+TEST_P(RedisBatchTest, KillsAroundABatchsLastAcksReleaseItsCompletionOnce) {
+  testing::BatchRounds test = Rounds();
+  test.kill = true;
+  testing::RunBatchRounds(test);
+}
 
 class RedisWakeupTest : public WakeupTest {};
 INSTANTIATE_TEST_SUITE_P(Redis, RedisWakeupTest, ::testing::Values(kRedis),

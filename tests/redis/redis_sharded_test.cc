@@ -34,7 +34,7 @@ namespace delayq {
 namespace {
 
 using ::delayq::testing::BackendConformanceTest;
-using ::delayq::testing::BatchRefusalTest;
+using ::delayq::testing::BatchConformanceTest;
 using ::delayq::testing::DependencyConformanceTest;
 using ::delayq::testing::DependencyResultsTest;
 using ::delayq::testing::NewsConformanceTest;
@@ -62,28 +62,20 @@ INSTANTIATE_TEST_SUITE_P(RedisSharded, BackendConformanceTest,
                              },
                              /*model_steps=*/1000}),
                          testing::BackendFactoryName);
-// The suite's jobs share the tag {f}, so each test's jobs lie on one shard.
+const testing::BackendFactory kSharded{
+    "redis_sharded", []() -> absl::StatusOr<std::unique_ptr<Backend>> {
+      return OpenRedisBackend(ShardedOptions());
+    }};
+// The suites' jobs share a tag ({f}, {b}), so each test's jobs lie on one
+// shard.
 INSTANTIATE_TEST_SUITE_P(RedisSharded, DependencyConformanceTest,
-                         ::testing::Values(testing::BackendFactory{
-                             "redis_sharded",
-                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-                               return OpenRedisBackend(ShardedOptions());
-                             }}),
+                         ::testing::Values(kSharded),
                          testing::BackendFactoryName);
 INSTANTIATE_TEST_SUITE_P(RedisSharded, DependencyResultsTest,
-                         ::testing::Values(testing::BackendFactory{
-                             "redis_sharded",
-                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-                               return OpenRedisBackend(ShardedOptions());
-                             }}),
+                         ::testing::Values(kSharded),
                          testing::BackendFactoryName);
-// Nor batches.
-INSTANTIATE_TEST_SUITE_P(RedisSharded, BatchRefusalTest,
-                         ::testing::Values(testing::BackendFactory{
-                             "redis_sharded",
-                             []() -> absl::StatusOr<std::unique_ptr<Backend>> {
-                               return OpenRedisBackend(ShardedOptions());
-                             }}),
+INSTANTIATE_TEST_SUITE_P(RedisSharded, BatchConformanceTest,
+                         ::testing::Values(kSharded),
                          testing::BackendFactoryName);
 
 testing::NewsPair OpenShardedNewsPair() {
@@ -221,6 +213,68 @@ TEST(RedisShardedTest, AJobMayNotWaitForAJobOfAnotherShard) {
   ASSERT_OK(store->Add({waiter}, kT0));
   ASSERT_OK_AND_ASSIGN(Job held, store->Get(tagged));
   EXPECT_EQ(held.state, JobState::kWaiting);
+}
+
+// A batch is counted in its completion job's record, which a shard's
+// script reaches on its own slot only: a job may join only a batch of its
+// own shard.
+TEST(RedisShardedTest, AJobMayNotJoinABatchOfAnotherShard) {
+  auto store = OpenSharded(ShardedOptions());
+  ASSERT_NE(store, nullptr);
+  const std::string batch = IdOn(1, "batch");
+  ASSERT_OK(store->OpenBatch(MailJob(batch), kT0));
+  NewJob member = MailJob(IdOn(0, "member"));
+  member.batch = batch;
+  const absl::Status added =
+      store->Add({MailJob(IdOn(0, "other")), member}, kT0);
+  EXPECT_TRUE(absl::IsInvalidArgument(added)) << added;
+  EXPECT_THAT(added.message(), ::testing::HasSubstr(batch));
+  EXPECT_THAT(added.message(), ::testing::HasSubstr("hash tag"));
+  EXPECT_TRUE(absl::IsNotFound(store->Get(member.id).status()));
+  EXPECT_TRUE(absl::IsNotFound(store->Get(IdOn(0, "other")).status()));
+  ASSERT_OK_AND_ASSIGN(Batch untouched, store->GetBatch(batch));
+  EXPECT_EQ(untouched.total, 0);
+  // With the batch's tag it lies on the batch's shard and joins.
+  member.id = absl::StrCat("{", batch, "}:member");
+  ASSERT_EQ(redis_internal::ShardOfJob(member.id, kShards), 1);
+  ASSERT_OK(store->Add({member}, kT0));
+  ASSERT_OK(store->CloseBatch(batch, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       store->Reserve("mail", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_EQ(leases[0].job.id, member.id);
+  ASSERT_OK(store->Ack(member.id, leases[0].token, "", kT0));
+  ASSERT_OK_AND_ASSIGN(Batch done, store->GetBatch(batch));
+  EXPECT_EQ(done.done, 1);
+  EXPECT_TRUE(done.complete());
+  ASSERT_OK_AND_ASSIGN(Job completion, store->Get(batch));
+  EXPECT_EQ(completion.state, JobState::kReady);
+}
+
+// An add across shards that a later shard refuses withdraws what the
+// earlier shards stored: a job of a batch among them leaves the batch
+// uncounted, as if it had never joined.
+TEST(RedisShardedTest, AWithdrawnJobLeavesItsBatchUncounted) {
+  auto store = OpenSharded(ShardedOptions());
+  ASSERT_NE(store, nullptr);
+  const std::string batch = IdOn(0, "batch");
+  ASSERT_OK(store->OpenBatch(MailJob(batch), kT0));
+  NewJob member = MailJob(absl::StrCat("{", batch, "}:member"));
+  member.batch = batch;
+  const std::string taken = IdOn(2, "taken");
+  store->SetBeforeShardWriteForTesting([&](int shard) {
+    if (shard == 2) ASSERT_OK(store->shard(2).Add({MailJob(taken)}, kT0));
+  });
+  EXPECT_TRUE(absl::IsAlreadyExists(
+      store->Add({member, MailJob(IdOn(1, "b")), MailJob(taken)}, kT0)));
+  EXPECT_TRUE(absl::IsNotFound(store->Get(member.id).status()));
+  ASSERT_OK_AND_ASSIGN(Batch b, store->GetBatch(batch));
+  EXPECT_EQ(b.total, 0);
+  EXPECT_EQ(b.cancelled, 0);
+  // Closed with nothing pending, it releases its completion job.
+  ASSERT_OK(store->CloseBatch(batch, kT0));
+  ASSERT_OK_AND_ASSIGN(Job completion, store->Get(batch));
+  EXPECT_EQ(completion.state, JobState::kReady);
 }
 
 TEST(RedisShardedTest, ABatchAckAcrossShardsAnswersInTheLeasesOrder) {

@@ -160,11 +160,37 @@ TEST_P(ApiTest, AJobMayWaitForEveryOtherJobOfAFullFlow) {
   for (int i : kept) {
     results.push_back({{"id", absl::StrCat("part-", i)}, {"result", "r"}});
   }
-  // The stores that fill the results (not SQLite's) list the kept ones.
-  if (lease.contains("dependency_results")) {
-    EXPECT_EQ(lease["dependency_results"], results);
-  }
+  // Every store hands the kept ones on.
+  EXPECT_EQ(lease["dependency_results"], results);
   EXPECT_EQ((*big)->Stop(), 0);
+}
+
+// A batch over HTTP: opened with its completion job, a job joins it, the
+// close and the job's ack release the completion job once.
+TEST_P(ApiTest, ABatchReleasesItsCompletionJobOnceItsJobsFinished) {
+  HttpReply opened = api_->Post(
+      "/v1/batches", {{"topic", "sent"}, {"payload", "march"}, {"id", "b"}});
+  ASSERT_EQ(opened.status, 201) << opened.body;
+  EXPECT_EQ(opened.json["closed"], false);
+  Add("send", {{"payload", "17"}, {"id", "i17"}, {"batch", "b"}});
+  HttpReply closed = api_->Post("/v1/batches/b/close", Json::object());
+  ASSERT_EQ(closed.status, 200) << closed.body;
+  EXPECT_EQ(closed.json["pending"], 1);
+  EXPECT_EQ(api_->Get("/v1/jobs/b").json["state"], "waiting");
+  HttpReply late =
+      api_->Post("/v1/topics/send/jobs", {{"payload", "18"}, {"batch", "b"}});
+  EXPECT_EQ(late.status, 409) << late.body;
+
+  const Json lease = ReserveOne("send");
+  ASSERT_EQ(lease["job"]["id"], "i17");
+  ASSERT_EQ(api_->Post("/v1/jobs/i17/ack", {{"token", lease["token"]}}).status,
+            200);
+  HttpReply done = api_->Get("/v1/batches/b");
+  ASSERT_EQ(done.status, 200) << done.body;
+  EXPECT_EQ(done.json["done"], 1);
+  EXPECT_EQ(done.json["complete"], true);
+  EXPECT_EQ(ReserveOne("sent")["job"]["id"], "b");
+  EXPECT_EQ(api_->Get("/v1/batches/nobatch").status, 404);
 }
 
 TEST_P(ApiTest, AddGetAndCancel) {

@@ -113,7 +113,9 @@ void RunBatchRounds(const BatchRounds& test) {
   std::mt19937 rng(20261129);
   int released_by_a_process = 0, killed_mid_step = 0;
   for (int round = 0; round < test.rounds; ++round) {
-    const std::string batch = absl::StrCat("batch-", round);
+    // The jobs' ids carry the batch's hash tag: a sharded store keeps a
+    // batch's jobs on its shard.
+    const std::string batch = absl::StrCat("{batch-", round, "}");
     const std::string topic = absl::StrCat("batchwork", round);
     const bool closed_first = round % 2 == 1;
     std::vector<std::string> jobs;

@@ -218,6 +218,42 @@ void AppendExtras(const NewJob& job, std::string* out) {
 
 namespace {
 
+// A record's values by field name; those past its end are nil.
+class RecordValues {
+ public:
+  // False when `record` is not one.
+  bool Read(absl::string_view record) {
+    Reader reader(record);
+    size_t n = 0;
+    while (!reader.done()) {
+      if (n == kCount || !reader.Next(&values_[n])) return false;
+      ++n;
+    }
+    return n >= kRecordMinFields;
+  }
+  const Value& at(const char* name) const {
+    return values_[FieldAt(kRecordFields, name)];
+  }
+  bool is_nil(const char* name) const {
+    return std::holds_alternative<std::monostate>(at(name));
+  }
+  // An integer value, 0 for nil; false for a string.
+  bool integer(const char* name, int64_t* out) const {
+    const Value& v = at(name);
+    if (std::holds_alternative<std::monostate>(v)) {
+      *out = 0;
+      return true;
+    }
+    if (!std::holds_alternative<int64_t>(v)) return false;
+    *out = std::get<int64_t>(v);
+    return true;
+  }
+
+ private:
+  static constexpr size_t kCount = std::size(kRecordFields);
+  Value values_[kCount];
+};
+
 // The ids of a record's `after`: MessagePack strings one after another.
 bool DecodeAfter(const Value& packed, std::vector<std::string>* ids) {
   ids->clear();
@@ -236,28 +272,29 @@ bool DecodeAfter(const Value& packed, std::vector<std::string>* ids) {
 
 }  // namespace
 
-bool DecodeRecord(absl::string_view record, Lease* lease) {
-  constexpr size_t kCount = std::size(kRecordFields);
-  Value values[kCount];
-  Reader reader(record);
-  size_t n = 0;
-  while (!reader.done()) {
-    if (n == kCount || !reader.Next(&values[n])) return false;
-    ++n;
+bool DecodeBatch(absl::string_view record, Batch* batch) {
+  RecordValues values;
+  if (!values.Read(record) || values.is_nil("batch_total")) return false;
+  int64_t closed = 0;
+  if (!values.integer("batch_closed", &closed) ||
+      !values.integer("batch_total", &batch->total) ||
+      !values.integer("batch_done", &batch->done) ||
+      !values.integer("batch_dead", &batch->dead) ||
+      !values.integer("batch_cancelled", &batch->cancelled)) {
+    return false;
   }
-  if (n < kRecordMinFields) return false;
+  batch->closed = closed != 0;
+  return true;
+}
+
+bool DecodeRecord(absl::string_view record, Lease* lease) {
+  RecordValues values;
+  if (!values.Read(record)) return false;
   auto at = [&values](const char* name) -> const Value& {
-    return values[FieldAt(kRecordFields, name)];
+    return values.at(name);
   };
-  auto integer = [&at](const char* name, int64_t* out) {
-    const Value& v = at(name);
-    if (std::holds_alternative<std::monostate>(v)) {
-      *out = 0;
-      return true;
-    }
-    if (!std::holds_alternative<int64_t>(v)) return false;
-    *out = std::get<int64_t>(v);
-    return true;
+  auto integer = [&values](const char* name, int64_t* out) {
+    return values.integer(name, out);
   };
   auto text = [&at](const char* name, std::string* out) {
     const Value& v = at(name);
@@ -288,8 +325,7 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
       !integer("keep_at_most", &keep_at_most) ||
       !integer("finished_at", &finished_at) || !text("result", &job.result) ||
       !text("holder", &job.holder) || !integer("reserved_at", &reserved_at) ||
-      !DecodeAfter(at("after"), &job.after) || state < 0 ||
-      state >= static_cast<int64_t>(std::size(kRecordStates)) ||
+      !DecodeAfter(at("after"), &job.after) || state < 0 || state >= static_cast<int64_t>(std::size(kRecordStates)) ||
       !ParseJobState(kRecordStates[state], &job.state)) {
     return false;
   }

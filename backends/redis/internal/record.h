@@ -31,17 +31,22 @@ namespace redis_internal {
 // (the ids it waits for, MessagePack values in one string) and
 // on_dependency_failure follow for a job with dependencies, pending while
 // it waits; Get() and List() show after (Job::after), not the other two.
+// batch_of names the batch a job joined until its finish is counted there;
+// a batch's completion job holds the batch in the last five (closed 0 or 1,
+// then its counts; see scripts/lib/batch.lua).
 inline constexpr const char* kRecordFields[] = {
-    "topic",        "state",       "priority",
-    "max_attempts", "ttr",         "backoff_kind",
-    "backoff_base", "backoff_max", "enqueued_at",
-    "run_at",       "seq",         "payload",
-    "attempts",     "deadline",    "token",
-    "last_error",   "expire_at",   "discard",
-    "unique_for",   "keep_for",    "keep_at_most",
-    "finished_at",  "result",      "holder",
-    "reserved_at",  "after",       "on_dependency_failure",
-    "pending"};
+    "topic",          "state",       "priority",
+    "max_attempts",   "ttr",         "backoff_kind",
+    "backoff_base",   "backoff_max", "enqueued_at",
+    "run_at",         "seq",         "payload",
+    "attempts",       "deadline",    "token",
+    "last_error",     "expire_at",   "discard",
+    "unique_for",     "keep_for",    "keep_at_most",
+    "finished_at",    "result",      "holder",
+    "reserved_at",    "after",       "on_dependency_failure",
+    "pending",        "batch_of",    "batch_closed",
+    "batch_total",    "batch_done",  "batch_dead",
+    "batch_cancelled"};
 inline constexpr int kRecordMinFields = 12;
 
 // The state values of a record, by index.
@@ -66,6 +71,10 @@ void AppendAfter(const NewJob& job, std::string* out);
 // token and the deadline; a deadline only for a reserved job, finished_at
 // only for a dead or done one). False when `record` is not one.
 bool DecodeRecord(absl::string_view record, Lease* lease);
+
+// Decodes the batch a completion job's record holds into `batch` (all but
+// its id). False when `record` is no record, or no batch's completion job.
+bool DecodeBatch(absl::string_view record, Batch* batch);
 
 // MessagePack of one integer or string, in its smallest form, or of nil;
 // for tests and AppendSpec().

@@ -34,6 +34,9 @@ inline constexpr char kNotDelayed[] = "NOTDELAYED";
 inline constexpr char kExists[] = "EXISTS";
 // add: a job waits for one that is neither stored nor earlier in its batch.
 inline constexpr char kNoDependency[] = "NODEP";
+// add, batch_close: no batch has the id; add: the batch is closed.
+inline constexpr char kNoBatch[] = "NOBATCH";
+inline constexpr char kClosed[] = "CLOSED";
 // shard_meta: the namespace records another shard count or index.
 inline constexpr char kOtherShards[] = "SHARDS";
 inline constexpr char kRetry[] = "RETRY";

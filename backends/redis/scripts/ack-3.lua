@@ -1,6 +1,6 @@
 -- ack: deletes the job reserved under a token, or keeps it done with its
 -- result when it has a keep_for (lib/done.lua).
--- loads: counts depend
+-- loads: counts depend batch
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  jobs: "{ns}:jobs"
@@ -24,10 +24,12 @@
 -- script_layout_test checks the positions below and every key it spells
 -- against job.lua and keys.lua. A job without a keep_for, of a topic
 -- without done jobs, costs one field check and seventeen more EXISTS
--- arguments; one that others wait for loads depend.lua to settle them.
+-- arguments; one that others wait for loads depend.lua to settle them,
+-- one of a batch batch.lua to count it there.
 -- fields: TOPIC=1 STATE=2 DEADLINE=14 TOKEN=15 UNIQUE_FOR=19
 -- fields: KEEP_FOR=20 KEEP_AT_MOST=21 FINISHED_AT=22 RESULT=23
 -- fields: HOLDER=24 RESERVED_AT=25 AFTER=26 ON_FAILURE=27
+-- fields: BATCH_OF=29 BATCH_CLOSED=30
 local P, id = KEYS[1], ARGV[4]
 local r = redis.call('HGET', KEYS[2], id)
 if not r then return {'STALE'} end
@@ -38,6 +40,9 @@ if j[2] ~= 2 or not j[15] or string.format('%d', j[15]) ~= ARGV[5] then
 end
 local topic = j[1]
 local treserved = P .. 'treserved:' .. topic
+-- The batch it is counted in (BATCH_OF), once: a kept record drops it.
+local batch = j[29]
+j[29] = nil
 -- A job with a keep_for stays (KEEP_FOR).
 local keep = j[20] and j[20] > 0
 redis.call('ZREM', KEYS[3], id)
@@ -63,7 +68,7 @@ local has_done = n >= 6
 -- done jobs.
 local now = tonumber(ARGV[1])
 if ARGV[2] == '1' and (ARGV[3] ~= '0' or (j[19] and j[19] > 0) or keep or
-                       has_done or has_dependants) then
+                       has_done or has_dependants or batch) then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
@@ -106,8 +111,8 @@ if keep or has_done then
     local order = redis.call('INCR', P .. 'seq')
     j[2], j[14], j[15], j[22], j[23] = 4, nil, order, now, ARGV[6]
     j[24], j[25] = nil, nil  -- the holder goes with the lease
-    redis.call('HSET', KEYS[2], id,
-               cmsgpack.pack(unpack(j, 1, j[26] and 27 or 23)))
+    local last = j[30] and 34 or j[26] and 27 or 23
+    redis.call('HSET', KEYS[2], id, cmsgpack.pack(unpack(j, 1, last)))
     local leave = string.format('%d', now + j[20])
     local m = struct.pack('>I8', order) .. id
     redis.call('ZADD', tdone, leave, m)
@@ -122,6 +127,8 @@ if not keep and n == 0 then redis.call('SREM', P .. 'topics', topic) end
 -- The jobs that wait for this one are met (depend.lua's settle(), loaded
 -- only then).
 if has_dependants then load_depend().settle(id, 'met', now) end
+-- Counted done in its batch (batch.lua, loaded only then).
+if batch then load_batch().count_in_batch(batch, 'met', now) end
 -- note_slot_freed() of news.lua.
 local limit = redis.call('HGET', P .. 'limits', topic)
 if limit then

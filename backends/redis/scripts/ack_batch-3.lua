@@ -1,7 +1,8 @@
 -- ack_batch: deletes the jobs of many leases, each acked on its own terms:
 -- a lease whose token is not current is refused and the others still go.
 -- A job with a keep_for is kept done, without a result (lib/done.lua); the
--- jobs that wait for an acked one are settled (lib/depend.lua).
+-- jobs that wait for an acked one are settled (lib/depend.lua), and a job
+-- of a batch is counted done there (lib/batch.lua).
 -- requires: keys calls job topics held news counts done depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
@@ -30,6 +31,8 @@ local acked, gone, by_topic, topics = {}, {}, {}, {}
 local done = {}
 -- The acked jobs that stay done, by topic, in the order of the leases.
 local kept = {}
+-- The batch of each acked job of one, once per job.
+local in_batches = {}
 for i = 1, n do
   local id = ids[i]
   local j = records[i] and {cmsgpack.unpack(records[i])}
@@ -52,6 +55,10 @@ for i = 1, n do
       kept[topic] = {}
     end
     t[#t + 1] = id
+    if j[BATCH_OF] then
+      in_batches[#in_batches + 1] = j[BATCH_OF]
+      j[BATCH_OF] = nil
+    end
     if j[KEEP_FOR] and j[KEEP_FOR] > 0 then
       table.insert(kept[topic], {id, j})
     else
@@ -82,5 +89,6 @@ if #topics > 0 then
       for k = i, last do settle(acked[k], 'met', now) end
     end
   end
+  for _, b in ipairs(in_batches) do count_in_batch(b, 'met', now) end
 end
 return out

@@ -5,7 +5,7 @@
 -- step cannot take back the acked job's lease if its deadline passed. A
 -- refused ack (a stale token) changes nothing and the reservation still
 -- goes ahead: the two parts are decided one after the other, in one step.
--- loads: promote counts depend results
+-- loads: promote counts depend results batch
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
 -- KEYS[2]  jobs: "{ns}:jobs"
@@ -39,7 +39,8 @@
 -- fields: TOPIC=1 STATE=2 TTR=5 RUN_AT=10 ATTEMPTS=13 DEADLINE=14
 -- fields: TOKEN=15 EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19 KEEP_FOR=20
 -- fields: KEEP_AT_MOST=21 FINISHED_AT=22 RESULT=23 HOLDER=24
--- fields: RESERVED_AT=25 AFTER=26 ON_FAILURE=27
+-- fields: RESERVED_AT=25 AFTER=26 ON_FAILURE=27 BATCH_OF=29
+-- fields: BATCH_CLOSED=30
 local P, id, topic = KEYS[1], ARGV[4], ARGV[7]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
@@ -69,6 +70,8 @@ local function ack()
   end
   local atopic = j[1]
   local treserved = P .. 'treserved:' .. atopic
+  local batch = j[29]
+  j[29] = nil
   local keep = j[20] and j[20] > 0
   redis.call('ZREM', KEYS[3], id)
   redis.call('ZREM', treserved, id)
@@ -117,8 +120,8 @@ local function ack()
       local order = redis.call('INCR', P .. 'seq')
       j[2], j[14], j[15], j[22], j[23] = 4, nil, order, now, ARGV[6]
       j[24], j[25] = nil, nil  -- the holder goes with the lease
-      redis.call('HSET', KEYS[2], id,
-                 cmsgpack.pack(unpack(j, 1, j[26] and 27 or 23)))
+      local last = j[30] and 34 or j[26] and 27 or 23
+      redis.call('HSET', KEYS[2], id, cmsgpack.pack(unpack(j, 1, last)))
       local leave = string.format('%d', now + j[20])
       local m = struct.pack('>I8', order) .. id
       redis.call('ZADD', tdone, leave, m)
@@ -131,6 +134,7 @@ local function ack()
   end
   if not keep and n == 0 then redis.call('SREM', P .. 'topics', atopic) end
   if has_dependants then load_depend().settle(id, 'met', now) end
+  if batch then load_batch().count_in_batch(batch, 'met', now) end
   -- note_slot_freed() of news.lua, when a limit may exist.
   if gated then
     local limit = redis.call('HGET', P .. 'limits', atopic)
@@ -251,7 +255,10 @@ for i, rid in ipairs(ids) do
     j[24] = ARGV[11]
     j[25] = now
     if j[17] then redis.call('ZREM', texpire, rid) end
-    local record = cmsgpack.pack(unpack(j, 1, j[26] and 27 or 25))
+    -- A batch's values stay (BATCH_OF, or the batch a completion job
+    -- holds).
+    local last = j[30] and 34 or j[29] and 29 or j[26] and 27 or 25
+    local record = cmsgpack.pack(unpack(j, 1, last))
     writes[#writes + 1] = rid
     writes[#writes + 1] = record
     leases[#leases + 1] = deadline

@@ -1,6 +1,8 @@
 -- add: stores a batch of new jobs, all or nothing. A job with
 -- dependencies is stored waiting, or as their state settles it at once
--- (lib/depend.lua, loaded only for a batch that has such a job).
+-- (lib/depend.lua, loaded only for a batch that has such a job). A job
+-- may join a batch (delayq/batch.h) that is open, or be the completion job
+-- that opens one (lib/batch.lua: the batch is held in its record).
 -- requires: clock keys calls ready job news counts
 -- loads: depend
 --
@@ -12,22 +14,26 @@
 -- ARGV[1]  now: µs, caller's clock
 -- ARGV[2]  clock_mode: (see lib/clock.lua)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
--- ARGV[4..] batch: 8 values per job: id, topic, priority, run_at (µs),
+-- ARGV[4..] batch: 9 values per job: id, topic, priority, run_at (µs),
 --          spec (the record's values PRIORITY..BACKOFF_MAX, MessagePack, see
 --          lib/job.lua; it holds the priority too), payload, extras ("" or
 --          the record's EXPIRE_AT, DISCARD and UNIQUE_FOR, then KEEP_FOR
 --          and KEEP_AT_MOST for a job with a keep_for, MessagePack;
 --          EXPIRE_AT on the caller's clock), after ("" or the policy, 0
 --          fail, 1 cancel, 2 run, then the ids it waits for, each once,
---          MessagePack)
--- Reply:   {"OK"}, {"EXISTS", id} or {"NODEP", id, dependency} (nothing
---          stored): id is the first job of the batch whose id is taken (by
---          a job or a dedup window, see lib/held.lua) or repeats an earlier
---          one, or that waits for a job neither stored nor earlier in the
---          batch
+--          MessagePack), in_batch ("" none, "+" and the id of the batch it
+--          joins, or "=" for a completion job, stored waiting and holding
+--          its new open batch)
+-- Reply:   {"OK"}, {"EXISTS", id}, {"NODEP", id, dependency},
+--          {"NOBATCH", batch} or {"CLOSED", batch} (nothing stored): id is
+--          the first job of the batch whose id is taken (by a job or a
+--          dedup window, see lib/held.lua) or repeats an earlier one, or
+--          that waits for a job neither stored nor earlier in the batch;
+--          batch the first batch joined that no completion job holds, or
+--          that is closed
 local now, shift = clock(ARGV[1], ARGV[2])
-local n = (#ARGV - 3) / 8
-local function arg(i, k) return ARGV[3 + (i - 1) * 8 + k] end
+local n = (#ARGV - 3) / 9
+local function arg(i, k) return ARGV[3 + (i - 1) * 9 + k] end
 
 -- One HMGET per 512 ids for the whole batch; an id is taken when it has a
 -- record or a dedup window holds it (the windows that passed go first).
@@ -67,6 +73,24 @@ for i = 1, n do
   end
 end
 local depend = next(afters) and load_depend()
+
+-- Every batch joined is open: its completion job's record, read once here
+-- and written once after the jobs, counts them (lib/batch.lua).
+local batches = {}  -- batch id -> its completion job's record
+local function joined(i)
+  local b = arg(i, 9)
+  if string.sub(b, 1, 1) ~= '+' then return nil end
+  return string.sub(b, 2)
+end
+for i = 1, n do
+  local b = joined(i)
+  if b and not batches[b] then
+    local c = job_read(b)
+    if not c or not c[BATCH_TOTAL] then return {'NOBATCH', b} end
+    if c[BATCH_CLOSED] == 1 then return {'CLOSED', b} end
+    batches[b] = c
+  end
+end
 -- The states of the batch's jobs, for its later jobs that wait for them.
 local stored_as = {}
 local function state_of(id)
@@ -110,6 +134,14 @@ for i = 1, n do
   end
   local fate, detail = 'run', nil
   if afters[i] then fate, detail = depend.await_fate(afters[i], state_of) end
+  local opens, batch = arg(i, 9) == '=', joined(i)
+  if batch then
+    -- Counted now when it finishes as it is added.
+    local c = batches[batch]
+    c[BATCH_TOTAL] = c[BATCH_TOTAL] + 1
+    if fate == 'fail' then c[BATCH_DEAD] = c[BATCH_DEAD] + 1 end
+    if fate == 'cancel' then c[BATCH_CANCELLED] = c[BATCH_CANCELLED] + 1 end
+  end
   if fate == 'cancel' then
     -- Deleted as by cancel, before it was stored: only its id is held.
     stored_as[id] = 'gone'
@@ -124,15 +156,16 @@ for i = 1, n do
       topics[#topics + 1] = topic
     end
     local state = ST_DELAYED
-    if fate == 'wait' then
+    if fate == 'wait' or opens then
       state = ST_WAITING
       add_to(twaiting_key(topic), int_text(seq), id)
-      for _, d in ipairs(detail) do
+      for _, d in ipairs(fate == 'wait' and detail or {}) do
         redis.call('SADD', dependants_key(d), id)
       end
     elseif fate == 'fail' then
       state = ST_DEAD
       add_to(dead_key(topic), int_text(redis.call('INCR', KEYS[2])), id)
+      count('k', topic, 1, now)
     elseif run_at <= now then
       state = ST_READY
       note_ready(topic)
@@ -162,14 +195,22 @@ for i = 1, n do
         if not first_due or x[1] < first_due then first_due = x[1] end
       end
     end
-    if afters[i] then
+    if afters[i] or opens or batch then
       local j = {cmsgpack.unpack(record)}
-      j[AFTER] = list_pack(afters[i], 2)
-      j[ON_FAILURE] = afters[i][1]
+      if afters[i] then
+        j[AFTER] = list_pack(afters[i], 2)
+        j[ON_FAILURE] = afters[i][1]
+      end
       if fate == 'wait' then
         redis.call('HSET', PENDING_COUNTS, id, #detail)
       end
       if fate == 'fail' then j[LAST_ERROR], j[FINISHED_AT] = detail, now end
+      -- A dead job was counted above.
+      if batch and fate ~= 'fail' then j[BATCH_OF] = batch end
+      if opens then
+        j[BATCH_CLOSED], j[BATCH_TOTAL] = 0, 0
+        j[BATCH_DONE], j[BATCH_DEAD], j[BATCH_CANCELLED] = 0, 0, 0
+      end
       record = job_pack(j)
     end
     stored_as[id] = state
@@ -178,6 +219,7 @@ for i = 1, n do
   end
 end
 call_many('HSET', JOBS, records)
+for b, c in pairs(batches) do job_write(b, c) end
 for key, a in pairs(adds) do call_many('ZADD', key, a) end
 for topic, d in pairs(topic_due) do
   redis.call('ZADD', DUE, 'LT', d[2], topic)

@@ -1,5 +1,7 @@
 -- cancel: deletes a job in any state; the jobs that wait for it are
--- settled as for a job gone unacknowledged (lib/depend.lua).
+-- settled as for a job gone unacknowledged (lib/depend.lua), and a job of
+-- a batch is counted cancelled there (lib/batch.lua). A batch's completion
+-- job takes its batch with it.
 -- requires: keys calls ready index topics job held news unindex depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
@@ -19,5 +21,5 @@ if not j then return {'NOTFOUND'} end
 unindex(id, j)
 hold_id(id, j, now)
 forget(id, j[TOPIC])
-settle(id, 'gone', now)
+settle(id, 'gone', now, j)
 return {'OK'}

@@ -1,5 +1,6 @@
 -- fail: ends a reservation as failed; retry after backoff or bury (and
--- settle the jobs that wait for it, lib/depend.lua).
+-- settle the jobs that wait for it, lib/depend.lua, and count it dead in
+-- its batch, lib/batch.lua).
 -- requires: clock lease index bury schedule job counts depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
@@ -26,7 +27,7 @@ count('f', topic, 1, now)
 if (j[ATTEMPTS] or 0) >= j[MAX_ATTEMPTS] then
   bury(id, j, now)
   count('k', topic, 1, now)
-  settle(id, 'failed', now)
+  settle(id, 'failed', now, j)
   return {'DEAD'}
 end
 count('r', topic, 1, now)

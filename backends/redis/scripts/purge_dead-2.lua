@@ -21,7 +21,7 @@ for _, id in ipairs(ids) do
   if j then
     hold_id(id, j, now)
     forget(id, topic)
-    settle(id, 'gone', now)
+    settle(id, 'gone', now, j)
   end
 end
 return {'OK', #ids}

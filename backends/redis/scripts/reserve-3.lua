@@ -36,7 +36,7 @@
 -- fields: STATE=2 TTR=5 RUN_AT=10 ATTEMPTS=13 DEADLINE=14 TOKEN=15
 -- fields: EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19 KEEP_AT_MOST=21
 -- fields: FINISHED_AT=22 RESULT=23 HOLDER=24 RESERVED_AT=25 AFTER=26
--- fields: ON_FAILURE=27
+-- fields: ON_FAILURE=27 BATCH_OF=29 BATCH_CLOSED=30
 local P, topic = KEYS[1], ARGV[4]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
@@ -183,7 +183,10 @@ for i, id in ipairs(ids) do
     -- Reserved, it leaves the expiring set (index.lua's expiry_off; the
     -- topic's DUE score may stay too early, which index.lua allows).
     if j[17] then redis.call('ZREM', texpire, id) end
-    local record = cmsgpack.pack(unpack(j, 1, j[26] and 27 or 25))
+    -- A batch's values stay (BATCH_OF, or the batch a completion job
+    -- holds).
+    local last = j[30] and 34 or j[29] and 29 or j[26] and 27 or 25
+    local record = cmsgpack.pack(unpack(j, 1, last))
     writes[#writes + 1] = id
     writes[#writes + 1] = record
     leases[#leases + 1] = deadline

@@ -15,17 +15,18 @@
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
 -- ARGV[4]  revision: the revision the caller read
 -- ARGV[5]  done_through: the new done_through (µs)
--- ARGV[6..] batch: 8 values per job, as add takes them: id, topic,
---          priority, run_at (µs), spec, payload, extras, after (see add;
---          after is always "": a schedule's jobs wait for none)
+-- ARGV[6..] batch: 9 values per job, as add takes them: id, topic,
+--          priority, run_at (µs), spec, payload, extras, after, in_batch
+--          (see add; after and in_batch are always "": a schedule's jobs
+--          wait for none and join no batch)
 -- Reply:   {"OK"}, {"NOTFOUND"}, {"MOVED"} (the revision moved on; nothing
 --          changed) or {"EXISTS", id} (a job's id is taken; nothing changed)
 local now, shift = clock(ARGV[1], ARGV[2])
 local revision = redis.call('HGET', KEYS[2], 'revision')
 if not revision then return {'NOTFOUND'} end
 if revision ~= ARGV[4] then return {'MOVED'} end
-local n = (#ARGV - 5) / 8
-local function arg(i, k) return ARGV[5 + (i - 1) * 8 + k] end
+local n = (#ARGV - 5) / 9
+local function arg(i, k) return ARGV[5 + (i - 1) * 9 + k] end
 
 -- An id is taken when it has a record or a dedup window holds it, as for
 -- add (the windows that passed go first).

@@ -3,7 +3,8 @@
 -- namespaces). As cancel, in any state, but holding no id in a dedup
 -- window: the batch was refused, so its ids must stay free. A job that
 -- another producer made wait for one of them meanwhile is settled as for a
--- job gone unacknowledged (lib/depend.lua).
+-- job gone unacknowledged (lib/depend.lua); a job that joined a batch
+-- leaves it uncounted, as if it had never joined (lib/batch.lua).
 -- requires: keys calls ready index topics job news unindex held depend
 --
 -- KEYS[1]  prefix: key prefix "{ns}:"
@@ -24,6 +25,7 @@ for i = 4, #ARGV do
   if j then
     unindex(id, j)
     forget(id, j[TOPIC])
+    finish_in_batch(id, j, 'withdrawn', now)
     settle(id, 'gone', now)
     withdrawn = withdrawn + 1
   end

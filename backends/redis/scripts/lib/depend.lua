@@ -5,10 +5,11 @@
 -- settles its dependants in the same script: settle() after an ack (met),
 -- a death (failed) or a departure without ack (gone). A job and the jobs
 -- it waits for live in one slot (a sharded namespace refuses others), so
--- every key here is the script's own.
--- A job sent dead so is counted dead (counts.lua), so every script that
--- settles takes ARGV[3] counts.
--- requires: keys calls job index ready news schedule bury topics held counts
+-- every key here is the script's own. Settling a job also counts its
+-- finish in its batch (batch.lua), and so does settling each dependant
+-- that goes dead or is deleted. A job sent dead so is counted dead
+-- (counts.lua), so every script that settles takes ARGV[3] counts.
+-- requires: keys calls job index ready news schedule bury topics held batch counts
 
 local DEP_FAIL, DEP_CANCEL, DEP_RUN = 0, 1, 2
 
@@ -60,9 +61,12 @@ end
 
 -- Settles every job that waits for `id` after `outcome` ('met', 'failed'
 -- or 'gone') at `now` (a number), and in turn the dependants of each one
--- that goes dead or is deleted so. A list of work rather than recursion:
--- Lua's C stack bounds the depth of nested redis.call()s.
-local function settle(id, outcome, now)
+-- that goes dead or is deleted so. `j`, the job's record as it finished
+-- (nil for an ack, which counts its batch itself), and each such
+-- dependant are counted in their batches. A list of work rather than
+-- recursion: Lua's C stack bounds the depth of nested redis.call()s.
+local function settle(id, outcome, now, j)
+  if j then finish_in_batch(id, j, outcome, now) end
   local work = {{id, outcome}}
   while #work > 0 do
     local item = table.remove(work)
@@ -87,11 +91,13 @@ local function settle(id, outcome, now)
           if j[ON_FAILURE] == DEP_CANCEL then
             hold_id(w, j, now)
             forget(w, j[TOPIC])
+            finish_in_batch(w, j, 'gone', now)
             table.insert(work, {w, 'gone'})
           else
             j[LAST_ERROR] = dependency_error(dep, what)
             bury(w, j, now)
             count('k', j[TOPIC], 1, now)
+            finish_in_batch(w, j, 'failed', now)
             table.insert(work, {w, 'failed'})
           end
         end

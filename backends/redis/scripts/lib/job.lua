@@ -23,6 +23,12 @@ local HOLDER, RESERVED_AT = 24, 25
 -- 8 only (later ones keep that count in PENDING_COUNTS, keys.lua). Only a
 -- job with dependencies has them (depend.lua).
 local AFTER, ON_FAILURE, PENDING = 26, 27, 28
+-- BATCH_OF = 29: the batch a job joined (JobOptions::batch), until its
+-- finish is counted there (batch.lua). A batch's completion job holds the
+-- batch itself: BATCH_CLOSED (0 or 1), BATCH_TOTAL, BATCH_DONE, BATCH_DEAD
+-- and BATCH_CANCELLED = 30..34, its jobs and how they finished.
+local BATCH_OF, BATCH_CLOSED, BATCH_TOTAL = 29, 30, 31
+local BATCH_DONE, BATCH_DEAD, BATCH_CANCELLED = 32, 33, 34
 -- Times and ttr are integer µs. Priority to backoff (3..8) are the job's
 -- fixed settings, packed by the C++ side ("spec", an ARGV of add) and
 -- copied in whole; BACKOFF_KIND carries the jitter too (src/common/backoff_code.h).
@@ -54,7 +60,7 @@ end
 -- lease.
 local function job_pack(j)
   if j[STATE] ~= ST_RESERVED then j[HOLDER], j[RESERVED_AT] = nil, nil end
-  for last = PENDING, ATTEMPTS, -1 do
+  for last = BATCH_CANCELLED, ATTEMPTS, -1 do
     if j[last] ~= nil then return cmsgpack.pack(unpack(j, 1, last)) end
   end
   return cmsgpack.pack(unpack(j, 1, PAYLOAD))

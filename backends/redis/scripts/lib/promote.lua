@@ -14,13 +14,13 @@ local function lapse(id, j, now)
   if j[DISCARD] then
     hold_id(id, j, now)
     forget(id, topic)
-    settle(id, 'gone', now)
+    settle(id, 'gone', now, j)
     return {'discarded', id, topic, j[ATTEMPTS] or 0}
   end
   j[LAST_ERROR] = 'expired'
   bury(id, j, now)
   count('k', topic, 1, now)
-  settle(id, 'failed', now)
+  settle(id, 'failed', now, j)
   return {'lapsed', id, topic, j[ATTEMPTS] or 0}
 end
 
@@ -83,7 +83,7 @@ local function expire_reservation(id, from, now)
     bury(id, j, now)
     count('x', topic, 1, now)
     count('k', topic, 1, now)
-    settle(id, 'failed', now)
+    settle(id, 'failed', now, j)
     return {'dead', id, topic, attempts}
   end
   j[DEADLINE] = nil
