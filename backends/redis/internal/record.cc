@@ -325,7 +325,8 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
       !integer("keep_at_most", &keep_at_most) ||
       !integer("finished_at", &finished_at) || !text("result", &job.result) ||
       !text("holder", &job.holder) || !integer("reserved_at", &reserved_at) ||
-      !DecodeAfter(at("after"), &job.after) || state < 0 || state >= static_cast<int64_t>(std::size(kRecordStates)) ||
+      !DecodeAfter(at("after"), &job.after) || state < 0 ||
+      state >= static_cast<int64_t>(std::size(kRecordStates)) ||
       !ParseJobState(kRecordStates[state], &job.state)) {
     return false;
   }
