@@ -502,7 +502,7 @@ delayq_cc_test(tests_open_redacted_url_test DIR tests/open NAME redacted_url_tes
   DEPS delayq tp_gtest_main)
 delayq_cc_test(tests_postgres_postgres_backend_test DIR tests/postgres NAME postgres_backend_test
   SRCS tests/postgres/postgres_backend_test.cc
-  DEPS delayq tests_testing_loopback_port tests_testing_postgres_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main tp_pq)
+  DEPS delayq tests_testing_loopback_port tests_testing_migrated_waiters tests_testing_postgres_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main tp_pq)
 delayq_cc_test(tests_postgres_postgres_conformance_test DIR tests/postgres NAME postgres_conformance_test
   SRCS tests/postgres/postgres_conformance_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_conformance tests_conformance_dependency_conformance tests_testing_postgres_server tp_gtest_main)
@@ -678,7 +678,7 @@ delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash
   DEPS delayq tests_testing_batch_rounds tests_testing_crash_rounds tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_files_test DIR tests/sqlite NAME sqlite_files_test
   SRCS tests/sqlite/sqlite_files_test.cc
-  DEPS delayq tests_testing_files tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
+  DEPS delayq tests_testing_files tests_testing_migrated_waiters tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_group_commit_test DIR tests/sqlite NAME sqlite_group_commit_test
   SRCS tests/sqlite/sqlite_group_commit_test.cc
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
@@ -718,6 +718,9 @@ delayq_cc_library(tests_testing_files DIR tests/testing NAME files
 delayq_cc_library(tests_testing_loopback_port DIR tests/testing NAME loopback_port
   SRCS tests/testing/loopback_port.cc tests/testing/loopback_port.h
   DEPS tp_absl)
+delayq_cc_library(tests_testing_migrated_waiters DIR tests/testing NAME migrated_waiters
+  SRCS tests/testing/migrated_waiters.cc tests/testing/migrated_waiters.h
+  DEPS delayq tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_testing_news_recorder DIR tests/testing NAME news_recorder
   SRCS tests/testing/news_recorder.h
   DEPS delayq)

@@ -21,6 +21,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/loopback_port.h"
+#include "tests/testing/migrated_waiters.h"
 #include "tests/testing/postgres_server.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_job.h"
@@ -28,13 +29,14 @@
 namespace delayq {
 namespace {
 
+using ::delayq::testing::AddWaitersBeforeTheLists;
+using ::delayq::testing::ExpectMigratedWaiters;
 using ::delayq::testing::PostgresServer;
 using ::delayq::testing::StatusIs;
 using ::delayq::testing::TestJob;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using ::testing::Pair;
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 
@@ -419,56 +421,18 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion3GetsLeaseHolders) {
 // since names all of its own, and takes them along when it leaves.
 TEST_F(PostgresBackendTest, TheWaitingJobsOfASchemaOfVersion5AreMigrated) {
   const std::string schema = FreshSchema("v5");
-  auto kept = [](const std::string& id) {
-    NewJob job = TestJob(id, "t", kT0);
-    job.keep_for = absl::Hours(1);
-    job.keep_at_most = 10;
-    return job;
-  };
-  NewJob waiter = TestJob("w", "parent", kT0);
-  waiter.after = {"met", "b", "a"};
   {
     std::unique_ptr<Backend> backend = Open(schema);
     ASSERT_NE(backend, nullptr);
-    ASSERT_OK(backend->Add({kept("met")}, kT0));
-    ASSERT_OK(backend->Add({kept("b"), kept("a"), waiter}, kT0));
-    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
-                         backend->Reserve("t", 1, kT0));
-    ASSERT_EQ(leases.size(), 1u);
-    ASSERT_EQ(leases[0].job.id, "met");
-    ASSERT_OK(backend->Ack("met", leases[0].token, "m", kT0));
+    ASSERT_NO_FATAL_FAILURE(AddWaitersBeforeTheLists(*backend, kT0));
   }
   ASSERT_OK(
       server_->Psql(absl::StrCat(WithoutDependencyLists(schema), "UPDATE ",
                                  schema, ".schema_version SET version = 5")));
   std::unique_ptr<Backend> backend = Open(schema);
   ASSERT_NE(backend, nullptr);
-  ASSERT_OK_AND_ASSIGN(Job w, backend->Get("w"));
-  EXPECT_EQ(w.state, JobState::kWaiting);
-  EXPECT_THAT(w.after, ElementsAre("a", "b"));
-
-  const absl::Time later = kT0 + absl::Seconds(1);
-  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
-                       backend->Reserve("t", 10, later));
-  ASSERT_EQ(leases.size(), 2u);
-  for (const Lease& lease : leases) {
-    ASSERT_OK(
-        backend->Ack(lease.job.id, lease.token, "r" + lease.job.id, later));
-  }
-  ASSERT_OK_AND_ASSIGN(leases, backend->Reserve("parent", 10, later));
-  ASSERT_EQ(leases.size(), 1u);
-  EXPECT_THAT(leases[0].dependency_results,
-              ElementsAre(Pair("a", "ra"), Pair("b", "rb")));
-  ASSERT_OK(backend->Ack("w", leases[0].token, "", later));
-
-  NewJob next = waiter;
-  next.id = "w2";
-  next.after = {"b", "met", "a"};
-  ASSERT_OK(backend->Add({next}, later));
-  ASSERT_OK_AND_ASSIGN(Job w2, backend->Get("w2"));
-  EXPECT_EQ(w2.state, JobState::kReady);
-  EXPECT_THAT(w2.after, ElementsAre("b", "met", "a"));
-  ASSERT_OK(backend->Cancel("w2", later));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectMigratedWaiters(*backend, kT0 + absl::Seconds(1)));
   ASSERT_OK(server_->Psql(absl::StrCat(
       "DO $$ BEGIN IF (SELECT count(*) FROM ", schema,
       ".job_after) <> 0 THEN RAISE 'job_after kept rows'; END IF; END $$")));

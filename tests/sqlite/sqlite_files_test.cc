@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/files.h"
+#include "tests/testing/migrated_waiters.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_path.h"
 
@@ -108,13 +109,14 @@ constexpr char kWithoutDoneJobs[] = DQ_WITHOUT_EVENT_LOG R"sql(
     ALTER TABLE jobs DROP COLUMN keep_at_most;
 )sql";
 
+using ::delayq::testing::AddWaitersBeforeTheLists;
+using ::delayq::testing::ExpectMigratedWaiters;
 using ::delayq::testing::FreshDbPath;
 using ::delayq::testing::ReadFile;
 using ::delayq::testing::StatusIs;
 using ::delayq::testing::WriteFile;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::Pair;
 
 const absl::Time kNow = absl::FromUnixSeconds(1'700'000'000);
 
@@ -693,54 +695,15 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion15) {
 // since names all of its own, and takes them along when it leaves.
 TEST(SqliteFilesTest, MigratesTheWaitingJobsOfVersion16) {
   const std::string path = FreshDbPath("v16");
-  auto kept = [](const std::string& id) {
-    NewJob job = Job1();
-    job.id = id;
-    job.keep_for = absl::Hours(1);
-    job.keep_at_most = 10;
-    return job;
-  };
-  NewJob waiter = Job1();
-  waiter.id = "w";
-  waiter.topic = "parent";
-  waiter.after = {"met", "b", "a"};
   {
     ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-    ASSERT_OK(backend->Add({kept("met")}, kNow));
-    ASSERT_OK(backend->Add({kept("b"), kept("a"), waiter}, kNow));
-    ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 1, kNow));
-    ASSERT_EQ(leases.size(), 1u);
-    ASSERT_EQ(leases[0].job.id, "met");
-    ASSERT_OK(backend->Ack("met", leases[0].token, "m", kNow));
+    ASSERT_NO_FATAL_FAILURE(AddWaitersBeforeTheLists(*backend, kNow));
   }
   RawExec(path, DQ_WITHOUT_DEPENDENCY_LISTS "PRAGMA user_version = 16;");
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
   EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
-  ASSERT_OK_AND_ASSIGN(Job w, backend->Get("w"));
-  EXPECT_EQ(w.state, JobState::kWaiting);
-  EXPECT_THAT(w.after, ElementsAre("a", "b"));
-
-  const absl::Time later = kNow + absl::Seconds(1);
-  ASSERT_OK_AND_ASSIGN(auto leases, backend->Reserve("t", 10, later));
-  ASSERT_EQ(leases.size(), 2u);
-  for (const Lease& lease : leases) {
-    ASSERT_OK(
-        backend->Ack(lease.job.id, lease.token, "r" + lease.job.id, later));
-  }
-  ASSERT_OK_AND_ASSIGN(leases, backend->Reserve("parent", 10, later));
-  ASSERT_EQ(leases.size(), 1u);
-  EXPECT_THAT(leases[0].dependency_results,
-              ElementsAre(Pair("a", "ra"), Pair("b", "rb")));
-  ASSERT_OK(backend->Ack("w", leases[0].token, "", later));
-
-  NewJob next = waiter;
-  next.id = "w2";
-  next.after = {"b", "met", "a"};
-  ASSERT_OK(backend->Add({next}, later));
-  ASSERT_OK_AND_ASSIGN(Job w2, backend->Get("w2"));
-  EXPECT_EQ(w2.state, JobState::kReady);
-  EXPECT_THAT(w2.after, ElementsAre("b", "met", "a"));
-  ASSERT_OK(backend->Cancel("w2", later));
+  ASSERT_NO_FATAL_FAILURE(
+      ExpectMigratedWaiters(*backend, kNow + absl::Seconds(1)));
   backend.reset();
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM job_after"), 0);
 }
