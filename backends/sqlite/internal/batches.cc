@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 //
-// Batches in the SQLite store (schema.cc, version 16): a row of `batches`
+// Batches in the SQLite store (schema.cc, version 15): a row of `batches`
 // per batch with its counts, a row of `batch_jobs` per unfinished job of
 // one, counted in the write transaction of the job's ack, death or
 // departure. One transaction writes at a time, so the step that completes a
