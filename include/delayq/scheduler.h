@@ -337,6 +337,20 @@ class Scheduler {
   // Deletes the job in whatever state it is. NotFound for an unknown id.
   absl::Status Cancel(absl::string_view id);
 
+  // CancelFlow()
+  //
+  // Cancels job `id` and every job it waits for, directly or through others
+  // (Job::after), that is still to run: a flow, from its last job down.
+  // Returns the ids cancelled, `id` first. Jobs that finished (done, dead)
+  // stay, and so do the jobs only they lead to. Each job is cancelled as
+  // Cancel() does, parents before what they wait for, so that none of them
+  // is failed by a dependency this call cancels; a job that others outside
+  // the flow also wait for is cancelled too, and they apply their
+  // on_dependency_failure. NotFound when `id` names no job;
+  // FailedPrecondition when it has finished. Not one step: a store error
+  // midway is returned and leaves the rest, which a second call cancels.
+  absl::StatusOr<std::vector<std::string>> CancelFlow(absl::string_view id);
+
   // Get()
   //
   // A snapshot of the job. NotFound for an unknown id.

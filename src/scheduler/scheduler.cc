@@ -13,6 +13,7 @@
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 #include "src/common/validation.h"
+#include "src/scheduler/flow_members.h"
 #include "src/scheduler/flow_order.h"
 #include "src/scheduler/lease_pages.h"
 #include "src/scheduler/scheduler_impl.h"
@@ -518,6 +519,22 @@ absl::Status Scheduler::Impl::Touch(Lease& lease) {
 
 // --- Managing --------------------------------------------------------------
 
+absl::StatusOr<std::vector<std::string>> Scheduler::Impl::CancelFlow(
+    absl::string_view id) {
+  absl::StatusOr<std::vector<std::string>> flow = internal::UnfinishedFlow(
+      id, [this](absl::string_view job) { return backend_->Get(job); });
+  if (!flow.ok()) return flow.status();
+  std::vector<std::string> cancelled;
+  for (const std::string& job : *flow) {
+    absl::Status s = Cancel(job);
+    // Gone meanwhile (acked, or cancelled by another caller): nothing to do.
+    if (absl::IsNotFound(s)) continue;
+    if (!s.ok()) return s;
+    cancelled.push_back(job);
+  }
+  return cancelled;
+}
+
 absl::Status Scheduler::Impl::Cancel(absl::string_view id) {
   std::string topic;
   if (events_.active()) {
@@ -887,6 +904,11 @@ absl::Status Scheduler::Touch(Lease& lease) { return impl_->Touch(lease); }
 
 absl::Status Scheduler::Cancel(absl::string_view id) {
   return impl_->Cancel(id);
+}
+
+absl::StatusOr<std::vector<std::string>> Scheduler::CancelFlow(
+    absl::string_view id) {
+  return impl_->CancelFlow(id);
 }
 
 absl::StatusOr<std::string> Scheduler::OpenBatch(absl::string_view topic,

@@ -80,6 +80,7 @@ class Scheduler::Impl : public internal::JobOps {
   absl::Status Release(const Lease& lease, absl::Duration delay) override;
   absl::Status Touch(Lease& lease);
   absl::Status Cancel(absl::string_view id);
+  absl::StatusOr<std::vector<std::string>> CancelFlow(absl::string_view id);
   absl::StatusOr<int> Kick(absl::string_view topic, int max);
   absl::Status KickJob(absl::string_view id);
   absl::Status PromoteJob(absl::string_view id);

@@ -368,6 +368,22 @@ TEST(CliInspectTest, CancelDeletesAndKickRevivesDeadJobs) {
   EXPECT_THAT(get.out, HasSubstr("last error:   exit status 1"));
 }
 
+// cancel --flow: the job and what it waits for, parents first, each told.
+TEST(CliInspectTest, CancelFlowTakesWhatAJobWaitsForAlong) {
+  CliRunner cli;
+  ASSERT_EQ(cli.Run({"add", "t", "u", "--id", "upload"}).exit_code, 0);
+  ASSERT_EQ(cli.Run({"add", "t", "p", "--id", "publish", "--after", "upload"})
+                .exit_code,
+            0);
+  CliResult cancel = cli.Run({"cancel", "--flow", "publish", "nope"});
+  EXPECT_EQ(cancel.exit_code, 1);
+  EXPECT_EQ(cancel.out, "cancelled publish\ncancelled upload\n");
+  EXPECT_EQ(cli.Run({"get", "upload"}).exit_code, 1);
+  ASSERT_EQ(cli.Run({"add", "t", "x", "--id", "x"}).exit_code, 0);
+  EXPECT_EQ(cli.Run({"cancel", "--flow", "x", "--json"}).out,
+            "{\"cancelled\":[\"x\"],\"failed\":[]}\n");
+}
+
 TEST(CliInspectTest, PromoteRunsADelayedJobNowAndPurgeDeletesDeadOnes) {
   CliRunner cli;
   ASSERT_EQ(

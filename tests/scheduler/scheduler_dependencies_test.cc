@@ -147,5 +147,43 @@ TEST_F(SchedulerTest, AFlowIsAllOrNothing) {
   EXPECT_EQ(waiting.state, JobState::kWaiting);
 }
 
+// A flow cancelled from its last job: the job and what it waits for,
+// through every level, parents first; a finished dependency stays, and so
+// does what only it leads to; a job shared with another flow goes too, and
+// that flow's job applies its policy.
+TEST_F(SchedulerTest, CancelFlowCancelsAJobAndWhatItWaitsForThatIsLeft) {
+  ASSERT_OK(scheduler_
+                ->EnqueueFlow({Flow("t", "fetch", {}), Flow("t", "done", {}),
+                               Flow("t", "shared", {}),
+                               Flow("t", "render", {"fetch", "done"}),
+                               Flow("t", "publish", {"render", "shared"}),
+                               Flow("t", "other", {"shared"})})
+                .status());
+  ASSERT_OK_AND_ASSIGN(std::optional<Lease> lease, scheduler_->Reserve("t"));
+  while (lease.has_value() && lease->job.id != "done") {
+    ASSERT_OK(scheduler_->Release(*lease, absl::Hours(1)));
+    ASSERT_OK_AND_ASSIGN(lease, scheduler_->Reserve("t"));
+  }
+  ASSERT_TRUE(lease.has_value());
+  ASSERT_OK(scheduler_->Ack(*lease));
+
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> cancelled,
+                       scheduler_->CancelFlow("publish"));
+  EXPECT_THAT(cancelled,
+              ::testing::ElementsAre("publish", "render", "shared", "fetch"));
+  for (const char* id : {"publish", "render", "shared", "fetch"}) {
+    EXPECT_THAT(scheduler_->Get(id), StatusIs(absl::StatusCode::kNotFound))
+        << id;
+  }
+  // "other" waited for "shared" under kFail: dead, not cancelled.
+  ASSERT_OK_AND_ASSIGN(Job other, scheduler_->Get("other"));
+  EXPECT_EQ(other.state, JobState::kDead);
+
+  EXPECT_THAT(scheduler_->CancelFlow("publish"),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(scheduler_->CancelFlow("other"),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
 }  // namespace
 }  // namespace delayq

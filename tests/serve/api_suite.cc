@@ -52,6 +52,34 @@ namespace {
 
 // A flow in one request: jobs of several topics, a parent listed before
 // the children it waits for.
+// POST /v1/jobs/{id}/cancel-flow cancels the job and what it waits for,
+// parents first, and says which; a finished job has no flow left.
+TEST_P(ApiTest, AFlowIsCancelledFromItsLastJob) {
+  const Json flow = {
+      {"jobs",
+       {{{"topic", "pages"},
+         {"payload", "publish"},
+         {"id", "publish"},
+         {"after", {"thumb"}}},
+        {{"topic", "images"},
+         {"payload", "thumb"},
+         {"id", "thumb"},
+         {"after", {"upload"}}},
+        {{"topic", "files"}, {"payload", "u"}, {"id", "upload"}}}}};
+  ASSERT_EQ(api_->Post("/v1/flows", flow).status, 201);
+  HttpReply cancelled =
+      api_->Post("/v1/jobs/publish/cancel-flow", Json::object());
+  ASSERT_EQ(cancelled.status, 200) << cancelled.body;
+  EXPECT_EQ(cancelled.json["cancelled"],
+            Json::array({"publish", "thumb", "upload"}));
+  for (const char* id : {"publish", "thumb", "upload"}) {
+    EXPECT_EQ(api_->Get(std::string("/v1/jobs/") + id).status, 404) << id;
+  }
+  EXPECT_EQ(api_->Post("/v1/jobs/publish/cancel-flow", Json::object()).status,
+            404);
+  EXPECT_EQ(api_->Post("/v1/jobs/x/cancel-flow", {{"all", true}}).status, 400);
+}
+
 TEST_P(ApiTest, AFlowIsAddedInOneRequest) {
   const Json flow = {
       {"jobs",

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -642,11 +643,14 @@ TEST_F(DashboardTest, ShowsAFlowsTreeAndABatchsProgress) {
     if (!after.empty()) j["after"] = after;
     return j;
   };
+  // "publish" runs even if a job it waits for leaves: it stays waiting when
+  // "render-b" is cancelled below, and its tree shows that one gone.
+  Json publish = job("publish", {"render-a", "render-b"});
+  publish["on_dependency_failure"] = "run";
   ASSERT_EQ(
       api_->Post("/v1/flows", {{"jobs",
                                 {job("fetch", {}), job("render-a", {"fetch"}),
-                                 job("render-b", {}),
-                                 job("publish", {"render-a", "render-b"})}}})
+                                 job("render-b", {}), publish}}})
           .status,
       201);
   ASSERT_EQ(api_->Delete("/v1/jobs/render-b").status, 200);
@@ -673,6 +677,13 @@ TEST_F(DashboardTest, ShowsAFlowsTreeAndABatchsProgress) {
   EXPECT_TRUE(
       p.WaitFor(ShowsText("#flow-tree li[data-id=\"render-b\"]", "gone")));
   EXPECT_TRUE(p.WaitFor("document.querySelector('#job-batch').hidden"));
+
+  // The flow goes from its last job down; "render-b" had left already.
+  Run(Click("#cancel-flow"));
+  EXPECT_TRUE(p.WaitFor("document.querySelector('#job-card').hidden"));
+  for (const char* id : {"publish", "render-a", "fetch"}) {
+    EXPECT_EQ(api_->Get(absl::StrCat("/v1/jobs/", id)).status, 404) << id;
+  }
 
   Run("showJob('nightly'), true");
   EXPECT_TRUE(p.WaitFor(

@@ -180,6 +180,12 @@ class OpenApiTest(unittest.TestCase):
             {"topic": "flow", "payload": "p", "id": "f-parent", "after": ["f-child"]},
             {"topic": "flow", "payload_base64": "AA==", "id": "f-child"}]}, 201)
         c("POST", "/v1/flows", {"jobs": [{"topic": "flow"}]}, 400)
+        c("POST", "/v1/flows", {"jobs": [
+            {"topic": "flow", "payload": "p", "id": "c-parent", "after": ["c-child"]},
+            {"topic": "flow", "payload": "p", "id": "c-child"}]}, 201)
+        _, gone = c("POST", "/v1/jobs/c-parent/cancel-flow", want=200)
+        self.assertEqual(gone["cancelled"], ["c-parent", "c-child"])
+        c("POST", "/v1/jobs/c-parent/cancel-flow", want=404)
         c("GET", "/v1/topics/mail/jobs?state=ready&limit=10", want=200)
         c("GET", "/v1/topics/mail/jobs?state=delayed", want=200)
         _, page = c("GET", "/v1/topics/mail/jobs?state=ready&limit=1", want=200)

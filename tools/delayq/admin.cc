@@ -19,6 +19,19 @@ namespace delayq {
 namespace cli {
 namespace {
 
+// One failure of a command that acts on several ids, for its JSON.
+std::string FailedJson(absl::string_view id, const absl::Status& status) {
+  return absl::StrCat("{", JsonText("id", id), ",",
+                      JsonText("error", status.message()), "}");
+}
+
+// A partial failure is in the JSON too, not only on stderr.
+void PrintOutcomesJson(const char* json_key, const std::vector<std::string>& ok,
+                       const std::vector<std::string>& failed) {
+  absl::PrintF("{\"%s\":[%s],\"failed\":[%s]}\n", json_key,
+               absl::StrJoin(ok, ","), absl::StrJoin(failed, ","));
+}
+
 // Runs `op` on every id; reports each failure and keeps going, so one
 // unknown id does not stop the rest. `done` names what happened ("cancelled").
 int ForEachId(const Context& ctx, const char* done, const char* json_key,
@@ -36,19 +49,48 @@ int ForEachId(const Context& ctx, const char* done, const char* json_key,
       if (!ctx.json()) absl::PrintF("%s %s\n", done, id);
     } else {
       exit = Fail(status);
-      failed.push_back(absl::StrCat("{", JsonText("id", id), ",",
-                                    JsonText("error", status.message()), "}"));
+      failed.push_back(FailedJson(id, status));
     }
   }
-  // A partial failure is in the JSON too, not only on stderr.
-  if (ctx.json()) {
-    absl::PrintF("{\"%s\":[%s],\"failed\":[%s]}\n", json_key,
-                 absl::StrJoin(ok, ","), absl::StrJoin(failed, ","));
+  if (ctx.json()) PrintOutcomesJson(json_key, ok, failed);
+  return exit;
+}
+
+// --flow: each ID with every job it waits for that is still to run
+// (Scheduler::CancelFlow()); the ids cancelled are told as they are.
+absl::Status CancelFlowOf(Scheduler& scheduler, absl::string_view id,
+                          std::vector<std::string>* cancelled) {
+  absl::StatusOr<std::vector<std::string>> ids = scheduler.CancelFlow(id);
+  if (!ids.ok()) return ids.status();
+  cancelled->insert(cancelled->end(), ids->begin(), ids->end());
+  return absl::OkStatus();
+}
+
+int RunCancelFlow(const Context& ctx) {
+  if (ctx.args.empty()) return UsageError(ctx, "missing ID");
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      OpenScheduler(ctx, /*create=*/false);
+  if (!scheduler.ok()) return Fail(scheduler.status());
+  int exit = kExitOk;
+  std::vector<std::string> ok, failed;
+  for (const std::string& id : ctx.args) {
+    std::vector<std::string> cancelled;
+    const absl::Status status = CancelFlowOf(**scheduler, id, &cancelled);
+    for (const std::string& gone : cancelled) {
+      ok.push_back(JsonQuote(gone));
+      if (!ctx.json()) absl::PrintF("cancelled %s\n", gone);
+    }
+    if (!status.ok()) {
+      exit = Fail(status);
+      failed.push_back(FailedJson(id, status));
+    }
   }
+  if (ctx.json()) PrintOutcomesJson("cancelled", ok, failed);
   return exit;
 }
 
 int RunCancel(const Context& ctx) {
+  if (ctx.Has("flow")) return RunCancelFlow(ctx);
   return ForEachId(ctx, "cancelled", "cancelled", &Scheduler::Cancel);
 }
 
@@ -172,12 +214,15 @@ const CommandSpec& ResumeCommand() {
 const CommandSpec& CancelCommand() {
   static const CommandSpec* const spec = new CommandSpec{
       "cancel",
-      "cancel ID...",
+      "cancel [--flow] ID...",
       "delete jobs, whatever their state",
       "Deletes each job, whatever its state. A worker holding one of them\n"
       "finds its lease gone when it finishes. Unknown ids are reported and\n"
-      "the others still cancelled; the exit status is 1 if any was unknown.",
-      {},
+      "the others still cancelled; the exit status is 1 if any was unknown.\n"
+      "With --flow, each job and every job it waits for, through every\n"
+      "level, that is still to run, parents first; done and dead jobs stay.",
+      {{"flow", 0, FlagSpec::Arg::kNone, "",
+        "also cancel what each job waits for that is still to run"}},
       /*json=*/true,
       /*takes_command=*/false,
       &RunCancel,

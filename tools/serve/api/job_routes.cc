@@ -199,6 +199,15 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
                       }
                       return Reply{};
                     });
+  // The job and what it waits for that is still to run
+  // (Scheduler::CancelFlow()): {"cancelled": [ids]}.
+  router.PostAction(absl::StrCat(kJob, "/cancel-flow"),
+                    [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
+                      absl::StatusOr<std::vector<std::string>> cancelled =
+                          scheduler.CancelFlow(call.path[0]);
+                      if (!cancelled.ok()) return cancelled.status();
+                      return Reply{200, Json{{"cancelled", *cancelled}}};
+                    });
   router.Get(kJob,
              [&scheduler](const Call& call) { return GetJob(scheduler, call); },
              {"wait"});

@@ -517,6 +517,15 @@ async function flowNodes(ids, depth) {
 async function showFlow(job) {
   const after = job.after || [];
   $("#job-flow").hidden = after.length === 0;
+  // The job and what it waits for that is still to run, parents first
+  // (POST /v1/jobs/{id}/cancel-flow); done and dead jobs stay.
+  $("#cancel-flow").onclick = () =>
+    confirm("Cancel " + job.id + " and every job it waits for that is still to run?") &&
+    act("cancelled the flow of " + job.id, async () => {
+      const { cancelled } = await post("/v1/jobs/" + part(job.id) + "/cancel-flow");
+      $("#job-card").hidden = true;
+      toast("cancelled " + cancelled.length + " job(s): " + cancelled.join(", "));
+    });
   $("#flow-tree").replaceChildren();
   if (after.length) $("#flow-tree").replaceChildren(...await flowNodes(after, 1));
 }
