@@ -177,6 +177,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/scheduler/event_hub.h
   src/scheduler/event_log_writer.cc
   src/scheduler/event_log_writer.h
+  src/scheduler/flow_members.cc
+  src/scheduler/flow_members.h
   src/scheduler/flow_order.cc
   src/scheduler/flow_order.h
   src/scheduler/lease_keeper.cc
