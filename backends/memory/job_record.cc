@@ -119,7 +119,7 @@ Job JobRecord::ToJob() const {
   }
   j.enqueued_at = TimeOf(enqueued_at_);
   j.run_at = TimeOf(run_at_);
-  if (state_ == JobState::kDead || state_ == JobState::kDone) {
+  if (IsFinished(state_)) {
     j.finished_at = TimeOf(deadline_);
   } else {
     j.deadline = TimeOf(deadline_);

@@ -49,6 +49,12 @@ enum class JobState {
 // "delayed", "ready", "reserved", "dead", "done" or "waiting".
 absl::string_view JobStateName(JobState state);
 
+// IsFinished()
+//
+// Whether a job in `state` has finished: done or dead. It runs no more
+// unless it is retried.
+bool IsFinished(JobState state);
+
 // ParseJobState()
 //
 // The inverse of JobStateName(). Returns false for any other text.

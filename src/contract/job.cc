@@ -6,6 +6,10 @@
 
 namespace delayq {
 
+bool IsFinished(JobState state) {
+  return state == JobState::kDone || state == JobState::kDead;
+}
+
 absl::string_view JobStateName(JobState state) {
   switch (state) {
     case JobState::kDelayed:

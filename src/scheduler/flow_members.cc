@@ -9,20 +9,12 @@
 
 namespace delayq {
 namespace internal {
-namespace {
-
-bool Finished(JobState state) {
-  return state == JobState::kDone || state == JobState::kDead;
-}
-
-}  // namespace
-
 absl::StatusOr<std::vector<std::string>> UnfinishedFlow(
     absl::string_view id,
     absl::FunctionRef<absl::StatusOr<Job>(absl::string_view)> get) {
   absl::StatusOr<Job> root = get(id);
   if (!root.ok()) return root.status();
-  if (Finished(root->state)) {
+  if (IsFinished(root->state)) {
     return absl::FailedPreconditionError(
         absl::StrCat("job '", id, "' has finished (", JobStateName(root->state),
                      "): its flow has nothing left to cancel"));
@@ -38,7 +30,7 @@ absl::StatusOr<std::vector<std::string>> UnfinishedFlow(
       absl::StatusOr<Job> job = get(dependency);
       if (absl::IsNotFound(job.status())) continue;
       if (!job.ok()) return job.status();
-      if (Finished(job->state)) continue;
+      if (IsFinished(job->state)) continue;
       out.push_back(dependency);
       if (!job->after.empty()) pending.push_back(job->after);
     }

@@ -10,14 +10,6 @@
 
 namespace delayq {
 namespace internal {
-namespace {
-
-bool Finished(JobState state) {
-  return state == JobState::kDone || state == JobState::kDead;
-}
-
-}  // namespace
-
 ResultWaiter::ResultWaiter(Clock& clock, Getter get)
     : clock_(clock), get_(std::move(get)) {}
 
@@ -48,7 +40,7 @@ absl::StatusOr<Job> ResultWaiter::Wait(absl::string_view id,
           " is not in the store: never added, or gone without being kept "
           "(acknowledged without keep_for, cancelled or discarded)"));
     }
-    if (!job.ok() || Finished(job->state)) return job;
+    if (!job.ok() || IsFinished(job->state)) return job;
     const absl::Time now = clock_.Now();
     if (now >= deadline) {
       return absl::DeadlineExceededError(

@@ -4,6 +4,8 @@
 // resume a topic.
 
 #include <climits>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,10 +34,16 @@ void PrintOutcomesJson(const char* json_key, const std::vector<std::string>& ok,
                absl::StrJoin(ok, ","), absl::StrJoin(failed, ","));
 }
 
-// Runs `op` on every id; reports each failure and keeps going, so one
-// unknown id does not stop the rest. `done` names what happened ("cancelled").
+// What a command does to one id: the ids it acted on (the one id, or a
+// flow's), and how it ended.
+using IdAction = std::function<absl::Status(Scheduler&, const std::string&,
+                                            std::vector<std::string>*)>;
+
+// Runs `act` on every id; reports each failure and keeps going, so one
+// unknown id does not stop the rest. `done` names what happened to each id
+// acted on ("cancelled").
 int ForEachId(const Context& ctx, const char* done, const char* json_key,
-              absl::Status (Scheduler::*op)(absl::string_view)) {
+              const IdAction& act) {
   if (ctx.args.empty()) return UsageError(ctx, "missing ID");
   absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
       OpenScheduler(ctx, /*create=*/false);
@@ -43,11 +51,13 @@ int ForEachId(const Context& ctx, const char* done, const char* json_key,
   int exit = kExitOk;
   std::vector<std::string> ok, failed;
   for (const std::string& id : ctx.args) {
-    const absl::Status status = ((**scheduler).*op)(id);
-    if (status.ok()) {
-      ok.push_back(JsonQuote(id));
-      if (!ctx.json()) absl::PrintF("%s %s\n", done, id);
-    } else {
+    std::vector<std::string> acted;
+    const absl::Status status = act(**scheduler, id, &acted);
+    for (const std::string& one : acted) {
+      ok.push_back(JsonQuote(one));
+      if (!ctx.json()) absl::PrintF("%s %s\n", done, one);
+    }
+    if (!status.ok()) {
       exit = Fail(status);
       failed.push_back(FailedJson(id, status));
     }
@@ -56,50 +66,38 @@ int ForEachId(const Context& ctx, const char* done, const char* json_key,
   return exit;
 }
 
-// --flow: each ID with every job it waits for that is still to run
-// (Scheduler::CancelFlow()); the ids cancelled are told as they are.
-absl::Status CancelFlowOf(Scheduler& scheduler, absl::string_view id,
+// An action on the one id.
+IdAction OnId(absl::Status (Scheduler::*op)(absl::string_view)) {
+  return [op](Scheduler& scheduler, const std::string& id,
+              std::vector<std::string>* acted) {
+    absl::Status status = (scheduler.*op)(id);
+    if (status.ok()) acted->push_back(id);
+    return status;
+  };
+}
+
+// --flow: the id with every job it waits for that is still to run
+// (Scheduler::CancelFlow()).
+absl::Status CancelFlowOf(Scheduler& scheduler, const std::string& id,
                           std::vector<std::string>* cancelled) {
   absl::StatusOr<std::vector<std::string>> ids = scheduler.CancelFlow(id);
   if (!ids.ok()) return ids.status();
-  cancelled->insert(cancelled->end(), ids->begin(), ids->end());
+  *cancelled = *std::move(ids);
   return absl::OkStatus();
 }
 
-int RunCancelFlow(const Context& ctx) {
-  if (ctx.args.empty()) return UsageError(ctx, "missing ID");
-  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
-      OpenScheduler(ctx, /*create=*/false);
-  if (!scheduler.ok()) return Fail(scheduler.status());
-  int exit = kExitOk;
-  std::vector<std::string> ok, failed;
-  for (const std::string& id : ctx.args) {
-    std::vector<std::string> cancelled;
-    const absl::Status status = CancelFlowOf(**scheduler, id, &cancelled);
-    for (const std::string& gone : cancelled) {
-      ok.push_back(JsonQuote(gone));
-      if (!ctx.json()) absl::PrintF("cancelled %s\n", gone);
-    }
-    if (!status.ok()) {
-      exit = Fail(status);
-      failed.push_back(FailedJson(id, status));
-    }
-  }
-  if (ctx.json()) PrintOutcomesJson("cancelled", ok, failed);
-  return exit;
-}
-
 int RunCancel(const Context& ctx) {
-  if (ctx.Has("flow")) return RunCancelFlow(ctx);
-  return ForEachId(ctx, "cancelled", "cancelled", &Scheduler::Cancel);
+  return ForEachId(
+      ctx, "cancelled", "cancelled",
+      ctx.Has("flow") ? IdAction(CancelFlowOf) : OnId(&Scheduler::Cancel));
 }
 
 int RunRetry(const Context& ctx) {
-  return ForEachId(ctx, "ready again:", "retried", &Scheduler::KickJob);
+  return ForEachId(ctx, "ready again:", "retried", OnId(&Scheduler::KickJob));
 }
 
 int RunPromote(const Context& ctx) {
-  return ForEachId(ctx, "ready now:", "promoted", &Scheduler::Promote);
+  return ForEachId(ctx, "ready now:", "promoted", OnId(&Scheduler::Promote));
 }
 
 // purge TOPIC [N] --state dead

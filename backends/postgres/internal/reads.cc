@@ -47,8 +47,7 @@ Job ReadJob(const Result& r, int row, uint64_t* token) {
   }
   job.unique_for = absl::Microseconds(r.Int(row, 19));
   if (!r.IsNull(row, 20)) job.result = r.Bytes(row, 20);
-  if ((job.state == JobState::kDead || job.state == JobState::kDone) &&
-      !r.IsNull(row, 21)) {
+  if (IsFinished(job.state) && !r.IsNull(row, 21)) {
     job.finished_at = FromMicros(r.Int(row, 21));
   }
   job.keep_for = absl::Microseconds(r.Int(row, 22));

@@ -342,8 +342,7 @@ bool DecodeRecord(absl::string_view record, Lease* lease) {
   job.unique_for = absl::Microseconds(unique_for);
   job.keep_for = absl::Microseconds(keep_for);
   job.keep_at_most = static_cast<int>(keep_at_most);
-  const bool finished =
-      job.state == JobState::kDead || job.state == JobState::kDone;
+  const bool finished = IsFinished(job.state);
   job.finished_at =
       finished && !std::holds_alternative<std::monostate>(at("finished_at"))
           ? absl::FromUnixMicros(finished_at)

@@ -44,8 +44,7 @@ Job ReadJob(const Statement& s, uint64_t* token) {
   }
   job.unique_for = absl::Microseconds(s.Int64(19));
   job.result = s.Text(20);
-  if ((job.state == JobState::kDead || job.state == JobState::kDone) &&
-      !s.IsNull(21)) {
+  if (IsFinished(job.state) && !s.IsNull(21)) {
     job.finished_at = FromMicros(s.Int64(21));
   }
   job.keep_for = absl::Microseconds(s.Int64(22));
