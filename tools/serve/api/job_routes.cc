@@ -166,6 +166,16 @@ Route BulkRoute(Scheduler& scheduler,
   };
 }
 
+// A route that does `act` to the job its path names: an empty 200, or the
+// call's error.
+Route JobRoute(Scheduler& scheduler,
+               absl::Status (Scheduler::*act)(absl::string_view)) {
+  return [&scheduler, act](const Call& call) -> absl::StatusOr<Reply> {
+    if (absl::Status s = (scheduler.*act)(call.path[0]); !s.ok()) return s;
+    return Reply{};
+  };
+}
+
 }  // namespace
 
 void AddJobRoutes(Router& router, const RouteContext& context) {
@@ -184,21 +194,9 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
       [&scheduler](const Call& call) { return ListJobs(scheduler, call); },
       {"state", "limit", "cursor"});
   router.PostAction(absl::StrCat(kJob, "/retry"),
-                    [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
-                      if (absl::Status s = scheduler.KickJob(call.path[0]);
-                          !s.ok()) {
-                        return s;
-                      }
-                      return Reply{};
-                    });
+                    JobRoute(scheduler, &Scheduler::KickJob));
   router.PostAction(absl::StrCat(kJob, "/promote"),
-                    [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
-                      if (absl::Status s = scheduler.Promote(call.path[0]);
-                          !s.ok()) {
-                        return s;
-                      }
-                      return Reply{};
-                    });
+                    JobRoute(scheduler, &Scheduler::Promote));
   // The job and what it waits for that is still to run
   // (Scheduler::CancelFlow()): {"cancelled": [ids]}.
   router.PostAction(absl::StrCat(kJob, "/cancel-flow"),
@@ -214,10 +212,7 @@ void AddJobRoutes(Router& router, const RouteContext& context) {
   router.Post("/v1/bulk/cancel", BulkRoute(scheduler, &Scheduler::Cancel));
   router.Post("/v1/bulk/retry", BulkRoute(scheduler, &Scheduler::KickJob));
   router.Post("/v1/bulk/promote", BulkRoute(scheduler, &Scheduler::Promote));
-  router.Delete(kJob, [&scheduler](const Call& call) -> absl::StatusOr<Reply> {
-    if (absl::Status s = scheduler.Cancel(call.path[0]); !s.ok()) return s;
-    return Reply{};
-  });
+  router.Delete(kJob, JobRoute(scheduler, &Scheduler::Cancel));
 }
 
 }  // namespace serve
