@@ -259,6 +259,15 @@ class Scheduler {
   // the store again now; one whose `stop` is set returns.
   void WakeReserves();
 
+  // CheckTopic(), CheckJobId()
+  //
+  // The checks the calls make of a topic and of a job's id, for code that
+  // reads its input before it acts on any of it (a request that acks, then
+  // reserves): OK, or InvalidArgument naming the problem, as the calls give
+  // it. An id of "" passes (Enqueue() generates one).
+  static absl::Status CheckTopic(absl::string_view topic);
+  static absl::Status CheckJobId(absl::string_view id);
+
   // Ack()
   //
   // The job is done: deletes it, or keeps it done with `result` when it has

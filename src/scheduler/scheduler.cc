@@ -903,11 +903,13 @@ absl::Status Scheduler::Release(const Lease& lease, absl::Duration delay) {
 absl::Status Scheduler::Touch(Lease& lease) { return impl_->Touch(lease); }
 
 absl::Status Scheduler::Cancel(absl::string_view id) {
+  DQ_RETURN_IF_ERROR(internal::ValidateId(id));
   return impl_->Cancel(id);
 }
 
 absl::StatusOr<std::vector<std::string>> Scheduler::CancelFlow(
     absl::string_view id) {
+  DQ_RETURN_IF_ERROR(internal::ValidateId(id));
   return impl_->CancelFlow(id);
 }
 
@@ -927,12 +929,14 @@ absl::StatusOr<Batch> Scheduler::GetBatch(absl::string_view id) {
 }
 
 absl::StatusOr<Job> Scheduler::Get(absl::string_view id) {
+  DQ_RETURN_IF_ERROR(internal::ValidateId(id));
   return impl_->backend().Get(id);
 }
 
 absl::StatusOr<Job> Scheduler::WaitForResult(absl::string_view id,
                                              absl::Duration timeout,
                                              absl::Duration poll) {
+  DQ_RETURN_IF_ERROR(internal::ValidateId(id));
   return impl_->WaitForResult(id, timeout, poll);
 }
 
@@ -993,11 +997,21 @@ absl::StatusOr<int> Scheduler::Kick(absl::string_view topic, int max) {
 }
 
 absl::Status Scheduler::KickJob(absl::string_view id) {
+  DQ_RETURN_IF_ERROR(internal::ValidateId(id));
   return impl_->KickJob(id);
 }
 
 absl::Status Scheduler::Promote(absl::string_view id) {
+  DQ_RETURN_IF_ERROR(internal::ValidateId(id));
   return impl_->PromoteJob(id);
+}
+
+absl::Status Scheduler::CheckTopic(absl::string_view topic) {
+  return internal::ValidateTopic(topic);
+}
+
+absl::Status Scheduler::CheckJobId(absl::string_view id) {
+  return internal::ValidateId(id);
 }
 
 absl::StatusOr<int> Scheduler::PurgeDead(absl::string_view topic, int max) {

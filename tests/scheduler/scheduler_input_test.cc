@@ -158,6 +158,30 @@ TEST_F(SchedulerTest, IdsWithControlBytesOrTooLongInABatchAreRefused) {
   EXPECT_OK(scheduler_->EnqueueBatch("t", payloads, options));
 }
 
+// A call that names a job refuses an id no job can have, as Enqueue()
+// does, rather than saying NOT_FOUND for it.
+TEST_F(SchedulerTest, CallsThatNameAJobRefuseAnIdNoJobCanHave) {
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  for (const std::string& id :
+       {std::string(201, 'x'), std::string("a\nb"), std::string("del\x7f")}) {
+    SCOPED_TRACE(absl::CHexEscape(id));
+    EXPECT_THAT(Scheduler::CheckJobId(id), StatusIs(kInvalid));
+    EXPECT_THAT(scheduler_->Get(id), StatusIs(kInvalid));
+    EXPECT_THAT(scheduler_->Cancel(id), StatusIs(kInvalid));
+    EXPECT_THAT(scheduler_->CancelFlow(id), StatusIs(kInvalid));
+    EXPECT_THAT(scheduler_->KickJob(id), StatusIs(kInvalid));
+    EXPECT_THAT(scheduler_->Promote(id), StatusIs(kInvalid));
+    EXPECT_THAT(scheduler_->WaitForResult(id, absl::ZeroDuration()),
+                StatusIs(kInvalid));
+  }
+  EXPECT_THAT(scheduler_->Get(std::string(200, 'x')),
+              StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_OK(Scheduler::CheckJobId(std::string(200, 'x')));
+  EXPECT_OK(Scheduler::CheckTopic("orders.eu-1:pay"));
+  EXPECT_THAT(Scheduler::CheckTopic("two words"), StatusIs(kInvalid));
+  EXPECT_THAT(Scheduler::CheckTopic(""), StatusIs(kInvalid));
+}
+
 TEST_F(SchedulerTest, PayloadLimitIsConfigurable) {
   SchedulerOptions options;
   options.clock = &clock_;

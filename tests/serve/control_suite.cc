@@ -89,11 +89,23 @@ TEST_P(ApiTest, ABulkActionActsOnEachIdAndSaysWhichFailed) {
        {Json::object(), Json{{"ids", Json::array()}}, Json{{"ids", "e1"}},
         Json{{"ids", {"e1", 7}}}, Json{{"ids", {"e1", ""}}},
         Json{{"ids", {"e1"}}, {"state", "dead"}},
-        Json{{"ids", std::vector<std::string>(10'001, "e1")}}}) {
+        Json{{"ids", std::vector<std::string>(10'001, "e1")}},
+        Json{{"ids", {"e1", std::string(201, 'x')}}},
+        Json{{"ids", {"e1", "line\nbreak"}}}}) {
     HttpReply refused = api_->Post("/v1/bulk/cancel", bad);
     EXPECT_EQ(refused.status, 400) << refused.body;
   }
   EXPECT_EQ(api_->Get("/v1/jobs/e1").json["state"], "ready");
+  // So is a path that names no job a store could hold: a bad request, not
+  // a missing job.
+  for (const std::string& path :
+       {"/v1/jobs/" + std::string(201, 'x'), std::string("/v1/jobs/a%01b")}) {
+    EXPECT_EQ(api_->Delete(path).status, 400) << path;
+    EXPECT_EQ(api_->Get(path).status, 400) << path;
+    EXPECT_EQ(api_->Get(path + "/history").status, 400) << path;
+    EXPECT_EQ(api_->Post(path + "/promote", Json::object()).status, 400)
+        << path;
+  }
 }
 
 TEST_P(ApiTest, ALimitIsSetListedAndCleared) {

@@ -259,7 +259,8 @@ TEST_P(ApiTest, AnAckWithNextReservesTheNextJob) {
   for (const Json& bad :
        {Json("chain"), Json{{"wait_ms", 1}}, Json{{"topic", "chain"}, {"x", 1}},
         Json{{"topic", "chain"}, {"wait_ms", -1}},
-        Json{{"topic", "chain"}, {"worker", "two words"}}}) {
+        Json{{"topic", "chain"}, {"worker", "two words"}},
+        Json{{"topic", "no spaces"}}, Json{{"topic", std::string(201, 'a')}}}) {
     HttpReply refused = api_->Post(JobPath(third, "ack"),
                                    {{"token", third["token"]}, {"next", bad}});
     EXPECT_EQ(refused.status, 400) << bad.dump() << " " << refused.body;
@@ -276,6 +277,14 @@ TEST_P(ApiTest, AnAckWithNextReservesTheNextJob) {
   ASSERT_EQ(named.json["leases"].size(), 1u) << named.body;
   EXPECT_EQ(named.json["leases"][0]["job"]["holder"], "host-7:9");
   EXPECT_EQ(api_->Get("/v1/jobs/c4").json["holder"], "host-7:9");
+  // A null worker is an absent one, as a null field is everywhere else.
+  Json fourth = named.json["leases"][0];
+  HttpReply unnamed =
+      api_->Post(JobPath(fourth, "ack"),
+                 {{"token", fourth["token"]},
+                  {"next", {{"topic", "chain"}, {"worker", nullptr}}}});
+  EXPECT_EQ(unnamed.status, 200) << unnamed.body;
+  EXPECT_EQ(unnamed.json["acked"], true) << unnamed.body;
 }
 
 TEST_P(ApiTest, ManyLeasesAreAckedInOneRequest) {

@@ -22,6 +22,9 @@ constexpr int kHistoryEvents = 200;
 void AddHistoryRoutes(Router& router, const RouteContext& context) {
   Scheduler& scheduler = *context.scheduler;
   router.Get("/v1/jobs/([^/]+)/history", [&scheduler](const Call& call) {
+    if (absl::Status s = Scheduler::CheckJobId(call.path[0]); !s.ok()) {
+      return absl::StatusOr<Reply>(s);
+    }
     // What this server did is in the log before it is read, so a client
     // that acked a job here reads its own ack; other processes' events are
     // there once their writers have written them.

@@ -26,11 +26,6 @@ void PutText(Json& object, const std::string& name, absl::string_view text) {
   }
 }
 
-const Json* Field(const Json& object, absl::string_view name) {
-  auto it = object.find(std::string(name));
-  return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
 absl::Status BadField(absl::string_view name, absl::string_view expected) {
   return absl::InvalidArgumentError(
       absl::StrCat("field '", name, "' must be ", expected));
@@ -64,6 +59,11 @@ absl::StatusOr<bool> BoolField(const Json& object, absl::string_view name,
 }
 
 }  // namespace
+
+const Json* Field(const Json& object, absl::string_view name) {
+  auto it = object.find(std::string(name));
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
 
 bool JsonNestingWithin(absl::string_view text, int max_depth) {
   int depth = 0;

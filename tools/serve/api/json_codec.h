@@ -136,6 +136,10 @@ inline absl::StatusOr<std::string> PayloadFromJson(const Json& object,
 absl::StatusOr<JobOptions> JobOptionsFromJson(
     const Json& object, std::initializer_list<absl::string_view> also_allowed);
 
+// The field `name` of `object`, or nullptr when it is absent or null (a
+// null field means the same as an absent one).
+const Json* Field(const Json& object, absl::string_view name);
+
 // Typed field readers: the field's value, `fallback` when absent, or
 // InvalidArgument naming the field when it has the wrong type or range.
 absl::StatusOr<int64_t> IntField(const Json& object, absl::string_view name,

@@ -140,6 +140,10 @@ absl::StatusOr<std::optional<NextReservation>> ReadNext(
   if (topic->empty()) {
     return absl::InvalidArgumentError("field 'next' needs a 'topic'");
   }
+  if (absl::Status s = Scheduler::CheckTopic(*topic); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("field 'next': ", s.message()));
+  }
   absl::StatusOr<absl::Duration> wait = ReserveWait(context, next);
   if (!wait.ok()) return wait.status();
   absl::StatusOr<std::string> worker = WorkerFromJson(next);

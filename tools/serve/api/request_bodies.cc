@@ -51,6 +51,13 @@ absl::StatusOr<std::vector<std::string>> BulkIdsFromJson(const Json& body) {
       return absl::InvalidArgumentError(
           "field 'ids' must hold job ids (strings that are not empty)");
     }
+    // A malformed id refuses the request, which then changes nothing.
+    if (absl::Status s =
+            Scheduler::CheckJobId(id.get_ref<const std::string&>());
+        !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("field 'ids', item ", out.size(), ": ", s.message()));
+    }
     out.push_back(id.get<std::string>());
   }
   return out;
@@ -78,8 +85,9 @@ absl::StatusOr<std::vector<Scheduler::FlowJob>> FlowFromJson(const Json& body) {
 }
 
 absl::StatusOr<std::string> WorkerFromJson(const Json& object) {
-  if (!object.contains("worker")) return std::string();
-  const Json& worker = object["worker"];
+  const Json* field = Field(object, "worker");
+  if (field == nullptr) return std::string();
+  const Json& worker = *field;
   bool ok = worker.is_string();
   if (ok) {
     const std::string& name = worker.get_ref<const std::string&>();
