@@ -183,6 +183,10 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
 #endif
+    // The guard hears of the group from here, before the command can start
+    // anything: told by the worker after fork(), a worker killed before it
+    // got to say it would leave the command's children running.
+    if (spec.guard != nullptr) spec.guard->Watch(getpid());
     dup2(in[0], STDIN_FILENO);
     dup2(err[1], STDERR_FILENO);
     if (out[1] >= 0) dup2(out[1], STDOUT_FILENO);
@@ -202,7 +206,6 @@ absl::StatusOr<ChildResult> RunChild(const ChildSpec& spec,
     _exit(127);
   }
   setpgid(pid, pid);  // as the child does: whichever runs first wins
-  if (spec.guard != nullptr) spec.guard->Watch(pid);
   close(in[0]);
   close(err[1]);
   SetNonBlocking(in[1]);

@@ -10,8 +10,9 @@
 // elsewhere: two copies at once.
 //
 // So `delayq work` forks a guard before anything else: a process that holds
-// the read end of a pipe whose write end only the worker has. The worker
-// tells it each command's process group as the command starts and ends.
+// the read end of a pipe whose write end only the worker has. Each command
+// tells it its process group before it execs (so before it can start
+// anything), and the worker tells it when the command has ended.
 // When the pipe ends (the worker is gone, however it died) the guard kills
 // every group still running, and exits.
 
@@ -41,7 +42,8 @@ class GroupGuard {
   GroupGuard& operator=(const GroupGuard&) = delete;
 
   // The command whose process group is `group` started, or ended (what it
-  // left running in the background is then its own). Thread-safe.
+  // left running in the background is then its own). Thread-safe, and
+  // safe in a forked child (one write()).
   void Watch(pid_t group);
   void Forget(pid_t group);
 

@@ -279,12 +279,14 @@ class ClientSuite:
         self.assertEqual(self.client.get(bad).last_error, "ValueError: cannot do boom")
 
     def test_worker_touches_a_long_job_so_it_runs_once(self):
-        job_id = self.client.enqueue("slow", "x", ttr_ms=400, keep_for_ms=60_000)
+        # A touch goes every half ttr, so a touch may come 600 ms late (a
+        # loaded machine) before the lease lapses.
+        job_id = self.client.enqueue("slow", "x", ttr_ms=1200, keep_for_ms=60_000)
         runs = []
 
         def handler(job):
             runs.append(job.attempts)
-            time.sleep(1.5)  # almost four ttrs
+            time.sleep(4.0)  # more than three ttrs
 
         worker = delayq.Worker(self.client, "slow", handler, concurrency=2, wait_ms=100).start()
         try:
