@@ -5,6 +5,10 @@
 #
 #   tools/fuzz/run_all.sh [--report DIR] [--merge] [--keep-going] SECONDS
 #                         [TARGET...]
+#   tools/fuzz/run_all.sh --build-only [TARGET...]
+#
+# --build-only builds the targets and stops (CI builds them while its tests
+# run, and runs them after).
 #
 # Each target starts from a copy of its seed corpus (tests/fuzz/corpus/T/)
 # and its regression inputs, so the tree is not written; --merge adds the
@@ -29,11 +33,13 @@ cd "$(dirname "$0")/../.."
 
 report=""
 merge=0
+build_only=0
 keep_going=()
 while [[ $# -gt 0 && $1 == --* ]]; do
   case $1 in
     --report) report=$2; shift 2 ;;
     --merge) merge=1; shift ;;
+    --build-only) build_only=1; shift ;;
     --keep-going)
       keep_going=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
       shift
@@ -41,12 +47,16 @@ while [[ $# -gt 0 && $1 == --* ]]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-if [[ $# -lt 1 || ! $1 =~ ^[0-9]+$ ]]; then
-  echo "usage: $0 [--report DIR] [--merge] [--keep-going] SECONDS [TARGET...]" >&2
-  exit 2
+seconds=0
+if ((!build_only)); then
+  if [[ $# -lt 1 || ! $1 =~ ^[0-9]+$ ]]; then
+    echo "usage: $0 [--report DIR] [--merge] [--keep-going] SECONDS [TARGET...]" >&2
+    echo "       $0 --build-only [TARGET...]" >&2
+    exit 2
+  fi
+  seconds=$1
+  shift
 fi
-seconds=$1
-shift
 targets=("$@")
 if ((${#targets[@]} == 0)); then
   targets=($(ls tests/fuzz/corpus))
@@ -70,6 +80,11 @@ fuzz_bazel build --config=fuzz "${labels[@]}" >"$work/build.log" 2>&1
 build_rc=$?
 build_seconds=$(($(date +%s) - build_start))
 echo "== build: $build_seconds s" >&2
+if ((build_only)); then
+  ((build_rc == 0)) || tail -40 "$work/build.log" >&2
+  [[ -n $report ]] || rmdir "$out"
+  exit $build_rc
+fi
 bin=""
 if ((build_rc == 0)); then
   bin=$(fuzz_bazel info --config=fuzz bazel-bin 2>/dev/null)/tests/fuzz
