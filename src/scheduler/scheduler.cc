@@ -209,9 +209,11 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::EnqueueFlow(
   std::vector<NewJob> in_order;
   in_order.reserve(jobs.size());
   for (size_t i : order) in_order.push_back(jobs[i]);
-  // One clock reading for the store: the earliest of the checks'.
+  // One clock reading for the store: the latest of the checks' (the last
+  // job's), so that a job due when it was checked is stored ready, not
+  // delayed by the microseconds the checks of the jobs after it took.
   DQ_RETURN_IF_ERROR(
-      AddOrReplace(in_order, /*replace=*/false, times.front().now));
+      AddOrReplace(in_order, /*replace=*/false, times.back().now));
   std::vector<std::string> ids;
   ids.reserve(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "delayq/memory_backend.h"
 #include "delayq/scheduler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -110,6 +112,23 @@ TEST_F(SchedulerTest, AFlowIsEnqueuedAtOnceInAnyOrderAndRunsInItsOrder) {
   EXPECT_TRUE(NothingReady("pages"));
   ASSERT_OK(scheduler_->Ack(second));
   EXPECT_EQ(MustReserve("pages").job.id, "publish");
+}
+
+// On a real clock the checks of a flow's jobs take time, one after the
+// other: a job due when it was checked is still stored ready, not delayed
+// by the checks of the jobs after it. (An hour's tick: nothing is promoted
+// while the test looks.)
+TEST(SchedulerFlowTest, AFlowsDueJobsAreStoredReadyOnARealClock) {
+  SchedulerOptions options;
+  options.tick = absl::Hours(1);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Scheduler> scheduler,
+                       Scheduler::Create(NewMemoryBackend(), options));
+  std::vector<Scheduler::FlowJob> flow;
+  for (int i = 0; i < 500; ++i) flow.push_back(Flow("t", absl::StrCat("j", i)));
+  ASSERT_OK(scheduler->EnqueueFlow(flow).status());
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, scheduler->Stats("t"));
+  EXPECT_EQ(stats.ready, 500);
+  EXPECT_EQ(stats.delayed, 0);
 }
 
 TEST_F(SchedulerTest, AFlowIsAllOrNothing) {
