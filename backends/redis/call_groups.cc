@@ -44,6 +44,27 @@ absl::string_view HolderOf(const ReserveReport* report) {
   return report == nullptr ? absl::string_view() : report->holder;
 }
 
+// Runs `call` in `group` and returns once it is answered: its op's body
+// hands it to the group's runner through `calls`.
+template <typename Call>
+void Join(internal::GroupCommit& group, std::vector<Call*>& calls, Call* call) {
+  group
+      .Run([&] {
+        calls.push_back(call);
+        return absl::OkStatus();
+      })
+      .IgnoreError();
+}
+
+// In a runner: the calls of the group's ops, taken from `calls`.
+template <typename Call>
+std::vector<Call*> Take(absl::Span<Op* const> ops, std::vector<Call*>& calls) {
+  for (Op* op : ops) op->result = op->body();
+  std::vector<Call*> taken;
+  taken.swap(calls);
+  return taken;
+}
+
 }  // namespace
 
 struct RedisBackend::ReserveCall {
@@ -70,13 +91,7 @@ struct RedisBackend::AckReserveCall {
 absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
   ReserveCall call{topic, std::max(max, 1), now, report, std::vector<Lease>()};
-  // The op's body hands the call to its group's runner, which answers it.
-  reserve_group_
-      .Run([&] {
-        reserve_calls_.push_back(&call);
-        return absl::OkStatus();
-      })
-      .IgnoreError();
+  Join(reserve_group_, reserve_calls_, &call);
   return std::move(call.leases);
 }
 
@@ -84,12 +99,7 @@ absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
                                absl::string_view result, absl::Time now) {
   if (!result.empty()) return AckNow(id, token, result, now);
   AckCall call{id, token, now, absl::OkStatus()};
-  ack_group_
-      .Run([&] {
-        ack_calls_.push_back(&call);
-        return absl::OkStatus();
-      })
-      .IgnoreError();
+  Join(ack_group_, ack_calls_, &call);
   return call.acked;
 }
 
@@ -100,12 +110,7 @@ AckReserved RedisBackend::AckAndReserve(absl::string_view id, uint64_t token,
   AckReserveCall call{
       AckCall{id, token, now, absl::OkStatus()}, result,
       ReserveCall{topic, std::max(max, 1), now, report, std::vector<Lease>()}};
-  ack_reserve_group_
-      .Run([&] {
-        ack_reserve_calls_.push_back(&call);
-        return absl::OkStatus();
-      })
-      .IgnoreError();
+  Join(ack_reserve_group_, ack_reserve_calls_, &call);
   AckReserved out;
   out.acked = std::move(call.ack.acked);
   out.leases = std::move(call.reserve.leases);
@@ -113,9 +118,7 @@ AckReserved RedisBackend::AckAndReserve(absl::string_view id, uint64_t token,
 }
 
 void RedisBackend::RunReserveGroup(absl::Span<Op* const> ops) {
-  for (Op* op : ops) op->result = op->body();
-  std::vector<ReserveCall*> calls;
-  calls.swap(reserve_calls_);
+  const std::vector<ReserveCall*> calls = Take(ops, reserve_calls_);
   ReserveByTopic(calls);
 }
 
@@ -176,9 +179,7 @@ void RedisBackend::ReserveTogether(absl::Span<ReserveCall* const> part) {
 }
 
 void RedisBackend::RunAckGroup(absl::Span<Op* const> ops) {
-  for (Op* op : ops) op->result = op->body();
-  std::vector<AckCall*> calls;
-  calls.swap(ack_calls_);
+  const std::vector<AckCall*> calls = Take(ops, ack_calls_);
   if (calls.size() == 1) {
     AckCall* c = calls[0];
     c->acked = AckNow(c->id, c->token, /*result=*/"", c->now);
@@ -202,9 +203,7 @@ void RedisBackend::AckTogether(absl::Span<AckCall* const> calls) {
 }
 
 void RedisBackend::RunAckReserveGroup(absl::Span<Op* const> ops) {
-  for (Op* op : ops) op->result = op->body();
-  std::vector<AckReserveCall*> calls;
-  calls.swap(ack_reserve_calls_);
+  const std::vector<AckReserveCall*> calls = Take(ops, ack_reserve_calls_);
   bool results = false;
   for (AckReserveCall* c : calls) results = results || !c->result.empty();
   if (calls.size() == 1 || results) {
