@@ -684,6 +684,9 @@ delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash
 delayq_cc_test(tests_sqlite_sqlite_files_test DIR tests/sqlite NAME sqlite_files_test
   SRCS tests/sqlite/sqlite_files_test.cc
   DEPS delayq tests_testing_files tests_testing_migrated_waiters tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
+delayq_cc_test(tests_sqlite_sqlite_flow_history_test DIR tests/sqlite NAME sqlite_flow_history_test
+  SRCS tests/sqlite/sqlite_flow_history_test.cc
+  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_group_commit_test DIR tests/sqlite NAME sqlite_group_commit_test
   SRCS tests/sqlite/sqlite_group_commit_test.cc
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
