@@ -150,6 +150,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/redacted_url.cc
   src/common/schedule_spec.cc
   src/common/schedule_spec.h
+  src/common/settled_list.cc
+  src/common/settled_list.h
   src/common/status_macros.h
   src/common/stored_state.cc
   src/common/stored_state.h
@@ -252,6 +254,7 @@ set(DELAYQ_REDIS_SCRIPT_LIBS
   backends/redis/scripts/lib/ready.lua
   backends/redis/scripts/lib/results.lua
   backends/redis/scripts/lib/schedule.lua
+  backends/redis/scripts/lib/settled.lua
   backends/redis/scripts/lib/snapshot.lua
   backends/redis/scripts/lib/topics.lua
   backends/redis/scripts/lib/unindex.lua
@@ -413,7 +416,7 @@ delayq_cc_library(tests_conformance_batch_fixtures DIR tests/conformance NAME ba
   SRCS tests/conformance/batch_conformance.h
   DEPS tests_conformance_backend_conformance)
 delayq_cc_library(tests_conformance_dependency_conformance DIR tests/conformance NAME dependency_conformance ALWAYSLINK
-  SRCS tests/conformance/dependency_conformance.cc tests/conformance/dependency_model_conformance.cc tests/conformance/dependency_results_conformance.cc
+  SRCS tests/conformance/dependency_conformance.cc tests/conformance/dependency_model_conformance.cc tests/conformance/dependency_results_conformance.cc tests/conformance/settled_conformance.cc
   DEPS delayq tests_conformance_dependency_fixtures tests_testing_status_matchers tp_absl tp_gtest)
 delayq_cc_library(tests_conformance_dependency_fixtures DIR tests/conformance NAME dependency_fixtures
   SRCS tests/conformance/dependency_conformance.h
@@ -574,7 +577,7 @@ delayq_cc_test(tests_redis_reserve_hints_test DIR tests/redis NAME reserve_hints
 delayq_cc_test(tests_redis_script_layout_test DIR tests/redis NAME script_layout_test
   SRCS tests/redis/script_layout_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_files tp_absl tp_gtest_main
-  DATA backends/redis/scripts/lib/job.lua backends/redis/scripts/lib/keys.lua backends/redis/scripts/lib/snapshot.lua)
+  DATA backends/redis/scripts/lib/job.lua backends/redis/scripts/lib/keys.lua backends/redis/scripts/lib/settled.lua backends/redis/scripts/lib/snapshot.lua)
 delayq_cc_test(tests_redis_shared_connection_test DIR tests/redis NAME shared_connection_test
   SRCS tests/redis/shared_connection_test.cc
   DEPS delayq tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
@@ -686,6 +689,9 @@ delayq_cc_test(tests_sqlite_sqlite_crash_test DIR tests/sqlite NAME sqlite_crash
 delayq_cc_test(tests_sqlite_sqlite_files_test DIR tests/sqlite NAME sqlite_files_test
   SRCS tests/sqlite/sqlite_files_test.cc
   DEPS delayq tests_testing_files tests_testing_migrated_waiters tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
+delayq_cc_test(tests_sqlite_sqlite_flow_history_test DIR tests/sqlite NAME sqlite_flow_history_test
+  SRCS tests/sqlite/sqlite_flow_history_test.cc
+  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main)
 delayq_cc_test(tests_sqlite_sqlite_group_commit_test DIR tests/sqlite NAME sqlite_group_commit_test
   SRCS tests/sqlite/sqlite_group_commit_test.cc
   DEPS delayq tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)

@@ -44,6 +44,7 @@
 #include "src/common/limit_gate.h"
 #include "src/common/list_cursor.h"
 #include "src/common/mutex.h"
+#include "src/common/settled_list.h"
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 
@@ -123,6 +124,8 @@ class MemoryBackend : public Backend {
                                              absl::Time now,
                                              ReserveReport* report) override {
     internal::MutexLock lock(&mu_);
+    const internal::SettledTo to(
+        &settled_, report == nullptr ? nullptr : &report->settled);
     std::vector<Lease> leases;
     auto it = topics_.find(topic);
     if (it == topics_.end()) return leases;
@@ -179,9 +182,12 @@ class MemoryBackend : public Backend {
     return leases;
   }
 
+  using Backend::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override {
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override {
     internal::MutexLock lock(&mu_);
+    const internal::SettledTo to(&settled_, settled);
     JobRecord* r = Current(id, token);
     if (r == nullptr) return internal::StaleLease(id);
     const int64_t now_us = MicrosOf(now);
@@ -203,10 +209,13 @@ class MemoryBackend : public Backend {
     return absl::OkStatus();
   }
 
+  using Backend::Fail;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
-                                   absl::Time now) override {
+                                   absl::Time now,
+                                   std::vector<Settled>* settled) override {
     internal::MutexLock lock(&mu_);
+    const internal::SettledTo to(&settled_, settled);
     JobRecord* r = Current(id, token);
     if (r == nullptr) return internal::StaleLease(id);
     Unlink(r);
@@ -253,8 +262,11 @@ class MemoryBackend : public Backend {
     return TimeOf(r->deadline());
   }
 
-  absl::Status Cancel(absl::string_view id, absl::Time now) override {
+  using Backend::Cancel;
+  absl::Status Cancel(absl::string_view id, absl::Time now,
+                      std::vector<Settled>* settled) override {
     internal::MutexLock lock(&mu_);
+    const internal::SettledTo to(&settled_, settled);
     JobRecord* r = Find(id);
     if (r == nullptr) return internal::NoSuchJob(id);
     HoldId(*r, MicrosOf(now));
@@ -436,9 +448,12 @@ class MemoryBackend : public Backend {
     return absl::OkStatus();
   }
 
+  using Backend::PurgeDead;
   absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
-                                absl::Time now) override {
+                                absl::Time now,
+                                std::vector<Settled>* settled) override {
     internal::MutexLock lock(&mu_);
+    const internal::SettledTo to(&settled_, settled);
     int purged = 0;
     // Looked up for every job: Erase() drops the topic with its last one.
     while (purged < max) {
@@ -455,6 +470,7 @@ class MemoryBackend : public Backend {
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override {
     internal::MutexLock lock(&mu_);
     PromoteResult result;
+    const internal::SettledTo to(&settled_, &result.settled);
     const int64_t now_us = MicrosOf(now);
     DropLeavingDone(now_us);
     while (!due_topics_.empty() && due_topics_.begin()->first <= now_us) {
@@ -615,8 +631,11 @@ class MemoryBackend : public Backend {
     return absl::OkStatus();
   }
 
-  absl::Status CloseBatch(absl::string_view id, absl::Time now) override {
+  using Backend::CloseBatch;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now,
+                          std::vector<Settled>* settled) override {
     internal::MutexLock lock(&mu_);
+    const internal::SettledTo to(&settled_, settled);
     bool completed = false;
     if (absl::Status s = batches_.Close(id, &completed); !s.ok()) return s;
     if (completed) ReleaseCompletion(id, MicrosOf(now));
@@ -764,10 +783,7 @@ class MemoryBackend : public Backend {
         JobRecord* r = Find(v.waiter);
         switch (v.kind) {
           case DependencyBook::Verdict::Kind::kRelease:
-            Unlink(r);
-            r->Wait(r->run_at() > now_us ? JobState::kDelayed
-                                         : JobState::kReady);
-            Link(r, now_us);
+            LetGo(r, now_us);
             break;
           case DependencyBook::Verdict::Kind::kFail:
             Kill(r,
@@ -778,6 +794,8 @@ class MemoryBackend : public Backend {
             work.emplace_back(std::move(v.waiter), Outcome::kFailed);
             break;
           case DependencyBook::Verdict::Kind::kCancel:
+            internal::NoteSettled(settled_, Settled::Kind::kCancelled, r->id(),
+                                  r->topic()->name);
             HoldId(*r, now_us);
             EraseRecord(r);
             work.emplace_back(std::move(v.waiter), Outcome::kGone);
@@ -802,6 +820,13 @@ class MemoryBackend : public Backend {
   void ReleaseCompletion(absl::string_view id, int64_t now_us) {
     JobRecord* r = Find(id);
     if (r == nullptr || r->state() != JobState::kWaiting) return;
+    LetGo(r, now_us);
+  }
+
+  // Lets the waiting job `r` go: ready, or delayed until its run_at.
+  void LetGo(JobRecord* r, int64_t now_us) {
+    internal::NoteSettled(settled_, internal::ReleasedAs(r->run_at(), now_us),
+                          r->id(), r->topic()->name);
     Unlink(r);
     r->Wait(r->run_at() > now_us ? JobState::kDelayed : JobState::kReady);
     Link(r, now_us);
@@ -826,6 +851,8 @@ class MemoryBackend : public Backend {
     r->Die(next_death_++, now_us);
     Link(r, now_us);
     counts_.Count(r->topic()->name, now_us, internal::CountOfDependencyDeath());
+    internal::NoteSettled(settled_, Settled::Kind::kDead, r->id(),
+                          r->topic()->name, error);
   }
 
   // The common call: one look in the pool both checks the id and places the
@@ -1156,6 +1183,8 @@ class MemoryBackend : public Backend {
   absl::btree_set<DoneKey> leaving_ ABSL_GUARDED_BY(mu_);
   DependencyBook dependencies_ ABSL_GUARDED_BY(mu_);
   BatchBook batches_ ABSL_GUARDED_BY(mu_);
+  // Where the running call reports the jobs it settles (null: nowhere).
+  std::vector<Settled>* settled_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace

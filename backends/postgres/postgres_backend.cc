@@ -203,7 +203,9 @@ absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
   std::vector<Lease> leases;
   std::vector<Transition> moved;
   absl::Time limited_until = absl::InfinitePast();
-  DQ_RETURN_IF_ERROR(Transaction(now, [&](Tx& tx) -> absl::Status {
+  std::vector<Settled>* settled =
+      report == nullptr ? nullptr : &report->settled;
+  DQ_RETURN_IF_ERROR(Transaction(now, settled, [&](Tx& tx) -> absl::Status {
     leases.clear();
     moved.clear();
     limited_until = absl::InfinitePast();
@@ -360,16 +362,19 @@ absl::Status PostgresBackend::ClearLimit(absl::string_view topic,
 }
 
 absl::Status PostgresBackend::Ack(absl::string_view id, uint64_t token,
-                                  absl::string_view result, absl::Time now) {
-  return Transaction(
-      now, [&](Tx& tx) { return AckInTransaction(tx, id, token, result); });
+                                  absl::string_view result, absl::Time now,
+                                  std::vector<Settled>* settled) {
+  return Transaction(now, settled, [&](Tx& tx) {
+    return AckInTransaction(tx, id, token, result);
+  });
 }
 
 absl::StatusOr<std::vector<absl::Status>> PostgresBackend::AckBatch(
-    absl::Span<const Lease> leases, absl::Time now) {
+    absl::Span<const Lease> leases, absl::Time now,
+    std::vector<Settled>* settled) {
   std::vector<absl::Status> out;
   if (leases.empty()) return out;
-  DQ_RETURN_IF_ERROR(Transaction(now, [&](Tx& tx) -> absl::Status {
+  DQ_RETURN_IF_ERROR(Transaction(now, settled, [&](Tx& tx) -> absl::Status {
     out.clear();
     for (const Lease& l : leases) {
       // A stale lease's statements change nothing, so the transaction
@@ -435,13 +440,11 @@ absl::Status PostgresBackend::KeepDone(Tx& tx, absl::string_view id,
                       Params().Text(*topic).Int(keep_at_most));
 }
 
-absl::StatusOr<FailOutcome> PostgresBackend::Fail(absl::string_view id,
-                                                  uint64_t token,
-                                                  absl::string_view error,
-                                                  absl::Time retry_at,
-                                                  absl::Time now) {
+absl::StatusOr<FailOutcome> PostgresBackend::Fail(
+    absl::string_view id, uint64_t token, absl::string_view error,
+    absl::Time retry_at, absl::Time now, std::vector<Settled>* settled) {
   FailOutcome outcome = FailOutcome::kRetry;
-  DQ_RETURN_IF_ERROR(Transaction(now, [&](Tx& tx) -> absl::Status {
+  DQ_RETURN_IF_ERROR(Transaction(now, settled, [&](Tx& tx) -> absl::Status {
     DQ_ASSIGN_OR_RETURN(
         Result lease,
         tx.conn->Exec(S(Sql::kLease),
@@ -519,8 +522,9 @@ absl::StatusOr<absl::Time> PostgresBackend::Touch(absl::string_view id,
   return deadline;
 }
 
-absl::Status PostgresBackend::Cancel(absl::string_view id, absl::Time now) {
-  return Transaction(now, [&](Tx& tx) -> absl::Status {
+absl::Status PostgresBackend::Cancel(absl::string_view id, absl::Time now,
+                                     std::vector<Settled>* settled) {
+  return Transaction(now, settled, [&](Tx& tx) -> absl::Status {
     DQ_ASSIGN_OR_RETURN(Result r,
                         tx.conn->Exec(S(Sql::kCancel), Params().Text(id)));
     if (r.rows() == 0) return internal::NoSuchJob(id);
@@ -550,9 +554,10 @@ absl::Status PostgresBackend::PromoteJob(absl::string_view id, absl::Time now) {
 }
 
 absl::StatusOr<int> PostgresBackend::PurgeDead(absl::string_view topic, int max,
-                                               absl::Time now) {
+                                               absl::Time now,
+                                               std::vector<Settled>* settled) {
   int purged = 0;
-  DQ_RETURN_IF_ERROR(Transaction(now, [&](Tx& tx) -> absl::Status {
+  DQ_RETURN_IF_ERROR(Transaction(now, settled, [&](Tx& tx) -> absl::Status {
     DQ_ASSIGN_OR_RETURN(
         Result dead, tx.conn->Exec(S(Sql::kDeadOfTopic),
                                    Params().Text(topic).Int(std::max(max, 1))));
@@ -647,7 +652,8 @@ absl::StatusOr<PromoteResult> PostgresBackend::PromoteDue(absl::Time now,
                                                           int limit) {
   PromoteResult result;
   if (limit < 1) limit = 1;
-  DQ_RETURN_IF_ERROR(Transaction(now, [&](Tx& tx) -> absl::Status {
+  std::vector<Settled> settled;
+  DQ_RETURN_IF_ERROR(Transaction(now, &settled, [&](Tx& tx) -> absl::Status {
     result = PromoteResult();
     tx.durable = false;
     // Done jobs whose time is up leave first.
@@ -667,6 +673,7 @@ absl::StatusOr<PromoteResult> PostgresBackend::PromoteDue(absl::Time now,
         result.more, MoveDue(tx, due, /*col=*/0, limit, &result.transitions));
     return absl::OkStatus();
   }));
+  result.settled = std::move(settled);
   return result;
 }
 

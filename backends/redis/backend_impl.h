@@ -49,7 +49,9 @@ class RedisBackend : public Backend {
   // Batches: a batch is held in its completion job's record
   // (scripts/lib/batch.lua).
   absl::Status OpenBatch(const NewJob& completion, absl::Time now) override;
-  absl::Status CloseBatch(absl::string_view id, absl::Time now) override;
+  using Backend::CloseBatch;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now,
+                          std::vector<Settled>* settled) override;
   absl::StatusOr<Batch> GetBatch(absl::string_view id) override;
   using Backend::Reserve;
   // Reserve() and Ack() of threads that call at the same moment share a
@@ -57,22 +59,28 @@ class RedisBackend : public Backend {
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now,
                                              ReserveReport* report) override;
+  using Backend::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override;
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override;
   // As Backend::AckAndReserve(), in one script call (one round trip), or
   // with the calls of other threads at the same moment (call_groups.cc).
   AckReserved AckAndReserve(absl::string_view id, uint64_t token,
                             absl::string_view result, absl::string_view topic,
                             int max, absl::Time now,
                             ReserveReport* report) override;
+  using Backend::Fail;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
-                                   absl::Time now) override;
+                                   absl::Time now,
+                                   std::vector<Settled>* settled) override;
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override;
   absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
                                    absl::Time now) override;
-  absl::Status Cancel(absl::string_view id, absl::Time now) override;
+  using Backend::Cancel;
+  absl::Status Cancel(absl::string_view id, absl::Time now,
+                      std::vector<Settled>* settled) override;
   absl::StatusOr<Job> Get(absl::string_view id) override;
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
@@ -95,8 +103,10 @@ class RedisBackend : public Backend {
                                                    absl::string_view cursor);
   absl::StatusOr<TopicStats> Stats(absl::string_view topic) override;
   absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
+  using Backend::PurgeDead;
   absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
-                                absl::Time now) override;
+                                absl::Time now,
+                                std::vector<Settled>* settled) override;
   // Counts: counts.cc.
   absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
                                                   absl::Time to) override;
@@ -143,8 +153,10 @@ class RedisBackend : public Backend {
   // As Backend::AckBatch(), in one script call (one round trip). The outer
   // status fails when the server could not be reached or answered with an
   // error.
+  using Backend::AckBatch;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now) override;
+      absl::Span<const Lease> leases, absl::Time now,
+      std::vector<Settled>* settled) override;
 
   // For a batch that a sharded namespace writes shard by shard: OK when
   // Add() of `jobs` at `now` would find none of their ids taken, else
@@ -222,14 +234,17 @@ class RedisBackend : public Backend {
   // One reserve script call for `part`, callers of one topic and holder,
   // its leases dealt to them in order.
   void ReserveTogether(absl::Span<ReserveCall* const> part);
-  // One ack_batch script call for `calls`, each given its own outcome.
+  // One ack_batch script call for `calls`, each given its own outcome; the
+  // jobs the acks settled go to the first caller that asks for them (one
+  // process's scheduler tells of them once).
   void AckTogether(absl::Span<AckCall* const> calls);
   // One reserve script call and one ack script call, for one caller.
   absl::StatusOr<std::vector<Lease>> ReserveNow(absl::string_view topic,
                                                 int max, absl::Time now,
                                                 ReserveReport* report);
   absl::Status AckNow(absl::string_view id, uint64_t token,
-                      absl::string_view result, absl::Time now);
+                      absl::string_view result, absl::Time now,
+                      std::vector<Settled>* settled);
 
   // Reads a reservation's reply from element `first` on: the moved jobs,
   // the limit's word, then the leases (reserve's reply after its "OK").
@@ -261,6 +276,10 @@ class RedisBackend : public Backend {
                                             absl::string_view id);
   // Run() for a script whose only other reply is "OK".
   absl::Status RunForOk(ScriptCall call, absl::string_view id);
+  // RunForOk() for a script whose "OK" the jobs it settled follow
+  // (scripts/lib/settled.lua), appended to `settled` when not null.
+  absl::Status RunForSettled(ScriptCall call, absl::string_view id,
+                             std::vector<Settled>* settled);
 
   // The arguments of a call with the keys that every script names the same
   // way (KeyLayout spells them) set: the prefix, and the job records

@@ -79,6 +79,8 @@ struct RedisBackend::AckCall {
   absl::string_view id;
   uint64_t token;
   absl::Time now;
+  // Where the jobs the ack settled go (nullptr: nowhere).
+  std::vector<Settled>* settled;
   absl::Status acked;
 };
 
@@ -96,9 +98,10 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
 }
 
 absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
-                               absl::string_view result, absl::Time now) {
-  if (!result.empty()) return AckNow(id, token, result, now);
-  AckCall call{id, token, now, absl::OkStatus()};
+                               absl::string_view result, absl::Time now,
+                               std::vector<Settled>* settled) {
+  if (!result.empty()) return AckNow(id, token, result, now, settled);
+  AckCall call{id, token, now, settled, absl::OkStatus()};
   Join(ack_group_, ack_calls_, &call);
   return call.acked;
 }
@@ -107,8 +110,11 @@ AckReserved RedisBackend::AckAndReserve(absl::string_view id, uint64_t token,
                                         absl::string_view result,
                                         absl::string_view topic, int max,
                                         absl::Time now, ReserveReport* report) {
+  // The ack's settled jobs come first in the report, as ack_reserve's do.
   AckReserveCall call{
-      AckCall{id, token, now, absl::OkStatus()}, result,
+      AckCall{id, token, now, report == nullptr ? nullptr : &report->settled,
+              absl::OkStatus()},
+      result,
       ReserveCall{topic, std::max(max, 1), now, report, std::vector<Lease>()}};
   Join(ack_reserve_group_, ack_reserve_calls_, &call);
   AckReserved out;
@@ -164,6 +170,8 @@ void RedisBackend::ReserveTogether(absl::Span<ReserveCall* const> part) {
   if (first_report != nullptr) {
     for (Transition& t : shared.moved)
       first_report->moved.push_back(std::move(t));
+    for (Settled& s : shared.settled)
+      first_report->settled.push_back(std::move(s));
   }
   size_t next = 0;
   for (ReserveCall* c : part) {
@@ -182,7 +190,7 @@ void RedisBackend::RunAckGroup(absl::Span<Op* const> ops) {
   const std::vector<AckCall*> calls = Take(ops, ack_calls_);
   if (calls.size() == 1) {
     AckCall* c = calls[0];
-    c->acked = AckNow(c->id, c->token, /*result=*/"", c->now);
+    c->acked = AckNow(c->id, c->token, /*result=*/"", c->now, c->settled);
     return;
   }
   AckTogether(calls);
@@ -191,12 +199,15 @@ void RedisBackend::RunAckGroup(absl::Span<Op* const> ops) {
 void RedisBackend::AckTogether(absl::Span<AckCall* const> calls) {
   std::vector<Lease> leases(calls.size());
   absl::Time now = absl::InfinitePast();
+  std::vector<Settled>* settled = nullptr;
   for (size_t i = 0; i < calls.size(); ++i) {
     leases[i].job.id = std::string(calls[i]->id);
     leases[i].token = calls[i]->token;
     now = std::max(now, calls[i]->now);
+    if (settled == nullptr) settled = calls[i]->settled;
   }
-  absl::StatusOr<std::vector<absl::Status>> acked = AckBatch(leases, now);
+  absl::StatusOr<std::vector<absl::Status>> acked =
+      AckBatch(leases, now, settled);
   for (size_t i = 0; i < calls.size(); ++i) {
     calls[i]->acked = acked.ok() ? (*acked)[i] : acked.status();
   }

@@ -39,6 +39,7 @@ using redis_internal::DecodeRecord;
 using redis_internal::DurationMicros;
 using redis_internal::Int;
 using redis_internal::ParseLease;
+using redis_internal::ParseSettledFrom;
 using redis_internal::ParseSnapshots;
 using redis_internal::ParseTransition;
 using redis_internal::Reply;
@@ -407,6 +408,15 @@ absl::Status RedisBackend::RunForOk(ScriptCall call, absl::string_view id) {
   return Unexpected(r.get(), script);
 }
 
+absl::Status RedisBackend::RunForSettled(ScriptCall call, absl::string_view id,
+                                         std::vector<Settled>* settled) {
+  if (!call.ok()) return call.status();
+  const absl::string_view script = call->script;  // a literal's name
+  DQ_ASSIGN_OR_RETURN(Reply r, Run(std::move(call), id));
+  if (Word(r.get()) != redis_internal::kOk) return Unexpected(r.get(), script);
+  return ParseSettledFrom(r.get(), 1, script, settled);
+}
+
 absl::Status RedisBackend::Add(absl::Span<const NewJob> jobs, absl::Time now) {
   return Store(jobs, /*opens_batch=*/false, now);
 }
@@ -440,12 +450,15 @@ absl::Status RedisBackend::OpenBatch(const NewJob& completion, absl::Time now) {
   return Store({&completion, 1}, /*opens_batch=*/true, now);
 }
 
-absl::Status RedisBackend::CloseBatch(absl::string_view id, absl::Time now) {
+absl::Status RedisBackend::CloseBatch(absl::string_view id, absl::Time now,
+                                      std::vector<Settled>* settled) {
   auto a = Timed<redis_internal::BatchCloseArgs>(now);
   a.id = std::string(id);
   DQ_ASSIGN_OR_RETURN(Reply r, RunOne(ToCall(std::move(a))));
   const std::string word = Word(r.get());
-  if (word == redis_internal::kOk) return absl::OkStatus();
+  if (word == redis_internal::kOk) {
+    return ParseSettledFrom(r.get(), 1, "batch_close", settled);
+  }
   if (word == redis_internal::kNoBatch) return internal::NoSuchBatch(id);
   return Unexpected(r.get(), "batch_close");
 }
@@ -549,9 +562,19 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::ParseReserved(
     return Unexpected(reply, script);
   }
   if (report != nullptr) {
+    // The moves, each with the jobs it settled; ack_reserve's ack puts
+    // the jobs it settled first.
     const redisReply* list = reply->element[first];
     for (size_t i = 0; i < list->elements; ++i) {
-      absl::StatusOr<Transition> t = ParseTransition(list->element[i], script);
+      const redisReply* e = list->element[i];
+      if (redis_internal::IsSettled(e)) {
+        absl::StatusOr<Settled> s = redis_internal::ParseSettled(e, script);
+        if (!s.ok()) return s.status();
+        report->settled.push_back(*std::move(s));
+        continue;
+      }
+      absl::StatusOr<Transition> t =
+          ParseTransition(e, script, &report->settled);
       if (!t.ok()) return t.status();
       report->moved.push_back(*std::move(t));
     }
@@ -612,17 +635,19 @@ AckReserved RedisBackend::AckAndReserveNow(absl::string_view id, uint64_t token,
 }
 
 absl::Status RedisBackend::AckNow(absl::string_view id, uint64_t token,
-                                  absl::string_view result, absl::Time now) {
+                                  absl::string_view result, absl::Time now,
+                                  std::vector<Settled>* settled) {
   auto a = Timed<redis_internal::AckArgs>(now);
   a.counts = counts_arg_;
   a.id = std::string(id);
   a.token = absl::StrCat(token);
   a.result = std::string(result);
-  return RunForOk(ToCall(std::move(a)), id);
+  return RunForSettled(ToCall(std::move(a)), id, settled);
 }
 
 absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
-    absl::Span<const Lease> leases, absl::Time now) {
+    absl::Span<const Lease> leases, absl::Time now,
+    std::vector<Settled>* settled) {
   std::vector<absl::Status> out;
   if (leases.empty()) return out;
   auto a = Timed<redis_internal::AckBatchArgs>(now);
@@ -636,9 +661,11 @@ absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
   if (!r.ok()) return r.status();
   const redisReply* reply = r->get();
   if (Word(reply) != redis_internal::kOk ||
-      reply->elements != leases.size() + 1) {
+      reply->elements < leases.size() + 1) {
     return Unexpected(reply, "ack_batch");
   }
+  DQ_RETURN_IF_ERROR(
+      ParseSettledFrom(reply, leases.size() + 1, "ack_batch", settled));
   out.reserve(leases.size());
   for (size_t i = 0; i < leases.size(); ++i) {
     const std::string word = Str(reply->element[i + 1]);
@@ -653,11 +680,9 @@ absl::StatusOr<std::vector<absl::Status>> RedisBackend::AckBatch(
   return out;
 }
 
-absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
-                                               uint64_t token,
-                                               absl::string_view error,
-                                               absl::Time retry_at,
-                                               absl::Time now) {
+absl::StatusOr<FailOutcome> RedisBackend::Fail(
+    absl::string_view id, uint64_t token, absl::string_view error,
+    absl::Time retry_at, absl::Time now, std::vector<Settled>* settled) {
   auto a = Timed<redis_internal::FailArgs>(now);
   a.counts = counts_arg_;
   a.id = std::string(id);
@@ -667,7 +692,10 @@ absl::StatusOr<FailOutcome> RedisBackend::Fail(absl::string_view id,
   DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), id));
   const std::string word = Word(r.get());
   if (word == redis_internal::kRetry) return FailOutcome::kRetry;
-  if (word == redis_internal::kDead) return FailOutcome::kDead;
+  if (word == redis_internal::kDead) {
+    DQ_RETURN_IF_ERROR(ParseSettledFrom(r.get(), 1, "fail", settled));
+    return FailOutcome::kDead;
+  }
   return Unexpected(r.get(), "fail");
 }
 
@@ -692,11 +720,12 @@ absl::StatusOr<absl::Time> RedisBackend::Touch(absl::string_view id,
   return Unexpected(r.get(), "touch");
 }
 
-absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now) {
+absl::Status RedisBackend::Cancel(absl::string_view id, absl::Time now,
+                                  std::vector<Settled>* settled) {
   auto a = Timed<redis_internal::CancelArgs>(now);
   a.counts = counts_arg_;
   a.id = std::string(id);
-  return RunForOk(ToCall(std::move(a)), id);
+  return RunForSettled(ToCall(std::move(a)), id, settled);
 }
 
 absl::StatusOr<Job> RedisBackend::Get(absl::string_view id) {
@@ -989,16 +1018,18 @@ absl::Status RedisBackend::PromoteJob(absl::string_view id, absl::Time now) {
 }
 
 absl::StatusOr<int> RedisBackend::PurgeDead(absl::string_view topic, int max,
-                                            absl::Time now) {
+                                            absl::Time now,
+                                            std::vector<Settled>* settled) {
   auto a = Timed<redis_internal::PurgeDeadArgs>(now);
   a.counts = counts_arg_;
   a.dead = keys_.Dead(topic);
   a.topic = std::string(topic);
   a.max = absl::StrCat(std::max(max, 1));
   DQ_ASSIGN_OR_RETURN(Reply r, Run(ToCall(std::move(a)), ""));
-  if (Word(r.get()) != redis_internal::kOk || r->elements != 2) {
+  if (Word(r.get()) != redis_internal::kOk || r->elements < 2) {
     return Unexpected(r.get(), "purge_dead");
   }
+  DQ_RETURN_IF_ERROR(ParseSettledFrom(r.get(), 2, "purge_dead", settled));
   return static_cast<int>(Int(r->element[1]));
 }
 
@@ -1017,7 +1048,7 @@ absl::StatusOr<PromoteResult> RedisBackend::PromoteDue(absl::Time now,
   result.more = Int(reply->element[1]) != 0;
   for (size_t i = 2; i < reply->elements; ++i) {
     absl::StatusOr<Transition> t =
-        ParseTransition(reply->element[i], "promote_due");
+        ParseTransition(reply->element[i], "promote_due", &result.settled);
     if (!t.ok()) return t.status();
     result.transitions.push_back(*std::move(t));
   }

@@ -214,8 +214,9 @@ absl::Status ShardedRedisBackend::OpenBatch(const NewJob& completion,
 }
 
 absl::Status ShardedRedisBackend::CloseBatch(absl::string_view id,
-                                             absl::Time now) {
-  return ShardOf(id).CloseBatch(id, now);
+                                             absl::Time now,
+                                             std::vector<Settled>* settled) {
+  return ShardOf(id).CloseBatch(id, now, settled);
 }
 
 absl::StatusOr<Batch> ShardedRedisBackend::GetBatch(absl::string_view id) {
@@ -286,6 +287,7 @@ absl::StatusOr<std::vector<Lease>> ShardedRedisBackend::Reserve(
     for (const Lease& l : *leases) hints_.Due(k, l.deadline);
     if (report != nullptr) {
       for (Transition& t : part.moved) report->moved.push_back(std::move(t));
+      for (Settled& s : part.settled) report->settled.push_back(std::move(s));
       if (part.limited_until != absl::InfinitePast()) {
         report->limited_until =
             report->limited_until == absl::InfinitePast()
@@ -307,18 +309,19 @@ absl::StatusOr<std::vector<Lease>> ShardedRedisBackend::Reserve(
 }
 
 absl::Status ShardedRedisBackend::Ack(absl::string_view id, uint64_t token,
-                                      absl::string_view result,
-                                      absl::Time now) {
-  return ShardOf(id).Ack(id, token, result, now);
+                                      absl::string_view result, absl::Time now,
+                                      std::vector<Settled>* settled) {
+  return ShardOf(id).Ack(id, token, result, now, settled);
 }
 
 absl::StatusOr<std::vector<absl::Status>> ShardedRedisBackend::AckBatch(
-    absl::Span<const Lease> leases, absl::Time now) {
+    absl::Span<const Lease> leases, absl::Time now,
+    std::vector<Settled>* settled) {
   // A shard that cannot be asked answers for its own leases, whether the
   // batch spans shards or not.
   const auto on_shard = [&](int k, absl::Span<const Lease> part) {
     absl::StatusOr<std::vector<absl::Status>> acked =
-        shards_[k]->AckBatch(part, now);
+        shards_[k]->AckBatch(part, now, settled);
     return acked.ok() ? *std::move(acked)
                       : std::vector<absl::Status>(part.size(), acked.status());
   };
@@ -347,13 +350,11 @@ absl::StatusOr<std::vector<absl::Status>> ShardedRedisBackend::AckBatch(
   return out;
 }
 
-absl::StatusOr<FailOutcome> ShardedRedisBackend::Fail(absl::string_view id,
-                                                      uint64_t token,
-                                                      absl::string_view error,
-                                                      absl::Time retry_at,
-                                                      absl::Time now) {
+absl::StatusOr<FailOutcome> ShardedRedisBackend::Fail(
+    absl::string_view id, uint64_t token, absl::string_view error,
+    absl::Time retry_at, absl::Time now, std::vector<Settled>* settled) {
   absl::StatusOr<FailOutcome> out =
-      ShardOf(id).Fail(id, token, error, retry_at, now);
+      ShardOf(id).Fail(id, token, error, retry_at, now, settled);
   if (out.ok() && *out == FailOutcome::kRetry)
     hints_.Due(IndexOf(id), retry_at);
   return out;
@@ -372,8 +373,9 @@ absl::StatusOr<absl::Time> ShardedRedisBackend::Touch(absl::string_view id,
   return ShardOf(id).Touch(id, token, now);
 }
 
-absl::Status ShardedRedisBackend::Cancel(absl::string_view id, absl::Time now) {
-  return ShardOf(id).Cancel(id, now);
+absl::Status ShardedRedisBackend::Cancel(absl::string_view id, absl::Time now,
+                                         std::vector<Settled>* settled) {
+  return ShardOf(id).Cancel(id, now, settled);
 }
 
 absl::StatusOr<Job> ShardedRedisBackend::Get(absl::string_view id) {
@@ -539,12 +541,14 @@ absl::Status ShardedRedisBackend::PromoteJob(absl::string_view id,
   return absl::OkStatus();
 }
 
-absl::StatusOr<int> ShardedRedisBackend::PurgeDead(absl::string_view topic,
-                                                   int max, absl::Time now) {
+absl::StatusOr<int> ShardedRedisBackend::PurgeDead(
+    absl::string_view topic, int max, absl::Time now,
+    std::vector<Settled>* settled) {
   int purged = 0;
   for (auto& shard : shards_) {
     if (purged >= max) break;
-    DQ_ASSIGN_OR_RETURN(int n, shard->PurgeDead(topic, max - purged, now));
+    DQ_ASSIGN_OR_RETURN(int n,
+                        shard->PurgeDead(topic, max - purged, now, settled));
     purged += n;
   }
   return purged;
@@ -568,6 +572,7 @@ absl::StatusOr<PromoteResult> ShardedRedisBackend::PromoteDue(absl::Time now,
     for (Transition& t : part.transitions) {
       result.transitions.push_back(std::move(t));
     }
+    for (Settled& s : part.settled) result.settled.push_back(std::move(s));
   }
   return result;
 }

@@ -46,26 +46,38 @@ class ShardedRedisBackend : public Backend {
   // A batch lives on the shard of its id, and its jobs must too: Add()
   // refuses a job of a batch on another shard (InvalidArgument).
   absl::Status OpenBatch(const NewJob& completion, absl::Time now) override;
-  absl::Status CloseBatch(absl::string_view id, absl::Time now) override;
+  using Backend::CloseBatch;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now,
+                          std::vector<Settled>* settled) override;
   absl::StatusOr<Batch> GetBatch(absl::string_view id) override;
   using Backend::Reserve;
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now,
                                              ReserveReport* report) override;
+  using Backend::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override;
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override;
   // One script call per shard that holds some of the leases; a shard that
-  // cannot be asked puts its error in its leases' slots.
+  // cannot be asked puts its error in its leases' slots. A job and the
+  // jobs that wait for it share a shard, so each shard reports the jobs it
+  // settled.
+  using Backend::AckBatch;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now) override;
+      absl::Span<const Lease> leases, absl::Time now,
+      std::vector<Settled>* settled) override;
+  using Backend::Fail;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
-                                   absl::Time now) override;
+                                   absl::Time now,
+                                   std::vector<Settled>* settled) override;
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override;
   absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
                                    absl::Time now) override;
-  absl::Status Cancel(absl::string_view id, absl::Time now) override;
+  using Backend::Cancel;
+  absl::Status Cancel(absl::string_view id, absl::Time now,
+                      std::vector<Settled>* settled) override;
   absl::StatusOr<Job> Get(absl::string_view id) override;
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
@@ -76,8 +88,10 @@ class ShardedRedisBackend : public Backend {
   // On the shard of the id.
   absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
   // Shard by shard, until `max` went.
+  using Backend::PurgeDead;
   absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
-                                absl::Time now) override;
+                                absl::Time now,
+                                std::vector<Settled>* settled) override;
   // The shards' counts, summed.
   absl::StatusOr<std::vector<TopicMinute>> Counts(absl::Time from,
                                                   absl::Time to) override;

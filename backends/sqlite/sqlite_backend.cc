@@ -30,6 +30,7 @@
 #include "src/common/contract_errors.h"
 #include "src/common/lease_token.h"
 #include "src/common/limit_gate.h"
+#include "src/common/settled_list.h"
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 
@@ -243,16 +244,24 @@ absl::Status SqliteBackend::PrepareAll() {
 }
 
 absl::Status SqliteBackend::WriteTransaction(
-    absl::Time now, absl::FunctionRef<absl::Status()> body) {
+    absl::Time now, std::vector<Settled>* settled,
+    absl::FunctionRef<absl::Status()> body) {
   const int64_t now_us = ToMicros(now);
-  return group_.Run(
-      [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return RunOp(now_us, body); });
+  std::vector<Settled> got;
+  absl::Status status = group_.Run([&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return RunOp(now_us, body, settled == nullptr ? nullptr : &got);
+  });
+  if (status.ok()) internal::AppendSettled(std::move(got), settled);
+  return status;
 }
 
 absl::Status SqliteBackend::RunOp(int64_t now_us,
-                                  absl::FunctionRef<absl::Status()> body) {
+                                  absl::FunctionRef<absl::Status()> body,
+                                  std::vector<Settled>* settled) {
   op_now_us_ = now_us;
   pending_.now_us = std::max(pending_.now_us, now_us);
+  if (settled != nullptr) settled->clear();
+  const internal::SettledTo to(&settled_, settled);
   return body();
 }
 
@@ -595,7 +604,9 @@ absl::Status SqliteBackend::InsertJobs(absl::Span<const NewJob> jobs,
 absl::StatusOr<std::vector<Lease>> SqliteBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
   std::vector<Lease> leases;
-  absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
+  std::vector<Settled>* settled =
+      report == nullptr ? nullptr : &report->settled;
+  absl::Status status = WriteTransaction(now, settled, [&]() -> absl::Status {
     return ReserveInTransaction(topic, max, ToMicros(now), &leases, report);
   });
   if (!status.ok()) return status;
@@ -611,19 +622,33 @@ AckReserved SqliteBackend::AckAndReserve(absl::string_view id, uint64_t token,
   // outcome, and the caller waits for one transaction, not two.
   const int64_t now_us = ToMicros(now);
   std::vector<Lease> leases;
+  // What each operation settled, kept apart until its outcome is known.
+  std::vector<Settled> settled[2];
+  const bool want = report != nullptr;
   auto ack = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return RunOp(now_us, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return AckInTransaction(id, token, result, now_us);
-    });
+    return RunOp(
+        now_us,
+        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return AckInTransaction(id, token, result, now_us);
+        },
+        want ? &settled[0] : nullptr);
   };
   auto reserve = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return RunOp(now_us, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      leases.clear();
-      return ReserveInTransaction(topic, max, now_us, &leases, report);
-    });
+    return RunOp(
+        now_us,
+        [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          leases.clear();
+          return ReserveInTransaction(topic, max, now_us, &leases, report);
+        },
+        want ? &settled[1] : nullptr);
   };
   GroupCommit::Op ops[] = {GroupCommit::Op(ack), GroupCommit::Op(reserve)};
   group_.RunAll(absl::MakeSpan(ops));
+  for (int i = 0; want && i < 2; ++i) {  // the ack's first
+    if (ops[i].result.ok()) {
+      internal::AppendSettled(std::move(settled[i]), &report->settled);
+    }
+  }
   AckReserved out;
   out.acked = std::move(ops[0].result);
   if (ops[1].result.ok()) {
@@ -787,18 +812,21 @@ absl::Status SqliteBackend::ClearLimit(absl::string_view topic,
 }
 
 absl::Status SqliteBackend::Ack(absl::string_view id, uint64_t token,
-                                absl::string_view result, absl::Time now) {
-  return WriteTransaction(now, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return AckInTransaction(id, token, result, ToMicros(now));
-  });
+                                absl::string_view result, absl::Time now,
+                                std::vector<Settled>* settled) {
+  return WriteTransaction(
+      now, settled, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return AckInTransaction(id, token, result, ToMicros(now));
+      });
 }
 
 absl::StatusOr<std::vector<absl::Status>> SqliteBackend::AckBatch(
-    absl::Span<const Lease> leases, absl::Time now) {
+    absl::Span<const Lease> leases, absl::Time now,
+    std::vector<Settled>* settled) {
   std::vector<absl::Status> out;
   if (leases.empty()) return out;
   out.reserve(leases.size());
-  DQ_RETURN_IF_ERROR(WriteTransaction(now, [&]() -> absl::Status {
+  DQ_RETURN_IF_ERROR(WriteTransaction(now, settled, [&]() -> absl::Status {
     for (const Lease& l : leases) {
       absl::Status st =
           AckInTransaction(l.job.id, l.token, /*result=*/"", ToMicros(now));
@@ -901,13 +929,11 @@ absl::Status SqliteBackend::KeepDone(absl::string_view id, uint64_t token,
   return s_.drop_soonest->Run().status();
 }
 
-absl::StatusOr<FailOutcome> SqliteBackend::Fail(absl::string_view id,
-                                                uint64_t token,
-                                                absl::string_view error,
-                                                absl::Time retry_at,
-                                                absl::Time now) {
+absl::StatusOr<FailOutcome> SqliteBackend::Fail(
+    absl::string_view id, uint64_t token, absl::string_view error,
+    absl::Time retry_at, absl::Time now, std::vector<Settled>* settled) {
   FailOutcome outcome = FailOutcome::kRetry;
-  absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
+  absl::Status status = WriteTransaction(now, settled, [&]() -> absl::Status {
     int64_t seq, attempts, max_attempts;
     std::string topic;
     {
@@ -999,8 +1025,9 @@ absl::StatusOr<absl::Time> SqliteBackend::Touch(absl::string_view id,
   return deadline;
 }
 
-absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now) {
-  return WriteTransaction(now, [&]() -> absl::Status {
+absl::Status SqliteBackend::Cancel(absl::string_view id, absl::Time now,
+                                   std::vector<Settled>* settled) {
+  return WriteTransaction(now, settled, [&]() -> absl::Status {
     int64_t unique_for_us, state;
     std::string topic;
     {
@@ -1056,9 +1083,10 @@ absl::Status SqliteBackend::PromoteJob(absl::string_view id, absl::Time now) {
 }
 
 absl::StatusOr<int> SqliteBackend::PurgeDead(absl::string_view topic, int max,
-                                             absl::Time now) {
+                                             absl::Time now,
+                                             std::vector<Settled>* settled) {
   int purged = 0;
-  DQ_RETURN_IF_ERROR(WriteTransaction(now, [&]() -> absl::Status {
+  DQ_RETURN_IF_ERROR(WriteTransaction(now, settled, [&]() -> absl::Status {
     std::vector<std::string> ids;
     {
       ScopedReset reset(s_.dead_ids.get());
@@ -1207,7 +1235,8 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
                                                         int limit) {
   PromoteResult result;
   if (limit < 1) limit = 1;
-  absl::Status status = WriteTransaction(now, [&]() -> absl::Status {
+  std::vector<Settled> settled;
+  absl::Status status = WriteTransaction(now, &settled, [&]() -> absl::Status {
     {
       // Done jobs whose time is up leave first.
       ScopedReset reset(s_.drop_left.get());
@@ -1223,6 +1252,7 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  result.settled = std::move(settled);
   return result;
 }
 

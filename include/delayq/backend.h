@@ -114,11 +114,36 @@ struct Transition {
   int attempts = 0;
 };
 
+// Settled
+//
+// A job that a store moved because of another job's transition, in the
+// same atomic step: a dependant whose dependency was acknowledged, went
+// dead or left the store (see "Dependencies" at Backend::Add()), or a
+// batch's completion job whose batch finished (see Backend::OpenBatch()).
+// The calls that can settle jobs report them (each call says where), so
+// that the caller can tell of transitions of jobs it did not name. A job
+// that settles its own dependants in turn comes before them.
+struct Settled {
+  enum class Kind {
+    kReady,      // waiting -> ready
+    kDelayed,    // waiting -> delayed: its run_at is still to come
+    kDead,       // waiting -> dead: a dependency failed or left (kFail)
+    kCancelled,  // deleted: a dependency failed or left (kCancel)
+  };
+  Kind kind = Kind::kReady;
+  std::string id;
+  std::string topic;
+  // kDead: the last_error the job was given (naming the dependency).
+  std::string error;
+};
+
 // PromoteResult
 //
 // What one Backend::PromoteDue() call did.
 struct PromoteResult {
   std::vector<Transition> transitions;
+  // The jobs the moved ones settled (a death's dependants).
+  std::vector<Settled> settled;
   // True when the call stopped at its limit and more due jobs may remain.
   bool more = false;
 };
@@ -135,6 +160,9 @@ struct ReserveReport {
   std::string holder;
   // Every job the call moved before it reserved (see Reserve()).
   std::vector<Transition> moved;
+  // The jobs those moves settled, and in AckAndReserve() those the ack
+  // settled, in the order settled.
+  std::vector<Settled> settled;
   // Set when the topic's limit (SetLimit()) held back ready jobs: the
   // earliest time a Reserve() of the topic may get one, when the rate limit
   // held them back; absl::InfiniteFuture() when the concurrency cap did (a
@@ -353,8 +381,22 @@ class Backend {
   // to leave soonest (ties: acknowledged first) leave at once. Keeping a job
   // is not news, and a done job is never due (NextDue() ignores it). Dead
   // jobs have a finished_at too: when they died.
+  //
+  // Settled jobs. When `settled` is not null, the jobs the call settled
+  // (Settled) are appended to it, in the order settled; nothing is appended
+  // when the call fails. Fail(), Cancel(), PurgeDead(), AckBatch() and
+  // CloseBatch() report theirs the same way; PromoteDue() and Reserve()
+  // in their results. Reporting them costs a job that settles nothing no
+  // extra work.
   virtual absl::Status Ack(absl::string_view id, uint64_t token,
-                           absl::string_view result, absl::Time now) = 0;
+                           absl::string_view result, absl::Time now,
+                           std::vector<Settled>* settled) = 0;
+
+  // Ack() that reports no settled jobs.
+  absl::Status Ack(absl::string_view id, uint64_t token,
+                   absl::string_view result, absl::Time now) {
+    return Ack(id, token, result, now, nullptr);
+  }
 
   // AckBatch()
   //
@@ -367,15 +409,22 @@ class Backend {
   // asked (then which leases were acked is unknown, or none on a store that
   // rolls back). A store that asks in parts puts a part's error in the slots
   // of that part's leases: this default, which acks one lease at a time, and
-  // a sharded Redis.
+  // a sharded Redis. `settled` as for Ack(), for every lease acked.
   virtual absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now) {
+      absl::Span<const Lease> leases, absl::Time now,
+      std::vector<Settled>* settled) {
     std::vector<absl::Status> out;
     out.reserve(leases.size());
     for (const Lease& l : leases) {
-      out.push_back(Ack(l.job.id, l.token, /*result=*/"", now));
+      out.push_back(Ack(l.job.id, l.token, /*result=*/"", now, settled));
     }
     return out;
+  }
+
+  // AckBatch() that reports no settled jobs.
+  absl::StatusOr<std::vector<absl::Status>> AckBatch(
+      absl::Span<const Lease> leases, absl::Time now) {
+    return AckBatch(leases, now, nullptr);
   }
 
   // AckAndReserve()
@@ -390,7 +439,8 @@ class Backend {
   // reservation still goes ahead. When the store could not be asked, or did
   // not answer, both carry the error; neither part is then known to have
   // happened (a reservation whose reply was lost comes back when its
-  // deadline passes, as after Reserve()). `report` as for Reserve().
+  // deadline passes, as after Reserve()). `report` as for Reserve(); the
+  // jobs the ack settled come first in report->settled.
   //
   // This default asks the two in turn, and does not reserve when the ack
   // failed for any reason but a stale token (the same error is put in
@@ -401,7 +451,8 @@ class Backend {
                                     absl::string_view topic, int max,
                                     absl::Time now, ReserveReport* report) {
     AckReserved out;
-    out.acked = Ack(id, token, result, now);
+    out.acked = Ack(id, token, result, now,
+                    report == nullptr ? nullptr : &report->settled);
     if (!out.acked.ok() && !absl::IsFailedPrecondition(out.acked)) {
       out.leases = out.acked;
       return out;
@@ -416,11 +467,18 @@ class Backend {
   // attempts < max_attempts the job becomes delayed until `retry_at` (ready
   // if retry_at <= now), run_at = retry_at, and kRetry is returned; otherwise
   // it goes dead (run_at unchanged) and kDead is returned. Errors as for
-  // Ack().
+  // Ack(); `settled` as for Ack() (a death's dependants).
   virtual absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                            absl::string_view error,
-                                           absl::Time retry_at,
-                                           absl::Time now) = 0;
+                                           absl::Time retry_at, absl::Time now,
+                                           std::vector<Settled>* settled) = 0;
+
+  // Fail() that reports no settled jobs.
+  absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
+                                   absl::string_view error, absl::Time retry_at,
+                                   absl::Time now) {
+    return Fail(id, token, error, retry_at, now, nullptr);
+  }
 
   // Release()
   //
@@ -442,8 +500,14 @@ class Backend {
   // Cancel()
   //
   // Deletes the job in any state. A lease on it becomes stale. NotFound if
-  // the id names no live job.
-  virtual absl::Status Cancel(absl::string_view id, absl::Time now) = 0;
+  // the id names no live job. `settled` as for Ack().
+  virtual absl::Status Cancel(absl::string_view id, absl::Time now,
+                              std::vector<Settled>* settled) = 0;
+
+  // Cancel() that reports no settled jobs.
+  absl::Status Cancel(absl::string_view id, absl::Time now) {
+    return Cancel(id, now, nullptr);
+  }
 
   // Get()
   //
@@ -542,12 +606,20 @@ class Backend {
   //
   // Deletes up to `max` dead jobs of `topic`, oldest death first, each as
   // Cancel() deletes it (its id held for its dedup window), and returns how
-  // many went. REQUIRES: max >= 1. The default is Unimplemented.
+  // many went. `settled` as for Ack(). REQUIRES: max >= 1. The default is
+  // Unimplemented.
   virtual absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
-                                        absl::Time now) {
-    (void)topic, (void)max, (void)now;
+                                        absl::Time now,
+                                        std::vector<Settled>* settled) {
+    (void)topic, (void)max, (void)now, (void)settled;
     return absl::UnimplementedError(
         absl::StrCat(Name(), ": this store cannot purge dead jobs"));
+  }
+
+  // PurgeDead() that reports no settled jobs.
+  absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
+                                absl::Time now) {
+    return PurgeDead(topic, max, now, nullptr);
   }
 
   // PromoteDue()
@@ -562,7 +634,8 @@ class Backend {
   // would). Earliest due first (jobs due at the same time in any order;
   // a job is due at the earliest of its run_at, lease deadline or
   // expire_at that applies to its state). Sets `more` when it
-  // stopped at `limit`. Callers loop while `more` is set.
+  // stopped at `limit`. Callers loop while `more` is set. The jobs the
+  // deaths and discards settled are in `settled`.
   // REQUIRES: limit >= 1.
   virtual absl::StatusOr<PromoteResult> PromoteDue(absl::Time now,
                                                    int limit) = 0;
@@ -787,10 +860,17 @@ class Backend {
   // Closes batch `id`: Add() refuses jobs for it from now on. Releases its
   // completion job in this same step when none of its jobs is pending (an
   // empty batch included). Closing a closed batch changes nothing and
-  // succeeds. NotFound when no batch has the id.
-  virtual absl::Status CloseBatch(absl::string_view id, absl::Time now) {
-    (void)id, (void)now;
+  // succeeds. NotFound when no batch has the id. `settled` as for Ack()
+  // (the completion job, when this call released it).
+  virtual absl::Status CloseBatch(absl::string_view id, absl::Time now,
+                                  std::vector<Settled>* settled) {
+    (void)id, (void)now, (void)settled;
     return internal::NoBatches(Name());
+  }
+
+  // CloseBatch() that reports no settled jobs.
+  absl::Status CloseBatch(absl::string_view id, absl::Time now) {
+    return CloseBatch(id, now, nullptr);
   }
 
   // GetBatch()
@@ -869,18 +949,24 @@ class BackendWrapper : public Backend {
                                              ReserveReport* report) override {
     return target_->Reserve(topic, max, now, report);
   }
+  using Backend::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override {
-    return target_->Ack(id, token, result, now);
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override {
+    return target_->Ack(id, token, result, now, settled);
   }
+  using Backend::AckBatch;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now) override {
-    return target_->AckBatch(leases, now);
+      absl::Span<const Lease> leases, absl::Time now,
+      std::vector<Settled>* settled) override {
+    return target_->AckBatch(leases, now, settled);
   }
+  using Backend::Fail;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
-                                   absl::Time now) override {
-    return target_->Fail(id, token, error, retry_at, now);
+                                   absl::Time now,
+                                   std::vector<Settled>* settled) override {
+    return target_->Fail(id, token, error, retry_at, now, settled);
   }
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override {
@@ -890,8 +976,10 @@ class BackendWrapper : public Backend {
                                    absl::Time now) override {
     return target_->Touch(id, token, now);
   }
-  absl::Status Cancel(absl::string_view id, absl::Time now) override {
-    return target_->Cancel(id, now);
+  using Backend::Cancel;
+  absl::Status Cancel(absl::string_view id, absl::Time now,
+                      std::vector<Settled>* settled) override {
+    return target_->Cancel(id, now, settled);
   }
   absl::StatusOr<Job> Get(absl::string_view id) override {
     return target_->Get(id);
@@ -929,9 +1017,11 @@ class BackendWrapper : public Backend {
   absl::Status PromoteJob(absl::string_view id, absl::Time now) override {
     return target_->PromoteJob(id, now);
   }
+  using Backend::PurgeDead;
   absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
-                                absl::Time now) override {
-    return target_->PurgeDead(topic, max, now);
+                                absl::Time now,
+                                std::vector<Settled>* settled) override {
+    return target_->PurgeDead(topic, max, now, settled);
   }
   absl::StatusOr<absl::Time> NextDue() override { return target_->NextDue(); }
   absl::Status SetPaused(absl::string_view topic, bool paused,
@@ -986,8 +1076,10 @@ class BackendWrapper : public Backend {
   absl::Status OpenBatch(const NewJob& completion, absl::Time now) override {
     return target_->OpenBatch(completion, now);
   }
-  absl::Status CloseBatch(absl::string_view id, absl::Time now) override {
-    return target_->CloseBatch(id, now);
+  using Backend::CloseBatch;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now,
+                          std::vector<Settled>* settled) override {
+    return target_->CloseBatch(id, now, settled);
   }
   absl::StatusOr<Batch> GetBatch(absl::string_view id) override {
     return target_->GetBatch(id);

@@ -3,8 +3,10 @@
 // event.h — what a Scheduler reports to its listeners.
 //
 // A listener sees the transitions this scheduler made or observed: jobs it
-// enqueued, promoted, reserved, acknowledged, failed, cancelled, and the
-// expired or dead reservations its promotion found. Transitions made by other
+// enqueued, promoted, reserved, acknowledged, failed, cancelled, the
+// expired or dead reservations its promotion found, and the jobs that
+// waited for those (JobOptions::after, batches) which the store settled in
+// the same step, after that step's own events. Transitions made by other
 // processes on a shared store are reported there, not here.
 //
 //   scheduler->AddListener([](const delayq::Event& e) {
@@ -38,6 +40,12 @@ enum class EventType {
                // (kDead follows), or deleted when it asked to be discarded
                // (nothing follows)
   kKicked,     // dead -> ready by Kick() or KickJob(), attempts reset
+  kUnblocked,  // waiting -> ready, or delayed when its run_at is to come:
+               // the last job it waited for was acknowledged (or, under
+               // DependencyFailure::kRun, died or left); a batch's
+               // completion job, when its batch finished. A waiting job
+               // that a dependency's failure sends dead or deletes has
+               // kDead (its error naming the dependency) or kCancelled.
 };
 
 // EventTypeName()

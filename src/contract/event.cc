@@ -33,6 +33,8 @@ absl::string_view EventTypeName(EventType type) {
       return "lapsed";
     case EventType::kKicked:
       return "kicked";
+    case EventType::kUnblocked:
+      return "unblocked";
   }
   return "unknown";
 }
@@ -42,7 +44,7 @@ bool EventTypeFromName(absl::string_view name, EventType* type) {
        {EventType::kEnqueued, EventType::kPromoted, EventType::kReserved,
         EventType::kSucceeded, EventType::kFailed, EventType::kRetried,
         EventType::kDead, EventType::kExpired, EventType::kCancelled,
-        EventType::kLapsed, EventType::kKicked}) {
+        EventType::kLapsed, EventType::kKicked, EventType::kUnblocked}) {
     if (EventTypeName(t) == name) {
       *type = t;
       return true;

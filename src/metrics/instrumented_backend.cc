@@ -39,9 +39,12 @@ class InstrumentedBackend : public BackendWrapper {
     return Timed("reserve",
                  [&] { return target_->Reserve(topic, max, now, report); });
   }
+  using Backend::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override {
-    return Timed("ack", [&] { return target_->Ack(id, token, result, now); });
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override {
+    return Timed("ack",
+                 [&] { return target_->Ack(id, token, result, now, settled); });
   }
   // Forwarded, so the store's one round trip stays one; timed with the
   // reservation's status (the ack's own is the caller's to report).
@@ -55,15 +58,21 @@ class InstrumentedBackend : public BackendWrapper {
     observer_("ack_reserve", clock_.Now() - start, out.leases.status());
     return out;
   }
+  using Backend::AckBatch;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now) override {
-    return Timed("ack_batch", [&] { return target_->AckBatch(leases, now); });
+      absl::Span<const Lease> leases, absl::Time now,
+      std::vector<Settled>* settled) override {
+    return Timed("ack_batch",
+                 [&] { return target_->AckBatch(leases, now, settled); });
   }
+  using Backend::Fail;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
-                                   absl::Time now) override {
-    return Timed(
-        "fail", [&] { return target_->Fail(id, token, error, retry_at, now); });
+                                   absl::Time now,
+                                   std::vector<Settled>* settled) override {
+    return Timed("fail", [&] {
+      return target_->Fail(id, token, error, retry_at, now, settled);
+    });
   }
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override {
@@ -74,8 +83,10 @@ class InstrumentedBackend : public BackendWrapper {
                                    absl::Time now) override {
     return Timed("touch", [&] { return target_->Touch(id, token, now); });
   }
-  absl::Status Cancel(absl::string_view id, absl::Time now) override {
-    return Timed("cancel", [&] { return target_->Cancel(id, now); });
+  using Backend::Cancel;
+  absl::Status Cancel(absl::string_view id, absl::Time now,
+                      std::vector<Settled>* settled) override {
+    return Timed("cancel", [&] { return target_->Cancel(id, now, settled); });
   }
   absl::StatusOr<Job> Get(absl::string_view id) override {
     return Timed("get", [&] { return target_->Get(id); });

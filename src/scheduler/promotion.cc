@@ -130,13 +130,14 @@ absl::Status Promotion::PromoteAll(absl::Time now, int* moved) {
         backend_.PromoteDue(at, options_.promote_batch);
     if (!step.ok()) return step.status();
     *moved += static_cast<int>(step->transitions.size());
-    Moved(step->transitions);
+    Moved(step->transitions, step->settled);
     if (!step->more) return absl::OkStatus();
   }
 }
 
-void Promotion::Moved(const std::vector<Transition>& moved) {
-  if (moved.empty()) return;
+void Promotion::Moved(const std::vector<Transition>& moved,
+                      const std::vector<Settled>& settled) {
+  if (moved.empty() && settled.empty()) return;
   {
     absl::MutexLock lock(&mu_);
     const bool waiting = waiters_.load() > 0;
@@ -147,8 +148,13 @@ void Promotion::Moved(const std::vector<Transition>& moved) {
         ++topic_signal_[SlotOf(t.topic)];
       }
     }
+    for (const Settled& s : settled) {
+      if (waiting && s.kind == Settled::Kind::kReady) {
+        ++topic_signal_[SlotOf(s.topic)];
+      }
+    }
   }
-  on_moved_(moved);
+  on_moved_(moved, settled);
 }
 
 void Promotion::RefreshFromStore(absl::Time now) {

@@ -57,8 +57,10 @@ class Promotion {
   void ReportError(absl::string_view what, const absl::Status& error) const;
 
   // Called, with no lock held, with the jobs a store call moved (promoted,
-  // expired, dead), so the scheduler can report events.
-  using MovedCallback = std::function<void(const std::vector<Transition>&)>;
+  // expired, dead) and the dependants those moves settled, so the scheduler
+  // can report events.
+  using MovedCallback = std::function<void(const std::vector<Transition>&,
+                                           const std::vector<Settled>&)>;
   // Runs at the start of every Tick(), with no lock held, with the clock's
   // now and whether the store's schedules are to be read again (a periodic
   // look, lost news, or news of a schedule change). Returns when it next
@@ -99,9 +101,10 @@ class Promotion {
   absl::StatusOr<int> Tick();
 
   // Takes note of jobs a store call moved (Reserve() promotes its topic on
-  // its own): their timers go, their topics' waiters wake, and the
-  // MovedCallback hears of them.
-  void Moved(const std::vector<Transition>& moved);
+  // its own) and of the dependants it settled: the waiters of the topics
+  // they made ready wake, and the MovedCallback hears of them.
+  void Moved(const std::vector<Transition>& moved,
+             const std::vector<Settled>& settled);
 
   // --- Waiting for work ----------------------------------------------------
 

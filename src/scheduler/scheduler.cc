@@ -63,9 +63,11 @@ Scheduler::Impl::Impl(std::unique_ptr<Backend> backend,
           [this](absl::string_view what, const absl::Status& error) {
             promotion_.ReportError(what, error);
           }),
-      promotion_(
-          *backend_, *clock, options,
-          [this](const std::vector<Transition>& moved) { EmitMoved(moved); }),
+      promotion_(*backend_, *clock, options,
+                 [this](const std::vector<Transition>& moved,
+                        const std::vector<Settled>& settled) {
+                   EmitMoved(moved, settled);
+                 }),
       workers_(*this, *backend_, *clock, promotion_, options.poll_interval,
                [this] { MarkOwnThread(); }),
       results_(*clock,
@@ -246,8 +248,10 @@ absl::StatusOr<std::string> Scheduler::Impl::OpenBatch(
 
 absl::Status Scheduler::Impl::CloseBatch(absl::string_view id) {
   DQ_RETURN_IF_ERROR(internal::ValidateId(id));
-  DQ_RETURN_IF_ERROR(backend_->CloseBatch(id, clock_->Now()));
+  std::vector<Settled> settled;
+  DQ_RETURN_IF_ERROR(backend_->CloseBatch(id, clock_->Now(), &settled));
   DependantsMayHaveMoved();
+  EmitSettled(settled);
   return absl::OkStatus();
 }
 
@@ -291,7 +295,7 @@ absl::StatusOr<std::vector<Lease>> Scheduler::Impl::ReserveOnce(
   ReserveReport report;
   report.holder = holder_;
   absl::StatusOr<std::vector<Lease>> leases = look(now, &report);
-  promotion_.Moved(report.moved);
+  promotion_.Moved(report.moved, report.settled);
   *limited_until = report.limited_until;
   if (!leases.ok() || leases->empty()) return leases;
   // The store reserved them as of `now` (their deadlines count from it).
@@ -375,11 +379,14 @@ absl::Status Scheduler::Impl::Ack(const Lease& lease,
                                   absl::string_view result) {
   if (absl::Status s = CheckResult(result); !s.ok()) return s;
   const absl::Time now = clock_->Now();
-  if (absl::Status s = backend_->Ack(lease.job.id, lease.token, result, now);
+  std::vector<Settled> settled;
+  if (absl::Status s =
+          backend_->Ack(lease.job.id, lease.token, result, now, &settled);
       !s.ok()) {
     return s;
   }
   Acked(lease);
+  EmitSettled(settled);
   return absl::OkStatus();
 }
 
@@ -433,8 +440,9 @@ AckReserved Scheduler::Impl::AckAndReserve(const Lease& lease,
 
 absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
     absl::Span<const Lease> leases) {
+  std::vector<Settled> settled;
   absl::StatusOr<std::vector<absl::Status>> acked =
-      backend_->AckBatch(leases, clock_->Now());
+      backend_->AckBatch(leases, clock_->Now(), &settled);
   if (!acked.ok()) return acked.status();
   if (acked->size() != leases.size()) {
     return absl::InternalError(
@@ -457,6 +465,7 @@ absl::StatusOr<std::vector<absl::Status>> Scheduler::Impl::AckBatch(
       events.push_back(LeaseEndEvent(EventType::kSucceeded, leases[i], at));
     }
   });
+  EmitSettled(settled);
   return acked;
 }
 
@@ -466,8 +475,9 @@ absl::Status Scheduler::Impl::Fail(const Lease& lease,
   const absl::Time now = clock_->Now();
   const absl::Time retry_at =
       now + lease.job.backoff.Jittered(lease.job.attempts, JitterDraw());
+  std::vector<Settled> settled;
   absl::StatusOr<FailOutcome> outcome =
-      backend_->Fail(lease.job.id, lease.token, error, retry_at, now);
+      backend_->Fail(lease.job.id, lease.token, error, retry_at, now, &settled);
   if (!outcome.ok()) return outcome.status();
   const Job& job = lease.job;
   promotion_.WakeTopic(job.topic);  // as in Ack()
@@ -476,6 +486,7 @@ absl::Status Scheduler::Impl::Fail(const Lease& lease,
   if (*outcome == FailOutcome::kDead) {
     DependantsMayHaveMoved();
     Emit(EventType::kDead, job.id, job.topic, job.attempts, error);
+    EmitSettled(settled);
     return absl::OkStatus();
   }
   if (retry_at > now) {
@@ -550,9 +561,13 @@ absl::Status Scheduler::Impl::Cancel(absl::string_view id) {
       return job.status();
     }
   }
-  if (absl::Status s = backend_->Cancel(id, clock_->Now()); !s.ok()) return s;
+  std::vector<Settled> settled;
+  if (absl::Status s = backend_->Cancel(id, clock_->Now(), &settled); !s.ok()) {
+    return s;
+  }
   DependantsMayHaveMoved();
   Emit(EventType::kCancelled, id, topic);
+  EmitSettled(settled);
   return absl::OkStatus();
 }
 
@@ -617,7 +632,14 @@ absl::StatusOr<int> Scheduler::Impl::PurgeDead(absl::string_view topic,
   if (absl::Status s = internal::ValidateTopic(topic); !s.ok()) return s;
   if (max < 0) return absl::InvalidArgumentError("max must not be negative");
   if (max == 0) return 0;
-  return backend_->PurgeDead(topic, max, clock_->Now());
+  std::vector<Settled> settled;
+  absl::StatusOr<int> purged =
+      backend_->PurgeDead(topic, max, clock_->Now(), &settled);
+  if (purged.ok() && !settled.empty()) {
+    DependantsMayHaveMoved();
+    EmitSettled(settled);
+  }
+  return purged;
 }
 
 absl::Status Scheduler::Impl::SetPaused(absl::string_view topic, bool paused) {
@@ -727,7 +749,26 @@ absl::StatusOr<int> Scheduler::Impl::Tick() {
   return moved;
 }
 
-void Scheduler::Impl::EmitMoved(const std::vector<Transition>& moved) {
+void Scheduler::Impl::EmitMoved(const std::vector<Transition>& moved,
+                                const std::vector<Settled>& settled) {
+  EmitTransitions(moved);
+  EmitSettled(settled);
+}
+
+void Scheduler::Impl::EmitSettled(absl::Span<const Settled> settled) {
+  if (settled.empty()) return;
+  EmitCall([&](absl::Time at, std::vector<Event>& events) {
+    events.reserve(settled.size());
+    for (const Settled& s : settled) {
+      EventType type = EventType::kUnblocked;
+      if (s.kind == Settled::Kind::kDead) type = EventType::kDead;
+      if (s.kind == Settled::Kind::kCancelled) type = EventType::kCancelled;
+      events.push_back(MakeEvent(type, s.id, s.topic, at, 0, s.error));
+    }
+  });
+}
+
+void Scheduler::Impl::EmitTransitions(const std::vector<Transition>& moved) {
   if (moved.empty()) return;
   EmitCall([&](absl::Time at, std::vector<Event>& events) {
     events.reserve(moved.size());

@@ -182,8 +182,16 @@ class Scheduler::Impl : public internal::JobOps {
   void OnOccurrences(const std::vector<NewJob>& jobs, absl::Time now);
   // Kick() through KickIds() while anyone listens, telling each job kicked.
   absl::StatusOr<int> KickTelling(absl::string_view topic, int max);
-  // Events for jobs that a store call moved.
-  void EmitMoved(const std::vector<Transition>& moved);
+  // Events for jobs that a store call moved, and for the dependants it
+  // settled (EmitSettled()) after them.
+  void EmitMoved(const std::vector<Transition>& moved,
+                 const std::vector<Settled>& settled);
+  // Events for the jobs a store call settled (Backend's `settled`): what it
+  // released (kUnblocked), sent dead (kDead) or deleted (kCancelled) when
+  // a job they waited for was acknowledged, died or left.
+  void EmitSettled(absl::Span<const Settled> settled);
+  // The events of EmitMoved()'s moves alone.
+  void EmitTransitions(const std::vector<Transition>& moved);
   void Emit(EventType type, absl::string_view id, absl::string_view topic,
             int attempts = 0, absl::string_view error = "",
             absl::Time due = absl::InfinitePast());

@@ -382,6 +382,52 @@ TEST_P(BatchConformanceTest, TheBatchIsReadableWhileItsCompletionJobIsKept) {
             Expected("{b}gone", false, 0, 0, 0, 0));
 }
 
+// The step that releases the completion job reports it (Settled): here the
+// death of the last job of the batch.
+TEST_P(BatchConformanceTest, TheStepThatReleasesTheCompletionJobReportsIt) {
+  const std::string topic = Topic();
+  const std::string done = Topic("done");
+  ASSERT_OK(backend_->OpenBatch(MakeJob("{b}batch", done), kT0));
+  AddOne(Of(MakeJob("{b}1", topic), "{b}batch"));
+  NewJob last = Of(MakeJob("{b}2", topic), "{b}batch");
+  last.max_attempts = 1;
+  AddOne(last);
+  std::vector<Settled> settled;
+  ASSERT_OK(backend_->CloseBatch("{b}batch", At(absl::Seconds(1)), &settled));
+  EXPECT_THAT(settled, IsEmpty());
+  const Lease one = Take(*backend_, topic, "{b}1", At(absl::Seconds(2)));
+  ASSERT_OK(
+      backend_->Ack("{b}1", one.token, "", At(absl::Seconds(3)), &settled));
+  EXPECT_THAT(settled, IsEmpty());
+  const Lease two = Take(*backend_, topic, "{b}2", At(absl::Seconds(4)));
+  ASSERT_THAT(backend_->Fail("{b}2", two.token, "boom", At(absl::Seconds(9)),
+                             At(absl::Seconds(5)), &settled),
+              IsOkAndHolds(FailOutcome::kDead));
+  ASSERT_EQ(settled.size(), 1u);
+  EXPECT_EQ(settled[0].kind, Settled::Kind::kReady);
+  EXPECT_EQ(settled[0].id, "{b}batch");
+  EXPECT_EQ(settled[0].topic, done);
+  EXPECT_EQ(StateOf(*backend_, "{b}batch"), JobState::kReady);
+}
+
+// Closing a batch with nothing pending releases its completion job, and
+// says so; delayed when its run_at is still to come.
+TEST_P(BatchConformanceTest, ClosingAFinishedBatchReportsItsCompletionJob) {
+  const std::string done = Topic("done");
+  ASSERT_OK(
+      backend_->OpenBatch(MakeJob("{b}batch", done, At(absl::Hours(1))), kT0));
+  std::vector<Settled> settled;
+  ASSERT_OK(backend_->CloseBatch("{b}batch", At(absl::Seconds(1)), &settled));
+  ASSERT_EQ(settled.size(), 1u);
+  EXPECT_EQ(settled[0].kind, Settled::Kind::kDelayed);
+  EXPECT_EQ(settled[0].id, "{b}batch");
+  EXPECT_EQ(settled[0].topic, done);
+  // Closed again: nothing more.
+  settled.clear();
+  ASSERT_OK(backend_->CloseBatch("{b}batch", At(absl::Seconds(2)), &settled));
+  EXPECT_THAT(settled, IsEmpty());
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace delayq

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -65,7 +66,10 @@ void Decode(const redisReply* r, int* budget) {
                "ParseLease() read a job in state ",
                JobStateName(lease->job.state));
   }
-  (void)ParseTransition(r, "fuzz");
+  std::vector<Settled> settled;
+  (void)ParseTransition(r, "fuzz", &settled);
+  if (IsSettled(r)) (void)ParseSettled(r, "fuzz");
+  (void)ParseSettledFrom(r, 0, "fuzz", &settled);
   if (r->type == REDIS_REPLY_ARRAY) {
     for (size_t i = 0; i < r->elements; ++i) Decode(r->element[i], budget);
   }

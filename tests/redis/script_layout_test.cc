@@ -420,6 +420,12 @@ TEST(ReplyLayoutTest, TransitionFieldsAreInTheOrderPromoteDueSends) {
               ElementsAreArray(FieldList(header, "more (0/1),")));
 }
 
+TEST(ReplyLayoutTest, SettledFieldsAreInTheOrderSettledLuaSends) {
+  const std::string lua = ReadFile(ScriptDir() + "/lib/settled.lua");
+  EXPECT_THAT(redis_internal::kSettledFields,
+              ElementsAreArray(FieldList(lua, "Each is an entry")));
+}
+
 // job.lua's names for the record's positions and states, against
 // kRecordFields and kRecordStates.
 TEST(RecordLayoutTest, FieldsAndStatesAreWhereJobLuaPutsThem) {

@@ -22,6 +22,9 @@ namespace delayq {
 namespace {
 
 using ::delayq::testing::StatusIs;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
 
 JobOptions After(std::vector<std::string> after) {
   JobOptions options;
@@ -202,6 +205,55 @@ TEST_F(SchedulerTest, CancelFlowCancelsAJobAndWhatItWaitsForThatIsLeft) {
               StatusIs(absl::StatusCode::kNotFound));
   EXPECT_THAT(scheduler_->CancelFlow("other"),
               StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+// The jobs the store settles in a call's step are told after that call's
+// own events: a released dependant as unblocked, one its policy fails as
+// dead (with the store's error), one it deletes as cancelled.
+TEST_F(SchedulerTest, ListenersHearTheDependantsTheStoreSettles) {
+  EventLog log;
+  log.Attach(*scheduler_);
+  JobOptions a;
+  a.id = "a";
+  a.max_attempts = 1;
+  ASSERT_OK(scheduler_->Enqueue("child", "c", a).status());
+  JobOptions b;
+  b.id = "b";
+  ASSERT_OK(scheduler_->Enqueue("child", "c", b).status());
+  JobOptions run = After({"a", "b"});
+  run.id = "run";
+  run.on_dependency_failure = DependencyFailure::kRun;
+  JobOptions fail = After({"a"});
+  fail.id = "fail";
+  JobOptions drop = After({"a"});
+  drop.id = "drop";
+  drop.on_dependency_failure = DependencyFailure::kCancel;
+  for (const JobOptions& o : {run, fail, drop}) {
+    ASSERT_OK(scheduler_->Enqueue("parent", "p", o).status());
+  }
+  std::vector<Event> heard;
+  scheduler_->AddListener([&heard](const Event& e) { heard.push_back(e); });
+  log.Take();
+
+  const Lease first = MustReserve("child");
+  ASSERT_EQ(first.job.id, "a");
+  ASSERT_OK(scheduler_->Fail(first, "boom"));
+  std::vector<std::string> told = log.Take();
+  ASSERT_EQ(told.size(), 5u);
+  EXPECT_THAT(std::vector<std::string>(told.begin(), told.begin() + 3),
+              ElementsAre("reserved:a", "failed:a", "dead:a"));
+  EXPECT_THAT(std::vector<std::string>(told.begin() + 3, told.end()),
+              UnorderedElementsAre("dead:fail", "cancelled:drop"));
+  for (const Event& e : heard) {
+    if (e.id != "fail") continue;
+    EXPECT_EQ(e.topic, "parent");
+    EXPECT_THAT(e.error, HasSubstr("'a'"));
+  }
+
+  const Lease second = MustReserve("child");
+  ASSERT_OK(scheduler_->Ack(second));
+  EXPECT_THAT(log.Take(),
+              ElementsAre("reserved:b", "succeeded:b", "unblocked:run"));
 }
 
 }  // namespace

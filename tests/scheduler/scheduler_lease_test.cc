@@ -88,14 +88,18 @@ class OneAckFails : public BackendWrapper {
       : BackendWrapper(target.get()),
         owned_(std::move(target)),
         failing_id_(std::move(failing_id)) {}
+  using BackendWrapper::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override {
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override {
     if (id == failing_id_) return absl::UnavailableError("connection lost");
-    return BackendWrapper::Ack(id, token, result, now);
+    return BackendWrapper::Ack(id, token, result, now, settled);
   }
+  using BackendWrapper::AckBatch;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now) override {
-    return Backend::AckBatch(leases, now);
+      absl::Span<const Lease> leases, absl::Time now,
+      std::vector<Settled>* settled) override {
+    return Backend::AckBatch(leases, now, settled);
   }
 
  private:

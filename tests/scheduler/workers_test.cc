@@ -126,12 +126,14 @@ class FlakyStore : public BackendWrapper {
     }
     return BackendWrapper::Reserve(topic, max, now, report);
   }
+  using BackendWrapper::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override {
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override {
     if (ack_failures_.fetch_sub(1) > 0) {
       return absl::UnavailableError("the store is down");
     }
-    return BackendWrapper::Ack(id, token, result, now);
+    return BackendWrapper::Ack(id, token, result, now, settled);
   }
 
  private:

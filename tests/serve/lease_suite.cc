@@ -172,6 +172,47 @@ TEST_P(ApiTest, AJobsHistoryShowsWhatTheServerSaw) {
   EXPECT_EQ(none.json["events"].size(), 0u);
 }
 
+// What a step of a dependency settled in the store shows in the history of
+// the jobs that waited for it: one its dependency's ack released, one its
+// dependency's death failed (with the error the store gave it).
+TEST_P(ApiTest, ADependantsHistoryShowsWhatItsDependencySettled) {
+  Add("flow", {{"payload", "p"}, {"id", "dies"}, {"max_attempts", 1}});
+  Add("flow", {{"payload", "p"}, {"id", "works"}});
+  Add("flow.after", {{"payload", "p"},
+                     {"id", "released"},
+                     {"after", Json::array({"works"})}});
+  Add("flow.after",
+      {{"payload", "p"}, {"id", "failed"}, {"after", Json::array({"dies"})}});
+  Json lease = ReserveOne("flow");
+  ASSERT_EQ(lease["job"]["id"], "dies");
+  ASSERT_EQ(api_->Post("/v1/jobs/dies/fail",
+                       {{"token", lease["token"]}, {"error", "boom"}})
+                .status,
+            200);
+  lease = ReserveOne("flow");
+  ASSERT_EQ(lease["job"]["id"], "works");
+  ASSERT_EQ(
+      api_->Post("/v1/jobs/works/ack", {{"token", lease["token"]}}).status,
+      200);
+
+  auto events_of = [&](absl::string_view id) {
+    HttpReply history = api_->Get(absl::StrCat("/v1/jobs/", id, "/history"));
+    EXPECT_EQ(history.status, 200) << history.body;
+    return history.json.value("events", Json::array());
+  };
+  Json released = events_of("released");
+  std::vector<std::string> names;
+  for (const Json& e : released) names.push_back(e["event"]);
+  EXPECT_EQ(names, std::vector<std::string>({"enqueued", "unblocked"}));
+  Json failed = events_of("failed");
+  names.clear();
+  for (const Json& e : failed) names.push_back(e["event"]);
+  EXPECT_EQ(names, std::vector<std::string>({"enqueued", "dead"}));
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_NE(failed[1].value("error", "").find("'dies'"), std::string::npos)
+      << failed[1];
+}
+
 // An encoded '/' belongs to its segment: "report%2Fhistory" names the job
 // "report/history", not the history of job "report".
 TEST_P(ApiTest, AnEncodedSlashStaysInsideAnId) {

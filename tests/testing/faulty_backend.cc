@@ -433,9 +433,10 @@ absl::StatusOr<std::vector<Lease>> FaultyBackend::Reserve(
 }
 
 absl::Status FaultyBackend::Ack(absl::string_view id, uint64_t token,
-                                absl::string_view result, absl::Time now) {
+                                absl::string_view result, absl::Time now,
+                                std::vector<Settled>* settled) {
   return Run(StoreCall::kAck, id, token, [&] {
-    absl::Status s = target()->Ack(id, token, result, now);
+    absl::Status s = target()->Ack(id, token, result, now, settled);
     if (s.ok()) {
       NoteEnded(id, token, StoreCall::kAck, now);
       absl::MutexLock lock(&mu_);
@@ -446,7 +447,8 @@ absl::Status FaultyBackend::Ack(absl::string_view id, uint64_t token,
 }
 
 absl::StatusOr<std::vector<absl::Status>> FaultyBackend::AckBatch(
-    absl::Span<const Lease> leases, absl::Time now) {
+    absl::Span<const Lease> leases, absl::Time now,
+    std::vector<Settled>* settled) {
   absl::Status after;
   if (absl::Status s =
           Before(StoreCall::kAckBatch, leases.empty() ? "" : leases[0].job.id,
@@ -456,7 +458,7 @@ absl::StatusOr<std::vector<absl::Status>> FaultyBackend::AckBatch(
     return s;
   }
   absl::StatusOr<std::vector<absl::Status>> acked =
-      target()->AckBatch(leases, now);
+      target()->AckBatch(leases, now, settled);
   if (acked.ok()) {
     for (size_t i = 0; i < leases.size() && i < acked->size(); ++i) {
       if (!(*acked)[i].ok()) continue;
@@ -469,14 +471,12 @@ absl::StatusOr<std::vector<absl::Status>> FaultyBackend::AckBatch(
   return acked;
 }
 
-absl::StatusOr<FailOutcome> FaultyBackend::Fail(absl::string_view id,
-                                                uint64_t token,
-                                                absl::string_view error,
-                                                absl::Time retry_at,
-                                                absl::Time now) {
+absl::StatusOr<FailOutcome> FaultyBackend::Fail(
+    absl::string_view id, uint64_t token, absl::string_view error,
+    absl::Time retry_at, absl::Time now, std::vector<Settled>* settled) {
   return Run(StoreCall::kFail, id, token, [&]() -> absl::StatusOr<FailOutcome> {
     absl::StatusOr<FailOutcome> out =
-        target()->Fail(id, token, error, retry_at, now);
+        target()->Fail(id, token, error, retry_at, now, settled);
     if (out.ok()) NoteEnded(id, token, StoreCall::kFail, now);
     return out;
   });
@@ -512,9 +512,10 @@ absl::StatusOr<absl::Time> FaultyBackend::Touch(absl::string_view id,
   return deadline;
 }
 
-absl::Status FaultyBackend::Cancel(absl::string_view id, absl::Time now) {
+absl::Status FaultyBackend::Cancel(absl::string_view id, absl::Time now,
+                                   std::vector<Settled>* settled) {
   return Run(StoreCall::kCancel, id, 0, [&] {
-    absl::Status s = target()->Cancel(id, now);
+    absl::Status s = target()->Cancel(id, now, settled);
     if (s.ok()) {
       NoteEndedJob(id, StoreCall::kCancel, now);
       absl::MutexLock lock(&mu_);

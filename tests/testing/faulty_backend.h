@@ -200,18 +200,26 @@ class FaultyBackend : public BackendWrapper {
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now,
                                              ReserveReport* report) override;
+  using Backend::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override;
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override;
+  using Backend::AckBatch;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now) override;
+      absl::Span<const Lease> leases, absl::Time now,
+      std::vector<Settled>* settled) override;
+  using Backend::Fail;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
-                                   absl::Time now) override;
+                                   absl::Time now,
+                                   std::vector<Settled>* settled) override;
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override;
   absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
                                    absl::Time now) override;
-  absl::Status Cancel(absl::string_view id, absl::Time now) override;
+  using Backend::Cancel;
+  absl::Status Cancel(absl::string_view id, absl::Time now,
+                      std::vector<Settled>* settled) override;
   absl::StatusOr<Job> Get(absl::string_view id) override;
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;

@@ -89,6 +89,8 @@ struct Tx {
   // transaction (EnqueueInTransaction()): the row's lock would last as
   // long as that does, so the news goes out without comparing.
   bool move_horizon = true;
+  // The jobs the transaction settled (Backend's `settled`).
+  std::vector<Settled> settled;
 };
 
 // PostgresBackend
@@ -106,19 +108,27 @@ class PostgresBackend : public Backend {
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now,
                                              ReserveReport* report) override;
+  using Backend::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override;
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override;
   // In one transaction.
+  using Backend::AckBatch;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now) override;
+      absl::Span<const Lease> leases, absl::Time now,
+      std::vector<Settled>* settled) override;
+  using Backend::Fail;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
-                                   absl::Time now) override;
+                                   absl::Time now,
+                                   std::vector<Settled>* settled) override;
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override;
   absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
                                    absl::Time now) override;
-  absl::Status Cancel(absl::string_view id, absl::Time now) override;
+  using Backend::Cancel;
+  absl::Status Cancel(absl::string_view id, absl::Time now,
+                      std::vector<Settled>* settled) override;
   absl::StatusOr<Job> Get(absl::string_view id) override;
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
@@ -134,8 +144,10 @@ class PostgresBackend : public Backend {
                                                    int max,
                                                    absl::Time now) override;
   absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
+  using Backend::PurgeDead;
   absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
-                                absl::Time now) override;
+                                absl::Time now,
+                                std::vector<Settled>* settled) override;
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
   absl::StatusOr<absl::Time> NextDue() override;
   absl::Status SetPaused(absl::string_view topic, bool paused,
@@ -167,7 +179,9 @@ class PostgresBackend : public Backend {
                                                      int limit) override;
   // Batches: batches.cc.
   absl::Status OpenBatch(const NewJob& completion, absl::Time now) override;
-  absl::Status CloseBatch(absl::string_view id, absl::Time now) override;
+  using Backend::CloseBatch;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now,
+                          std::vector<Settled>* settled) override;
   absl::StatusOr<Batch> GetBatch(absl::string_view id) override;
 
   // Adds `jobs` as Add() does, with their counts and news, on `conn`, in
@@ -193,6 +207,12 @@ class PostgresBackend : public Backend {
   // must start from nothing each time); a connection of the pool found
   // lost at BEGIN is replaced.
   absl::Status Transaction(absl::Time now,
+                           absl::FunctionRef<absl::Status(Tx&)> body) {
+    return Transaction(now, nullptr, body);
+  }
+  // The same, appending the jobs it settled (Tx::settled) to `settled`
+  // (when not null) once it committed.
+  absl::Status Transaction(absl::Time now, std::vector<Settled>* settled,
                            absl::FunctionRef<absl::Status(Tx&)> body);
   // Runs `body` (reads) on a connection of the pool; a connection found
   // lost is replaced once.
@@ -274,10 +294,10 @@ class PostgresBackend : public Backend {
   // dependency's failure), and counts the death.
   absl::Status KillWaiter(Tx& tx, int64_t seq, absl::string_view topic,
                           absl::string_view error);
-  // Releases the waiting job `id` if it still waits, ready or delayed
-  // until its run_at; locked first (see kLockWaiter).
-  absl::Status ReleaseWaiter(Tx& tx, int64_t seq, absl::string_view topic,
-                             int64_t run_at_us);
+  // Releases the waiting job `id` (row `seq`), ready or delayed until its
+  // run_at; locked first (see kLockWaiter). Noted as settled.
+  absl::Status ReleaseWaiter(Tx& tx, absl::string_view id, int64_t seq,
+                             absl::string_view topic, int64_t run_at_us);
 
   // Counts the just inserted (and settled) `job` into its batch: NotFound
   // or FailedPrecondition (closed) when the batch takes no jobs.

@@ -45,8 +45,9 @@ absl::Status PostgresBackend::OpenBatch(const NewJob& completion,
   });
 }
 
-absl::Status PostgresBackend::CloseBatch(absl::string_view id, absl::Time now) {
-  return Transaction(now, [&](Tx& tx) -> absl::Status {
+absl::Status PostgresBackend::CloseBatch(absl::string_view id, absl::Time now,
+                                         std::vector<Settled>* settled) {
+  return Transaction(now, settled, [&](Tx& tx) -> absl::Status {
     DQ_ASSIGN_OR_RETURN(Result closed,
                         tx.conn->Exec(S(Sql::kBatchClose), Params().Text(id)));
     if (closed.rows() > 0) {
@@ -105,7 +106,7 @@ absl::Status PostgresBackend::ReleaseCompletion(Tx& tx, absl::string_view id) {
   DQ_ASSIGN_OR_RETURN(Result waiter,
                       tx.conn->Exec(S(Sql::kLockWaiter), Params().Text(id)));
   if (waiter.rows() == 0) return absl::OkStatus();
-  return ReleaseWaiter(tx, waiter.Int(0, 0), waiter.Text(0, 1),
+  return ReleaseWaiter(tx, id, waiter.Int(0, 0), waiter.Text(0, 1),
                        waiter.Int(0, 2));
 }
 

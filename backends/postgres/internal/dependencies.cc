@@ -18,6 +18,7 @@
 #include "backends/postgres/internal/schema.h"
 #include "backends/postgres/internal/statements.h"
 #include "src/common/contract_errors.h"
+#include "src/common/settled_list.h"
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 
@@ -125,20 +126,21 @@ absl::Status PostgresBackend::SettleDependants(Tx& tx, absl::string_view id,
         DQ_ASSIGN_OR_RETURN(
             Result more, tx.conn->Exec(S(Sql::kStillWaits), Params().Text(w)));
         if (more.rows() > 0 && more.Bool(0, 0)) continue;
-        DQ_RETURN_IF_ERROR(ReleaseWaiter(tx, seq, topic, run_at));
+        DQ_RETURN_IF_ERROR(ReleaseWaiter(tx, w, seq, topic, run_at));
         continue;
       }
       if (on_failure == DependencyFailure::kCancel) {
         DQ_RETURN_IF_ERROR(DropWaiter(tx, w));
+        internal::NoteSettled(&tx.settled, Settled::Kind::kCancelled, w, topic);
         work.emplace_back(w, DependencyOutcome::kGone);
         continue;
       }
       DQ_RETURN_IF_ERROR(tx.conn->Run(S(Sql::kForgetWaiter), Params().Text(w)));
-      DQ_RETURN_IF_ERROR(
-          KillWaiter(tx, seq, topic,
-                     what == DependencyOutcome::kFailed
-                         ? internal::DependencyFailed(dependency)
-                         : internal::DependencyCancelled(dependency)));
+      const std::string error = what == DependencyOutcome::kFailed
+                                    ? internal::DependencyFailed(dependency)
+                                    : internal::DependencyCancelled(dependency);
+      DQ_RETURN_IF_ERROR(KillWaiter(tx, seq, topic, error));
+      internal::NoteSettled(&tx.settled, Settled::Kind::kDead, w, topic, error);
       work.emplace_back(w, DependencyOutcome::kFailed);
     }
   }
@@ -153,10 +155,13 @@ absl::Status PostgresBackend::KillWaiter(Tx& tx, int64_t seq,
                       Params().Int(seq).Text(error).Int(tx.now_us));
 }
 
-absl::Status PostgresBackend::ReleaseWaiter(Tx& tx, int64_t seq,
+absl::Status PostgresBackend::ReleaseWaiter(Tx& tx, absl::string_view id,
+                                            int64_t seq,
                                             absl::string_view topic,
                                             int64_t run_at_us) {
   const bool ready = run_at_us <= tx.now_us;
+  internal::NoteSettled(&tx.settled, internal::ReleasedAs(run_at_us, tx.now_us),
+                        id, topic);
   DQ_ASSIGN_OR_RETURN(Result released,
                       tx.conn->Exec(S(Sql::kReleaseWaiter),
                                     Params().Int(seq).Int(

@@ -18,6 +18,7 @@
 #include "backends/postgres/internal/news.h"
 #include "backends/postgres/internal/schema.h"
 #include "backends/postgres/internal/statements.h"
+#include "src/common/settled_list.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {
@@ -50,7 +51,8 @@ std::string PostgresBackend::S(const char* sql) const {
 }
 
 absl::Status PostgresBackend::Transaction(
-    absl::Time now, absl::FunctionRef<absl::Status(Tx&)> body) {
+    absl::Time now, std::vector<Settled>* settled,
+    absl::FunctionRef<absl::Status(Tx&)> body) {
   bool replaced = false;
   for (int attempt = 0;; ++attempt) {
     bool reused = false;
@@ -64,7 +66,10 @@ absl::Status PostgresBackend::Transaction(
     tx.now_us = ToMicros(now);
     absl::Status status = body(tx);
     if (status.ok()) status = Finish(tx);
-    if (status.ok()) return status;
+    if (status.ok()) {
+      internal::AppendSettled(std::move(tx.settled), settled);
+      return status;
+    }
     conn.get()->ForgetBegin();
     // An idle connection the server closed (it restarted): nothing was
     // done on it, so a new one may try.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -122,11 +123,61 @@ absl::StatusOr<Lease> ParseLease(const redisReply* r) {
   return lease;
 }
 
+bool IsSettled(const redisReply* r) {
+  return r->type == REDIS_REPLY_ARRAY &&
+         r->elements == std::size(kSettledFields) &&
+         Str(r->element[FieldAt(kSettledFields, "word")]) == "settled";
+}
+
+absl::StatusOr<Settled> ParseSettled(const redisReply* r,
+                                     absl::string_view script) {
+  auto at = [r](const char* name) {
+    return r->element[FieldAt(kSettledFields, name)];
+  };
+  Settled s;
+  const std::string state = Str(at("state"));
+  if (state == "ready") {
+    s.kind = Settled::Kind::kReady;
+  } else if (state == "delayed") {
+    s.kind = Settled::Kind::kDelayed;
+  } else if (state == "dead") {
+    s.kind = Settled::Kind::kDead;
+  } else if (state == "cancelled") {
+    s.kind = Settled::Kind::kCancelled;
+  } else {
+    return Unexpected(r, script);
+  }
+  s.id = Str(at("id"));
+  s.topic = Str(at("topic"));
+  s.error = Str(at("error"));
+  return s;
+}
+
+absl::Status ParseSettledFrom(const redisReply* reply, size_t first,
+                              absl::string_view script,
+                              std::vector<Settled>* settled) {
+  for (size_t i = first; i < reply->elements; ++i) {
+    const redisReply* e = reply->element[i];
+    if (!IsSettled(e)) return Unexpected(reply, script);
+    if (settled == nullptr) continue;
+    absl::StatusOr<Settled> s = ParseSettled(e, script);
+    if (!s.ok()) return s.status();
+    settled->push_back(*std::move(s));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Transition> ParseTransition(const redisReply* t,
-                                           absl::string_view script) {
+                                           absl::string_view script,
+                                           std::vector<Settled>* settled) {
   if (t->type != REDIS_REPLY_ARRAY ||
-      t->elements != std::size(kTransitionFields)) {
+      t->elements < std::size(kTransitionFields)) {
     return Unexpected(t, script);
+  }
+  if (absl::Status s =
+          ParseSettledFrom(t, std::size(kTransitionFields), script, settled);
+      !s.ok()) {
+    return s;
   }
   auto at = [t](const char* name) {
     return t->element[FieldAt(kTransitionFields, name)];

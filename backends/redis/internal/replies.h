@@ -62,9 +62,13 @@ inline constexpr const char* kSnapshotFields[] = {"id", "record"};
 // pairs of its dependencies' results follow (lib/results.lua).
 inline constexpr const char* kLeaseFields[] = {"record", "id"};
 // The order of one {kind, id, topic, attempts} entry of promote_due and
-// reserve.
+// reserve; the settled entries of the jobs the move settled follow.
 inline constexpr const char* kTransitionFields[] = {"kind", "id", "topic",
                                                     "attempts"};
+// The order of one settled entry {word, state, id, topic, error}, whose
+// word is "settled" (lib/settled.lua).
+inline constexpr const char* kSettledFields[] = {"word", "state", "id", "topic",
+                                                 "error"};
 
 // The position of `name` in `fields`, at compile time; N when absent, which
 // no reply has, so a misspelt name fails the reply's size check.
@@ -96,8 +100,21 @@ absl::StatusOr<std::vector<Lease>> ParseSnapshots(const redisReply* r,
                                                   absl::string_view script);
 // One lease of reserve's reply.
 absl::StatusOr<Lease> ParseLease(const redisReply* r);
+// One transition; the jobs it settled are appended to `settled` when it
+// is not null.
 absl::StatusOr<Transition> ParseTransition(const redisReply* t,
-                                           absl::string_view script);
+                                           absl::string_view script,
+                                           std::vector<Settled>* settled);
+// Whether `r` is a settled entry (lib/settled.lua).
+bool IsSettled(const redisReply* r);
+// One settled entry. REQUIRES: IsSettled(r).
+absl::StatusOr<Settled> ParseSettled(const redisReply* r,
+                                     absl::string_view script);
+// Appends the settled entries among reply elements [first, end) to
+// `settled` (when not null); an element of another shape is Unexpected.
+absl::Status ParseSettledFrom(const redisReply* reply, size_t first,
+                              absl::string_view script,
+                              std::vector<Settled>* settled);
 
 // Times travel as integer microseconds; scripts hold them in Lua doubles,
 // exact to 2^53, so they are clamped to +-2^52 µs (about 142 years around

@@ -12,7 +12,9 @@
 -- ARGV[4]  id: the job's id
 -- ARGV[5]  token: the lease's fencing token
 -- ARGV[6]  result: kept with a done job
--- Reply:   {"OK"} or {"STALE"} (nothing changed)
+-- Reply:   {"OK", settled...} or {"STALE"} (nothing changed); settled:
+--          the jobs that waited for it, or its batch's completion job,
+--          that it released (lib/settled.lua)
 --
 -- The hottest script, run once per job: it requires no helpers, since Redis
 -- runs a script's whole body on every call and building the helpers' closures
@@ -124,11 +126,18 @@ if keep or has_done then
   end
 end
 if not keep and n == 0 then redis.call('SREM', P .. 'topics', topic) end
+local reply = {'OK'}
 -- The jobs that wait for this one are met (depend.lua's settle(), loaded
 -- only then).
-if has_dependants then load_depend().settle(id, 'met', now) end
+if has_dependants then
+  for _, e in ipairs(load_depend().settle(id, 'met', now)) do
+    reply[#reply + 1] = e
+  end
+end
 -- Counted done in its batch (batch.lua, loaded only then).
-if batch then load_batch().count_in_batch(batch, 'met', now) end
+if batch then
+  reply[#reply + 1] = load_batch().count_in_batch(batch, 'met', now)
+end
 -- note_slot_freed() of news.lua.
 local limit = redis.call('HGET', P .. 'limits', topic)
 if limit then
@@ -138,4 +147,4 @@ if limit then
     redis.call('SPUBLISH', P .. 'news', 'r' .. topic)
   end
 end
-return {'OK'}
+return reply

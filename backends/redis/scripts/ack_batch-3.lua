@@ -12,8 +12,10 @@
 -- ARGV[2]  clock_mode: (see lib/clock.lua; only for dedup windows)
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
 -- ARGV[4..] leases: 2 values per lease: id, token
--- Reply:   {"OK", word...}: one word per lease, in order, "OK" or "STALE"
---          (that lease changed nothing)
+-- Reply:   {"OK", word..., settled...}: one word per lease, in order, "OK"
+--          or "STALE" (that lease changed nothing); then the jobs that
+--          waited for the acked ones, and the completion jobs of their
+--          batches, that it released (lib/settled.lua)
 local now = hold_clock(ARGV[1], ARGV[2])
 local out = {'OK'}
 local n = (#ARGV - 3) / 2
@@ -86,9 +88,11 @@ if #topics > 0 then
     local keys = {}
     for k = i, last do keys[#keys + 1] = dependants_key(acked[k]) end
     if redis.call('EXISTS', unpack(keys)) > 0 then
-      for k = i, last do settle(acked[k], 'met', now) end
+      for k = i, last do with_settled(out, settle(acked[k], 'met', now)) end
     end
   end
-  for _, b in ipairs(in_batches) do count_in_batch(b, 'met', now) end
+  for _, b in ipairs(in_batches) do
+    out[#out + 1] = count_in_batch(b, 'met', now)
+  end
 end
 return out

@@ -25,7 +25,8 @@
 -- ARGV[11] holder: who holds the leases (kept in their records)
 -- Reply:   {"OK", acked, moved, limited, lease...}: acked is OK, or STALE
 --          when the ack changed nothing; then as reserve's reply after its
---          first word
+--          first word, but for the jobs the ack released (lib/settled.lua)
+--          at the front of moved
 --
 -- Run once per job, so it requires no helpers: it spells out what ack-3.lua
 -- and reserve-3.lua spell out (and must change with them; the conformance
@@ -59,7 +60,9 @@ end
 -- Whether a topic may be paused or limited at all.
 local gated = redis.call('EXISTS', P .. 'paused', P .. 'limits') > 0
 
--- The ack: ack-3.lua from its record check on, with this call's time.
+-- The ack: ack-3.lua from its record check on, with this call's time. The
+-- jobs it releases go in ack_settled.
+local ack_settled = {}
 local function ack()
   local r = redis.call('HGET', KEYS[2], id)
   if not r then return 'STALE' end
@@ -133,8 +136,11 @@ local function ack()
     end
   end
   if not keep and n == 0 then redis.call('SREM', P .. 'topics', atopic) end
-  if has_dependants then load_depend().settle(id, 'met', now) end
-  if batch then load_batch().count_in_batch(batch, 'met', now) end
+  if has_dependants then ack_settled = load_depend().settle(id, 'met', now) end
+  if batch then
+    ack_settled[#ack_settled + 1] =
+        load_batch().count_in_batch(batch, 'met', now)
+  end
   -- note_slot_freed() of news.lua, when a limit may exist.
   if gated then
     local limit = redis.call('HGET', P .. 'limits', atopic)
@@ -165,6 +171,10 @@ if (due and tonumber(due) <= now and
    #redis.call('ZRANGEBYSCORE', treserved, '-inf', now_text,
                'LIMIT', '0', '1') > 0 then
   moved = load_promote().promote_topic(topic, now_text, tonumber(ARGV[9]))
+end
+if #ack_settled > 0 then
+  for _, t in ipairs(moved) do ack_settled[#ack_settled + 1] = t end
+  moved = ack_settled
 end
 
 local out = {'OK', acked, moved, ''}

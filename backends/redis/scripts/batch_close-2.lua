@@ -8,12 +8,12 @@
 -- ARGV[1]  now: µs
 -- ARGV[2]  clock_mode: (see lib/clock.lua)
 -- ARGV[3]  id: the batch's id, its completion job's
--- Reply:   {"OK"} (closed now or before) or {"NOBATCH", id}
+-- Reply:   {"OK"} (closed now or before), {"OK", settled} when it released
+--          the completion job (lib/settled.lua), or {"NOBATCH", id}
 local now = clock(ARGV[1], ARGV[2])
 local id = ARGV[3]
 local c = job_read(id)
 if not c or not c[BATCH_TOTAL] then return {'NOBATCH', id} end
 if c[BATCH_CLOSED] == 1 then return {'OK'} end
 c[BATCH_CLOSED] = 1
-batch_write(id, c, now)
-return {'OK'}
+return {'OK', batch_write(id, c, now)}

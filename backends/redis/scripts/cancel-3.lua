@@ -13,7 +13,8 @@
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua):
 --          a job that waits for it may die of it
 -- ARGV[4]  id: the job's id
--- Reply:   {"OK"} or {"NOTFOUND"}
+-- Reply:   {"OK", settled...} or {"NOTFOUND"}; settled: the jobs that
+--          waited for it that it settled (lib/settled.lua)
 local now = hold_clock(ARGV[1], ARGV[2])
 local id = ARGV[4]
 local j = job_read(id)
@@ -21,5 +22,4 @@ if not j then return {'NOTFOUND'} end
 unindex(id, j)
 hold_id(id, j, now)
 forget(id, j[TOPIC])
-settle(id, 'gone', now, j)
-return {'OK'}
+return with_settled({'OK'}, settle(id, 'gone', now, j))

@@ -14,7 +14,9 @@
 -- ARGV[5]  token: the lease's fencing token
 -- ARGV[6]  error: error text
 -- ARGV[7]  retry_at: µs, caller's clock; shifted with the server's TIME
--- Reply:   {"RETRY"}, {"DEAD"} or {"STALE"} (nothing changed)
+-- Reply:   {"RETRY"}, {"DEAD", settled...} or {"STALE"} (nothing changed);
+--          settled: the jobs that waited for it that its death settled
+--          (lib/settled.lua)
 local now, shift = clock(ARGV[1], ARGV[2])
 local id = ARGV[4]
 local j, err = check_lease(id, ARGV[5])
@@ -27,8 +29,7 @@ count('f', topic, 1, now)
 if (j[ATTEMPTS] or 0) >= j[MAX_ATTEMPTS] then
   bury(id, j, now)
   count('k', topic, 1, now)
-  settle(id, 'failed', now, j)
-  return {'DEAD'}
+  return with_settled({'DEAD'}, settle(id, 'failed', now, j))
 end
 count('r', topic, 1, now)
 schedule(id, j, tonumber(ARGV[7]) + shift, now)

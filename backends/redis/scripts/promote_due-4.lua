@@ -14,7 +14,10 @@
 -- ARGV[3]  counts: '0' none, else the window in seconds (lib/counts.lua)
 -- ARGV[4]  limit: most jobs (>= 1)
 -- Reply:   {"OK", more (0/1), {kind, id, topic, attempts}, ...} where kind is
---          "promoted", "expired" or "dead"
+--          "promoted", "expired", "dead", "lapsed" or "discarded"; after
+--          its four fields, a job that went dead or away carries the
+--          entries of the jobs that waited for it that it settled
+--          (lib/settled.lua)
 local _, _, now_text = clock(ARGV[1], ARGV[2])
 local leaving = drop_leaving(now_text, tonumber(ARGV[4]))
 local out, more = promote_due(now_text, tonumber(ARGV[4]))

@@ -11,17 +11,19 @@
 --          a job that waits for one may die of it
 -- ARGV[4]  topic: the topic
 -- ARGV[5]  max: most jobs to delete (>= 1)
--- Reply:   {"OK", purged}
+-- Reply:   {"OK", purged, settled...}; settled: the jobs that waited for
+--          them that their departure settled (lib/settled.lua)
 local now = hold_clock(ARGV[1], ARGV[2])
 local topic = ARGV[4]
 local ids = redis.call('ZRANGE', KEYS[2], '0', int_text(tonumber(ARGV[5]) - 1))
+local reply = {'OK', #ids}
 for _, id in ipairs(ids) do
   local j = job_read(id)
   redis.call('ZREM', KEYS[2], id)
   if j then
     hold_id(id, j, now)
     forget(id, topic)
-    settle(id, 'gone', now, j)
+    with_settled(reply, settle(id, 'gone', now, j))
   end
 end
-return {'OK', #ids}
+return reply

@@ -17,7 +17,7 @@
 -- ARGV[8]  holder: who holds the leases (kept in their records)
 -- Reply:   {"OK", moved, limited, lease...}: moved is the list of jobs the
 --          promotion step moved, {kind, id, topic, attempts} each as in
---          promote_due; limited is "" unless the topic's limit held ready
+--          promote_due (with what each settled); limited is "" unless the topic's limit held ready
 --          jobs back, then the time (µs) it next allows one, or "released"
 --          when its concurrency cap is full; then one entry per lease, in
 --          reserve order: {record, id} (record: the job's, as reserved, see

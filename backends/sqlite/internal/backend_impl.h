@@ -60,24 +60,32 @@ class SqliteBackend : public Backend {
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now,
                                              ReserveReport* report) override;
+  using Backend::Ack;
   absl::Status Ack(absl::string_view id, uint64_t token,
-                   absl::string_view result, absl::Time now) override;
+                   absl::string_view result, absl::Time now,
+                   std::vector<Settled>* settled) override;
   // Two operations of one write transaction.
   AckReserved AckAndReserve(absl::string_view id, uint64_t token,
                             absl::string_view result, absl::string_view topic,
                             int max, absl::Time now,
                             ReserveReport* report) override;
   // In one write transaction.
+  using Backend::AckBatch;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
-      absl::Span<const Lease> leases, absl::Time now) override;
+      absl::Span<const Lease> leases, absl::Time now,
+      std::vector<Settled>* settled) override;
+  using Backend::Fail;
   absl::StatusOr<FailOutcome> Fail(absl::string_view id, uint64_t token,
                                    absl::string_view error, absl::Time retry_at,
-                                   absl::Time now) override;
+                                   absl::Time now,
+                                   std::vector<Settled>* settled) override;
   absl::Status Release(absl::string_view id, uint64_t token, absl::Time run_at,
                        absl::Time now) override;
   absl::StatusOr<absl::Time> Touch(absl::string_view id, uint64_t token,
                                    absl::Time now) override;
-  absl::Status Cancel(absl::string_view id, absl::Time now) override;
+  using Backend::Cancel;
+  absl::Status Cancel(absl::string_view id, absl::Time now,
+                      std::vector<Settled>* settled) override;
   absl::StatusOr<Job> Get(absl::string_view id) override;
   absl::StatusOr<std::vector<Job>> List(absl::string_view topic, JobState state,
                                         int limit) override;
@@ -93,8 +101,10 @@ class SqliteBackend : public Backend {
                                                    int max,
                                                    absl::Time now) override;
   absl::Status PromoteJob(absl::string_view id, absl::Time now) override;
+  using Backend::PurgeDead;
   absl::StatusOr<int> PurgeDead(absl::string_view topic, int max,
-                                absl::Time now) override;
+                                absl::Time now,
+                                std::vector<Settled>* settled) override;
   absl::StatusOr<PromoteResult> PromoteDue(absl::Time now, int limit) override;
   absl::StatusOr<absl::Time> NextDue() override;
   absl::Status SetPaused(absl::string_view topic, bool paused,
@@ -122,7 +132,9 @@ class SqliteBackend : public Backend {
   // The event log: internal/events.cc.
   absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override;
   absl::Status OpenBatch(const NewJob& completion, absl::Time now) override;
-  absl::Status CloseBatch(absl::string_view id, absl::Time now) override;
+  using Backend::CloseBatch;
+  absl::Status CloseBatch(absl::string_view id, absl::Time now,
+                          std::vector<Settled>* settled) override;
   absl::StatusOr<Batch> GetBatch(absl::string_view id) override;
   absl::StatusOr<std::vector<LoggedEvent>> JobEvents(absl::string_view id,
                                                      int limit) override;
@@ -208,10 +220,20 @@ class SqliteBackend : public Backend {
   // could not begin or commit.
   absl::Status WriteTransaction(absl::Time now,
                                 absl::FunctionRef<absl::Status()> body)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    return WriteTransaction(now, nullptr, body);
+  }
+  // The same, appending the jobs `body` settled to `settled` (when not
+  // null) once the transaction committed.
+  absl::Status WriteTransaction(absl::Time now, std::vector<Settled>* settled,
+                                absl::FunctionRef<absl::Status()> body)
       ABSL_LOCKS_EXCLUDED(mu_);
   // Runs `body` as an operation whose `now` is now_us: inside a group's
-  // transaction, what WriteTransaction() runs for each call.
-  absl::Status RunOp(int64_t now_us, absl::FunctionRef<absl::Status()> body)
+  // transaction, what WriteTransaction() runs for each call. The jobs it
+  // settles go to `settled` (when not null; cleared first, as an operation
+  // of a group that failed may run again).
+  absl::Status RunOp(int64_t now_us, absl::FunctionRef<absl::Status()> body,
+                     std::vector<Settled>* settled = nullptr)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // GroupCommit's Runner: BEGIN IMMEDIATE, each operation in a savepoint of
@@ -259,11 +281,11 @@ class SqliteBackend : public Backend {
   // write transaction: while it runs no other connection writes, so only
   // its own AwaitDependencies() and JoinBatch() can change the answer.
   absl::StatusOr<bool> AnyJobWaits() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Releases the waiting job `seq` of `topic`: ready, or delayed until
-  // `run_at_us`; noting the news.
-  absl::Status ReleaseWaiter(int64_t seq, absl::string_view topic,
-                             int64_t run_at_us, int64_t now_us)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases the waiting job `id` (row `seq`) of `topic`: ready, or
+  // delayed until `run_at_us`; noting the news and the settled job.
+  absl::Status ReleaseWaiter(absl::string_view id, int64_t seq,
+                             absl::string_view topic, int64_t run_at_us,
+                             int64_t now_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Batches (batches.cc). NotFound or FailedPrecondition (closed), before
   // anything is written, unless every batch `jobs` join is open.
@@ -398,6 +420,8 @@ class SqliteBackend : public Backend {
   // (CountWrite()).
   absl::flat_hash_map<uint32_t, std::unique_ptr<Statement>> count_writes_
       ABSL_GUARDED_BY(mu_);
+  // Where the running operation reports the jobs it settles (RunOp()).
+  std::vector<Settled>* settled_ ABSL_GUARDED_BY(mu_) = nullptr;
   // AnyJobWaits() of the running write transaction, once read (or once
   // it made a job wait); cleared when a transaction begins.
   std::optional<bool> jobs_wait_ ABSL_GUARDED_BY(mu_);

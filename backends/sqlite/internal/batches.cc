@@ -40,9 +40,10 @@ absl::Status SqliteBackend::OpenBatch(const NewJob& completion,
       });
 }
 
-absl::Status SqliteBackend::CloseBatch(absl::string_view id, absl::Time now) {
+absl::Status SqliteBackend::CloseBatch(absl::string_view id, absl::Time now,
+                                       std::vector<Settled>* settled) {
   return WriteTransaction(
-      now, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
+      now, settled, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
         bool closed_now = false, complete = false;
         {
           ScopedReset reset(s_.batch_close.get());
@@ -155,7 +156,7 @@ absl::Status SqliteBackend::ReleaseCompletion(absl::string_view id,
     topic = s_.waiter->Text(1);
     run_at = s_.waiter->Int64(2);
   }
-  return ReleaseWaiter(seq, topic, run_at, now_us);
+  return ReleaseWaiter(id, seq, topic, run_at, now_us);
 }
 
 }  // namespace sqlite_internal

@@ -14,6 +14,7 @@
 #include "backends/sqlite/internal/backend_impl.h"
 #include "backends/sqlite/internal/schema.h"
 #include "src/common/contract_errors.h"
+#include "src/common/settled_list.h"
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 
@@ -162,11 +163,12 @@ absl::Status SqliteBackend::SettleDependants(absl::string_view id,
       if (what == DependencyOutcome::kMet ||
           on_failure == DependencyFailure::kRun) {
         if (still_waits) continue;
-        DQ_RETURN_IF_ERROR(ReleaseWaiter(seq, topic, run_at, now_us));
+        DQ_RETURN_IF_ERROR(ReleaseWaiter(w, seq, topic, run_at, now_us));
         continue;
       }
       if (on_failure == DependencyFailure::kCancel) {
         DQ_RETURN_IF_ERROR(DropWaiter(w, now_us));
+        internal::NoteSettled(settled_, Settled::Kind::kCancelled, w, topic);
         work.emplace_back(w, DependencyOutcome::kGone);
         continue;
       }
@@ -175,21 +177,23 @@ absl::Status SqliteBackend::SettleDependants(absl::string_view id,
         s_.forget_waiter->BindText(1, w);
         DQ_RETURN_IF_ERROR(s_.forget_waiter->Run().status());
       }
-      DQ_RETURN_IF_ERROR(
-          KillWaiter(seq, topic,
-                     what == DependencyOutcome::kFailed
-                         ? internal::DependencyFailed(dependency)
-                         : internal::DependencyCancelled(dependency),
-                     now_us));
+      const std::string error = what == DependencyOutcome::kFailed
+                                    ? internal::DependencyFailed(dependency)
+                                    : internal::DependencyCancelled(dependency);
+      DQ_RETURN_IF_ERROR(KillWaiter(seq, topic, error, now_us));
+      internal::NoteSettled(settled_, Settled::Kind::kDead, w, topic, error);
       work.emplace_back(w, DependencyOutcome::kFailed);
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status SqliteBackend::ReleaseWaiter(int64_t seq, absl::string_view topic,
+absl::Status SqliteBackend::ReleaseWaiter(absl::string_view id, int64_t seq,
+                                          absl::string_view topic,
                                           int64_t run_at_us, int64_t now_us) {
   const bool ready = run_at_us <= now_us;
+  internal::NoteSettled(settled_, internal::ReleasedAs(run_at_us, now_us), id,
+                        topic);
   ScopedReset reset(s_.release_waiter.get());
   s_.release_waiter->BindInt64(1, seq);
   s_.release_waiter->BindInt64(2, ready ? kStateReady : kStateDelayed);

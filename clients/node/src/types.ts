@@ -204,7 +204,7 @@ export interface Schedule {
 
 /** One event of a job's history, from the store's event log. */
 export interface HistoryEvent {
-  /** enqueued, promoted, reserved, succeeded, failed, retried, dead, expired, cancelled, lapsed, kicked (a dead job retried by hand). */
+  /** enqueued, promoted, reserved, succeeded, failed, retried, dead, expired, cancelled, lapsed, kicked (a dead job retried by hand), unblocked (a waiting job released by what it waited for). */
   event: string;
   at: Date;
   attempts: number;

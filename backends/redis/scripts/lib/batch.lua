@@ -7,7 +7,9 @@
 -- the completion job, as a dependency's last ack releases a waiting job.
 -- The jobs of a batch and its completion job live in one slot (a sharded
 -- namespace refuses others), so every key here is the script's own.
--- requires: keys job schedule
+-- The steps that release a completion job return its settled entry
+-- (settled.lua), nil when they release none.
+-- requires: keys job schedule settled
 
 -- The count each way of finishing adds to (depend.lua's outcomes).
 local BATCH_COUNT = {met = BATCH_DONE, failed = BATCH_DEAD,
@@ -24,10 +26,10 @@ end
 local function batch_write(id, c, now)
   if c[STATE] == ST_WAITING and batch_complete(c) then
     redis.call('ZREM', twaiting_key(c[TOPIC]), id)
-    schedule(id, c, c[RUN_AT], now)
-  else
-    job_write(id, c)
+    return settled_entry(schedule(id, c, c[RUN_AT], now), id, c[TOPIC])
   end
+  job_write(id, c)
+  return nil
 end
 
 -- Counts a job of batch `batch` that finished with `outcome` ('met',
@@ -36,14 +38,14 @@ end
 -- the store counts nothing.
 local function count_in_batch(batch, outcome, now)
   local c = job_read(batch)
-  if not c or not c[BATCH_TOTAL] then return end
+  if not c or not c[BATCH_TOTAL] then return nil end
   if outcome == 'withdrawn' then
     c[BATCH_TOTAL] = c[BATCH_TOTAL] - 1
   else
     local k = BATCH_COUNT[outcome]
     c[k] = c[k] + 1
   end
-  batch_write(batch, c, now)
+  return batch_write(batch, c, now)
 end
 
 -- Counts job `id` (record `j`, as it finished with `outcome`) in its batch
@@ -52,8 +54,8 @@ end
 -- do not count it twice.
 local function finish_in_batch(id, j, outcome, now)
   local batch = j[BATCH_OF]
-  if not batch then return end
+  if not batch then return nil end
   j[BATCH_OF] = nil
   if outcome == 'failed' then job_write(id, j) end
-  count_in_batch(batch, outcome, now)
+  return count_in_batch(batch, outcome, now)
 end

@@ -9,7 +9,8 @@
 -- finish in its batch (batch.lua), and so does settling each dependant
 -- that goes dead or is deleted. A job sent dead so is counted dead
 -- (counts.lua), so every script that settles takes ARGV[3] counts.
--- requires: keys calls job index ready news schedule bury topics held batch counts
+-- settle() returns what it settled, for the script's reply (settled.lua).
+-- requires: keys calls job index ready news schedule bury topics held batch counts settled
 
 local DEP_FAIL, DEP_CANCEL, DEP_RUN = 0, 1, 2
 
@@ -65,8 +66,13 @@ end
 -- (nil for an ack, which counts its batch itself), and each such
 -- dependant are counted in their batches. A list of work rather than
 -- recursion: Lua's C stack bounds the depth of nested redis.call()s.
+-- Returns the settled entries, in the order settled.
 local function settle(id, outcome, now, j)
-  if j then finish_in_batch(id, j, outcome, now) end
+  local out = {}
+  local function add(entry)
+    if entry then out[#out + 1] = entry end
+  end
+  if j then add(finish_in_batch(id, j, outcome, now)) end
   local work = {{id, outcome}}
   while #work > 0 do
     local item = table.remove(work)
@@ -84,26 +90,30 @@ local function settle(id, outcome, now, j)
           local free = count_off(w)
           if free then
             redis.call('ZREM', twaiting_key(free[TOPIC]), w)
-            schedule(w, free, free[RUN_AT], now)
+            add(settled_entry(schedule(w, free, free[RUN_AT], now), w,
+                              free[TOPIC]))
           end
         else
           unwait(w, j)
           if j[ON_FAILURE] == DEP_CANCEL then
             hold_id(w, j, now)
             forget(w, j[TOPIC])
-            finish_in_batch(w, j, 'gone', now)
+            add(settled_entry('cancelled', w, j[TOPIC]))
+            add(finish_in_batch(w, j, 'gone', now))
             table.insert(work, {w, 'gone'})
           else
             j[LAST_ERROR] = dependency_error(dep, what)
             bury(w, j, now)
             count('k', j[TOPIC], 1, now)
-            finish_in_batch(w, j, 'failed', now)
+            add(settled_entry('dead', w, j[TOPIC], j[LAST_ERROR]))
+            add(finish_in_batch(w, j, 'failed', now))
             table.insert(work, {w, 'failed'})
           end
         end
       end
     end
   end
+  return out
 end
 
 -- What becomes of a new job that waits for the jobs `after` names

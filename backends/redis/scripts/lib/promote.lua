@@ -7,21 +7,21 @@
 
 -- The job `j`, out of every index, lapses at `now` (a number): dead with
 -- "expired", or forgotten (its id held) when it asked to be discarded.
--- Returns its transition.
+-- Returns its transition, with the jobs it settled (settled.lua).
 local function lapse(id, j, now)
   local topic = j[TOPIC]
   count('l', topic, 1, now)
   if j[DISCARD] then
     hold_id(id, j, now)
     forget(id, topic)
-    settle(id, 'gone', now, j)
-    return {'discarded', id, topic, j[ATTEMPTS] or 0}
+    return with_settled({'discarded', id, topic, j[ATTEMPTS] or 0},
+                        settle(id, 'gone', now, j))
   end
   j[LAST_ERROR] = 'expired'
   bury(id, j, now)
   count('k', topic, 1, now)
-  settle(id, 'failed', now, j)
-  return {'lapsed', id, topic, j[ATTEMPTS] or 0}
+  return with_settled({'lapsed', id, topic, j[ATTEMPTS] or 0},
+                      settle(id, 'failed', now, j))
 end
 
 -- Whether job `j` has expired by `now` (a number).
@@ -83,8 +83,8 @@ local function expire_reservation(id, from, now)
     bury(id, j, now)
     count('x', topic, 1, now)
     count('k', topic, 1, now)
-    settle(id, 'failed', now, j)
-    return {'dead', id, topic, attempts}
+    return with_settled({'dead', id, topic, attempts},
+                        settle(id, 'failed', now, j))
   end
   j[DEADLINE] = nil
   if expired(j, now) then return lapse(id, j, now) end
