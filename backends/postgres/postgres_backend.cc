@@ -201,6 +201,16 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
 absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
   std::vector<Lease> leases;
+  if (PlainPathsOpen(now)) {
+    DQ_ASSIGN_OR_RETURN(
+        bool plain,
+        ReservePlain(topic, max, now, report == nullptr ? "" : report->holder,
+                     &leases));
+    if (plain) {
+      if (report != nullptr) report->limited_until = absl::InfinitePast();
+      return leases;
+    }
+  }
   std::vector<Transition> moved;
   absl::Time limited_until = absl::InfinitePast();
   DQ_RETURN_IF_ERROR(Transaction(now, [&](Tx& tx) -> absl::Status {
@@ -361,6 +371,10 @@ absl::Status PostgresBackend::ClearLimit(absl::string_view topic,
 
 absl::Status PostgresBackend::Ack(absl::string_view id, uint64_t token,
                                   absl::string_view result, absl::Time now) {
+  if (PlainPathsOpen(now)) {
+    DQ_ASSIGN_OR_RETURN(bool plain, AckPlain(id, token, now));
+    if (plain) return absl::OkStatus();
+  }
   return Transaction(
       now, [&](Tx& tx) { return AckInTransaction(tx, id, token, result); });
 }
