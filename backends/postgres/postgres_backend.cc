@@ -200,17 +200,18 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
 
 absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
-  std::vector<Lease> leases;
   if (PlainPathsOpen(now)) {
-    DQ_ASSIGN_OR_RETURN(
-        bool plain,
-        ReservePlain(topic, max, now, report == nullptr ? "" : report->holder,
-                     &leases));
-    if (plain) {
-      if (report != nullptr) report->limited_until = absl::InfinitePast();
-      return leases;
-    }
+    std::vector<Lease> leases;
+    DQ_ASSIGN_OR_RETURN(bool plain,
+                        ReservePlain(topic, max, now, report, &leases));
+    if (plain) return leases;
   }
+  return ReserveGeneral(topic, max, now, report);
+}
+
+absl::StatusOr<std::vector<Lease>> PostgresBackend::ReserveGeneral(
+    absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
+  std::vector<Lease> leases;
   std::vector<Transition> moved;
   absl::Time limited_until = absl::InfinitePast();
   DQ_RETURN_IF_ERROR(Transaction(now, [&](Tx& tx) -> absl::Status {

@@ -69,6 +69,7 @@ class PostgresBackendTest : public ::testing::Test {
 // 7).
 std::string WithoutPlainPaths(const std::string& schema) {
   return absl::StrCat("DROP FUNCTION ", schema,
+                      ".ack_and_reserve_plain; DROP FUNCTION ", schema,
                       ".reserve_plain; DROP FUNCTION ", schema, ".ack_plain; ");
 }
 
@@ -369,7 +370,9 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion6GetsThePlainPaths) {
       "DO $$ BEGIN IF (SELECT version FROM ", schema,
       ".schema_version) <> 7 OR to_regproc('", schema,
       ".ack_plain') IS NULL OR to_regproc('", schema,
-      ".reserve_plain') IS NULL THEN RAISE 'not migrated'; END IF; END $$")));
+      ".reserve_plain') IS NULL OR to_regproc('", schema,
+      ".ack_and_reserve_plain') IS NULL THEN RAISE 'not migrated'; END IF; "
+      "END $$")));
 }
 
 // The plain paths keep a reservation's counts, its lease deadline news and
@@ -406,6 +409,54 @@ TEST_F(PostgresBackendTest, APlainReservationCountsAndOrdersAsTheGeneralOne) {
   EXPECT_EQ(totals[0].counts.lateness[LatenessBucket(2'000'000)], 2);
   ASSERT_OK_AND_ASSIGN(absl::Time next, backend->NextDue());
   EXPECT_EQ(next, late + second.ttr);
+}
+
+// A plain reservation promotes the topic's delayed jobs whose run_at came
+// and reports them; a worker's ack and next reservation go in one call,
+// and a lease of a job that waits for others still hands on the results
+// of its dependencies.
+TEST_F(PostgresBackendTest, APlainAckAndReservePromotesAndHandsResultsOn) {
+  std::unique_ptr<Backend> backend = Open(FreshSchema("plainnext"));
+  ASSERT_NE(backend, nullptr);
+  NewJob kept = TestJob("kept", "t", kT0);
+  kept.keep_for = absl::Minutes(5);
+  kept.keep_at_most = 10;
+  ASSERT_OK(backend->Add({TestJob("now", "t", kT0), kept}, kT0));
+  ASSERT_OK(backend->Add({TestJob("soon", "t", kT0 + absl::Seconds(1))}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> first, backend->Reserve("t", 2, kT0));
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(first[1].job.id, "kept");
+  ASSERT_OK(backend->Ack("kept", first[1].token, "result", kT0));
+  NewJob waiter = TestJob("waiter", "t", kT0 + absl::Seconds(2));
+  waiter.after = {"kept"};
+  ASSERT_OK(backend->Add({waiter}, kT0));
+
+  const absl::Time t1 = kT0 + absl::Seconds(1);
+  ReserveReport report;
+  AckReserved next =
+      backend->AckAndReserve("now", first[0].token, "", "t", 1, t1, &report);
+  EXPECT_OK(next.acked);
+  ASSERT_OK(next.leases.status());
+  ASSERT_EQ(next.leases->size(), 1u);
+  EXPECT_EQ((*next.leases)[0].job.id, "soon");
+  ASSERT_EQ(report.moved.size(), 1u);
+  EXPECT_EQ(report.moved[0].id, "soon");
+  EXPECT_EQ(report.moved[0].kind, Transition::Kind::kPromoted);
+  EXPECT_THAT(backend->Get("now").status(),
+              StatusIs(absl::StatusCode::kNotFound));
+
+  const absl::Time t2 = kT0 + absl::Seconds(2);
+  next = backend->AckAndReserve("soon", (*next.leases)[0].token, "", "t", 1, t2,
+                                nullptr);
+  EXPECT_OK(next.acked);
+  ASSERT_OK(next.leases.status());
+  ASSERT_EQ(next.leases->size(), 1u);
+  EXPECT_EQ((*next.leases)[0].job.id, "waiter");
+  EXPECT_EQ((*next.leases)[0].dependency_results.at("kept"), "result");
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].counts.done, 3);
+  EXPECT_EQ(totals[0].counts.delivered(), 4);
 }
 
 // Two transactions that ack a job's last two dependencies at once release

@@ -111,6 +111,11 @@ class PostgresBackend : public Backend {
                                              ReserveReport* report) override;
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::string_view result, absl::Time now) override;
+  // In one transaction when both are plain (plain_paths.cc).
+  AckReserved AckAndReserve(absl::string_view id, uint64_t token,
+                            absl::string_view result, absl::string_view topic,
+                            int max, absl::Time now,
+                            ReserveReport* report) override;
   // In one transaction.
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
       absl::Span<const Lease> leases, absl::Time now) override;
@@ -219,11 +224,25 @@ class PostgresBackend : public Backend {
   // Whether the plain paths may be taken at `now`: not when the minute's
   // fold of the counts is due (the general path does it).
   bool PlainPathsOpen(absl::Time now) const;
+  // `report` may be null; the jobs it promoted go to report->moved.
   absl::StatusOr<bool> ReservePlain(absl::string_view topic, int max,
-                                    absl::Time now, absl::string_view holder,
+                                    absl::Time now, ReserveReport* report,
                                     std::vector<Lease>* leases);
   absl::StatusOr<bool> AckPlain(absl::string_view id, uint64_t token,
                                 absl::Time now);
+  // AckPlain() then ReservePlain() in one transaction: nullopt when the
+  // ack was not plain (nothing done), else whether the reservation was.
+  absl::StatusOr<std::optional<bool>> AckAndReservePlain(
+      absl::string_view id, uint64_t token, absl::string_view topic, int max,
+      absl::Time now, ReserveReport* report, std::vector<Lease>* leases);
+  // The leases and promotions of a plain reservation's rows into `leases`
+  // and report->moved; false for the row that says it was not plain.
+  bool ReadPlainReservation(const Result& rows, ReserveReport* report,
+                            std::vector<Lease>* leases) const;
+  // Reserve() past its plain path.
+  absl::StatusOr<std::vector<Lease>> ReserveGeneral(absl::string_view topic,
+                                                    int max, absl::Time now,
+                                                    ReserveReport* report);
   // Notes the due jobs a DQ_PG_MOVE_DUE() statement moved (`rows`, their
   // columns from `col` on) for the news and counts, and appends them to
   // `out` when not null. Whether more than `limit` were due.

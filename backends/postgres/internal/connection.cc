@@ -431,6 +431,7 @@ absl::Status Connection::ErrorOf(const PGresult* r,
       r == nullptr ? nullptr : PQresultErrorField(r, PG_DIAG_SQLSTATE);
   absl::StatusCode code = absl::StatusCode::kUnavailable;
   if (state != nullptr) {
+    last_sql_state_ = state;
     code = CodeOfSqlState(state);
   } else if (!Broken()) {
     code = absl::StatusCode::kInternal;

@@ -150,6 +150,9 @@ class Connection {
   // `text` as an SQL string literal, for a script (RunScript()).
   std::string Literal(absl::string_view text) const;
 
+  // The SQLSTATE of the last statement that failed with one.
+  const std::string& last_sql_state() const { return last_sql_state_; }
+
   // Whether the connection is lost: it must not be used again.
   bool Broken() const { return PQstatus(conn_) != CONNECTION_OK; }
   // Whether a transaction is open (or failed and not yet rolled back).
@@ -182,6 +185,7 @@ class Connection {
   bool begin_pending_ = false;
   bool begin_confirmed_ = false;
   bool commit_pending_ = false;
+  mutable std::string last_sql_state_;
 };
 
 // The status a failed statement's SQLSTATE (or a connection's state, when
