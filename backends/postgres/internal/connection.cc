@@ -430,8 +430,8 @@ absl::Status Connection::ErrorOf(const PGresult* r,
   const char* state =
       r == nullptr ? nullptr : PQresultErrorField(r, PG_DIAG_SQLSTATE);
   absl::StatusCode code = absl::StatusCode::kUnavailable;
+  last_sql_state_ = state != nullptr ? state : "";
   if (state != nullptr) {
-    last_sql_state_ = state;
     code = CodeOfSqlState(state);
   } else if (!Broken()) {
     code = absl::StatusCode::kInternal;

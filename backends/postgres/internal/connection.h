@@ -150,7 +150,8 @@ class Connection {
   // `text` as an SQL string literal, for a script (RunScript()).
   std::string Literal(absl::string_view text) const;
 
-  // The SQLSTATE of the last statement that failed with one.
+  // The SQLSTATE of the last statement that failed; empty when it failed
+  // without one (a lost connection).
   const std::string& last_sql_state() const { return last_sql_state_; }
 
   // Whether the connection is lost: it must not be used again.
