@@ -34,6 +34,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/postgres/internal/events.cc
   backends/postgres/internal/news.cc
   backends/postgres/internal/news.h
+  backends/postgres/internal/plain_paths.cc
   backends/postgres/internal/pool.cc
   backends/postgres/internal/pool.h
   backends/postgres/internal/reads.cc

@@ -200,6 +200,17 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
 
 absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
+  if (PlainPathsOpen(now)) {
+    std::vector<Lease> leases;
+    DQ_ASSIGN_OR_RETURN(bool plain,
+                        ReservePlain(topic, max, now, report, &leases));
+    if (plain) return leases;
+  }
+  return ReserveGeneral(topic, max, now, report);
+}
+
+absl::StatusOr<std::vector<Lease>> PostgresBackend::ReserveGeneral(
+    absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
   std::vector<Lease> leases;
   std::vector<Transition> moved;
   absl::Time limited_until = absl::InfinitePast();
@@ -364,6 +375,12 @@ absl::Status PostgresBackend::ClearLimit(absl::string_view topic,
 absl::Status PostgresBackend::Ack(absl::string_view id, uint64_t token,
                                   absl::string_view result, absl::Time now,
                                   std::vector<Settled>* settled) {
+  // A plain ack settles nothing: a job with dependants, a batch or a kept
+  // result takes the general path.
+  if (PlainPathsOpen(now)) {
+    DQ_ASSIGN_OR_RETURN(bool plain, AckPlain(id, token, now));
+    if (plain) return absl::OkStatus();
+  }
   return Transaction(now, settled, [&](Tx& tx) {
     return AckInTransaction(tx, id, token, result);
   });

@@ -173,6 +173,12 @@ void Promotion::RefreshFromStore(absl::Time now) {
   // moves them in that call, or leaves them if it stops at its limit).
   // Looking again soon, twice as late each time up to LookInterval(), finds
   // what the other call left without spinning on a clock that stays behind.
+  // A stale time other than the last one is progress, not a stuck clock:
+  // other calls are moving due jobs as they come (workers that promote
+  // their topic's jobs while this looked), and the next job to come due
+  // must not wait for a look that the last ones pushed back.
+  if (*next != last_stale_) stale_look_ = kFirstStaleLook;
+  last_stale_ = *next;
   ArmPollLocked(now + std::min(stale_look_, LookInterval()));
   stale_look_ = std::min(stale_look_ * 2, LookInterval());
 }

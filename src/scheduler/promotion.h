@@ -182,9 +182,12 @@ class Promotion {
   absl::Time next_refresh_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // How soon to look again when the store reports a due time that already
   // passed (RefreshFromStore()): kFirstStaleLook, doubling while it keeps
-  // doing so, back to kFirstStaleLook once it reports a future one.
+  // reporting the same one, back to kFirstStaleLook once it reports a
+  // future one or another that passed.
   static constexpr absl::Duration kFirstStaleLook = absl::Milliseconds(10);
   absl::Duration stale_look_ ABSL_GUARDED_BY(mu_) = kFirstStaleLook;
+  // The last due time the store reported that had already passed.
+  absl::Time last_stale_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // Bumped whenever a job of a topic in the slot may have become ready. A
   // fixed number of slots rather than one per topic, so that topics that
   // come and go leave nothing behind: topics that share a slot only wake

@@ -65,10 +65,19 @@ class PostgresBackendTest : public ::testing::Test {
   PostgresServer* server_ = nullptr;
 };
 
+// SQL that takes `schema` back to before the plain paths (schema version
+// 7).
+std::string WithoutPlainPaths(const std::string& schema) {
+  return absl::StrCat("DROP FUNCTION ", schema,
+                      ".ack_and_reserve_plain; DROP FUNCTION ", schema,
+                      ".reserve_plain; DROP FUNCTION ", schema, ".ack_plain; ");
+}
+
 // SQL that takes `schema` back to before the lists of what jobs wait for
-// (schema version 6).
+// (schema version 6), and what came after them.
 std::string WithoutDependencyLists(const std::string& schema) {
   return absl::StrCat(
+      WithoutPlainPaths(schema),
       "DROP TRIGGER job_after_leaves_with_its_job ON ", schema,
       ".jobs; DROP FUNCTION ", schema, ".job_after_leaves; DROP TABLE ", schema,
       ".job_after; ALTER TABLE ", schema, ".jobs DROP COLUMN after_count; ");
@@ -322,6 +331,132 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion1IsMigrated) {
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
   EXPECT_EQ(stats.ready, 1);
   EXPECT_EQ(stats.waiting, 1);
+}
+
+// A schema of version 6 (no plain paths) is migrated with its jobs: a
+// lease made before is acknowledged, the next job reserved and
+// acknowledged, and the counts of both versions add up.
+TEST_F(PostgresBackendTest, ASchemaOfVersion6GetsThePlainPaths) {
+  const std::string schema = FreshSchema("v6");
+  Lease before;
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    ASSERT_OK(backend->Add({TestJob("old", "t", kT0)}, kT0));
+    ASSERT_OK(backend->Add({TestJob("next", "t", kT0)}, kT0));
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend->Reserve("t", 1, kT0));
+    ASSERT_EQ(leases.size(), 1u);
+    before = leases[0];
+  }
+  ASSERT_OK(
+      server_->Psql(absl::StrCat(WithoutPlainPaths(schema), "UPDATE ", schema,
+                                 ".schema_version SET version = 6")));
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  const absl::Time later = kT0 + absl::Seconds(1);
+  EXPECT_OK(backend->Ack(before.job.id, before.token, "", later));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend->Reserve("t", 1, later));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].job.id, "next");
+  EXPECT_OK(backend->Ack(leases[0].job.id, leases[0].token, "", later));
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].counts.enqueued, 2);
+  EXPECT_EQ(totals[0].counts.delivered(), 2);
+  EXPECT_EQ(totals[0].counts.done, 2);
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ BEGIN IF (SELECT version FROM ", schema,
+      ".schema_version) <> 7 OR to_regproc('", schema,
+      ".ack_plain') IS NULL OR to_regproc('", schema,
+      ".reserve_plain') IS NULL OR to_regproc('", schema,
+      ".ack_and_reserve_plain') IS NULL THEN RAISE 'not migrated'; END IF; "
+      "END $$")));
+}
+
+// The plain paths keep a reservation's counts, its lease deadline news and
+// its tokens as the general path does: two leases of one call have
+// consecutive tokens in the ready order, and a late delivery is counted in
+// its lateness bucket.
+TEST_F(PostgresBackendTest, APlainReservationCountsAndOrdersAsTheGeneralOne) {
+  std::unique_ptr<Backend> backend = Open(FreshSchema("plain"));
+  ASSERT_NE(backend, nullptr);
+  NewJob first = TestJob("first", "t", kT0);
+  first.priority = 0;
+  NewJob second = TestJob("second", "t", kT0);
+  second.priority = 1;
+  ASSERT_OK(backend->Add({second, first}, kT0));
+  // Add() folded the counts of the minute: the calls of the minute that
+  // follow may be plain.
+  const absl::Time late = kT0 + absl::Seconds(2);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend->Reserve("t", 2, late));
+  ASSERT_EQ(leases.size(), 2u);
+  EXPECT_EQ(leases[0].job.id, "first");
+  EXPECT_EQ(leases[1].job.id, "second");
+  EXPECT_EQ(leases[1].token, leases[0].token + 1);
+  EXPECT_EQ(leases[0].deadline, late + first.ttr);
+  ASSERT_OK_AND_ASSIGN(Job got, backend->Get("first"));
+  EXPECT_EQ(got.state, JobState::kReserved);
+  EXPECT_EQ(got.attempts, 1);
+  EXPECT_THAT(backend->Ack("first", leases[0].token + 7, "", late),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_OK(backend->Ack("first", leases[0].token, "", late));
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].counts.done, 1);
+  EXPECT_EQ(totals[0].counts.lateness[LatenessBucket(2'000'000)], 2);
+  ASSERT_OK_AND_ASSIGN(absl::Time next, backend->NextDue());
+  EXPECT_EQ(next, late + second.ttr);
+}
+
+// A plain reservation promotes the topic's delayed jobs whose run_at came
+// and reports them; a worker's ack and next reservation go in one call,
+// and a lease of a job that waits for others still hands on the results
+// of its dependencies.
+TEST_F(PostgresBackendTest, APlainAckAndReservePromotesAndHandsResultsOn) {
+  std::unique_ptr<Backend> backend = Open(FreshSchema("plainnext"));
+  ASSERT_NE(backend, nullptr);
+  NewJob kept = TestJob("kept", "t", kT0);
+  kept.keep_for = absl::Minutes(5);
+  kept.keep_at_most = 10;
+  ASSERT_OK(backend->Add({TestJob("now", "t", kT0), kept}, kT0));
+  ASSERT_OK(backend->Add({TestJob("soon", "t", kT0 + absl::Seconds(1))}, kT0));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> first, backend->Reserve("t", 2, kT0));
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(first[1].job.id, "kept");
+  ASSERT_OK(backend->Ack("kept", first[1].token, "result", kT0));
+  NewJob waiter = TestJob("waiter", "t", kT0 + absl::Seconds(2));
+  waiter.after = {"kept"};
+  ASSERT_OK(backend->Add({waiter}, kT0));
+
+  const absl::Time t1 = kT0 + absl::Seconds(1);
+  ReserveReport report;
+  AckReserved next =
+      backend->AckAndReserve("now", first[0].token, "", "t", 1, t1, &report);
+  EXPECT_OK(next.acked);
+  ASSERT_OK(next.leases.status());
+  ASSERT_EQ(next.leases->size(), 1u);
+  EXPECT_EQ((*next.leases)[0].job.id, "soon");
+  ASSERT_EQ(report.moved.size(), 1u);
+  EXPECT_EQ(report.moved[0].id, "soon");
+  EXPECT_EQ(report.moved[0].kind, Transition::Kind::kPromoted);
+  EXPECT_THAT(backend->Get("now").status(),
+              StatusIs(absl::StatusCode::kNotFound));
+
+  const absl::Time t2 = kT0 + absl::Seconds(2);
+  next = backend->AckAndReserve("soon", (*next.leases)[0].token, "", "t", 1, t2,
+                                nullptr);
+  EXPECT_OK(next.acked);
+  ASSERT_OK(next.leases.status());
+  ASSERT_EQ(next.leases->size(), 1u);
+  EXPECT_EQ((*next.leases)[0].job.id, "waiter");
+  EXPECT_EQ((*next.leases)[0].dependency_results.at("kept"), "result");
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].counts.done, 3);
+  EXPECT_EQ(totals[0].counts.delivered(), 4);
 }
 
 // Two transactions that ack a job's last two dependencies at once release

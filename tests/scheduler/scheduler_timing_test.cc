@@ -357,5 +357,40 @@ TEST(StaleNextDueTest, ALateDueTimeIsLookedAtAgainSoonerThenLessOften) {
   EXPECT_GT(wrapper->looks, before);
 }
 
+// A store whose due time passed but moves on from one look to the next
+// (other processes' calls promote due jobs as they come, each holding the
+// earliest for a moment) is looked at every 10 ms: the looks are not pushed
+// back as for a stuck one, so the next job due waits no longer than that.
+TEST(StaleNextDueTest, AStaleDueTimeThatMovesOnIsLookedAtAgainSoon) {
+  SimulatedClock clock(kStart);
+  std::unique_ptr<Backend> store = NewMemoryBackend();
+  auto owned = std::make_unique<StaleNextDue>(store.get());
+  StaleNextDue* wrapper = owned.get();
+  SchedulerOptions options;
+  options.clock = &clock;
+  options.poll_interval = absl::Hours(1);
+  ASSERT_OK_AND_ASSIGN(auto scheduler,
+                       Scheduler::Create(std::move(owned), options));
+  wrapper->stale = kStart - absl::Seconds(1);
+  JobOptions soon;
+  soon.delay = absl::Milliseconds(1);
+  ASSERT_OK(scheduler->Enqueue("t", "p", soon));
+  clock.Advance(absl::Milliseconds(1));
+  ASSERT_OK(scheduler->Tick());  // promotes, then finds the stale time
+  // Each look finds another job due a moment ago.
+  wrapper->stale = clock.Now() - absl::Milliseconds(1);
+  std::vector<int> looks_at;
+  for (int ms = 1; ms <= 100; ++ms) {
+    const int before = wrapper->looks;
+    clock.Advance(absl::Milliseconds(1));
+    ASSERT_OK(scheduler->Tick());
+    if (wrapper->looks > before) {
+      looks_at.push_back(ms);
+      wrapper->stale = clock.Now() - absl::Milliseconds(1);
+    }
+  }
+  EXPECT_THAT(looks_at, ElementsAre(10, 20, 30, 40, 50, 60, 70, 80, 90, 100));
+}
+
 }  // namespace
 }  // namespace delayq

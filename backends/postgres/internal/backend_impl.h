@@ -85,6 +85,9 @@ struct Tx {
   // moves them again; and any later commit that waits flushes the WAL
   // before it, so nothing durable builds on a promotion that is lost.
   bool durable = true;
+  // Whether the body's last statement committed the transaction
+  // (Connection::CommitWithNext()): Finish() has nothing left to do.
+  bool committed = false;
   // Whether due news moves the store's horizon. Not in the application's
   // transaction (EnqueueInTransaction()): the row's lock would last as
   // long as that does, so the news goes out without comparing.
@@ -112,6 +115,11 @@ class PostgresBackend : public Backend {
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::string_view result, absl::Time now,
                    std::vector<Settled>* settled) override;
+  // In one transaction when both are plain (plain_paths.cc).
+  AckReserved AckAndReserve(absl::string_view id, uint64_t token,
+                            absl::string_view result, absl::string_view topic,
+                            int max, absl::Time now,
+                            ReserveReport* report) override;
   // In one transaction.
   using Backend::AckBatch;
   absl::StatusOr<std::vector<absl::Status>> AckBatch(
@@ -227,6 +235,34 @@ class PostgresBackend : public Backend {
 
   // Inserts `jobs` as Add() does.
   absl::Status InsertJobs(Tx& tx, absl::Span<const NewJob> jobs);
+
+  // The plain paths (plain_paths.cc): a reservation or acknowledgement
+  // with nothing to do but the transition itself, in one round trip. Each
+  // says whether it was plain (done); if not, it changed nothing and the
+  // caller takes the general path.
+  //
+  // Whether the plain paths may be taken at `now`: not when the minute's
+  // fold of the counts is due (the general path does it).
+  bool PlainPathsOpen(absl::Time now) const;
+  // `report` may be null; the jobs it promoted go to report->moved.
+  absl::StatusOr<bool> ReservePlain(absl::string_view topic, int max,
+                                    absl::Time now, ReserveReport* report,
+                                    std::vector<Lease>* leases);
+  absl::StatusOr<bool> AckPlain(absl::string_view id, uint64_t token,
+                                absl::Time now);
+  // AckPlain() then ReservePlain() in one transaction: nullopt when the
+  // ack was not plain (nothing done), else whether the reservation was.
+  absl::StatusOr<std::optional<bool>> AckAndReservePlain(
+      absl::string_view id, uint64_t token, absl::string_view topic, int max,
+      absl::Time now, ReserveReport* report, std::vector<Lease>* leases);
+  // The leases and promotions of a plain reservation's rows into `leases`
+  // and report->moved; false for the row that says it was not plain.
+  bool ReadPlainReservation(const Result& rows, ReserveReport* report,
+                            std::vector<Lease>* leases) const;
+  // Reserve() past its plain path.
+  absl::StatusOr<std::vector<Lease>> ReserveGeneral(absl::string_view topic,
+                                                    int max, absl::Time now,
+                                                    ReserveReport* report);
   // Notes the due jobs a DQ_PG_MOVE_DUE() statement moved (`rows`, their
   // columns from `col` on) for the news and counts, and appends them to
   // `out` when not null. Whether more than `limit` were due.

@@ -312,10 +312,12 @@ absl::StatusOr<Result> Connection::Exec(absl::string_view sql,
     }
     absl::StatusOr<std::string> name = Prepared(text, static_cast<int>(n));
     if (!name.ok()) return name.status();
-    if (begin_pending_) {
-      begin_pending_ = false;
-      result = Result(BeginAndExec(*name, static_cast<int>(n), values.data(),
-                                   lengths.data(), params.formats_.data()));
+    if (begin_pending_ || commit_pending_) {
+      const bool begin = begin_pending_, commit = commit_pending_;
+      begin_pending_ = commit_pending_ = false;
+      result = Result(ExecInPipeline(*name, static_cast<int>(n), values.data(),
+                                     lengths.data(), params.formats_.data(),
+                                     begin, commit));
     } else {
       result = Result(PQexecPrepared(conn_, name->c_str(), static_cast<int>(n),
                                      values.data(), lengths.data(),
@@ -347,23 +349,28 @@ absl::StatusOr<std::string> Connection::Prepared(const std::string& sql,
   return name;
 }
 
-PGresult* Connection::BeginAndExec(const std::string& name, int n,
-                                   const char* const* values,
-                                   const int* lengths, const int* formats) {
+PGresult* Connection::ExecInPipeline(const std::string& name, int n,
+                                     const char* const* values,
+                                     const int* lengths, const int* formats,
+                                     bool begin, bool commit) {
+  auto send = [&](const char* sql) {
+    return PQsendQueryParams(conn_, sql, 0, nullptr, nullptr, nullptr, nullptr,
+                             0) == 1;
+  };
   if (PQenterPipelineMode(conn_) != 1) return nullptr;
-  if (PQsendQueryParams(conn_, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr,
-                        0) != 1 ||
+  if ((begin && !send("BEGIN")) ||
       PQsendQueryPrepared(conn_, name.c_str(), n, values, lengths, formats,
                           0) != 1 ||
-      PQpipelineSync(conn_) != 1) {
+      (commit && !send("COMMIT")) || PQpipelineSync(conn_) != 1) {
     PQexitPipelineMode(conn_);
     return nullptr;
   }
-  // The results come as BEGIN's, a null, the statement's, a null, then
-  // the sync; a failed BEGIN leaves the statement's aborted. Nulls past
-  // what the pipeline holds mean the connection broke.
+  // Each command's result comes followed by a null, then the sync; a
+  // failed command leaves the ones after it aborted. Nulls past what the
+  // pipeline holds mean the connection broke.
+  const int commands = 1 + (begin ? 1 : 0) + (commit ? 1 : 0);
   std::vector<PGresult*> results;
-  for (int nulls = 0; nulls < 3 && !Broken();) {
+  for (int nulls = 0; nulls <= commands && !Broken();) {
     PGresult* r = PQgetResult(conn_);
     if (r == nullptr) {
       ++nulls;
@@ -376,19 +383,25 @@ PGresult* Connection::BeginAndExec(const std::string& name, int n,
     results.push_back(r);
   }
   PQexitPipelineMode(conn_);
-  PGresult* begin = results.size() > 0 ? results[0] : nullptr;
-  PGresult* statement = results.size() > 1 ? results[1] : nullptr;
-  for (size_t i = 2; i < results.size(); ++i) PQclear(results[i]);
-  begin_confirmed_ =
-      begin != nullptr && PQresultStatus(begin) == PGRES_COMMAND_OK;
-  if (!begin_confirmed_ || statement == nullptr) {
-    // The BEGIN's error (or none, for a lost connection) is the one to
-    // report.
-    PQclear(statement);
-    return begin;
+  results.resize(commands, nullptr);
+  auto ok = [](PGresult* r) {
+    return r != nullptr && (PQresultStatus(r) == PGRES_COMMAND_OK ||
+                            PQresultStatus(r) == PGRES_TUPLES_OK);
+  };
+  if (begin) begin_confirmed_ = ok(results[0]);
+  // The first command that failed (none, for a lost connection) is the
+  // one to report; the statement's rows only when all went through.
+  size_t answer = begin ? 1 : 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!ok(results[i])) {
+      answer = i;
+      break;
+    }
   }
-  PQclear(begin);
-  return statement;
+  PGresult* out = results[answer];
+  results[answer] = nullptr;
+  for (PGresult* r : results) PQclear(r);
+  return out;
 }
 
 absl::Status Connection::RunScript(absl::string_view sql) {
@@ -417,6 +430,7 @@ absl::Status Connection::ErrorOf(const PGresult* r,
   const char* state =
       r == nullptr ? nullptr : PQresultErrorField(r, PG_DIAG_SQLSTATE);
   absl::StatusCode code = absl::StatusCode::kUnavailable;
+  last_sql_state_ = state != nullptr ? state : "";
   if (state != nullptr) {
     code = CodeOfSqlState(state);
   } else if (!Broken()) {

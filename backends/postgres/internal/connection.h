@@ -128,10 +128,19 @@ class Connection {
     begin_pending_ = true;
     begin_confirmed_ = false;
   }
-  // Forgets a BeginWithNext() that no statement followed (the
-  // transaction's body failed first), so the connection's next user does
-  // not begin one unasked.
-  void ForgetBegin() { begin_pending_ = false; }
+  // Commits the transaction with the next statement: COMMIT goes to the
+  // server right behind it, in the same round trip as the statement (and
+  // its BEGIN, after BeginWithNext()). The statement's rows come back only
+  // when both it and the COMMIT succeeded; a failed statement leaves the
+  // transaction open and aborted, to be rolled back.
+  void CommitWithNext() { commit_pending_ = true; }
+  // Forgets a BeginWithNext() or CommitWithNext() that no statement
+  // followed (the transaction's body failed first), so the connection's
+  // next user does not begin or commit one unasked.
+  void ForgetBegin() {
+    begin_pending_ = false;
+    commit_pending_ = false;
+  }
   // Whether the server confirmed the BEGIN of the transaction: until it
   // has, a lost connection did nothing in one.
   bool begin_confirmed() const { return begin_confirmed_; }
@@ -140,6 +149,10 @@ class Connection {
 
   // `text` as an SQL string literal, for a script (RunScript()).
   std::string Literal(absl::string_view text) const;
+
+  // The SQLSTATE of the last statement that failed; empty when it failed
+  // without one (a lost connection).
+  const std::string& last_sql_state() const { return last_sql_state_; }
 
   // Whether the connection is lost: it must not be used again.
   bool Broken() const { return PQstatus(conn_) != CONNECTION_OK; }
@@ -158,10 +171,11 @@ class Connection {
   // The name `sql` is prepared under on this connection, preparing it
   // first if need be.
   absl::StatusOr<std::string> Prepared(const std::string& sql, int params);
-  // BEGIN and the prepared statement `name` in one round trip.
-  PGresult* BeginAndExec(const std::string& name, int n,
-                         const char* const* values, const int* lengths,
-                         const int* formats);
+  // The prepared statement `name`, after BEGIN when `begin` and before
+  // COMMIT when `commit`, in one round trip.
+  PGresult* ExecInPipeline(const std::string& name, int n,
+                           const char* const* values, const int* lengths,
+                           const int* formats, bool begin, bool commit);
 
   PGconn* conn_;
   const std::string where_;
@@ -171,6 +185,8 @@ class Connection {
   absl::flat_hash_map<std::string, std::string> prepared_;
   bool begin_pending_ = false;
   bool begin_confirmed_ = false;
+  bool commit_pending_ = false;
+  mutable std::string last_sql_state_;
 };
 
 // The status a failed statement's SQLSTATE (or a connection's state, when

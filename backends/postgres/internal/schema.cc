@@ -407,12 +407,182 @@ CREATE TRIGGER job_after_leaves_with_its_job AFTER DELETE ON {s}.jobs
   EXECUTE FUNCTION {s}.job_after_leaves();
 )sql";
 
+// Schema version 7: the plain reservation and acknowledgement, each one
+// statement that does the whole transition (state, counts, news) in the
+// caller's transaction, so that the commonest calls cost one round trip.
+// Each does its work only when nothing else is to be done; otherwise it
+// changes nothing and says so (reserve_plain: one row of NULLs; ack_plain:
+// false), and the caller takes the general path of several statements.
+//
+// reserve_plain() serves a topic that is not paused, has no limit and has
+// no due job but delayed ones whose run_at came (no lease to expire, no
+// expiry): it promotes up to p_promote of those, earliest first, passing
+// over the ones another transaction holds, and returns them as promoted
+// (state 1); then takes the first p_max ready jobs, none of which may wait
+// for others (their results are read apart: else it raises DQ001, undoing
+// all), leases them as the general path does, tokens in the ready order
+// from p_first_token, and returns them (state 2). It appends the
+// deliveries to transitions_recent at minute p_minute (none when NULL),
+// each in the lateness bucket of p_bounds that (now - run_at) falls in, as
+// LatenessBucket() counts; announces the earliest deadline on p_channel
+// when it moves the horizon, and the topic as ready when it promoted more
+// than it took into an empty ready set (news.h).
+//
+// ack_plain() locks the reservation first, so a job made to wait for it
+// meanwhile (kDependencyOf locks it) is seen by the checks that follow;
+// it acknowledges only a job without keep_for, dependants or batch, of a
+// topic without a concurrency cap, with its dedup window and count.
+//
+// ack_and_reserve_plain() is ack_plain() then reserve_plain(), for a worker
+// going on to its next job in one transaction; when the ack is not plain it
+// does nothing and returns one row of NULLs but for state, -1.
+constexpr char kSchemaPlainPaths[] = R"sql(
+CREATE FUNCTION {s}.reserve_plain(p_topic text, p_max integer,
+    p_promote integer, p_now bigint, p_first_token bigint, p_holder text,
+    p_minute bigint, p_bounds bigint[], p_channel text)
+  RETURNS SETOF {s}.jobs LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_none {s}.jobs;
+  v_row {s}.jobs;
+  v_seqs bigint[];
+  v_waits boolean;
+  v_late bigint[] := array_fill(0::bigint, ARRAY[6]);
+  v_bucket integer;
+  v_first bigint;
+  v_promoted integer := 0;
+  v_taken integer := 0;
+BEGIN
+  IF EXISTS (SELECT 1 FROM {s}.paused WHERE topic = p_topic) OR
+     EXISTS (SELECT 1 FROM {s}.limits WHERE topic = p_topic) OR
+     EXISTS (SELECT 1 FROM {s}.jobs WHERE topic = p_topic
+             AND due_us IS NOT NULL AND due_us <= p_now
+             AND state IN (0, 1, 2)
+             AND (state <> 0 OR expire_at_us <= p_now)) THEN
+    RETURN NEXT v_none;
+    RETURN;
+  END IF;
+  FOR v_row IN
+    UPDATE {s}.jobs j SET state = 1, due_us = j.expire_at_us, token = NULL
+    FROM (SELECT seq FROM {s}.jobs WHERE topic = p_topic
+          AND due_us IS NOT NULL AND due_us <= p_now AND state = 0
+          ORDER BY due_us, seq LIMIT p_promote FOR UPDATE SKIP LOCKED) d
+    WHERE j.seq = d.seq RETURNING j.*
+  LOOP
+    v_promoted := v_promoted + 1;
+    RETURN NEXT v_row;
+  END LOOP;
+  SELECT array_agg(t.seq ORDER BY t.priority, t.run_at_us, t.seq),
+         bool_or(t.after_count > 0)
+    INTO v_seqs, v_waits
+    FROM (SELECT seq, priority, run_at_us, after_count FROM {s}.jobs
+          WHERE topic = p_topic AND state = 1
+          ORDER BY priority, run_at_us, seq LIMIT p_max
+          FOR UPDATE SKIP LOCKED) t;
+  IF v_waits THEN
+    RAISE EXCEPTION 'delayq: a job to lease waits for others'
+      USING ERRCODE = 'DQ001';
+  END IF;
+  FOR v_row IN
+    UPDATE {s}.jobs j SET state = 2, attempts = j.attempts + 1,
+      due_us = GREATEST(p_now, j.run_at_us) + j.ttr_us,
+      token = p_first_token + r.k - 1, holder = p_holder,
+      reserved_at_us = p_now
+    FROM unnest(v_seqs) WITH ORDINALITY AS r(seq, k)
+    WHERE j.seq = r.seq RETURNING j.*
+  LOOP
+    v_bucket := (SELECT count(*) FROM unnest(p_bounds) AS b(us)
+                 WHERE b.us < p_now - v_row.run_at_us);
+    v_late[v_bucket + 1] := v_late[v_bucket + 1] + 1;
+    v_first := LEAST(v_first, v_row.due_us);
+    v_taken := v_taken + 1;
+    RETURN NEXT v_row;
+  END LOOP;
+  IF v_promoted > v_taken AND (SELECT count(*) FROM (SELECT 1 FROM {s}.jobs
+      WHERE topic = p_topic AND state = 1 LIMIT v_promoted - v_taken + 1)
+      AS b) = v_promoted - v_taken THEN
+    PERFORM pg_notify(p_channel, 'r' || p_topic);
+  END IF;
+  IF v_taken = 0 THEN
+    RETURN;
+  END IF;
+  IF p_minute IS NOT NULL THEN
+    INSERT INTO {s}.transitions_recent (minute_us, topic, enqueued, done,
+      failed, retried, expired, dead, lapsed, late0, late1, late2, late3,
+      late4, late5)
+    VALUES (p_minute, p_topic, 0, 0, 0, 0, 0, 0, 0, v_late[1], v_late[2],
+      v_late[3], v_late[4], v_late[5], v_late[6]);
+  END IF;
+  UPDATE {s}.news_horizon SET at_us = v_first WHERE id = 1
+    AND (at_us IS NULL OR at_us > v_first OR at_us <= p_now);
+  IF FOUND THEN
+    PERFORM pg_notify(p_channel, 'd' || v_first);
+  END IF;
+END
+$fn$;
+
+CREATE FUNCTION {s}.ack_plain(p_id text, p_token bigint, p_now bigint,
+    p_minute bigint)
+  RETURNS boolean LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_seq bigint;
+  v_topic text;
+  v_keep bigint;
+  v_unique bigint;
+BEGIN
+  SELECT seq, topic, keep_for_us, unique_for_us
+    INTO v_seq, v_topic, v_keep, v_unique
+    FROM {s}.jobs WHERE id = p_id AND state = 2 AND token = p_token
+    FOR UPDATE;
+  IF NOT FOUND OR v_keep > 0 OR
+     EXISTS (SELECT 1 FROM {s}.dependencies WHERE dependency = p_id) OR
+     EXISTS (SELECT 1 FROM {s}.batch_jobs WHERE job = p_id) OR
+     EXISTS (SELECT 1 FROM {s}.limits WHERE topic = v_topic
+             AND concurrency > 0) THEN
+    RETURN false;
+  END IF;
+  DELETE FROM {s}.jobs WHERE seq = v_seq;
+  DELETE FROM {s}.jobs WHERE topic = v_topic AND state = 4
+    AND (finished_at_us + keep_for_us) <= p_now;
+  IF v_unique > 0 THEN
+    INSERT INTO {s}.held_ids (id, until_us) VALUES (p_id, p_now + v_unique)
+      ON CONFLICT (id) DO UPDATE SET until_us = excluded.until_us;
+  END IF;
+  IF p_minute IS NOT NULL THEN
+    INSERT INTO {s}.transitions_recent (minute_us, topic, enqueued, done,
+      failed, retried, expired, dead, lapsed, late0, late1, late2, late3,
+      late4, late5)
+    VALUES (p_minute, v_topic, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+  END IF;
+  RETURN true;
+END
+$fn$;
+
+CREATE FUNCTION {s}.ack_and_reserve_plain(p_id text, p_token bigint,
+    p_topic text, p_max integer, p_promote integer, p_now bigint,
+    p_first_token bigint, p_holder text, p_minute bigint, p_bounds bigint[],
+    p_channel text)
+  RETURNS SETOF {s}.jobs LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_none {s}.jobs;
+BEGIN
+  IF NOT {s}.ack_plain(p_id, p_token, p_now, p_minute) THEN
+    v_none.state := -1;
+    RETURN NEXT v_none;
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT * FROM {s}.reserve_plain(p_topic, p_max, p_promote,
+    p_now, p_first_token, p_holder, p_minute, p_bounds, p_channel);
+END
+$fn$;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty schema. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {
     kSchemaV1,           kSchemaDependencies, kSchemaSqlEnqueue,
-    kSchemaLeaseHolders, kSchemaBatches,      kSchemaDependencyLists};
+    kSchemaLeaseHolders, kSchemaBatches,      kSchemaDependencyLists,
+    kSchemaPlainPaths};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

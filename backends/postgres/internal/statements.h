@@ -186,6 +186,21 @@ struct Sql {
       "holder = $5, reserved_at_us = $3 "
       "FROM ranked WHERE j.seq = ranked.taken_seq RETURNING " DQ_PG_JOB_COLUMNS;
 
+  // The plain paths (schema.cc, version 7): a reservation ($7 the
+  // minute of its counts or NULL, $8 the lateness bounds, $9 the news
+  // channel) and an acknowledgement ($4 the minute or NULL), each with all
+  // it writes in one statement.
+  static constexpr const char* kReservePlain =
+      "SELECT " DQ_PG_JOB_COLUMNS
+      " FROM {s}.reserve_plain($1, $2, $3, $4, $5, $6, $7, $8, $9)";
+  static constexpr const char* kAckPlain =
+      "SELECT {s}.ack_plain($1, $2, $3, $4)";
+  // ack_plain($1, $2) and then reserve_plain($3...) in one statement.
+  static constexpr const char* kAckAndReservePlain =
+      "SELECT " DQ_PG_JOB_COLUMNS
+      " FROM {s}.ack_and_reserve_plain($1, $2, "
+      "$3, $4, $5, $6, $7, $8, $9, $10, $11)";
+
   // Ack() of a job without keep_for, and of one with it: kept done (state
   // 4) with its result, its order of keeping from job_order.
   // The first also lets the topic's done jobs whose time is up at $3 go,

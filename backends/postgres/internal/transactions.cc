@@ -105,6 +105,7 @@ absl::Status PostgresBackend::Read(
 }
 
 absl::Status PostgresBackend::Finish(Tx& tx) {
+  if (tx.committed) return absl::OkStatus();
   DQ_ASSIGN_OR_RETURN(std::string tail, Tail(tx));
   return tx.conn->RunScript(absl::StrCat(
       tail, tx.durable ? "" : "SET LOCAL synchronous_commit TO off;\n",
