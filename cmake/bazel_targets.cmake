@@ -46,7 +46,6 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/postgres/postgres_backend.cc
   backends/postgres/url.cc
   backends/redis/backend_impl.h
-  backends/redis/call_groups.cc
   backends/redis/client/cluster.cc
   backends/redis/client/cluster.h
   backends/redis/client/connection.cc
@@ -92,6 +91,7 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/sqlite/internal/db.h
   backends/sqlite/internal/dependencies.cc
   backends/sqlite/internal/events.cc
+  backends/sqlite/internal/group_commit.cc
   backends/sqlite/internal/group_commit.h
   backends/sqlite/internal/news.cc
   backends/sqlite/internal/news.h
@@ -135,8 +135,6 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/contract_errors.h
   src/common/generated_id.cc
   src/common/generated_id.h
-  src/common/group_commit.cc
-  src/common/group_commit.h
   src/common/job_in_transaction.cc
   src/common/job_in_transaction.h
   src/common/lease_token.cc
@@ -532,9 +530,6 @@ delayq_cc_test(tests_redis_redis_acl_test DIR tests/redis NAME redis_acl_test
   DEPS delayq tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
 delayq_cc_test(tests_redis_redis_backend_test DIR tests/redis NAME redis_backend_test
   SRCS tests/redis/redis_backend_test.cc
-  DEPS delayq tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
-delayq_cc_test(tests_redis_redis_call_groups_test DIR tests/redis NAME redis_call_groups_test
-  SRCS tests/redis/redis_call_groups_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_status_matchers tests_testing_test_job tp_gtest_main)
 delayq_cc_test(tests_redis_redis_cluster_test DIR tests/redis NAME redis_cluster_test
   SRCS tests/redis/redis_cluster_test.cc

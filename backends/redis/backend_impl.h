@@ -16,7 +16,6 @@
 #include "backends/redis/internal/script_args.h"
 #include "delayq/backend.h"
 #include "delayq/redis_backend.h"
-#include "src/common/group_commit.h"
 
 namespace delayq {
 
@@ -54,8 +53,6 @@ class RedisBackend : public Backend {
                           std::vector<Settled>* settled) override;
   absl::StatusOr<Batch> GetBatch(absl::string_view id) override;
   using Backend::Reserve;
-  // Reserve() and Ack() of threads that call at the same moment share a
-  // script call (call_groups.cc).
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
                                              absl::Time now,
                                              ReserveReport* report) override;
@@ -63,8 +60,7 @@ class RedisBackend : public Backend {
   absl::Status Ack(absl::string_view id, uint64_t token,
                    absl::string_view result, absl::Time now,
                    std::vector<Settled>* settled) override;
-  // As Backend::AckAndReserve(), in one script call (one round trip), or
-  // with the calls of other threads at the same moment (call_groups.cc).
+  // As Backend::AckAndReserve(), in one script call (one round trip).
   AckReserved AckAndReserve(absl::string_view id, uint64_t token,
                             absl::string_view result, absl::string_view topic,
                             int max, absl::Time now,
@@ -177,17 +173,6 @@ class RedisBackend : public Backend {
                                 const TopicLimit* limit);
   absl::StatusOr<std::vector<LimitedTopic>> AskedLimits();
 
-  // Test seams: the state of each call group (call_groups.cc).
-  internal::GroupCommit::State ReserveGroupStateForTest() {
-    return reserve_group_.StateForTest();
-  }
-  internal::GroupCommit::State AckGroupStateForTest() {
-    return ack_group_.StateForTest();
-  }
-  internal::GroupCommit::State AckReserveGroupStateForTest() {
-    return ack_reserve_group_.StateForTest();
-  }
-
   // The prefix every key of this store starts with: "{ns}:".
   const std::string& key_prefix() const { return keys_.prefix(); }
 
@@ -210,41 +195,6 @@ class RedisBackend : public Backend {
   absl::StatusOr<std::vector<LimitedTopic>> ReadLimits(const std::string& hash);
   // Checks the shard's recorded shard count (scripts/shard_meta-5.lua).
   absl::Status CheckShardMeta(int shard);
-
-  // Call groups (call_groups.cc): a Reserve() or an Ack() waiting for the
-  // script call of its group, and what the call gave it.
-  struct ReserveCall;
-  struct AckCall;
-  struct AckReserveCall;
-  // The runners of the two groups: one reserve script call per topic and
-  // holder of the group, one ack_batch call for the acks.
-  void RunReserveGroup(absl::Span<internal::GroupCommit::Op* const> ops);
-  void RunAckGroup(absl::Span<internal::GroupCommit::Op* const> ops);
-  // AckAndReserve()'s: alone, one ack_reserve call; together, one ack_batch
-  // of their acks, then one reserve per topic and holder.
-  void RunAckReserveGroup(absl::Span<internal::GroupCommit::Op* const> ops);
-  // Partitions `calls` by topic and holder and runs ReserveTogether() on
-  // each part, in the order of their first callers.
-  void ReserveByTopic(absl::Span<ReserveCall* const> calls);
-  // One ack_reserve script call, for one caller.
-  AckReserved AckAndReserveNow(absl::string_view id, uint64_t token,
-                               absl::string_view result,
-                               absl::string_view topic, int max, absl::Time now,
-                               ReserveReport* report);
-  // One reserve script call for `part`, callers of one topic and holder,
-  // its leases dealt to them in order.
-  void ReserveTogether(absl::Span<ReserveCall* const> part);
-  // One ack_batch script call for `calls`, each given its own outcome; the
-  // jobs the acks settled go to the first caller that asks for them (one
-  // process's scheduler tells of them once).
-  void AckTogether(absl::Span<AckCall* const> calls);
-  // One reserve script call and one ack script call, for one caller.
-  absl::StatusOr<std::vector<Lease>> ReserveNow(absl::string_view topic,
-                                                int max, absl::Time now,
-                                                ReserveReport* report);
-  absl::Status AckNow(absl::string_view id, uint64_t token,
-                      absl::string_view result, absl::Time now,
-                      std::vector<Settled>* settled);
 
   // Reads a reservation's reply from element `first` on: the moved jobs,
   // the limit's word, then the leases (reserve's reply after its "OK").
@@ -323,14 +273,6 @@ class RedisBackend : public Backend {
   const std::string counts_arg_;
   redis_internal::ConnectionPool pool_;
   redis_internal::Scripts scripts_;
-  // The callers of the group a runner runs, which each op's body hands it
-  // (only the runner of a group touches its list, one group at a time).
-  std::vector<ReserveCall*> reserve_calls_;
-  std::vector<AckCall*> ack_calls_;
-  std::vector<AckReserveCall*> ack_reserve_calls_;
-  internal::GroupCommit reserve_group_;
-  internal::GroupCommit ack_group_;
-  internal::GroupCommit ack_reserve_group_;
 };
 
 }  // namespace delayq

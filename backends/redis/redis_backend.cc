@@ -1,7 +1,6 @@
 // Copyright delayq authors.
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <iterator>
 #include <utility>
@@ -66,13 +65,6 @@ using redis_internal::Word;
 // layout kOldestReadable or later is taken over in place: its records and
 // keys are layout 9's without them (an older delayq refuses a layout-9
 // namespace rather than misread its records).
-// How long the leader of a call group waits for the callers of the group
-// before (src/common/group_commit.h): as long as SQLite's. Without it the
-// groups of 8 W1 consumer threads held about 3.7 jobs a call, with it
-// about 5 to 7.
-constexpr std::chrono::microseconds kCallGroupGather =
-    internal::GroupCommit::kGather;
-
 constexpr int kLayout = 9;
 // RedisOptions::shards at most.
 constexpr int kMaxShards = 256;
@@ -267,22 +259,7 @@ RedisBackend::RedisBackend(const RedisOptions& options, int shard,
       counts_arg_(CountsArg(options.counts)),
       pool_(std::move(pool)),
       scripts_(&pool_, redis_internal::WaitOptions{options.wait_replicas,
-                                                   options.wait_timeout}),
-      reserve_group_(
-          [this](absl::Span<internal::GroupCommit::Op* const> ops) {
-            RunReserveGroup(ops);
-          },
-          kCallGroupGather),
-      ack_group_(
-          [this](absl::Span<internal::GroupCommit::Op* const> ops) {
-            RunAckGroup(ops);
-          },
-          kCallGroupGather),
-      ack_reserve_group_(
-          [this](absl::Span<internal::GroupCommit::Op* const> ops) {
-            RunAckReserveGroup(ops);
-          },
-          kCallGroupGather) {}
+                                                   options.wait_timeout}) {}
 
 absl::StatusOr<std::unique_ptr<RedisBackend>> RedisBackend::Open(
     const RedisOptions& options) {
@@ -537,7 +514,7 @@ absl::StatusOr<int> RedisBackend::Withdraw(absl::Span<const std::string> ids,
   return static_cast<int>(Int(r->element[1]));
 }
 
-absl::StatusOr<std::vector<Lease>> RedisBackend::ReserveNow(
+absl::StatusOr<std::vector<Lease>> RedisBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
   auto a = Timed<redis_internal::ReserveArgs>(now);
   a.ready = keys_.Ready(topic);
@@ -596,11 +573,10 @@ absl::StatusOr<std::vector<Lease>> RedisBackend::ParseReserved(
   return out;
 }
 
-AckReserved RedisBackend::AckAndReserveNow(absl::string_view id, uint64_t token,
-                                           absl::string_view result,
-                                           absl::string_view topic, int max,
-                                           absl::Time now,
-                                           ReserveReport* report) {
+AckReserved RedisBackend::AckAndReserve(absl::string_view id, uint64_t token,
+                                        absl::string_view result,
+                                        absl::string_view topic, int max,
+                                        absl::Time now, ReserveReport* report) {
   auto a = Timed<redis_internal::AckReserveArgs>(now);
   a.ready = keys_.Ready(topic);
   a.counts = counts_arg_;
@@ -634,9 +610,9 @@ AckReserved RedisBackend::AckAndReserveNow(absl::string_view id, uint64_t token,
   return out;
 }
 
-absl::Status RedisBackend::AckNow(absl::string_view id, uint64_t token,
-                                  absl::string_view result, absl::Time now,
-                                  std::vector<Settled>* settled) {
+absl::Status RedisBackend::Ack(absl::string_view id, uint64_t token,
+                               absl::string_view result, absl::Time now,
+                               std::vector<Settled>* settled) {
   auto a = Timed<redis_internal::AckArgs>(now);
   a.counts = counts_arg_;
   a.id = std::string(id);

@@ -1,6 +1,6 @@
 // Copyright delayq authors.
 
-#include "src/common/group_commit.h"
+#include "backends/sqlite/internal/group_commit.h"
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -9,7 +9,7 @@
 #include <utility>
 
 namespace delayq {
-namespace internal {
+namespace sqlite_internal {
 
 absl::Status GroupCommit::Run(absl::FunctionRef<absl::Status()> body) {
   Op op(body);
@@ -103,5 +103,5 @@ GroupCommit::State GroupCommit::StateForTest() {
   return state;
 }
 
-}  // namespace internal
+}  // namespace sqlite_internal
 }  // namespace delayq
