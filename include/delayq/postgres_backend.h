@@ -106,8 +106,10 @@ struct PostgresOptions {
 
   // How long opening a connection, and a call waiting on an unanswering
   // server, may take before it fails: connect_timeout, tcp_user_timeout
-  // and the server's statement_timeout (through `options`), each unless
-  // `params` sets it. At least a second.
+  // and the server's statement_timeout, each unless `params` sets it (an
+  // `options` of `params` that sets statement_timeout wins). At least a
+  // second. Whatever `options` says, every connection reads bytea in hex
+  // and runs its transactions READ COMMITTED, as the store's SQL expects.
   absl::Duration timeout = absl::Seconds(10);
 
   // Connections kept open between calls; a thread that finds none idle

@@ -186,6 +186,53 @@ TEST_F(PostgresBackendTest, TextThatIsNotUtf8IsRefusedOrMadeValid) {
   EXPECT_EQ(job.last_error, "bad \xEF\xBF\xBD byte");
 }
 
+// Settings a database or a role may carry (here through the URL's
+// `options`, as `ALTER DATABASE ... SET` would give them) change nothing
+// the store reads or does: bytea comes back in hex whatever
+// bytea_output says, and transactions run READ COMMITTED whatever the
+// default isolation is, so enqueues side by side all go in.
+TEST_F(PostgresBackendTest, ADatabasesOwnSettingsChangeNothingTheStoreReads) {
+  const std::string url =
+      absl::StrCat(Url(FreshSchema("settings")),
+                   "&options=-c%20bytea_output%3Descape%20"
+                   "-c%20default_transaction_isolation%3Dserializable");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, OpenBackend(url));
+  const std::string bytes("bin\0ary\xff\x01", 9);
+  NewJob job = TestJob("kept", "t", kT0);
+  job.payload = bytes;
+  job.keep_for = absl::Hours(1);
+  job.keep_at_most = 10;
+  ASSERT_OK(backend->Add({job}, kT0));
+  ASSERT_OK_AND_ASSIGN(Job stored, backend->Get("kept"));
+  EXPECT_EQ(stored.payload, bytes);
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend->Reserve("t", 1, kT0));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].job.payload, bytes);
+  ASSERT_OK(backend->Ack("kept", leases[0].token, bytes, kT0));
+  ASSERT_OK_AND_ASSIGN(Job done, backend->Get("kept"));
+  EXPECT_EQ(done.result, bytes);
+
+  std::vector<std::thread> producers;
+  std::atomic<int> refused{0};
+  for (int p = 0; p < 4; ++p) {
+    producers.emplace_back([&, p] {
+      for (int i = 0; i < 100; ++i) {
+        if (!backend
+                 ->Add({TestJob(absl::StrCat("p", p, "-", i), "side", kT0)},
+                       kT0)
+                 .ok()) {
+          ++refused;
+        }
+      }
+    });
+  }
+  for (std::thread& t : producers) t.join();
+  EXPECT_EQ(refused.load(), 0);
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("side"));
+  EXPECT_EQ(stats.ready, 400);
+}
+
 // A program that only reads (create_schema = false) finds no store where
 // there is none, and leaves nothing behind.
 TEST_F(PostgresBackendTest, AReaderCreatesNoSchema) {

@@ -27,6 +27,26 @@ std::string Or(const std::string* value, absl::string_view fallback) {
   return value != nullptr && !value->empty() ? *value : std::string(fallback);
 }
 
+// The server settings of every connection (libpq's `options`, a server
+// command line), around the options' own `options`, which come between:
+// - statement_timeout first, so `options` may set another: a server that
+//   answers the network but not the statement (a lock held by a client
+//   that hung) ends the statement;
+// - then what the store's SQL is written for, last so nothing undoes it:
+//   bytea in hex, the only form the store reads back (a database set to
+//   `escape` would hand back payloads and results mangled), and READ
+//   COMMITTED, which every transaction of the store assumes (a database
+//   whose default is SERIALIZABLE would fail enqueues that merely ran
+//   beside others).
+std::string SessionOptions(const PostgresOptions& options) {
+  const std::string* own = Find(options.params, "options");
+  return absl::StrCat(
+      "-c statement_timeout=", absl::ToInt64Milliseconds(options.timeout),
+      own != nullptr && !own->empty() ? " " : "", own != nullptr ? *own : "",
+      " -c bytea_output=hex"
+      " -c default_transaction_isolation=read\\ committed");
+}
+
 }  // namespace
 
 absl::StatusOr<ConnectPlan> PlanConnections(const PostgresOptions& options) {
@@ -71,13 +91,11 @@ absl::StatusOr<ConnectPlan> PlanConnections(const PostgresOptions& options) {
         "tcp_user_timeout",
         absl::StrCat(absl::ToInt64Milliseconds(options.timeout)));
   }
-  // A server that answers the network but not the statement (a lock held
-  // by a client that hung): the server ends the statement.
-  if (Find(p, "options") == nullptr) {
-    plan.params.emplace_back(
-        "options", absl::StrCat("-c statement_timeout=",
-                                absl::ToInt64Milliseconds(options.timeout)));
-  }
+  plan.params.erase(
+      std::remove_if(plan.params.begin(), plan.params.end(),
+                     [](const auto& kv) { return kv.first == "options"; }),
+      plan.params.end());
+  plan.params.emplace_back("options", SessionOptions(options));
   // An idle connection to a host that vanished (the subscription's, which
   // waits for news) is found dead within a minute, not the system's two
   // hours.
