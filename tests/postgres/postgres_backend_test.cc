@@ -341,6 +341,28 @@ TEST_F(PostgresBackendTest, AnIdleConnectionLostInARestartIsReplaced) {
   EXPECT_OK(backend->Get("a").status());
 }
 
+// Several idle connections, all ended by one restart: the call that finds
+// the first one lost does not try the next idle one, which is lost too.
+TEST_F(PostgresBackendTest, IdleConnectionsLostInARestartAreAllReplaced) {
+  std::unique_ptr<Backend> backend = Open(FreshSchema("idle_many"));
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add({TestJob("a", "t", kT0)}, kT0));
+  // Calls at the same moment leave several connections idle in the pool.
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 8; ++r) {
+    readers.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) backend->Get("a").IgnoreError();
+    });
+  }
+  for (std::thread& t : readers) t.join();
+  ASSERT_OK(server_->Restart());
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_OK(backend->Add({TestJob(absl::StrCat("w", i), "t", kT0)}, kT0));
+  }
+  ASSERT_OK(server_->Restart());
+  for (int i = 0; i < 4; ++i) EXPECT_OK(backend->Get("a").status());
+}
+
 TEST_F(PostgresBackendTest, ASchemaOfANewerDelayqIsRefusedUntouched) {
   const std::string schema = FreshSchema("newer");
   ASSERT_NE(Open(schema), nullptr);

@@ -31,5 +31,14 @@ void Pool::Give(std::unique_ptr<Connection> conn) {
   }
 }
 
+void Pool::DropIdle() {
+  std::vector<std::unique_ptr<Connection>> dropped;
+  {
+    internal::MutexLock lock(&mu_);
+    dropped.swap(idle_);
+  }
+  // Closed here, outside the lock.
+}
+
 }  // namespace postgres_internal
 }  // namespace delayq

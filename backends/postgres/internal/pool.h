@@ -41,6 +41,11 @@ class Pool {
   // open) and there is room; closed otherwise.
   void Give(std::unique_ptr<Connection> conn) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Closes every idle connection: one was found lost (the server
+  // restarted, or ended idle sessions), and those that waited beside it
+  // most likely were too.
+  void DropIdle() ABSL_LOCKS_EXCLUDED(mu_);
+
   const std::string& where() const { return where_; }
 
  private:

@@ -72,11 +72,13 @@ absl::Status PostgresBackend::Transaction(
     }
     conn.get()->ForgetBegin();
     // An idle connection the server closed (it restarted): nothing was
-    // done on it, so a new one may try.
+    // done on it, so a new one may try, and not another idle one, which
+    // the same restart most likely closed too.
     if (reused && conn.get()->Broken() && !conn.get()->begin_confirmed() &&
         !replaced) {
       replaced = true;
       conn.Discard();
+      pool_->DropIdle();
       --attempt;
       continue;
     }
@@ -101,6 +103,7 @@ absl::Status PostgresBackend::Read(
       return status;
     }
     conn.Discard();
+    pool_->DropIdle();
   }
 }
 
