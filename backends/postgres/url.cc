@@ -161,6 +161,15 @@ absl::Status ApplyParam(absl::string_view url, const internal::UrlParam& param,
                                  "; any other must be a libpq connection "
                                  "parameter)"));
   }
+  // A host, port, database, user or password the URL names before its
+  // '?' as well: libpq would take one, and errors would name the other.
+  for (const auto& [given, unused] : options->params) {
+    if (given == key) {
+      return Bad(url, absl::StrCat("'", key,
+                                   "' is given both before the '?' and as a "
+                                   "parameter; give it once"));
+    }
+  }
   std::string value;
   if (!PercentDecode(param.second, &value)) {
     return Bad(url,

@@ -137,6 +137,12 @@ TEST(ParsePostgresUrlTest, RefusesWhatItCannotReadWithoutThePassword) {
            "postgres://u:Zq9%00junk@h/db",
            "postgres://u:Zq9secret@h/db%00other",
            "postgres://u:Zq9secret@h/db?sslmode=disable%00require",
+           // Given before the '?' and after it: which would libpq take?
+           "postgres://u:Zq9secret@h/db?dbname=other",
+           "postgres://u:Zq9secret@h:5433/db?port=1",
+           "postgres://u:Zq9secret@h/db?host=127.0.0.2",
+           "postgres://u:Zq9secret@h/db?password=Zq9other",
+           "postgres://u:Zq9secret@h/db?user=root",
        }) {
     absl::Status status = ParsePostgresUrl(url).status();
     EXPECT_THAT(status, StatusIs(absl::StatusCode::kInvalidArgument)) << url;
