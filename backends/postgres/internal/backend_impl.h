@@ -255,6 +255,17 @@ class PostgresBackend : public Backend {
   absl::StatusOr<std::optional<bool>> AckAndReservePlain(
       absl::string_view id, uint64_t token, absl::string_view topic, int max,
       absl::Time now, ReserveReport* report, std::vector<Lease>* leases);
+  // A plain reservation's function `sql` in one transaction and round
+  // trip: its parameters are `first` and then the reservation's; `read`
+  // reads its rows (into `leases` and report->moved, which it starts
+  // afresh on each try). `*waits` when a job it would lease waits for
+  // others: the function undid everything, and the general path reads
+  // their results.
+  absl::Status RunPlainReservation(const char* sql, const Params& first,
+                                   absl::string_view topic, int max,
+                                   absl::Time now, ReserveReport* report,
+                                   std::vector<Lease>* leases, bool* waits,
+                                   absl::FunctionRef<void(const Result&)> read);
   // The leases and promotions of a plain reservation's rows into `leases`
   // and report->moved; false for the row that says it was not plain.
   bool ReadPlainReservation(const Result& rows, ReserveReport* report,

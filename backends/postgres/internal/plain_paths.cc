@@ -89,28 +89,38 @@ bool PostgresBackend::ReadPlainReservation(const Result& rows,
   return true;
 }
 
-absl::StatusOr<bool> PostgresBackend::ReservePlain(absl::string_view topic,
-                                                   int max, absl::Time now,
-                                                   ReserveReport* report,
-                                                   std::vector<Lease>* leases) {
-  bool plain = true;
+absl::Status PostgresBackend::RunPlainReservation(
+    const char* sql, const Params& first, absl::string_view topic, int max,
+    absl::Time now, ReserveReport* report, std::vector<Lease>* leases,
+    bool* waits, absl::FunctionRef<void(const Result&)> read) {
   const size_t moved = report == nullptr ? 0 : report->moved.size();
-  absl::Status status = Transaction(now, [&](Tx& tx) -> absl::Status {
+  return Transaction(now, [&](Tx& tx) -> absl::Status {
     leases->clear();
     if (report != nullptr) report->moved.resize(moved);
     tx.conn->CommitWithNext();
     tx.committed = true;
-    Params params;
-    absl::StatusOr<Result> rows =
-        tx.conn->Exec(S(Sql::kReservePlain),
-                      ReserveParams(params, topic, max, tx, report,
-                                    counts_options_, NewsChannel(schema_)));
-    if (!rows.ok() && tx.conn->last_sql_state() == kLeaseWaits) plain = false;
+    Params params = first;
+    absl::StatusOr<Result> rows = tx.conn->Exec(
+        S(sql), ReserveParams(params, topic, max, tx, report, counts_options_,
+                              NewsChannel(schema_)));
+    if (!rows.ok() && tx.conn->last_sql_state() == kLeaseWaits) *waits = true;
     DQ_RETURN_IF_ERROR(rows.status());
-    plain = ReadPlainReservation(*rows, report, leases);
+    read(*rows);
     return absl::OkStatus();
   });
-  if (!plain) return false;
+}
+
+absl::StatusOr<bool> PostgresBackend::ReservePlain(absl::string_view topic,
+                                                   int max, absl::Time now,
+                                                   ReserveReport* report,
+                                                   std::vector<Lease>* leases) {
+  bool plain = true, waits = false;
+  absl::Status status =
+      RunPlainReservation(Sql::kReservePlain, Params(), topic, max, now, report,
+                          leases, &waits, [&](const Result& rows) {
+                            plain = ReadPlainReservation(rows, report, leases);
+                          });
+  if (waits || !plain) return false;
   DQ_RETURN_IF_ERROR(status);
   return true;
 }
@@ -140,27 +150,17 @@ absl::StatusOr<std::optional<bool>> PostgresBackend::AckAndReservePlain(
     absl::Time now, ReserveReport* report, std::vector<Lease>* leases) {
   std::optional<bool> plain;
   bool waits = false;
-  const size_t moved = report == nullptr ? 0 : report->moved.size();
-  absl::Status status = Transaction(now, [&](Tx& tx) -> absl::Status {
-    leases->clear();
-    if (report != nullptr) report->moved.resize(moved);
-    tx.conn->CommitWithNext();
-    tx.committed = true;
-    Params params;
-    params.Text(id).Int(static_cast<int64_t>(token));
-    absl::StatusOr<Result> rows =
-        tx.conn->Exec(S(Sql::kAckAndReservePlain),
-                      ReserveParams(params, topic, max, tx, report,
-                                    counts_options_, NewsChannel(schema_)));
-    if (!rows.ok() && tx.conn->last_sql_state() == kLeaseWaits) waits = true;
-    DQ_RETURN_IF_ERROR(rows.status());
-    if (rows->rows() == 1 && rows->IsNull(0, 0) && !rows->IsNull(0, 4)) {
-      plain.reset();  // the ack was not plain (state -1): nothing done
-    } else {
-      plain = ReadPlainReservation(*rows, report, leases);
-    }
-    return absl::OkStatus();
-  });
+  Params first;
+  first.Text(id).Int(static_cast<int64_t>(token));
+  absl::Status status = RunPlainReservation(
+      Sql::kAckAndReservePlain, first, topic, max, now, report, leases, &waits,
+      [&](const Result& rows) {
+        if (rows.rows() == 1 && rows.IsNull(0, 0) && !rows.IsNull(0, 4)) {
+          plain.reset();  // the ack was not plain (state -1): nothing done
+        } else {
+          plain = ReadPlainReservation(rows, report, leases);
+        }
+      });
   // A lease that waits for others undid the ack too: the two in turn.
   if (waits) return std::optional<bool>();
   DQ_RETURN_IF_ERROR(status);
