@@ -7,6 +7,7 @@
 // real time, so every test is deterministic.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -318,78 +319,78 @@ class StaleNextDue : public BackendWrapper {
   int looks = 0;
 };
 
-TEST(StaleNextDueTest, ALateDueTimeIsLookedAtAgainSoonerThenLessOften) {
-  SimulatedClock clock(kStart);
-  std::unique_ptr<Backend> store = NewMemoryBackend();
-  auto owned = std::make_unique<StaleNextDue>(store.get());
-  StaleNextDue* wrapper = owned.get();
-  SchedulerOptions options;
-  options.clock = &clock;
-  options.poll_interval = absl::Hours(1);
-  ASSERT_OK_AND_ASSIGN(auto scheduler,
-                       Scheduler::Create(std::move(owned), options));
-  wrapper->stale = kStart - absl::Seconds(1);
-  JobOptions soon;
-  soon.delay = absl::Milliseconds(1);
-  ASSERT_OK(scheduler->Enqueue("t", "p", soon));
-  clock.Advance(absl::Milliseconds(1));
-  ASSERT_OK(scheduler->Tick());  // promotes, then finds the stale time
-  // Looks at +10 ms, then 20 ms and 40 ms after each look.
-  std::vector<int> looks_at;
-  for (int ms = 1; ms <= 100; ++ms) {
-    const int before = wrapper->looks;
-    clock.Advance(absl::Milliseconds(1));
-    ASSERT_OK(scheduler->Tick());
-    if (wrapper->looks > before) looks_at.push_back(ms);
+// A scheduler on a simulated clock over a StaleNextDue store whose due
+// time passed a second before it started, with one job promoted at +1 ms:
+// the last look at the store found the stale time.
+class StaleNextDueTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto owned = std::make_unique<StaleNextDue>(store_.get());
+    wrapper_ = owned.get();
+    SchedulerOptions options;
+    options.clock = &clock_;
+    options.poll_interval = absl::Hours(1);
+    ASSERT_OK_AND_ASSIGN(scheduler_,
+                         Scheduler::Create(std::move(owned), options));
+    wrapper_->stale = kStart - absl::Seconds(1);
+    JobOptions soon;
+    soon.delay = absl::Milliseconds(1);
+    ASSERT_OK(scheduler_->Enqueue("t", "p", soon));
+    clock_.Advance(absl::Milliseconds(1));
+    ASSERT_OK(scheduler_->Tick());  // promotes, then finds the stale time
   }
-  EXPECT_THAT(looks_at, ElementsAre(10, 30, 70));
+
+  // Ticks each ms for `ms` ms; the ms (from 1) at which the store was
+  // looked at, each look followed by `after_look`.
+  std::vector<int> LooksOver(int ms, const std::function<void()>& after_look) {
+    std::vector<int> looks_at;
+    for (int i = 1; i <= ms; ++i) {
+      const int before = wrapper_->looks;
+      clock_.Advance(absl::Milliseconds(1));
+      EXPECT_OK(scheduler_->Tick());
+      if (wrapper_->looks > before) {
+        looks_at.push_back(i);
+        after_look();
+      }
+    }
+    return looks_at;
+  }
+
+  SimulatedClock clock_{kStart};
+  std::unique_ptr<Backend> store_ = NewMemoryBackend();
+  StaleNextDue* wrapper_ = nullptr;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(StaleNextDueTest, ALateDueTimeIsLookedAtAgainSoonerThenLessOften) {
+  // Looks at +10 ms, then 20 ms and 40 ms after each look.
+  EXPECT_THAT(LooksOver(100, [] {}), ElementsAre(10, 30, 70));
   // Once the store reports a future time, a stale one is looked at after
   // 10 ms again.
-  clock.Advance(absl::Milliseconds(100));  // the look armed for +150 ms
-  wrapper->stale = clock.Now() + absl::Milliseconds(5);
-  ASSERT_OK(scheduler->Tick());
-  wrapper->stale = kStart;
-  clock.Advance(absl::Milliseconds(5));
-  ASSERT_OK(scheduler->Tick());
-  const int before = wrapper->looks;
-  clock.Advance(absl::Milliseconds(10));
-  ASSERT_OK(scheduler->Tick());
-  EXPECT_GT(wrapper->looks, before);
+  clock_.Advance(absl::Milliseconds(100));  // the look armed for +150 ms
+  wrapper_->stale = clock_.Now() + absl::Milliseconds(5);
+  ASSERT_OK(scheduler_->Tick());
+  wrapper_->stale = kStart;
+  clock_.Advance(absl::Milliseconds(5));
+  ASSERT_OK(scheduler_->Tick());
+  const int before = wrapper_->looks;
+  clock_.Advance(absl::Milliseconds(10));
+  ASSERT_OK(scheduler_->Tick());
+  EXPECT_GT(wrapper_->looks, before);
 }
 
 // A store whose due time passed but moves on from one look to the next
 // (other processes' calls promote due jobs as they come, each holding the
 // earliest for a moment) is looked at every 10 ms: the looks are not pushed
 // back as for a stuck one, so the next job due waits no longer than that.
-TEST(StaleNextDueTest, AStaleDueTimeThatMovesOnIsLookedAtAgainSoon) {
-  SimulatedClock clock(kStart);
-  std::unique_ptr<Backend> store = NewMemoryBackend();
-  auto owned = std::make_unique<StaleNextDue>(store.get());
-  StaleNextDue* wrapper = owned.get();
-  SchedulerOptions options;
-  options.clock = &clock;
-  options.poll_interval = absl::Hours(1);
-  ASSERT_OK_AND_ASSIGN(auto scheduler,
-                       Scheduler::Create(std::move(owned), options));
-  wrapper->stale = kStart - absl::Seconds(1);
-  JobOptions soon;
-  soon.delay = absl::Milliseconds(1);
-  ASSERT_OK(scheduler->Enqueue("t", "p", soon));
-  clock.Advance(absl::Milliseconds(1));
-  ASSERT_OK(scheduler->Tick());  // promotes, then finds the stale time
+TEST_F(StaleNextDueTest, AStaleDueTimeThatMovesOnIsLookedAtAgainSoon) {
   // Each look finds another job due a moment ago.
-  wrapper->stale = clock.Now() - absl::Milliseconds(1);
-  std::vector<int> looks_at;
-  for (int ms = 1; ms <= 100; ++ms) {
-    const int before = wrapper->looks;
-    clock.Advance(absl::Milliseconds(1));
-    ASSERT_OK(scheduler->Tick());
-    if (wrapper->looks > before) {
-      looks_at.push_back(ms);
-      wrapper->stale = clock.Now() - absl::Milliseconds(1);
-    }
-  }
-  EXPECT_THAT(looks_at, ElementsAre(10, 20, 30, 40, 50, 60, 70, 80, 90, 100));
+  const auto moves_on = [this] {
+    wrapper_->stale = clock_.Now() - absl::Milliseconds(1);
+  };
+  moves_on();
+  EXPECT_THAT(LooksOver(100, moves_on),
+              ElementsAre(10, 20, 30, 40, 50, 60, 70, 80, 90, 100));
 }
 
 }  // namespace
