@@ -689,6 +689,29 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion15) {
             0);
 }
 
+// A version 15 file whose rows no delayq wrote, though each table's own
+// constraints hold: a count of state -1 in counts and a recent minute -1 in
+// transitions_recent become the same topic_counts row. The migration's
+// constraint error is the file's damage, not an id the caller reused
+// (AlreadyExists), and the file is left as it was.
+TEST(SqliteFilesTest, RefusesAVersion15FileWhoseRowsCollideInTheMigration) {
+  const std::string path = FreshDbPath("v15_collide");
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    ASSERT_OK(backend->Add({Job1()}, kNow));
+  }
+  RawExec(path, DQ_WITHOUT_TOPIC_COUNTS
+          "PRAGMA user_version = 15;"
+          "INSERT INTO counts VALUES ('t', -1, 1);"
+          "INSERT INTO transitions_recent VALUES "
+          "  (-1, 't', 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);");
+  const std::string before = ReadFile(path);
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(backend.status().message(), HasSubstr("not delayq's"));
+  EXPECT_EQ(ReadFile(path), before);
+}
+
 // A file of version 16 kept only the dependencies still pending. Its
 // waiting jobs open with those (the met ones are not known), in id order,
 // are released as before and hand the results of those on; a job added

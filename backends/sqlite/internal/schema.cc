@@ -556,6 +556,16 @@ absl::StatusOr<int64_t> CheckBeforeWriting(Connection* conn) {
   return version;
 }
 
+// A migration's constraint error (AlreadyExists): the rows of the file
+// collide in the new tables, which no file delayq wrote can do (each step
+// copies rows whose keys it knows to be distinct). The file is damaged, or
+// was changed by hand; it is not an id the caller reused.
+absl::Status RowsOfTheFile(absl::Status status) {
+  if (!absl::IsAlreadyExists(status)) return status;
+  return absl::DataLossError(
+      absl::StrCat(status.message(), "; the file's rows are not delayq's"));
+}
+
 // Initialises or migrates the file to kSchemaVersion in one write
 // transaction. BEGIN IMMEDIATE: two processes opening a new file at once
 // initialise it once; the second sees the first's schema.
@@ -564,8 +574,8 @@ absl::Status Migrate(Connection* conn) {
   absl::Status status = [&]() -> absl::Status {
     DQ_ASSIGN_OR_RETURN(int64_t version, CheckedVersion(conn));
     for (int64_t v = version; v < kSchemaVersion; ++v) {
-      DQ_RETURN_IF_ERROR(conn->Exec(
-          kMigrations[v], absl::StrCat("migrate schema to version ", v + 1)));
+      DQ_RETURN_IF_ERROR(RowsOfTheFile(conn->Exec(
+          kMigrations[v], absl::StrCat("migrate schema to version ", v + 1))));
     }
     if (version == kSchemaVersion) return absl::OkStatus();
     DQ_RETURN_IF_ERROR(ProbeColumns(conn));
