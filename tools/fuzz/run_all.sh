@@ -21,7 +21,8 @@
 # Prints, per target, the executions, executions per second, the coverage
 # (libFuzzer's cov: edges, ft: features) and whether it found anything (a
 # crash, a failed property, a leak, a timeout, running out of memory); the
-# input that did is kept in the report folder. With --report, writes
+# input that did is kept in the report folder, and what it said and the
+# input itself (gzip, base64) are printed too. With --report, writes
 # DIR/test.xml, one test case per target in the gtest format that
 # tools/ci/sum_test_xml.py sums, and DIR/<target>.log, libFuzzer's output.
 # Exits 1 when a target found something or did not build.
@@ -96,6 +97,22 @@ xml_escape() {
   sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'
 }
 
+# What a finding said, and its input gzipped in base64: a machine whose
+# report folder is gone (CI's) still tells enough to replay the input
+# (`base64 -d | gunzip > FILE`, then run the target's binary on FILE).
+show_finding() {
+  local log=$1 input=$2
+  grep -A6 -m1 -E 'property failed|ERROR: ' "$log" | head -c 2000 | sed 's/^/    /' >&2
+  if [[ -n $input && -f $input ]]; then
+    if (($(stat -c %s "$input") <= 65536)); then
+      echo "    input, gzip | base64:" >&2
+      gzip -9cn "$input" | base64 -w 100 | sed 's/^/    /' >&2
+    else
+      echo "    input: $(stat -c %s "$input") bytes, too large to print" >&2
+    fi
+  fi
+}
+
 cases=()
 found=0
 printf '%-10s %12s %10s %8s %8s  %s\n' target executions exec/s cov ft result
@@ -150,6 +167,9 @@ for t in "${targets[@]}"; do
   fi
   printf '%-10s %12s %10s %8s %8s  %s\n' "$t" "${runs:-?}" "${speed:-?}" \
     "${cov:-?}" "${ft:-?}" "$result"
+  if ((rc != 0)) || [[ -n $artifact ]]; then
+    show_finding "$log" "$artifact"
+  fi
   if ((merge)); then
     "$bin/$t" -merge=1 "tests/fuzz/corpus/$t" "$corpus" >>"$log" 2>&1 ||
       echo "merging the corpus of $t failed (see $log)" >&2
