@@ -263,7 +263,9 @@ TEST(RedisShardedTest, AWithdrawnJobLeavesItsBatchUncounted) {
   member.batch = batch;
   const std::string taken = IdOn(2, "taken");
   store->SetBeforeShardWriteForTesting([&](int shard) {
-    if (shard == 2) ASSERT_OK(store->shard(2).Add({MailJob(taken)}, kT0));
+    if (shard == 2) {
+      ASSERT_OK(store->shard(2).Add({MailJob(taken)}, kT0));
+    }
   });
   EXPECT_TRUE(absl::IsAlreadyExists(
       store->Add({member, MailJob(IdOn(1, "b")), MailJob(taken)}, kT0)));
