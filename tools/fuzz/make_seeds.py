@@ -2,7 +2,11 @@
 """Writes the seed corpora of the fuzz targets (tests/fuzz/corpus/) that are
 made of text: HTTP requests, request bodies, Redis replies, schedule specs,
 and values. The SQLite seeds are a database the store wrote
-(//tests/fuzz:make_sqlite_seed), an empty file and a text file; the URL
+(//tests/fuzz:make_sqlite_seed, store.db), the same taken back to schema
+version 15 (store-v15.db: the statements of DQ_WITHOUT_TOPIC_COUNTS in
+tests/sqlite/sqlite_files_test.cc, then PRAGMA user_version = 15 and
+VACUUM, so that every open runs the upgrade steps after 15), an empty file
+and a text file; the URL
 seeds are inputs of random bytes (the target builds a URL of its choices)
 that today's redaction passes.
 
