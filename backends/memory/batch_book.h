@@ -3,6 +3,11 @@
 // BatchBook — the memory store's batches (delayq/batch.h): each batch's
 // counts, and the batch each unfinished job of one belongs to, by id.
 //
+// Each batch opened gets a serial never given before, and a job's
+// membership names it: a job of a dropped batch counts in no later batch
+// of the same id, and Drop() stays O(1) however many jobs the batch had
+// (their entries go as they finish).
+//
 // Kept by id, as the DependencyBook is, so that the records stay the size
 // they were: only jobs of a batch pay for it.
 //
@@ -11,6 +16,7 @@
 #ifndef DELAYQ_BACKENDS_MEMORY_BATCH_BOOK_H_
 #define DELAYQ_BACKENDS_MEMORY_BATCH_BOOK_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -52,13 +58,26 @@ class BatchBook {
   absl::StatusOr<Batch> Get(absl::string_view id) const;
 
   // Drops batch `id` (its completion job left the store), if there is one.
-  // Its unfinished jobs are counted by no one.
+  // Its unfinished jobs are counted by no one, in no later batch of `id`
+  // either.
   void Drop(absl::string_view id);
 
  private:
-  absl::flat_hash_map<std::string, Batch> batches_;
+  // A batch as opened once: a batch of the same id opened later is another.
+  struct Opened {
+    Batch batch;
+    uint64_t serial = 0;
+  };
+  // The batch an unfinished job joined.
+  struct Membership {
+    std::string batch;
+    uint64_t serial = 0;
+  };
+
+  absl::flat_hash_map<std::string, Opened> batches_;
   // Unfinished job -> its batch.
-  absl::flat_hash_map<std::string, std::string> members_;
+  absl::flat_hash_map<std::string, Membership> members_;
+  uint64_t next_serial_ = 0;
 };
 
 }  // namespace memory_internal
