@@ -22,9 +22,19 @@
 namespace delayq {
 namespace {
 
+// The schema version a file opened by this build has.
+constexpr int64_t kLatestVersion = 18;
+
+// Takes a file back to before a batch's jobs left it with the batch
+// (schema version 18).
+#define DQ_WITHOUT_BATCH_MEMBERSHIP                  \
+  "DROP TRIGGER batch_jobs_leave_with_their_batch; " \
+  "DROP INDEX batch_jobs_batch;"
+
 // Takes a file back to before the lists of what jobs wait for (schema
-// version 17).
+// version 17), and so before version 18.
 #define DQ_WITHOUT_DEPENDENCY_LISTS                                    \
+  DQ_WITHOUT_BATCH_MEMBERSHIP                                          \
   "DROP TRIGGER job_after_leaves_with_its_job; DROP TABLE job_after; " \
   "ALTER TABLE jobs DROP COLUMN after_count;"
 
@@ -299,7 +309,7 @@ TEST(SqliteFilesTest, MigratesAFileOfTheFirstVersion) {
                         "WHERE minute_us = -1"),
             0);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM news_horizon"), 1);
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
   // The jobs worked since are counted (in their minute, not yet folded).
   EXPECT_EQ(RawQueryInt(path,
                         "SELECT sum(done) FROM (SELECT done FROM transitions "
@@ -358,7 +368,7 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion9) {
   EXPECT_EQ(minutes[1].minute, MinuteOf(kNow));
   EXPECT_EQ(minutes[1].counts.done, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
   EXPECT_EQ(
       RawQueryInt(path, "SELECT done FROM transitions WHERE minute_us = -1"),
       7);
@@ -391,7 +401,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion10) {
   }
   RawExec(path, absl::StrCat(kWithoutDoneJobs, "PRAGMA user_version = 10;"));
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
   ASSERT_OK_AND_ASSIGN(Job dead, backend->Get("dies"));
   EXPECT_EQ(dead.state, JobState::kDead);
   EXPECT_EQ(dead.finished_at, absl::InfinitePast());
@@ -437,7 +447,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion11) {
                        backend->JobEvents("job-0", 10));
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].who, "migrated");
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
 }
 
 // A file of version 12 (no dependencies) opens with its jobs, and its jobs
@@ -449,7 +459,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion12) {
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
   EXPECT_EQ(stats.ready, 2);
   backend.reset();
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM dependencies"), 0);
   EXPECT_EQ(RawQueryInt(path, "SELECT sum(dep_policy) FROM jobs"), 0);
   EXPECT_EQ(RawQueryInt(path,
@@ -475,7 +485,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion13) {
   }
   RawExec(path, DQ_WITHOUT_HOLDERS "PRAGMA user_version = 13;");
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
   ASSERT_OK_AND_ASSIGN(Job old, backend->Get("old"));
   EXPECT_EQ(old.state, JobState::kReserved);
   EXPECT_EQ(old.holder, "");
@@ -639,7 +649,7 @@ TEST(SqliteFilesTest, MigratesAFileOfVersion14) {
   }
   RawExec(path, DQ_WITHOUT_BATCHES "PRAGMA user_version = 14;");
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
   NewJob completion = Job1();
   completion.id = "batch";
   ASSERT_OK(backend->OpenBatch(completion, kNow));
@@ -666,7 +676,7 @@ TEST(SqliteFilesTest, MigratesTheCountsOfVersion15) {
   ASSERT_EQ(RawQueryInt(path, "SELECT sum(n) FROM counts"), 1);
   ASSERT_EQ(RawQueryInt(path, "SELECT sum(done) FROM transitions_recent"), 1);
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
   ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
   EXPECT_EQ(stats.ready, 1);
   EXPECT_EQ(stats.total(), 1);
@@ -724,11 +734,46 @@ TEST(SqliteFilesTest, MigratesTheWaitingJobsOfVersion16) {
   }
   RawExec(path, DQ_WITHOUT_DEPENDENCY_LISTS "PRAGMA user_version = 16;");
   ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
-  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), 17);
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
   ASSERT_NO_FATAL_FAILURE(
       ExpectMigratedWaiters(*backend, kNow + absl::Seconds(1)));
   backend.reset();
   EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM job_after"), 0);
+}
+
+// A file of version 17 kept the rows of batch_jobs of a batch dropped with
+// its completion job. Version 18 deletes them, and from then on a batch
+// takes its rows along when it leaves: a batch opened again under the id
+// counts only its own jobs.
+TEST(SqliteFilesTest, MigratesTheBatchMembersOfVersion17) {
+  const std::string path = FreshDbPath("v17");
+  NewJob completion = Job1();
+  completion.id = "batch";
+  NewJob member = Job1();
+  member.batch = "batch";
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    ASSERT_OK(backend->OpenBatch(completion, kNow));
+    ASSERT_OK(backend->Add({member}, kNow));
+  }
+  // Dropped as by a cancel of version 17, which left the row of "a".
+  RawExec(path, DQ_WITHOUT_BATCH_MEMBERSHIP
+          "PRAGMA user_version = 17; DELETE FROM jobs WHERE id = 'batch';");
+  ASSERT_EQ(RawQueryInt(path, "SELECT count(*) FROM batch_jobs"), 1);
+  ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+  EXPECT_EQ(RawQueryInt(path, "PRAGMA user_version"), kLatestVersion);
+  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM batch_jobs"), 0);
+
+  ASSERT_OK(backend->OpenBatch(completion, kNow));
+  member.id = "b";
+  ASSERT_OK(backend->Add({member}, kNow));
+  ASSERT_OK(backend->Cancel("a", kNow));
+  ASSERT_OK_AND_ASSIGN(Batch batch, backend->GetBatch("batch"));
+  EXPECT_EQ(batch.total, 1);
+  EXPECT_EQ(batch.cancelled, 0);
+  ASSERT_OK(backend->Cancel("batch", kNow));
+  backend.reset();
+  EXPECT_EQ(RawQueryInt(path, "SELECT count(*) FROM batch_jobs"), 0);
 }
 
 TEST(SqliteFilesTest, RejectsABadPageSizeWithoutCreatingAFile) {

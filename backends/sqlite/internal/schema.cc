@@ -421,6 +421,22 @@ CREATE TRIGGER job_after_leaves_with_its_job AFTER DELETE ON jobs
 END;
 )sql";
 
+// Version 18: a batch's jobs leave it with the batch. A batch dropped with
+// its completion job (cancelled while waiting) takes its rows of
+// batch_jobs along, so that a later batch of the same id counts only the
+// jobs that joined it. The trigger runs only when a batch leaves, never
+// for a plain job; the index lets it find the rows. Rows a file kept of
+// batches already gone are deleted (those of a batch whose id was opened
+// again since cannot be told from the new batch's, and stay).
+constexpr char kSchemaBatchMembership[] = R"sql(
+DELETE FROM batch_jobs WHERE batch NOT IN (SELECT id FROM batches);
+CREATE INDEX batch_jobs_batch ON batch_jobs (batch);
+CREATE TRIGGER batch_jobs_leave_with_their_batch AFTER DELETE ON batches
+BEGIN
+  DELETE FROM batch_jobs WHERE batch = OLD.id;
+END;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty database. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
@@ -440,7 +456,8 @@ constexpr const char* kMigrations[] = {kSchemaV1,
                                        kSchemaLeaseHolders,
                                        kSchemaBatches,
                                        kSchemaTopicCounts,
-                                       kSchemaDependencyLists};
+                                       kSchemaDependencyLists,
+                                       kSchemaBatchMembership};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

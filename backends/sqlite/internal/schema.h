@@ -19,7 +19,7 @@ namespace sqlite_internal {
 inline constexpr int32_t kApplicationId = 0x646c7971;
 
 // Stored in PRAGMA user_version: the schema this code writes.
-inline constexpr int32_t kSchemaVersion = 17;
+inline constexpr int32_t kSchemaVersion = 18;
 
 // Job states as stored in jobs.state (src/common/stored_state.h).
 using internal::kStateDead;
