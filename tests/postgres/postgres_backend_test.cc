@@ -65,10 +65,19 @@ class PostgresBackendTest : public ::testing::Test {
   PostgresServer* server_ = nullptr;
 };
 
+// SQL that takes `schema` back to before a batch's jobs left it with the
+// batch (schema version 8).
+std::string WithoutBatchMembership(const std::string& schema) {
+  return absl::StrCat("ALTER TABLE ", schema,
+                      ".batch_jobs DROP CONSTRAINT batch_jobs_batch_fkey; "
+                      "DROP INDEX ",
+                      schema, ".batch_jobs_batch; ");
+}
+
 // SQL that takes `schema` back to before the plain paths (schema version
-// 7).
+// 7), and what came after them.
 std::string WithoutPlainPaths(const std::string& schema) {
-  return absl::StrCat("DROP FUNCTION ", schema,
+  return absl::StrCat(WithoutBatchMembership(schema), "DROP FUNCTION ", schema,
                       ".ack_and_reserve_plain; DROP FUNCTION ", schema,
                       ".reserve_plain; DROP FUNCTION ", schema, ".ack_plain; ");
 }
@@ -443,7 +452,7 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion6GetsThePlainPaths) {
   EXPECT_EQ(totals[0].counts.done, 2);
   ASSERT_OK(server_->Psql(absl::StrCat(
       "DO $$ BEGIN IF (SELECT version FROM ", schema,
-      ".schema_version) <> 7 OR to_regproc('", schema,
+      ".schema_version) <> 8 OR to_regproc('", schema,
       ".ack_plain') IS NULL OR to_regproc('", schema,
       ".reserve_plain') IS NULL OR to_regproc('", schema,
       ".ack_and_reserve_plain') IS NULL THEN RAISE 'not migrated'; END IF; "
@@ -646,6 +655,45 @@ TEST_F(PostgresBackendTest, TheWaitingJobsOfASchemaOfVersion5AreMigrated) {
   ASSERT_OK(server_->Psql(absl::StrCat(
       "DO $$ BEGIN IF (SELECT count(*) FROM ", schema,
       ".job_after) <> 0 THEN RAISE 'job_after kept rows'; END IF; END $$")));
+}
+
+// A schema of version 7 kept the rows of batch_jobs of a batch dropped
+// with its completion job. Version 8 deletes them, and from then on a batch
+// takes its rows along when it leaves: a batch opened again under the id
+// counts only its own jobs.
+TEST_F(PostgresBackendTest, TheBatchMembersOfASchemaOfVersion7AreMigrated) {
+  const std::string schema = FreshSchema("v7");
+  NewJob member = TestJob("a", "t", kT0);
+  member.batch = "batch";
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    ASSERT_OK(backend->OpenBatch(TestJob("batch", "after", kT0), kT0));
+    ASSERT_OK(backend->Add({member}, kT0));
+  }
+  // Dropped as by a cancel of version 7, which left the row of "a".
+  ASSERT_OK(
+      server_->Psql(absl::StrCat(WithoutBatchMembership(schema), "DELETE FROM ",
+                                 schema, ".jobs WHERE id = 'batch'; UPDATE ",
+                                 schema, ".schema_version SET version = 7")));
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ BEGIN IF (SELECT version FROM ", schema,
+      ".schema_version) <> 8 OR (SELECT count(*) FROM ", schema,
+      ".batch_jobs) <> 0 THEN RAISE 'not migrated'; END IF; END $$")));
+
+  ASSERT_OK(backend->OpenBatch(TestJob("batch", "after", kT0), kT0));
+  member.id = "b";
+  ASSERT_OK(backend->Add({member}, kT0));
+  ASSERT_OK(backend->Cancel("a", kT0));
+  ASSERT_OK_AND_ASSIGN(Batch batch, backend->GetBatch("batch"));
+  EXPECT_EQ(batch.total, 1);
+  EXPECT_EQ(batch.cancelled, 0);
+  ASSERT_OK(backend->Cancel("batch", kT0));
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ BEGIN IF (SELECT count(*) FROM ", schema,
+      ".batch_jobs) <> 0 THEN RAISE 'batch_jobs kept rows'; END IF; END $$")));
 }
 
 TEST_F(PostgresBackendTest, ASchemaWithOtherTablesIsRefused) {

@@ -1,12 +1,12 @@
 // Copyright delayq authors.
 //
-// Batches in the PostgreSQL store (schema.cc, version 6): a row of
+// Batches in the PostgreSQL store (schema.cc, versions 5 and 8): a row of
 // `batches` per batch with its counts, a row of `batch_jobs` per unfinished
 // job of one, counted in the transaction of the job's ack, death or
-// departure. Every step on a batch updates its row, which orders them (see
-// the statements, statements.h): of the last finish and the close, or of
-// two last finishes, running at once, exactly one sees the batch complete
-// and releases the completion job.
+// departure, and deleted with the batch. Every step on a batch updates its row,
+// which orders them (see the statements, statements.h): of the last finish and
+// the close, or of two last finishes, running at once, exactly one sees the
+// batch complete and releases the completion job.
 
 #include <string>
 

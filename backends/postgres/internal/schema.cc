@@ -576,13 +576,32 @@ END
 $fn$;
 )sql";
 
+// Schema version 8: a batch's jobs leave it with the batch, as the SQLite
+// store's version 18. The foreign key takes a batch's rows of batch_jobs
+// along when the batch goes with its completion job (cancelled while
+// waiting), so that a later batch of the same id counts only the jobs that
+// joined it; it acts only when a batch leaves, never for a plain job, and
+// the index lets it find the rows. A transaction that finishes a job of
+// the batch while another cancels the completion job may deadlock with it
+// (each holds a row the other wants); the loser is retried
+// (transactions.cc). Rows kept of batches already gone are deleted first
+// (those of a batch whose id was opened again since cannot be told from
+// the new batch's, and stay).
+constexpr char kSchemaBatchMembership[] = R"sql(
+DELETE FROM {s}.batch_jobs m
+  WHERE NOT EXISTS (SELECT 1 FROM {s}.batches b WHERE b.id = m.batch);
+CREATE INDEX batch_jobs_batch ON {s}.batch_jobs (batch);
+ALTER TABLE {s}.batch_jobs ADD CONSTRAINT batch_jobs_batch_fkey
+  FOREIGN KEY (batch) REFERENCES {s}.batches (id) ON DELETE CASCADE;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty schema. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {
-    kSchemaV1,           kSchemaDependencies, kSchemaSqlEnqueue,
-    kSchemaLeaseHolders, kSchemaBatches,      kSchemaDependencyLists,
-    kSchemaPlainPaths};
+    kSchemaV1,           kSchemaDependencies,   kSchemaSqlEnqueue,
+    kSchemaLeaseHolders, kSchemaBatches,        kSchemaDependencyLists,
+    kSchemaPlainPaths,   kSchemaBatchMembership};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

@@ -437,16 +437,17 @@ struct Sql {
       "WHERE id = $1";
   // Job $2, just stored, joins open batch $1: pending (a row of
   // batch_jobs), or counted dead or cancelled when a dependency's failure
-  // sent it dead or away as it was added. No row: unknown or closed (the
-  // caller's error rolls back the row of batch_jobs).
+  // sent it dead or away as it was added. No row: unknown or closed, and
+  // nothing written (the row of batch_jobs names its batch, version 8).
   static constexpr const char* kBatchJoin =
       "WITH j AS (SELECT state FROM {s}.jobs WHERE id = $2), "
-      "m AS (INSERT INTO {s}.batch_jobs (job, batch) SELECT $2, $1 FROM j "
-      "WHERE j.state <> 3) "
-      "UPDATE {s}.batches SET total = total + 1, "
+      "b AS (UPDATE {s}.batches SET total = total + 1, "
       "dead = dead + (SELECT count(*) FROM j WHERE j.state = 3), "
       "cancelled = cancelled + 1 - (SELECT count(*) FROM j) "
-      "WHERE id = $1 AND NOT closed RETURNING 1";
+      "WHERE id = $1 AND NOT closed RETURNING id), "
+      "m AS (INSERT INTO {s}.batch_jobs (job, batch) SELECT $2, b.id "
+      "FROM j, b WHERE j.state <> 3) "
+      "SELECT 1 FROM b";
   // Counts a finished job (done $2, dead $3, cancelled $4); whether the
   // batch is complete now.
   static constexpr const char* kBatchCount =
