@@ -31,7 +31,7 @@
 -- fields: TOPIC=1 STATE=2 DEADLINE=14 TOKEN=15 UNIQUE_FOR=19
 -- fields: KEEP_FOR=20 KEEP_AT_MOST=21 FINISHED_AT=22 RESULT=23
 -- fields: HOLDER=24 RESERVED_AT=25 AFTER=26 ON_FAILURE=27
--- fields: BATCH_OF=29 BATCH_CLOSED=30
+-- fields: BATCH_OF=29 BATCH_CLOSED=30 SEQ_NO=11
 local P, id = KEYS[1], ARGV[4]
 local r = redis.call('HGET', KEYS[2], id)
 if not r then return {'STALE'} end
@@ -136,7 +136,7 @@ if has_dependants then
 end
 -- Counted done in its batch (batch.lua, loaded only then).
 if batch then
-  reply[#reply + 1] = load_batch().count_in_batch(batch, 'met', now)
+  reply[#reply + 1] = load_batch().count_in_batch(batch, j[11], 'met', now)
 end
 -- note_slot_freed() of news.lua.
 local limit = redis.call('HGET', P .. 'limits', topic)

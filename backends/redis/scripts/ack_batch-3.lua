@@ -33,7 +33,7 @@ local acked, gone, by_topic, topics = {}, {}, {}, {}
 local done = {}
 -- The acked jobs that stay done, by topic, in the order of the leases.
 local kept = {}
--- The batch of each acked job of one, once per job.
+-- The batch of each acked job of one, once per job, and the job's SEQ_NO.
 local in_batches = {}
 for i = 1, n do
   local id = ids[i]
@@ -58,7 +58,7 @@ for i = 1, n do
     end
     t[#t + 1] = id
     if j[BATCH_OF] then
-      in_batches[#in_batches + 1] = j[BATCH_OF]
+      in_batches[#in_batches + 1] = {j[BATCH_OF], j[SEQ_NO]}
       j[BATCH_OF] = nil
     end
     if j[KEEP_FOR] and j[KEEP_FOR] > 0 then
@@ -92,7 +92,7 @@ if #topics > 0 then
     end
   end
   for _, b in ipairs(in_batches) do
-    out[#out + 1] = count_in_batch(b, 'met', now)
+    out[#out + 1] = count_in_batch(b[1], b[2], 'met', now)
   end
 end
 return out

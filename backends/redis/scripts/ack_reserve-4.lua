@@ -41,7 +41,7 @@
 -- fields: TOKEN=15 EXPIRE_AT=17 DISCARD=18 UNIQUE_FOR=19 KEEP_FOR=20
 -- fields: KEEP_AT_MOST=21 FINISHED_AT=22 RESULT=23 HOLDER=24
 -- fields: RESERVED_AT=25 AFTER=26 ON_FAILURE=27 BATCH_OF=29
--- fields: BATCH_CLOSED=30
+-- fields: BATCH_CLOSED=30 SEQ_NO=11
 local P, id, topic = KEYS[1], ARGV[4], ARGV[7]
 local now, now_text = tonumber(ARGV[1]), ARGV[1]
 if ARGV[2] ~= '0' then
@@ -139,7 +139,7 @@ local function ack()
   if has_dependants then ack_settled = load_depend().settle(id, 'met', now) end
   if batch then
     ack_settled[#ack_settled + 1] =
-        load_batch().count_in_batch(batch, 'met', now)
+        load_batch().count_in_batch(batch, j[11], 'met', now)
   end
   -- note_slot_freed() of news.lua, when a limit may exist.
   if gated then

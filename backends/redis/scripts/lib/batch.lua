@@ -7,6 +7,17 @@
 -- the completion job, as a dependency's last ack releases a waiting job.
 -- The jobs of a batch and its completion job live in one slot (a sharded
 -- namespace refuses others), so every key here is the script's own.
+--
+-- A batch that left the store (its completion job cancelled while waiting)
+-- leaves its unfinished jobs holding BATCH_OF; a batch opened later under
+-- the same id must not count them. Each job's SEQ_NO comes from the slot's
+-- one counter, as it is stored, and never changes: a job of the batch was
+-- added after its completion job, and a later batch of the id opened after
+-- every job of the earlier one. So a job counts in the batch only when its
+-- SEQ_NO is above the completion job's: one comparison when the job
+-- finishes, rather than clearing BATCH_OF in every job of the batch (up to
+-- 10,000 and more) in the script that drops it. Records of layout 9 hold
+-- the same values, so no layout changes.
 -- The steps that release a completion job return its settled entry
 -- (settled.lua), nil when they release none.
 -- requires: keys job schedule settled
@@ -32,13 +43,14 @@ local function batch_write(id, c, now)
   return nil
 end
 
--- Counts a job of batch `batch` that finished with `outcome` ('met',
--- 'failed' or 'gone'; 'withdrawn' takes it out of the batch, as if it had
--- never joined) at `now` (a number). A batch whose completion job has left
--- the store counts nothing.
-local function count_in_batch(batch, outcome, now)
+-- Counts a job of batch `batch`, stored as `seq` (its SEQ_NO), that
+-- finished with `outcome` ('met', 'failed' or 'gone'; 'withdrawn' takes it
+-- out of the batch, as if it had never joined) at `now` (a number). A
+-- batch whose completion job has left the store counts nothing, nor does
+-- a later batch of the same id (see above).
+local function count_in_batch(batch, seq, outcome, now)
   local c = job_read(batch)
-  if not c or not c[BATCH_TOTAL] then return nil end
+  if not c or not c[BATCH_TOTAL] or c[SEQ_NO] >= seq then return nil end
   if outcome == 'withdrawn' then
     c[BATCH_TOTAL] = c[BATCH_TOTAL] - 1
   else
@@ -57,5 +69,5 @@ local function finish_in_batch(id, j, outcome, now)
   if not batch then return nil end
   j[BATCH_OF] = nil
   if outcome == 'failed' then job_write(id, j) end
-  return count_in_batch(batch, outcome, now)
+  return count_in_batch(batch, j[SEQ_NO], outcome, now)
 end
