@@ -848,8 +848,11 @@ class Backend {
   // released exactly once, whichever processes finish the jobs. The batch
   // stays readable (GetBatch()) while its completion job is in the store;
   // Cancel() of a waiting completion job drops the batch (its jobs stay
-  // and run, counted by no one). The default, for a store that cannot keep
-  // batches, is Unimplemented naming the store.
+  // and run, counted by no one). A job's membership ends with its batch:
+  // once the batch has left the store, however it left, none of its jobs
+  // counts in any batch, not even in a later batch opened under the same
+  // id, which counts only the jobs that joined it. The default, for a
+  // store that cannot keep batches, is Unimplemented naming the store.
   virtual absl::Status OpenBatch(const NewJob& completion, absl::Time now) {
     (void)completion, (void)now;
     return internal::NoBatches(Name());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "tests/testing/status_matchers.h"
 
@@ -380,6 +381,116 @@ TEST_P(BatchConformanceTest, TheBatchIsReadableWhileItsCompletionJobIsKept) {
   ASSERT_OK(backend_->OpenBatch(MakeJob("{b}gone", after), kT0));
   EXPECT_EQ(BatchOf(*backend_, "{b}gone"),
             Expected("{b}gone", false, 0, 0, 0, 0));
+}
+
+// How a job finishes in the tests of a reused batch id.
+enum class Finish { kAck, kCancel, kDead };
+
+// Finishes `id`, the only due job of `topic` (added with max_attempts 1),
+// at `now` as `how` says.
+void FinishJob(Backend& backend, absl::string_view topic, absl::string_view id,
+               Finish how, absl::Time now) {
+  if (how == Finish::kCancel) {
+    EXPECT_OK(backend.Cancel(id, now));
+    return;
+  }
+  const Lease lease = Take(backend, topic, id, now);
+  if (how == Finish::kAck) {
+    EXPECT_OK(backend.Ack(id, lease.token, "", now));
+  } else {
+    EXPECT_THAT(backend.Fail(id, lease.token, "boom", now, now),
+                IsOkAndHolds(FailOutcome::kDead));
+  }
+}
+
+// `job`, dying at its first failure.
+NewJob Fragile(NewJob job) {
+  job.max_attempts = 1;
+  return job;
+}
+
+// Batch `batch`, open and new, with `member` pending; a job `old` of an
+// earlier batch of the same id still pending too. Finishing `old` however
+// it finishes changes nothing in the new batch; only `member`'s ack
+// releases the completion job, once.
+void ExpectOnlyTheNewJobCounts(Backend& backend, absl::string_view batch,
+                               absl::string_view old_topic,
+                               absl::string_view old, Finish how,
+                               absl::string_view topic,
+                               absl::string_view member,
+                               absl::string_view after) {
+  ASSERT_OK(backend.CloseBatch(batch, At(absl::Seconds(3))));
+  const Batch fresh = Expected(batch, true, 1, 0, 0, 0);
+  EXPECT_EQ(BatchOf(backend, batch), fresh);
+
+  FinishJob(backend, old_topic, old, how, At(absl::Seconds(4)));
+  EXPECT_EQ(BatchOf(backend, batch), fresh);
+  EXPECT_EQ(StateOf(backend, batch), JobState::kWaiting);
+  EXPECT_THAT(backend.Reserve(after, 10, At(absl::Seconds(5))),
+              IsOkAndHolds(IsEmpty()));
+
+  const Lease lease = Take(backend, topic, member, At(absl::Seconds(6)));
+  ASSERT_OK(backend.Ack(member, lease.token, "", At(absl::Seconds(6))));
+  EXPECT_EQ(BatchOf(backend, batch), Expected(batch, true, 1, 1, 0, 0));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend.Stats(after));
+  EXPECT_EQ(stats.ready, 1);
+  EXPECT_EQ(stats.waiting, 0);
+  Take(backend, after, batch, At(absl::Seconds(7)));
+  EXPECT_THAT(backend.Reserve(after, 10, At(absl::Seconds(8))),
+              IsOkAndHolds(IsEmpty()));
+}
+
+// A batch dropped with its cancelled completion job takes its membership
+// along: a new batch of the same id counts only its own jobs, however the
+// old batch's pending job finishes afterwards.
+TEST_P(BatchConformanceTest, AReusedBatchIdDoesNotCountTheDroppedBatchsJobs) {
+  const struct {
+    Finish how;
+    const char* name;
+  } kWays[] = {{Finish::kAck, "ack"},
+               {Finish::kCancel, "cancel"},
+               {Finish::kDead, "dead"}};
+  for (const auto& way : kWays) {
+    SCOPED_TRACE(way.name);
+    const std::string batch = absl::StrCat("{b}batch-", way.name);
+    const std::string old = absl::StrCat("{b}old-", way.name);
+    const std::string member = absl::StrCat("{b}new-", way.name);
+    const std::string old_topic = Topic(absl::StrCat("old-", way.name));
+    const std::string topic = Topic(absl::StrCat("new-", way.name));
+    const std::string after = Topic(absl::StrCat("after-", way.name));
+    ASSERT_OK(backend_->OpenBatch(MakeJob(batch, after), kT0));
+    AddOne(Fragile(Of(MakeJob(old, old_topic), batch)));
+    ASSERT_OK(backend_->Cancel(batch, At(absl::Seconds(1))));
+    ASSERT_EQ(backend_->GetBatch(batch).status().code(),
+              absl::StatusCode::kNotFound);
+
+    ASSERT_OK(backend_->OpenBatch(MakeJob(batch, after), At(absl::Seconds(2))));
+    AddOne(Of(MakeJob(member, topic), batch), At(absl::Seconds(2)));
+    ExpectOnlyTheNewJobCounts(*backend_, batch, old_topic, old, way.how, topic,
+                              member, after);
+  }
+}
+
+// The same when the old batch left with its completion job done: a job of
+// it that died (and was counted there) and was kicked back counts in no
+// later batch of the id.
+TEST_P(BatchConformanceTest, AKickedJobOfAFinishedBatchCountsInNoLaterOne) {
+  const std::string work = Topic("work");
+  const std::string topic = Topic("new");
+  const std::string after = Topic("after");
+  ASSERT_OK(backend_->OpenBatch(MakeJob("{b}batch", after), kT0));
+  AddOne(Fragile(Of(MakeJob("{b}old", work), "{b}batch")));
+  ASSERT_OK(backend_->CloseBatch("{b}batch", kT0));
+  FinishJob(*backend_, work, "{b}old", Finish::kDead, At(absl::Seconds(1)));
+  const Lease done = Take(*backend_, after, "{b}batch", At(absl::Seconds(1)));
+  ASSERT_OK(backend_->Ack("{b}batch", done.token, "", At(absl::Seconds(1))));
+  ASSERT_OK(backend_->KickJob("{b}old", At(absl::Seconds(1))));
+
+  ASSERT_OK(
+      backend_->OpenBatch(MakeJob("{b}batch", after), At(absl::Seconds(2))));
+  AddOne(Of(MakeJob("{b}new", topic), "{b}batch"), At(absl::Seconds(2)));
+  ExpectOnlyTheNewJobCounts(*backend_, "{b}batch", work, "{b}old", Finish::kAck,
+                            topic, "{b}new", after);
 }
 
 // The step that releases the completion job reports it (Settled): here the
