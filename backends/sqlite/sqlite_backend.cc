@@ -124,8 +124,8 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
   // reuse. That is 3-5% dearer than the buffer in a host that keeps freed
   // heap (mallopt(M_TOP_PAD)), but no host has to. Nothing else kept in
   // memory grows with the store: delayq's statements sort and group only
-  // through indexes, and their only temporary tables are a 3-key IN list
-  // and RETURNING buffers of one row (EXPLAIN of every statement). Schema
+  // through indexes, and their only temporary tables are RETURNING buffers
+  // of one row (EXPLAIN of every statement). Schema
   // upgrades, whose index builds sort every job, ran above, before this.
   DQ_RETURN_IF_ERROR(
       conn->Exec("PRAGMA temp_store = MEMORY", "set temp_store"));

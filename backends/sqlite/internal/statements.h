@@ -38,6 +38,11 @@ inline constexpr int kAfterCountColumn = 26;
   "seq, id, topic, state, attempts, max_attempts, expire_at_us, " \
   "discard_expired, unique_for_us"
 
+// The due jobs of a topic in one state (jobs_topic_due).
+#define DQ_TOPIC_DUE_OF(state)                                              \
+  "SELECT " DQ_DUE_COLUMNS " FROM jobs WHERE topic = ?1 AND state = " state \
+  " AND due_us IS NOT NULL AND due_us <= ?2"
+
 // The columns ReadSchedule() decodes, in its order.
 #define DQ_SCHEDULE_COLUMNS                                                 \
   "name, spec, time_zone, topic, payload, priority, max_attempts, ttr_us, " \
@@ -97,12 +102,14 @@ struct Sql {
       "UPDATE counter SET value = value + 1 WHERE id = 1";
 
   // Due delayed jobs, expired reservations and lapsing ready jobs of one
-  // topic (jobs_topic_due).
+  // topic (jobs_topic_due), one search of the index per state, in the
+  // order of the states. Every reservation runs it, and it mostly finds
+  // nothing: spelled `state IN (0, 1, 2)`, SQLite builds the list as a
+  // temporary b-tree at every run, which cost twice the searches
+  // themselves (about 49,000 instructions a run against 24,000 this way).
   static constexpr const char* kTopicDue =
-      "SELECT " DQ_DUE_COLUMNS
-      " FROM jobs "
-      "WHERE topic = ?1 AND state IN (0, 1, 2) AND due_us IS NOT NULL "
-      "AND due_us <= ?2";
+      DQ_TOPIC_DUE_OF("0") " UNION ALL " DQ_TOPIC_DUE_OF(
+          "1") " UNION ALL " DQ_TOPIC_DUE_OF("2");
   // The same of every topic (jobs_due).
   static constexpr const char* kAllDue =
       "SELECT " DQ_DUE_COLUMNS
