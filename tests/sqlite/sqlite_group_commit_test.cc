@@ -228,6 +228,99 @@ TEST(SqliteGroupCommitTest, FailingCallsLeaveTheirNeighboursInTheGroup) {
   EXPECT_EQ(after.delivered() - before.delivered(), 1);
 }
 
+// The sizes of reservations that each succeeded.
+std::vector<size_t> SizesOf(
+    const std::vector<absl::StatusOr<std::vector<Lease>>>& reserved) {
+  std::vector<size_t> sizes;
+  for (const absl::StatusOr<std::vector<Lease>>& r : reserved) {
+    EXPECT_OK(r);
+    sizes.push_back(r.ok() ? r->size() : 0);
+  }
+  return sizes;
+}
+
+// A group's reservations of a topic that is neither paused nor limited
+// look at its pause and its limit once; a pause or a limit set by a call
+// of the same group holds for the calls after it, and lifting it lets them
+// in again.
+TEST(SqliteGroupCommitTest, PauseAndLimitSetInAGroupHoldForItsLaterCalls) {
+  const std::string path = FreshDbPath("group");
+  std::unique_ptr<Backend> backend = MustOpen(path);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add({MakeJob("a", "t"), MakeJob("b", "t"),
+                          MakeJob("c", "t"), MakeJob("d", "t")},
+                         kNow));
+  TopicLimit cap;
+  cap.concurrency = 2;
+  std::vector<absl::StatusOr<std::vector<Lease>>> reserved(5);
+  absl::Status pause, resume, limit, clear;
+  const int64_t groups =
+      RunAsOneGroup(backend.get(), path,
+                    {
+                        [&] { reserved[0] = backend->Reserve("t", 1, kNow); },
+                        [&] { pause = backend->SetPaused("t", true, kNow); },
+                        [&] { reserved[1] = backend->Reserve("t", 1, kNow); },
+                        [&] { resume = backend->SetPaused("t", false, kNow); },
+                        [&] { reserved[2] = backend->Reserve("t", 1, kNow); },
+                        [&] { limit = backend->SetLimit("t", cap, kNow); },
+                        // Two of the topic's jobs are reserved: the cap holds.
+                        [&] { reserved[3] = backend->Reserve("t", 1, kNow); },
+                        [&] { clear = backend->ClearLimit("t", kNow); },
+                        [&] { reserved[4] = backend->Reserve("t", 1, kNow); },
+                    });
+  EXPECT_EQ(groups, 2) << "the calls did not share one transaction";
+  EXPECT_OK(pause);
+  EXPECT_OK(resume);
+  EXPECT_OK(limit);
+  EXPECT_OK(clear);
+  EXPECT_THAT(SizesOf(reserved), ::testing::ElementsAre(1, 0, 1, 0, 1));
+}
+
+// Reservations of one topic in one group, with fewer ready jobs than
+// callers and a failing call (undone) among them: each caller gets its own
+// answer, no job twice; a limit reached in the group holds the rest back.
+TEST(SqliteGroupCommitTest, ReservationsOfATopicInAGroupEachGetTheirOwn) {
+  const std::string path = FreshDbPath("group");
+  std::unique_ptr<Backend> backend = MustOpen(path);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add(
+      {MakeJob("a", "free"), MakeJob("b", "free"), MakeJob("c", "capped"),
+       MakeJob("d", "capped"), MakeJob("e", "capped")},
+      kNow));
+  TopicLimit cap;
+  cap.concurrency = 2;
+  ASSERT_OK(backend->SetLimit("capped", cap, kNow));
+  std::vector<absl::StatusOr<std::vector<Lease>>> free(4), capped(3);
+  absl::Status stale;
+  const int64_t groups = RunAsOneGroup(
+      backend.get(), path,
+      {
+          [&] { free[0] = backend->Reserve("free", 1, kNow); },
+          [&] { capped[0] = backend->Reserve("capped", 1, kNow); },
+          [&] { stale = backend->Ack("a", 12345, "", kNow); },
+          [&] { free[1] = backend->Reserve("free", 1, kNow); },
+          [&] { capped[1] = backend->Reserve("capped", 1, kNow); },
+          [&] { free[2] = backend->Reserve("free", 1, kNow); },
+          [&] { capped[2] = backend->Reserve("capped", 1, kNow); },
+          [&] { free[3] = backend->Reserve("free", 1, kNow); },
+      });
+  EXPECT_EQ(groups, 2) << "the calls did not share one transaction";
+  EXPECT_THAT(stale, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(SizesOf(free), ::testing::ElementsAre(1, 1, 0, 0));
+  EXPECT_THAT(SizesOf(capped), ::testing::ElementsAre(1, 1, 0));
+  std::set<std::string> ids;
+  for (const auto* calls : {&free, &capped}) {
+    for (const absl::StatusOr<std::vector<Lease>>& r : *calls) {
+      if (!r.ok()) continue;
+      for (const Lease& l : *r) EXPECT_TRUE(ids.insert(l.job.id).second);
+    }
+  }
+  EXPECT_THAT(ids, ::testing::ElementsAre("a", "b", "c", "d"));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("capped"));
+  EXPECT_EQ(stats.reserved, 2);
+  EXPECT_EQ(stats.ready, 1);
+}
+
 // The news of a group is what its calls together changed, once the group
 // committed; a call that failed announces nothing.
 TEST(SqliteGroupCommitTest, GroupAnnouncesWhatItsCallsChanged) {
