@@ -105,8 +105,8 @@ struct Sql {
   // topic (jobs_topic_due), one search of the index per state, in the
   // order of the states. Every reservation runs it, and it mostly finds
   // nothing: spelled `state IN (0, 1, 2)`, SQLite builds the list as a
-  // temporary b-tree at every run, which cost twice the searches
-  // themselves (about 49,000 instructions a run against 24,000 this way).
+  // temporary b-tree at every run: 37,900 instructions a run, against
+  // 9,300 this way (counted over W1 with 8 consumer threads).
   static constexpr const char* kTopicDue =
       DQ_TOPIC_DUE_OF("0") " UNION ALL " DQ_TOPIC_DUE_OF(
           "1") " UNION ALL " DQ_TOPIC_DUE_OF("2");
