@@ -239,10 +239,9 @@ std::vector<size_t> SizesOf(
   return sizes;
 }
 
-// A group's reservations of a topic that is neither paused nor limited
-// look at its pause and its limit once; a pause or a limit set by a call
-// of the same group holds for the calls after it, and lifting it lets them
-// in again.
+// A pause or a limit set by a call of a group holds for the group's later
+// reservations of the topic, and lifting it lets them in again: what a
+// reservation of the group read of the topic before does not carry over.
 TEST(SqliteGroupCommitTest, PauseAndLimitSetInAGroupHoldForItsLaterCalls) {
   const std::string path = FreshDbPath("group");
   std::unique_ptr<Backend> backend = MustOpen(path);
