@@ -41,6 +41,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/postgres/internal/schedules.cc
   backends/postgres/internal/schema.cc
   backends/postgres/internal/schema.h
+  backends/postgres/internal/socket_wait.cc
+  backends/postgres/internal/socket_wait.h
   backends/postgres/internal/statements.h
   backends/postgres/internal/transactions.cc
   backends/postgres/postgres_backend.cc
@@ -515,6 +517,9 @@ delayq_cc_test(tests_postgres_postgres_conformance_test DIR tests/postgres NAME 
 delayq_cc_test(tests_postgres_postgres_crash_test DIR tests/postgres NAME postgres_crash_test
   SRCS tests/postgres/postgres_crash_test.cc
   DEPS delayq tests_testing_batch_rounds tests_testing_crash_rounds tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main)
+delayq_cc_test(tests_postgres_postgres_frozen_server_test DIR tests/postgres NAME postgres_frozen_server_test
+  SRCS tests/postgres/postgres_frozen_server_test.cc
+  DEPS delayq tests_testing_news_recorder tests_testing_postgres_server tests_testing_status_matchers tests_testing_test_job tp_absl tp_gtest_main)
 delayq_cc_test(tests_postgres_postgres_multiprocess_test DIR tests/postgres NAME postgres_multiprocess_test
   SRCS tests/postgres/postgres_multiprocess_test.cc
   DEPS delayq tests_multiprocess_multiprocess_suite tests_testing_batch_rounds tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main)

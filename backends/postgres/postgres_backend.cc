@@ -697,8 +697,9 @@ absl::StatusOr<PromoteResult> PostgresBackend::PromoteDue(absl::Time now,
 absl::StatusOr<std::unique_ptr<Backend>> PostgresBackend::Open(
     const PostgresOptions& options) {
   DQ_ASSIGN_OR_RETURN(ConnectPlan plan, PlanConnections(options));
-  auto pool = std::make_unique<Pool>(std::move(plan.params), plan.where,
-                                     options.max_idle_connections);
+  auto pool =
+      std::make_unique<Pool>(std::move(plan.params), plan.where,
+                             plan.answer_timeout, options.max_idle_connections);
   DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn, pool->Connect());
   DQ_RETURN_IF_ERROR(
       PrepareSchema(conn.get(), options.schema, options.create_schema));

@@ -143,6 +143,12 @@ absl::Status ApplyParam(absl::string_view url, const internal::UrlParam& param,
     options->timeout = absl::Milliseconds(ms);
     return absl::OkStatus();
   }
+  if (key == "answer_timeout_ms") {
+    DQ_ASSIGN_OR_RETURN(
+        int64_t ms, internal::UrlInt("postgres", url, param, 1000, INT32_MAX));
+    options->answer_timeout = absl::Milliseconds(ms);
+    return absl::OkStatus();
+  }
   if (key == "max_idle_connections") {
     DQ_ASSIGN_OR_RETURN(int64_t n,
                         internal::UrlInt("postgres", url, param, 1, 1000));
@@ -156,7 +162,7 @@ absl::Status ApplyParam(absl::string_view url, const internal::UrlParam& param,
   if (!LibpqKnows(key)) {
     return Bad(url, absl::StrCat("unknown parameter '", key,
                                  "' (delayq's: schema, timeout_ms, "
-                                 "max_idle_connections, ",
+                                 "answer_timeout_ms, max_idle_connections, ",
                                  internal::kStoreParams,
                                  "; any other must be a libpq connection "
                                  "parameter)"));

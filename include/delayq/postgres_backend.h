@@ -56,8 +56,10 @@
 // Errors beyond the Backend contract (every message names the server by
 // host, port and database, never by password):
 //   Unavailable         the server cannot be reached, went away during the
-//                       call (the pool reconnects on the next call), or is
-//                       shutting down
+//                       call (the pool reconnects on the next call), is
+//                       shutting down, did not answer within
+//                       answer_timeout, or takes no writes (a standby, or a
+//                       database or role set default_transaction_read_only)
 //   PermissionDenied    the server refused the user or the password
 //   NotFound            the database does not exist
 //   FailedPrecondition  the schema holds tables of a newer delayq
@@ -104,13 +106,31 @@ struct PostgresOptions {
   std::string schema = "delayq";
   bool create_schema = true;
 
-  // How long opening a connection, and a call waiting on an unanswering
-  // server, may take before it fails: connect_timeout, tcp_user_timeout
-  // and the server's statement_timeout, each unless `params` sets it (an
-  // `options` of `params` that sets statement_timeout wins). At least a
-  // second. Whatever `options` says, every connection reads bytea in hex
-  // and runs its transactions READ COMMITTED, as the store's SQL expects.
+  // How long a statement may run on the server, and data sent may go
+  // unacknowledged by its host, before the call fails: the server's
+  // statement_timeout (DeadlineExceeded) and tcp_user_timeout, each unless
+  // `params` sets it (an `options` of `params` that sets
+  // statement_timeout wins). At least a second. Whatever `options` says,
+  // every connection reads bytea in hex and runs its transactions READ
+  // COMMITTED, as the store's SQL expects.
   absl::Duration timeout = absl::Seconds(10);
+
+  // How long the store waits for the server to answer anything (opening a
+  // connection, a statement's result) before it gives up on the
+  // connection, closes it and fails the call with Unavailable ("no answer
+  // from the server in 30s"). It is what ends a call to a server that is
+  // frozen, or behind a network that drops packets silently, where the
+  // kernel still acknowledges what is sent (so tcp_user_timeout never
+  // fires) and the server cannot run its statement_timeout. Zero: three
+  // times `timeout` (30 s by default): longer than the statement timeout,
+  // so that a slow statement is ended by the server first, with an error
+  // that says what it was, and its answer still has time to arrive. At
+  // least a second otherwise; shorter than `timeout` gives up on slow
+  // statements instead of letting the server end them. The connection the
+  // news subscription (Subscribe()) holds asks the server for a sign of
+  // life after this long without news, and connects again (kResync) when
+  // none comes within it.
+  absl::Duration answer_timeout = absl::ZeroDuration();
 
   // Connections kept open between calls; a thread that finds none idle
   // opens another, which stays if there is room. At least 1.
@@ -138,7 +158,8 @@ absl::StatusOr<std::unique_ptr<Backend>> OpenPostgresBackend(
 // Parses `postgres://[user[:password]@][host[:port][,host[:port]...]]
 // [/dbname][?param=value&...]` (also `postgresql://`) into options. User,
 // password and dbname may be percent-encoded. The parameters `schema`,
-// `timeout_ms`, `max_idle_connections`, `counts` and `counts_window_min`
+// `timeout_ms`, `answer_timeout_ms`, `max_idle_connections`, `counts` and
+// `counts_window_min`
 // are delayq's; every other one is passed to libpq as a connection
 // parameter (sslmode, application_name, host for a socket folder, ...)
 // and must be one libpq knows. InvalidArgument, naming the problem, with

@@ -105,7 +105,8 @@ TEST(ParsePostgresUrlTest, ReadsEveryPartAndPassesLibpqParametersThrough) {
       PostgresOptions options,
       ParsePostgresUrl("postgres://app:p%40ss@db.internal:6432/jobs?schema=q&"
                        "sslmode=require&application_name=billing&"
-                       "timeout_ms=2500&max_idle_connections=3&counts=off"));
+                       "timeout_ms=2500&answer_timeout_ms=7000&"
+                       "max_idle_connections=3&counts=off"));
   ASSERT_NE(Param(options, "user"), nullptr);
   EXPECT_EQ(*Param(options, "user"), "app");
   EXPECT_EQ(*Param(options, "password"), "p@ss");
@@ -116,6 +117,7 @@ TEST(ParsePostgresUrlTest, ReadsEveryPartAndPassesLibpqParametersThrough) {
   EXPECT_EQ(*Param(options, "application_name"), "billing");
   EXPECT_EQ(options.schema, "q");
   EXPECT_EQ(options.timeout, absl::Milliseconds(2500));
+  EXPECT_EQ(options.answer_timeout, absl::Seconds(7));
   EXPECT_EQ(options.max_idle_connections, 3);
   EXPECT_FALSE(options.counts.enabled);
 
@@ -139,6 +141,7 @@ TEST(ParsePostgresUrlTest, RefusesWhatItCannotReadWithoutThePassword) {
            "postgres://u:Zq9secret@h/db?schema=a-b",
            "postgres://u:Zq9secret@h:99999/db",
            "postgres://u:Zq9secret@h/db?timeout_ms=5",
+           "postgres://u:Zq9secret@h/db?answer_timeout_ms=5",
            "postgres://u:Zq9secret",
            "postgres://u:Zq9?secret@h/db",
            "mysql://u:Zq9secret@h/db",

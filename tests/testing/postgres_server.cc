@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -227,8 +228,49 @@ absl::Status PostgresServer::Launch() {
       "postgres did not accept connections within 30 s; log:\n", Log()));
 }
 
+namespace {
+
+// The processes whose parent is `parent`, from /proc/*/stat.
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> children;
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return children;
+  while (dirent* e = readdir(d)) {
+    int pid = 0;
+    if (!absl::SimpleAtoi(e->d_name, &pid)) continue;
+    // "PID (COMM) STATE PPID ...": COMM may hold spaces, so read after
+    // its last ')'.
+    const std::string stat = ReadFile(absl::StrCat("/proc/", pid, "/stat"));
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 &&
+        ppid == parent) {
+      children.push_back(pid);
+    }
+  }
+  closedir(d);
+  return children;
+}
+
+}  // namespace
+
+absl::Status PostgresServer::SignalAll(int signal) const {
+  if (pid_ <= 0) return absl::FailedPreconditionError("server not running");
+  if (kill(pid_, signal) != 0) return Errno("kill");
+  for (pid_t child : ChildrenOf(pid_)) kill(child, signal);
+  return absl::OkStatus();
+}
+
+absl::Status PostgresServer::Freeze() { return SignalAll(SIGSTOP); }
+
+absl::Status PostgresServer::Thaw() { return SignalAll(SIGCONT); }
+
 absl::Status PostgresServer::Stop() {
   if (pid_ <= 0) return absl::OkStatus();
+  // A frozen server would not hear the shutdown.
+  SignalAll(SIGCONT).IgnoreError();
   kill(pid_, SIGINT);
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
   int status = 0;

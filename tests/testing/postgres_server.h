@@ -89,12 +89,24 @@ class PostgresServer {
   // the server starts again, recovering from its WAL, as Restart() does.
   absl::Status RestartAfterCrash();
 
+  // Freeze()
+  //
+  // SIGSTOP to the server and every process of it (the postmaster first,
+  // so it starts no more): connections stay open and the kernel still
+  // accepts and acknowledges on them, but nothing answers, as with a
+  // frozen host or a network that drops packets silently. Thaw() sends
+  // SIGCONT; Stop() (and so the destructor) thaws first.
+  absl::Status Freeze();
+  absl::Status Thaw();
+
   // Runs `sql` as the superuser over the socket (psql), for a test's setup.
   absl::Status Psql(absl::string_view sql) const;
 
  private:
   PostgresServer() = default;
   absl::Status Launch();
+  // Sends `signal` to the postmaster, then to each of its children.
+  absl::Status SignalAll(int signal) const;
   // Runs `argv` as the server's user and waits for it; its output goes to
   // the log.
   absl::Status RunAsServerUser(const std::vector<std::string>& argv) const;

@@ -67,6 +67,16 @@ absl::StatusOr<ConnectPlan> PlanConnections(const PostgresOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat(plan.where, ": timeout must be at least a second"));
   }
+  if (options.answer_timeout != absl::ZeroDuration() &&
+      options.answer_timeout < absl::Seconds(1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        plan.where, ": answer_timeout must be at least a second (or zero)"));
+  }
+  // Three times the statement timeout: the server ends a slow statement
+  // first, and its error has time to arrive.
+  plan.answer_timeout = options.answer_timeout == absl::ZeroDuration()
+                            ? 3 * options.timeout
+                            : options.answer_timeout;
   if (options.max_idle_connections < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat(plan.where, ": max_idle_connections must be at least 1"));
@@ -78,14 +88,11 @@ absl::StatusOr<ConnectPlan> PlanConnections(const PostgresOptions& options) {
           absl::StrCat(plan.where, ": empty connection parameter name"));
     }
   }
-  // A server that stops answering fails calls within the timeout rather
-  // than hanging them: connect_timeout bounds opening a connection,
-  // tcp_user_timeout an answer that never comes over a connection.
-  if (Find(p, "connect_timeout") == nullptr) {
-    plan.params.emplace_back("connect_timeout",
-                             absl::StrCat(std::max<int64_t>(
-                                 2, absl::ToInt64Seconds(options.timeout))));
-  }
+  // Data the server's host does not acknowledge fails the connection
+  // within the timeout. A server that stops answering but whose host still
+  // acknowledges (frozen) is left to answer_timeout, which also bounds
+  // opening a connection: the store connects without blocking, where
+  // libpq's connect_timeout does not apply.
   if (Find(p, "tcp_user_timeout") == nullptr) {
     plan.params.emplace_back(
         "tcp_user_timeout",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "delayq/postgres_backend.h"
 
 namespace delayq {
@@ -23,10 +24,13 @@ struct ConnectPlan {
   // How errors name the server: "postgres HOST:PORT/DB (schema S)", never
   // with a password.
   std::string where;
+  // How long a connection waits for each answer of the server
+  // (PostgresOptions::answer_timeout, its default resolved).
+  absl::Duration answer_timeout;
 };
 
-// InvalidArgument for a bad schema name, timeout, max_idle_connections or
-// counts window.
+// InvalidArgument for a bad schema name, timeout, answer_timeout,
+// max_idle_connections or counts window.
 absl::StatusOr<ConnectPlan> PlanConnections(const PostgresOptions& options);
 
 }  // namespace postgres_internal

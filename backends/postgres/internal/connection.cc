@@ -2,6 +2,8 @@
 
 #include "backends/postgres/internal/connection.h"
 
+#include <poll.h>
+
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -40,9 +42,6 @@ absl::StatusCode CodeOfConnectFailure(absl::string_view message) {
   if (absl::StrContains(message, "database \"") &&
       absl::StrContains(message, "does not exist")) {
     return absl::StatusCode::kNotFound;
-  }
-  if (absl::StrContains(message, "timeout expired")) {
-    return absl::StatusCode::kDeadlineExceeded;
   }
   if (absl::StrContains(message, "invalid connection option") ||
       absl::StrContains(message, "invalid sslmode value") ||
@@ -220,8 +219,11 @@ std::string Result::Bytes(int row, int col) const {
 absl::StatusCode CodeOfSqlState(absl::string_view state) {
   if (state == "23505") return absl::StatusCode::kAlreadyExists;
   if (state == "40001" || state == "40P01") return absl::StatusCode::kAborted;
+  // A read-only transaction (25006): the server takes no writes now, a
+  // standby or a database or role set read-only; the store is not there
+  // for writes, as when it is down, and no fault of the call's.
   if (absl::StartsWith(state, "08") || state == "57P01" || state == "57P02" ||
-      state == "57P03") {
+      state == "57P03" || state == "25006") {
     return absl::StatusCode::kUnavailable;
   }
   if (state == "57014") return absl::StatusCode::kDeadlineExceeded;
@@ -237,19 +239,19 @@ absl::StatusCode CodeOfSqlState(absl::string_view state) {
 
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
     const std::vector<std::pair<std::string, std::string>>& params,
-    std::string where) {
-  std::vector<const char*> keys, values;
-  for (const auto& [key, value] : params) {
-    keys.push_back(key.c_str());
-    values.push_back(value.c_str());
-  }
-  keys.push_back(nullptr);
-  values.push_back(nullptr);
-  PGconn* conn = PQconnectdbParams(keys.data(), values.data(),
-                                   /*expand_dbname=*/0);
+    std::string where, absl::Duration answer_timeout) {
+  bool timed_out = false;
+  PGconn* conn =
+      ConnectBefore(params, DeadlineAfter(answer_timeout), &timed_out);
   if (conn == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat(where, ": cannot allocate a connection"));
+  }
+  if (timed_out) {
+    PQfinish(conn);
+    return absl::UnavailableError(
+        absl::StrCat(where, ": cannot connect: no answer from the server in ",
+                     absl::FormatDuration(answer_timeout)));
   }
   if (PQstatus(conn) != CONNECTION_OK) {
     const std::string message = Tidy(PQerrorMessage(conn));
@@ -261,14 +263,55 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
   // not the application's output; errors come back as statuses.
   PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
+  // Sends do not block either: a server that reads nothing (frozen, with
+  // the socket's buffers full) must not hold a call past its deadline.
+  PQsetnonblocking(conn, 1);
   return std::unique_ptr<Connection>(
-      new Connection(conn, std::move(where), /*owned=*/true));
+      new Connection(conn, std::move(where), /*owned=*/true, answer_timeout));
 }
 
 std::unique_ptr<Connection> Connection::Borrow(PGconn* conn,
                                                std::string where) {
-  return std::unique_ptr<Connection>(
-      new Connection(conn, std::move(where), /*owned=*/false));
+  return std::unique_ptr<Connection>(new Connection(
+      conn, std::move(where), /*owned=*/false, absl::InfiniteDuration()));
+}
+
+PGresult* Connection::NextResult(Deadline deadline) {
+  // Sends what libpq holds, and reads until a whole result is in.
+  for (;;) {
+    if (PQstatus(conn_) == CONNECTION_BAD) break;
+    const int unsent = PQflush(conn_);
+    if (unsent < 0 || (unsent == 0 && !PQisBusy(conn_))) break;
+    // Read while sending too: a server answering an error may stop
+    // reading until its answer is read.
+    const short events = unsent > 0 ? POLLIN | POLLOUT : POLLIN;
+    if (!WaitForSocket(PQsocket(conn_), events, deadline)) {
+      gave_up_ = true;
+      return nullptr;
+    }
+    if (PQconsumeInput(conn_) == 0) break;
+  }
+  // Done, or failed: a lost connection's error is a result.
+  return PQgetResult(conn_);
+}
+
+PGresult* Connection::Answer(bool sent) {
+  if (!sent) return nullptr;
+  const Deadline deadline = DeadlineAfter(answer_timeout_);
+  PGresult* kept = nullptr;
+  while (PGresult* r = NextResult(deadline)) {
+    if (kept != nullptr && PQresultStatus(kept) == PGRES_FATAL_ERROR) {
+      PQclear(r);
+      continue;
+    }
+    PQclear(kept);
+    kept = r;
+  }
+  if (gave_up_) {
+    PQclear(kept);
+    return nullptr;
+  }
+  return kept;
 }
 
 Connection::~Connection() {
@@ -319,12 +362,14 @@ absl::StatusOr<Result> Connection::Exec(absl::string_view sql,
                                      lengths.data(), params.formats_.data(),
                                      begin, commit));
     } else {
-      result = Result(PQexecPrepared(conn_, name->c_str(), static_cast<int>(n),
+      result = Result(
+          Answer(PQsendQueryPrepared(conn_, name->c_str(), static_cast<int>(n),
                                      values.data(), lengths.data(),
                                      params.formats_.data(),
-                                     /*resultFormat=*/0));
+                                     /*resultFormat=*/0) == 1));
     }
   } else {
+    // The application's connection: waited on as the application does.
     result = Result(PQexecParams(conn_, text.c_str(), static_cast<int>(n),
                                  /*paramTypes=*/nullptr, values.data(),
                                  lengths.data(), params.formats_.data(),
@@ -342,8 +387,8 @@ absl::StatusOr<std::string> Connection::Prepared(const std::string& sql,
   auto it = prepared_.find(sql);
   if (it != prepared_.end()) return it->second;
   std::string name = absl::StrCat("dq", prepared_.size() + 1);
-  Result result(PQprepare(conn_, name.c_str(), sql.c_str(), params,
-                          /*paramTypes=*/nullptr));
+  Result result(Answer(PQsendPrepare(conn_, name.c_str(), sql.c_str(), params,
+                                     /*paramTypes=*/nullptr) == 1));
   if (result.status() != PGRES_COMMAND_OK) return ErrorOf(result.get(), sql);
   prepared_.emplace(sql, name);
   return name;
@@ -370,8 +415,9 @@ PGresult* Connection::ExecInPipeline(const std::string& name, int n,
   // pipeline holds mean the connection broke.
   const int commands = 1 + (begin ? 1 : 0) + (commit ? 1 : 0);
   std::vector<PGresult*> results;
+  const Deadline deadline = DeadlineAfter(answer_timeout_);
   for (int nulls = 0; nulls <= commands && !Broken();) {
-    PGresult* r = PQgetResult(conn_);
+    PGresult* r = NextResult(deadline);
     if (r == nullptr) {
       ++nulls;
       continue;
@@ -413,7 +459,10 @@ absl::Status Connection::RunScript(absl::string_view sql) {
     begin_confirmed_ = true;
     text = absl::StrCat("BEGIN;\n", text);
   }
-  Result result(PQexec(conn_, text.c_str()));
+  // The application's connection (!owned_) is waited on as the
+  // application does.
+  Result result(owned_ ? Answer(PQsendQuery(conn_, text.c_str()) == 1)
+                       : PQexec(conn_, text.c_str()));
   const ExecStatusType status = result.status();
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
     return ErrorOf(result.get(), sql);
@@ -427,6 +476,13 @@ absl::Status Connection::Run(absl::string_view sql, const Params& params) {
 
 absl::Status Connection::ErrorOf(const PGresult* r,
                                  absl::string_view sql) const {
+  if (gave_up_) {
+    last_sql_state_.clear();
+    return absl::UnavailableError(absl::StrCat(
+        where_, ": no answer from the server in ",
+        absl::FormatDuration(answer_timeout_),
+        "; gave up on the connection (in \"", sql.substr(0, 40), "...\")"));
+  }
   const char* state =
       r == nullptr ? nullptr : PQresultErrorField(r, PG_DIAG_SQLSTATE);
   absl::StatusCode code = absl::StatusCode::kUnavailable;

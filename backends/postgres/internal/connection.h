@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "backends/postgres/internal/socket_wait.h"
 
 namespace delayq {
 namespace postgres_internal {
@@ -94,6 +95,11 @@ class Result {
 
 // Connection
 //
+// A connection the store opened waits for each answer of the server (the
+// connection's opening, a statement's result) at most `answer_timeout`:
+// then it gives up on the connection (Broken(), not FoundClosed()), which is
+// closed rather than used again, and the call fails Unavailable.
+//
 // Not thread-safe: one thread at a time (the pool hands it out so).
 class Connection {
  public:
@@ -102,10 +108,12 @@ class Connection {
   // password.
   static absl::StatusOr<std::unique_ptr<Connection>> Open(
       const std::vector<std::pair<std::string, std::string>>& params,
-      std::string where);
+      std::string where, absl::Duration answer_timeout);
 
   // A connection the application owns (EnqueueInTransaction()): used,
-  // never closed.
+  // never closed. It waits as the application's own calls on it do
+  // (libpq's blocking calls, without a deadline of the store's): its
+  // socket's mode, timeouts and any wait bounds are the application's.
   static std::unique_ptr<Connection> Borrow(PGconn* conn, std::string where);
 
   ~Connection();
@@ -154,8 +162,15 @@ class Connection {
   // without one (a lost connection).
   const std::string& last_sql_state() const { return last_sql_state_; }
 
-  // Whether the connection is lost: it must not be used again.
-  bool Broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+  // Whether the connection is lost, or given up on: it must not be used
+  // again.
+  bool Broken() const { return gave_up_ || PQstatus(conn_) != CONNECTION_OK; }
+  // Whether it was found closed (by the server, or the network), rather
+  // than given up on: a new connection may try again at once, whereas one
+  // to a server that did not answer would most likely wait as long.
+  bool FoundClosed() const {
+    return !gave_up_ && PQstatus(conn_) != CONNECTION_OK;
+  }
   // Whether a transaction is open (or failed and not yet rolled back).
   bool InTransaction() const;
 
@@ -163,10 +178,24 @@ class Connection {
   const std::string& where() const { return where_; }
 
  private:
-  Connection(PGconn* conn, std::string where, bool owned)
-      : conn_(conn), where_(std::move(where)), owned_(owned) {}
+  Connection(PGconn* conn, std::string where, bool owned,
+             absl::Duration answer_timeout)
+      : conn_(conn),
+        where_(std::move(where)),
+        owned_(owned),
+        answer_timeout_(answer_timeout) {}
 
   absl::Status ErrorOf(const PGresult* r, absl::string_view sql) const;
+
+  // The answer to what was just sent (`sent`: the PQsend* call's success):
+  // its last result, or its first error. Null when nothing was sent, the
+  // connection was lost, or no answer came within answer_timeout
+  // (gave_up_).
+  PGresult* Answer(bool sent);
+  // The next result of what was sent, once it has arrived (PQgetResult()
+  // without blocking past `deadline`); null at the end of the results, or
+  // when the deadline passed (gave_up_).
+  PGresult* NextResult(Deadline deadline);
 
   // The name `sql` is prepared under on this connection, preparing it
   // first if need be.
@@ -180,6 +209,8 @@ class Connection {
   PGconn* conn_;
   const std::string where_;
   const bool owned_;
+  const absl::Duration answer_timeout_;
+  bool gave_up_ = false;
   // Statements prepared on this connection, by text. A borrowed
   // connection prepares none: the names are the application's to choose.
   absl::flat_hash_map<std::string, std::string> prepared_;
@@ -192,7 +223,8 @@ class Connection {
 // The status a failed statement's SQLSTATE (or a connection's state, when
 // there is none) stands for: unique violation -> AlreadyExists, serialisation
 // failure and deadlock -> Aborted (the transaction may be run again), lost
-// connection and server shutdown -> Unavailable, statement timeout ->
+// connection, server shutdown and a transaction that may not write
+// (read_only_sql_transaction) -> Unavailable, statement timeout ->
 // DeadlineExceeded, refused credentials -> PermissionDenied, missing
 // database -> NotFound; anything else Internal.
 absl::StatusCode CodeOfSqlState(absl::string_view sqlstate);

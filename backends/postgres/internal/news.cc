@@ -65,12 +65,15 @@ class Subscription : public NewsSubscription {
   }
 
   void Run() {
+    const int quiet_ms =
+        static_cast<int>(absl::ToInt64Milliseconds(pool_->answer_timeout()));
     for (;;) {
       pollfd fds[2] = {{stop_, POLLIN, 0}, {PQsocket(conn_->raw()), POLLIN, 0}};
-      if (poll(fds, 2, -1) < 0 && errno != EINTR) return;
+      const int ready = poll(fds, 2, quiet_ms);
+      if (ready < 0 && errno != EINTR) return;
       if (fds[0].revents != 0) return;
-      if (fds[1].revents == 0) continue;
-      if (PQconsumeInput(conn_->raw()) == 0 || conn_->Broken()) {
+      if (ready < 0 || (ready > 0 && fds[1].revents == 0)) continue;
+      if (!Alive(ready == 0)) {
         if (!Reconnect()) return;
         StoreNews resync;
         resync.kind = StoreNews::Kind::kResync;
@@ -82,6 +85,15 @@ class Subscription : public NewsSubscription {
         PQfreemem(n);
       }
     }
+  }
+
+  // Whether the connection still works: after a quiet spell (`quiet`)
+  // the server must answer a statement within the answer timeout, since
+  // a frozen server or a network that drops packets silently looks just
+  // like a quiet one; otherwise what arrived must read.
+  bool Alive(bool quiet) {
+    if (quiet) return conn_->Run("SELECT 1").ok();
+    return PQconsumeInput(conn_->raw()) != 0 && !conn_->Broken();
   }
 
   void Deliver(absl::string_view payload) {

@@ -20,7 +20,7 @@ absl::StatusOr<std::unique_ptr<Connection>> Pool::Take(bool* reused) {
 }
 
 absl::StatusOr<std::unique_ptr<Connection>> Pool::Connect() const {
-  return Connection::Open(params_, where_);
+  return Connection::Open(params_, where_, answer_timeout_);
 }
 
 void Pool::Give(std::unique_ptr<Connection> conn) {

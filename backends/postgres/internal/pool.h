@@ -15,6 +15,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "backends/postgres/internal/connection.h"
 #include "src/common/mutex.h"
 
@@ -23,12 +24,13 @@ namespace postgres_internal {
 
 class Pool {
  public:
-  // `params` for Connection::Open(); at most `max_idle` connections wait
-  // between calls.
+  // `params`, `where` and `answer_timeout` for Connection::Open(); at
+  // most `max_idle` connections wait between calls.
   Pool(std::vector<std::pair<std::string, std::string>> params,
-       std::string where, int max_idle)
+       std::string where, absl::Duration answer_timeout, int max_idle)
       : params_(std::move(params)),
         where_(std::move(where)),
+        answer_timeout_(answer_timeout),
         max_idle_(max_idle) {}
 
   // A connection for one call: an idle one when there is one (`*reused`
@@ -37,8 +39,8 @@ class Pool {
       ABSL_LOCKS_EXCLUDED(mu_);
   // A new connection, never an idle one.
   absl::StatusOr<std::unique_ptr<Connection>> Connect() const;
-  // Gives `conn` back: kept when it is sound, idle (no transaction left
-  // open) and there is room; closed otherwise.
+  // Gives `conn` back: kept when it is sound (not lost, not given up on),
+  // idle (no transaction left open) and there is room; closed otherwise.
   void Give(std::unique_ptr<Connection> conn) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Closes every idle connection: one was found lost (the server
@@ -47,10 +49,12 @@ class Pool {
   void DropIdle() ABSL_LOCKS_EXCLUDED(mu_);
 
   const std::string& where() const { return where_; }
+  absl::Duration answer_timeout() const { return answer_timeout_; }
 
  private:
   const std::vector<std::pair<std::string, std::string>> params_;
   const std::string where_;
+  const absl::Duration answer_timeout_;
   const int max_idle_;
   internal::Mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_ ABSL_GUARDED_BY(mu_);

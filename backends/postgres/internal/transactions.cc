@@ -74,7 +74,7 @@ absl::Status PostgresBackend::Transaction(
     // An idle connection the server closed (it restarted): nothing was
     // done on it, so a new one may try, and not another idle one, which
     // the same restart most likely closed too.
-    if (reused && conn.get()->Broken() && !conn.get()->begin_confirmed() &&
+    if (reused && conn.get()->FoundClosed() && !conn.get()->begin_confirmed() &&
         !replaced) {
       replaced = true;
       conn.Discard();
@@ -99,7 +99,7 @@ absl::Status PostgresBackend::Read(
                         pool_->Take(&reused));
     Borrowed conn(pool_.get(), std::move(taken));
     absl::Status status = body(*conn.get());
-    if (status.ok() || !reused || !conn.get()->Broken() || attempt > 0) {
+    if (status.ok() || !reused || !conn.get()->FoundClosed() || attempt > 0) {
       return status;
     }
     conn.Discard();
