@@ -668,6 +668,9 @@ delayq_cc_test(tests_serve_lease_cache_test DIR tests/serve NAME lease_cache_tes
 delayq_cc_test(tests_serve_path_pattern_test DIR tests/serve NAME path_pattern_test
   SRCS tests/serve/path_pattern_test.cc
   DEPS tools_serve_serve tp_gtest_main)
+delayq_cc_test(tests_serve_serve_postgres_test DIR tests/serve NAME serve_postgres_test
+  SRCS tests/serve/serve_postgres_test.cc
+  DEPS tests_serve_serve_process tests_testing_postgres_server tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_library(tests_serve_serve_process DIR tests/serve NAME serve_process
   SRCS tests/serve/serve_process.cc tests/serve/serve_process.h
   DEPS tests_testing_child_process tp_absl tp_httplib tp_nlohmann_json

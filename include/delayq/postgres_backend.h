@@ -60,7 +60,8 @@
 //                       shutting down, did not answer within
 //                       answer_timeout, or takes no writes (a standby, or a
 //                       database or role set default_transaction_read_only)
-//   PermissionDenied    the server refused the user or the password
+//   PermissionDenied    the server refused the user or the password, or
+//                       the user lacks rights on the schema or its tables
 //   NotFound            the database does not exist
 //   FailedPrecondition  the schema holds tables of a newer delayq
 //   DeadlineExceeded    the server did not answer within the timeout

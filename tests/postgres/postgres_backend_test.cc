@@ -307,6 +307,25 @@ TEST_F(PostgresBackendTest, ARefusedPasswordIsPermissionDeniedAndNotShown) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("127.0.0.1"));
 }
 
+// A database that takes no writes (a standby, or read-only by its
+// settings, given here through the URL's `options` as ALTER DATABASE or
+// ALTER ROLE would give them) is the store not there for writes: the
+// call is not at fault.
+TEST_F(PostgresBackendTest, AReadOnlyDatabaseIsUnavailableForWrites) {
+  const std::string schema = FreshSchema("read_only");
+  ASSERT_NE(Open(schema), nullptr);
+  ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Backend> backend,
+      OpenBackend(absl::StrCat(
+          Url(schema), "&options=-c%20default_transaction_read_only%3Don")));
+  absl::Status status = backend->Add({TestJob("a", "t", kT0)}, kT0);
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("read-only"));
+  EXPECT_THAT(std::string(status.message()),
+              Not(HasSubstr(PostgresServer::password())));
+  EXPECT_THAT(backend->Get("a"), StatusIs(absl::StatusCode::kNotFound));
+}
+
 TEST_F(PostgresBackendTest, AMissingDatabaseIsNotFound) {
   absl::Status status =
       OpenBackend(server_->Url("delayq", "no_such_database")).status();

@@ -502,6 +502,12 @@ absl::Status Connection::ErrorOf(const PGresult* r,
   if (detail != nullptr && !absl::StrContains(message, detail)) {
     absl::StrAppend(&message, " ", detail);
   }
+  if (last_sql_state_ == "25006") {
+    absl::StrAppend(&message,
+                    " (the database takes no writes: a standby, or "
+                    "default_transaction_read_only set on the database or "
+                    "the role)");
+  }
   // The statement's first words say which step failed, not its values.
   return absl::Status(code, absl::StrCat(where_, ": ", message, " (in \"",
                                          sql.substr(0, 40), "...\")"));

@@ -92,6 +92,12 @@ std::string ErrorBody(const absl::Status& status) {
 }
 
 void WriteError(HttpResponse& response, const absl::Status& status) {
+  if (absl::IsPermissionDenied(status)) {
+    // The store's message names the cause, never a password.
+    return Write(
+        response, 503, absl::StatusCode::kUnavailable,
+        absl::StrCat("the store refused this server: ", status.message()));
+  }
   Write(response, HttpStatus(status.code()), status.code(), status.message());
 }
 

@@ -33,6 +33,10 @@ absl::StatusCode CodeForHttpStatus(int status);
 std::string ErrorBody(const absl::Status& status);
 
 // Writes `status` as the reply: HttpStatus(status.code()) and its body.
+// A PermissionDenied is the store refusing this server (its credentials,
+// or its user's rights on the store), since the server's own refusals of a
+// client are WriteRefusal()'s 403s or Unauthenticated: it is written as
+// Unavailable (503) instead, as the server failing, not the client.
 void WriteError(HttpResponse& response, const absl::Status& status);
 
 // Writes a refusal the HTTP layer makes with a status of its own (400, 403,
