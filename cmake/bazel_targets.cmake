@@ -32,6 +32,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/postgres/internal/counts.cc
   backends/postgres/internal/dependencies.cc
   backends/postgres/internal/events.cc
+  backends/postgres/internal/insert_chunks.cc
+  backends/postgres/internal/insert_chunks.h
   backends/postgres/internal/news.cc
   backends/postgres/internal/news.h
   backends/postgres/internal/plain_paths.cc

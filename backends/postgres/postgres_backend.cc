@@ -22,6 +22,7 @@
 #include "backends/postgres/internal/backend_impl.h"
 #include "backends/postgres/internal/connect_plan.h"
 #include "backends/postgres/internal/connection.h"
+#include "backends/postgres/internal/insert_chunks.h"
 #include "backends/postgres/internal/schema.h"
 #include "backends/postgres/internal/statements.h"
 #include "src/common/backoff_code.h"
@@ -38,6 +39,12 @@ namespace {
 // "{1,2,3}": a bigint[] parameter.
 std::string ArrayOf(const std::vector<int64_t>& values) {
   return absl::StrCat("{", absl::StrJoin(values, ","), "}");
+}
+
+// Elements [from, to) of `v`.
+template <typename T>
+std::vector<T> Slice(const std::vector<T>& v, size_t from, size_t to) {
+  return std::vector<T>(v.begin() + from, v.begin() + to);
 }
 
 }  // namespace
@@ -158,39 +165,46 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
   for (const std::string& id : ids) {
     if (!unavailable.insert(id).second) return internal::IdInUse(id);
   }
-  absl::Status inserted =
-      tx.conn->Run(S(Sql::kInsert), Params()
-                                        .Int(tx.now_us)
-                                        .TextArray(ids)
-                                        .TextArray(topics)
-                                        .BytesArray(payloads)
-                                        .IntArray(state)
-                                        .IntArray(priority)
-                                        .IntArray(max_attempts)
-                                        .IntArray(ttr)
-                                        .IntArray(backoff_kind)
-                                        .IntArray(backoff_base)
-                                        .IntArray(backoff_max)
-                                        .IntArray(run_at)
-                                        .IntArray(due)
-                                        .IntArray(expire_at)
-                                        .IntArray(discard)
-                                        .IntArray(unique_for)
-                                        .IntArray(keep_for)
-                                        .IntArray(keep_at_most)
-                                        .IntArray(after_count));
-  if (absl::IsAlreadyExists(inserted)) {
-    // Another transaction added one of the ids since the check: the
-    // server's message names it.
-    for (const std::string& id : ids) {
-      if (absl::StrContains(inserted.message(),
-                            absl::StrCat("(id)=(", id, ")"))) {
-        return internal::IdInUse(id);
+  std::vector<size_t> sizes;
+  for (const NewJob& job : jobs) sizes.push_back(job.payload.size());
+  size_t from = 0;
+  for (size_t to : InsertChunkEnds(sizes, kInsertHexBytes)) {
+    auto part = [&](const auto& v) { return Slice(v, from, to); };
+    absl::Status inserted =
+        tx.conn->Run(S(Sql::kInsert), Params()
+                                          .Int(tx.now_us)
+                                          .TextArray(part(ids))
+                                          .TextArray(part(topics))
+                                          .BytesArray(part(payloads))
+                                          .IntArray(part(state))
+                                          .IntArray(part(priority))
+                                          .IntArray(part(max_attempts))
+                                          .IntArray(part(ttr))
+                                          .IntArray(part(backoff_kind))
+                                          .IntArray(part(backoff_base))
+                                          .IntArray(part(backoff_max))
+                                          .IntArray(part(run_at))
+                                          .IntArray(part(due))
+                                          .IntArray(part(expire_at))
+                                          .IntArray(part(discard))
+                                          .IntArray(part(unique_for))
+                                          .IntArray(part(keep_for))
+                                          .IntArray(part(keep_at_most))
+                                          .IntArray(part(after_count)));
+    if (absl::IsAlreadyExists(inserted)) {
+      // Another transaction added one of the ids since the check: the
+      // server's message names it.
+      for (const std::string& id : ids) {
+        if (absl::StrContains(inserted.message(),
+                              absl::StrCat("(id)=(", id, ")"))) {
+          return internal::IdInUse(id);
+        }
       }
+      return internal::IdInUse(ids[from]);
     }
-    return internal::IdInUse(ids.front());
+    DQ_RETURN_IF_ERROR(inserted);
+    from = to;
   }
-  DQ_RETURN_IF_ERROR(inserted);
   for (const NewJob& job : jobs) {
     if (!job.after.empty()) DQ_RETURN_IF_ERROR(AwaitDependencies(tx, job));
     if (!job.batch.empty()) DQ_RETURN_IF_ERROR(JoinBatch(tx, job));

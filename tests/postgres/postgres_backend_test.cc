@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "backends/postgres/internal/insert_chunks.h"
 #include "delayq/delayq.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -164,6 +165,38 @@ TEST(ParsePostgresUrlTest, RefusesWhatItCannotReadWithoutThePassword) {
       std::string(
           ParsePostgresUrl("postgres://h/db?bogus=1").status().message()),
       HasSubstr("bogus"));
+}
+
+TEST(InsertChunkEndsTest, SplitsPayloadsByTheirHexSize) {
+  using postgres_internal::InsertChunkEnds;
+  EXPECT_THAT(InsertChunkEnds({}, 100), ElementsAre());
+  // A payload of n bytes takes 2n + 8 as hex in the array.
+  EXPECT_THAT(InsertChunkEnds({10, 10, 10}, 100), ElementsAre(3u));
+  EXPECT_THAT(InsertChunkEnds({20, 20, 20}, 100), ElementsAre(2u, 3u));
+  // One payload over the bound goes alone.
+  EXPECT_THAT(InsertChunkEnds({1, 500, 1}, 100), ElementsAre(1u, 2u, 3u));
+}
+
+// A batch whose payloads, as hex, are more than one statement carries is
+// stored whole, in one transaction (PostgreSQL takes no value over 1 GiB,
+// so 520 payloads of 1 MiB in one statement would be refused).
+TEST_F(PostgresBackendTest, ABatchLargerThanOneStatementIsStoredWhole) {
+  std::unique_ptr<Backend> backend = Open(FreshSchema("big_batch"));
+  ASSERT_NE(backend, nullptr);
+  const size_t mib = size_t{1} << 20;
+  const int n = static_cast<int>(postgres_internal::kInsertHexBytes / mib);
+  std::vector<NewJob> jobs;
+  for (int i = 0; i < n; ++i) {
+    jobs.push_back(TestJob(absl::StrCat("j", i), "t", kT0));
+    jobs.back().payload = std::string(mib, static_cast<char>('a' + i % 26));
+  }
+  ASSERT_OK(backend->Add(jobs, kT0));
+  for (int i : {0, n / 2, n - 1}) {
+    ASSERT_OK_AND_ASSIGN(Job job, backend->Get(absl::StrCat("j", i)));
+    EXPECT_EQ(job.payload, jobs[i].payload) << i;
+  }
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.ready, n);
 }
 
 // libpq sends text as C strings: an id with a NUL byte must not reach the
