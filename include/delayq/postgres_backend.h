@@ -107,17 +107,19 @@ struct PostgresOptions {
   std::string schema = "delayq";
   bool create_schema = true;
 
-  // How long a statement may run on the server, and data sent may go
-  // unacknowledged by its host, before the call fails: the server's
-  // statement_timeout (DeadlineExceeded) and tcp_user_timeout, each unless
+  // How long a statement may run on the server, data sent may go
+  // unacknowledged by its host, and opening a connection to one host may
+  // take, before the call fails (or, opening, tries the URL's next host):
+  // the server's statement_timeout (DeadlineExceeded), tcp_user_timeout and
+  // libpq's connect_timeout (whole seconds, at least 2), each unless
   // `params` sets it (an `options` of `params` that sets
   // statement_timeout wins). At least a second. Whatever `options` says,
   // every connection reads bytea in hex and runs its transactions READ
   // COMMITTED, as the store's SQL expects.
   absl::Duration timeout = absl::Seconds(10);
 
-  // How long the store waits for the server to answer anything (opening a
-  // connection, a statement's result) before it gives up on the
+  // How long the store waits for the server to answer a statement on an
+  // open connection (its result, or room to send it) before it gives up on the
   // connection, closes it and fails the call with Unavailable ("no answer
   // from the server in 30s"). It is what ends a call to a server that is
   // frozen, or behind a network that drops packets silently, where the

@@ -65,35 +65,48 @@ class FrozenServerTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(server_, PostgresServer::Start());
   }
 
-  // The store's URL, with an answer timeout of a second.
+  // The store's URL, with an answer timeout of a second and a connect
+  // timeout of two (the least libpq's whole seconds allow).
   std::string Url() const {
-    return absl::StrCat(server_->Url("frozen"), "&answer_timeout_ms=1000");
+    return absl::StrCat(server_->Url("frozen"),
+                        "&answer_timeout_ms=1000&timeout_ms=2000");
   }
 
   std::unique_ptr<PostgresServer> server_;
 };
 
-void ExpectNoAnswer(const absl::Status& status) {
+// Unavailable, naming the server, never its password.
+void ExpectUnavailable(const absl::Status& status) {
   EXPECT_THAT(status, StatusIs(absl::StatusCode::kUnavailable));
-  EXPECT_THAT(std::string(status.message()),
-              HasSubstr("no answer from the server in 1s"));
   EXPECT_THAT(std::string(status.message()), HasSubstr("127.0.0.1"));
   EXPECT_THAT(std::string(status.message()),
               Not(HasSubstr(PostgresServer::password())));
+}
+
+// The same, from a call on an open connection given up on.
+void ExpectNoAnswer(const absl::Status& status) {
+  ExpectUnavailable(status);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("no answer from the server in 1s"));
 }
 
 TEST_F(FrozenServerTest, CallsAreUnavailableThenTheStoreWorksAgain) {
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, OpenBackend(Url()));
   ASSERT_OK(backend->Add({TestJob("a", "t", kT0)}, kT0));
   ASSERT_OK(server_->Freeze());
-  // A read, a write transaction, and opening a store (a new connection).
+  // A read on the open connection; then a write transaction and opening a
+  // store, which need a new connection (the one given up on is closed):
+  // opening one gives up after libpq's connect_timeout (the store's
+  // timeout, two seconds here).
   ExpectNoAnswer(
       CallFrozen(server_.get(), [&] { return backend->Get("a").status(); }));
-  ExpectNoAnswer(CallFrozen(server_.get(), [&] {
+  ExpectUnavailable(CallFrozen(server_.get(), [&] {
     return backend->Add({TestJob("b", "t", kT0)}, kT0);
   }));
-  ExpectNoAnswer(
-      CallFrozen(server_.get(), [&] { return OpenBackend(Url()).status(); }));
+  const absl::Status opened =
+      CallFrozen(server_.get(), [&] { return OpenBackend(Url()).status(); });
+  ExpectUnavailable(opened);
+  EXPECT_THAT(std::string(opened.message()), HasSubstr("cannot connect"));
   ASSERT_OK(server_->Thaw());
   EXPECT_OK(backend->Get("a").status());
   ASSERT_OK(backend->Add({TestJob("c", "t", kT0)}, kT0));
@@ -162,6 +175,29 @@ TEST_F(FrozenServerTest, TheSubscriptionNoticesAndResyncsWhenItIsBack) {
   EXPECT_EQ(recorder.Next(absl::Seconds(30)), NewsRecorder::Resync());
   ASSERT_OK(backend->Add({TestJob("b", "u", kT0)}, kT0));
   EXPECT_EQ(recorder.Next(absl::Seconds(30)), NewsRecorder::Ready("u"));
+}
+
+// A URL of several hosts is for a server that may not answer: opening a
+// connection gives up on a frozen first host after connect_timeout and
+// goes on to the next, as libpq does with such a URL.
+TEST_F(FrozenServerTest, AFrozenFirstHostGivesWayToTheNext) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PostgresServer> second,
+                       PostgresServer::Start());
+  ASSERT_OK(server_->Freeze());
+  const std::string url = absl::StrCat(
+      "postgres://", PostgresServer::kUser, ":", PostgresServer::password(),
+      "@127.0.0.1:", server_->port(), ",127.0.0.1:", second->port(),
+      "/postgres?schema=frozen&answer_timeout_ms=1000&timeout_ms=2000");
+  absl::StatusOr<std::unique_ptr<Backend>> backend;
+  const absl::Status opened = CallFrozen(server_.get(), [&] {
+    backend = OpenBackend(url);
+    return backend.status();
+  });
+  ASSERT_OK(opened);
+  ASSERT_OK((*backend)->Add({TestJob("a", "t", kT0)}, kT0));
+  ASSERT_OK_AND_ASSIGN(Job job, (*backend)->Get("a"));
+  EXPECT_EQ(job.topic, "t");
+  ASSERT_OK(server_->Thaw());
 }
 
 }  // namespace

@@ -88,11 +88,17 @@ absl::StatusOr<ConnectPlan> PlanConnections(const PostgresOptions& options) {
           absl::StrCat(plan.where, ": empty connection parameter name"));
     }
   }
-  // Data the server's host does not acknowledge fails the connection
-  // within the timeout. A server that stops answering but whose host still
-  // acknowledges (frozen) is left to answer_timeout, which also bounds
-  // opening a connection: the store connects without blocking, where
-  // libpq's connect_timeout does not apply.
+  // Opening a connection is bounded by libpq's connect_timeout, for each
+  // host of the URL in turn: a host that does not answer (down, or frozen
+  // while its kernel still acknowledges) gives way to the next one, as a
+  // multi-host URL expects. Data the server's host does not acknowledge
+  // fails an open connection within the timeout; a server that stops
+  // answering on one is left to answer_timeout (connection.cc).
+  if (Find(p, "connect_timeout") == nullptr) {
+    plan.params.emplace_back("connect_timeout",
+                             absl::StrCat(std::max<int64_t>(
+                                 2, absl::ToInt64Seconds(options.timeout))));
+  }
   if (Find(p, "tcp_user_timeout") == nullptr) {
     plan.params.emplace_back(
         "tcp_user_timeout",

@@ -240,18 +240,20 @@ absl::StatusCode CodeOfSqlState(absl::string_view state) {
 absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(
     const std::vector<std::pair<std::string, std::string>>& params,
     std::string where, absl::Duration answer_timeout) {
-  bool timed_out = false;
-  PGconn* conn =
-      ConnectBefore(params, DeadlineAfter(answer_timeout), &timed_out);
+  std::vector<const char*> keys, values;
+  for (const auto& [key, value] : params) {
+    keys.push_back(key.c_str());
+    values.push_back(value.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  // Blocking, bounded by connect_timeout per host (connect_plan.cc): libpq
+  // moves on to a URL's next host only in its own blocking connect.
+  PGconn* conn = PQconnectdbParams(keys.data(), values.data(),
+                                   /*expand_dbname=*/0);
   if (conn == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat(where, ": cannot allocate a connection"));
-  }
-  if (timed_out) {
-    PQfinish(conn);
-    return absl::UnavailableError(
-        absl::StrCat(where, ": cannot connect: no answer from the server in ",
-                     absl::FormatDuration(answer_timeout)));
   }
   if (PQstatus(conn) != CONNECTION_OK) {
     const std::string message = Tidy(PQerrorMessage(conn));

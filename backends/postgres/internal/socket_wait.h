@@ -4,17 +4,13 @@
 // every wait of the store's own connections goes through here, so that a
 // server that stops answering (frozen, or behind a network that drops
 // packets without a word) ends the wait instead of hanging the call.
-// libpq's blocking calls (PQexec*, PQconnectdb) wait without a limit.
+// libpq's blocking calls (PQexec*) wait without a limit. (Opening a
+// connection blocks, bounded by libpq's connect_timeout: connect_plan.cc.)
 
 #ifndef DELAYQ_BACKENDS_POSTGRES_INTERNAL_SOCKET_WAIT_H_
 #define DELAYQ_BACKENDS_POSTGRES_INTERNAL_SOCKET_WAIT_H_
 
-#include <postgresql/libpq-fe.h>
-
 #include <chrono>
-#include <string>
-#include <utility>
-#include <vector>
 
 #include "absl/time/time.h"
 
@@ -30,16 +26,6 @@ Deadline DeadlineAfter(absl::Duration wait);
 // `deadline` passes; false when it passed. A socket that failed counts as
 // ready: the libpq call that follows reports the error.
 bool WaitForSocket(int fd, short events, Deadline deadline);
-
-// Opens a connection with libpq's non-blocking connect
-// (PQconnectStartParams, then PQconnectPoll for each step), waiting for
-// each step until `deadline`. Null when libpq could not allocate one;
-// else a connection that is open (CONNECTION_OK), failed (its error
-// message says why) or, when `*timed_out`, still opening: the caller
-// closes it.
-PGconn* ConnectBefore(
-    const std::vector<std::pair<std::string, std::string>>& params,
-    Deadline deadline, bool* timed_out);
 
 }  // namespace postgres_internal
 }  // namespace delayq
