@@ -122,6 +122,20 @@ RedisBackend& ShardedRedisBackend::ShardOf(absl::string_view id) {
   return *shards_[IndexOf(id)];
 }
 
+absl::Status ShardedRedisBackend::CheckAddInOneStep(
+    absl::Span<const NewJob> jobs) const {
+  for (const NewJob& job : jobs) {
+    if (IndexOf(job.id) == IndexOf(jobs.front().id)) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "jobs '", jobs.front().id, "' and '", job.id,
+        "' lie on different shards of this sharded namespace: a flow is "
+        "stored all or nothing, which a sharded namespace does on one shard "
+        "only: give its ids one hash tag (as '{order-17}:render' and "
+        "'{order-17}:publish')"));
+  }
+  return absl::OkStatus();
+}
+
 std::vector<std::vector<NewJob>> ShardedRedisBackend::Split(
     absl::Span<const NewJob> jobs) const {
   std::vector<std::vector<NewJob>> groups(shards_.size());

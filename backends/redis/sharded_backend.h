@@ -42,6 +42,11 @@ class ShardedRedisBackend : public Backend {
       const RedisOptions& options);
 
   std::string Name() const override { return "redis"; }
+  // Jobs of one shard are one `add` script; InvalidArgument, naming two
+  // jobs of different shards, for jobs on several (README.md, "Flows").
+  absl::Status CheckAddInOneStep(absl::Span<const NewJob> jobs) const override;
+  // A job lies on the shard of its id's hash tag (ShardOfJob()).
+  bool PlacesIdsByHashTag() const override { return true; }
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override;
   // A batch lives on the shard of its id, and its jobs must too: Add()
   // refuses a job of a batch on another shard (InvalidArgument).

@@ -302,6 +302,32 @@ class Backend {
   // Unimplemented naming the store (and stores none).
   virtual absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) = 0;
 
+  // CheckAddInOneStep()
+  //
+  // Whether Add() stores `jobs` in one atomic step, so that a crash of the
+  // calling process at any point leaves all of them stored or none: OK when
+  // it does, else InvalidArgument saying why and what to change. Depends on
+  // the jobs alone (their ids), not on what the store holds, and changes
+  // nothing. Scheduler::EnqueueFlow(), which promises a flow all or nothing,
+  // asks before it writes. The default is OK: a store whose every Add() is
+  // one transaction or one script. A sharded Redis namespace stores jobs of
+  // one shard in one step and refuses jobs whose ids lie on several.
+  virtual absl::Status CheckAddInOneStep(absl::Span<const NewJob> jobs) const {
+    (void)jobs;
+    return absl::OkStatus();
+  }
+
+  // PlacesIdsByHashTag()
+  //
+  // Whether the store places each job by its id's hash tag (what lies
+  // between the id's first '{' and the next '}', when that is not empty;
+  // else by the whole id), so that only jobs whose ids share a tag are sure
+  // to be stored together, in one step (CheckAddInOneStep()). Code that
+  // makes up ids for jobs to be stored together gives them one tag on such
+  // a store (Scheduler::EnqueueFlow() does). The default is false: where a
+  // job lies does not depend on its id. True for a sharded Redis namespace.
+  virtual bool PlacesIdsByHashTag() const { return false; }
+
   // Reserve()
   //
   // Reserves up to `max` jobs of `topic` and returns their leases in reserve
@@ -945,6 +971,12 @@ class BackendWrapper : public Backend {
   std::string Name() const override { return target_->Name(); }
   absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
     return target_->Add(jobs, now);
+  }
+  absl::Status CheckAddInOneStep(absl::Span<const NewJob> jobs) const override {
+    return target_->CheckAddInOneStep(jobs);
+  }
+  bool PlacesIdsByHashTag() const override {
+    return target_->PlacesIdsByHashTag();
   }
   using Backend::Reserve;
   absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,

@@ -215,6 +215,18 @@ class Scheduler {
   // NotFound for an `after` id that is neither in the flow nor in the
   // store. A store that cannot hold dependencies refuses a flow that has
   // any, as Enqueue() does.
+  //
+  // All or nothing holds on every store: one that would write the flow in
+  // parts refuses it with InvalidArgument before it writes anything
+  // (Backend::CheckAddInOneStep()). That is a sharded Redis namespace whose
+  // ids fall on several shards: give the flow's ids one hash tag
+  // ('{order-17}:render', '{order-17}:publish'). On such a store
+  // (Backend::PlacesIdsByHashTag()) the ids made for jobs without one carry
+  // the flow's tag, "{tag}:<generated id>": the first hash tag of the
+  // flow's own ids, else of the ids its jobs wait for or the batches they
+  // join, else one made for the flow; so a flow of made ids, or of made ids
+  // and ids of one tag, lies on one shard. On other stores made ids are
+  // the generated ids Enqueue() makes.
   absl::StatusOr<std::vector<std::string>> EnqueueFlow(
       absl::Span<const FlowJob> jobs);
 

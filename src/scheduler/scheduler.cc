@@ -13,6 +13,7 @@
 #include "src/common/status_macros.h"
 #include "src/common/transition_counts.h"
 #include "src/common/validation.h"
+#include "src/scheduler/flow_ids.h"
 #include "src/scheduler/flow_members.h"
 #include "src/scheduler/flow_order.h"
 #include "src/scheduler/lease_pages.h"
@@ -203,14 +204,19 @@ absl::StatusOr<std::vector<std::string>> Scheduler::Impl::EnqueueFlow(
     }
     times[i] = *checked;
     FillJob(f.topic, f.payload, f.options, times[i], jobs[i]);
-    jobs[i].id = f.options.id.empty() ? NextGeneratedId() : f.options.id;
+    jobs[i].id = f.options.id;
     NoteDependencies(f.options);
   }
+  DQ_RETURN_IF_ERROR(internal::NameFlowJobs(
+      absl::MakeSpan(jobs), backend_->PlacesIdsByHashTag(),
+      [this] { return NextGeneratedId(); }));
   DQ_ASSIGN_OR_RETURN(const std::vector<size_t> order,
                       internal::FlowOrder(jobs));
   std::vector<NewJob> in_order;
   in_order.reserve(jobs.size());
   for (size_t i : order) in_order.push_back(jobs[i]);
+  // All or nothing: a store that would write the flow in parts refuses it.
+  DQ_RETURN_IF_ERROR(backend_->CheckAddInOneStep(in_order));
   // One clock reading for the store: the latest of the checks' (the last
   // job's), so that a job due when it was checked is stored ready, not
   // delayed by the microseconds the checks of the jobs after it took.

@@ -10,11 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "delayq/memory_backend.h"
 #include "delayq/scheduler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/common/generated_id.h"
 #include "tests/scheduler/scheduler_fixture.h"
 #include "tests/testing/status_matchers.h"
 
@@ -167,6 +169,144 @@ TEST_F(SchedulerTest, AFlowIsAllOrNothing) {
   EXPECT_FALSE(ids[0].empty());
   ASSERT_OK_AND_ASSIGN(Job waiting, scheduler_->Get(ids[0]));
   EXPECT_EQ(waiting.state, JobState::kWaiting);
+}
+
+Scheduler::FlowJob Unnamed(std::vector<std::string> after = {}) {
+  Scheduler::FlowJob job = Flow("t", "");
+  job.options.after = std::move(after);
+  return job;
+}
+
+// Ids made for a flow's jobs are the generated ids Enqueue() makes on a
+// store that does not place jobs by hash tag, a tag among the flow's ids
+// notwithstanding.
+TEST_F(SchedulerTest, AFlowsMadeIdsAreGeneratedIdsOnTheMemoryStore) {
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<std::string> ids,
+      scheduler_->EnqueueFlow({Unnamed(), Flow("t", "{order-17}:render"),
+                               Unnamed({"{order-17}:render"}), Unnamed()}));
+  ASSERT_EQ(ids.size(), 4u);
+  EXPECT_EQ(ids[1], "{order-17}:render");
+  std::vector<uint64_t> serials;
+  for (size_t i : {0, 2, 3}) {
+    const std::optional<internal::GeneratedIdParts> parts =
+        internal::ParseGeneratedId(ids[i]);
+    ASSERT_TRUE(parts.has_value()) << ids[i];
+    serials.push_back(parts->serial);
+  }
+  EXPECT_THAT(serials, ElementsAre(serials[0], serials[0] + 1, serials[0] + 2));
+}
+
+// A store that places jobs by their ids' hash tags, as a sharded Redis
+// namespace does, and stores in one step only jobs of one tag (here: the
+// whole id when it has none), over the memory store.
+class PlacedByTag : public BackendWrapper {
+ public:
+  explicit PlacedByTag(std::unique_ptr<Backend> target)
+      : BackendWrapper(target.get()), owned_(std::move(target)) {}
+  bool PlacesIdsByHashTag() const override { return true; }
+  absl::Status CheckAddInOneStep(absl::Span<const NewJob> jobs) const override {
+    ++checks_;
+    for (const NewJob& job : jobs) {
+      if (Place(job.id) != Place(jobs.front().id)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("'", job.id, "' lies elsewhere: give a hash tag"));
+      }
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Add(absl::Span<const NewJob> jobs, absl::Time now) override {
+    ++adds_;
+    return BackendWrapper::Add(jobs, now);
+  }
+  static std::string Place(const std::string& id) {
+    const size_t open = id.find('{');
+    const size_t close = id.find('}', open + 1);
+    if (open == std::string::npos || close == std::string::npos) return id;
+    return id.substr(open + 1, close - open - 1);
+  }
+
+  mutable int checks_ = 0;
+  int adds_ = 0;
+
+ private:
+  std::unique_ptr<Backend> owned_;
+};
+
+class SchedulerFlowPlacementTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = std::make_unique<PlacedByTag>(NewMemoryBackend());
+    store_ = store.get();
+    SchedulerOptions options;
+    options.clock = &clock_;
+    ASSERT_OK_AND_ASSIGN(scheduler_,
+                         Scheduler::Create(std::move(store), options));
+  }
+
+  // The tag every id of `ids` has, or "" when they differ.
+  static std::string SharedTag(const std::vector<std::string>& ids) {
+    const std::string tag = PlacedByTag::Place(ids.front());
+    for (const std::string& id : ids) {
+      if (PlacedByTag::Place(id) != tag) return "";
+    }
+    return tag;
+  }
+
+  SimulatedClock clock_{kStart};
+  PlacedByTag* store_ = nullptr;
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(SchedulerFlowPlacementTest, MadeIdsShareATagOfTheirOwn) {
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> first,
+                       scheduler_->EnqueueFlow({Unnamed(), Unnamed()}));
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> second,
+                       scheduler_->EnqueueFlow({Unnamed(), Unnamed()}));
+  const std::string tag = SharedTag(first);
+  ASSERT_FALSE(tag.empty()) << first[0] << " " << first[1];
+  EXPECT_TRUE(absl::StartsWith(first[0], absl::StrCat("{", tag, "}:")));
+  EXPECT_NE(first[0], first[1]);
+  // Each flow its own tag, so that flows still spread.
+  EXPECT_NE(SharedTag(second), tag);
+  EXPECT_FALSE(SharedTag(second).empty());
+  EXPECT_EQ(store_->adds_, 2);
+}
+
+TEST_F(SchedulerFlowPlacementTest, MadeIdsTakeTheTagTheFlowNames) {
+  // The tag of the flow's own ids, wherever its job stands.
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<std::string> ids,
+      scheduler_->EnqueueFlow({Unnamed(), Flow("t", "{order-17}:render"),
+                               Unnamed({"{order-17}:render"})}));
+  EXPECT_TRUE(absl::StartsWith(ids[0], "{order-17}:")) << ids[0];
+  EXPECT_TRUE(absl::StartsWith(ids[2], "{order-17}:")) << ids[2];
+  EXPECT_NE(ids[0], ids[2]);
+  // Without one among its own ids, the tag of a job it waits for.
+  JobOptions upload;
+  upload.id = "{order-5}:upload";
+  ASSERT_OK(scheduler_->Enqueue("t", "p", upload).status());
+  ASSERT_OK_AND_ASSIGN(
+      ids, scheduler_->EnqueueFlow({Unnamed({"{order-5}:upload"}), Unnamed()}));
+  EXPECT_EQ(SharedTag(ids), "order-5");
+  // Its own ids come first.
+  ASSERT_OK_AND_ASSIGN(
+      ids, scheduler_->EnqueueFlow({Unnamed({"{order-5}:upload"}),
+                                    Flow("t", "{order-6}:publish")}));
+  EXPECT_EQ(SharedTag(ids), "order-6");
+}
+
+TEST_F(SchedulerFlowPlacementTest, AFlowTheStoreWouldWriteInPartsIsRefused) {
+  const absl::Status refused =
+      scheduler_->EnqueueFlow({Flow("t", "a"), Flow("t", "b")}).status();
+  EXPECT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(refused.message(), HasSubstr("hash tag"));
+  EXPECT_EQ(store_->checks_, 1);
+  EXPECT_EQ(store_->adds_, 0) << "asked before anything is written";
+  EXPECT_THAT(scheduler_->Get("a"), StatusIs(absl::StatusCode::kNotFound));
+  // Plain enqueues are not flows: the store is not asked.
+  ASSERT_OK(scheduler_->EnqueueBatch("t", {"x", "y"}).status());
+  EXPECT_EQ(store_->checks_, 1);
 }
 
 // A flow cancelled from its last job: the job and what it waits for,

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "src/common/hash_tag.h"
 #include "src/common/status_macros.h"
 
 namespace delayq {
@@ -59,14 +60,8 @@ std::optional<HostPort> PrimaryFor(const redisReply* entry, int slot,
 }  // namespace
 
 int KeySlot(absl::string_view key) {
-  const size_t open = key.find('{');
-  if (open != absl::string_view::npos) {
-    const size_t close = key.find('}', open + 1);
-    if (close != absl::string_view::npos && close > open + 1) {
-      key = key.substr(open + 1, close - open - 1);
-    }
-  }
-  return Crc16(key) % kClusterSlots;
+  const absl::string_view tag = internal::HashTagOf(key);
+  return Crc16(tag.empty() ? key : tag) % kClusterSlots;
 }
 
 std::optional<Redirect> ParseRedirect(const redisReply* reply) {
