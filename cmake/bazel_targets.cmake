@@ -646,7 +646,7 @@ delayq_cc_test(tests_serve_ack_list_test DIR tests/serve NAME ack_list_test
   DEPS tools_serve_serve tp_absl tp_gtest_main)
 delayq_cc_test(tests_serve_api_redis_test DIR tests/serve NAME api_redis_test
   SRCS tests/serve/api_redis_test.cc
-  DEPS tests_redis_redis_test_server tests_serve_api_suite tp_gtest_main
+  DEPS tests_redis_redis_test_server tests_serve_api_suite tp_absl tp_gtest tp_gtest_main
   DATA docs/grafana/delayq.json docs/prometheus/alerts.yml)
 delayq_cc_test(tests_serve_api_sqlite_test DIR tests/serve NAME api_sqlite_test
   SRCS tests/serve/api_sqlite_test.cc

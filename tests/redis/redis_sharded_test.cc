@@ -5,7 +5,8 @@
 // of one topic spread over the shards, a batch across shards that a later
 // shard refuses leaves nothing behind, a batch ack across shards answers
 // each lease in its place, Reserve() leaves shards that have
-// no ready work alone, and a namespace keeps its shard count. The same
+// no ready work alone, a namespace keeps its shard count, and a flow
+// (Scheduler::EnqueueFlow()) lies on one shard or is refused. The same
 // suites run on a Redis Cluster in redis_cluster_test.cc.
 
 #include <memory>
@@ -20,6 +21,7 @@
 #include "backends/redis/internal/keys.h"
 #include "backends/redis/sharded_backend.h"
 #include "delayq/redis_backend.h"
+#include "delayq/scheduler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/conformance/backend_conformance.h"
@@ -358,6 +360,112 @@ TEST(RedisShardedTest, OnlyTheProcessThatFiresAnOccurrenceStoresItsJobs) {
   EXPECT_EQ(writes, 0);
   ASSERT_OK_AND_ASSIGN(TopicStats stats, loser->Stats("mail"));
   EXPECT_EQ(stats, TopicStats{});
+}
+
+// A flow is stored all or nothing (Scheduler::EnqueueFlow()), which a
+// sharded namespace does for the jobs of one shard only.
+class ShardedFlowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::unique_ptr<ShardedRedisBackend> store = OpenSharded(options_);
+    ASSERT_NE(store, nullptr);
+    store_ = store.get();
+    store_->SetBeforeShardWriteForTesting([this](int) { ++shard_writes_; });
+    ASSERT_OK_AND_ASSIGN(scheduler_, Scheduler::Create(std::move(store)));
+    reader_ = OpenSharded(options_);
+    ASSERT_NE(reader_, nullptr);
+  }
+
+  static Scheduler::FlowJob Step(std::string id,
+                                 std::vector<std::string> after = {}) {
+    Scheduler::FlowJob job;
+    job.topic = "mail";
+    job.payload = "p";
+    job.options.id = std::move(id);
+    job.options.after = std::move(after);
+    return job;
+  }
+
+  // The shard every job of `ids` lies on, by its id and where a second
+  // store finds it; -1 when they are not all on one shard.
+  int ShardOfAll(const std::vector<std::string>& ids) {
+    const int shard = redis_internal::ShardOfJob(ids.front(), kShards);
+    const redis_internal::KeyLayout keys(
+        redis_internal::ShardNamespace(options_.ns, shard));
+    for (const std::string& id : ids) {
+      if (redis_internal::ShardOfJob(id, kShards) != shard) return -1;
+      if (RawCommand(testing::SharedRedisServer().port(),
+                     {"HEXISTS", keys.Jobs(), id}) !=
+          std::vector<std::string>{"1"}) {
+        return -1;
+      }
+    }
+    return shard;
+  }
+
+  const RedisOptions options_ = ShardedOptions();
+  ShardedRedisBackend* store_ = nullptr;  // the scheduler's
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<ShardedRedisBackend> reader_;
+  int shard_writes_ = 0;  // writes of a part of an Add() across shards
+};
+
+TEST_F(ShardedFlowTest, AFlowAcrossShardsIsRefusedAndStoresNothing) {
+  const std::string a = IdOn(0, "a"), b = IdOn(1, "b");
+  const absl::Status refused =
+      scheduler_->EnqueueFlow({Step(a), Step(b)}).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(refused)) << refused;
+  EXPECT_THAT(refused.message(),
+              ::testing::HasSubstr("a flow is stored all or nothing"));
+  EXPECT_THAT(refused.message(), ::testing::HasSubstr("one hash tag"));
+  EXPECT_EQ(shard_writes_, 0) << "refused before anything was written";
+  EXPECT_TRUE(absl::IsNotFound(reader_->Get(a).status()));
+  EXPECT_TRUE(absl::IsNotFound(reader_->Get(b).status()));
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, reader_->Stats("mail"));
+  EXPECT_EQ(stats, TopicStats{});
+  // A batch is no flow: its made ids may fall on several shards, and it
+  // goes shard by shard, as before.
+  ASSERT_OK(scheduler_->EnqueueBatch("mail", {"x", "y", "z"}).status());
+}
+
+TEST_F(ShardedFlowTest, AFlowOfOneTagIsStored) {
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> ids,
+                       scheduler_->EnqueueFlow(
+                           {Step("{order-17}:publish", {"{order-17}:render"}),
+                            Step("{order-17}:render")}));
+  EXPECT_EQ(ShardOfAll(ids), redis_internal::ShardOfJob("order-17", kShards));
+  ASSERT_OK_AND_ASSIGN(Job publish, reader_->Get("{order-17}:publish"));
+  EXPECT_EQ(publish.state, JobState::kWaiting);
+}
+
+TEST_F(ShardedFlowTest, AFlowOfMadeIdsLiesOnOneShard) {
+  // Made ids spread over the shards for plain enqueues; a flow's share one.
+  std::set<int> shards;
+  for (int flow = 0; flow < 12; ++flow) {
+    ASSERT_OK_AND_ASSIGN(
+        std::vector<std::string> ids,
+        scheduler_->EnqueueFlow({Step(""), Step(""), Step(""), Step("")}));
+    const int shard = ShardOfAll(ids);
+    ASSERT_NE(shard, -1) << ids[0] << " " << ids[1] << " " << ids[2] << " "
+                         << ids[3];
+    shards.insert(shard);
+  }
+  EXPECT_GT(shards.size(), 1u) << "each flow gets a tag of its own";
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, reader_->Stats("mail"));
+  EXPECT_EQ(stats.ready, 48);
+}
+
+TEST_F(ShardedFlowTest, MadeIdsJoinTheShardOfTheFlowsTag) {
+  const std::string report = absl::StrCat("{", IdOn(2, "order"), "}:report");
+  ASSERT_EQ(redis_internal::ShardOfJob(report, kShards), 2);
+  ASSERT_OK_AND_ASSIGN(
+      std::vector<std::string> ids,
+      scheduler_->EnqueueFlow(
+          {Step(""), Step(""), Step(report), Step("", {report}), Step("")}));
+  EXPECT_EQ(ShardOfAll(ids), 2);
+  EXPECT_EQ(ids[2], report);
+  ASSERT_OK_AND_ASSIGN(Job waiting, reader_->Get(ids[3]));
+  EXPECT_EQ(waiting.state, JobState::kWaiting);
 }
 
 TEST(ShardShareOfLimitTest, DividesTheRateExactlyAndRoundsTheRestUp) {
