@@ -170,6 +170,9 @@ struct RedisOptions {
   //     stored on the earlier ones and returns the error. Until then those
   //     jobs were visible: a worker may reserve (even run) one. A batch
   //     whose ids share a "{tag}" is one atomic step, as on one shard.
+  //     Scheduler::EnqueueFlow(), all or nothing, refuses a flow whose ids
+  //     fall on several shards (InvalidArgument, nothing written), and the
+  //     ids it makes for a flow's jobs carry the flow's "{tag}".
   //   * Topic limits are enforced per shard, each shard with its share
   //     (rate / shards, burst and concurrency rounded up), so they are
   //     approximate for the topic as a whole.
