@@ -139,6 +139,7 @@ set(DELAYQ_LIBRARY_SOURCES
   src/common/contract_errors.h
   src/common/generated_id.cc
   src/common/generated_id.h
+  src/common/hash_tag.h
   src/common/job_in_transaction.cc
   src/common/job_in_transaction.h
   src/common/lease_token.cc
@@ -184,6 +185,8 @@ set(DELAYQ_LIBRARY_SOURCES
   src/scheduler/event_hub.h
   src/scheduler/event_log_writer.cc
   src/scheduler/event_log_writer.h
+  src/scheduler/flow_ids.cc
+  src/scheduler/flow_ids.h
   src/scheduler/flow_members.cc
   src/scheduler/flow_members.h
   src/scheduler/flow_order.cc
