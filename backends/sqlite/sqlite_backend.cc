@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/random/distributions.h"
 #include "absl/random/random.h"
 #include "absl/strings/match.h"
@@ -48,14 +49,16 @@ namespace {
 // the exclusive lock its switch to WAL needs (seen with several processes
 // on a loaded machine: all of them gave up).
 absl::StatusOr<std::unique_ptr<Connection>> OpenWithSchema(
-    const SqliteOptions& options) {
+    const SqliteOptions& options,
+    absl::FunctionRef<absl::Status(Connection*)> compile) {
   const absl::Time give_up = absl::Now() + options.busy_timeout;
   absl::BitGen random;
   absl::Duration pause = absl::Milliseconds(1);
   for (;;) {
     DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> conn,
                         Connection::Open(options.path, options.busy_timeout));
-    const absl::Status prepared = PrepareSchema(conn.get(), options.page_size);
+    const absl::Status prepared =
+        PrepareSchema(conn.get(), options.page_size, compile);
     if (prepared.ok()) return conn;
     if (!absl::IsUnavailable(prepared) || absl::Now() >= give_up) {
       return prepared;
@@ -105,7 +108,8 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
     return absl::DataLossError(
         absl::StrCat(s.message(), "; the file's tables are not delayq's"));
   };
-  absl::StatusOr<std::unique_ptr<Connection>> opened = OpenWithSchema(options);
+  absl::StatusOr<std::unique_ptr<Connection>> opened =
+      OpenWithSchema(options, &SqliteBackend::CompileAll);
   if (!opened.ok()) return damaged(opened.status());
   std::unique_ptr<Connection> conn = *std::move(opened);
   DQ_RETURN_IF_ERROR(
@@ -142,103 +146,110 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
   return std::unique_ptr<Backend>(std::move(backend));
 }
 
+absl::Span<const SqliteBackend::StatementEntry> SqliteBackend::AllStatements() {
+  static constexpr StatementEntry kEntries[] = {
+      {&Statements::begin, Sql::kBegin},
+      {&Statements::commit, Sql::kCommit},
+      {&Statements::savepoint, Sql::kSavepoint},
+      {&Statements::release_op, Sql::kReleaseOp},
+      {&Statements::rollback_to, Sql::kRollbackTo},
+      {&Statements::insert, Sql::kInsert},
+      {&Statements::counter_get, Sql::kCounterGet},
+      {&Statements::counter_set, Sql::kCounterSet},
+      {&Statements::topic_due, Sql::kTopicDue},
+      {&Statements::all_due, Sql::kAllDue},
+      {&Statements::next_due, Sql::kNextDue},
+      {&Statements::make_ready, Sql::kMakeReady},
+      {&Statements::make_dead, Sql::kMakeDead},
+      {&Statements::reserve_one, Sql::kReserveOne},
+      {&Statements::ack, Sql::kAck},
+      {&Statements::lease, Sql::kLease},
+      {&Statements::retry, Sql::kRetry},
+      {&Statements::release, Sql::kRelease},
+      {&Statements::touch, Sql::kTouch},
+      {&Statements::cancel, Sql::kCancel},
+      {&Statements::get, Sql::kGet},
+      {&Statements::list_ready, Sql::kListReady},
+      {&Statements::list_timed, Sql::kListTimed},
+      {&Statements::list_dead, Sql::kListDead},
+      {&Statements::stats, Sql::kStats},
+      {&Statements::topics, Sql::kTopics},
+      {&Statements::dead_of_topic, Sql::kDeadOfTopic},
+      {&Statements::kick, Sql::kKick},
+      {&Statements::state_of, Sql::kStateOf},
+      {&Statements::ready_count, Sql::kReadyCount},
+      {&Statements::topic_of, Sql::kTopicOf},
+      {&Statements::horizon_get, Sql::kHorizonGet},
+      {&Statements::horizon_set, Sql::kHorizonSet},
+      {&Statements::is_paused, Sql::kIsPaused},
+      {&Statements::pause, Sql::kPause},
+      {&Statements::resume, Sql::kResume},
+      {&Statements::paused_topics, Sql::kPausedTopics},
+      {&Statements::replace, Sql::kReplace},
+      {&Statements::discard, Sql::kDiscard},
+      {&Statements::drop_holds, Sql::kDropHolds},
+      {&Statements::is_held, Sql::kIsHeld},
+      {&Statements::hold, Sql::kHold},
+      {&Statements::limit_get, Sql::kLimitGet},
+      {&Statements::limit_set, Sql::kLimitSet},
+      {&Statements::limit_tat, Sql::kLimitTat},
+      {&Statements::limit_clear, Sql::kLimitClear},
+      {&Statements::limits, Sql::kLimits},
+      {&Statements::state_count, Sql::kStateCount},
+      {&Statements::schedule_get, Sql::kScheduleGet},
+      {&Statements::schedule_put, Sql::kSchedulePut},
+      {&Statements::schedule_remove, Sql::kScheduleRemove},
+      {&Statements::schedule_list, Sql::kScheduleList},
+      {&Statements::schedule_fire, Sql::kScheduleFire},
+      {&Statements::counts_fold_minutes, Sql::kCountsFoldMinutes},
+      {&Statements::counts_fold_totals, Sql::kCountsFoldTotals},
+      {&Statements::counts_fold_drop, Sql::kCountsFoldDrop},
+      {&Statements::counts_read, Sql::kCountsRead},
+      {&Statements::totals_read, Sql::kTotalsRead},
+      {&Statements::counts_prune, Sql::kCountsPrune},
+      {&Statements::event_insert, Sql::kEventInsert},
+      {&Statements::event_trim, Sql::kEventTrim},
+      {&Statements::events_of_job, Sql::kEventsOfJob},
+      {&Statements::promote_job, Sql::kPromoteJob},
+      {&Statements::dead_ids, Sql::kDeadIds},
+      {&Statements::counter_bump, Sql::kCounterBump},
+      {&Statements::keep, Sql::kKeep},
+      {&Statements::drop_left_of_topic, Sql::kDropLeftOfTopic},
+      {&Statements::drop_left, Sql::kDropLeft},
+      {&Statements::drop_soonest, Sql::kDropSoonest},
+      {&Statements::list_done, Sql::kListDone},
+      {&Statements::acked_topic, Sql::kAckedTopic},
+      {&Statements::depend_on, Sql::kDependOn},
+      {&Statements::wait, Sql::kWait},
+      {&Statements::any_dependency, Sql::kAnyDependency},
+      {&Statements::dependants, Sql::kDependants},
+      {&Statements::waiter, Sql::kWaiter},
+      {&Statements::forget_waiter, Sql::kForgetWaiter},
+      {&Statements::release_waiter, Sql::kReleaseWaiter},
+      {&Statements::list_waiting, Sql::kListWaiting},
+      {&Statements::batch_open, Sql::kBatchOpen},
+      {&Statements::batch_get, Sql::kBatchGet},
+      {&Statements::batch_join, Sql::kBatchJoin},
+      {&Statements::batch_member, Sql::kBatchMember},
+      {&Statements::batch_leave, Sql::kBatchLeave},
+      {&Statements::batch_count, Sql::kBatchCount},
+      {&Statements::batch_close, Sql::kBatchClose},
+      {&Statements::after_add, Sql::kAfterAdd},
+      {&Statements::after_of, Sql::kAfterOf},
+  };
+  return kEntries;
+}
+
 absl::Status SqliteBackend::PrepareAll() {
-  struct Entry {
-    std::unique_ptr<Statement>* stmt;
-    const char* sql;
-  };
-  const Entry entries[] = {
-      {&s_.begin, Sql::kBegin},
-      {&s_.commit, Sql::kCommit},
-      {&s_.savepoint, Sql::kSavepoint},
-      {&s_.release_op, Sql::kReleaseOp},
-      {&s_.rollback_to, Sql::kRollbackTo},
-      {&s_.insert, Sql::kInsert},
-      {&s_.counter_get, Sql::kCounterGet},
-      {&s_.counter_set, Sql::kCounterSet},
-      {&s_.topic_due, Sql::kTopicDue},
-      {&s_.all_due, Sql::kAllDue},
-      {&s_.next_due, Sql::kNextDue},
-      {&s_.make_ready, Sql::kMakeReady},
-      {&s_.make_dead, Sql::kMakeDead},
-      {&s_.reserve_one, Sql::kReserveOne},
-      {&s_.ack, Sql::kAck},
-      {&s_.lease, Sql::kLease},
-      {&s_.retry, Sql::kRetry},
-      {&s_.release, Sql::kRelease},
-      {&s_.touch, Sql::kTouch},
-      {&s_.cancel, Sql::kCancel},
-      {&s_.get, Sql::kGet},
-      {&s_.list_ready, Sql::kListReady},
-      {&s_.list_timed, Sql::kListTimed},
-      {&s_.list_dead, Sql::kListDead},
-      {&s_.stats, Sql::kStats},
-      {&s_.topics, Sql::kTopics},
-      {&s_.dead_of_topic, Sql::kDeadOfTopic},
-      {&s_.kick, Sql::kKick},
-      {&s_.state_of, Sql::kStateOf},
-      {&s_.ready_count, Sql::kReadyCount},
-      {&s_.topic_of, Sql::kTopicOf},
-      {&s_.horizon_get, Sql::kHorizonGet},
-      {&s_.horizon_set, Sql::kHorizonSet},
-      {&s_.is_paused, Sql::kIsPaused},
-      {&s_.pause, Sql::kPause},
-      {&s_.resume, Sql::kResume},
-      {&s_.paused_topics, Sql::kPausedTopics},
-      {&s_.replace, Sql::kReplace},
-      {&s_.discard, Sql::kDiscard},
-      {&s_.drop_holds, Sql::kDropHolds},
-      {&s_.is_held, Sql::kIsHeld},
-      {&s_.hold, Sql::kHold},
-      {&s_.limit_get, Sql::kLimitGet},
-      {&s_.limit_set, Sql::kLimitSet},
-      {&s_.limit_tat, Sql::kLimitTat},
-      {&s_.limit_clear, Sql::kLimitClear},
-      {&s_.limits, Sql::kLimits},
-      {&s_.state_count, Sql::kStateCount},
-      {&s_.schedule_get, Sql::kScheduleGet},
-      {&s_.schedule_put, Sql::kSchedulePut},
-      {&s_.schedule_remove, Sql::kScheduleRemove},
-      {&s_.schedule_list, Sql::kScheduleList},
-      {&s_.schedule_fire, Sql::kScheduleFire},
-      {&s_.counts_fold_minutes, Sql::kCountsFoldMinutes},
-      {&s_.counts_fold_totals, Sql::kCountsFoldTotals},
-      {&s_.counts_fold_drop, Sql::kCountsFoldDrop},
-      {&s_.counts_read, Sql::kCountsRead},
-      {&s_.totals_read, Sql::kTotalsRead},
-      {&s_.counts_prune, Sql::kCountsPrune},
-      {&s_.event_insert, Sql::kEventInsert},
-      {&s_.event_trim, Sql::kEventTrim},
-      {&s_.events_of_job, Sql::kEventsOfJob},
-      {&s_.promote_job, Sql::kPromoteJob},
-      {&s_.dead_ids, Sql::kDeadIds},
-      {&s_.counter_bump, Sql::kCounterBump},
-      {&s_.keep, Sql::kKeep},
-      {&s_.drop_left_of_topic, Sql::kDropLeftOfTopic},
-      {&s_.drop_left, Sql::kDropLeft},
-      {&s_.drop_soonest, Sql::kDropSoonest},
-      {&s_.list_done, Sql::kListDone},
-      {&s_.acked_topic, Sql::kAckedTopic},
-      {&s_.depend_on, Sql::kDependOn},
-      {&s_.wait, Sql::kWait},
-      {&s_.any_dependency, Sql::kAnyDependency},
-      {&s_.dependants, Sql::kDependants},
-      {&s_.waiter, Sql::kWaiter},
-      {&s_.forget_waiter, Sql::kForgetWaiter},
-      {&s_.release_waiter, Sql::kReleaseWaiter},
-      {&s_.list_waiting, Sql::kListWaiting},
-      {&s_.batch_open, Sql::kBatchOpen},
-      {&s_.batch_get, Sql::kBatchGet},
-      {&s_.batch_join, Sql::kBatchJoin},
-      {&s_.batch_member, Sql::kBatchMember},
-      {&s_.batch_leave, Sql::kBatchLeave},
-      {&s_.batch_count, Sql::kBatchCount},
-      {&s_.batch_close, Sql::kBatchClose},
-      {&s_.after_add, Sql::kAfterAdd},
-      {&s_.after_of, Sql::kAfterOf},
-  };
-  for (const Entry& e : entries) {
-    DQ_ASSIGN_OR_RETURN(*e.stmt, conn_->Prepare(e.sql));
+  for (const StatementEntry& e : AllStatements()) {
+    DQ_ASSIGN_OR_RETURN(s_.*e.stmt, conn_->Prepare(e.sql));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteBackend::CompileAll(Connection* conn) {
+  for (const StatementEntry& e : AllStatements()) {
+    DQ_RETURN_IF_ERROR(conn->Prepare(e.sql).status());
   }
   return absl::OkStatus();
 }

@@ -722,6 +722,47 @@ TEST(SqliteFilesTest, RefusesAVersion15FileWhoseRowsCollideInTheMigration) {
   EXPECT_EQ(ReadFile(path), before);
 }
 
+// A trigger no delayq wrote, whose body names a column jobs does not have:
+// every statement that deletes a job fails to compile. Such a file is
+// refused before anything is written to it, whether it is to be upgraded
+// (the check runs in the upgrade's transaction, before it commits) or is
+// of this version (before the switch to WAL mode, which rewrites the
+// header of a file in rollback mode).
+constexpr char kForeignTrigger[] =
+    "CREATE TRIGGER not_delayqs AFTER DELETE ON jobs BEGIN "
+    "  SELECT OLD.no_such_column; "
+    "END;";
+
+TEST(SqliteFilesTest, RefusesAnOlderFileWhoseTriggerNamesAMissingColumn) {
+  const std::string path = FreshDbPath("foreign_trigger_v17");
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    ASSERT_OK(backend->Add({Job1()}, kNow));
+  }
+  RawExec(path, absl::StrCat(DQ_WITHOUT_BATCH_MEMBERSHIP, kForeignTrigger,
+                             "PRAGMA user_version = 17;"));
+  const std::string before = ReadFile(path);
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(backend.status().message(), HasSubstr("no_such_column"));
+  EXPECT_EQ(ReadFile(path), before);
+}
+
+TEST(SqliteFilesTest,
+     RefusesAFileOfThisVersionWhoseTriggerNamesAMissingColumn) {
+  const std::string path = FreshDbPath("foreign_trigger");
+  {
+    ASSERT_OK_AND_ASSIGN(auto backend, Open(path));
+    ASSERT_OK(backend->Add({Job1()}, kNow));
+  }
+  RawExec(path, absl::StrCat(kForeignTrigger, "PRAGMA journal_mode = DELETE;"));
+  const std::string before = ReadFile(path);
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(backend.status().message(), HasSubstr("no_such_column"));
+  EXPECT_EQ(ReadFile(path), before);
+}
+
 // A file of version 16 kept only the dependencies still pending. Its
 // waiting jobs open with those (the met ones are not known), in id order,
 // are released as before and hand the results of those on; a job added

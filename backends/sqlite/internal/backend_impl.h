@@ -177,6 +177,13 @@ class SqliteBackend : public Backend {
         batch_join, batch_member, batch_leave, batch_count, batch_close,
         after_add, after_of;
   };
+  // A statement of Statements and its SQL.
+  struct StatementEntry {
+    std::unique_ptr<Statement> Statements::*stmt;
+    const char* sql;
+  };
+  // Every statement the store runs, once.
+  static absl::Span<const StatementEntry> AllStatements();
 
   // What became of a job that others may wait for.
   enum class DependencyOutcome {
@@ -213,6 +220,12 @@ class SqliteBackend : public Backend {
         sender_(std::move(news_folder)) {}
 
   absl::Status PrepareAll() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Compiles every statement the store runs on `conn`, keeping none: a
+  // file whose schema would fail one (a table, column or trigger that is
+  // not delayq's) is refused before anything is written to it
+  // (PrepareSchema()), not after.
+  static absl::Status CompileAll(Connection* conn);
 
   // Runs `body` (which requires mu_) as one operation of the next group's
   // write transaction (`now`: the call's) and returns its result: its own

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "backends/sqlite/internal/statements.h"
 #include "src/common/status_macros.h"
@@ -561,12 +562,14 @@ absl::Status CheckIntact(Connection* conn) {
 // refused for is found before anything is written. (Even a write
 // transaction that changes nothing can rewrite a damaged file's header.)
 // Gives the file's schema version.
-absl::StatusOr<int64_t> CheckBeforeWriting(Connection* conn) {
+absl::StatusOr<int64_t> CheckBeforeWriting(
+    Connection* conn, absl::FunctionRef<absl::Status(Connection*)> compile) {
   DQ_RETURN_IF_ERROR(conn->Exec("BEGIN", "begin schema check"));
   absl::StatusOr<int64_t> version = CheckedVersion(conn);
   if (version.ok()) {
-    const absl::Status sound =
+    absl::Status sound =
         *version == kSchemaVersion ? TouchTables(conn) : CheckIntact(conn);
+    if (sound.ok() && *version == kSchemaVersion) sound = compile(conn);
     if (!sound.ok()) version = sound;
   }
   conn->Rollback();
@@ -586,7 +589,8 @@ absl::Status RowsOfTheFile(absl::Status status) {
 // Initialises or migrates the file to kSchemaVersion in one write
 // transaction. BEGIN IMMEDIATE: two processes opening a new file at once
 // initialise it once; the second sees the first's schema.
-absl::Status Migrate(Connection* conn) {
+absl::Status Migrate(Connection* conn,
+                     absl::FunctionRef<absl::Status(Connection*)> compile) {
   DQ_RETURN_IF_ERROR(conn->Exec("BEGIN IMMEDIATE", "begin schema migration"));
   absl::Status status = [&]() -> absl::Status {
     DQ_ASSIGN_OR_RETURN(int64_t version, CheckedVersion(conn));
@@ -596,6 +600,7 @@ absl::Status Migrate(Connection* conn) {
     }
     if (version == kSchemaVersion) return absl::OkStatus();
     DQ_RETURN_IF_ERROR(ProbeColumns(conn));
+    DQ_RETURN_IF_ERROR(compile(conn));
     return conn->Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId,
                                    "; PRAGMA user_version = ", kSchemaVersion),
                       "set schema version");
@@ -611,13 +616,15 @@ bool ValidPageSize(int bytes) {
   return bytes >= 512 && bytes <= 65536 && (bytes & (bytes - 1)) == 0;
 }
 
-absl::Status PrepareSchema(Connection* conn, int page_size) {
+absl::Status PrepareSchema(
+    Connection* conn, int page_size,
+    absl::FunctionRef<absl::Status(Connection*)> compile) {
   // Takes effect only while the file is still empty; a file that has tables
   // keeps its page size.
   DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA page_size = ", page_size),
                                 "set page size"));
-  DQ_ASSIGN_OR_RETURN(int64_t version, CheckBeforeWriting(conn));
-  if (version != kSchemaVersion) DQ_RETURN_IF_ERROR(Migrate(conn));
+  DQ_ASSIGN_OR_RETURN(int64_t version, CheckBeforeWriting(conn, compile));
+  if (version != kSchemaVersion) DQ_RETURN_IF_ERROR(Migrate(conn, compile));
   DQ_ASSIGN_OR_RETURN(std::unique_ptr<Statement> wal,
                       conn->Prepare("PRAGMA journal_mode = WAL"));
   DQ_ASSIGN_OR_RETURN(bool row, wal->Step());

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "backends/sqlite/internal/db.h"
 #include "src/common/stored_state.h"
@@ -35,10 +36,14 @@ using internal::kStateWaiting;
 // empty database is initialised, an older delayq schema is migrated, in one
 // write transaction. Before writing anything it refuses, changing nothing,
 // with FailedPrecondition a database of a newer schema or one that has
-// tables but is not delayq's, and with DataLoss a damaged file. A file this
-// call creates gets pages of `page_size` bytes. Then switches the file to
-// WAL.
-absl::Status PrepareSchema(Connection* conn, int page_size);
+// tables but is not delayq's, and with DataLoss a damaged file, or one
+// whose schema fails `compile` (which compiles every statement the store
+// runs; in the migration's transaction, before it commits, for a file that
+// is upgraded). A file this call creates gets pages of `page_size` bytes.
+// Then switches the file to WAL.
+absl::Status PrepareSchema(
+    Connection* conn, int page_size,
+    absl::FunctionRef<absl::Status(Connection*)> compile);
 
 // CheckSchemaForTransaction()
 //
