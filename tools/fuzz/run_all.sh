@@ -102,7 +102,7 @@ xml_escape() {
 # (`base64 -d | gunzip > FILE`, then run the target's binary on FILE).
 show_finding() {
   local log=$1 input=$2
-  grep -A6 -m1 -E 'property failed|ERROR: ' "$log" | head -c 2000 | sed 's/^/    /' >&2
+  grep -a -A6 -m1 -E 'property failed|ERROR: ' "$log" | head -c 2000 | sed 's/^/    /' >&2
   if [[ -n $input && -f $input ]]; then
     if (($(stat -c %s "$input") <= 65536)); then
       echo "    input, gzip | base64:" >&2
@@ -158,11 +158,11 @@ for t in "${targets[@]}"; do
     found=1
     # The first line that says what happened: a sanitizer's, a failed
     # property's, or libFuzzer's own (timeout, leak, out of memory).
-    what=$(grep -m1 -E 'property failed|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|SUMMARY' "$log" ||
+    what=$(grep -a -m1 -E 'property failed|ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|SUMMARY' "$log" ||
       echo "exit status $rc")
     result="FOUND: $what (input: ${artifact:-none})"
     message=$(printf '%s; input %s' "$what" "${artifact:-none}" | xml_escape)
-    detail=$(grep -A12 -m1 -E 'property failed|ERROR: ' "$log" | head -c 4000 | xml_escape)
+    detail=$(grep -a -A12 -m1 -E 'property failed|ERROR: ' "$log" | head -c 4000 | xml_escape)
     cases+=("<testcase name=\"$t\" classname=\"fuzz\" time=\"$took\"><failure message=\"$message\">$detail</failure></testcase>")
   fi
   printf '%-10s %12s %10s %8s %8s  %s\n' "$t" "${runs:-?}" "${speed:-?}" \
