@@ -486,7 +486,7 @@ delayq_cc_test(tests_fuzz_schedule_regression DIR tests/fuzz NAME schedule_regre
 delayq_cc_test(tests_fuzz_sqlite_regression DIR tests/fuzz NAME sqlite_regression
   SRCS tests/fuzz/sqlite_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_sqlite3
-  DATA tests/fuzz/corpus/sqlite/empty tests/fuzz/corpus/sqlite/not_a_db tests/fuzz/corpus/sqlite/store-v15.db tests/fuzz/corpus/sqlite/store.db tests/fuzz/regressions/sqlite/empty-looking-file-malformed-after-init tests/fuzz/regressions/sqlite/jobs_column_missing tests/fuzz/regressions/sqlite/version15-rows-collide-in-migration tests/fuzz/regressions/sqlite/version17-trigger-names-a-missing-column)
+  DATA tests/fuzz/corpus/sqlite/empty tests/fuzz/corpus/sqlite/not_a_db tests/fuzz/corpus/sqlite/store-v15.db tests/fuzz/corpus/sqlite/store.db tests/fuzz/regressions/sqlite/empty-looking-file-malformed-after-init tests/fuzz/regressions/sqlite/header-says-utf16 tests/fuzz/regressions/sqlite/jobs_column_missing tests/fuzz/regressions/sqlite/version15-rows-collide-in-migration tests/fuzz/regressions/sqlite/version17-trigger-names-a-missing-column)
 delayq_cc_test(tests_fuzz_url_regression DIR tests/fuzz NAME url_regression
   SRCS tests/fuzz/url_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_fuzzed_data_provider

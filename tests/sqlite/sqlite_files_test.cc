@@ -763,6 +763,19 @@ TEST(SqliteFilesTest,
   EXPECT_EQ(ReadFile(path), before);
 }
 
+// delayq's statements and temporary tables are UTF-8, which SQLite will
+// not run beside a UTF-16 main database: such a file (an application's,
+// or a damaged header) is refused as it is.
+TEST(SqliteFilesTest, RefusesADatabaseInUtf16) {
+  const std::string path = FreshDbPath("utf16");
+  RawExec(path, "PRAGMA encoding = 'UTF-16le'; CREATE TABLE app (x);");
+  const std::string before = ReadFile(path);
+  auto backend = Open(path);
+  EXPECT_THAT(backend, StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(backend.status().message(), HasSubstr("UTF-16le"));
+  EXPECT_EQ(ReadFile(path), before);
+}
+
 // A file of version 16 kept only the dependencies still pending. Its
 // waiting jobs open with those (the met ones are not known), in id order,
 // are released as before and hand the results of those on; a job added

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -28,6 +29,12 @@ std::string DirName(const std::string& path) {
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
   return path.substr(0, slash);
+}
+
+uint32_t BigEndian32(const char* p) {
+  const auto* b = reinterpret_cast<const unsigned char*>(p);
+  return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) |
+         (uint32_t{b[2]} << 8) | uint32_t{b[3]};
 }
 
 // Checks what is already at `path` before SQLite sees it, so that a file that
@@ -70,6 +77,20 @@ absl::Status CheckExistingFile(const std::string& path, bool* exists) {
   if (n < sizeof(header)) {
     return absl::DataLossError(absl::StrCat(
         "sqlite ", path, ": truncated SQLite file (", n, " bytes)"));
+  }
+  // The text encoding (header offset 56; 0 until a first table sets it):
+  // delayq's statements and its temporary tables are UTF-8, and SQLite
+  // will not run them beside a main database of another encoding.
+  const uint32_t encoding = BigEndian32(header + 56);
+  if (encoding > 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sqlite ", path, ": the database's text encoding is ",
+                     encoding == 2   ? "UTF-16le"
+                     : encoding == 3 ? "UTF-16be"
+                                     : "unknown",
+                     " (", encoding,
+                     "); delayq keeps its tables in UTF-8 databases only; "
+                     "left untouched"));
   }
   return absl::OkStatus();
 }
