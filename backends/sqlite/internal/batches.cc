@@ -3,9 +3,9 @@
 // Batches in the SQLite store (schema.cc, versions 15 and 18): a row of
 // `batches` per batch with its counts, a row of `batch_jobs` per unfinished
 // job of one, counted in the write transaction of the job's ack, death or
-// departure, and deleted with the batch. One transaction writes at a time, so the step that completes a
-// batch is the only one that sees it complete: the completion job is
-// released once.
+// departure, and deleted with the batch. One transaction writes at a time, so
+// the step that completes a batch is the only one that sees it complete: the
+// completion job is released once.
 
 #include <string>
 
