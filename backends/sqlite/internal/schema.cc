@@ -600,7 +600,10 @@ absl::Status Migrate(Connection* conn,
     }
     if (version == kSchemaVersion) return absl::OkStatus();
     DQ_RETURN_IF_ERROR(ProbeColumns(conn));
-    DQ_RETURN_IF_ERROR(compile(conn));
+    // A file this transaction initialised holds delayq's own schema only;
+    // compiling every statement here would only hold the write lock longer
+    // while other processes wait to open the same new file.
+    if (version > 0) DQ_RETURN_IF_ERROR(compile(conn));
     return conn->Exec(absl::StrCat("PRAGMA application_id = ", kApplicationId,
                                    "; PRAGMA user_version = ", kSchemaVersion),
                       "set schema version");
