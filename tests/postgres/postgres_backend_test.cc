@@ -32,6 +32,7 @@ namespace {
 
 using ::delayq::testing::AddWaitersBeforeTheLists;
 using ::delayq::testing::ExpectMigratedWaiters;
+using ::delayq::testing::IsOkAndHolds;
 using ::delayq::testing::PostgresServer;
 using ::delayq::testing::StatusIs;
 using ::delayq::testing::TestJob;
@@ -66,10 +67,31 @@ class PostgresBackendTest : public ::testing::Test {
   PostgresServer* server_ = nullptr;
 };
 
+// SQL that takes `schema` back to before the leaner indexes and counts
+// (schema version 9).
+std::string WithoutLessWal(const std::string& schema) {
+  std::string sql = absl::StrCat(
+      "DROP INDEX ", schema, ".events_job; CREATE INDEX events_job ON ", schema,
+      ".events (job_id, seq); CREATE INDEX jobs_topic_state ON ", schema,
+      ".jobs (topic, state); CREATE INDEX transitions_recent_minute ON ",
+      schema, ".transitions_recent (minute_us); ALTER TABLE ", schema,
+      ".transitions_recent ");
+  const char* columns[] = {"enqueued", "done",   "failed", "retried", "expired",
+                           "dead",     "lapsed", "late0",  "late1",   "late2",
+                           "late3",    "late4",  "late5"};
+  bool first = true;
+  for (const char* c : columns) {
+    absl::StrAppend(&sql, first ? "" : ", ", "ALTER COLUMN ", c,
+                    " TYPE bigint");
+    first = false;
+  }
+  return absl::StrCat(sql, "; ");
+}
+
 // SQL that takes `schema` back to before a batch's jobs left it with the
 // batch (schema version 8).
 std::string WithoutBatchMembership(const std::string& schema) {
-  return absl::StrCat("ALTER TABLE ", schema,
+  return absl::StrCat(WithoutLessWal(schema), "ALTER TABLE ", schema,
                       ".batch_jobs DROP CONSTRAINT batch_jobs_batch_fkey; "
                       "DROP INDEX ",
                       schema, ".batch_jobs_batch; ");
@@ -507,11 +529,92 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion6GetsThePlainPaths) {
   EXPECT_EQ(totals[0].counts.done, 2);
   ASSERT_OK(server_->Psql(absl::StrCat(
       "DO $$ BEGIN IF (SELECT version FROM ", schema,
-      ".schema_version) <> 8 OR to_regproc('", schema,
+      ".schema_version) <> 9 OR to_regproc('", schema,
       ".ack_plain') IS NULL OR to_regproc('", schema,
       ".reserve_plain') IS NULL OR to_regproc('", schema,
       ".ack_and_reserve_plain') IS NULL THEN RAISE 'not migrated'; END IF; "
       "END $$")));
+}
+
+// A schema of version 7 is migrated with its jobs, its unfolded counts and
+// its event log: its states and topics read the same through the partial
+// indexes, the counts of both versions add up, and a job's events of both
+// versions are found in order.
+TEST_F(PostgresBackendTest, ASchemaOfVersion8IsMigratedToLeanerIndexes) {
+  const std::string schema = FreshSchema("v7");
+  const absl::Time later = kT0 + absl::Seconds(1);
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    NewJob last = TestJob("last", "a", kT0);
+    last.max_attempts = 1;
+    ASSERT_OK(backend->Add({last, TestJob("leased", "a", kT0)}, kT0));
+    ASSERT_OK(backend->Add({TestJob("ready", "a", kT0),
+                            TestJob("later", "b", kT0 + absl::Hours(1))},
+                           kT0));
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         backend->Reserve("a", 2, kT0));
+    ASSERT_EQ(leases.size(), 2u);
+    ASSERT_EQ(leases[0].job.id, "last");
+    ASSERT_OK(
+        backend->Fail("last", leases[0].token, "no", later, kT0).status());
+    LoggedEvent event;
+    event.type = EventType::kDead;
+    event.id = "last";
+    event.topic = "a";
+    event.error = "no";
+    ASSERT_OK(backend->AppendEvents({event}));
+  }
+  ASSERT_OK(
+      server_->Psql(absl::StrCat(WithoutLessWal(schema), "UPDATE ", schema,
+                                 ".schema_version SET version = 8")));
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK_AND_ASSIGN(TopicStats a, backend->Stats("a"));
+  EXPECT_EQ(a.ready, 1);
+  EXPECT_EQ(a.reserved, 1);
+  EXPECT_EQ(a.dead, 1);
+  EXPECT_EQ(a.delayed, 0);
+  ASSERT_OK_AND_ASSIGN(TopicStats b, backend->Stats("b"));
+  EXPECT_EQ(b.delayed, 1);
+  EXPECT_EQ(b.ready, 0);
+  EXPECT_THAT(backend->Topics(), IsOkAndHolds(ElementsAre("a", "b")));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend->Reserve("a", 1, later));
+  ASSERT_EQ(leases.size(), 1u);
+  EXPECT_EQ(leases[0].job.id, "ready");
+  EXPECT_OK(backend->Ack("ready", leases[0].token, "", later));
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 2u);
+  EXPECT_EQ(totals[0].counts.enqueued, 3);
+  EXPECT_EQ(totals[0].counts.delivered(), 3);
+  EXPECT_EQ(totals[0].counts.done, 1);
+  EXPECT_EQ(totals[0].counts.dead, 1);
+  EXPECT_EQ(totals[1].counts.enqueued, 1);
+  LoggedEvent event;
+  event.type = EventType::kSucceeded;
+  event.id = "last";
+  event.topic = "a";
+  ASSERT_OK(backend->AppendEvents({event}));
+  ASSERT_OK_AND_ASSIGN(std::vector<LoggedEvent> events,
+                       backend->JobEvents("last", 10));
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].type, EventType::kDead);
+  EXPECT_EQ(events[0].error, "no");
+  EXPECT_EQ(events[1].type, EventType::kSucceeded);
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ BEGIN IF (SELECT version FROM ", schema,
+      ".schema_version) <> 9 OR to_regclass('", schema,
+      ".jobs_topic_state') IS NOT NULL OR to_regclass('", schema,
+      ".transitions_recent_minute') IS NOT NULL OR (SELECT count(*) FROM "
+      "information_schema.columns WHERE table_schema = '",
+      schema,
+      "' AND table_name = 'transitions_recent' AND data_type = 'integer') "
+      "<> 13 OR (SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = "
+      "c.relam WHERE c.oid = to_regclass('",
+      schema,
+      ".events_job')) IS DISTINCT FROM 'hash' THEN RAISE 'not migrated'; "
+      "END IF; END $$")));
 }
 
 // The plain paths keep a reservation's counts, its lease deadline news and
@@ -735,7 +838,7 @@ TEST_F(PostgresBackendTest, TheBatchMembersOfASchemaOfVersion7AreMigrated) {
   ASSERT_NE(backend, nullptr);
   ASSERT_OK(server_->Psql(absl::StrCat(
       "DO $$ BEGIN IF (SELECT version FROM ", schema,
-      ".schema_version) <> 8 OR (SELECT count(*) FROM ", schema,
+      ".schema_version) <> 9 OR (SELECT count(*) FROM ", schema,
       ".batch_jobs) <> 0 THEN RAISE 'not migrated'; END IF; END $$")));
 
   ASSERT_OK(backend->OpenBatch(TestJob("batch", "after", kT0), kT0));

@@ -292,7 +292,8 @@ class PostgresBackend : public Backend {
                             absl::string_view holder,
                             std::vector<Lease>* leases,
                             absl::Time* limited_until);
-  // Up to `bound` of `topic`'s jobs in `state`.
+  // Up to `bound` of `topic`'s jobs in `state`, kStateReady or
+  // kStateReserved.
   absl::StatusOr<int64_t> CountUpTo(Connection& conn, absl::string_view topic,
                                     int state, int64_t bound);
   // A reservation of `topic` ended: when the topic's concurrency cap

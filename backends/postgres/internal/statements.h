@@ -31,6 +31,17 @@ inline constexpr int kAfterCountColumn = 26;
   "CASE WHEN " state " = 1 THEN expire_at_us ELSE LEAST(" run_at \
   ", coalesce(expire_at_us, " run_at ")) END"
 
+// The jobs in each state, in words that name the partial index of
+// schema.cc that holds them with their topic first: jobs_topic_due for the
+// delayed and reserved jobs, which always have a due time; jobs_ready,
+// jobs_dead, jobs_done and jobs_waiting for the others.
+#define DQ_PG_DELAYED "state = 0 AND due_us IS NOT NULL"
+#define DQ_PG_READY "state = 1"
+#define DQ_PG_RESERVED "state = 2 AND due_us IS NOT NULL"
+#define DQ_PG_DEAD "state = 3"
+#define DQ_PG_DONE "state = 4"
+#define DQ_PG_WAITING "state = 5"
+
 // When a done job leaves the store, as jobs_done and jobs_leaving index it.
 #define DQ_PG_LEAVE_AT "(finished_at_us + keep_for_us)"
 
@@ -280,15 +291,43 @@ struct Sql {
       ", dead_order FROM {s}.jobs WHERE topic = $1 AND state = 3 "
       "AND dead_order > $3::bigint ORDER BY dead_order LIMIT $2";
 
-  static constexpr const char* kStats =
-      "SELECT state, count(*) FROM {s}.jobs WHERE topic = $1 GROUP BY state";
-  // Up to $3 jobs of a topic in state $2: enough to compare with a bound
-  // without counting them all.
-  static constexpr const char* kCountUpTo =
-      "SELECT count(*) FROM (SELECT 1 FROM {s}.jobs WHERE topic = $1 "
-      "AND state = $2 LIMIT $3) AS bounded";
+  // The count of each state of topic $1 that has jobs, each through its
+  // state's index.
+#define DQ_PG_STATE_COUNT(in_state)                                     \
+  "SELECT state, count(*) FROM {s}.jobs WHERE topic = $1 AND " in_state \
+  " GROUP BY state"
+#define DQ_PG_AND_STATE_COUNT(in_state) \
+  " UNION ALL " DQ_PG_STATE_COUNT(in_state)
+  static constexpr const char* kStats = DQ_PG_STATE_COUNT(DQ_PG_DELAYED)
+      DQ_PG_AND_STATE_COUNT(DQ_PG_READY) DQ_PG_AND_STATE_COUNT(DQ_PG_RESERVED)
+          DQ_PG_AND_STATE_COUNT(DQ_PG_DEAD) DQ_PG_AND_STATE_COUNT(DQ_PG_DONE)
+              DQ_PG_AND_STATE_COUNT(DQ_PG_WAITING);
+  // Up to $2 ready or reserved jobs of a topic: enough to compare with a
+  // bound without counting them all.
+#define DQ_PG_COUNT_UP_TO(in_state)                                \
+  "SELECT count(*) FROM (SELECT 1 FROM {s}.jobs WHERE topic = $1 " \
+  "AND " in_state " LIMIT $2) AS bounded"
+  static constexpr const char* kCountReadyUpTo = DQ_PG_COUNT_UP_TO(DQ_PG_READY);
+  static constexpr const char* kCountReservedUpTo =
+      DQ_PG_COUNT_UP_TO(DQ_PG_RESERVED);
+  // Every topic that has a job: the smallest topic of each partial index,
+  // then the next after it, and so on (one short index look per topic and
+  // index, not a walk of every job). Every job is in one of these indexes.
+#define DQ_PG_TOPICS_OF(name, where)                                     \
+  name " AS (SELECT min(topic) AS topic FROM {s}.jobs WHERE " where      \
+       " UNION ALL SELECT (SELECT min(topic) FROM {s}.jobs WHERE " where \
+       " AND topic > " name ".topic) FROM " name " WHERE " name          \
+       ".topic IS NOT NULL)"
   static constexpr const char* kTopics =
-      "SELECT DISTINCT topic FROM {s}.jobs ORDER BY topic";
+      "WITH RECURSIVE " DQ_PG_TOPICS_OF("timed", "due_us IS NOT NULL")
+      ", " DQ_PG_TOPICS_OF("ready", DQ_PG_READY)
+      ", " DQ_PG_TOPICS_OF("dead", DQ_PG_DEAD)
+      ", " DQ_PG_TOPICS_OF("done", DQ_PG_DONE)
+      ", " DQ_PG_TOPICS_OF("waiting", DQ_PG_WAITING)
+      " SELECT topic FROM (SELECT topic FROM timed UNION SELECT topic FROM "
+      "ready UNION SELECT topic FROM dead UNION SELECT topic FROM done "
+      "UNION SELECT topic FROM waiting) AS t WHERE topic IS NOT NULL "
+      "ORDER BY topic";
 
   static constexpr const char* kHorizonGet =
       "SELECT at_us FROM {s}.news_horizon WHERE id = 1";

@@ -193,9 +193,11 @@ std::string PostgresBackend::NewsScript(const Tx& tx) const {
 absl::StatusOr<int64_t> PostgresBackend::CountUpTo(Connection& conn,
                                                    absl::string_view topic,
                                                    int state, int64_t bound) {
+  // Each state is read through its own index (statements.h).
+  const char* sql =
+      state == kStateReserved ? Sql::kCountReservedUpTo : Sql::kCountReadyUpTo;
   DQ_ASSIGN_OR_RETURN(Result r,
-                      conn.Exec(S(Sql::kCountUpTo),
-                                Params().Text(topic).Int(state).Int(bound)));
+                      conn.Exec(S(sql), Params().Text(topic).Int(bound)));
   return r.Int(0, 0);
 }
 
