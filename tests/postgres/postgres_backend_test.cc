@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "backends/postgres/internal/insert_chunks.h"
 #include "delayq/delayq.h"
 #include "gmock/gmock.h"
@@ -651,6 +652,108 @@ TEST_F(PostgresBackendTest, APlainReservationCountsAndOrdersAsTheGeneralOne) {
   EXPECT_EQ(totals[0].counts.lateness[LatenessBucket(2'000'000)], 2);
   ASSERT_OK_AND_ASSIGN(absl::Time next, backend->NextDue());
   EXPECT_EQ(next, late + second.ttr);
+}
+
+// Waits until the server's statistics hold what the store's closed
+// connections did to `schema`.jobs and .events (a connection reports them
+// when it ends, shortly after the store closed it): `check` is a condition
+// of SQL on the tables' rows j and e of pg_stat_user_tables.
+absl::Status AwaitTableStats(const PostgresServer& server,
+                             const std::string& schema,
+                             const std::string& check) {
+  absl::Status status;
+  for (int i = 0; i < 200; ++i) {
+    status = server.Psql(absl::StrCat(
+        "DO $$ BEGIN IF NOT (SELECT ", check,
+        " FROM pg_stat_user_tables j, pg_stat_user_tables e WHERE "
+        "j.schemaname = '",
+        schema, "' AND j.relname = 'jobs' AND e.schemaname = '", schema,
+        "' AND e.relname = 'events') THEN RAISE 'not yet'; END IF; END $$"));
+    if (status.ok()) return status;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return status;
+}
+
+// Rows read from `schema`'s table `table`, by scans of the table and of
+// its indexes, as an SQL expression.
+std::string RowsRead(const std::string& schema, const std::string& table) {
+  return absl::StrCat(
+      "(SELECT t.seq_tup_read + coalesce((SELECT sum(i.idx_tup_read) FROM "
+      "pg_stat_user_indexes i WHERE i.relid = t.relid), 0) FROM "
+      "pg_stat_user_tables t WHERE t.schemaname = '",
+      schema, "' AND t.relname = '", table, "')");
+}
+
+// A store of thousands of jobs and events still reserves, acknowledges and
+// logs by reading a few rows per call: the plans the server keeps for the
+// store's statements use the keys, whatever the tables' statistics say. (A
+// reservation once looked through every job of its topic, and the log
+// read all of its rows on every append, through plans made for any value.)
+TEST_F(PostgresBackendTest, ABigStoreReservesAcksAndLogsReadingFewRows) {
+  const std::string schema = FreshSchema("big");
+  constexpr int kJobs = 5000, kEvents = 30000, kCalls = 50;
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    for (int first = 0; first < kJobs; first += 500) {
+      std::vector<NewJob> jobs;
+      for (int i = first; i < first + 500; ++i) {
+        jobs.push_back(TestJob(absl::StrCat("j", i), "t", kT0));
+      }
+      ASSERT_OK(backend->Add(jobs, kT0));
+    }
+    for (int first = 0; first < kEvents; first += 1000) {
+      std::vector<LoggedEvent> events(1000);
+      for (int i = 0; i < 1000; ++i) {
+        events[i].type = EventType::kEnqueued;
+        events[i].id = absl::StrCat("j", (first + i) % kJobs);
+        events[i].topic = "t";
+        events[i].at = kT0;
+      }
+      ASSERT_OK(backend->AppendEvents(events));
+    }
+  }
+  ASSERT_OK(AwaitTableStats(
+      *server_, schema,
+      absl::StrCat("j.n_tup_ins >= ", kJobs, " AND e.n_tup_ins >= ", kEvents)));
+  // What was read so far. The tables are not analysed: a queue's tables
+  // grow and shrink faster than the server's statistics follow them.
+  const std::string before = absl::StrCat("public.", schema, "_read_before");
+  ASSERT_OK(server_->Psql(absl::StrCat("CREATE TABLE ", before, " AS SELECT ",
+                                       RowsRead(schema, "jobs"), " AS jobs, ",
+                                       RowsRead(schema, "events"),
+                                       " AS events")));
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    const absl::Time now = kT0 + absl::Seconds(1);
+    for (int i = 0; i < kCalls; ++i) {
+      ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                           backend->Reserve("t", 1, now));
+      ASSERT_EQ(leases.size(), 1u);
+      ASSERT_OK(backend->Ack(leases[0].job.id, leases[0].token, "", now));
+      LoggedEvent event;
+      event.type = EventType::kSucceeded;
+      event.id = leases[0].job.id;
+      event.topic = "t";
+      event.at = now;
+      ASSERT_OK(backend->AppendEvents({event}));
+    }
+  }
+  ASSERT_OK(AwaitTableStats(*server_, schema,
+                            absl::StrCat("j.n_tup_del >= ", kCalls,
+                                         " AND e.n_tup_ins >= ",
+                                         kEvents + kCalls)));
+  // A few rows per call, not thousands (each call before read all 5,000
+  // jobs, each append all 30,000 events).
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ DECLARE jobs bigint; events bigint; BEGIN SELECT ",
+      RowsRead(schema, "jobs"), " - b.jobs, ", RowsRead(schema, "events"),
+      " - b.events INTO jobs, events FROM ", before,
+      " b; IF jobs > 200 * ", kCalls, " OR events > 20 * ", kCalls,
+      " THEN RAISE 'rows read: % of jobs, % of events', jobs, events; END IF; "
+      "END $$")));
 }
 
 // A plain reservation promotes the topic's delayed jobs whose run_at came
