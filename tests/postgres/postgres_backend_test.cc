@@ -68,8 +68,8 @@ class PostgresBackendTest : public ::testing::Test {
   PostgresServer* server_ = nullptr;
 };
 
-// SQL that takes `schema` back to before the leaner indexes and counts
-// (schema version 9).
+// SQL that takes `schema` back to before the leaner indexes, counts and
+// plain paths (schema version 9).
 std::string WithoutLessWal(const std::string& schema) {
   std::string sql = absl::StrCat(
       "DROP INDEX ", schema, ".events_job; CREATE INDEX events_job ON ", schema,
@@ -86,7 +86,9 @@ std::string WithoutLessWal(const std::string& schema) {
                     " TYPE bigint");
     first = false;
   }
-  return absl::StrCat(sql, "; ");
+  return absl::StrCat(sql, "; ALTER FUNCTION ", schema,
+                      ".reserve_plain RESET ALL; ALTER FUNCTION ", schema,
+                      ".ack_plain RESET ALL; ");
 }
 
 // SQL that takes `schema` back to before a batch's jobs left it with the
@@ -537,10 +539,10 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion6GetsThePlainPaths) {
       "END $$")));
 }
 
-// A schema of version 7 is migrated with its jobs, its unfolded counts and
+// A schema of version 8 is migrated with its jobs, its unfolded counts and
 // its event log: its states and topics read the same through the partial
-// indexes, the counts of both versions add up, and a job's events of both
-// versions are found in order.
+// indexes, the counts of both versions add up, a job's events of both
+// versions are found in order, and the plain paths keep their plans.
 TEST_F(PostgresBackendTest, ASchemaOfVersion8IsMigratedToLeanerIndexes) {
   const std::string schema = FreshSchema("v7");
   const absl::Time later = kT0 + absl::Seconds(1);
@@ -614,7 +616,13 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion8IsMigratedToLeanerIndexes) {
       "<> 13 OR (SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = "
       "c.relam WHERE c.oid = to_regclass('",
       schema,
-      ".events_job')) IS DISTINCT FROM 'hash' THEN RAISE 'not migrated'; "
+      ".events_job')) IS DISTINCT FROM 'hash' OR (SELECT proconfig FROM "
+      "pg_proc WHERE oid = to_regproc('",
+      schema,
+      ".reserve_plain')) IS NULL OR (SELECT proconfig FROM pg_proc "
+      "WHERE oid = to_regproc('",
+      schema,
+      ".ack_plain')) IS NULL THEN RAISE 'not migrated'; "
       "END IF; END $$")));
 }
 
@@ -720,10 +728,9 @@ TEST_F(PostgresBackendTest, ABigStoreReservesAcksAndLogsReadingFewRows) {
   // What was read so far. The tables are not analysed: a queue's tables
   // grow and shrink faster than the server's statistics follow them.
   const std::string before = absl::StrCat("public.", schema, "_read_before");
-  ASSERT_OK(server_->Psql(absl::StrCat("CREATE TABLE ", before, " AS SELECT ",
-                                       RowsRead(schema, "jobs"), " AS jobs, ",
-                                       RowsRead(schema, "events"),
-                                       " AS events")));
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "CREATE TABLE ", before, " AS SELECT ", RowsRead(schema, "jobs"),
+      " AS jobs, ", RowsRead(schema, "events"), " AS events")));
   {
     std::unique_ptr<Backend> backend = Open(schema);
     ASSERT_NE(backend, nullptr);
@@ -741,17 +748,17 @@ TEST_F(PostgresBackendTest, ABigStoreReservesAcksAndLogsReadingFewRows) {
       ASSERT_OK(backend->AppendEvents({event}));
     }
   }
-  ASSERT_OK(AwaitTableStats(*server_, schema,
-                            absl::StrCat("j.n_tup_del >= ", kCalls,
-                                         " AND e.n_tup_ins >= ",
-                                         kEvents + kCalls)));
+  ASSERT_OK(
+      AwaitTableStats(*server_, schema,
+                      absl::StrCat("j.n_tup_del >= ", kCalls,
+                                   " AND e.n_tup_ins >= ", kEvents + kCalls)));
   // A few rows per call, not thousands (each call before read all 5,000
   // jobs, each append all 30,000 events).
   ASSERT_OK(server_->Psql(absl::StrCat(
       "DO $$ DECLARE jobs bigint; events bigint; BEGIN SELECT ",
       RowsRead(schema, "jobs"), " - b.jobs, ", RowsRead(schema, "events"),
-      " - b.events INTO jobs, events FROM ", before,
-      " b; IF jobs > 200 * ", kCalls, " OR events > 20 * ", kCalls,
+      " - b.events INTO jobs, events FROM ", before, " b; IF jobs > 200 * ",
+      kCalls, " OR events > 20 * ", kCalls,
       " THEN RAISE 'rows read: % of jobs, % of events', jobs, events; END IF; "
       "END $$")));
 }
