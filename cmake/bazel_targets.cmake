@@ -710,6 +710,9 @@ delayq_cc_test(tests_sqlite_sqlite_multiprocess_test DIR tests/sqlite NAME sqlit
 delayq_cc_test(tests_sqlite_sqlite_news_test DIR tests/sqlite NAME sqlite_news_test
   SRCS tests/sqlite/sqlite_news_test.cc
   DEPS delayq tests_conformance_news_conformance tests_testing_news_recorder tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tests_testing_worker_process tp_gtest_main)
+delayq_cc_test(tests_sqlite_sqlite_rows_read_test DIR tests/sqlite NAME sqlite_rows_read_test
+  SRCS tests/sqlite/sqlite_rows_read_test.cc
+  DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_scheduler_test DIR tests/sqlite NAME sqlite_scheduler_test
   SRCS tests/sqlite/sqlite_scheduler_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tp_gtest_main)
