@@ -89,14 +89,33 @@ LoggedEvent Event(EventType type, const std::string& id) {
   return e;
 }
 
+// Adds `n` jobs kept done for an hour once acked, and acks them: every
+// later ack of the topic looks for its done jobs whose time is up.
+void KeepDone(Backend& backend, int n) {
+  std::vector<NewJob> jobs = Jobs("kept-", n, kNow);
+  for (NewJob& job : jobs) {
+    job.keep_for = absl::Hours(1);
+    job.keep_at_most = n;
+  }
+  ASSERT_OK(backend.Add(jobs, kNow));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend.Reserve(kTopic, n, kNow));
+  ASSERT_EQ(leases.size(), static_cast<size_t>(n));
+  for (const Lease& lease : leases) {
+    ASSERT_OK(backend.Ack(lease.job.id, lease.token, "done", kNow));
+  }
+}
+
 // A store whose topic holds `ready` ready jobs, as many delayed ones due in
-// an hour, a tenth as many reserved for an hour, and whose log holds
-// `events` events (its bound: each append trims it).
+// an hour, a tenth as many reserved for an hour, a fiftieth kept done for
+// an hour, and whose log holds `events` events (its bound: each append
+// trims it).
 void Fill(const std::string& path, int ready, int64_t events) {
   std::unique_ptr<Backend> backend = Open(path, events);
   ASSERT_NE(backend, nullptr);
   ASSERT_OK(backend->Add(Jobs("leased-", ready / 10, kNow), kNow));
   ASSERT_OK(backend->Reserve(kTopic, ready / 10, kNow).status());
+  ASSERT_NO_FATAL_FAILURE(KeepDone(*backend, ready / 50));
   ASSERT_OK(backend->Add(Jobs("later-", ready, kNow + absl::Hours(1)), kNow));
   ASSERT_OK(backend->Add(Jobs("ready-", ready, kNow), kNow));
   std::vector<LoggedEvent> batch;
@@ -177,7 +196,8 @@ TEST(SqliteRowsReadTest, ABigStoreReservesAcksAndLogsReadingFewRows) {
   ASSERT_NO_FATAL_FAILURE(Fill(small_path, kCalls, 50));
   const PerCall small = Measure(small_path, 50, kCalls);
 
-  // 50,000 ready jobs and as many delayed, 5,000 reserved, 100,000 events.
+  // 50,000 ready jobs and as many delayed, 5,000 reserved, 1,000 done,
+  // 100,000 events.
   const std::string big_path = FreshDbPath("big");
   ASSERT_NO_FATAL_FAILURE(Fill(big_path, 50'000, kDefaultMaxEvents));
   SCOPED_TRACE(absl::StrCat("small store: ", Describe(small)));
