@@ -615,12 +615,12 @@ ALTER TABLE {s}.batch_jobs ADD CONSTRAINT batch_jobs_batch_fkey
 // by their id and sorted, and an entry of a hash index writes about a
 // third less WAL than one of (job_id, seq).
 //
-// The plain paths, anew, with fewer statements and plans kept: each of
-// their statements is planned once per connection (a plan for any
-// values), not once per call, which cost a reservation more than its
+// The plain paths, anew, with fewer statements and plans kept: their
+// statements without a LIMIT are planned once per connection (a plan for
+// any values), not once per call, which cost a reservation more than its
 // statements' work. A plan made for any value guesses that a range of one
 // bound holds a third of the table, and would read all of it; so each
-// range the statements look through has two bounds (v_min, the least
+// range such a statement looks through has two bounds (v_min, the least
 // bigint, below), which the planner takes as a narrow one. A reservation
 // takes and leases its jobs in one statement, and finds each delivery's
 // lateness bucket without one.
@@ -661,10 +661,14 @@ BEGIN
     RETURN NEXT v_none;
     RETURN;
   END IF;
+  -- The statements with a LIMIT are planned for their values, up to the
+  -- counts: a plan made for any limit guesses a tenth of the table, and
+  -- would join by hashing all of it.
+  PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
   FOR v_row IN
     UPDATE {s}.jobs j SET state = 1, due_us = j.expire_at_us, token = NULL
     FROM (SELECT seq FROM {s}.jobs WHERE topic = p_topic
-          AND due_us >= v_min AND due_us <= p_now AND state = 0
+          AND due_us IS NOT NULL AND due_us <= p_now AND state = 0
           ORDER BY due_us, seq LIMIT p_promote FOR UPDATE SKIP LOCKED) d
     WHERE j.seq = d.seq RETURNING j.*
   LOOP
@@ -704,6 +708,7 @@ BEGIN
       AS b) = v_promoted - v_taken THEN
     PERFORM pg_notify(p_channel, 'r' || p_topic);
   END IF;
+  PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
   IF v_taken = 0 THEN
     RETURN;
   END IF;
