@@ -622,8 +622,7 @@ ALTER TABLE {s}.batch_jobs ADD CONSTRAINT batch_jobs_batch_fkey
 // bound holds a third of the table, and would read all of it; so each
 // range such a statement looks through has two bounds (v_min, the least
 // bigint, below), which the planner takes as a narrow one. A reservation
-// takes and leases its jobs in one statement, and finds each delivery's
-// lateness bucket without one.
+// finds each delivery's lateness bucket without a statement.
 constexpr char kSchemaLeanerTransitions[] = R"sql(
 DROP INDEX {s}.jobs_topic_state;
 DROP INDEX {s}.transitions_recent_minute;
@@ -645,6 +644,7 @@ DECLARE
   v_min constant bigint := -9223372036854775807 - 1;
   v_none {s}.jobs;
   v_row {s}.jobs;
+  v_seqs bigint[];
   v_late bigint[] := array_fill(0::bigint, ARRAY[6]);
   v_bound bigint;
   v_bucket integer;
@@ -661,48 +661,54 @@ BEGIN
     RETURN NEXT v_none;
     RETURN;
   END IF;
-  -- The statements with a LIMIT are planned for their values, up to the
-  -- counts: a plan made for any limit guesses a tenth of the table, and
-  -- would join by hashing all of it.
+  -- The looks with a LIMIT are planned for their values: a plan made for
+  -- any limit guesses a tenth of the table, and would read all of it. The
+  -- writes then take the jobs found by key, not by a join (whose plan
+  -- costs more to make than the look).
   PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
-  FOR v_row IN
-    UPDATE {s}.jobs j SET state = 1, due_us = j.expire_at_us, token = NULL
-    FROM (SELECT seq FROM {s}.jobs WHERE topic = p_topic
+  SELECT array_agg(d.seq ORDER BY d.due_us, d.seq) INTO v_seqs
+    FROM (SELECT seq, due_us FROM {s}.jobs WHERE topic = p_topic
           AND due_us IS NOT NULL AND due_us <= p_now AND state = 0
-          ORDER BY due_us, seq LIMIT p_promote FOR UPDATE SKIP LOCKED) d
-    WHERE j.seq = d.seq RETURNING j.*
-  LOOP
-    v_promoted := v_promoted + 1;
-    RETURN NEXT v_row;
-  END LOOP;
-  FOR v_row IN
-    WITH taken AS (SELECT seq, priority, run_at_us FROM {s}.jobs
+          ORDER BY due_us, seq LIMIT p_promote FOR UPDATE SKIP LOCKED) d;
+  IF v_seqs IS NOT NULL THEN
+    FOR v_row IN
+      UPDATE {s}.jobs SET state = 1, due_us = expire_at_us, token = NULL
+      WHERE seq = ANY(v_seqs) RETURNING *
+    LOOP
+      v_promoted := v_promoted + 1;
+      RETURN NEXT v_row;
+    END LOOP;
+  END IF;
+  SELECT array_agg(t.seq ORDER BY t.priority, t.run_at_us, t.seq)
+    INTO v_seqs
+    FROM (SELECT seq, priority, run_at_us FROM {s}.jobs
           WHERE topic = p_topic AND state = 1
           ORDER BY priority, run_at_us, seq LIMIT p_max
-          FOR UPDATE SKIP LOCKED),
-      ranked AS (SELECT seq AS taken_seq, row_number() OVER
-          (ORDER BY priority, run_at_us, seq) AS k FROM taken)
-    UPDATE {s}.jobs j SET state = 2, attempts = j.attempts + 1,
-      due_us = GREATEST(p_now, j.run_at_us) + j.ttr_us,
-      token = p_first_token + ranked.k - 1, holder = p_holder,
-      reserved_at_us = p_now
-    FROM ranked WHERE j.seq = ranked.taken_seq RETURNING j.*
-  LOOP
-    IF v_row.after_count > 0 THEN
-      RAISE EXCEPTION 'delayq: a job to lease waits for others'
-        USING ERRCODE = 'DQ001';
-    END IF;
-    v_bucket := 0;
-    FOREACH v_bound IN ARRAY p_bounds LOOP
-      IF v_bound < p_now - v_row.run_at_us THEN
-        v_bucket := v_bucket + 1;
+          FOR UPDATE SKIP LOCKED) t;
+  IF v_seqs IS NOT NULL THEN
+    FOR v_row IN
+      UPDATE {s}.jobs SET state = 2, attempts = attempts + 1,
+        due_us = GREATEST(p_now, run_at_us) + ttr_us,
+        token = p_first_token + array_position(v_seqs, seq) - 1,
+        holder = p_holder, reserved_at_us = p_now
+      WHERE seq = ANY(v_seqs) RETURNING *
+    LOOP
+      IF v_row.after_count > 0 THEN
+        RAISE EXCEPTION 'delayq: a job to lease waits for others'
+          USING ERRCODE = 'DQ001';
       END IF;
+      v_bucket := 0;
+      FOREACH v_bound IN ARRAY p_bounds LOOP
+        IF v_bound < p_now - v_row.run_at_us THEN
+          v_bucket := v_bucket + 1;
+        END IF;
+      END LOOP;
+      v_late[v_bucket + 1] := v_late[v_bucket + 1] + 1;
+      v_first := LEAST(v_first, v_row.due_us);
+      v_taken := v_taken + 1;
+      RETURN NEXT v_row;
     END LOOP;
-    v_late[v_bucket + 1] := v_late[v_bucket + 1] + 1;
-    v_first := LEAST(v_first, v_row.due_us);
-    v_taken := v_taken + 1;
-    RETURN NEXT v_row;
-  END LOOP;
+  END IF;
   IF v_promoted > v_taken AND (SELECT count(*) FROM (SELECT 1 FROM {s}.jobs
       WHERE topic = p_topic AND state = 1 LIMIT v_promoted - v_taken + 1)
       AS b) = v_promoted - v_taken THEN
