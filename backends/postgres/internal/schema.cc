@@ -661,16 +661,17 @@ BEGIN
     RETURN NEXT v_none;
     RETURN;
   END IF;
-  -- The looks with a LIMIT are planned for their values: a plan made for
-  -- any limit guesses a tenth of the table, and would read all of it. The
-  -- writes then take the jobs found by key, not by a join (whose plan
-  -- costs more to make than the look).
-  PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
-  SELECT array_agg(d.seq ORDER BY d.due_us, d.seq) INTO v_seqs
-    FROM (SELECT seq, due_us FROM {s}.jobs WHERE topic = p_topic
-          AND due_us IS NOT NULL AND due_us <= p_now AND state = 0
-          ORDER BY due_us, seq LIMIT p_promote FOR UPDATE SKIP LOCKED) d;
-  IF v_seqs IS NOT NULL THEN
+  -- A look with a LIMIT other than 1 is planned for its values: a plan
+  -- made for any limit guesses a tenth of the table, and would read all
+  -- of it. The looks only find the jobs; the writes take them by key.
+  IF EXISTS (SELECT 1 FROM {s}.jobs WHERE topic = p_topic
+             AND due_us >= v_min AND due_us <= p_now AND state = 0) THEN
+    PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
+    SELECT array_agg(d.seq ORDER BY d.due_us, d.seq) INTO v_seqs
+      FROM (SELECT seq, due_us FROM {s}.jobs WHERE topic = p_topic
+            AND due_us IS NOT NULL AND due_us <= p_now AND state = 0
+            ORDER BY due_us, seq LIMIT p_promote FOR UPDATE SKIP LOCKED) d;
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
     FOR v_row IN
       UPDATE {s}.jobs SET state = 1, due_us = expire_at_us, token = NULL
       WHERE seq = ANY(v_seqs) RETURNING *
@@ -679,12 +680,20 @@ BEGIN
       RETURN NEXT v_row;
     END LOOP;
   END IF;
-  SELECT array_agg(t.seq ORDER BY t.priority, t.run_at_us, t.seq)
-    INTO v_seqs
-    FROM (SELECT seq, priority, run_at_us FROM {s}.jobs
-          WHERE topic = p_topic AND state = 1
-          ORDER BY priority, run_at_us, seq LIMIT p_max
-          FOR UPDATE SKIP LOCKED) t;
+  IF p_max = 1 THEN
+    SELECT ARRAY[seq] INTO v_seqs FROM {s}.jobs
+      WHERE topic = p_topic AND state = 1
+      ORDER BY priority, run_at_us, seq LIMIT 1 FOR UPDATE SKIP LOCKED;
+  ELSE
+    PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
+    SELECT array_agg(t.seq ORDER BY t.priority, t.run_at_us, t.seq)
+      INTO v_seqs
+      FROM (SELECT seq, priority, run_at_us FROM {s}.jobs
+            WHERE topic = p_topic AND state = 1
+            ORDER BY priority, run_at_us, seq LIMIT p_max
+            FOR UPDATE SKIP LOCKED) t;
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+  END IF;
   IF v_seqs IS NOT NULL THEN
     FOR v_row IN
       UPDATE {s}.jobs SET state = 2, attempts = attempts + 1,
@@ -709,12 +718,15 @@ BEGIN
       RETURN NEXT v_row;
     END LOOP;
   END IF;
-  IF v_promoted > v_taken AND (SELECT count(*) FROM (SELECT 1 FROM {s}.jobs
-      WHERE topic = p_topic AND state = 1 LIMIT v_promoted - v_taken + 1)
-      AS b) = v_promoted - v_taken THEN
-    PERFORM pg_notify(p_channel, 'r' || p_topic);
+  IF v_promoted > v_taken THEN
+    PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
+    IF (SELECT count(*) FROM (SELECT 1 FROM {s}.jobs WHERE topic = p_topic
+        AND state = 1 LIMIT v_promoted - v_taken + 1) AS b)
+        = v_promoted - v_taken THEN
+      PERFORM pg_notify(p_channel, 'r' || p_topic);
+    END IF;
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
   END IF;
-  PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
   IF v_taken = 0 THEN
     RETURN;
   END IF;
