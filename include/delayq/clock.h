@@ -94,12 +94,15 @@ class SimulatedClock : public Clock {
 
   // Waiters()
   //
-  // How many threads are blocked in AwaitWithDeadline() right now. Tests use
-  // it to know a worker has gone to sleep before they move the clock.
+  // How many threads are blocked in AwaitWithDeadline() right now (not one
+  // whose condition came true and has yet to run). Tests use it to know a
+  // worker has gone to sleep before they move the clock.
   int Waiters() const;
 
  private:
   struct Waiter;
+
+  static bool StillBlocked(const Waiter& waiter);
 
   void WakeDue();
 

@@ -34,6 +34,7 @@ Clock& RealClock() {
 // the waiter's condition without `mu` held, hence atomic.
 struct SimulatedClock::Waiter {
   absl::Mutex* mu;
+  const absl::Condition* cond;
   std::atomic<bool> woken{false};
 };
 
@@ -48,7 +49,24 @@ absl::Time SimulatedClock::Now() const ABSL_NO_THREAD_SAFETY_ANALYSIS {
 
 int SimulatedClock::Waiters() const {
   absl::MutexLock lock(&mu_);
-  return static_cast<int>(waiters_.size());
+  int blocked = 0;
+  for (const auto& [deadline, waiter] : waiters_) {
+    if (StillBlocked(*waiter)) ++blocked;
+  }
+  return blocked;
+}
+
+// A waiter whose condition came true stays in waiters_ until its thread
+// runs again, which on a loaded machine may be long after: counted as
+// blocked, it would let a test move the clock past what the thread is
+// about to do. Its mutex held elsewhere (the thread itself, resuming or
+// not yet waiting) counts as not blocked too; TryLock() never waits, so
+// taking it under mu_ cannot deadlock.
+bool SimulatedClock::StillBlocked(const Waiter& waiter) {
+  if (waiter.woken.load() || !waiter.mu->TryLock()) return false;
+  const bool blocked = !waiter.cond->Eval();
+  waiter.mu->Unlock();
+  return blocked;
 }
 
 bool SimulatedClock::AwaitWithDeadline(absl::Mutex* mu,
@@ -57,6 +75,7 @@ bool SimulatedClock::AwaitWithDeadline(absl::Mutex* mu,
   if (cond.Eval()) return true;
   Waiter waiter;
   waiter.mu = mu;
+  waiter.cond = &cond;
   {
     absl::MutexLock lock(&mu_);
     if (now_ >= deadline) return false;
