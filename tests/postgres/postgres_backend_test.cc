@@ -22,6 +22,7 @@
 #include "delayq/delayq.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/loopback_port.h"
 #include "tests/testing/migrated_waiters.h"
 #include "tests/testing/postgres_server.h"
@@ -670,16 +671,15 @@ absl::Status AwaitTableStats(const PostgresServer& server,
                              const std::string& schema,
                              const std::string& check) {
   absl::Status status;
-  for (int i = 0; i < 200; ++i) {
+  testing::Eventually(absl::Seconds(10), [&] {
     status = server.Psql(absl::StrCat(
         "DO $$ BEGIN IF NOT (SELECT ", check,
         " FROM pg_stat_user_tables j, pg_stat_user_tables e WHERE "
         "j.schemaname = '",
         schema, "' AND j.relname = 'jobs' AND e.schemaname = '", schema,
         "' AND e.relname = 'events') THEN RAISE 'not yet'; END IF; END $$"));
-    if (status.ok()) return status;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+    return status.ok();
+  });
   return status;
 }
 
