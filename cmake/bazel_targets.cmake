@@ -90,6 +90,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/sqlite/enqueue_in_transaction.cc
   backends/sqlite/internal/backend_impl.h
   backends/sqlite/internal/batches.cc
+  backends/sqlite/internal/checkpointer.cc
+  backends/sqlite/internal/checkpointer.h
   backends/sqlite/internal/counts.cc
   backends/sqlite/internal/db.cc
   backends/sqlite/internal/db.h
@@ -689,6 +691,9 @@ delayq_cc_test(tests_sqlite_group_commit_test DIR tests/sqlite NAME group_commit
 delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_backend_test
   SRCS tests/sqlite/sqlite_backend_test.cc
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
+delayq_cc_test(tests_sqlite_sqlite_checkpoint_test DIR tests/sqlite NAME sqlite_checkpoint_test
+  SRCS tests/sqlite/sqlite_checkpoint_test.cc
+  DEPS delayq tests_testing_eventually tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite_conformance_test
   SRCS tests/sqlite/sqlite_conformance_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_conformance tests_conformance_dependency_conformance tests_testing_temp_path tp_absl tp_gtest_main)

@@ -133,14 +133,15 @@ absl::StatusOr<std::unique_ptr<Backend>> SqliteBackend::Open(
   // upgrades, whose index builds sort every job, ran above, before this.
   DQ_RETURN_IF_ERROR(
       conn->Exec("PRAGMA temp_store = MEMORY", "set temp_store"));
-  DQ_RETURN_IF_ERROR(conn->Exec(absl::StrCat("PRAGMA wal_autocheckpoint = ",
-                                             options.wal_autocheckpoint_pages),
-                                "set wal_autocheckpoint"));
   std::unique_ptr<SqliteBackend> backend(
       new SqliteBackend(std::move(conn), NewsFolder(options.path),
                         options.counts, options.events));
   {
     internal::MutexLock lock(&backend->mu_);
+    // Checkpoints off the callers' commits (checkpointer.h).
+    backend->checkpointer_ = std::make_unique<Checkpointer>(
+        options.path, options.wal_autocheckpoint_pages, options.busy_timeout);
+    backend->checkpointer_->Attach(backend->conn_->db());
     DQ_RETURN_IF_ERROR(damaged(backend->PrepareAll()));
   }
   return std::unique_ptr<Backend>(std::move(backend));
@@ -1270,6 +1271,10 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
 void SqliteBackend::SetCommitHookForTest(int (*hook)(void*), void* arg) {
   internal::MutexLock lock(&mu_);
   sqlite3_commit_hook(conn_->db(), hook, arg);
+}
+
+Checkpointer::Counts CheckpointCountsForTest(Backend* backend) {
+  return dynamic_cast<SqliteBackend&>(*backend).checkpointer_->CountsForTest();
 }
 
 GroupCommit::State GroupCommitStateForTest(Backend* backend) {

@@ -99,8 +99,10 @@ struct SqliteOptions {
   // The WAL is copied back into the database file (a checkpoint, which
   // syncs the file twice) once it holds this many pages; 0 turns automatic
   // checkpoints off. Larger means fewer syncs and higher throughput, for a
-  // larger -wal file beside the database (up to about page_size times this).
-  // Must not be negative.
+  // larger -wal file beside the database (about page_size times this). A
+  // thread of the store's runs the checkpoint, so no call waits for it;
+  // should that thread fall behind, the commit that finds the WAL at four
+  // times this size checkpoints itself. Must not be negative.
   int wal_autocheckpoint_pages = 10000;
 
   // What the store counts (see counts.h): on, keeping 24 hours, unless

@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "backends/sqlite/internal/checkpointer.h"
 #include "backends/sqlite/internal/db.h"
 #include "backends/sqlite/internal/group_commit.h"
 #include "backends/sqlite/internal/news.h"
@@ -152,7 +153,8 @@ class SqliteBackend : public Backend {
       sqlite3* db, const std::string& path, absl::Span<const NewJob> jobs,
       absl::Time now);
 
-  // For tests: see group_commit.h.
+  // For tests: see checkpointer.h and group_commit.h.
+  friend Checkpointer::Counts CheckpointCountsForTest(Backend* backend);
   GroupCommit::State GroupStateForTest() { return group_.StateForTest(); }
   void SetCommitHookForTest(int (*hook)(void*), void* arg)
       ABSL_LOCKS_EXCLUDED(mu_);
@@ -417,6 +419,9 @@ class SqliteBackend : public Backend {
   const CountsOptions counts_options_;
   const EventLogOptions events_options_;
   GroupCommit group_;
+  // The store's own connection's checkpoints (none on a borrowed one).
+  // Before conn_: the connection, whose WAL hook it is, closes first.
+  std::unique_ptr<Checkpointer> checkpointer_;
   internal::Mutex mu_;
   std::unique_ptr<Connection> conn_ ABSL_GUARDED_BY(mu_);
   Statements s_ ABSL_GUARDED_BY(mu_);
