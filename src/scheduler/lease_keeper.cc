@@ -41,8 +41,8 @@ LeaseKeeper::Handle LeaseKeeper::Hold(const Lease& lease,
   held.renew_at = held.lapses_at - (lease.job.ttr - held.renew_after);
   absl::MutexLock lock(&mu_);
   const Handle handle = next_handle_++;
+  WakeFor(held.renew_at);
   held_.emplace(handle, std::move(held));
-  ++changed_;
   return handle;
 }
 
@@ -77,7 +77,10 @@ bool LeaseKeeper::Alive(Handle handle) {
 void LeaseKeeper::Drop(Handle handle) {
   absl::MutexLock lock(&mu_);
   held_.erase(handle);
-  ++changed_;
+}
+
+void LeaseKeeper::WakeFor(absl::Time renew_at) {
+  if (renew_at < asleep_until_) ++changed_;
 }
 
 void LeaseKeeper::Renew(Handle handle) {
@@ -100,9 +103,6 @@ void LeaseKeeper::Renew(Handle handle) {
   if (it == held_.end()) return;  // dropped meanwhile: the job is finished
   Held& held = it->second;
   held.renewing = false;
-  // The keeper's thread passed over this lease while it was being renewed
-  // (from Alive()); it must look again at the new renewal time.
-  ++changed_;
   if (deadline.ok()) {
     held.lease.deadline = *deadline;
     held.lapses_at = now + lease.job.ttr;
@@ -115,6 +115,9 @@ void LeaseKeeper::Renew(Handle handle) {
     // The store is out of reach for now; try again soon.
     held.renew_at = now + std::min(retry_interval_, held.renew_after);
   }
+  // The keeper's thread passed over this lease while it was being renewed
+  // (from Alive()); it must look again if the new renewal time comes first.
+  WakeFor(held.renew_at);
 }
 
 void LeaseKeeper::Start(std::function<void()> on_start) {
@@ -156,6 +159,7 @@ void LeaseKeeper::Loop() {
       LeaseKeeper* keeper;
       uint64_t seen;
     } args{this, changed_};
+    asleep_until_ = earliest;
     clock_.AwaitWithDeadline(&mu_,
                              absl::Condition(
                                  +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
@@ -164,6 +168,7 @@ void LeaseKeeper::Loop() {
                                  },
                                  &args),
                              earliest);
+    asleep_until_ = absl::InfinitePast();
   }
 }
 

@@ -79,6 +79,8 @@ class LeaseKeeper {
   };
 
   void Loop();
+  // Wakes the thread when `renew_at` comes before it would wake by itself.
+  void WakeFor(absl::Time renew_at) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Touches the lease of `handle`; takes and returns with mu_ held.
   void Renew(Handle handle) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -90,8 +92,16 @@ class LeaseKeeper {
   absl::Mutex mu_;
   std::map<Handle, Held> held_ ABSL_GUARDED_BY(mu_);
   Handle next_handle_ ABSL_GUARDED_BY(mu_) = 1;
-  // Bumped when a lease is held, renewed or dropped: the thread looks again.
+  // Bumped when a lease needs renewing before the thread would wake by
+  // itself: the thread looks again.
   uint64_t changed_ ABSL_GUARDED_BY(mu_) = 0;
+  // While the thread waits, when it wakes by itself (the earliest renewal
+  // it knew of); InfinitePast while it runs, since it looks at every lease
+  // before it waits again. A lease held or renewed for later needs no wake:
+  // a worker that holds one lease per job would otherwise wake the thread
+  // twice a job for nothing. A dropped lease needs none either: at worst
+  // the thread wakes for it and finds it gone.
+  absl::Time asleep_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
