@@ -252,6 +252,17 @@ absl::Time Promotion::Await(absl::string_view topic, const Seen& seen,
     const Seen* seen;
   } args{this, topic, &seen};
   absl::MutexLock lock(&mu_);
+  if (timer_running_) {
+    clock_.AwaitWithDeadline(&mu_,
+                             absl::Condition(
+                                 +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                   return a->p->SignalOf(a->topic) !=
+                                          a->seen->topic_signal;
+                                 },
+                                 &args),
+                             until);
+    return absl::InfiniteFuture();
+  }
   const absl::Time next_timer = timers_.NextWake();
   if (next_timer > clock_.Now()) {
     clock_.AwaitWithDeadline(
@@ -273,6 +284,7 @@ void Promotion::StartTimerThread(std::function<void()> on_start) {
   {
     absl::MutexLock lock(&mu_);
     timer_stopping_ = false;
+    timer_running_ = true;
   }
   timer_thread_ = std::thread([this, on_start = std::move(on_start)] {
     on_start();
@@ -287,6 +299,10 @@ void Promotion::StopTimerThread() {
     timer_stopping_ = true;
   }
   timer_thread_.join();
+  // Waiters that slept on the thread's ticks wake and watch the timers.
+  absl::MutexLock lock(&mu_);
+  timer_running_ = false;
+  ++all_topics_signal_;
 }
 
 void Promotion::ReportError(absl::string_view what,

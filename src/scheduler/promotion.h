@@ -139,10 +139,14 @@ class Promotion {
   };
   Seen Observe(absl::string_view topic);
 
-  // Sleeps until `topic` is woken or the timers changed since `seen`, until
-  // `until`, or until the earliest timer is due, whichever is first; returns
-  // at once when a timer is due already. Returns when the earliest timer is
-  // due, so the caller can Tick() when that is now or past.
+  // Sleeps until `topic` is woken or `until`, whichever is first. Without
+  // the timer thread, also until the timers changed since `seen` or the
+  // earliest timer is due, returning at once when one is due already.
+  // Returns when the earliest timer is due, so the caller can Tick() when
+  // that is now or past; with the timer thread running, InfiniteFuture():
+  // that thread ticks, and the jobs it makes ready wake their topic's
+  // waiters. (Waking every waiter at every timer would have each of them
+  // tick and look at the store at once, for a job only one can take.)
   absl::Time Await(absl::string_view topic, const Seen& seen, absl::Time until);
 
   // --- The timer thread ----------------------------------------------------
@@ -211,6 +215,8 @@ class Promotion {
 
   std::thread timer_thread_;
   bool timer_stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Whether the timer thread runs (and ticks when a timer is due).
+  bool timer_running_ ABSL_GUARDED_BY(mu_) = false;
 
   // Set by Init(); null when the store sends no news. Destroyed first (see
   // ~Promotion()), so no news arrives while the rest is torn down.
