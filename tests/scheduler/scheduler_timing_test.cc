@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -272,6 +273,91 @@ TEST_F(SchedulerTest, BlockedReserveTimesOutOnTheSchedulersClock) {
   }
   consumer.join();
   EXPECT_EQ(returned_at, kStart + absl::Seconds(2));
+}
+
+// A store that counts the Reserve() calls of each topic.
+class ReserveCounter : public BackendWrapper {
+ public:
+  ReserveCounter(std::unique_ptr<Backend> target,
+                 std::map<std::string, int>* calls, absl::Mutex* mu)
+      : BackendWrapper(target.get()),
+        owned_(std::move(target)),
+        calls_(calls),
+        mu_(mu) {}
+  using Backend::Reserve;
+  absl::StatusOr<std::vector<Lease>> Reserve(absl::string_view topic, int max,
+                                             absl::Time now,
+                                             ReserveReport* report) override {
+    {
+      absl::MutexLock lock(mu_);
+      ++(*calls_)[std::string(topic)];
+    }
+    return BackendWrapper::Reserve(topic, max, now, report);
+  }
+
+ private:
+  std::unique_ptr<Backend> owned_;
+  std::map<std::string, int>* calls_;
+  absl::Mutex* mu_;
+};
+
+// With the timer thread running, a blocked Reserve() wakes when the
+// thread's promotion makes a job of its topic ready, and not at the timer
+// of another topic's job: waking every waiter at every timer had each of
+// them look at the store for a job only one could take.
+TEST(TimerThreadTest, ABlockedReserveWakesForItsTopicNotAtEveryTimer) {
+  SimulatedClock clock(kStart);
+  absl::Mutex mu;
+  std::map<std::string, int> calls;
+  SchedulerOptions options;
+  options.clock = &clock;
+  options.poll_interval = absl::Hours(1);
+  ASSERT_OK_AND_ASSIGN(auto scheduler,
+                       Scheduler::Create(std::make_unique<ReserveCounter>(
+                                             NewMemoryBackend(), &calls, &mu),
+                                         options));
+  auto reserves_of = [&](const std::string& topic) {
+    absl::MutexLock lock(&mu);
+    return calls[topic];
+  };
+  ASSERT_OK(scheduler->Enqueue("other", "x", Delayed(absl::Seconds(1))));
+  ASSERT_OK(scheduler->Enqueue("t", "mine", Delayed(absl::Seconds(2))));
+  ASSERT_OK(scheduler->Start());
+  // The scheduler's threads, all asleep (the count holds still).
+  int threads = clock.Waiters();
+  for (int still = 0; still < 20; absl::SleepFor(absl::Milliseconds(5))) {
+    const int now = clock.Waiters();
+    still = now == threads && now > 0 ? still + 1 : 0;
+    threads = now;
+  }
+  std::optional<Lease> got;
+  std::thread consumer([&] {
+    absl::StatusOr<std::optional<Lease>> lease =
+        scheduler->Reserve("t", absl::Hours(1));
+    ASSERT_TRUE(lease.ok());
+    got = *lease;
+  });
+  while (clock.Waiters() < threads + 1) absl::SleepFor(absl::Milliseconds(1));
+  const int looked = reserves_of("t");
+
+  // The other topic's job comes due: the timer thread promotes it.
+  clock.Advance(absl::Seconds(1));
+  for (;;) {
+    absl::StatusOr<TopicStats> other = scheduler->Stats("other");
+    ASSERT_OK(other);
+    if (other->ready == 1 && clock.Waiters() == threads + 1) break;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_EQ(reserves_of("t"), looked) << "the waiter of t woke at a timer";
+  EXPECT_FALSE(got.has_value());
+
+  // Its own job comes due: the thread's promotion wakes it.
+  clock.Advance(absl::Seconds(1));
+  consumer.join();
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->job.payload, "mine");
+  EXPECT_EQ(clock.Now(), kStart + absl::Seconds(2));
+  scheduler->Stop();
 }
 
 // --- Two schedulers on one store (as two processes would be) ----------------
