@@ -160,6 +160,7 @@ absl::Span<const SqliteBackend::StatementEntry> SqliteBackend::AllStatements() {
       {&Statements::topic_due, Sql::kTopicDue},
       {&Statements::all_due, Sql::kAllDue},
       {&Statements::next_due, Sql::kNextDue},
+      {&Statements::anything_due, Sql::kAnythingDue},
       {&Statements::make_ready, Sql::kMakeReady},
       {&Statements::make_dead, Sql::kMakeDead},
       {&Statements::reserve_one, Sql::kReserveOne},
@@ -1247,6 +1248,15 @@ absl::StatusOr<PromoteResult> SqliteBackend::PromoteDue(absl::Time now,
                                                         int limit) {
   PromoteResult result;
   if (limit < 1) limit = 1;
+  {
+    // Most looks find nothing (busy workers' reservations promote their own
+    // topic first): a read, not a write transaction and a place in a group.
+    internal::MutexLock lock(&mu_);
+    ScopedReset reset(s_.anything_due.get());
+    s_.anything_due->BindInt64(1, ToMicros(now));
+    DQ_ASSIGN_OR_RETURN(bool row, s_.anything_due->Step());
+    if (row && s_.anything_due->Int64(0) == 0) return result;
+  }
   std::vector<Settled> settled;
   absl::Status status = WriteTransaction(now, &settled, [&]() -> absl::Status {
     {

@@ -499,6 +499,42 @@ TEST(SqliteGroupCommitTest, LoneCallOnAnIdleStoreIsAGroupOfItsOwn) {
   EXPECT_EQ(after.queued, 0u);
 }
 
+// A look for due jobs that finds none is a read: it takes no place in a
+// group (most of the timer's looks, while busy workers promote their own
+// topic). One that finds a due job, or a done job whose time is up, writes.
+TEST(SqliteGroupCommitTest, APromotionWithNothingDueWritesNothing) {
+  const std::string path = FreshDbPath("group");
+  std::unique_ptr<Backend> backend = MustOpen(path);
+  ASSERT_NE(backend, nullptr);
+  NewJob later = MakeJob("later", "t");
+  later.run_at = kNow + absl::Seconds(10);
+  NewJob kept = MakeJob("kept", "t");
+  kept.keep_for = absl::Seconds(20);
+  kept.keep_at_most = 10;
+  ASSERT_OK(backend->Add({later, kept}, kNow));
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                       backend->Reserve("t", 1, kNow));
+  ASSERT_EQ(leases.size(), 1u);
+  ASSERT_OK(backend->Ack("kept", leases[0].token, "", kNow));
+  ASSERT_OK(backend->Get("kept"));
+
+  const GroupCommit::State before = GroupCommitStateForTest(backend.get());
+  ASSERT_OK_AND_ASSIGN(PromoteResult nothing,
+                       backend->PromoteDue(kNow + absl::Seconds(5), 100));
+  EXPECT_TRUE(nothing.transitions.empty());
+  EXPECT_EQ(GroupCommitStateForTest(backend.get()).groups, before.groups);
+
+  ASSERT_OK_AND_ASSIGN(PromoteResult due,
+                       backend->PromoteDue(kNow + absl::Seconds(10), 100));
+  EXPECT_EQ(due.transitions.size(), 1u);
+  EXPECT_EQ(GroupCommitStateForTest(backend.get()).groups, before.groups + 1);
+
+  // The done job's time is up: it leaves, in a write.
+  ASSERT_OK(backend->PromoteDue(kNow + absl::Seconds(20), 100));
+  EXPECT_EQ(GroupCommitStateForTest(backend.get()).groups, before.groups + 2);
+  EXPECT_THAT(backend->Get("kept"), StatusIs(absl::StatusCode::kNotFound));
+}
+
 // Threads that add (and add a live id again), reserve, ack (with the wrong
 // token first) and cancel at once: every job leaves exactly once, by ack or
 // cancel, and the counts say so.

@@ -163,21 +163,21 @@ class SqliteBackend : public Backend {
   // Every statement, prepared once.
   struct Statements {
     std::unique_ptr<Statement> begin, commit, insert, counter_get, counter_set,
-        topic_due, all_due, next_due, make_ready, make_dead, reserve_one, ack,
-        lease, retry, release, touch, cancel, get, list_ready, list_timed,
-        list_dead, stats, topics, dead_of_topic, kick, state_of, ready_count,
-        topic_of, horizon_get, horizon_set, is_paused, pause, resume,
-        paused_topics, replace, discard, drop_holds, is_held, hold, limit_get,
-        limit_set, limit_tat, limit_clear, limits, state_count, schedule_get,
-        schedule_put, schedule_remove, schedule_list, schedule_fire,
-        counts_fold_minutes, counts_fold_totals, counts_fold_drop, counts_read,
-        totals_read, counts_prune, promote_job, dead_ids, counter_bump, keep,
-        drop_left_of_topic, drop_left, drop_soonest, list_done, acked_topic,
-        savepoint, release_op, rollback_to, event_insert, event_trim,
-        events_of_job, depend_on, wait, any_dependency, dependants, waiter,
-        forget_waiter, release_waiter, list_waiting, batch_open, batch_get,
-        batch_join, batch_member, batch_leave, batch_count, batch_close,
-        after_add, after_of;
+        topic_due, all_due, next_due, anything_due, make_ready, make_dead,
+        reserve_one, ack, lease, retry, release, touch, cancel, get, list_ready,
+        list_timed, list_dead, stats, topics, dead_of_topic, kick, state_of,
+        ready_count, topic_of, horizon_get, horizon_set, is_paused, pause,
+        resume, paused_topics, replace, discard, drop_holds, is_held, hold,
+        limit_get, limit_set, limit_tat, limit_clear, limits, state_count,
+        schedule_get, schedule_put, schedule_remove, schedule_list,
+        schedule_fire, counts_fold_minutes, counts_fold_totals,
+        counts_fold_drop, counts_read, totals_read, counts_prune, promote_job,
+        dead_ids, counter_bump, keep, drop_left_of_topic, drop_left,
+        drop_soonest, list_done, acked_topic, savepoint, release_op,
+        rollback_to, event_insert, event_trim, events_of_job, depend_on, wait,
+        any_dependency, dependants, waiter, forget_waiter, release_waiter,
+        list_waiting, batch_open, batch_get, batch_join, batch_member,
+        batch_leave, batch_count, batch_close, after_add, after_of;
   };
   // A statement of Statements and its SQL.
   struct StatementEntry {

@@ -164,6 +164,12 @@ struct Sql {
       " <= ?2";
   static constexpr const char* kDropLeft =
       "DELETE FROM jobs WHERE state = 4 AND " DQ_LEAVE_AT " <= ?1";
+  // Whether PromoteDue() at ?1 has anything to do: a due time passed, or a
+  // done job's time is up (kAllDue's and kDropLeft's rows, read only).
+  static constexpr const char* kAnythingDue =
+      "SELECT EXISTS (SELECT 1 FROM jobs WHERE due_us IS NOT NULL AND "
+      "due_us <= ?1) OR EXISTS (SELECT 1 FROM jobs WHERE state = 4 "
+      "AND " DQ_LEAVE_AT " <= ?1)";
   // The ?2 done jobs of a topic that leave soonest.
   static constexpr const char* kDropSoonest =
       "DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE topic = ?1 "
