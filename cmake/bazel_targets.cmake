@@ -693,7 +693,7 @@ delayq_cc_test(tests_sqlite_sqlite_backend_test DIR tests/sqlite NAME sqlite_bac
   DEPS delayq tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_checkpoint_test DIR tests/sqlite NAME sqlite_checkpoint_test
   SRCS tests/sqlite/sqlite_checkpoint_test.cc
-  DEPS delayq tests_testing_eventually tests_testing_status_matchers tests_testing_temp_path tp_absl tp_gtest_main tp_sqlite3)
+  DEPS delayq tests_testing_eventually tests_testing_status_matchers tests_testing_temp_path tests_testing_test_job tp_absl tp_gtest_main tp_sqlite3)
 delayq_cc_test(tests_sqlite_sqlite_conformance_test DIR tests/sqlite NAME sqlite_conformance_test
   SRCS tests/sqlite/sqlite_conformance_test.cc
   DEPS delayq tests_conformance_backend_conformance tests_conformance_batch_conformance tests_conformance_dependency_conformance tests_testing_temp_path tp_absl tp_gtest_main)

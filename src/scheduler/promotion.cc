@@ -246,30 +246,25 @@ Promotion::Seen Promotion::Observe(absl::string_view topic) {
 
 absl::Time Promotion::Await(absl::string_view topic, const Seen& seen,
                             absl::Time until) {
+  absl::MutexLock lock(&mu_);
+  // With the timer thread running, it ticks and its promotions wake the
+  // topic: the timers are not this waiter's to watch.
+  const bool watch_timers = !timer_running_;
   struct Args {
     const Promotion* p;
     absl::string_view topic;
     const Seen* seen;
-  } args{this, topic, &seen};
-  absl::MutexLock lock(&mu_);
-  if (timer_running_) {
-    clock_.AwaitWithDeadline(&mu_,
-                             absl::Condition(
-                                 +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-                                   return a->p->SignalOf(a->topic) !=
-                                          a->seen->topic_signal;
-                                 },
-                                 &args),
-                             until);
-    return absl::InfiniteFuture();
-  }
-  const absl::Time next_timer = timers_.NextWake();
+    bool watch_timers;
+  } args{this, topic, &seen, watch_timers};
+  const absl::Time next_timer =
+      watch_timers ? timers_.NextWake() : absl::InfiniteFuture();
   if (next_timer > clock_.Now()) {
     clock_.AwaitWithDeadline(
         &mu_,
         absl::Condition(
             +[](Args* a) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-              return a->p->timers_changed_ != a->seen->timers ||
+              return (a->watch_timers &&
+                      a->p->timers_changed_ != a->seen->timers) ||
                      a->p->SignalOf(a->topic) != a->seen->topic_signal;
             },
             &args),

@@ -28,6 +28,7 @@
 #include "tests/testing/eventually.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_path.h"
+#include "tests/testing/test_job.h"
 
 namespace delayq {
 namespace {
@@ -209,11 +210,8 @@ class CheckpointTest : public ::testing::Test {
 
   // Enqueues, reserves and acks one job: a few commits.
   void OneJob() {
-    NewJob job;
-    job.id = absl::StrCat("j", next_++);
-    job.topic = "t";
+    NewJob job = testing::PlainJob(absl::StrCat("j", next_++), "t", kNow);
     job.payload = std::string(200, 'p');
-    job.run_at = kNow;
     ASSERT_OK(backend_->Add({job}, kNow));
     absl::StatusOr<std::vector<Lease>> leases = backend_->Reserve("t", 1, kNow);
     ASSERT_OK(leases);
