@@ -60,6 +60,8 @@ set(DELAYQ_LIBRARY_SOURCES
   backends/redis/client/locator.h
   backends/redis/client/push_io.cc
   backends/redis/client/push_io.h
+  backends/redis/client/reply_reader.cc
+  backends/redis/client/reply_reader.h
   backends/redis/client/script_source.h
   backends/redis/client/sentinel.cc
   backends/redis/client/sentinel.h
@@ -480,7 +482,7 @@ delayq_cc_binary(tests_fuzz_make_sqlite_seed DIR tests/fuzz NAME make_sqlite_see
 delayq_cc_test(tests_fuzz_redis_regression DIR tests/fuzz NAME redis_regression
   SRCS tests/fuzz/redis_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider tp_hiredis
-  DATA tests/fuzz/corpus/redis/error tests/fuzz/corpus/redis/numbers tests/fuzz/corpus/redis/reserve tests/fuzz/corpus/redis/snapshots tests/fuzz/corpus/redis/stale tests/fuzz/corpus/redis/transition tests/fuzz/regressions/redis/int_out_of_range)
+  DATA tests/fuzz/corpus/redis/error tests/fuzz/corpus/redis/numbers tests/fuzz/corpus/redis/reserve tests/fuzz/corpus/redis/snapshots tests/fuzz/corpus/redis/stale tests/fuzz/corpus/redis/transition tests/fuzz/regressions/redis/array_header_announces_a_billion tests/fuzz/regressions/redis/int_out_of_range)
 delayq_cc_test(tests_fuzz_schedule_regression DIR tests/fuzz NAME schedule_regression
   SRCS tests/fuzz/schedule_fuzz.cc
   DEPS delayq tests_fuzz_corpus_runner tests_fuzz_fuzz_check tp_absl tp_fuzzed_data_provider
@@ -579,6 +581,9 @@ delayq_cc_test(tests_redis_redis_url_test DIR tests/redis NAME redis_url_test
 delayq_cc_test(tests_redis_redis_wait_test DIR tests/redis NAME redis_wait_test
   SRCS tests/redis/redis_wait_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_eventually tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)
+delayq_cc_test(tests_redis_reply_reader_test DIR tests/redis NAME reply_reader_test
+  SRCS tests/redis/reply_reader_test.cc
+  DEPS delayq tp_absl tp_gtest_main tp_hiredis)
 delayq_cc_test(tests_redis_reserve_hints_test DIR tests/redis NAME reserve_hints_test
   SRCS tests/redis/reserve_hints_test.cc
   DEPS delayq tp_gtest_main)

@@ -4,11 +4,14 @@
 // (backends/redis/internal/replies.h) and the MessagePack job records in
 // them (record.h).
 //
-// The input's first part is RESP bytes, which hiredis's own reader
-// (redisReader, as the store's connections use it) turns into reply trees;
+// The input's first part is RESP bytes, which the store's connections' reader
+// (backends/redis/client/reply_reader.h) turns into reply trees;
 // the rest builds a job.
 //
 // Properties:
+//   - the reader allocates in proportion to the bytes it was given: a
+//     header announcing a billion elements takes no memory up front
+//     (libFuzzer's malloc limit fails the run otherwise);
 //   - every reply decoder (Str, Int, TimeOf, Word, ParseSnapshot,
 //     ParseSnapshots, ParseLease, ParseTransition), on every node of every
 //     tree, returns a value or a status; a lease it reads is reserved;
@@ -31,6 +34,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "backends/redis/client/reply_reader.h"
 #include "backends/redis/internal/record.h"
 #include "backends/redis/internal/replies.h"
 #include "delayq/backend.h"
@@ -76,8 +80,8 @@ void Decode(const redisReply* r, int* budget) {
 }
 
 void CheckReplies(const std::string& resp) {
-  redisReader* reader = redisReaderCreate();
-  FUZZ_CHECK(reader != nullptr, "redisReaderCreate");
+  redisReader* reader = NewReplyReader();
+  FUZZ_CHECK(reader != nullptr, "NewReplyReader");
   redisReaderFeed(reader, resp.data(), resp.size());
   int budget = kMaxNodes;
   for (;;) {

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "backends/redis/client/reply_reader.h"
 #include "backends/redis/client/tls.h"
 #include "src/common/status_macros.h"
 
@@ -200,7 +201,7 @@ absl::Status Await(int fd, short events, Clock::time_point deadline,
 }
 
 Link::Link(int fd, std::string endpoint)
-    : fd_(fd), endpoint_(std::move(endpoint)), reader_(redisReaderCreate()) {}
+    : fd_(fd), endpoint_(std::move(endpoint)), reader_(NewReplyReader()) {}
 
 Link::~Link() {
   if (ssl_ != nullptr) SSL_free(ssl_);
