@@ -214,6 +214,7 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
 
 absl::StatusOr<std::vector<Lease>> PostgresBackend::Reserve(
     absl::string_view topic, int max, absl::Time now, ReserveReport* report) {
+  reserving_.store(true, std::memory_order_relaxed);
   if (PlainPathsOpen(now)) {
     std::vector<Lease> leases;
     DQ_ASSIGN_OR_RETURN(bool plain,
@@ -234,15 +235,10 @@ absl::StatusOr<std::vector<Lease>> PostgresBackend::ReserveGeneral(
     leases.clear();
     moved.clear();
     limited_until = absl::InfinitePast();
-    DQ_ASSIGN_OR_RETURN(Result due,
-                        tx.conn->Exec(S(Sql::kMoveDueOfTopic),
-                                      Params()
-                                          .Text(topic)
-                                          .Int(tx.now_us)
-                                          .Int(kReservePromoteLimit + 1)
-                                          .Int(kReservePromoteLimit)
-                                          .Text(internal::kLeaseExpired)
-                                          .Text(internal::kJobExpired)));
+    DQ_ASSIGN_OR_RETURN(
+        Result due, tx.conn->Exec(S(Sql::kMoveDueOfTopic),
+                                  MoveDueParams(Params().Text(topic), tx.now_us,
+                                                kReservePromoteLimit)));
     DQ_RETURN_IF_ERROR(
         MoveDue(tx, due, /*col=*/6, kReservePromoteLimit, &moved).status());
     if (due.rows() == 0 || due.Bool(0, 0)) return absl::OkStatus();  // paused
@@ -679,6 +675,14 @@ absl::Status PostgresBackend::Replace(const NewJob& job, absl::Time now) {
   });
 }
 
+Params& MoveDueParams(Params& params, int64_t now_us, int limit) {
+  return params.Int(now_us)
+      .Int(int64_t{limit} + 1)
+      .Int(limit)
+      .Text(internal::kLeaseExpired)
+      .Text(internal::kJobExpired);
+}
+
 absl::StatusOr<PromoteResult> PostgresBackend::PromoteDue(absl::Time now,
                                                           int limit) {
   PromoteResult result;
@@ -693,13 +697,8 @@ absl::StatusOr<PromoteResult> PostgresBackend::PromoteDue(absl::Time now,
     // One row more than `limit` tells whether more remain.
     DQ_ASSIGN_OR_RETURN(
         Result due,
-        tx.conn->Exec(S(Sql::kMoveDue), Params()
-                                            .Null()
-                                            .Int(tx.now_us)
-                                            .Int(int64_t{limit} + 1)
-                                            .Int(limit)
-                                            .Text(internal::kLeaseExpired)
-                                            .Text(internal::kJobExpired)));
+        tx.conn->Exec(S(Sql::kMoveDue),
+                      MoveDueParams(Params().Null(), tx.now_us, limit)));
     DQ_ASSIGN_OR_RETURN(
         result.more, MoveDue(tx, due, /*col=*/0, limit, &result.transitions));
     return absl::OkStatus();

@@ -768,6 +768,58 @@ TEST_F(PostgresBackendTest, ABigStoreReservesAcksAndLogsReadingFewRows) {
   call_and_count(2);
 }
 
+// A process that reserves warms each connection up before its first use:
+// the hot functions run once in a transaction rolled back, so a worker's
+// first jobs do not wait for the server to compile and plan them. The
+// warm-up keeps nothing; a process that only adds never runs it. (The
+// session's function counts, kept by the server when the connection's
+// own settings ask for them, show what ran.)
+TEST_F(PostgresBackendTest, AWorkersConnectionIsWarmedUpAndKeepsNothing) {
+  const std::string schema = FreshSchema("warm");
+  const std::string url =
+      absl::StrCat(Url(schema), "&options=-c%20track_functions%3Dpl");
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> producer, OpenBackend(url));
+    ASSERT_OK(producer->Add({TestJob("j", "t", kT0)}, kT0));
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> worker, OpenBackend(url));
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         worker->Reserve("t", 1, kT0));
+    ASSERT_EQ(leases.size(), 1u);
+  }
+  // Only the warm-up calls enqueue() and ack_and_reserve_plain() here:
+  // the producer adds with statements of its own, and the worker never
+  // acknowledged. One connection, warmed once.
+  absl::Status status;
+  testing::Eventually(absl::Seconds(10), [&] {
+    status = server_->Psql(absl::StrCat(
+        "DO $$ BEGIN IF (SELECT count(*) FROM pg_stat_user_functions WHERE "
+        "schemaname = '",
+        schema,
+        "' AND funcname = 'ack_and_reserve_plain') = 0 THEN RAISE 'not yet'; "
+        "END IF; END $$"));
+    return status.ok();
+  });
+  ASSERT_OK(status);
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ DECLARE f record; BEGIN FOR f IN SELECT funcname, calls FROM "
+      "pg_stat_user_functions WHERE schemaname = '",
+      schema,
+      "' AND funcname IN ('enqueue', 'ack_and_reserve_plain') LOOP IF "
+      "f.calls <> 1 THEN RAISE '% ran % times', f.funcname, f.calls; END IF; "
+      "END LOOP; END $$")));
+  // Nothing of it stayed: one job, the one reserved; no count or event of
+  // another topic.
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ BEGIN IF (SELECT count(*) FROM ", schema,
+      ".jobs) <> 1 OR EXISTS (SELECT 1 FROM ", schema,
+      ".jobs WHERE id <> 'j' OR state <> 2) OR EXISTS (SELECT 1 FROM ", schema,
+      ".events WHERE topic <> 't') OR EXISTS (SELECT 1 FROM ", schema,
+      ".transitions_recent WHERE topic <> 't') THEN RAISE 'the warm-up left "
+      "rows'; END IF; END $$")));
+}
+
 // A plain reservation promotes the topic's delayed jobs whose run_at came
 // and reports them; a worker's ack and next reservation go in one call,
 // and a lease of a job that waits for others still hands on the results

@@ -177,6 +177,12 @@ class Connection {
   PGconn* raw() const { return conn_; }
   const std::string& where() const { return where_; }
 
+  // Whether the store has warmed the connection up for its workers
+  // (PostgresBackend::WarmUp()); a mark of the store's, kept here because
+  // it lasts as long as the server's session.
+  bool warm() const { return warm_; }
+  void set_warm() { warm_ = true; }
+
  private:
   Connection(PGconn* conn, std::string where, bool owned,
              absl::Duration answer_timeout)
@@ -211,6 +217,7 @@ class Connection {
   const bool owned_;
   const absl::Duration answer_timeout_;
   bool gave_up_ = false;
+  bool warm_ = false;
   // Statements prepared on this connection, by text. A borrowed
   // connection prepares none: the names are the application's to choose.
   absl::flat_hash_map<std::string, std::string> prepared_;

@@ -6,15 +6,18 @@
 // function (schema.cc, version 7) sent with its BEGIN and COMMIT in one
 // round trip; and both at once for a worker going on to its next job, in
 // one transaction and one commit. The general path is several statements,
-// each a round trip.
+// each a round trip. And a connection's warm-up for workers, which runs
+// the plain paths once and rolls them back.
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "backends/postgres/internal/backend_impl.h"
 #include "backends/postgres/internal/connection.h"
 #include "backends/postgres/internal/schema.h"
@@ -167,11 +170,65 @@ absl::StatusOr<std::optional<bool>> PostgresBackend::AckAndReservePlain(
   return plain;
 }
 
+void PostgresBackend::WarmUp(Connection* conn, absl::Time now) {
+  conn->set_warm();
+  Tx tx;
+  tx.conn = conn;
+  tx.now_us = ToMicros(now);
+  // A topic and id of its own: warm-ups on other connections at the same
+  // moment neither see its job nor wait for its row.
+  const std::string name = absl::StrCat(
+      "delayq.warm-up.", absl::Hex(internal::NewFirstLeaseToken()));
+  const std::optional<int64_t> minute =
+      CountsMinute(counts_options_, tx.now_us);
+  auto steps = [&]() -> absl::Status {
+    DQ_RETURN_IF_ERROR(conn->Run("BEGIN"));
+    DQ_RETURN_IF_ERROR(conn->Run(S("SELECT {s}.enqueue($1, ''::bytea, $1)"),
+                                 Params().Text(name)));
+    Params reserve;
+    DQ_ASSIGN_OR_RETURN(
+        Result leased,
+        conn->Exec(S(Sql::kReservePlain),
+                   ReserveParams(reserve, name, 1, tx, nullptr, counts_options_,
+                                 NewsChannel(schema_))));
+    uint64_t token = 0;
+    if (leased.rows() != 1 || leased.IsNull(0, 0)) {
+      return absl::InternalError("the warm-up's job was not reserved");
+    }
+    ReadJob(leased, 0, &token);
+    Params ack;
+    ack.Text(name).Int(static_cast<int64_t>(token));
+    DQ_RETURN_IF_ERROR(
+        conn->Run(S(Sql::kAckAndReservePlain),
+                  ReserveParams(ack, name, 1, tx, nullptr, counts_options_,
+                                NewsChannel(schema_))));
+    DQ_RETURN_IF_ERROR(
+        conn->Run(S(Sql::kAckPlain), Params()
+                                         .Text(name)
+                                         .Int(static_cast<int64_t>(token))
+                                         .Int(tx.now_us)
+                                         .MaybeInt(minute)));
+    // The timer's look for due jobs, at a time before any is due.
+    constexpr int64_t kBeforeAll = std::numeric_limits<int64_t>::min();
+    DQ_RETURN_IF_ERROR(conn->Run(S(Sql::kDropLeft), Params().Int(kBeforeAll)));
+    Params move;
+    return conn->Run(S(Sql::kMoveDue),
+                     MoveDueParams(move.Null(), kBeforeAll, /*limit=*/1));
+  };
+  // It only saves time: whatever went wrong, the call goes on (a lost
+  // connection fails it, and is replaced, as it would have without).
+  steps().IgnoreError();
+  if (conn->InTransaction() && !conn->Broken()) {
+    conn->Run("ROLLBACK").IgnoreError();
+  }
+}
+
 AckReserved PostgresBackend::AckAndReserve(absl::string_view id, uint64_t token,
                                            absl::string_view result,
                                            absl::string_view topic, int max,
                                            absl::Time now,
                                            ReserveReport* report) {
+  reserving_.store(true, std::memory_order_relaxed);
   if (!PlainPathsOpen(now)) {
     return Backend::AckAndReserve(id, token, result, topic, max, now, report);
   }

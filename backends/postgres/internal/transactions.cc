@@ -59,6 +59,9 @@ absl::Status PostgresBackend::Transaction(
     DQ_ASSIGN_OR_RETURN(std::unique_ptr<Connection> taken,
                         pool_->Take(&reused));
     Borrowed conn(pool_.get(), std::move(taken));
+    if (reserving_.load(std::memory_order_relaxed) && !conn.get()->warm()) {
+      WarmUp(conn.get(), now);
+    }
     // BEGIN goes with the body's first statement.
     conn.get()->BeginWithNext();
     Tx tx;
