@@ -533,7 +533,7 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion6GetsThePlainPaths) {
   EXPECT_EQ(totals[0].counts.done, 2);
   ASSERT_OK(server_->Psql(absl::StrCat(
       "DO $$ BEGIN IF (SELECT version FROM ", schema,
-      ".schema_version) <> 9 OR to_regproc('", schema,
+      ".schema_version) <> 10 OR to_regproc('", schema,
       ".ack_plain') IS NULL OR to_regproc('", schema,
       ".reserve_plain') IS NULL OR to_regproc('", schema,
       ".ack_and_reserve_plain') IS NULL THEN RAISE 'not migrated'; END IF; "
@@ -608,7 +608,7 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion8IsMigratedToLeanerIndexes) {
   EXPECT_EQ(events[1].type, EventType::kSucceeded);
   ASSERT_OK(server_->Psql(absl::StrCat(
       "DO $$ BEGIN IF (SELECT version FROM ", schema,
-      ".schema_version) <> 9 OR to_regclass('", schema,
+      ".schema_version) <> 10 OR to_regclass('", schema,
       ".jobs_topic_state') IS NOT NULL OR to_regclass('", schema,
       ".transitions_recent_minute') IS NOT NULL OR (SELECT count(*) FROM "
       "information_schema.columns WHERE table_schema = '",
@@ -620,7 +620,13 @@ TEST_F(PostgresBackendTest, ASchemaOfVersion8IsMigratedToLeanerIndexes) {
       ".events_job')) IS DISTINCT FROM 'hash' OR (SELECT proconfig FROM "
       "pg_proc WHERE oid = to_regproc('",
       schema,
-      ".reserve_plain')) IS NULL OR (SELECT proconfig FROM pg_proc "
+      ".reserve_plain')) IS NULL OR NOT (SELECT 'enable_seqscan=off' = "
+      "ANY(proconfig) FROM pg_proc WHERE oid = to_regproc('",
+      schema,
+      ".reserve_plain')) OR NOT (SELECT 'enable_seqscan=off' = "
+      "ANY(proconfig) FROM pg_proc WHERE oid = to_regproc('",
+      schema,
+      ".ack_plain')) OR (SELECT proconfig FROM pg_proc "
       "WHERE oid = to_regproc('",
       schema,
       ".ack_plain')) IS NULL THEN RAISE 'not migrated'; "
@@ -767,6 +773,93 @@ TEST_F(PostgresBackendTest, ABigStoreReservesAcksAndLogsReadingFewRows) {
       absl::StrCat("ANALYZE ", schema, ".jobs; ANALYZE ", schema, ".events")));
   call_and_count(2);
 }
+
+// A producer that starts on an empty store keeps adding by reading a few
+// rows per job as the store grows: the plans its connection keeps were
+// made when the tables were empty, and must still look jobs up by key.
+// (The check for ids in use once scanned every job on each add.)
+TEST_F(PostgresBackendTest, AProducerOfAGrowingStoreReadsFewRowsPerAdd) {
+  const std::string schema = FreshSchema("growing");
+  constexpr int kJobs = 2000;
+  {
+    std::unique_ptr<Backend> backend = Open(schema);
+    ASSERT_NE(backend, nullptr);
+    for (int i = 0; i < kJobs; ++i) {
+      ASSERT_OK(backend->Add({TestJob(absl::StrCat("j", i), "t", kT0)}, kT0));
+    }
+  }
+  ASSERT_OK(AwaitTableStats(*server_, schema,
+                            absl::StrCat("j.n_tup_ins >= ", kJobs)));
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ DECLARE jobs bigint; BEGIN SELECT ", RowsRead(schema, "jobs"),
+      " INTO jobs; IF jobs > 10 * ", kJobs,
+      " THEN RAISE 'rows of jobs read: %', jobs; END IF; END $$")));
+}
+
+// A worker that started on an empty store, and took its first jobs one at
+// a time (its connections' plans made then), still reserves and
+// acknowledges by key once a backlog has grown: a few rows read per call,
+// not the whole backlog. On the plain paths, and on the general ones (a
+// limited topic takes them).
+class WorkerFirstTest : public PostgresBackendTest,
+                        public ::testing::WithParamInterface<bool> {};
+
+TEST_P(WorkerFirstTest, AWorkerThatStartedOnAnEmptyStoreReadsFewRows) {
+  const std::string schema = FreshSchema("worker_first");
+  constexpr int kJobs = 3000, kCalls = 25;
+  std::unique_ptr<Backend> worker = Open(schema);
+  ASSERT_NE(worker, nullptr);
+  if (GetParam()) {
+    TopicLimit limit;
+    limit.concurrency = 1000;
+    ASSERT_OK(worker->SetLimit("t", limit, kT0));
+  }
+  ASSERT_OK_AND_ASSIGN(std::vector<Lease> none, worker->Reserve("t", 1, kT0));
+  ASSERT_TRUE(none.empty());
+  {
+    std::unique_ptr<Backend> producer = Open(schema);
+    ASSERT_NE(producer, nullptr);
+    // The first jobs come one at a time, and the worker takes each.
+    for (int i = 0; i < 3; ++i) {
+      const std::string id = absl::StrCat("early", i);
+      ASSERT_OK(producer->Add({TestJob(id, "t", kT0)}, kT0));
+      ASSERT_OK_AND_ASSIGN(std::vector<Lease> one,
+                           worker->Reserve("t", 1, kT0));
+      ASSERT_EQ(one.size(), 1u);
+      ASSERT_OK(worker->Ack(id, one[0].token, "", kT0));
+    }
+    for (int first = 0; first < kJobs; first += 500) {
+      std::vector<NewJob> jobs;
+      for (int i = first; i < first + 500; ++i) {
+        jobs.push_back(TestJob(absl::StrCat("j", i), "t", kT0));
+      }
+      ASSERT_OK(producer->Add(jobs, kT0));
+    }
+  }
+  ASSERT_OK(AwaitTableStats(*server_, schema,
+                            absl::StrCat("j.n_tup_ins >= ", kJobs)));
+  const std::string read = absl::StrCat("public.", schema, "_read");
+  ASSERT_OK(server_->Psql(absl::StrCat("CREATE TABLE ", read, " AS SELECT ",
+                                       RowsRead(schema, "jobs"), " AS jobs")));
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_OK_AND_ASSIGN(std::vector<Lease> leases,
+                         worker->Reserve("t", 1, kT0));
+    ASSERT_EQ(leases.size(), 1u);
+    ASSERT_OK(worker->Ack(leases[0].job.id, leases[0].token, "", kT0));
+  }
+  worker.reset();
+  ASSERT_OK(AwaitTableStats(*server_, schema,
+                            absl::StrCat("j.n_tup_del >= ", kCalls + 3)));
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "DO $$ DECLARE jobs bigint; BEGIN SELECT ", RowsRead(schema, "jobs"),
+      " - b.jobs INTO jobs FROM ", read, " b; IF jobs > 200 * ", kCalls,
+      " THEN RAISE 'rows of jobs read: %', jobs; END IF; END $$")));
+}
+
+INSTANTIATE_TEST_SUITE_P(PlainAndGeneral, WorkerFirstTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Limited" : "Plain";
+                         });
 
 // A process that reserves warms each connection up before its first use:
 // the hot functions run once in a transaction rolled back, so a worker's
@@ -1005,7 +1098,7 @@ TEST_F(PostgresBackendTest, TheBatchMembersOfASchemaOfVersion7AreMigrated) {
   ASSERT_NE(backend, nullptr);
   ASSERT_OK(server_->Psql(absl::StrCat(
       "DO $$ BEGIN IF (SELECT version FROM ", schema,
-      ".schema_version) <> 9 OR (SELECT count(*) FROM ", schema,
+      ".schema_version) <> 10 OR (SELECT count(*) FROM ", schema,
       ".batch_jobs) <> 0 THEN RAISE 'not migrated'; END IF; END $$")));
 
   ASSERT_OK(backend->OpenBatch(TestJob("batch", "after", kT0), kT0));

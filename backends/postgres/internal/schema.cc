@@ -786,13 +786,28 @@ END
 $fn$;
 )sql";
 
+// Version 10. The plain paths' plans are made once per connection, at its
+// first call: for a worker that started before the backlog grew, while
+// the table held a job or two, when a scan of the whole table costs less
+// than a look through an index. Kept, such a plan read the whole backlog
+// on every reservation from then on. The plain paths look only by key, so
+// their functions turn sequential scans off: the planner takes an index
+// wherever one serves, whatever the table's size when it planned.
+constexpr char kSchemaPlansByKey[] = R"sql(
+ALTER FUNCTION {s}.reserve_plain(text, integer, integer, bigint, bigint,
+  text, bigint, bigint[], text) SET enable_seqscan = off;
+ALTER FUNCTION {s}.ack_plain(text, bigint, bigint, bigint)
+  SET enable_seqscan = off;
+)sql";
+
 // kMigrations[v] turns a schema of version v into version v + 1. Version 0
 // is an empty schema. A new version appends its step here and bumps
 // kSchemaVersion; steps never change once released.
 constexpr const char* kMigrations[] = {
     kSchemaV1,           kSchemaDependencies,    kSchemaSqlEnqueue,
     kSchemaLeaseHolders, kSchemaBatches,         kSchemaDependencyLists,
-    kSchemaPlainPaths,   kSchemaBatchMembership, kSchemaLeanerTransitions};
+    kSchemaPlainPaths,   kSchemaBatchMembership, kSchemaLeanerTransitions,
+    kSchemaPlansByKey};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion,
               "one migration per schema version");
 

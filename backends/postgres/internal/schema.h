@@ -17,7 +17,7 @@ namespace delayq {
 namespace postgres_internal {
 
 // The schema version this code writes, kept in <schema>.schema_version.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // Job states as stored in jobs.state (src/common/stored_state.h).
 using internal::kStateDead;
