@@ -693,6 +693,16 @@ std::string RowsRead(const std::string& schema, const std::string& table) {
       schema, "' AND t.relname = '", table, "')");
 }
 
+// OK when the rows of `schema`.jobs read so far, by scans of the table and
+// of its indexes, are at most `bound`.
+absl::Status JobRowsReadAtMost(const PostgresServer& server,
+                               const std::string& schema, int64_t bound) {
+  return server.Psql(
+      absl::StrCat("DO $$ DECLARE jobs bigint; BEGIN SELECT ",
+                   RowsRead(schema, "jobs"), " INTO jobs; IF jobs > ", bound,
+                   " THEN RAISE 'rows of jobs read: %', jobs; END IF; END $$"));
+}
+
 // A store of thousands of jobs and events still reserves, acknowledges and
 // logs by reading a few rows per call: the plans the server keeps for the
 // store's statements use the keys, whatever the tables' statistics say. (A
@@ -784,10 +794,7 @@ TEST_F(PostgresBackendTest, AProducerOfAGrowingStoreReadsFewRowsPerAdd) {
   }
   ASSERT_OK(AwaitTableStats(*server_, schema,
                             absl::StrCat("j.n_tup_ins >= ", kJobs)));
-  ASSERT_OK(server_->Psql(absl::StrCat(
-      "DO $$ DECLARE jobs bigint; BEGIN SELECT ", RowsRead(schema, "jobs"),
-      " INTO jobs; IF jobs > 10 * ", kJobs,
-      " THEN RAISE 'rows of jobs read: %', jobs; END IF; END $$")));
+  ASSERT_OK(JobRowsReadAtMost(*server_, schema, 10 * kJobs));
 }
 
 // A worker that started on an empty store, and took its first jobs one at
@@ -873,10 +880,7 @@ TEST_F(PostgresBackendTest, TheSqlFunctionReadsFewRowsAsTheStoreGrows) {
                                        kJobs, ")")));
   ASSERT_OK(AwaitTableStats(*server_, schema,
                             absl::StrCat("j.n_tup_ins >= ", kJobs)));
-  ASSERT_OK(server_->Psql(absl::StrCat(
-      "DO $$ DECLARE jobs bigint; BEGIN SELECT ", RowsRead(schema, "jobs"),
-      " INTO jobs; IF jobs > 10 * ", kJobs,
-      " THEN RAISE 'rows of jobs read: %', jobs; END IF; END $$")));
+  ASSERT_OK(JobRowsReadAtMost(*server_, schema, 10 * kJobs));
   // With sequential scans off, a statement whose scan has no index (the
   // one-row table of the id prefix) is costed so high that the server
   // would compile it to machine code on every call; JIT is off too.
