@@ -211,9 +211,8 @@ void PostgresBackend::WarmUp(Connection* conn, absl::Time now) {
     // The timer's look for due jobs, at a time before any is due.
     constexpr int64_t kBeforeAll = std::numeric_limits<int64_t>::min();
     DQ_RETURN_IF_ERROR(conn->Run(S(Sql::kDropLeft), Params().Int(kBeforeAll)));
-    Params move;
     return conn->Run(S(Sql::kMoveDue),
-                     MoveDueParams(move.Null(), kBeforeAll, /*limit=*/1));
+                     MoveDueParams(Params().Null(), kBeforeAll, /*limit=*/1));
   };
   // It only saves time: whatever went wrong, the call goes on (a lost
   // connection fails it, and is replaced, as it would have without).
