@@ -67,6 +67,8 @@ TEST(RedisOutageTest, KilledUnderLoadFailsFastAndRecoversOnRestart) {
   std::atomic<int> ok_calls{0}, outage_calls{0};
   std::mutex mu;
   std::vector<std::string> problems;  // guarded by mu
+  constexpr int kWorkers = 4;
+  std::vector<int> outages_of(kWorkers, 0);  // per worker; guarded by mu
   auto worker = [&](int w) {
     for (int i = 0; !stop.load(); ++i) {
       const absl::Time start = absl::Now();
@@ -87,6 +89,7 @@ TEST(RedisOutageTest, KilledUnderLoadFailsFastAndRecoversOnRestart) {
         ok_calls++;
       } else if (IsOutage(s)) {
         outage_calls++;
+        outages_of[w]++;
       } else {
         problems.push_back(s.ToString());
       }
@@ -97,12 +100,25 @@ TEST(RedisOutageTest, KilledUnderLoadFailsFastAndRecoversOnRestart) {
     }
   };
   std::vector<std::thread> threads;
-  for (int w = 0; w < 4; ++w) threads.emplace_back(worker, w);
+  for (int w = 0; w < kWorkers; ++w) threads.emplace_back(worker, w);
   while (ok_calls.load() < 200) absl::SleepFor(absl::Milliseconds(5));
 
   server->Kill();
+  // A call answered just before the kill may still be counted: the count
+  // is taken once every worker has met the outage.
+  auto all_met_it = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    for (int n : outages_of) {
+      if (n == 0) return false;
+    }
+    return true;
+  };
+  while (!all_met_it()) absl::SleepFor(absl::Milliseconds(5));
   const int ok_before = ok_calls.load();
-  while (outage_calls.load() < 20) absl::SleepFor(absl::Milliseconds(5));
+  const int outages_before = outage_calls.load();
+  while (outage_calls.load() < outages_before + 20) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
   // Nothing succeeds while the server is gone.
   EXPECT_EQ(ok_calls.load(), ok_before);
 
