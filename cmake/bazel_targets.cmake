@@ -539,6 +539,9 @@ delayq_cc_test(tests_redis_embed_scripts_test DIR tests/redis NAME embed_scripts
   SRCS tests/redis/embed_scripts_test.cc
   DEPS tests_testing_temp_path tp_absl tp_gtest_main
   DATA backends/redis/embed_scripts.sh)
+delayq_cc_test(tests_redis_link_test DIR tests/redis NAME link_test
+  SRCS tests/redis/link_test.cc
+  DEPS delayq tests_testing_status_matchers tp_absl tp_gtest_main)
 delayq_cc_test(tests_redis_redis_acl_test DIR tests/redis NAME redis_acl_test
   SRCS tests/redis/redis_acl_test.cc
   DEPS delayq tests_redis_redis_test_server tests_testing_news_recorder tests_testing_redis_server tests_testing_status_matchers tp_gtest_main)

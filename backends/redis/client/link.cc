@@ -171,6 +171,11 @@ ssize_t TlsOutcome(SSL* ssl, int n, absl::string_view endpoint,
   return -1;
 }
 
+absl::Status TimedOut(absl::string_view endpoint, absl::string_view what) {
+  return absl::DeadlineExceededError(absl::StrCat(
+      "redis ", endpoint, ": ", what, ": no answer within the timeout"));
+}
+
 }  // namespace
 
 absl::Status Await(int fd, short events, Clock::time_point deadline,
@@ -181,10 +186,7 @@ absl::Status Await(int fd, short events, Clock::time_point deadline,
     if (deadline != kNoDeadline) {
       const auto left =
           std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "redis ", endpoint, ": ", what, ": no answer within the timeout"));
-      }
+      if (left.count() <= 0) return TimedOut(endpoint, what);
       timeout_ms = static_cast<int>(
           std::min<int64_t>(left.count(), std::numeric_limits<int>::max()));
     }
@@ -324,6 +326,13 @@ absl::StatusOr<Reply> Link::Parsed() {
 absl::Status Link::Receive(Clock::time_point deadline, int cancel_fd) {
   char buf[16 * 1024];
   for (;;) {
+    // The deadline holds while bytes keep coming too: a server that sends
+    // a reply without end (a header announcing billions of elements, then
+    // elements) would otherwise keep the call, and the memory its reply
+    // takes, growing for as long as it sends.
+    if (deadline != kNoDeadline && Clock::now() >= deadline) {
+      return TimedOut(endpoint_, "reply");
+    }
     short wait = 0;
     absl::Status error;
     const ssize_t n = ReadSome(buf, sizeof(buf), &wait, &error);
