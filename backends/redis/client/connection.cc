@@ -256,6 +256,9 @@ absl::StatusOr<std::unique_ptr<Link>> ConnectionPool::ConnectTo(
                                Clock::now() + absl::ToChronoMicroseconds(
                                                   options_.command_timeout)));
   DQ_RETURN_IF_ERROR(CheckGreeting(greeting, replies, target.endpoint));
+  // More than the greeting's replies: the connection's first call would
+  // take the rest for its own.
+  DQ_RETURN_IF_ERROR(link->CheckIdle());
   return link;
 }
 

@@ -39,6 +39,13 @@ absl::Status SocketError(absl::string_view endpoint, absl::string_view what,
       absl::StrCat("redis ", endpoint, ": ", what, ": ", strerror(error)));
 }
 
+// Bytes on a connection nobody is using: they would pass for the next
+// call's reply, and every later reply would be one call out of step.
+absl::Status Unasked(absl::string_view endpoint) {
+  return absl::InternalError(absl::StrCat(
+      "redis ", endpoint, ": the server sent bytes no call asked for"));
+}
+
 // A new non-blocking, close-on-exec socket connected (or connecting: the
 // caller waits for it to be writable) to `addr`; -1 with errno.
 int StartConnect(int family, const sockaddr* addr, socklen_t len) {
@@ -364,6 +371,9 @@ absl::StatusOr<Reply> Link::Next(Clock::time_point deadline, int cancel_fd) {
 }
 
 absl::Status Link::CheckIdle() {
+  // Bytes received with the last call's replies, after them: read off the
+  // socket already, so no look at it would see them.
+  if (reader_->len > reader_->pos) return Unasked(endpoint_);
   char byte;
   ssize_t n;
   if (ssl_ == nullptr) {
@@ -392,10 +402,7 @@ absl::Status Link::CheckIdle() {
     }
     if (wait != 0) return absl::OkStatus();
   }
-  if (n > 0) {
-    return absl::InternalError(absl::StrCat(
-        "redis ", endpoint_, ": the server sent bytes no call asked for"));
-  }
+  if (n > 0) return Unasked(endpoint_);
   return Closed(endpoint_, "idle connection");
 }
 
