@@ -104,7 +104,11 @@ absl::StatusOr<bool> PostgresBackend::MoveDue(Tx& tx, const Result& rows,
 
 absl::Status PostgresBackend::Add(absl::Span<const NewJob> jobs,
                                   absl::Time now) {
-  return Transaction(now, [&](Tx& tx) { return InsertJobs(tx, jobs); });
+  return Transaction(now, [&](Tx& tx) {
+    tx.conn->PlanGenericallyWithNext();
+    tx.commit_with_last = true;
+    return InsertJobs(tx, jobs);
+  });
 }
 
 absl::Status PostgresBackend::InsertJobs(Tx& tx,
@@ -167,9 +171,20 @@ absl::Status PostgresBackend::InsertJobs(Tx& tx,
   }
   std::vector<size_t> sizes;
   for (const NewJob& job : jobs) sizes.push_back(job.payload.size());
+  // Nothing to do after the insert: COMMIT, and the counts and news before
+  // it, go with the last part, in its round trip.
+  const bool commit_with_insert =
+      tx.commit_with_last && !any_waits &&
+      std::none_of(jobs.begin(), jobs.end(),
+                   [](const NewJob& job) { return !job.batch.empty(); });
   size_t from = 0;
   for (size_t to : InsertChunkEnds(sizes, kInsertHexBytes)) {
     auto part = [&](const auto& v) { return Slice(v, from, to); };
+    if (commit_with_insert && to == jobs.size()) {
+      DQ_ASSIGN_OR_RETURN(std::vector<std::string> tail, Tail(tx));
+      tx.conn->CommitWithNext(std::move(tail));
+      tx.committed = true;
+    }
     absl::Status inserted =
         tx.conn->Run(S(Sql::kInsert), Params()
                                           .Int(tx.now_us)

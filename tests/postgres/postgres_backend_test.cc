@@ -225,6 +225,37 @@ TEST_F(PostgresBackendTest, ABatchLargerThanOneStatementIsStoredWhole) {
   EXPECT_EQ(stats.ready, n);
 }
 
+// An add sends its counts, its news and COMMIT right behind its INSERT, in
+// one round trip. When the server refuses the insert, they go with it:
+// nothing is added or counted, and the connection serves the next call.
+TEST_F(PostgresBackendTest, AnAddWhoseInsertIsRefusedLeavesNothing) {
+  const std::string schema = FreshSchema("refused_insert");
+  std::unique_ptr<Backend> backend = Open(schema);
+  ASSERT_NE(backend, nullptr);
+  ASSERT_OK(backend->Add({TestJob("before", "t", kT0)}, kT0));
+  ASSERT_OK(server_->Psql(absl::StrCat(
+      "CREATE FUNCTION ", schema,
+      ".refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.id = "
+      "'refused' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN "
+      "NEW; END $$; CREATE TRIGGER refuse BEFORE INSERT ON ",
+      schema, ".jobs FOR EACH ROW EXECUTE FUNCTION ", schema, ".refuse()")));
+
+  const absl::Status refused =
+      backend->Add({TestJob("refused", "t", kT0)}, kT0);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("refused by the test"));
+  EXPECT_THAT(backend->Get("refused").status(),
+              StatusIs(absl::StatusCode::kNotFound));
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_OK(backend->Add({TestJob(absl::StrCat("after", i), "t", kT0)}, kT0));
+  }
+  ASSERT_OK_AND_ASSIGN(TopicStats stats, backend->Stats("t"));
+  EXPECT_EQ(stats.ready, 4);
+  ASSERT_OK_AND_ASSIGN(std::vector<TopicTotals> totals, backend->CountTotals());
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].counts.enqueued, 4);
+}
+
 // libpq sends text as C strings: an id with a NUL byte must not reach the
 // server cut short, where it would name another job.
 TEST_F(PostgresBackendTest, AnIdWithANulByteNamesNoOtherJob) {

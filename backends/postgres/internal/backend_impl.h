@@ -93,6 +93,9 @@ struct Tx {
   // Whether the body's last statement committed the transaction
   // (Connection::CommitWithNext()): Finish() has nothing left to do.
   bool committed = false;
+  // Whether the body may commit with its last statement, Tail() between
+  // them (Add(): nothing follows the insert).
+  bool commit_with_last = false;
   // Whether due news moves the store's horizon. Not in the application's
   // transaction (EnqueueInTransaction()): the row's lock would last as
   // long as that does, so the news goes out without comparing.
@@ -235,8 +238,8 @@ class PostgresBackend : public Backend {
   // Runs Tail() (EnqueueInTransaction(): the application commits).
   absl::Status Announce(Tx& tx);
   // The statements that write the counts and send the news the
-  // transaction noted, as one script.
-  absl::StatusOr<std::string> Tail(Tx& tx);
+  // transaction noted.
+  absl::StatusOr<std::vector<std::string>> Tail(Tx& tx);
 
   // Inserts `jobs` as Add() does.
   absl::Status InsertJobs(Tx& tx, absl::Span<const NewJob> jobs);
@@ -382,11 +385,11 @@ class PostgresBackend : public Backend {
   // The statement that writes the counts the transaction noted. Once a
   // minute a process first folds the recent counts, drops the minutes that
   // left the window and the dedup windows that passed.
-  absl::StatusOr<std::string> CountsScript(Tx& tx);
+  absl::StatusOr<std::vector<std::string>> CountsStatements(Tx& tx);
   // The statements that announce the news the transaction noted (see
   // news.h), each deciding in SQL whether there is any, and move the
   // horizon with the due news.
-  std::string NewsScript(const Tx& tx) const;
+  std::vector<std::string> NewsStatements(const Tx& tx) const;
 
   const std::unique_ptr<Pool> pool_;
   const std::string schema_;

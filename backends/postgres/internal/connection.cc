@@ -123,6 +123,10 @@ Params& Params::MaybeInt(std::optional<int64_t> v) {
 
 namespace {
 
+// PlanGenericallyWithNext()'s setting, for the transaction only.
+constexpr char kGenericPlans[] =
+    "SET LOCAL plan_cache_mode = force_generic_plan";
+
 // An array element, double-quoted: '\' and '"' escaped.
 void AppendElement(absl::string_view text, std::string* out) {
   out->push_back('"');
@@ -354,15 +358,23 @@ absl::StatusOr<Result> Connection::Exec(absl::string_view sql,
       absl::Status begun = Run("BEGIN");
       if (!begun.ok()) return begun;
       begin_confirmed_ = true;
+      if (generic_pending_) {
+        generic_pending_ = false;
+        absl::Status set = Run(kGenericPlans);
+        if (!set.ok()) return set;
+      }
     }
     absl::StatusOr<std::string> name = Prepared(text, static_cast<int>(n));
     if (!name.ok()) return name.status();
     if (begin_pending_ || commit_pending_) {
       const bool begin = begin_pending_, commit = commit_pending_;
-      begin_pending_ = commit_pending_ = false;
+      const bool generic = begin && generic_pending_;
+      begin_pending_ = commit_pending_ = generic_pending_ = false;
+      const std::vector<std::string> before_commit = std::move(before_commit_);
+      before_commit_.clear();
       result = Result(ExecInPipeline(*name, static_cast<int>(n), values.data(),
                                      lengths.data(), params.formats_.data(),
-                                     begin, commit));
+                                     begin, generic, before_commit, commit));
     } else {
       result = Result(
           Answer(PQsendQueryPrepared(conn_, name->c_str(), static_cast<int>(n),
@@ -399,23 +411,27 @@ absl::StatusOr<std::string> Connection::Prepared(const std::string& sql,
 PGresult* Connection::ExecInPipeline(const std::string& name, int n,
                                      const char* const* values,
                                      const int* lengths, const int* formats,
-                                     bool begin, bool commit) {
+                                     bool begin, bool generic,
+                                     const std::vector<std::string>& then,
+                                     bool commit) {
   auto send = [&](const char* sql) {
     return PQsendQueryParams(conn_, sql, 0, nullptr, nullptr, nullptr, nullptr,
                              0) == 1;
   };
   if (PQenterPipelineMode(conn_) != 1) return nullptr;
-  if ((begin && !send("BEGIN")) ||
-      PQsendQueryPrepared(conn_, name.c_str(), n, values, lengths, formats,
-                          0) != 1 ||
-      (commit && !send("COMMIT")) || PQpipelineSync(conn_) != 1) {
+  bool sent = (!begin || send("BEGIN")) && (!generic || send(kGenericPlans)) &&
+              PQsendQueryPrepared(conn_, name.c_str(), n, values, lengths,
+                                  formats, 0) == 1;
+  for (size_t i = 0; sent && i < then.size(); ++i) sent = send(then[i].c_str());
+  if (!sent || (commit && !send("COMMIT")) || PQpipelineSync(conn_) != 1) {
     PQexitPipelineMode(conn_);
     return nullptr;
   }
   // Each command's result comes followed by a null, then the sync; a
   // failed command leaves the ones after it aborted. Nulls past what the
   // pipeline holds mean the connection broke.
-  const int commands = 1 + (begin ? 1 : 0) + (commit ? 1 : 0);
+  const int commands = 1 + (begin ? 1 : 0) + (generic ? 1 : 0) +
+                       static_cast<int>(then.size()) + (commit ? 1 : 0);
   std::vector<PGresult*> results;
   const Deadline deadline = DeadlineAfter(answer_timeout_);
   for (int nulls = 0; nulls <= commands && !Broken();) {
@@ -439,7 +455,7 @@ PGresult* Connection::ExecInPipeline(const std::string& name, int n,
   if (begin) begin_confirmed_ = ok(results[0]);
   // The first command that failed (none, for a lost connection) is the
   // one to report; the statement's rows only when all went through.
-  size_t answer = begin ? 1 : 0;
+  size_t answer = (begin ? 1 : 0) + (generic ? 1 : 0);
   for (size_t i = 0; i < results.size(); ++i) {
     if (!ok(results[i])) {
       answer = i;
@@ -459,7 +475,9 @@ absl::Status Connection::RunScript(absl::string_view sql) {
     // have committed.
     begin_pending_ = false;
     begin_confirmed_ = true;
-    text = absl::StrCat("BEGIN;\n", text);
+    text = absl::StrCat("BEGIN;\n", generic_pending_ ? kGenericPlans : "",
+                        generic_pending_ ? ";\n" : "", text);
+    generic_pending_ = false;
   }
   // The application's connection (!owned_) is waited on as the
   // application does.

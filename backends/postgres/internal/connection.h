@@ -136,18 +136,32 @@ class Connection {
     begin_pending_ = true;
     begin_confirmed_ = false;
   }
+  // With the BEGIN of BeginWithNext(): the transaction's prepared
+  // statements run on their generic plans, made once per connection, for
+  // statements whose custom plan the server would otherwise make anew on
+  // each call. A statement over unnest($1) of an array is one: its generic
+  // plan guesses ten elements, and looks dearer than the custom plan of
+  // one element, so a single add was planned every time.
+  void PlanGenericallyWithNext() { generic_pending_ = true; }
   // Commits the transaction with the next statement: COMMIT goes to the
   // server right behind it, in the same round trip as the statement (and
   // its BEGIN, after BeginWithNext()). The statement's rows come back only
   // when both it and the COMMIT succeeded; a failed statement leaves the
-  // transaction open and aborted, to be rolled back.
-  void CommitWithNext() { commit_pending_ = true; }
+  // transaction open and aborted, to be rolled back. `before_commit`,
+  // statements without parameters, go between the two in the same round
+  // trip.
+  void CommitWithNext(std::vector<std::string> before_commit = {}) {
+    commit_pending_ = true;
+    before_commit_ = std::move(before_commit);
+  }
   // Forgets a BeginWithNext() or CommitWithNext() that no statement
   // followed (the transaction's body failed first), so the connection's
   // next user does not begin or commit one unasked.
   void ForgetBegin() {
     begin_pending_ = false;
+    generic_pending_ = false;
     commit_pending_ = false;
+    before_commit_.clear();
   }
   // Whether the server confirmed the BEGIN of the transaction: until it
   // has, a lost connection did nothing in one.
@@ -206,11 +220,13 @@ class Connection {
   // The name `sql` is prepared under on this connection, preparing it
   // first if need be.
   absl::StatusOr<std::string> Prepared(const std::string& sql, int params);
-  // The prepared statement `name`, after BEGIN when `begin` and before
-  // COMMIT when `commit`, in one round trip.
+  // The prepared statement `name`, after BEGIN when `begin` (and
+  // PlanGenericallyWithNext()'s setting when `generic`), then the
+  // statements `then`, then COMMIT when `commit`, in one round trip.
   PGresult* ExecInPipeline(const std::string& name, int n,
                            const char* const* values, const int* lengths,
-                           const int* formats, bool begin, bool commit);
+                           const int* formats, bool begin, bool generic,
+                           const std::vector<std::string>& then, bool commit);
 
   PGconn* conn_;
   const std::string where_;
@@ -224,6 +240,8 @@ class Connection {
   bool begin_pending_ = false;
   bool begin_confirmed_ = false;
   bool commit_pending_ = false;
+  bool generic_pending_ = false;
+  std::vector<std::string> before_commit_;
   mutable std::string last_sql_state_;
 };
 

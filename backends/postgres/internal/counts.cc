@@ -38,7 +38,8 @@ void PostgresBackend::NoteCount(Tx& tx, absl::string_view topic,
   tx.counts[{internal::MinuteMicrosOf(tx.now_us), std::string(topic)}] += delta;
 }
 
-absl::StatusOr<std::string> PostgresBackend::CountsScript(Tx& tx) {
+absl::StatusOr<std::vector<std::string>> PostgresBackend::CountsStatements(
+    Tx& tx) {
   // Once a minute per process: the recent rows of the minutes before this
   // one are folded, and what has passed goes.
   const int64_t minute = internal::MinuteMicrosOf(tx.now_us);
@@ -54,22 +55,21 @@ absl::StatusOr<std::string> PostgresBackend::CountsScript(Tx& tx) {
     DQ_RETURN_IF_ERROR(
         tx.conn->Run(S(Sql::kDropHolds), Params().Int(tx.now_us)));
   }
-  if (tx.counts.empty()) return std::string();
-  std::string script =
+  if (tx.counts.empty()) return std::vector<std::string>();
+  std::string statement =
       absl::StrCat("INSERT INTO ", S("{s}.transitions_recent"),
                    " (minute_us, topic, " DQ_PG_COUNT_COLUMNS ") VALUES ");
   bool first = true;
   for (const auto& [key, c] : tx.counts) {
-    absl::StrAppend(&script, first ? "" : ", ", "(", key.first, ", ",
+    absl::StrAppend(&statement, first ? "" : ", ", "(", key.first, ", ",
                     tx.conn->Literal(key.second), ", ", c.enqueued, ", ",
                     c.done, ", ", c.failed, ", ", c.retried, ", ", c.expired,
                     ", ", c.dead, ", ", c.lapsed);
-    for (int64_t n : c.lateness) absl::StrAppend(&script, ", ", n);
-    script += ")";
+    for (int64_t n : c.lateness) absl::StrAppend(&statement, ", ", n);
+    statement += ")";
     first = false;
   }
-  script += ";\n";
-  return script;
+  return std::vector<std::string>{std::move(statement)};
 }
 
 absl::StatusOr<std::vector<TopicMinute>> PostgresBackend::Counts(

@@ -392,11 +392,11 @@ struct Sql {
       "revision = revision + 1 WHERE name = $1";
 
   // Counts (schema.cc): a write transaction appends a row per topic to
-  // transitions_recent (CountsScript()); a fold moves the recent rows of the
-  // minutes before $1 into their minutes' rows of transitions and the topics'
-  // totals (minute -1), in one statement that deletes what it moves. The
-  // upserts go in key order, so that two folds never wait for each other's rows
-  // crosswise.
+  // transitions_recent (CountsStatements()); a fold moves the recent rows of
+  // the minutes before $1 into their minutes' rows of transitions and the
+  // topics' totals (minute -1), in one statement that deletes what it moves.
+  // The upserts go in key order, so that two folds never wait for each other's
+  // rows crosswise.
   static constexpr const char* kCountsFold =
       "WITH moved AS (DELETE FROM {s}.transitions_recent WHERE minute_us < $1 "
       "RETURNING *), "

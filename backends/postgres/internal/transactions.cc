@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "backends/postgres/internal/backend_impl.h"
 #include "backends/postgres/internal/connection.h"
 #include "backends/postgres/internal/news.h"
@@ -112,20 +113,22 @@ absl::Status PostgresBackend::Read(
 
 absl::Status PostgresBackend::Finish(Tx& tx) {
   if (tx.committed) return absl::OkStatus();
-  DQ_ASSIGN_OR_RETURN(std::string tail, Tail(tx));
-  return tx.conn->RunScript(absl::StrCat(
-      tail, tx.durable ? "" : "SET LOCAL synchronous_commit TO off;\n",
-      "COMMIT"));
+  DQ_ASSIGN_OR_RETURN(std::vector<std::string> tail, Tail(tx));
+  if (!tx.durable) tail.push_back("SET LOCAL synchronous_commit TO off");
+  tail.push_back("COMMIT");
+  return tx.conn->RunScript(absl::StrJoin(tail, ";\n"));
 }
 
 absl::Status PostgresBackend::Announce(Tx& tx) {
-  DQ_ASSIGN_OR_RETURN(std::string tail, Tail(tx));
-  return tail.empty() ? absl::OkStatus() : tx.conn->RunScript(tail);
+  DQ_ASSIGN_OR_RETURN(std::vector<std::string> tail, Tail(tx));
+  return tail.empty() ? absl::OkStatus()
+                      : tx.conn->RunScript(absl::StrJoin(tail, ";\n"));
 }
 
-absl::StatusOr<std::string> PostgresBackend::Tail(Tx& tx) {
-  DQ_ASSIGN_OR_RETURN(std::string counts, CountsScript(tx));
-  return absl::StrCat(counts, NewsScript(tx));
+absl::StatusOr<std::vector<std::string>> PostgresBackend::Tail(Tx& tx) {
+  DQ_ASSIGN_OR_RETURN(std::vector<std::string> tail, CountsStatements(tx));
+  for (std::string& news : NewsStatements(tx)) tail.push_back(std::move(news));
+  return tail;
 }
 
 void PostgresBackend::NoteMadeReady(Tx& tx, absl::string_view topic,
@@ -146,7 +149,7 @@ void PostgresBackend::NoteDue(Tx& tx, int64_t at_us) {
   }
 }
 
-std::string PostgresBackend::NewsScript(const Tx& tx) const {
+std::vector<std::string> PostgresBackend::NewsStatements(const Tx& tx) const {
   // Each NOTIFY is delivered when the transaction commits, and only then: a
   // subscriber that hears the news and reads the store sees the change.
   // Whether there is news is decided in the statements themselves, so the
@@ -156,41 +159,40 @@ std::string PostgresBackend::NewsScript(const Tx& tx) const {
     return absl::StrCat("SELECT pg_notify(", channel, ", ",
                         tx.conn->Literal(message), ")");
   };
-  std::string script;
+  std::vector<std::string> statements;
   for (const auto& [topic, delta] : tx.news.ready_delta) {
     if (delta <= 0) continue;  // cannot have been empty and now have jobs
     // Ready jobs all of them the transaction's own: the set was empty.
-    absl::StrAppend(&script, notify(ReadyMessage(topic)),
-                    " WHERE (SELECT count(*) FROM (SELECT 1 FROM ",
-                    S("{s}.jobs"), " WHERE topic = ", tx.conn->Literal(topic),
-                    " AND state = 1 LIMIT ", delta + 1, ") AS b) = ", delta,
-                    ";\n");
+    statements.push_back(
+        absl::StrCat(notify(ReadyMessage(topic)),
+                     " WHERE (SELECT count(*) FROM (SELECT 1 FROM ",
+                     S("{s}.jobs"), " WHERE topic = ", tx.conn->Literal(topic),
+                     " AND state = 1 LIMIT ", delta + 1, ") AS b) = ", delta));
   }
   for (const std::string& topic : tx.news.look_again) {
-    absl::StrAppend(&script, notify(ReadyMessage(topic)),
-                    " WHERE EXISTS (SELECT 1 FROM ", S("{s}.jobs"),
-                    " WHERE topic = ", tx.conn->Literal(topic),
-                    " AND state = 1);\n");
+    statements.push_back(absl::StrCat(
+        notify(ReadyMessage(topic)), " WHERE EXISTS (SELECT 1 FROM ",
+        S("{s}.jobs"), " WHERE topic = ", tx.conn->Literal(topic),
+        " AND state = 1)"));
   }
   if (tx.news.earliest_due_us && !tx.move_horizon) {
     // More news than needed, never less.
-    absl::StrAppend(&script, notify(DueMessage(*tx.news.earliest_due_us)),
-                    ";\n");
+    statements.push_back(notify(DueMessage(*tx.news.earliest_due_us)));
   } else if (tx.news.earliest_due_us) {
     // Announced when earlier than the horizon (the latest announced), or
     // when the horizon has passed: while it lies ahead, every subscriber
     // wakes by then anyway. The horizon moves with the news.
     const int64_t at = *tx.news.earliest_due_us;
-    absl::StrAppend(
-        &script, "WITH h AS (UPDATE ", S("{s}.news_horizon"),
-        " SET at_us = ", at, " WHERE id = 1 AND (at_us IS NULL OR at_us > ", at,
+    statements.push_back(absl::StrCat(
+        "WITH h AS (UPDATE ", S("{s}.news_horizon"), " SET at_us = ", at,
+        " WHERE id = 1 AND (at_us IS NULL OR at_us > ", at,
         " OR at_us <= ", tx.now_us, ") RETURNING at_us) SELECT pg_notify(",
-        channel, ", 'd' || at_us) FROM h;\n");
+        channel, ", 'd' || at_us) FROM h"));
   }
   for (const std::string& name : tx.news.schedules) {
-    absl::StrAppend(&script, notify(SchedulesMessage(name)), ";\n");
+    statements.push_back(notify(SchedulesMessage(name)));
   }
-  return script;
+  return statements;
 }
 
 absl::StatusOr<int64_t> PostgresBackend::CountUpTo(Connection& conn,
