@@ -5,13 +5,19 @@
 // from the newest, which bounds a read by the ring's size; the log is for
 // an operator's look at one job, not a hot path.
 //
+// Appending is on every transition's path, though. The events live in
+// slots that are written over once the ring is full: a new event's strings
+// go into the memory of the ones it replaces, so a full ring appends
+// without allocating or freeing (a deque of events freed the oldest's
+// strings and allocated the newest's, four of each per event).
+//
 // Not thread-safe: the store guards it with its mutex.
 
 #ifndef DELAYQ_BACKENDS_MEMORY_EVENT_RING_H_
 #define DELAYQ_BACKENDS_MEMORY_EVENT_RING_H_
 
+#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -31,7 +37,10 @@ class EventRing {
 
  private:
   int64_t max_events_;
-  std::deque<LoggedEvent> events_;
+  // Grows to max_events_ slots, then wraps.
+  std::vector<LoggedEvent> slots_;
+  // The slot the next event goes to once the ring is full.
+  size_t next_ = 0;
 };
 
 }  // namespace memory_internal

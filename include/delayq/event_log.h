@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "delayq/event.h"
 
@@ -68,6 +69,14 @@ Event EventFromLog(const LoggedEvent& logged);
 //
 // `event` as the log keeps it, made by `who`.
 LoggedEvent LoggedEventOf(const Event& event, std::string who);
+
+// AssignLoggedEvent()
+//
+// LoggedEventOf(), written over `*out`: its strings keep their memory where
+// the new ones fit, so code that logs event after event into the same
+// LoggedEvents allocates nothing once they have grown.
+void AssignLoggedEvent(const Event& event, absl::string_view who,
+                       LoggedEvent* out);
 
 // EventTypeFromName()
 //

@@ -66,14 +66,20 @@ Event EventFromLog(const LoggedEvent& logged) {
 
 LoggedEvent LoggedEventOf(const Event& event, std::string who) {
   LoggedEvent logged;
-  logged.type = event.type;
-  logged.id = event.id;
-  logged.topic = event.topic;
-  logged.at = event.at;
-  logged.attempts = event.attempts;
-  logged.error = event.error;
+  AssignLoggedEvent(event, "", &logged);
   logged.who = std::move(who);
   return logged;
+}
+
+void AssignLoggedEvent(const Event& event, absl::string_view who,
+                       LoggedEvent* out) {
+  out->type = event.type;
+  out->id.assign(event.id);
+  out->topic.assign(event.topic);
+  out->at = event.at;
+  out->attempts = event.attempts;
+  out->error.assign(event.error);
+  out->who.assign(who.data(), who.size());
 }
 
 }  // namespace delayq

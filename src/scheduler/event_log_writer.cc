@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -34,14 +35,20 @@ void EventLogWriter::Add(absl::Span<const Event> events) {
   {
     absl::MutexLock lock(&mu_);
     if (unsupported_) return;
-    for (const Event& e : events) buffer_.push_back(LoggedEventOf(e, who_));
-    if (buffer_.size() > max_buffered_) {
-      const size_t over = buffer_.size() - max_buffered_;
-      buffer_.erase(buffer_.begin(), buffer_.begin() + over);
+    for (const Event& e : events) {
+      if (buffered_ == buffer_.size()) buffer_.emplace_back();
+      AssignLoggedEvent(e, who_, &buffer_[buffered_++]);
+    }
+    if (buffered_ > max_buffered_) {
+      // The oldest go to the spent end.
+      const size_t over = buffered_ - max_buffered_;
+      std::rotate(buffer_.begin(), buffer_.begin() + over,
+                  buffer_.begin() + buffered_);
+      buffered_ -= over;
       dropped_ += static_cast<int64_t>(over);
       unreported_ += static_cast<int64_t>(over);
     }
-    flush_here = !running_ && buffer_.size() >= kFlushAt;
+    flush_here = !running_ && buffered_ >= kFlushAt;
   }
   // A refused write was told to on_error.
   if (flush_here) Flush().IgnoreError();
@@ -56,13 +63,15 @@ absl::Status EventLogWriter::Flush() {
 
 EventLogWriter::Wrote EventLogWriter::WriteBatch(absl::Status* error) {
   absl::MutexLock write(&write_mu_);
-  std::vector<LoggedEvent> batch;
+  size_t n = 0;
   int64_t unreported = 0;
   {
     absl::MutexLock lock(&mu_);
-    batch.swap(buffer_);
+    batch_.swap(buffer_);
+    std::swap(n, buffered_);
     std::swap(unreported, unreported_);
   }
+  const absl::Span<const LoggedEvent> batch(batch_.data(), n);
   if (unreported > 0 && on_error_) {
     on_error_(absl::ResourceExhaustedError(absl::StrCat(
         "the event log fell behind: ", unreported, " events dropped")));
@@ -76,6 +85,7 @@ EventLogWriter::Wrote EventLogWriter::WriteBatch(absl::Status* error) {
     absl::MutexLock lock(&mu_);
     unsupported_ = true;
     buffer_.clear();
+    buffered_ = 0;
     return Wrote::kNothing;
   }
   {
@@ -101,7 +111,7 @@ void EventLogWriter::Run() {
     {
       absl::MutexLock lock(&mu_);
       auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || !buffer_.empty();
+        return stopping_ || buffered_ > 0;
       };
       mu_.Await(absl::Condition(&ready));
       if (stopping_) return;

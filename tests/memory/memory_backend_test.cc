@@ -167,6 +167,42 @@ TEST(MemoryEventLogTest, KeepsTheNewestEventsWithinItsBound) {
   testing::CheckEventLogBound(*backend, 50, /*slack=*/0);
 }
 
+// Batches whose size does not divide the bound: the ring wraps inside a
+// batch, and a read goes back across the wrap. Two jobs' events
+// alternate, so each job's read also passes over the other's.
+TEST(MemoryEventLogTest, KeepsTheNewestInOrderAcrossTheRingsWrap) {
+  MemoryOptions options;
+  options.events.max_events = 50;
+  std::unique_ptr<Backend> backend = NewMemoryBackend(options);
+  int written = 0;
+  for (int round = 0; round < 23; ++round) {
+    std::vector<LoggedEvent> batch;
+    for (int i = 0; i < 7; ++i, ++written) {
+      LoggedEvent e;
+      e.id = written % 2 == 0 ? "even" : "odd";
+      e.attempts = written;
+      e.who = std::string(40, 'w');  // longer than a string keeps inline
+      batch.push_back(e);
+    }
+    ASSERT_TRUE(backend->AppendEvents(batch).ok());
+  }
+  // 161 written; the newest 50 are 111..160: 25 of each job.
+  for (const std::string id : {"even", "odd"}) {
+    absl::StatusOr<std::vector<LoggedEvent>> kept = backend->JobEvents(id, 100);
+    ASSERT_TRUE(kept.ok());
+    ASSERT_EQ(kept->size(), 25u) << id;
+    const int first = id == "even" ? 112 : 111;
+    for (size_t i = 0; i < kept->size(); ++i) {
+      EXPECT_EQ((*kept)[i].attempts, first + 2 * static_cast<int>(i)) << id;
+      EXPECT_EQ((*kept)[i].who, std::string(40, 'w'));
+    }
+    absl::StatusOr<std::vector<LoggedEvent>> newest = backend->JobEvents(id, 3);
+    ASSERT_TRUE(newest.ok());
+    ASSERT_EQ(newest->size(), 3u);
+    EXPECT_EQ(newest->back().attempts, id == "even" ? 160 : 159);
+  }
+}
+
 TEST(MemoryEventLogTest, KeepsNothingWhenOff) {
   MemoryOptions options;
   options.events.max_events = 0;

@@ -17,6 +17,7 @@
 #include "delayq/scheduler.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "src/scheduler/event_log_writer.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/status_matchers.h"
 
@@ -200,6 +201,101 @@ TEST_F(EventLogTest, AStoreWithoutALogIsLeftAlone) {
   ASSERT_OK(scheduler->Tick().status());
   EXPECT_EQ(log->calls.load(), 1);
   EXPECT_THAT(reported, IsEmpty());
+}
+
+// The writer's events are written over once written (their strings keep
+// their memory): each batch must still carry its own events whole, the
+// second's empty errors and short ids included, and a buffer that
+// overflowed while the store was slow must keep its newest events, in
+// order.
+class SlowLog : public BackendWrapper {
+ public:
+  explicit SlowLog(Backend* target) : BackendWrapper(target) {}
+  absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override {
+    {
+      absl::MutexLock lock(&mu);
+      ++calls;
+      mu.Await(absl::Condition(&open));
+    }
+    return BackendWrapper::AppendEvents(events);
+  }
+  absl::Mutex mu;
+  bool open ABSL_GUARDED_BY(mu) = false;
+  int calls ABSL_GUARDED_BY(mu) = 0;
+};
+
+Event Made(const std::string& id, int attempts, const std::string& error) {
+  Event e;
+  e.type = error.empty() ? EventType::kSucceeded : EventType::kFailed;
+  e.id = id;
+  e.topic = "t";
+  e.attempts = attempts;
+  e.error = error;
+  return e;
+}
+
+TEST_F(EventLogTest, TheWritersReusedEventsCarryEachBatchWhole) {
+  SlowLog slow(store_.get());
+  {
+    absl::MutexLock lock(&slow.mu);
+    slow.open = true;
+  }
+  internal::EventLogWriter writer(&slow, "me", /*max_buffered=*/1000, nullptr);
+  const std::string long_id(40, 'x'), long_error(60, 'e');
+  for (int i = 0; i < 3; ++i) writer.Add({Made(long_id, i, long_error)});
+  ASSERT_OK(writer.Flush());
+  for (int i = 0; i < 2; ++i) writer.Add({Made("s", i, "")});
+  ASSERT_OK(writer.Flush());
+  // The third batch goes into the memory of the first.
+  writer.Add({Made("s", 2, "")});
+  ASSERT_OK(writer.Flush());
+
+  ASSERT_OK_AND_ASSIGN(std::vector<LoggedEvent> first,
+                       store_->JobEvents(long_id, 10));
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_EQ(first[2].error, long_error);
+  ASSERT_OK_AND_ASSIGN(std::vector<LoggedEvent> short_ones,
+                       store_->JobEvents("s", 10));
+  ASSERT_EQ(short_ones.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(short_ones[i].attempts, i);
+    EXPECT_EQ(short_ones[i].error, "");
+    EXPECT_EQ(short_ones[i].who, "me");
+    EXPECT_EQ(short_ones[i].type, EventType::kSucceeded);
+  }
+}
+
+TEST_F(EventLogTest, AnOverflowingBufferKeepsItsNewestEventsInOrder) {
+  SlowLog slow(store_.get());
+  constexpr size_t kMax = internal::EventLogWriter::kFlushAt;
+  internal::EventLogWriter writer(&slow, "me", kMax, nullptr);
+  writer.Start();
+  writer.Add({Made("j", 0, "")});
+  {
+    // The writer's thread holds the first event's batch, waiting on the
+    // store, while the buffer overflows.
+    absl::MutexLock lock(&slow.mu);
+    auto called = [&slow]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(slow.mu) {
+      return slow.calls > 0;
+    };
+    slow.mu.Await(absl::Condition(&called));
+  }
+  const int more = static_cast<int>(kMax) + 100;
+  for (int i = 1; i <= more; ++i) writer.Add({Made("j", i, "")});
+  EXPECT_EQ(writer.dropped(), 100);
+  {
+    absl::MutexLock lock(&slow.mu);
+    slow.open = true;
+  }
+  writer.Close();
+
+  ASSERT_OK_AND_ASSIGN(std::vector<LoggedEvent> kept,
+                       store_->JobEvents("j", 100'000));
+  ASSERT_EQ(kept.size(), kMax + 1);
+  EXPECT_EQ(kept[0].attempts, 0);
+  for (size_t i = 1; i < kept.size(); ++i) {
+    EXPECT_EQ(kept[i].attempts, 100 + static_cast<int>(i)) << i;
+  }
 }
 
 }  // namespace
