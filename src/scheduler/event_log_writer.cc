@@ -78,6 +78,11 @@ EventLogWriter::Wrote EventLogWriter::WriteBatch(absl::Status* error) {
   }
   if (batch.empty()) return Wrote::kNothing;
   absl::Status written = backend_->AppendEvents(batch);
+  if (batch_.size() > kKeptSpent) {
+    // What a burst made stays no longer than its batch.
+    batch_.resize(kKeptSpent);
+    batch_.shrink_to_fit();
+  }
   if (written.ok()) return Wrote::kBatch;
   if (absl::IsUnimplemented(written)) {
     // A store without a log: stop buffering, and say nothing (it is not a
@@ -90,7 +95,7 @@ EventLogWriter::Wrote EventLogWriter::WriteBatch(absl::Status* error) {
   }
   {
     absl::MutexLock lock(&mu_);
-    dropped_ += static_cast<int64_t>(batch.size());
+    dropped_ += static_cast<int64_t>(n);
   }
   if (on_error_) on_error_(written);
   if (error != nullptr) *error = written;

@@ -50,6 +50,9 @@ class EventLogWriter {
  public:
   // Events a thread-less writer buffers before it writes them itself.
   static constexpr size_t kFlushAt = 256;
+  // The most spent events a batch keeps for their memory (each buffer may
+  // hold as many): a burst's go with its batch.
+  static constexpr size_t kKeptSpent = 4 * kFlushAt;
   // The most events buffered unless told otherwise.
   static constexpr size_t kDefaultMaxBuffered = 100'000;
   // How long the thread waits after the store refused a batch.

@@ -298,5 +298,39 @@ TEST_F(EventLogTest, AnOverflowingBufferKeepsItsNewestEventsInOrder) {
   }
 }
 
+// A burst larger than the spent events a batch keeps: written whole, and
+// the events after it too, into a batch cut back to kKeptSpent.
+TEST_F(EventLogTest, ABurstIsWrittenWholeAndTheWriterGoesOn) {
+  SlowLog slow(store_.get());
+  internal::EventLogWriter writer(&slow, "me", /*max_buffered=*/100'000,
+                                  nullptr);
+  writer.Start();
+  writer.Add({Made("j", 0, "")});
+  {
+    absl::MutexLock lock(&slow.mu);
+    auto called = [&slow]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(slow.mu) {
+      return slow.calls > 0;
+    };
+    slow.mu.Await(absl::Condition(&called));
+  }
+  const int burst = 3 * static_cast<int>(internal::EventLogWriter::kKeptSpent);
+  for (int i = 1; i <= burst; ++i) writer.Add({Made("j", i, "")});
+  {
+    absl::MutexLock lock(&slow.mu);
+    slow.open = true;
+  }
+  ASSERT_OK(writer.Flush());
+  for (int i = burst + 1; i <= burst + 10; ++i) writer.Add({Made("j", i, "")});
+  writer.Close();
+
+  ASSERT_OK_AND_ASSIGN(std::vector<LoggedEvent> kept,
+                       store_->JobEvents("j", 100'000));
+  ASSERT_EQ(kept.size(), static_cast<size_t>(burst + 11));
+  for (size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(kept[i].attempts, static_cast<int>(i)) << i;
+  }
+  EXPECT_EQ(writer.dropped(), 0);
+}
+
 }  // namespace
 }  // namespace delayq

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "src/common/utf8.h"
@@ -354,27 +355,23 @@ absl::StatusOr<Result> Connection::Exec(absl::string_view sql,
   if (owned_) {
     if (begin_pending_ && !prepared_.contains(text)) {
       // Preparing takes a round trip anyway.
-      begin_pending_ = false;
-      absl::Status begun = Run("BEGIN");
-      if (!begun.ok()) return begun;
-      begin_confirmed_ = true;
-      if (generic_pending_) {
-        generic_pending_ = false;
-        absl::Status set = Run(kGenericPlans);
-        if (!set.ok()) return set;
+      for (const char* opening : TakeOpening()) {
+        absl::Status run = Run(opening);
+        if (!run.ok()) return run;
       }
+      begin_confirmed_ = true;
     }
     absl::StatusOr<std::string> name = Prepared(text, static_cast<int>(n));
     if (!name.ok()) return name.status();
     if (begin_pending_ || commit_pending_) {
-      const bool begin = begin_pending_, commit = commit_pending_;
-      const bool generic = begin && generic_pending_;
-      begin_pending_ = commit_pending_ = generic_pending_ = false;
+      const bool commit = commit_pending_;
+      commit_pending_ = false;
+      const std::vector<const char*> opening = TakeOpening();
       const std::vector<std::string> before_commit = std::move(before_commit_);
       before_commit_.clear();
       result = Result(ExecInPipeline(*name, static_cast<int>(n), values.data(),
                                      lengths.data(), params.formats_.data(),
-                                     begin, generic, before_commit, commit));
+                                     opening, before_commit, commit));
     } else {
       result = Result(
           Answer(PQsendQueryPrepared(conn_, name->c_str(), static_cast<int>(n),
@@ -411,7 +408,7 @@ absl::StatusOr<std::string> Connection::Prepared(const std::string& sql,
 PGresult* Connection::ExecInPipeline(const std::string& name, int n,
                                      const char* const* values,
                                      const int* lengths, const int* formats,
-                                     bool begin, bool generic,
+                                     const std::vector<const char*>& opening,
                                      const std::vector<std::string>& then,
                                      bool commit) {
   auto send = [&](const char* sql) {
@@ -419,9 +416,10 @@ PGresult* Connection::ExecInPipeline(const std::string& name, int n,
                              0) == 1;
   };
   if (PQenterPipelineMode(conn_) != 1) return nullptr;
-  bool sent = (!begin || send("BEGIN")) && (!generic || send(kGenericPlans)) &&
-              PQsendQueryPrepared(conn_, name.c_str(), n, values, lengths,
-                                  formats, 0) == 1;
+  bool sent = true;
+  for (size_t i = 0; sent && i < opening.size(); ++i) sent = send(opening[i]);
+  sent = sent && PQsendQueryPrepared(conn_, name.c_str(), n, values, lengths,
+                                     formats, 0) == 1;
   for (size_t i = 0; sent && i < then.size(); ++i) sent = send(then[i].c_str());
   if (!sent || (commit && !send("COMMIT")) || PQpipelineSync(conn_) != 1) {
     PQexitPipelineMode(conn_);
@@ -430,7 +428,7 @@ PGresult* Connection::ExecInPipeline(const std::string& name, int n,
   // Each command's result comes followed by a null, then the sync; a
   // failed command leaves the ones after it aborted. Nulls past what the
   // pipeline holds mean the connection broke.
-  const int commands = 1 + (begin ? 1 : 0) + (generic ? 1 : 0) +
+  const int commands = static_cast<int>(opening.size()) + 1 +
                        static_cast<int>(then.size()) + (commit ? 1 : 0);
   std::vector<PGresult*> results;
   const Deadline deadline = DeadlineAfter(answer_timeout_);
@@ -452,10 +450,10 @@ PGresult* Connection::ExecInPipeline(const std::string& name, int n,
     return r != nullptr && (PQresultStatus(r) == PGRES_COMMAND_OK ||
                             PQresultStatus(r) == PGRES_TUPLES_OK);
   };
-  if (begin) begin_confirmed_ = ok(results[0]);
+  if (!opening.empty()) begin_confirmed_ = ok(results[0]);
   // The first command that failed (none, for a lost connection) is the
   // one to report; the statement's rows only when all went through.
-  size_t answer = (begin ? 1 : 0) + (generic ? 1 : 0);
+  size_t answer = opening.size();
   for (size_t i = 0; i < results.size(); ++i) {
     if (!ok(results[i])) {
       answer = i;
@@ -468,16 +466,21 @@ PGresult* Connection::ExecInPipeline(const std::string& name, int n,
   return out;
 }
 
+std::vector<const char*> Connection::TakeOpening() {
+  std::vector<const char*> opening;
+  if (begin_pending_) opening.push_back("BEGIN");
+  if (begin_pending_ && generic_pending_) opening.push_back(kGenericPlans);
+  begin_pending_ = generic_pending_ = false;
+  return opening;
+}
+
 absl::Status Connection::RunScript(absl::string_view sql) {
   std::string text(sql);
   if (begin_pending_) {
     // A transaction whose only statements are these: once sent, it may
     // have committed.
-    begin_pending_ = false;
+    text = absl::StrCat(absl::StrJoin(TakeOpening(), ";\n"), ";\n", text);
     begin_confirmed_ = true;
-    text = absl::StrCat("BEGIN;\n", generic_pending_ ? kGenericPlans : "",
-                        generic_pending_ ? ";\n" : "", text);
-    generic_pending_ = false;
   }
   // The application's connection (!owned_) is waited on as the
   // application does.

@@ -220,12 +220,17 @@ class Connection {
   // The name `sql` is prepared under on this connection, preparing it
   // first if need be.
   absl::StatusOr<std::string> Prepared(const std::string& sql, int params);
-  // The prepared statement `name`, after BEGIN when `begin` (and
-  // PlanGenericallyWithNext()'s setting when `generic`), then the
-  // statements `then`, then COMMIT when `commit`, in one round trip.
+  // The statements that open the transaction BeginWithNext() asked for
+  // (BEGIN, and PlanGenericallyWithNext()'s setting); none when it did not.
+  // Clears both requests.
+  std::vector<const char*> TakeOpening();
+  // The prepared statement `name`, after the statements `opening`
+  // (TakeOpening()), then the statements `then`, then COMMIT when
+  // `commit`, in one round trip.
   PGresult* ExecInPipeline(const std::string& name, int n,
                            const char* const* values, const int* lengths,
-                           const int* formats, bool begin, bool generic,
+                           const int* formats,
+                           const std::vector<const char*>& opening,
                            const std::vector<std::string>& then, bool commit);
 
   PGconn* conn_;
