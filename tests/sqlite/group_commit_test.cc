@@ -120,6 +120,7 @@ TEST(GroupCommitTest, CallersThatArriveDuringAGroupShareTheNext) {
     });
   }
   AwaitState(group, /*leading=*/true, /*queued=*/kLate);
+  const std::thread::id first_id = first.get_id();
   recorder.Let();
   first.join();
   for (std::thread& t : late) t.join();
@@ -133,10 +134,68 @@ TEST(GroupCommitTest, CallersThatArriveDuringAGroupShareTheNext) {
       EXPECT_OK(got[i]);
     }
   }
-  // One of the late callers led their group, on its own thread.
-  const std::thread::id leader = recorder.threads()[1];
-  EXPECT_NE(std::find(ids.begin(), ids.end(), leader), ids.end());
+  // The first caller's thread led their group too.
+  EXPECT_THAT(recorder.threads(), ElementsAre(first_id, first_id));
   EXPECT_EQ(group.StateForTest().ops, 1 + kLate);
+}
+
+// A Runner whose groups end one at a time, when the test lets them.
+class Stepper {
+ public:
+  GroupCommit::Runner runner() {
+    return [this](absl::Span<GroupCommit::Op* const> ops) { Run(ops); };
+  }
+  void LetOneEnd() {
+    internal::MutexLock lock(&mu_);
+    ++ends_let_;
+    cv_.SignalAll();
+  }
+  std::vector<std::thread::id> threads() {
+    internal::MutexLock lock(&mu_);
+    return threads_;
+  }
+
+ private:
+  void Run(absl::Span<GroupCommit::Op* const> ops) {
+    internal::MutexLock lock(&mu_);
+    threads_.push_back(std::this_thread::get_id());
+    const size_t nth = threads_.size();
+    for (GroupCommit::Op* op : ops) op->result = op->body();
+    while (ends_let_ < nth) cv_.Wait(&mu_);
+  }
+
+  internal::Mutex mu_;
+  internal::CondVar cv_;
+  size_t ends_let_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::thread::id> threads_ ABSL_GUARDED_BY(mu_);
+};
+
+TEST(GroupCommitTest, ALeaderRunsTheGroupsQueuedBehindItThenHandsOn) {
+  constexpr int kLed = GroupCommit::kGroupsPerLead;
+  Stepper stepper;
+  GroupCommit group(stepper.runner());
+  auto call = [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); };
+  std::vector<std::thread> callers;
+  callers.emplace_back(call);
+  AwaitState(group, /*leading=*/true, /*queued=*/0);
+  // Each group ends with one caller queued behind it, who makes the next.
+  for (int i = 1; i <= kLed; ++i) {
+    callers.emplace_back(call);
+    AwaitState(group, /*leading=*/true, /*queued=*/1);
+    stepper.LetOneEnd();
+    AwaitState(group, /*leading=*/true, /*queued=*/0);
+  }
+  std::vector<std::thread::id> ids;
+  for (const std::thread& t : callers) ids.push_back(t.get_id());
+  stepper.LetOneEnd();
+  for (std::thread& t : callers) t.join();
+
+  // The first caller led kGroupsPerLead groups; the caller queued behind
+  // the last of them led the next.
+  std::vector<std::thread::id> want(kLed, ids[0]);
+  want.push_back(ids[kLed]);
+  EXPECT_EQ(stepper.threads(), want);
+  EXPECT_FALSE(group.StateForTest().leading);
 }
 
 TEST(GroupCommitTest, RunAllPutsACallersOpsInOneGroupInOrder) {
@@ -189,32 +248,53 @@ void RunGroupsOfOneAndThen(GroupCommit& group, Recorder& recorder, int late) {
   for (std::thread& t : threads) t.join();
 }
 
+// Waits until a leader is gathering and `queued` callers are waiting.
+void AwaitGathering(GroupCommit& group, size_t queued) {
+  for (;;) {
+    const GroupCommit::State s = group.StateForTest();
+    if (s.gathering && s.queued == queued) return;
+    std::this_thread::yield();
+  }
+}
+
 TEST(GroupCommitTest, ALeaderWaitsForTheCallersOfTheGroupBefore) {
+  constexpr int kBefore = GroupCommit::kGatherFrom;
   Recorder recorder;
   // Longer than any test: the wait ends when the callers come.
   GroupCommit group(recorder.runner(), std::chrono::minutes(10));
-  RunGroupsOfOneAndThen(group, recorder, 2);
-  // The group before had two callers: this one waits for a second.
-  std::thread leader(
-      [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); });
-  for (;;) {
-    const GroupCommit::State s = group.StateForTest();
-    if (s.gathering && s.queued == 1) break;
-    std::this_thread::yield();
+  RunGroupsOfOneAndThen(group, recorder, kBefore);
+  // The group before had kBefore callers: this one waits for them all.
+  auto call = [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); };
+  std::vector<std::thread> callers;
+  for (int i = 1; i < kBefore; ++i) {
+    callers.emplace_back(call);
+    AwaitGathering(group, i);
   }
-  EXPECT_OK(group.Run([] { return absl::OkStatus(); }));
-  leader.join();
-  EXPECT_THAT(recorder.sizes(), ElementsAre(1u, 2u, 2u));
+  call();
+  for (std::thread& t : callers) t.join();
+  EXPECT_THAT(recorder.sizes(),
+              ElementsAre(1u, size_t{kBefore}, size_t{kBefore}));
   EXPECT_FALSE(group.StateForTest().gathering);
+}
+
+TEST(GroupCommitTest, ALeaderDoesNotWaitForAGroupOfTwo) {
+  Recorder recorder;
+  // Were it to wait, the test would time out.
+  GroupCommit group(recorder.runner(), std::chrono::minutes(10));
+  RunGroupsOfOneAndThen(group, recorder, GroupCommit::kGatherFrom - 1);
+  EXPECT_OK(group.Run([] { return absl::OkStatus(); }));
+  EXPECT_THAT(recorder.sizes(),
+              ElementsAre(1u, size_t{GroupCommit::kGatherFrom - 1}, 1u));
 }
 
 TEST(GroupCommitTest, ALeaderWaitsNoLongerThanItsGather) {
   Recorder recorder;
   GroupCommit group(recorder.runner(), std::chrono::milliseconds(1));
-  RunGroupsOfOneAndThen(group, recorder, 2);
+  RunGroupsOfOneAndThen(group, recorder, GroupCommit::kGatherFrom);
   // Nobody else comes: it runs alone once the wait is over.
   EXPECT_OK(group.Run([] { return absl::OkStatus(); }));
-  EXPECT_THAT(recorder.sizes(), ElementsAre(1u, 2u, 1u));
+  EXPECT_THAT(recorder.sizes(),
+              ElementsAre(1u, size_t{GroupCommit::kGatherFrom}, 1u));
   EXPECT_FALSE(group.StateForTest().gathering);
 }
 

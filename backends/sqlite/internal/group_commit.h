@@ -14,20 +14,30 @@
 //
 // A caller that finds no transaction running becomes the leader at once
 // and runs the group it finds (itself alone, on an idle store), on its own
-// thread. A caller that finds one running waits; when that one ends, the
-// first caller in the queue leads the next group, and each caller is woken
-// only when its own operation is done (or when it is to lead). The next
-// leader is woken first, since the store is idle until it runs. Each
-// caller sleeps on a futex word of its own: waking it is one system call,
-// and it takes no lock on waking.
+// thread. A caller that finds one running waits. When a group ends, its
+// leader runs the callers queued meanwhile as the next group itself, up to
+// kGroupsPerLead groups; then the first caller in the queue leads. Each
+// caller is woken only when its own operation is done (or when it is to
+// lead).
+//
+// Why the leader goes on, and why a waiter spins before it sleeps: on a
+// virtual machine a sleeping thread takes tens of microseconds to run
+// again once woken (its core is halted), as long as a whole operation.
+// Every hand-over of the lead to a sleeping caller left the store idle
+// that long. A waiter polls its word for up to kSpin, yielding the core
+// between polls so that it takes no time from threads with work, and only
+// then sleeps on its futex word (waking it is one system call; it takes
+// no lock on waking). The leader's own caller waits for at most
+// kGroupsPerLead groups.
 //
 // A group waits to fill in one case only: the callers of the group before
 // were just woken, and a busy caller comes straight back with its next
 // operation. Every transaction costs much the same whatever it holds (its
 // pages written to the WAL, its locks), so the leader waits for as many
 // callers as that group had, at most kGather; the callers that came are
-// the next leader's target. A lone caller (its last group was its own)
-// never waits.
+// the next leader's target. A group of two gains too little to wait for:
+// the leader waits only when the group before had kGatherFrom callers or
+// more. A lone caller never waits.
 //
 // GroupCommit knows nothing of SQLite: the Runner it is given runs a group
 // (see SqliteBackend::CommitGroup() for the transaction, the savepoint per
@@ -60,6 +70,12 @@ class GroupCommit {
  public:
   // The longest a leader waits for the callers of the group before.
   static constexpr std::chrono::microseconds kGather{200};
+  // The fewest callers of the group before that a leader waits for.
+  static constexpr size_t kGatherFrom = 3;
+  // The most groups one caller leads before it hands the lead on.
+  static constexpr int kGroupsPerLead = 4;
+  // How long a waiter polls before it sleeps.
+  static constexpr std::chrono::microseconds kSpin{100};
 
   // One caller's operation. The Runner sets `result`.
   struct Op {
@@ -109,27 +125,31 @@ class GroupCommit {
   State StateForTest() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // What a waiting caller is told.
-  enum Told : uint32_t { kWaiting = 0, kDone = 1, kLead = 2 };
+  // What a waiting caller is told; kWaiting and kAsleep until it is (the
+  // latter once it sleeps on the word, so that Tell() knows to wake it).
+  enum Told : uint32_t { kWaiting = 0, kDone = 1, kLead = 2, kAsleep = 3 };
 
   // A caller waiting in the queue, on its own stack.
   struct Waiter {
     explicit Waiter(absl::Span<Op> o) : ops(o) {}
     absl::Span<Op> ops;
-    // A futex word: kWaiting until the caller is told.
+    // A futex word: kWaiting (or kAsleep) until the caller is told.
     std::atomic<uint32_t> told{kWaiting};
   };
 
   // Waits, at most gather_, until last_callers_ callers are queued.
   void Gather() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Takes the queue as the group and runs it; then hands the lead to the
-  // first caller queued meanwhile, if any, and wakes the group's callers.
+  // Takes the queue as the group and runs it, and again while callers
+  // queued meanwhile, up to kGroupsPerLead groups; then hands the lead to
+  // the first caller queued, if any. Wakes each group's callers as it ends.
   // REQUIRES: `self` leads (leading_ was set for it).
   void Lead(Waiter* self) ABSL_LOCKS_EXCLUDED(mu_);
+  // Runs the queue as one group; returns its callers.
+  std::vector<Waiter*> RunQueued(bool gather) ABSL_LOCKS_EXCLUDED(mu_);
   // Tells `w` `what` and wakes it: the last touch of `w`, which may go
   // away as soon as it sees `what`.
   static void Tell(Waiter* w, Told what);
-  // Sleeps until `w` is told, and returns what.
+  // Polls, then sleeps, until `w` is told, and returns what.
   static Told AwaitTold(Waiter* w);
 
   const Runner run_;
