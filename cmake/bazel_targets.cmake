@@ -345,6 +345,9 @@ delayq_cc_binary(bench_beanstalk_w1 DIR bench NAME beanstalk_w1
 delayq_cc_binary(bench_fan_in DIR bench NAME fan_in
   SRCS bench/flows/fan_in.cc
   DEPS bench_workloads_common delayq tests_testing_child_process tp_absl)
+delayq_cc_test(bench_idle_memory_probe_test DIR bench NAME idle_memory_probe_test
+  SRCS bench/workloads/idle_memory_probe_test.cc
+  DEPS bench_workloads_common tp_absl tp_gtest_main)
 delayq_cc_binary(bench_json_bench DIR bench NAME json_bench
   SRCS bench/serve/json_bench.cc
   DEPS tools_serve_serve tp_absl tp_benchmark_main)
@@ -394,7 +397,7 @@ delayq_cc_binary(bench_workloads DIR bench NAME workloads
   SRCS bench/workloads/common.h bench/workloads/consumer_process.cc bench/workloads/consumer_process.h bench/workloads/idle_load.cc bench/workloads/main.cc bench/workloads/w1_throughput.cc bench/workloads/w2_lateness.cc bench/workloads/w3_redelivery.cc bench/workloads/w4_handler_start.cc bench/workloads/workloads.h
   DEPS bench_workloads_common delayq tests_testing_child_process tp_absl)
 delayq_cc_library(bench_workloads_common DIR bench NAME workloads_common
-  SRCS bench/workloads/postgres_stats.cc bench/workloads/postgres_stats.h bench/workloads/redis_stats.cc bench/workloads/redis_stats.h bench/workloads/report.cc bench/workloads/report.h
+  SRCS bench/workloads/idle_memory_probe.cc bench/workloads/idle_memory_probe.h bench/workloads/postgres_stats.cc bench/workloads/postgres_stats.h bench/workloads/redis_stats.cc bench/workloads/redis_stats.h bench/workloads/report.cc bench/workloads/report.h
   DEPS tp_absl tp_hiredis tp_pq)
 delayq_cc_test(tests_cli_background_errors_test DIR tests/cli NAME background_errors_test
   SRCS tests/cli/background_errors_test.cc

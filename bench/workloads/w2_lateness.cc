@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "bench/workloads/common.h"
 #include "bench/workloads/consumer_process.h"
+#include "bench/workloads/idle_memory_probe.h"
 
 namespace delayq {
 namespace bench {
@@ -42,6 +43,8 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
   if (!handlers.ok()) return handlers.status();
   DQ_RETURN_IF_ERROR((*handlers)->Start());
   StallProbe probe;
+  // With the default lead, its idle second ends before the first job is due.
+  IdleMemoryProbe memory_probe(absl::Seconds(1));
 
   int64_t enqueued_late = 0;
   {
@@ -71,6 +74,7 @@ absl::StatusOr<std::vector<Report>> RunW2(const WorkloadConfig& config) {
   report.Param("lead_ms", absl::ToInt64Milliseconds(config.lead));
   report.MetricJson("lateness_ms", Distribution(first->ms));
   report.MetricJson("host_oversleep_ms", probe.Finish());
+  report.MetricJson("host_idle_memory", memory_probe.Finish());
   report.Metric("delivered", first->delivered);
   report.Metric("duplicates", first->duplicates);
   report.Metric("missing", first->missing);
