@@ -25,7 +25,8 @@ using ::delayq::testing::StatusIs;
 using ::testing::ElementsAre;
 
 // A Runner that records each group (its size and the thread that ran it)
-// and, while `hold` is set, keeps the group it runs from ending.
+// and, while `hold` is set, keeps the group it runs from ending; once told
+// to step, it ends its groups one at a time, as the test lets them.
 class Recorder {
  public:
   GroupCommit::Runner runner() {
@@ -39,6 +40,15 @@ class Recorder {
   void Let() {
     internal::MutexLock lock(&mu_);
     hold_ = false;
+    cv_.SignalAll();
+  }
+  void Step() {
+    internal::MutexLock lock(&mu_);
+    stepping_ = true;
+  }
+  void LetOneEnd() {
+    internal::MutexLock lock(&mu_);
+    ++ends_let_;
     cv_.SignalAll();
   }
 
@@ -56,13 +66,16 @@ class Recorder {
     internal::MutexLock lock(&mu_);
     sizes_.push_back(ops.size());
     threads_.push_back(std::this_thread::get_id());
+    const size_t nth = sizes_.size();
     for (GroupCommit::Op* op : ops) op->result = op->body();
-    while (hold_) cv_.Wait(&mu_);
+    while (hold_ || (stepping_ && ends_let_ < nth)) cv_.Wait(&mu_);
   }
 
   internal::Mutex mu_;
   internal::CondVar cv_;
   bool hold_ ABSL_GUARDED_BY(mu_) = false;
+  bool stepping_ ABSL_GUARDED_BY(mu_) = false;
+  size_t ends_let_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<size_t> sizes_ ABSL_GUARDED_BY(mu_);
   std::vector<std::thread::id> threads_ ABSL_GUARDED_BY(mu_);
 };
@@ -139,41 +152,11 @@ TEST(GroupCommitTest, CallersThatArriveDuringAGroupShareTheNext) {
   EXPECT_EQ(group.StateForTest().ops, 1 + kLate);
 }
 
-// A Runner whose groups end one at a time, when the test lets them.
-class Stepper {
- public:
-  GroupCommit::Runner runner() {
-    return [this](absl::Span<GroupCommit::Op* const> ops) { Run(ops); };
-  }
-  void LetOneEnd() {
-    internal::MutexLock lock(&mu_);
-    ++ends_let_;
-    cv_.SignalAll();
-  }
-  std::vector<std::thread::id> threads() {
-    internal::MutexLock lock(&mu_);
-    return threads_;
-  }
-
- private:
-  void Run(absl::Span<GroupCommit::Op* const> ops) {
-    internal::MutexLock lock(&mu_);
-    threads_.push_back(std::this_thread::get_id());
-    const size_t nth = threads_.size();
-    for (GroupCommit::Op* op : ops) op->result = op->body();
-    while (ends_let_ < nth) cv_.Wait(&mu_);
-  }
-
-  internal::Mutex mu_;
-  internal::CondVar cv_;
-  size_t ends_let_ ABSL_GUARDED_BY(mu_) = 0;
-  std::vector<std::thread::id> threads_ ABSL_GUARDED_BY(mu_);
-};
-
 TEST(GroupCommitTest, ALeaderRunsTheGroupsQueuedBehindItThenHandsOn) {
   constexpr int kLed = GroupCommit::kGroupsPerLead;
-  Stepper stepper;
-  GroupCommit group(stepper.runner());
+  Recorder recorder;
+  recorder.Step();
+  GroupCommit group(recorder.runner());
   auto call = [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); };
   std::vector<std::thread> callers;
   callers.emplace_back(call);
@@ -182,19 +165,19 @@ TEST(GroupCommitTest, ALeaderRunsTheGroupsQueuedBehindItThenHandsOn) {
   for (int i = 1; i <= kLed; ++i) {
     callers.emplace_back(call);
     AwaitState(group, /*leading=*/true, /*queued=*/1);
-    stepper.LetOneEnd();
+    recorder.LetOneEnd();
     AwaitState(group, /*leading=*/true, /*queued=*/0);
   }
   std::vector<std::thread::id> ids;
   for (const std::thread& t : callers) ids.push_back(t.get_id());
-  stepper.LetOneEnd();
+  recorder.LetOneEnd();
   for (std::thread& t : callers) t.join();
 
   // The first caller led kGroupsPerLead groups; the caller queued behind
   // the last of them led the next.
   std::vector<std::thread::id> want(kLed, ids[0]);
   want.push_back(ids[kLed]);
-  EXPECT_EQ(stepper.threads(), want);
+  EXPECT_EQ(recorder.threads(), want);
   EXPECT_FALSE(group.StateForTest().leading);
 }
 
