@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "src/common/mutex.h"
@@ -152,6 +154,12 @@ TEST(GroupCommitTest, CallersThatArriveDuringAGroupShareTheNext) {
   EXPECT_EQ(group.StateForTest().ops, 1 + kLate);
 }
 
+// Longer than a waiter polls: a caller waiting this long sleeps on its
+// word, so that waking it takes the futex's path.
+absl::Duration PastPolling() {
+  return 10 * absl::FromChrono(GroupCommit::kSpin);
+}
+
 TEST(GroupCommitTest, ALeaderRunsTheGroupsQueuedBehindItThenHandsOn) {
   constexpr int kLed = GroupCommit::kGroupsPerLead;
   Recorder recorder;
@@ -159,19 +167,26 @@ TEST(GroupCommitTest, ALeaderRunsTheGroupsQueuedBehindItThenHandsOn) {
   GroupCommit group(recorder.runner());
   auto call = [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); };
   std::vector<std::thread> callers;
+  std::vector<std::thread::id> ids;
   callers.emplace_back(call);
+  ids.push_back(callers.back().get_id());
   AwaitState(group, /*leading=*/true, /*queued=*/0);
   // Each group ends with one caller queued behind it, who makes the next.
   for (int i = 1; i <= kLed; ++i) {
     callers.emplace_back(call);
+    ids.push_back(callers.back().get_id());
     AwaitState(group, /*leading=*/true, /*queued=*/1);
+    absl::SleepFor(PastPolling());
     recorder.LetOneEnd();
     AwaitState(group, /*leading=*/true, /*queued=*/0);
+    // The caller of the group that just ended returns while the leader
+    // runs the next: it is told as soon as its own group ends.
+    if (i >= 2) callers[i - 1].join();
   }
-  std::vector<std::thread::id> ids;
-  for (const std::thread& t : callers) ids.push_back(t.get_id());
+  absl::SleepFor(PastPolling());
   recorder.LetOneEnd();
-  for (std::thread& t : callers) t.join();
+  callers[0].join();
+  callers[kLed].join();
 
   // The first caller led kGroupsPerLead groups; the caller queued behind
   // the last of them led the next.
@@ -179,6 +194,28 @@ TEST(GroupCommitTest, ALeaderRunsTheGroupsQueuedBehindItThenHandsOn) {
   want.push_back(ids[kLed]);
   EXPECT_EQ(recorder.threads(), want);
   EXPECT_FALSE(group.StateForTest().leading);
+}
+
+TEST(GroupCommitTest, ALeaderGathersOnlyForItsFirstGroup) {
+  Recorder recorder;
+  recorder.Step();
+  // Were a later group of the same lead to wait, the test would time out.
+  GroupCommit group(recorder.runner(), std::chrono::minutes(10));
+  auto call = [&] { EXPECT_OK(group.Run([] { return absl::OkStatus(); })); };
+  std::vector<std::thread> callers;
+  callers.emplace_back(call);
+  AwaitState(group, /*leading=*/true, /*queued=*/0);
+  const size_t kMany = GroupCommit::kGatherFrom;
+  for (size_t i = 0; i < kMany; ++i) callers.emplace_back(call);
+  AwaitState(group, /*leading=*/true, /*queued=*/kMany);
+  recorder.LetOneEnd();  // the next group holds kMany callers
+  AwaitState(group, /*leading=*/true, /*queued=*/0);
+  callers.emplace_back(call);
+  AwaitState(group, /*leading=*/true, /*queued=*/1);
+  recorder.LetOneEnd();  // the one queued runs without waiting for more
+  recorder.LetOneEnd();
+  for (std::thread& t : callers) t.join();
+  EXPECT_THAT(recorder.sizes(), ElementsAre(1u, kMany, 1u));
 }
 
 TEST(GroupCommitTest, RunAllPutsACallersOpsInOneGroupInOrder) {
