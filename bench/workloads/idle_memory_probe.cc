@@ -6,7 +6,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
 namespace delayq {
@@ -43,26 +42,18 @@ IdleMemoryProbe::IdleMemoryProbe(absl::Duration idle)
         after_idle_us_ = TouchUsPerPage(pages);
       }) {}
 
-IdleMemoryProbe::~IdleMemoryProbe() { Join(); }
-
-void IdleMemoryProbe::Join() {
+IdleMemoryProbe::~IdleMemoryProbe() {
   if (!thread_.joinable()) return;
   stop_.Notify();
   thread_.join();
 }
 
 std::string IdleMemoryProbe::Finish() {
-  Join();
-  std::string json = absl::StrFormat("{\"warm_us_per_page\": %.3f", warm_us_);
-  if (after_idle_us_ >= 0) {
-    absl::StrAppendFormat(&json, ", \"after_idle_us_per_page\": %.3f",
-                          after_idle_us_);
-  } else {
-    absl::StrAppend(&json, ", \"stopped\": true");
-  }
-  absl::StrAppend(&json, ", \"idle_ms\": ", absl::ToInt64Milliseconds(idle_),
-                  "}");
-  return json;
+  if (thread_.joinable()) thread_.join();
+  return absl::StrFormat(
+      "{\"warm_us_per_page\": %.3f, \"after_idle_us_per_page\": %.3f, "
+      "\"idle_ms\": %d}",
+      warm_us_, after_idle_us_, absl::ToInt64Milliseconds(idle_));
 }
 
 }  // namespace bench

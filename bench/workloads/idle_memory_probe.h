@@ -31,25 +31,24 @@ class IdleMemoryProbe {
 
   // Starts the probe on a thread of its own; it takes about `idle`.
   explicit IdleMemoryProbe(absl::Duration idle);
+  // Stops a probe whose idle time is not up (a workload that failed does
+  // not wait for it).
   ~IdleMemoryProbe();
   IdleMemoryProbe(const IdleMemoryProbe&) = delete;
   IdleMemoryProbe& operator=(const IdleMemoryProbe&) = delete;
 
-  // Waits for the probe and returns, as a JSON object, the microseconds a
-  // page took to touch warm and after the idle time, and that time:
+  // Waits for the probe (its idle time first) and returns, as a JSON
+  // object, the microseconds a page took to touch warm and after the idle
+  // time, and that time:
   //   {"warm_us_per_page": 0.05, "after_idle_us_per_page": 21.3,
   //    "idle_ms": 1000}
-  // A probe stopped before its idle time was up says so ("stopped": true)
-  // and reports no after-idle figure.
   std::string Finish();
 
  private:
-  void Join();
-
   const absl::Duration idle_;
   absl::Notification stop_;
   double warm_us_ = 0;
-  double after_idle_us_ = -1;
+  double after_idle_us_ = 0;
   std::thread thread_;
 };
 

@@ -213,15 +213,29 @@ class SlowLog : public BackendWrapper {
   explicit SlowLog(Backend* target) : BackendWrapper(target) {}
   absl::Status AppendEvents(absl::Span<const LoggedEvent> events) override {
     {
-      absl::MutexLock lock(&mu);
-      ++calls;
-      mu.Await(absl::Condition(&open));
+      absl::MutexLock lock(&mu_);
+      ++calls_;
+      mu_.Await(absl::Condition(&open_));
     }
     return BackendWrapper::AppendEvents(events);
   }
-  absl::Mutex mu;
-  bool open ABSL_GUARDED_BY(mu) = false;
-  int calls ABSL_GUARDED_BY(mu) = 0;
+  // Waits until a batch is held here.
+  void AwaitHeld() {
+    absl::MutexLock lock(&mu_);
+    auto called = [this]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return calls_ > 0; };
+    mu_.Await(absl::Condition(&called));
+  }
+  // Lets every batch through, held or to come.
+  void Open() {
+    absl::MutexLock lock(&mu_);
+    open_ = true;
+  }
+
+ private:
+  absl::Mutex mu_;
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+  int calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 Event Made(const std::string& id, int attempts, const std::string& error) {
@@ -235,12 +249,8 @@ Event Made(const std::string& id, int attempts, const std::string& error) {
 }
 
 TEST_F(EventLogTest, TheWritersReusedEventsCarryEachBatchWhole) {
-  SlowLog slow(store_.get());
-  {
-    absl::MutexLock lock(&slow.mu);
-    slow.open = true;
-  }
-  internal::EventLogWriter writer(&slow, "me", /*max_buffered=*/1000, nullptr);
+  internal::EventLogWriter writer(store_.get(), "me", /*max_buffered=*/1000,
+                                  nullptr);
   const std::string long_id(40, 'x'), long_error(60, 'e');
   for (int i = 0; i < 3; ++i) writer.Add({Made(long_id, i, long_error)});
   ASSERT_OK(writer.Flush());
@@ -271,22 +281,13 @@ TEST_F(EventLogTest, AnOverflowingBufferKeepsItsNewestEventsInOrder) {
   internal::EventLogWriter writer(&slow, "me", kMax, nullptr);
   writer.Start();
   writer.Add({Made("j", 0, "")});
-  {
-    // The writer's thread holds the first event's batch, waiting on the
-    // store, while the buffer overflows.
-    absl::MutexLock lock(&slow.mu);
-    auto called = [&slow]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(slow.mu) {
-      return slow.calls > 0;
-    };
-    slow.mu.Await(absl::Condition(&called));
-  }
+  // The writer's thread holds the first event's batch, waiting on the
+  // store, while the buffer overflows.
+  slow.AwaitHeld();
   const int more = static_cast<int>(kMax) + 100;
   for (int i = 1; i <= more; ++i) writer.Add({Made("j", i, "")});
   EXPECT_EQ(writer.dropped(), 100);
-  {
-    absl::MutexLock lock(&slow.mu);
-    slow.open = true;
-  }
+  slow.Open();
   writer.Close();
 
   ASSERT_OK_AND_ASSIGN(std::vector<LoggedEvent> kept,
@@ -306,19 +307,10 @@ TEST_F(EventLogTest, ABurstIsWrittenWholeAndTheWriterGoesOn) {
                                   nullptr);
   writer.Start();
   writer.Add({Made("j", 0, "")});
-  {
-    absl::MutexLock lock(&slow.mu);
-    auto called = [&slow]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(slow.mu) {
-      return slow.calls > 0;
-    };
-    slow.mu.Await(absl::Condition(&called));
-  }
+  slow.AwaitHeld();
   const int burst = 3 * static_cast<int>(internal::EventLogWriter::kKeptSpent);
   for (int i = 1; i <= burst; ++i) writer.Add({Made("j", i, "")});
-  {
-    absl::MutexLock lock(&slow.mu);
-    slow.open = true;
-  }
+  slow.Open();
   ASSERT_OK(writer.Flush());
   for (int i = burst + 1; i <= burst + 10; ++i) writer.Add({Made("j", i, "")});
   writer.Close();
