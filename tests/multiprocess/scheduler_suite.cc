@@ -190,7 +190,9 @@ TEST_P(MultiProcessTest, JobsOfAKilledWorkerReturnAfterTheirTtr) {
   enqueue_groups(0, kGroups / 2);
   ASSERT_TRUE(CollectUntil(
       {victim.get()}, [&] { return count("got") >= kGroups * 10 / 2; },
-      absl::Seconds(20)));
+      absl::Seconds(20)))
+      << "the victim got " << count("got") << " of " << kGroups * 10 / 2
+      << " jobs: " << absl::StrJoin(Errors(*victim), "\n");
   std::vector<std::unique_ptr<WorkerProcess>> survivors;
   std::vector<WorkerProcess*> all = {victim.get()};
   for (int s = 0; s < 2; ++s) {
